@@ -1,0 +1,491 @@
+//! How a stage is configured: Seawind's channel (seed 000 §4.3, Figure 3).
+//!
+//! These types are also the scenario file's schema: they deserialize from
+//! TOML with units written out and refuse unknown keys, and they serialize
+//! back into a run's resolved scenario.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dist::{Distribution, DistributionError};
+use crate::event::Direction;
+use crate::time::Duration;
+use crate::units::{Bytes, Probability, Rate, UnitError};
+
+/// One network element with its outgoing link: input queue, allocation,
+/// fragmentation, link send buffer, transmission, errors, propagation, link
+/// receive buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageConfig {
+    /// Unique within the scenario; names the stage in events and states.
+    pub name: String,
+    #[serde(default)]
+    pub queue: QueueConfig,
+    /// Delay before the link can send when a packet arrives to an empty
+    /// stage (radio resource allocation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_delay: Option<Distribution<Duration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragmentation: Option<Fragmentation>,
+    /// Link send buffer: frames waiting for or in transmission. The default,
+    /// one packet, is a plain link that takes one packet at a time.
+    #[serde(default = "BufferLimit::one_packet")]
+    pub send_buffer: BufferLimit,
+    /// Link receive buffer: frames transmitted but not yet delivered
+    /// (in flight, waiting for reassembly or for order). Acts as the link's
+    /// sliding window. Unlimited when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_buffer: Option<BufferLimit>,
+    /// Line rate. Absent with no `service_time`: transmission takes no time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    /// Transmission time per frame drawn from a distribution instead of
+    /// computed from the rate (seed 001's exponential servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_time: Option<Distribution<Duration>>,
+    #[serde(default, skip_serializing_if = "ErrorModel::is_none")]
+    pub error: ErrorModel,
+    #[serde(default)]
+    pub error_mode: ErrorMode,
+    /// Fixed propagation delay.
+    #[serde(default)]
+    pub delay: Duration,
+    /// Random part of the propagation delay, added to `delay`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Distribution<Duration>>,
+    /// Let packets of one flow overtake each other (random delays, ARQ).
+    /// Off: each flow leaves in the order it entered.
+    #[serde(default)]
+    pub reorder: bool,
+}
+
+impl StageConfig {
+    /// A stage that forwards instantly, for tests and as a base to edit.
+    pub fn named(name: &str) -> Self {
+        StageConfig {
+            name: name.to_string(),
+            queue: QueueConfig::default(),
+            allocation_delay: None,
+            fragmentation: None,
+            send_buffer: BufferLimit::one_packet(),
+            receive_buffer: None,
+            rate: None,
+            service_time: None,
+            error: ErrorModel::None,
+            error_mode: ErrorMode::Drop,
+            delay: Duration::ZERO,
+            jitter: None,
+            reorder: false,
+        }
+    }
+
+    /// Checks what serde cannot: relations between fields and distribution
+    /// parameters. Errors name the key.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let key = |k: &str| format!("{}.{k}", self.name);
+        if self.name.is_empty() {
+            return Err(ConfigError::new("name", "a stage needs a non-empty name"));
+        }
+        if self.rate.is_some() && self.service_time.is_some() {
+            return Err(ConfigError::new(
+                &key("service_time"),
+                "give either `rate` or `service_time`, not both",
+            ));
+        }
+        for (k, d) in [
+            ("allocation_delay", &self.allocation_delay),
+            ("service_time", &self.service_time),
+            ("jitter", &self.jitter),
+        ] {
+            if let Some(d) = d {
+                d.validate().map_err(|e| ConfigError::dist(&key(k), e))?;
+            }
+        }
+        if let Some(f) = &self.fragmentation {
+            if f.frame_payload.0 == 0 {
+                return Err(ConfigError::new(&key("fragmentation.frame_payload"), "must be at least 1 B"));
+            }
+            if !(f.compression > 0.0 && f.compression.is_finite()) {
+                return Err(ConfigError::new(
+                    &key("fragmentation.compression"),
+                    "must be a positive ratio (0.5 halves the size)",
+                ));
+            }
+        }
+        for (k, b) in [("send_buffer", Some(self.send_buffer)), ("receive_buffer", self.receive_buffer)] {
+            if let Some(b) = b {
+                if b.count() == 0 {
+                    return Err(ConfigError::new(&key(k), "must hold at least 1 packet or frame"));
+                }
+            }
+        }
+        self.queue.validate(&key("queue"))?;
+        self.error.validate(&key("error"))?;
+        Ok(())
+    }
+}
+
+/// The input queue (seed 000 §4.3; RED per Floyd & Jacobson 1993).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    /// Limit in packets (waiting packets; the one in transmission is in the
+    /// send buffer). Unlimited when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u32>,
+    /// Limit in bytes. Unlimited when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub drop: DropPolicy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<RedConfig>,
+    /// Packets that waited longer than this are dropped when they reach the
+    /// head of the queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sojourn: Option<Duration>,
+}
+
+impl QueueConfig {
+    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if let Some(red) = &self.red {
+            if !(red.min_threshold >= 0.0 && red.min_threshold < red.max_threshold) {
+                return Err(ConfigError::new(
+                    &format!("{key}.red"),
+                    "needs 0 <= min_threshold < max_threshold (in packets)",
+                ));
+            }
+            if !(red.weight > 0.0 && red.weight <= 1.0) {
+                return Err(ConfigError::new(&format!("{key}.red.weight"), "must be in (0, 1], like 0.002"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Which packet a full queue drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropPolicy {
+    /// The arriving packet.
+    #[default]
+    Tail,
+    /// The oldest queued packets, until the arriving one fits.
+    Head,
+}
+
+/// Random Early Detection on the average queue length in packets, with ECN
+/// marking of ECN-capable packets instead of dropping (RFC 3168 §7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    /// Average queue length (packets) where early drops begin.
+    pub min_threshold: f64,
+    /// Average queue length (packets) where the drop probability reaches
+    /// `max_p`; above it every packet is dropped (or, if `gentle`, the
+    /// probability rises linearly to 1 at twice this).
+    pub max_threshold: f64,
+    pub max_p: Probability,
+    /// Weight of the exponential moving average, w_q.
+    #[serde(default = "RedConfig::default_weight")]
+    pub weight: f64,
+    #[serde(default)]
+    pub gentle: bool,
+    /// Mark ECN-capable packets instead of dropping them.
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl RedConfig {
+    fn default_weight() -> f64 {
+        0.002
+    }
+}
+
+/// Fragmentation into link frames and reassembly (seed 000 §4.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Fragmentation {
+    /// Payload bytes per frame; the last frame carries the rest.
+    pub frame_payload: Bytes,
+    /// Header bytes added to every frame.
+    #[serde(default)]
+    pub frame_header: Bytes,
+    /// Size after compression over size before (1 = none, 0.5 halves).
+    #[serde(default = "one")]
+    pub compression: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A buffer size in packets or in frames: `"4 packets"`, `"16 frames"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferLimit {
+    Packets(u32),
+    Frames(u32),
+}
+
+impl BufferLimit {
+    pub fn one_packet() -> Self {
+        BufferLimit::Packets(1)
+    }
+    pub fn count(self) -> u32 {
+        match self {
+            BufferLimit::Packets(n) | BufferLimit::Frames(n) => n,
+        }
+    }
+}
+
+impl FromStr for BufferLimit {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        let err = || UnitError {
+            found: s.to_string(),
+            expected: "a buffer size like \"4 packets\" or \"16 frames\"",
+        };
+        let mut parts = s.split_whitespace();
+        let n: u32 = parts.next().and_then(|n| n.parse().ok()).ok_or_else(err)?;
+        let limit = match parts.next() {
+            Some("packet" | "packets" | "pkts" | "pkt") => BufferLimit::Packets(n),
+            Some("frame" | "frames") => BufferLimit::Frames(n),
+            _ => return Err(err()),
+        };
+        if parts.next().is_some() {
+            return Err(err());
+        }
+        Ok(limit)
+    }
+}
+
+impl fmt::Display for BufferLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BufferLimit::Packets(n) => write!(f, "{n} packets"),
+            BufferLimit::Frames(n) => write!(f, "{n} frames"),
+        }
+    }
+}
+
+impl Serialize for BufferLimit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for BufferLimit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Transmission errors (seed 000 §3 and §4.3; VALIDATION cases 7–9).
+/// With fragmentation, every model applies to each frame.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ErrorModel {
+    #[default]
+    None,
+    /// Each frame (each packet when not fragmented) is hit with this
+    /// probability: `error = { packet = "1%" }`.
+    Packet(Probability),
+    /// Each bit is hit independently with this probability:
+    /// `error = { bit = 1e-5 }`. A frame of B bytes on the wire is hit with
+    /// probability 1-(1-b)^(8B).
+    Bit(Probability),
+    /// Seed 001's mapping, to reproduce its figures: a packet of S bytes is
+    /// hit with probability min(1, BER·S) (`error = { ber_per_byte = 1e-5 }`).
+    BerPerByte(Probability),
+    /// Two-state Markov (Gilbert-Elliott) per frame: `p` good→bad, `r`
+    /// bad→good, a frame gets through with probability `k` in good and `h`
+    /// in bad (VALIDATION case 8).
+    GilbertElliott(GilbertElliott),
+}
+
+impl ErrorModel {
+    pub fn is_none(&self) -> bool {
+        matches!(self, ErrorModel::None)
+    }
+    fn validate(&self, _key: &str) -> Result<(), ConfigError> {
+        Ok(()) // every field is a Probability, checked when it was read
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliott {
+    /// Probability of moving good → bad at each frame.
+    pub p: Probability,
+    /// Probability of moving bad → good at each frame.
+    pub r: Probability,
+    /// Probability a frame gets through in the bad state (0 = all lost).
+    #[serde(default)]
+    pub h: Probability,
+    /// Probability a frame gets through in the good state (1 = none lost).
+    #[serde(default = "certain")]
+    pub k: Probability,
+}
+
+fn certain() -> Probability {
+    Probability::ONE
+}
+
+/// What a transmission error does (seed 000 §4.3).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ErrorMode {
+    /// The link receiver detects it and drops the packet.
+    #[default]
+    Drop,
+    /// The packet is delivered with flipped bits (transparent link).
+    Corrupt,
+    /// Link ARQ: the frame is sent again after `delay`, at most `retries`
+    /// times; after that the packet is dropped.
+    Arq(ArqConfig),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArqConfig {
+    /// Time from the end of a failed transmission until the frame may be
+    /// sent again (feedback and processing).
+    pub delay: Duration,
+    /// Retransmissions allowed per frame before the packet is dropped.
+    pub retries: u32,
+}
+
+/// What a blackout does with packets (seed 000 §3, "Link blackouts").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlackoutMode {
+    /// The link sends nothing; packets wait in the stage and go on after.
+    Hold,
+    /// Packets in the stage and arriving during the blackout are dropped.
+    Drop,
+}
+
+/// One direction's path: an ordered list of stages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PathConfig {
+    pub direction: Direction,
+    pub stages: Vec<StageConfig>,
+}
+
+impl PathConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.stages.is_empty() {
+            return Err(ConfigError::new(
+                &self.direction.to_string(),
+                "a path needs at least one stage",
+            ));
+        }
+        for s in &self.stages {
+            s.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// A parameter change on one stage: every field present is set, the others
+/// are left as they are (seed 000 §5.1, "State changes").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StagePatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_time: Option<Distribution<Duration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Distribution<Duration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorModel>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_mode: Option<ErrorMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<QueueConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocation_delay: Option<Distribution<Duration>>,
+}
+
+impl StagePatch {
+    /// The stage's configuration with this patch applied.
+    pub fn applied_to(&self, base: &StageConfig) -> StageConfig {
+        let mut c = base.clone();
+        if let Some(r) = self.rate {
+            c.rate = Some(r);
+            c.service_time = None;
+        }
+        if let Some(s) = &self.service_time {
+            c.service_time = Some(s.clone());
+            c.rate = None;
+        }
+        if let Some(d) = self.delay {
+            c.delay = d;
+        }
+        if let Some(j) = &self.jitter {
+            c.jitter = Some(j.clone());
+        }
+        if let Some(e) = &self.error {
+            c.error = e.clone();
+        }
+        if let Some(m) = &self.error_mode {
+            c.error_mode = m.clone();
+        }
+        if let Some(q) = &self.queue {
+            c.queue = q.clone();
+        }
+        if let Some(a) = &self.allocation_delay {
+            c.allocation_delay = Some(a.clone());
+        }
+        c
+    }
+}
+
+/// A change applied to a path at one instant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Set parameters of the named stage.
+    Set { stage: String, patch: StagePatch },
+    /// Start a blackout on the named stage.
+    BlackoutStart { stage: String, mode: BlackoutMode },
+    /// End the blackout on the named stage.
+    BlackoutEnd { stage: String },
+}
+
+impl Change {
+    pub fn stage(&self) -> &str {
+        match self {
+            Change::Set { stage, .. } | Change::BlackoutStart { stage, .. } | Change::BlackoutEnd { stage } => stage,
+        }
+    }
+}
+
+/// A configuration that cannot run, naming the key (dotted path from the
+/// stage name) and what was expected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("`{key}`: {message}")]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(key: &str, message: &str) -> Self {
+        ConfigError { key: key.to_string(), message: message.to_string() }
+    }
+    fn dist(key: &str, e: DistributionError) -> Self {
+        ConfigError { key: key.to_string(), message: e.to_string() }
+    }
+}

@@ -1,0 +1,285 @@
+//! Random distributions for parameters (seed 000 §5.1, "Random
+//! distributions"): constant, uniform, exponential, normal, Pareto, Cauchy
+//! truncated at 0, a two-state Markov process, and an empirical distribution
+//! whose values come from a file (read by the scenario loader, not here).
+//!
+//! A distribution is typed by the quantity it yields ([`Duration`],
+//! [`Bytes`] or a plain number), so its parameters carry their units in a
+//! scenario file: `{ kind = "exponential", mean = "2 s" }`.
+
+use std::fmt;
+
+use rand::Rng;
+use rand_distr::{Distribution as _, Exp, Normal};
+use serde::{Deserialize, Serialize};
+
+use crate::rng::StreamRng;
+use crate::time::Duration;
+use crate::units::Bytes;
+
+/// A quantity a distribution can yield; sampling works on its value as a
+/// float in its base unit (nanoseconds, bytes).
+pub trait Quantity: Copy + fmt::Debug + PartialEq {
+    fn to_base(self) -> f64;
+    fn from_base(v: f64) -> Self;
+}
+
+impl Quantity for Duration {
+    fn to_base(self) -> f64 {
+        self.as_nanos() as f64
+    }
+    fn from_base(v: f64) -> Self {
+        Duration::from_nanos_f64(v)
+    }
+}
+
+impl Quantity for Bytes {
+    fn to_base(self) -> f64 {
+        self.0 as f64
+    }
+    fn from_base(v: f64) -> Self {
+        Bytes(if v.is_finite() && v > 0.0 { v.round() as u64 } else { 0 })
+    }
+}
+
+impl Quantity for f64 {
+    fn to_base(self) -> f64 {
+        self
+    }
+    fn from_base(v: f64) -> Self {
+        v
+    }
+}
+
+/// A distribution of `Q`. Samples that would be negative are redrawn
+/// (Cauchy, normal) or clamped at zero by the quantity.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Distribution<Q> {
+    Constant { value: Q },
+    Uniform { low: Q, high: Q },
+    Exponential { mean: Q },
+    Normal { mean: Q, std_dev: Q },
+    /// Pareto with minimum `scale` and tail index `shape` (> 0).
+    Pareto { scale: Q, shape: f64 },
+    /// Cauchy with `location` and `scale`, truncated at 0 (seed 000 §5.1).
+    Cauchy { location: Q, scale: Q },
+    /// Alternates between two values: from `a` it moves to `b` with
+    /// probability `p_ab` per sample, from `b` to `a` with `p_ba`.
+    TwoStateMarkov { a: Q, b: Q, p_ab: f64, p_ba: f64 },
+    /// Draws uniformly among measured values. In a scenario file, `file`
+    /// names a text file with one value per line; the loader fills `values`.
+    Empirical {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        #[serde(default)]
+        values: Vec<Q>,
+    },
+}
+
+/// Why a distribution's parameters are impossible.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DistributionError {
+    #[error("uniform needs low <= high")]
+    UniformBounds,
+    #[error("{0} must be positive")]
+    NotPositive(&'static str),
+    #[error("{0} must be a probability between 0 and 1")]
+    NotProbability(&'static str),
+    #[error("an empirical distribution needs at least one value")]
+    EmptyEmpirical,
+}
+
+impl<Q: Quantity> Distribution<Q> {
+    pub fn constant(value: Q) -> Self {
+        Distribution::Constant { value }
+    }
+
+    /// Checks the parameters; a distribution that passes never panics when
+    /// sampled.
+    pub fn validate(&self) -> Result<(), DistributionError> {
+        use DistributionError::*;
+        match self {
+            Distribution::Constant { .. } => Ok(()),
+            Distribution::Uniform { low, high } => {
+                if low.to_base() <= high.to_base() { Ok(()) } else { Err(UniformBounds) }
+            }
+            Distribution::Exponential { mean } => positive(mean.to_base(), "mean"),
+            Distribution::Normal { std_dev, .. } => {
+                if std_dev.to_base() >= 0.0 { Ok(()) } else { Err(NotPositive("std_dev")) }
+            }
+            Distribution::Pareto { scale, shape } => {
+                positive(scale.to_base(), "scale")?;
+                positive(*shape, "shape")
+            }
+            Distribution::Cauchy { scale, .. } => positive(scale.to_base(), "scale"),
+            Distribution::TwoStateMarkov { p_ab, p_ba, .. } => {
+                probability(*p_ab, "p_ab")?;
+                probability(*p_ba, "p_ba")
+            }
+            Distribution::Empirical { values, .. } => {
+                if values.is_empty() { Err(EmptyEmpirical) } else { Ok(()) }
+            }
+        }
+    }
+
+    /// The mean of the distribution where it has a simple closed form
+    /// (used for RED's idle-time estimate and for reports).
+    pub fn mean(&self) -> Option<f64> {
+        Some(match self {
+            Distribution::Constant { value } => value.to_base(),
+            Distribution::Uniform { low, high } => (low.to_base() + high.to_base()) / 2.0,
+            Distribution::Exponential { mean } => mean.to_base(),
+            Distribution::Normal { mean, .. } => mean.to_base(),
+            Distribution::Pareto { scale, shape } if *shape > 1.0 => {
+                shape * scale.to_base() / (shape - 1.0)
+            }
+            Distribution::TwoStateMarkov { a, b, p_ab, p_ba } => {
+                let pa = p_ba / (p_ab + p_ba);
+                pa * a.to_base() + (1.0 - pa) * b.to_base()
+            }
+            Distribution::Empirical { values, .. } if !values.is_empty() => {
+                values.iter().map(|v| v.to_base()).sum::<f64>() / values.len() as f64
+            }
+            _ => return None,
+        })
+    }
+}
+
+fn positive(v: f64, name: &'static str) -> Result<(), DistributionError> {
+    if v > 0.0 && v.is_finite() { Ok(()) } else { Err(DistributionError::NotPositive(name)) }
+}
+
+fn probability(v: f64, name: &'static str) -> Result<(), DistributionError> {
+    if (0.0..=1.0).contains(&v) { Ok(()) } else { Err(DistributionError::NotProbability(name)) }
+}
+
+/// A distribution with its own generator and, for the Markov process, its
+/// current state.
+#[derive(Clone, Debug)]
+pub struct Sampler<Q> {
+    dist: Distribution<Q>,
+    rng: StreamRng,
+    in_b: bool,
+}
+
+impl<Q: Quantity> Sampler<Q> {
+    /// `dist` must have passed [`Distribution::validate`].
+    pub fn new(dist: Distribution<Q>, rng: StreamRng) -> Self {
+        Sampler { dist, rng, in_b: false }
+    }
+
+    pub fn distribution(&self) -> &Distribution<Q> {
+        &self.dist
+    }
+
+    /// Replaces the distribution (a state change) and keeps the generator.
+    pub fn set_distribution(&mut self, dist: Distribution<Q>) {
+        self.dist = dist;
+        self.in_b = false;
+    }
+
+    pub fn sample(&mut self) -> Q {
+        Q::from_base(self.sample_base())
+    }
+
+    fn sample_base(&mut self) -> f64 {
+        let rng = &mut self.rng;
+        match &self.dist {
+            Distribution::Constant { value } => value.to_base(),
+            Distribution::Uniform { low, high } => {
+                let (l, h) = (low.to_base(), high.to_base());
+                l + (h - l) * unit(rng)
+            }
+            Distribution::Exponential { mean } => {
+                Exp::new(1.0 / mean.to_base()).map(|e| e.sample(rng)).unwrap_or(0.0)
+            }
+            Distribution::Normal { mean, std_dev } => {
+                let n = Normal::new(mean.to_base(), std_dev.to_base());
+                let Ok(n) = n else { return mean.to_base() };
+                // Truncated at 0: redraw negative samples (bounded, then clamp).
+                for _ in 0..64 {
+                    let v = n.sample(rng);
+                    if v >= 0.0 {
+                        return v;
+                    }
+                }
+                0.0
+            }
+            Distribution::Pareto { scale, shape } => {
+                // Inverse transform: x = scale / U^(1/shape), U in (0, 1].
+                scale.to_base() / (1.0 - unit(rng)).powf(1.0 / shape)
+            }
+            Distribution::Cauchy { location, scale } => {
+                for _ in 0..64 {
+                    let u = unit(rng);
+                    let v = location.to_base() + scale.to_base() * (std::f64::consts::PI * (u - 0.5)).tan();
+                    if v >= 0.0 && v.is_finite() {
+                        return v;
+                    }
+                }
+                0.0
+            }
+            Distribution::TwoStateMarkov { a, b, p_ab, p_ba } => {
+                let switch = unit(rng) < if self.in_b { *p_ba } else { *p_ab };
+                if switch {
+                    self.in_b = !self.in_b;
+                }
+                if self.in_b { b.to_base() } else { a.to_base() }
+            }
+            Distribution::Empirical { values, .. } => {
+                if values.is_empty() {
+                    return 0.0;
+                }
+                let i = (unit(rng) * values.len() as f64) as usize;
+                values[i.min(values.len() - 1)].to_base()
+            }
+        }
+    }
+}
+
+/// A uniform float in [0, 1) with 53 random bits.
+pub fn unit(rng: &mut StreamRng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+
+    fn mean_of(d: Distribution<f64>, n: usize) -> f64 {
+        let mut s = Sampler::new(d, stream(1, "test"));
+        (0..n).map(|_| s.sample()).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn sample_means_match_theory() {
+        let n = 200_000;
+        let close = |a: f64, b: f64, tol: f64| assert!((a - b).abs() < tol, "{a} vs {b}");
+        close(mean_of(Distribution::Exponential { mean: 2.0 }, n), 2.0, 0.03);
+        close(mean_of(Distribution::Uniform { low: 1.0, high: 3.0 }, n), 2.0, 0.01);
+        close(mean_of(Distribution::Normal { mean: 10.0, std_dev: 1.0 }, n), 10.0, 0.01);
+        // Pareto mean = shape·scale/(shape-1) = 3·1/2 = 1.5
+        close(mean_of(Distribution::Pareto { scale: 1.0, shape: 3.0 }, n), 1.5, 0.02);
+        // Markov stationary share of b: p_ab/(p_ab+p_ba) = 0.2 → mean 0.2·10
+        close(mean_of(Distribution::TwoStateMarkov { a: 0.0, b: 10.0, p_ab: 0.05, p_ba: 0.2 }, n), 2.0, 0.1);
+        close(mean_of(Distribution::Empirical { file: None, values: vec![1.0, 2.0, 6.0] }, n), 3.0, 0.03);
+    }
+
+    #[test]
+    fn cauchy_is_truncated_at_zero() {
+        let mut s = Sampler::new(Distribution::Cauchy { location: 0.0, scale: 1.0 }, stream(3, "c"));
+        for _ in 0..10_000 {
+            assert!(s.sample() >= 0.0);
+        }
+    }
+
+    #[test]
+    fn validation_rejects_impossible_parameters() {
+        assert!(Distribution::Uniform { low: 2.0, high: 1.0 }.validate().is_err());
+        assert!(Distribution::Exponential { mean: -1.0 }.validate().is_err());
+        assert!(Distribution::<f64>::Empirical { file: None, values: vec![] }.validate().is_err());
+        assert!(Distribution::TwoStateMarkov { a: 0.0, b: 1.0, p_ab: 1.5, p_ba: 0.1 }.validate().is_err());
+    }
+}

@@ -1,0 +1,31 @@
+//! squall-link: the pure network model.
+//!
+//! Packets, stages (Seawind's channel, seed 000 §4.3), paths, the state
+//! schedule, error models and distributions. No I/O, no clock, no threads:
+//! time comes in as a parameter and the model says when it next wants to be
+//! called (the sans-IO shape of quinn-proto and smoltcp). Both engines,
+//! simulate and emulate, drive this same code.
+
+pub mod config;
+pub mod dist;
+pub mod event;
+pub mod packet;
+pub mod path;
+pub mod rng;
+mod stage;
+pub mod state;
+pub mod time;
+pub mod units;
+
+pub use config::{
+    ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, Fragmentation,
+    GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch,
+};
+pub use dist::{Distribution, Sampler};
+pub use event::{Direction, DropReason, Event, EventKind};
+pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
+pub use path::{Delivery, Path, PathStats};
+pub use stage::StageStats;
+pub use state::{Entry, ScheduledState, State, StateSchedule};
+pub use time::{Duration, Instant};
+pub use units::{Bytes, Probability, Rate};

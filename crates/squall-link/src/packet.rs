@@ -1,0 +1,199 @@
+//! Packets as the model sees them: a size on the wire, a flow key, an id,
+//! and, in the emulator, the real bytes.
+
+use std::fmt;
+use std::net::Ipv4Addr;
+
+use serde::{Deserialize, Serialize};
+
+/// Unique id of a packet within a run, assigned by the engine that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PacketId(pub u64);
+
+/// IP protocol number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Protocol {
+    Tcp,
+    Udp,
+    Icmp,
+    Other(u8),
+}
+
+impl Protocol {
+    pub fn number(self) -> u8 {
+        match self {
+            Protocol::Tcp => 6,
+            Protocol::Udp => 17,
+            Protocol::Icmp => 1,
+            Protocol::Other(n) => n,
+        }
+    }
+    pub fn from_number(n: u8) -> Self {
+        match n {
+            6 => Protocol::Tcp,
+            17 => Protocol::Udp,
+            1 => Protocol::Icmp,
+            n => Protocol::Other(n),
+        }
+    }
+}
+
+/// The two ECN bits of the IP header (RFC 3168 §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect1,
+    Ect0,
+    Ce,
+}
+
+impl Ecn {
+    pub fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0b00,
+            Ecn::Ect1 => 0b01,
+            Ecn::Ect0 => 0b10,
+            Ecn::Ce => 0b11,
+        }
+    }
+    pub fn from_bits(bits: u8) -> Self {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+    /// ECN-capable transport: a router may mark it instead of dropping.
+    pub fn is_capable(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
+/// What identifies a flow: the 5-tuple. The DSCP (upper six bits of the TOS
+/// byte) is carried alongside for classifiers but does not split a flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FlowKey {
+    pub protocol: Protocol,
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+impl fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let proto = match self.protocol {
+            Protocol::Tcp => "tcp".to_string(),
+            Protocol::Udp => "udp".to_string(),
+            Protocol::Icmp => "icmp".to_string(),
+            Protocol::Other(n) => format!("ip{n}"),
+        };
+        write!(f, "{proto}:{}:{}>{}:{}", self.src, self.src_port, self.dst, self.dst_port)
+    }
+}
+
+/// A packet in the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub id: PacketId,
+    /// Size of the IP packet in bytes, headers included.
+    pub size: u32,
+    pub flow: FlowKey,
+    /// DSCP, the upper six bits of the TOS byte.
+    pub dscp: u8,
+    pub ecn: Ecn,
+    /// The IP packet's bytes, when the engine carries real ones (the
+    /// emulator always; the simulator leaves it empty and the trace writer
+    /// synthesises headers). "Corrupt" errors flip bits here.
+    pub payload: Option<Vec<u8>>,
+    /// Set once a stage delivered it with bit errors ("corrupt" error mode).
+    pub corrupted: bool,
+}
+
+impl Packet {
+    /// A packet without real bytes, as the simulator makes them.
+    pub fn new(id: PacketId, size: u32, flow: FlowKey) -> Self {
+        Packet { id, size, flow, dscp: 0, ecn: Ecn::NotEct, payload: None, corrupted: false }
+    }
+}
+
+impl Packet {
+    /// Sets the ECN bits, in the real IPv4 header too when the packet
+    /// carries bytes (with the header checksum updated).
+    pub fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
+        if let Some(bytes) = self.payload.as_mut() {
+            if is_ipv4(bytes) {
+                bytes[1] = (bytes[1] & !0b11) | ecn.bits();
+                update_ipv4_checksum(bytes);
+            }
+        }
+    }
+
+    /// Flips bit `bit` (0 = most significant bit of the first byte) of the
+    /// real bytes, if the packet has them. The IP checksum is left as it
+    /// was: the receiver sees a corrupted packet, as on a transparent link.
+    pub fn flip_bit(&mut self, bit: u64) {
+        if let Some(bytes) = self.payload.as_mut() {
+            let byte = (bit / 8) as usize;
+            if let Some(b) = bytes.get_mut(byte) {
+                *b ^= 0x80 >> (bit % 8);
+            }
+        }
+        self.corrupted = true;
+    }
+}
+
+fn is_ipv4(bytes: &[u8]) -> bool {
+    bytes.len() >= 20 && bytes[0] >> 4 == 4 && (bytes[0] & 0x0f) as usize * 4 <= bytes.len()
+}
+
+/// Recomputes the IPv4 header checksum (RFC 791) in place.
+fn update_ipv4_checksum(bytes: &mut [u8]) {
+    let ihl = (bytes[0] & 0x0f) as usize * 4;
+    bytes[10] = 0;
+    bytes[11] = 0;
+    let mut sum: u32 = 0;
+    for pair in bytes[..ihl].chunks(2) {
+        sum += u32::from(u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]));
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let c = !(sum as u16);
+    bytes[10..12].copy_from_slice(&c.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecn_mark_rewrites_header_with_valid_checksum() {
+        // A real IPv4 header (from RFC 1071's style example), checksum valid.
+        let mut hdr = vec![
+            0x45, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+        ];
+        update_ipv4_checksum(&mut hdr);
+        let flow = FlowKey {
+            protocol: Protocol::Udp,
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            src_port: 1,
+            dst_port: 2,
+        };
+        let mut p = Packet::new(PacketId(1), 20, flow);
+        p.payload = Some(hdr);
+        p.set_ecn(Ecn::Ce);
+        let b = p.payload.as_ref().unwrap();
+        assert_eq!(b[1] & 0b11, 0b11);
+        // A header with a valid checksum sums to 0xffff.
+        let mut sum: u32 = b.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff);
+    }
+}

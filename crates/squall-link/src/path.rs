@@ -1,0 +1,185 @@
+//! A path: one direction's ordered list of stages, behind the driver
+//! contract that both engines use (DESIGN.md):
+//!
+//! - [`Path::push`]`(now, packet)`: a packet enters the path;
+//! - [`Path::poll`]`(now)`: the next packet delivered at or before `now`;
+//! - [`Path::next_wakeup`]`()`: the earliest time the path must be called;
+//! - [`Path::apply`]`(now, change)`: a state change.
+//!
+//! Calls must come with non-decreasing `now`. Early or spurious calls are
+//! harmless: `poll` before anything is due returns `None`. Given the same
+//! seed and the same calls, a path's deliveries and events are identical.
+
+use std::collections::VecDeque;
+
+use crate::config::{Change, ConfigError, PathConfig};
+use crate::event::{Direction, DropReason, Event};
+use crate::packet::Packet;
+use crate::stage::{Stage, StageStats};
+use crate::time::Instant;
+
+/// A packet leaving the path, with the time the model delivered it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Delivery {
+    pub at: Instant,
+    pub packet: Packet,
+}
+
+/// What happened to the packets that entered a path.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct PathStats {
+    pub entered: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    /// Inside the path now (queued, on a link, in a buffer, or delivered
+    /// but not yet polled).
+    pub in_flight: u64,
+}
+
+impl PathStats {
+    /// Every packet that entered is delivered, dropped with a reason, or
+    /// still inside.
+    pub fn conserved(&self) -> bool {
+        self.entered == self.delivered + self.dropped + self.in_flight
+    }
+}
+
+#[derive(Debug)]
+pub struct Path {
+    direction: Direction,
+    stages: Vec<Stage>,
+    out: VecDeque<Delivery>,
+    events: Vec<Event>,
+    /// Packets moving between stages within one advance.
+    hand_over: Vec<(Instant, Packet)>,
+    now: Instant,
+    entered: u64,
+    polled: u64,
+}
+
+impl Path {
+    /// Builds the path; `seed` is the replication seed, from which every
+    /// component's stream is derived by name.
+    pub fn new(config: &PathConfig, seed: u64) -> Result<Self, ConfigError> {
+        config.validate()?;
+        Ok(Path {
+            direction: config.direction,
+            stages: config.stages.iter().map(|s| Stage::new(s.clone(), config.direction, seed)).collect(),
+            out: VecDeque::new(),
+            events: Vec::new(),
+            hand_over: Vec::new(),
+            now: Instant::ZERO,
+            entered: 0,
+            polled: 0,
+        })
+    }
+
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    pub fn stage_names(&self) -> impl Iterator<Item = &str> {
+        self.stages.iter().map(|s| s.name())
+    }
+
+    /// Turns event recording on (the default) or off. Counters are kept
+    /// either way.
+    pub fn set_event_recording(&mut self, on: bool) {
+        for s in &mut self.stages {
+            s.set_recording(on);
+        }
+    }
+
+    /// Brings every stage up to `now`, stage by stage: a packet a stage
+    /// delivers at `t` enters the next one at `t`.
+    fn advance(&mut self, now: Instant) {
+        let now = now.max(self.now);
+        self.now = now;
+        let last = self.stages.len() - 1;
+        for i in 0..self.stages.len() {
+            let mut incoming = std::mem::take(&mut self.hand_over);
+            let stage = &mut self.stages[i];
+            for (t, p) in incoming.drain(..) {
+                stage.push(t, p, &mut self.events);
+            }
+            stage.run_until(now, &mut self.events);
+            self.hand_over = incoming;
+            if i == last {
+                self.out.extend(stage.out.drain(..).map(|(at, packet)| Delivery { at, packet }));
+            } else {
+                self.hand_over.append(&mut stage.out);
+            }
+        }
+    }
+
+    /// A packet enters the path at `now`.
+    pub fn push(&mut self, now: Instant, packet: Packet) {
+        self.advance(now);
+        self.entered += 1;
+        let events = &mut self.events;
+        self.stages[0].push(self.now, packet, events);
+        if self.stages.len() > 1 || !self.stages[0].out.is_empty() {
+            self.advance(self.now);
+        }
+    }
+
+    /// The next packet delivered at or before `now`, in delivery order.
+    pub fn poll(&mut self, now: Instant) -> Option<Delivery> {
+        if self.out.is_empty() {
+            self.advance(now);
+        }
+        let d = self.out.pop_front()?;
+        self.polled += 1;
+        Some(d)
+    }
+
+    /// The earliest time the path needs a call; `None` when it is idle.
+    pub fn next_wakeup(&self) -> Option<Instant> {
+        if let Some(d) = self.out.front() {
+            return Some(d.at);
+        }
+        self.stages.iter().filter_map(|s| s.next_wakeup()).min()
+    }
+
+    /// Applies `change` at `now` if it names one of this path's stages;
+    /// says whether it did.
+    pub fn apply(&mut self, now: Instant, change: &Change) -> bool {
+        self.advance(now);
+        let Some(stage) = self.stages.iter_mut().find(|s| s.name() == change.stage()) else {
+            return false;
+        };
+        stage.apply(self.now, change, &mut self.events);
+        self.advance(self.now);
+        true
+    }
+
+    /// The events recorded since the last call, in time order.
+    pub fn drain_events(&mut self) -> Vec<Event> {
+        let mut events = std::mem::take(&mut self.events);
+        events.sort_by_key(|e| e.time);
+        events
+    }
+
+    pub fn stats(&self) -> PathStats {
+        let delivered = self.polled;
+        let dropped = self.stages.iter().map(|s| s.stats(self.now).dropped_total()).sum();
+        let in_flight = self.stages.iter().map(|s| s.occupancy()).sum::<u64>()
+            + self.out.len() as u64
+            + self.hand_over.len() as u64
+            + self.stages.iter().map(|s| s.out.len() as u64).sum::<u64>();
+        PathStats { entered: self.entered, delivered, dropped, in_flight }
+    }
+
+    /// Each stage's counters, with mean queue lengths over [0, now].
+    pub fn stage_stats(&self, now: Instant) -> Vec<StageStats> {
+        self.stages.iter().map(|s| s.stats(now)).collect()
+    }
+
+    /// Drops by reason over all stages.
+    pub fn drops_by_reason(&self) -> Vec<(DropReason, u64)> {
+        DropReason::ALL
+            .iter()
+            .map(|&r| (r, self.stages.iter().map(|s| s.stats(self.now).dropped[r.index()]).sum()))
+            .collect()
+    }
+}
