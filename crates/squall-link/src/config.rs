@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dist::{Distribution, DistributionError};
+use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
 use crate::time::Duration;
 use crate::units::{Bytes, Probability, Rate, UnitError};
@@ -26,7 +26,7 @@ pub struct StageConfig {
     pub queue: QueueConfig,
     /// Delay before the link can send when a packet arrives to an empty
     /// stage (radio resource allocation).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
     pub allocation_delay: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragmentation: Option<Fragmentation>,
@@ -44,7 +44,7 @@ pub struct StageConfig {
     pub rate: Option<Rate>,
     /// Transmission time per frame drawn from a distribution instead of
     /// computed from the rate (seed 001's exponential servers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
     pub service_time: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "ErrorModel::is_none")]
     pub error: ErrorModel,
@@ -54,7 +54,7 @@ pub struct StageConfig {
     #[serde(default)]
     pub delay: Duration,
     /// Random part of the propagation delay, added to `delay`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
     pub jitter: Option<Distribution<Duration>>,
     /// Let packets of one flow overtake each other (random delays, ARQ).
     /// Off: each flow leaves in the order it entered.
@@ -402,11 +402,11 @@ impl PathConfig {
 pub struct StagePatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
     pub service_time: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Duration>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
     pub jitter: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorModel>,
@@ -414,7 +414,7 @@ pub struct StagePatch {
     pub error_mode: Option<ErrorMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
     pub allocation_delay: Option<Distribution<Duration>>,
 }
 

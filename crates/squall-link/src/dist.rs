@@ -72,7 +72,7 @@ pub enum Distribution<Q> {
     Empirical {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
-        #[serde(default)]
+        #[serde(default = "Vec::new")]
         values: Vec<Q>,
     },
 }
@@ -234,6 +234,68 @@ impl<Q: Quantity> Sampler<Q> {
                 let i = (unit(rng) * values.len() as f64) as usize;
                 values[i.min(values.len() - 1)].to_base()
             }
+        }
+    }
+}
+
+/// Serde helpers for fields that take either a plain quantity (a constant:
+/// `size = "1000 B"`) or a distribution table
+/// (`size = { kind = "exponential", mean = "500 B" }`).
+pub mod constant_or_table {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{self, IntoDeserializer, MapAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
+
+    use super::{Distribution, Quantity};
+
+    struct V<Q>(PhantomData<Q>);
+
+    impl<'de, Q: Quantity + Deserialize<'de>> Visitor<'de> for V<Q> {
+        type Value = Distribution<Q>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(
+                "a value with its unit (a constant) or a distribution table like \
+                 { kind = \"exponential\", mean = \"10 ms\" }; kinds: constant, uniform, exponential, \
+                 normal, pareto, cauchy, two_state_markov, empirical",
+            )
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            let de: de::value::StrDeserializer<'_, E> = v.into_deserializer();
+            Q::deserialize(de).map(Distribution::constant)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            Q::deserialize(v.into_deserializer()).map(Distribution::constant)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            Q::deserialize(v.into_deserializer()).map(Distribution::constant)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Q::deserialize(v.into_deserializer()).map(Distribution::constant)
+        }
+        fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<Self::Value, M::Error> {
+            Distribution::<Q>::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+
+    pub fn deserialize<'de, D, Q>(d: D) -> Result<Distribution<Q>, D::Error>
+    where
+        D: Deserializer<'de>,
+        Q: Quantity + Deserialize<'de>,
+    {
+        d.deserialize_any(V(PhantomData))
+    }
+
+    /// The same for an optional field (use with `#[serde(default)]`).
+    pub mod option {
+        use super::*;
+        pub fn deserialize<'de, D, Q>(d: D) -> Result<Option<Distribution<Q>>, D::Error>
+        where
+            D: Deserializer<'de>,
+            Q: Quantity + Deserialize<'de>,
+        {
+            super::deserialize(d).map(Some)
         }
     }
 }

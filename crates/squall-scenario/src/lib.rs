@@ -1,14 +1,9 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! squall-scenario: scenario files. Reads TOML into the model's
+//! configuration, checks it, and reports every error with the file, line,
+//! column, key, what was expected and an example.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod resolve;
+pub mod schema;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use resolve::LinkPaths;
+pub use schema::*;

@@ -1,0 +1,98 @@
+//! From a checked scenario to the model's inputs: one path configuration
+//! per link and direction, and the state schedule (states and blackouts).
+
+use squall_link::{Change, Direction, Entry, PathConfig, ScheduledState, State};
+
+use crate::schema::{BlackoutDirection, Scenario};
+
+/// The paths of link `link` (index into `Scenario::links`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkPaths {
+    pub link: usize,
+    /// Host that sends on the downlink (`between[0]`).
+    pub first: String,
+    /// Host that sends on the uplink (`between[1]`).
+    pub second: String,
+    pub downlink: PathConfig,
+    pub uplink: PathConfig,
+}
+
+impl Scenario {
+    /// Every link's two paths.
+    pub fn link_paths(&self) -> Vec<LinkPaths> {
+        self.links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkPaths {
+                link: i,
+                first: l.between[0].clone(),
+                second: l.between[1].clone(),
+                downlink: PathConfig { direction: Direction::Downlink, stages: l.downlink.clone() },
+                uplink: PathConfig { direction: Direction::Uplink, stages: l.uplink.clone() },
+            })
+            .collect()
+    }
+
+    /// Names of the stages of one direction, over all links.
+    pub fn stage_names(&self, direction: Direction) -> Vec<String> {
+        self.links
+            .iter()
+            .flat_map(|l| match direction {
+                Direction::Downlink => &l.downlink,
+                Direction::Uplink => &l.uplink,
+            })
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    /// The states and blackouts as the model's schedule entries. Blackout
+    /// `i` becomes the timed states `blackout-i-start` and `blackout-i-end`.
+    pub fn schedule(&self) -> Vec<ScheduledState> {
+        let mut out: Vec<ScheduledState> = self
+            .states
+            .iter()
+            .map(|s| {
+                let changes = s
+                    .set
+                    .iter()
+                    .map(|(stage, patch)| Change::Set { stage: stage.clone(), patch: patch.clone() })
+                    .collect();
+                let entry = match (s.at, &s.hold) {
+                    (Some(at), _) => Entry::At(at),
+                    (None, Some(hold)) => Entry::Cycle { hold: hold.clone() },
+                    (None, None) => Entry::External,
+                };
+                ScheduledState { state: State { name: s.name.clone(), changes }, entry }
+            })
+            .collect();
+        for (i, b) in self.blackouts.iter().enumerate() {
+            let stages: Vec<String> = match &b.stages {
+                Some(names) => names.clone(),
+                None => {
+                    let mut v = Vec::new();
+                    if matches!(b.direction, BlackoutDirection::Downlink | BlackoutDirection::Both) {
+                        v.extend(self.stage_names(Direction::Downlink));
+                    }
+                    if matches!(b.direction, BlackoutDirection::Uplink | BlackoutDirection::Both) {
+                        v.extend(self.stage_names(Direction::Uplink));
+                    }
+                    v
+                }
+            };
+            let start = stages
+                .iter()
+                .map(|s| Change::BlackoutStart { stage: s.clone(), mode: b.mode })
+                .collect();
+            let end = stages.iter().map(|s| Change::BlackoutEnd { stage: s.clone() }).collect();
+            out.push(ScheduledState {
+                state: State { name: format!("blackout-{i}-start"), changes: start },
+                entry: Entry::At(b.at),
+            });
+            out.push(ScheduledState {
+                state: State { name: format!("blackout-{i}-end"), changes: end },
+                entry: Entry::At(b.at + b.duration),
+            });
+        }
+        out
+    }
+}
