@@ -153,6 +153,14 @@ impl fmt::Display for Duration {
     }
 }
 
+/// In summaries and resolved scenarios an instant is seconds since the
+/// start, as a number.
+impl serde::Serialize for Instant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(self.as_secs_f64())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,6 @@ use squall_link::{DropReason, Event, FlowKey, Instant, Packet, PacketId, StageSt
 pub struct RunResult {
     pub seed: u64,
     /// Virtual time at which the run ended.
-    #[serde(serialize_with = "secs")]
     pub end: Instant,
     pub flows: Vec<FlowResult>,
     pub stages: Vec<StageStats>,
@@ -23,10 +22,6 @@ pub struct RunResult {
     /// Per host, every packet it sent or received (if recorded).
     #[serde(skip)]
     pub captures: Vec<HostCapture>,
-}
-
-fn secs<S: serde::Serializer>(t: &Instant, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(t.as_secs_f64())
 }
 
 /// Per-flow results (seed 001 §4 measures, for UDP).
@@ -65,7 +60,6 @@ pub struct PacketRecord {
     /// Index into `RunResult::flows`.
     pub flow: usize,
     pub size: u32,
-    #[serde(serialize_with = "secs")]
     pub sent: Instant,
     /// When it reached its destination host, if it did.
     pub delivered: Option<Instant>,
