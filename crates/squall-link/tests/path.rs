@@ -1,0 +1,227 @@
+//! Link mechanics against hand-computed timings (VALIDATION cases 4 and 6)
+//! and the behaviour of each part of a stage.
+
+mod common;
+
+use common::*;
+use squall_link::*;
+
+#[test]
+fn serialisation_and_propagation_are_exact() {
+    // Case 4: 1500 B at 1 Mbit/s = 12 ms, plus 50 ms propagation.
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("1 Mbit/s".parse().unwrap());
+        s.delay = ms(50);
+    })]);
+    p.push(Instant::from_millis(5), packet(1, 1500));
+    let d = drain(&mut p);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].at, Instant::from_millis(5 + 12 + 50));
+}
+
+#[test]
+fn allocation_delay_applies_only_to_an_empty_stage() {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("1 Mbit/s".parse().unwrap());
+        s.allocation_delay = Some(Distribution::constant(ms(100)));
+    })]);
+    p.push(Instant::ZERO, packet(1, 1500));
+    p.push(Instant::ZERO, packet(2, 1500));
+    let d = drain(&mut p);
+    // First waits for allocation (100 ms) then 12 ms; second follows at 124 ms.
+    assert_eq!(d.iter().map(|d| d.at).collect::<Vec<_>>(), vec![Instant::from_millis(112), Instant::from_millis(124)]);
+    // The stage emptied, so a later packet waits for allocation again.
+    p.push(Instant::from_secs(1), packet(3, 1500));
+    assert_eq!(drain(&mut p)[0].at, Instant::from_millis(1000 + 100 + 12));
+}
+
+#[test]
+fn fragmentation_adds_frame_headers() {
+    // Case 6: S = 1000 B, F = 300 B, H = 20 B: ceil(1000/300) = 4 frames,
+    // (1000 + 4·20)·8 / 64 kbit/s = 135 ms.
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("64 kbit/s".parse().unwrap());
+        s.fragmentation = Some(Fragmentation {
+            frame_payload: Bytes(300),
+            frame_header: Bytes(20),
+            compression: 1.0,
+        });
+    })]);
+    p.push(Instant::ZERO, packet(1, 1000));
+    let d = drain(&mut p);
+    assert_eq!(d[0].at, Instant::from_millis(135));
+    let frames = p.drain_events().iter().filter(|e| matches!(e.kind, EventKind::TransmitStart { .. })).count();
+    assert_eq!(frames, 4);
+}
+
+#[test]
+fn compression_shrinks_what_goes_on_the_wire() {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("8 kbit/s".parse().unwrap());
+        s.fragmentation = Some(Fragmentation { frame_payload: Bytes(1000), frame_header: Bytes(0), compression: 0.5 });
+    })]);
+    p.push(Instant::ZERO, packet(1, 1000));
+    // 500 B at 1000 B/s.
+    assert_eq!(drain(&mut p)[0].at, Instant::from_millis(500));
+}
+
+#[test]
+fn queue_limit_counts_waiting_packets_and_send_buffer_adds_capacity() {
+    // Seawind's case study: a 7-packet queue plus a 4-packet link send
+    // buffer hold 11 packets (seed 000 §7).
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("9600 bit/s".parse().unwrap());
+        s.queue.packets = Some(7);
+        s.send_buffer = BufferLimit::Packets(4);
+    })]);
+    for i in 0..20 {
+        p.push(Instant::ZERO, packet(i, 300));
+    }
+    let delivered = drain(&mut p).len();
+    assert_eq!(delivered, 11);
+    assert_eq!(p.drops_by_reason()[DropReason::QueueOverflow.index()].1, 9);
+    assert!(p.stats().conserved());
+}
+
+#[test]
+fn arq_retransmits_until_success_or_the_retry_limit() {
+    // Every frame fails: with 3 retries each packet is sent 4 times and then
+    // dropped with reason arq_limit, after 4·12 ms + 3·5 ms of ARQ delay.
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("1 Mbit/s".parse().unwrap());
+        s.error = ErrorModel::Packet(Probability::ONE);
+        s.error_mode = ErrorMode::Arq(ArqConfig { delay: ms(5), retries: 3 });
+    })]);
+    p.push(Instant::ZERO, packet(1, 1500));
+    assert!(drain(&mut p).is_empty());
+    let ev = p.drain_events();
+    let starts = ev.iter().filter(|e| matches!(e.kind, EventKind::TransmitStart { .. })).count();
+    assert_eq!(starts, 4);
+    let drop = ev.iter().find(|e| matches!(e.kind, EventKind::Drop(_))).unwrap();
+    assert_eq!(drop.kind, EventKind::Drop(DropReason::ArqLimit));
+    assert_eq!(drop.time, Instant::from_millis(4 * 12 + 3 * 5));
+}
+
+#[test]
+fn corrupt_mode_delivers_with_one_flipped_bit() {
+    let mut p = path(vec![stage(|s| {
+        s.error = ErrorModel::Packet(Probability::ONE);
+        s.error_mode = ErrorMode::Corrupt;
+    })]);
+    let mut pkt = packet(1, 100);
+    pkt.payload = Some(vec![0u8; 100]);
+    p.push(Instant::ZERO, pkt);
+    let d = drain(&mut p);
+    assert!(d[0].packet.corrupted);
+    let ones: u32 = d[0].packet.payload.as_ref().unwrap().iter().map(|b| b.count_ones()).sum();
+    assert_eq!(ones, 1);
+}
+
+#[test]
+fn hold_blackout_delays_and_drop_blackout_drops() {
+    let rate = |s: &mut StageConfig| s.rate = Some("1 Mbit/s".parse().unwrap());
+    // Hold: a packet sent during [1 s, 3 s) leaves at 3 s + 12 ms.
+    let mut p = path(vec![stage(rate)]);
+    let on = Change::BlackoutStart { stage: "s".into(), mode: BlackoutMode::Hold };
+    let off = Change::BlackoutEnd { stage: "s".into() };
+    assert!(p.apply(Instant::from_secs(1), &on));
+    p.push(Instant::from_secs(2), packet(1, 1500));
+    assert!(p.poll(Instant::from_millis(2999)).is_none());
+    p.apply(Instant::from_secs(3), &off);
+    assert_eq!(drain(&mut p)[0].at, Instant::from_millis(3012));
+
+    // Drop: the queue is flushed and arrivals are dropped.
+    let mut p = path(vec![stage(rate)]);
+    for i in 0..3 {
+        p.push(Instant::ZERO, packet(i, 1500));
+    }
+    p.apply(Instant::from_millis(1), &Change::BlackoutStart { stage: "s".into(), mode: BlackoutMode::Drop });
+    p.push(Instant::from_millis(2), packet(9, 1500));
+    p.apply(Instant::from_millis(3), &off);
+    assert!(drain(&mut p).is_empty());
+    assert_eq!(p.drops_by_reason()[DropReason::Blackout.index()].1, 4);
+    assert!(p.stats().conserved());
+}
+
+#[test]
+fn sojourn_limit_drops_packets_that_waited_too_long() {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("1 Mbit/s".parse().unwrap());
+        s.queue.max_sojourn = Some(ms(30));
+    })]);
+    for i in 0..5 {
+        p.push(Instant::ZERO, packet(i, 1500));
+    }
+    // Packets leave the queue at 0, 12, 24, 36, 48 ms: the last two waited
+    // more than 30 ms.
+    assert_eq!(drain(&mut p).len(), 3);
+    assert_eq!(p.drops_by_reason()[DropReason::SojournLimit.index()].1, 2);
+}
+
+#[test]
+fn random_delay_never_reorders_a_flow_unless_allowed() {
+    let jitter = Distribution::Uniform { low: ms(0), high: ms(100) };
+    for reorder in [false, true] {
+        let mut p = path(vec![stage(|s| {
+            s.rate = Some("10 Mbit/s".parse().unwrap());
+            s.jitter = Some(jitter.clone());
+            s.reorder = reorder;
+        })]);
+        for i in 0..200 {
+            p.push(Instant::from_millis(i), packet(i, 1000));
+        }
+        let ids: Vec<u64> = drain(&mut p).iter().map(|d| d.packet.id.0).collect();
+        let in_order = ids.windows(2).all(|w| w[0] < w[1]);
+        assert_eq!(in_order, !reorder, "reorder = {reorder}");
+        assert_eq!(ids.len(), 200);
+    }
+}
+
+#[test]
+fn state_change_sets_parameters_at_one_instant() {
+    let mut p = path(vec![stage(|s| s.rate = Some("1 Mbit/s".parse().unwrap()))]);
+    let patch = StagePatch { rate: Some("2 Mbit/s".parse().unwrap()), delay: Some(ms(10)), ..Default::default() };
+    p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch });
+    p.push(Instant::from_secs(1), packet(1, 1500));
+    assert_eq!(drain(&mut p)[0].at, Instant::from_millis(1000 + 6 + 10));
+    // A change for a stage elsewhere is not applied here.
+    assert!(!p.apply(Instant::from_secs(2), &Change::BlackoutEnd { stage: "other".into() }));
+}
+
+#[test]
+fn stages_pipeline_in_order() {
+    let hop = |name: &str, rate: &str, delay| {
+        let mut s = StageConfig::named(name);
+        s.rate = Some(rate.parse().unwrap());
+        s.delay = ms(delay);
+        s
+    };
+    let mut p = path(vec![hop("wired", "10 Mbit/s", 10), hop("radio", "1 Mbit/s", 100)]);
+    p.push(Instant::ZERO, packet(1, 1250));
+    // 1 ms + 10 ms, then 10 ms + 100 ms.
+    assert_eq!(drain(&mut p)[0].at, Instant::from_millis(121));
+}
+
+#[test]
+fn receive_buffer_window_limits_packets_in_flight() {
+    // A 1-packet receive buffer on a long link is stop-and-wait: one packet
+    // per (transmission + propagation).
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("1 Mbit/s".parse().unwrap());
+        s.delay = ms(100);
+        s.receive_buffer = Some(BufferLimit::Packets(1));
+    })]);
+    p.push(Instant::ZERO, packet(1, 1500));
+    p.push(Instant::ZERO, packet(2, 1500));
+    let at: Vec<_> = drain(&mut p).iter().map(|d| d.at).collect();
+    assert_eq!(at, vec![Instant::from_millis(112), Instant::from_millis(224)]);
+}
+
+#[test]
+fn events_name_every_step_of_a_packet() {
+    let mut p = path(vec![stage(|s| s.rate = Some("1 Mbit/s".parse().unwrap()))]);
+    p.push(Instant::ZERO, packet(7, 1500));
+    drain(&mut p);
+    let names: Vec<_> = p.drain_events().iter().map(|e| e.kind.name()).collect();
+    assert_eq!(names, vec!["enqueue", "tx_start", "tx_end", "deliver"]);
+}
