@@ -1,0 +1,85 @@
+//! Link-model speed: packets per second through a 3-stage path with a
+//! queue, fragmentation and errors (issue: foundation, "Done when").
+//!
+//! Run: `cargo bench -p squall-link --bench path`
+
+use std::hint::black_box;
+use std::net::Ipv4Addr;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use squall_link::*;
+
+const PACKETS: u64 = 100_000;
+
+fn three_stage_path() -> PathConfig {
+    let mut router = StageConfig::named("router");
+    router.rate = Some("100 Mbit/s".parse().unwrap());
+    router.delay = Duration::from_millis(5);
+    router.queue.packets = Some(100);
+
+    let mut radio = StageConfig::named("radio");
+    radio.rate = Some("50 Mbit/s".parse().unwrap());
+    radio.delay = Duration::from_millis(20);
+    radio.queue.packets = Some(200);
+    radio.fragmentation = Some(Fragmentation { frame_payload: Bytes(500), frame_header: Bytes(8), compression: 1.0 });
+    radio.send_buffer = BufferLimit::Packets(4);
+    radio.error = ErrorModel::Packet(Probability::new(0.01).unwrap());
+    radio.error_mode = ErrorMode::Arq(ArqConfig { delay: Duration::from_millis(2), retries: 3 });
+
+    let mut core = StageConfig::named("core");
+    core.rate = Some("1 Gbit/s".parse().unwrap());
+    core.delay = Duration::from_millis(10);
+    core.error = ErrorModel::Bit(Probability::new(1e-7).unwrap());
+
+    PathConfig { direction: Direction::Downlink, stages: vec![router, radio, core] }
+}
+
+/// Pushes `PACKETS` 1500-byte packets at 90% of the bottleneck rate and
+/// drains the path; returns the deliveries (so nothing is optimised away).
+fn run(config: &PathConfig, record_events: bool) -> u64 {
+    let mut path = Path::new(config, 1).unwrap();
+    path.set_event_recording(record_events);
+    let flow = FlowKey {
+        protocol: Protocol::Udp,
+        src: Ipv4Addr::new(10, 0, 0, 1),
+        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src_port: 1,
+        dst_port: 2,
+    };
+    // 1500 B with 3 frames of 8 B headers on 50 Mbit/s: 243.84 us; send every 271 us.
+    let gap = Duration::from_micros(271);
+    let mut now = Instant::ZERO;
+    let mut delivered = 0;
+    for i in 0..PACKETS {
+        while let Some(t) = path.next_wakeup().filter(|&t| t <= now) {
+            while path.poll(t).is_some() {
+                delivered += 1;
+            }
+        }
+        path.push(now, Packet::new(PacketId(i), 1500, flow));
+        if record_events {
+            black_box(path.drain_events());
+        }
+        now += gap;
+    }
+    while let Some(t) = path.next_wakeup() {
+        while path.poll(t).is_some() {
+            delivered += 1;
+        }
+    }
+    assert!(path.stats().conserved());
+    delivered
+}
+
+fn bench(c: &mut Criterion) {
+    let config = three_stage_path();
+    let mut g = c.benchmark_group("link_model_3_stage");
+    g.throughput(Throughput::Elements(PACKETS));
+    g.sample_size(10);
+    g.bench_function("packets_no_event_log", |b| b.iter(|| black_box(run(&config, false))));
+    g.bench_function("packets_with_event_log", |b| b.iter(|| black_box(run(&config, true))));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
