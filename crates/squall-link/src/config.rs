@@ -26,7 +26,11 @@ pub struct StageConfig {
     pub queue: QueueConfig,
     /// Delay before the link can send when a packet arrives to an empty
     /// stage (radio resource allocation).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
     pub allocation_delay: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragmentation: Option<Fragmentation>,
@@ -44,7 +48,11 @@ pub struct StageConfig {
     pub rate: Option<Rate>,
     /// Transmission time per frame drawn from a distribution instead of
     /// computed from the rate (seed 001's exponential servers).
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
     pub service_time: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "ErrorModel::is_none")]
     pub error: ErrorModel,
@@ -54,7 +62,11 @@ pub struct StageConfig {
     #[serde(default)]
     pub delay: Duration,
     /// Random part of the propagation delay, added to `delay`.
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
     pub jitter: Option<Distribution<Duration>>,
     /// Let packets of one flow overtake each other (random delays, ARQ).
     /// Off: each flow leaves in the order it entered.
@@ -90,10 +102,7 @@ impl StageConfig {
             return Err(ConfigError::new("name", "a stage needs a non-empty name"));
         }
         if self.rate.is_some() && self.service_time.is_some() {
-            return Err(ConfigError::new(
-                &key("service_time"),
-                "give either `rate` or `service_time`, not both",
-            ));
+            return Err(ConfigError::new(&key("service_time"), "give either `rate` or `service_time`, not both"));
         }
         for (k, d) in [
             ("allocation_delay", &self.allocation_delay),
@@ -116,10 +125,8 @@ impl StageConfig {
             }
         }
         for (k, b) in [("send_buffer", Some(self.send_buffer)), ("receive_buffer", self.receive_buffer)] {
-            if let Some(b) = b {
-                if b.count() == 0 {
-                    return Err(ConfigError::new(&key(k), "must hold at least 1 packet or frame"));
-                }
+            if b.is_some_and(|b| b.count() == 0) {
+                return Err(ConfigError::new(&key(k), "must hold at least 1 packet or frame"));
             }
         }
         self.queue.validate(&key("queue"))?;
@@ -248,10 +255,7 @@ impl BufferLimit {
 impl FromStr for BufferLimit {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError {
-            found: s.to_string(),
-            expected: "a buffer size like \"4 packets\" or \"16 frames\"",
-        };
+        let err = || UnitError { found: s.to_string(), expected: "a buffer size like \"4 packets\" or \"16 frames\"" };
         let mut parts = s.split_whitespace();
         let n: u32 = parts.next().and_then(|n| n.parse().ok()).ok_or_else(err)?;
         let limit = match parts.next() {
@@ -383,10 +387,7 @@ pub struct PathConfig {
 impl PathConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.stages.is_empty() {
-            return Err(ConfigError::new(
-                &self.direction.to_string(),
-                "a path needs at least one stage",
-            ));
+            return Err(ConfigError::new(&self.direction.to_string(), "a path needs at least one stage"));
         }
         for s in &self.stages {
             s.validate()?;
@@ -402,11 +403,19 @@ impl PathConfig {
 pub struct StagePatch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
     pub service_time: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Duration>,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
     pub jitter: Option<Distribution<Duration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorModel>,
@@ -414,7 +423,11 @@ pub struct StagePatch {
     pub error_mode: Option<ErrorMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "constant_or_table::option::deserialize")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
     pub allocation_delay: Option<Distribution<Duration>>,
 }
 
@@ -457,7 +470,7 @@ impl StagePatch {
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     /// Set parameters of the named stage.
-    Set { stage: String, patch: StagePatch },
+    Set { stage: String, patch: Box<StagePatch> },
     /// Start a blackout on the named stage.
     BlackoutStart { stage: String, mode: BlackoutMode },
     /// End the blackout on the named stage.

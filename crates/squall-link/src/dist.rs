@@ -56,17 +56,38 @@ impl Quantity for f64 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Distribution<Q> {
-    Constant { value: Q },
-    Uniform { low: Q, high: Q },
-    Exponential { mean: Q },
-    Normal { mean: Q, std_dev: Q },
+    Constant {
+        value: Q,
+    },
+    Uniform {
+        low: Q,
+        high: Q,
+    },
+    Exponential {
+        mean: Q,
+    },
+    Normal {
+        mean: Q,
+        std_dev: Q,
+    },
     /// Pareto with minimum `scale` and tail index `shape` (> 0).
-    Pareto { scale: Q, shape: f64 },
+    Pareto {
+        scale: Q,
+        shape: f64,
+    },
     /// Cauchy with `location` and `scale`, truncated at 0 (seed 000 §5.1).
-    Cauchy { location: Q, scale: Q },
+    Cauchy {
+        location: Q,
+        scale: Q,
+    },
     /// Alternates between two values: from `a` it moves to `b` with
     /// probability `p_ab` per sample, from `b` to `a` with `p_ba`.
-    TwoStateMarkov { a: Q, b: Q, p_ab: f64, p_ba: f64 },
+    TwoStateMarkov {
+        a: Q,
+        b: Q,
+        p_ab: f64,
+        p_ba: f64,
+    },
     /// Draws uniformly among measured values. In a scenario file, `file`
     /// names a text file with one value per line; the loader fills `values`.
     Empirical {
@@ -102,11 +123,19 @@ impl<Q: Quantity> Distribution<Q> {
         match self {
             Distribution::Constant { .. } => Ok(()),
             Distribution::Uniform { low, high } => {
-                if low.to_base() <= high.to_base() { Ok(()) } else { Err(UniformBounds) }
+                if low.to_base() <= high.to_base() {
+                    Ok(())
+                } else {
+                    Err(UniformBounds)
+                }
             }
             Distribution::Exponential { mean } => positive(mean.to_base(), "mean"),
             Distribution::Normal { std_dev, .. } => {
-                if std_dev.to_base() >= 0.0 { Ok(()) } else { Err(NotPositive("std_dev")) }
+                if std_dev.to_base() >= 0.0 {
+                    Ok(())
+                } else {
+                    Err(NotPositive("std_dev"))
+                }
             }
             Distribution::Pareto { scale, shape } => {
                 positive(scale.to_base(), "scale")?;
@@ -118,7 +147,11 @@ impl<Q: Quantity> Distribution<Q> {
                 probability(*p_ba, "p_ba")
             }
             Distribution::Empirical { values, .. } => {
-                if values.is_empty() { Err(EmptyEmpirical) } else { Ok(()) }
+                if values.is_empty() {
+                    Err(EmptyEmpirical)
+                } else {
+                    Ok(())
+                }
             }
         }
     }
@@ -131,9 +164,7 @@ impl<Q: Quantity> Distribution<Q> {
             Distribution::Uniform { low, high } => (low.to_base() + high.to_base()) / 2.0,
             Distribution::Exponential { mean } => mean.to_base(),
             Distribution::Normal { mean, .. } => mean.to_base(),
-            Distribution::Pareto { scale, shape } if *shape > 1.0 => {
-                shape * scale.to_base() / (shape - 1.0)
-            }
+            Distribution::Pareto { scale, shape } if *shape > 1.0 => shape * scale.to_base() / (shape - 1.0),
             Distribution::TwoStateMarkov { a, b, p_ab, p_ba } => {
                 let pa = p_ba / (p_ab + p_ba);
                 pa * a.to_base() + (1.0 - pa) * b.to_base()
@@ -191,9 +222,7 @@ impl<Q: Quantity> Sampler<Q> {
                 let (l, h) = (low.to_base(), high.to_base());
                 l + (h - l) * unit(rng)
             }
-            Distribution::Exponential { mean } => {
-                Exp::new(1.0 / mean.to_base()).map(|e| e.sample(rng)).unwrap_or(0.0)
-            }
+            Distribution::Exponential { mean } => Exp::new(1.0 / mean.to_base()).map(|e| e.sample(rng)).unwrap_or(0.0),
             Distribution::Normal { mean, std_dev } => {
                 let n = Normal::new(mean.to_base(), std_dev.to_base());
                 let Ok(n) = n else { return mean.to_base() };

@@ -124,11 +124,9 @@ impl Packet {
     /// carries bytes (with the header checksum updated).
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = ecn;
-        if let Some(bytes) = self.payload.as_mut() {
-            if is_ipv4(bytes) {
-                bytes[1] = (bytes[1] & !0b11) | ecn.bits();
-                update_ipv4_checksum(bytes);
-            }
+        if let Some(bytes) = self.payload.as_mut().filter(|b| is_ipv4(b)) {
+            bytes[1] = (bytes[1] & !0b11) | ecn.bits();
+            update_ipv4_checksum(bytes);
         }
     }
 
@@ -173,9 +171,7 @@ mod tests {
     #[test]
     fn ecn_mark_rewrites_header_with_valid_checksum() {
         // A real IPv4 header (from RFC 1071's style example), checksum valid.
-        let mut hdr = vec![
-            0x45, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
-        ];
+        let mut hdr = vec![0x45, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
         update_ipv4_checksum(&mut hdr);
         let flow = FlowKey {
             protocol: Protocol::Udp,

@@ -67,16 +67,12 @@ impl StateSchedule {
     /// The cycle (if any) starts in its first state at time zero; that first
     /// entry is reported by the first `poll`.
     pub fn new(states: Vec<ScheduledState>, seed: u64) -> Self {
-        let mut timed: Vec<usize> = (0..states.len())
-            .filter(|&i| matches!(states[i].entry, Entry::At(_)))
-            .collect();
+        let mut timed: Vec<usize> = (0..states.len()).filter(|&i| matches!(states[i].entry, Entry::At(_))).collect();
         timed.sort_by_key(|&i| match states[i].entry {
             Entry::At(d) => (d, i),
             _ => unreachable!("filtered to timed states"),
         });
-        let cycle: Vec<usize> = (0..states.len())
-            .filter(|&i| matches!(states[i].entry, Entry::Cycle { .. }))
-            .collect();
+        let cycle: Vec<usize> = (0..states.len()).filter(|&i| matches!(states[i].entry, Entry::Cycle { .. })).collect();
         let hold_samplers = cycle
             .iter()
             .map(|&i| {
@@ -179,11 +175,10 @@ mod tests {
         while let Some(d) = s.poll(Instant::from_secs(30)) {
             seen.push((d.state.name.clone(), d.at.as_secs_f64()));
         }
-        let expect: Vec<(String, f64)> =
-            [("good", 0.0), ("bad", 10.0), ("good", 12.0), ("bad", 22.0), ("good", 24.0)]
-                .iter()
-                .map(|(n, t)| (n.to_string(), *t))
-                .collect();
+        let expect: Vec<(String, f64)> = [("good", 0.0), ("bad", 10.0), ("good", 12.0), ("bad", 22.0), ("good", 24.0)]
+            .iter()
+            .map(|(n, t)| (n.to_string(), *t))
+            .collect();
         assert_eq!(seen, expect);
     }
 }

@@ -142,7 +142,7 @@ impl fmt::Display for Duration {
         let n = self.0;
         for (unit, scale) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
             if n >= scale {
-                return if n % scale == 0 {
+                return if n.is_multiple_of(scale) {
                     write!(f, "{} {unit}", n / scale)
                 } else {
                     write!(f, "{} {unit}", n as f64 / scale as f64)

@@ -42,8 +42,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 pub struct Rate(u64);
 
 impl Rate {
-    const EXPECTED: &'static str =
-        "a positive rate with a unit, like \"9600 bit/s\", \"10 Mbit/s\" or \"10mbit\"";
+    const EXPECTED: &'static str = "a positive rate with a unit, like \"9600 bit/s\", \"10 Mbit/s\" or \"10mbit\"";
 
     pub const fn from_bits_per_sec(bps: u64) -> Self {
         Rate(bps)
@@ -90,7 +89,7 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (unit, scale) in [("Gbit/s", 1_000_000_000u64), ("Mbit/s", 1_000_000), ("kbit/s", 1_000)] {
-            if b >= scale && b % scale == 0 {
+            if b >= scale && b.is_multiple_of(scale) {
                 return write!(f, "{} {unit}", b / scale);
             }
         }
@@ -169,8 +168,7 @@ pub struct Probability(f64);
 impl Probability {
     pub const ZERO: Probability = Probability(0.0);
     pub const ONE: Probability = Probability(1.0);
-    const EXPECTED: &'static str =
-        "a probability between 0 and 1, like 0.01 or \"1%\"";
+    const EXPECTED: &'static str = "a probability between 0 and 1, like 0.01 or \"1%\"";
 
     /// `None` unless `0 <= p <= 1`.
     pub fn new(p: f64) -> Option<Self> {
@@ -225,10 +223,7 @@ macro_rules! string_serde {
                         if $accept_number {
                             v.to_string().parse().map_err(|e: UnitError| E::custom(e))
                         } else {
-                            Err(E::custom(format!(
-                                "{v} has no unit: expected {}",
-                                <$ty>::expected()
-                            )))
+                            Err(E::custom(format!("{v} has no unit: expected {}", <$ty>::expected())))
                         }
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {

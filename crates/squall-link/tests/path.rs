@@ -41,11 +41,7 @@ fn fragmentation_adds_frame_headers() {
     // (1000 + 4·20)·8 / 64 kbit/s = 135 ms.
     let mut p = path(vec![stage(|s| {
         s.rate = Some("64 kbit/s".parse().unwrap());
-        s.fragmentation = Some(Fragmentation {
-            frame_payload: Bytes(300),
-            frame_header: Bytes(20),
-            compression: 1.0,
-        });
+        s.fragmentation = Some(Fragmentation { frame_payload: Bytes(300), frame_header: Bytes(20), compression: 1.0 });
     })]);
     p.push(Instant::ZERO, packet(1, 1000));
     let d = drain(&mut p);
@@ -181,7 +177,7 @@ fn random_delay_never_reorders_a_flow_unless_allowed() {
 fn state_change_sets_parameters_at_one_instant() {
     let mut p = path(vec![stage(|s| s.rate = Some("1 Mbit/s".parse().unwrap()))]);
     let patch = StagePatch { rate: Some("2 Mbit/s".parse().unwrap()), delay: Some(ms(10)), ..Default::default() };
-    p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch });
+    p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) });
     p.push(Instant::from_secs(1), packet(1, 1500));
     assert_eq!(drain(&mut p)[0].at, Instant::from_millis(1000 + 6 + 10));
     // A change for a stage elsewhere is not applied here.

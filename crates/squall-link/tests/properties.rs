@@ -12,18 +12,8 @@ use squall_link::*;
 
 fn arb_stage(name: String) -> impl Strategy<Value = StageConfig> {
     (
-        (
-            prop::option::of(1u32..20),
-            prop::option::of(1_000u64..30_000),
-            any::<bool>(),
-            prop::option::of(1u64..200),
-        ),
-        (
-            prop::option::of(8_000u64..10_000_000),
-            0u64..50,
-            prop::option::of(0u64..30),
-            any::<bool>(),
-        ),
+        (prop::option::of(1u32..20), prop::option::of(1_000u64..30_000), any::<bool>(), prop::option::of(1u64..200)),
+        (prop::option::of(8_000u64..10_000_000), 0u64..50, prop::option::of(0u64..30), any::<bool>()),
         (0u8..5, 0.0f64..0.5, 0u8..3, 0u32..4),
         (prop::option::of((50u64..600, 0u64..40)), 1u32..5, prop::option::of(1u32..6), prop::option::of(0u64..20)),
     )
@@ -59,11 +49,8 @@ fn arb_stage(name: String) -> impl Strategy<Value = StageConfig> {
                 1 => ErrorMode::Corrupt,
                 _ => ErrorMode::Arq(ArqConfig { delay: ms(3), retries }),
             };
-            s.fragmentation = frag.map(|(f, h)| Fragmentation {
-                frame_payload: Bytes(f),
-                frame_header: Bytes(h),
-                compression: 1.0,
-            });
+            s.fragmentation =
+                frag.map(|(f, h)| Fragmentation { frame_payload: Bytes(f), frame_header: Bytes(h), compression: 1.0 });
             s.send_buffer = BufferLimit::Packets(send);
             s.receive_buffer = receive.map(BufferLimit::Packets);
             s.allocation_delay = alloc.map(|a| Distribution::constant(ms(a)));
@@ -77,8 +64,12 @@ fn arb_path() -> impl Strategy<Value = PathConfig> {
         .prop_map(|stages| PathConfig { direction: Direction::Downlink, stages })
 }
 
-/// Traffic: (arrival ms, flow, size) and blackouts (start ms, length ms, drop?).
-fn arb_traffic() -> impl Strategy<Value = (Vec<(u64, u16, u32)>, Vec<(u64, u64, bool)>)> {
+/// Packets as (arrival ms, flow, size).
+type Traffic = Vec<(u64, u16, u32)>;
+/// Blackouts as (start ms, length ms, drop rather than hold).
+type Blackouts = Vec<(u64, u64, bool)>;
+
+fn arb_traffic() -> impl Strategy<Value = (Traffic, Blackouts)> {
     (
         prop::collection::vec((0u64..2_000, 1u16..4, 40u32..1500), 1..300),
         prop::collection::vec((0u64..2_000, 1u64..300, any::<bool>()), 0..3),
@@ -91,13 +82,15 @@ struct Outcome {
     events: Vec<(Instant, String, String, Option<u64>)>,
 }
 
-fn run(config: &PathConfig, traffic: &[(u64, u16, u32)], blackouts: &[(u64, u64, bool)], seed: u64) -> (Outcome, Path, Vec<Event>) {
+fn run(
+    config: &PathConfig,
+    traffic: &[(u64, u16, u32)],
+    blackouts: &[(u64, u64, bool)],
+    seed: u64,
+) -> (Outcome, Path, Vec<Event>) {
     let mut path = Path::new(config, seed).unwrap();
-    let mut inputs: Vec<(Instant, u8, usize)> = traffic
-        .iter()
-        .enumerate()
-        .map(|(i, &(t, _, _))| (Instant::from_millis(t), 1, i))
-        .collect();
+    let mut inputs: Vec<(Instant, u8, usize)> =
+        traffic.iter().enumerate().map(|(i, &(t, _, _))| (Instant::from_millis(t), 1, i)).collect();
     for (i, &(t, len, _)) in blackouts.iter().enumerate() {
         inputs.push((Instant::from_millis(t), 0, i));
         inputs.push((Instant::from_millis(t + len), 2, i));
@@ -106,7 +99,7 @@ fn run(config: &PathConfig, traffic: &[(u64, u16, u32)], blackouts: &[(u64, u64,
     let mut deliveries = Vec::new();
     let mut events = Vec::new();
     let stage_names: Vec<String> = path.stage_names().map(String::from).collect();
-    let mut poll_until = |path: &mut Path, now: Instant, deliveries: &mut Vec<Delivery>| {
+    let poll_until = |path: &mut Path, now: Instant, deliveries: &mut Vec<Delivery>| {
         while let Some(t) = path.next_wakeup().filter(|&t| t <= now) {
             while let Some(d) = path.poll(t) {
                 deliveries.push(d);

@@ -7,8 +7,20 @@ use std::process::Command;
 
 /// Crates that do I/O, read entropy or time from the OS, or run async code.
 const FORBIDDEN_CRATES: &[&str] = &[
-    "tokio", "async-std", "smol", "futures", "mio", "libc", "nix", "socket2", "getrandom", "rustix",
-    "chrono", "time", "rayon", "crossbeam",
+    "tokio",
+    "async-std",
+    "smol",
+    "futures",
+    "mio",
+    "libc",
+    "nix",
+    "socket2",
+    "getrandom",
+    "rustix",
+    "chrono",
+    "time",
+    "rayon",
+    "crossbeam",
 ];
 
 /// Source patterns that read a clock, touch files or sockets, or spawn.

@@ -55,7 +55,7 @@ impl Scenario {
                 let changes = s
                     .set
                     .iter()
-                    .map(|(stage, patch)| Change::Set { stage: stage.clone(), patch: patch.clone() })
+                    .map(|(stage, patch)| Change::Set { stage: stage.clone(), patch: Box::new(patch.clone()) })
                     .collect();
                 let entry = match (s.at, &s.hold) {
                     (Some(at), _) => Entry::At(at),

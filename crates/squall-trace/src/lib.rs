@@ -1,14 +1,16 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! squall-trace: what a run leaves behind for people and tools to read.
+//!
+//! - [`PcapWriter`]: pcap files that tcpdump, Wireshark and tcptrace read.
+//!   The emulator's packets are written as captured; the simulator's, which
+//!   carry no bytes, get real IPv4/UDP/TCP headers synthesised from the
+//!   [`squall_link::Packet`] (and a [`TcpHeaderInfo`] for TCP segments).
+//! - [`EventLogWriter`] / [`EventLogReader`]: the model's events as CSV, one
+//!   row per [`squall_link::Event`], and back.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod event_log;
+mod pcap;
+mod tcp;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use event_log::{EventLogError, EventLogReader, EventLogWriter, HEADER as EVENT_LOG_HEADER};
+pub use pcap::{PcapWriteError, PcapWriter, SNAPLEN, synthesise_headers};
+pub use tcp::{TcpFlags, TcpHeaderInfo};

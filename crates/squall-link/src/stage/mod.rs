@@ -142,9 +142,8 @@ impl Stage {
     pub(crate) fn new(config: StageConfig, direction: Direction, seed: u64) -> Self {
         let name: Arc<str> = Arc::from(config.name.as_str());
         let rng = |c: &str| stream(seed, &stream_name(direction, &name, c));
-        let sampler = |d: &Option<crate::dist::Distribution<Duration>>, c: &str| {
-            d.clone().map(|d| Sampler::new(d, rng(c)))
-        };
+        let sampler =
+            |d: &Option<crate::dist::Distribution<Duration>>, c: &str| d.clone().map(|d| Sampler::new(d, rng(c)));
         let allocation = sampler(&config.allocation_delay, "allocation");
         Stage {
             queue: InputQueue::new(config.queue.clone(), rng("red")),
@@ -283,9 +282,7 @@ impl Stage {
                     self.log(log, EventKind::Hold, packet);
                 }
             }
-            Admission::RedDrop => {
-                self.drop_packet(refused.expect("refused packet returned"), DropReason::Red, log)
-            }
+            Admission::RedDrop => self.drop_packet(refused.expect("refused packet returned"), DropReason::Red, log),
             Admission::Overflow => {
                 self.drop_packet(refused.expect("refused packet returned"), DropReason::QueueOverflow, log)
             }
@@ -371,11 +368,9 @@ impl Stage {
                 break;
             }
             let q = self.queue.pop(self.now).expect("head exists");
-            if let Some(max) = self.queue.max_sojourn() {
-                if self.now.saturating_since(q.since) > max {
-                    self.drop_packet(q.packet, DropReason::SojournLimit, log);
-                    continue;
-                }
+            if self.queue.max_sojourn().is_some_and(|max| self.now.saturating_since(q.since) > max) {
+                self.drop_packet(q.packet, DropReason::SojournLimit, log);
+                continue;
             }
             let seq = self.next_seq;
             self.next_seq += 1;
@@ -645,11 +640,15 @@ impl Stage {
                 self.queue.set_config(config.queue.clone());
                 self.errors.set_model(config.error.clone());
                 let (dir, name, seed) = (self.direction, self.name.clone(), self.seed);
-                let update = |sampler: &mut Option<Sampler<Duration>>, d: &Option<crate::dist::Distribution<Duration>>, c: &str| {
+                let update = |sampler: &mut Option<Sampler<Duration>>,
+                              d: &Option<crate::dist::Distribution<Duration>>,
+                              c: &str| {
                     match (sampler.as_mut(), d) {
                         (_, None) => *sampler = None,
                         (Some(s), Some(d)) => s.set_distribution(d.clone()),
-                        (None, Some(d)) => *sampler = Some(Sampler::new(d.clone(), stream(seed, &stream_name(dir, &name, c)))),
+                        (None, Some(d)) => {
+                            *sampler = Some(Sampler::new(d.clone(), stream(seed, &stream_name(dir, &name, c))))
+                        }
                     }
                 };
                 update(&mut self.service, &config.service_time, "service");

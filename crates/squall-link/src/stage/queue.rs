@@ -20,7 +20,9 @@ pub struct Queued {
 /// What the queue did with an arriving packet.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Admission {
-    Enqueued { marked: bool },
+    Enqueued {
+        marked: bool,
+    },
     /// The arriving packet was refused by RED.
     RedDrop,
     /// The arriving packet does not fit (tail drop, or larger than the byte
