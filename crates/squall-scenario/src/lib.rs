@@ -1,9 +1,26 @@
 //! squall-scenario: scenario files. Reads TOML into the model's
 //! configuration, checks it, and reports every error with the file, line,
 //! column, key, what was expected and an example.
+//!
+//! - [`load`] / [`parse`]: a scenario file, checked, with empirical
+//!   distribution files read.
+//! - [`apply_overrides`]: `--set key=value` edits before reading.
+//! - [`parse_netem`] / [`scenario_from_netem`]: a netem command line as a
+//!   stage or a two-host scenario.
 
+mod check;
+mod empirical;
+mod error;
+mod load;
+mod netem;
+mod overrides;
 mod resolve;
 pub mod schema;
+mod spans;
 
+pub use error::{ErrorKind, ScenarioError};
+pub use load::{load, load_with_overrides, parse};
+pub use netem::{parse_netem, scenario_from_netem};
+pub use overrides::{apply_overrides, parse_set};
 pub use resolve::LinkPaths;
 pub use schema::*;

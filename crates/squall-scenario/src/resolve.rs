@@ -79,10 +79,7 @@ impl Scenario {
                     v
                 }
             };
-            let start = stages
-                .iter()
-                .map(|s| Change::BlackoutStart { stage: s.clone(), mode: b.mode })
-                .collect();
+            let start = stages.iter().map(|s| Change::BlackoutStart { stage: s.clone(), mode: b.mode }).collect();
             let end = stages.iter().map(|s| Change::BlackoutEnd { stage: s.clone() }).collect();
             out.push(ScheduledState {
                 state: State { name: format!("blackout-{i}-start"), changes: start },

@@ -98,11 +98,24 @@ pub struct Host {
 pub struct Link {
     /// The two hosts; the downlink carries packets from the first to the
     /// second (towards the mobile end), the uplink the other way.
+    #[serde(deserialize_with = "two_hosts")]
     pub between: [String; 2],
     /// Stages from `between[0]` to `between[1]`, in order.
     pub downlink: Vec<StageConfig>,
     /// Stages from `between[1]` to `between[0]`, in order.
     pub uplink: Vec<StageConfig>,
+}
+
+/// Exactly two host names (serde's fixed-size arrays ignore extra
+/// elements in TOML).
+fn two_hosts<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[String; 2], D::Error> {
+    let v = Vec::<String>::deserialize(d)?;
+    let n = v.len();
+    <[String; 2]>::try_from(v).map_err(|_| {
+        serde::de::Error::custom(format!(
+            "a link joins exactly two hosts, found {n}; like between = [\"fixed\", \"mobile\"]"
+        ))
+    })
 }
 
 /// A named state: parameter changes applied to named stages at one

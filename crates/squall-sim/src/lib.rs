@@ -4,11 +4,38 @@
 //!
 //! Contract used by the CLI and the validation cases:
 //! [`run`]`(scenario, seed, options) -> RunResult`.
+//!
+//! The process model is seed 001 §2.1's: a scheduler that keeps the
+//! virtual clock (`scheduler`), sources and sinks (`agent`, `udp`), and
+//! between them queues and servers, which here are squall-link's paths
+//! (`network`). Modules:
+//!
+//! - `scheduler`: activation requests in total order (time, sequence);
+//! - `engine`: builds a run from a scenario and drives it;
+//! - `network`, `host`, `routing`: hosts, paths, next hops, forwarding;
+//! - [`agent`]: the agent interface ([`agent::Agent`], [`agent::Ctx`]);
+//! - [`udp`]: the UDP source and sink;
+//! - `ledger`, `metrics`: packets inside the network, per-flow measures;
+//! - `replications`: a scenario's replications on several threads.
 
+pub mod agent;
+mod engine;
+mod hash;
+mod host;
+mod ledger;
+mod metrics;
+mod network;
+mod replications;
 mod result;
+mod routing;
+mod scheduler;
+pub mod udp;
 
+pub use host::HostId;
+pub use replications::{run_replications, run_replications_with};
 pub use result::*;
 
+use squall_link::Instant;
 use squall_scenario::Scenario;
 
 /// What a run records beyond its counters (all of it costs memory).
@@ -34,11 +61,33 @@ pub enum SimError {
     /// Packets were created or lost without a recorded reason: a bug.
     #[error("packet conservation violated: {0}")]
     Conservation(String),
+    /// Virtual time stopped advancing (too many wakeups at one instant), or
+    /// a bounded run ([`run_bounded`]) was not over within its bound.
+    #[error("livelock: {wakeups} wakeups and virtual time stuck at {at} s")]
+    Livelock { wakeups: u64, at: Instant },
 }
 
 /// Runs one replication of `scenario` with `seed`, until the scenario's
 /// duration has elapsed in virtual time.
+///
+/// Deterministic: the same scenario and seed give the same result, events
+/// included. Every random stream is seeded from `seed` and a stable name.
 pub fn run(scenario: &Scenario, seed: u64, options: RunOptions) -> Result<RunResult, SimError> {
-    let _ = (scenario, seed, options);
-    Err(SimError::Scenario("the simulate engine is not built yet".into()))
+    let mut sim = engine::Simulation::new(scenario, seed, options)?;
+    sim.run(None)?;
+    sim.finish()
+}
+
+/// [`run`], but fails with [`SimError::Livelock`] if the run is not over
+/// after `max_wakeups` engine wakeups: a step bound for tests (quinn's
+/// `drive_bounded`), so a livelock fails instead of hanging.
+pub fn run_bounded(
+    scenario: &Scenario,
+    seed: u64,
+    options: RunOptions,
+    max_wakeups: u64,
+) -> Result<RunResult, SimError> {
+    let mut sim = engine::Simulation::new(scenario, seed, options)?;
+    sim.run(Some(max_wakeups))?;
+    sim.finish()
 }

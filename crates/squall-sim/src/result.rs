@@ -6,7 +6,7 @@ use serde::Serialize;
 use squall_link::{DropReason, Event, FlowKey, Instant, Packet, PacketId, StageStats};
 
 /// One replication's results.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunResult {
     pub seed: u64,
     /// Virtual time at which the run ended.
@@ -25,7 +25,7 @@ pub struct RunResult {
 }
 
 /// Per-flow results (seed 001 §4 measures, for UDP).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FlowResult {
     /// The workload entry's name.
     pub name: String,
@@ -43,12 +43,13 @@ pub struct FlowResult {
     /// Delivered IP bytes per second over the flow's active time (first
     /// send to last delivery), bits per second.
     pub throughput_bps: f64,
-    /// One-way delay from send to delivery, seconds.
+    /// One-way delay from send to delivery, seconds (0 when nothing was
+    /// delivered). Percentiles are exact, by the nearest-rank method.
     pub delay_mean: f64,
     pub delay_p50: f64,
     pub delay_p99: f64,
-    /// Standard deviation of the inter-arrival time at the sink, seconds
-    /// (seed 001 §4's jitter).
+    /// Population standard deviation of the inter-arrival time at the
+    /// sink, seconds (seed 001 §4's jitter).
     pub jitter: f64,
     pub interarrival_mean: f64,
 }
@@ -74,7 +75,7 @@ pub enum CaptureDirection {
 }
 
 /// Everything one host sent and received, in time order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HostCapture {
     pub host: String,
     pub packets: Vec<(Instant, CaptureDirection, Packet)>,

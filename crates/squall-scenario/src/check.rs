@@ -1,0 +1,315 @@
+//! The checks serde cannot make: names that refer to other parts of the
+//! scenario, uniqueness, routes, and each stage's own consistency
+//! (`StageConfig::validate`). The first problem found is reported, placed
+//! at its key.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use squall_link::dist::DistributionError;
+use squall_link::{ConfigError, Distribution, Duration, StageConfig};
+
+use crate::empirical::LineQuantity;
+use crate::error::{ErrorKind, KeyPath, ScenarioError};
+use crate::load::Source;
+use crate::schema::Scenario;
+
+type Check = Result<(), ScenarioError>;
+
+struct Checker<'a, 's> {
+    src: &'a Source<'s>,
+}
+
+impl Checker<'_, '_> {
+    fn fail(&self, path: &KeyPath, message: impl Into<String>) -> ScenarioError {
+        self.src.error(ErrorKind::Check, path, message)
+    }
+
+    fn dist<Q: LineQuantity>(&self, d: &Distribution<Q>, path: &KeyPath) -> Check {
+        let Err(e) = d.validate() else { return Ok(()) };
+        let (key, message) = match e {
+            DistributionError::UniformBounds => (
+                "low",
+                format!(
+                    "uniform needs low <= high, like {{ kind = \"uniform\", low = {}, high = {} }}",
+                    Q::example(0),
+                    Q::example(20)
+                ),
+            ),
+            DistributionError::NotPositive(k) => {
+                (k, format!("{k} must be positive, like {{ kind = \"exponential\", mean = {} }}", Q::example(10)))
+            }
+            DistributionError::NotProbability(k) => {
+                (k, format!("{k} must be a probability between 0 and 1, like {k} = 0.05"))
+            }
+            DistributionError::EmptyEmpirical => (
+                "values",
+                format!(
+                    "an empirical distribution needs at least one value, like \
+                     {{ kind = \"empirical\", file = \"values.txt\" }} or values = [{}, {}]",
+                    Q::example(10),
+                    Q::example(12)
+                ),
+            ),
+        };
+        Err(self.fail(&path.key(key), message))
+    }
+
+    /// A `ConfigError` from squall-link names its key from the stage name
+    /// (`gsm-down.queue.red`); `base` is where that stage is in the file.
+    fn config(&self, e: ConfigError, stage_name: &str, base: &KeyPath) -> ScenarioError {
+        let rest = e.key.strip_prefix(stage_name).map(|r| r.trim_start_matches('.')).unwrap_or(&e.key);
+        self.fail(&base.dotted(rest), e.message)
+    }
+
+    fn stage(&self, st: &StageConfig, path: &KeyPath) -> Check {
+        for (k, d) in
+            [("allocation_delay", &st.allocation_delay), ("service_time", &st.service_time), ("jitter", &st.jitter)]
+        {
+            if let Some(d) = d {
+                self.dist(d, &path.key(k))?;
+            }
+        }
+        st.validate().map_err(|e| self.config(e, &st.name, path))
+    }
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    let v: Vec<String> = it.map(|n| format!("`{n}`")).collect();
+    if v.is_empty() { "none".to_string() } else { v.join(", ") }
+}
+
+/// Checks a deserialized scenario whose empirical files have been read.
+pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
+    let c = Checker { src };
+    let root = KeyPath::root();
+
+    if s.duration == Duration::ZERO {
+        return Err(c.fail(&root.key("duration"), "the run needs a positive duration, like duration = \"300 s\""));
+    }
+    if s.replications == 0 {
+        return Err(c.fail(&root.key("replications"), "needs at least 1 replication, like replications = 10"));
+    }
+
+    // Hosts.
+    if s.hosts.is_empty() {
+        return Err(c.fail(
+            &root.key("hosts"),
+            "a scenario needs at least one host, like [[hosts]] with name = \"fixed\" and address = \"10.0.0.1\"",
+        ));
+    }
+    let mut host_index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut addresses = BTreeMap::new();
+    for (i, h) in s.hosts.iter().enumerate() {
+        let p = root.key("hosts").index(i);
+        if h.name.is_empty() {
+            return Err(c.fail(&p.key("name"), "a host needs a non-empty name, like name = \"fixed\""));
+        }
+        if let Some(first) = host_index.insert(&h.name, i) {
+            return Err(c.fail(
+                &p.key("name"),
+                format!("host name `{}` is already used by hosts[{first}]; every host needs its own name", h.name),
+            ));
+        }
+        if let Some(first) = addresses.insert(h.address, i) {
+            return Err(c.fail(
+                &p.key("address"),
+                format!(
+                    "address {} is already used by hosts[{first}]; every host needs its own address, like \"10.0.1.1\"",
+                    h.address
+                ),
+            ));
+        }
+    }
+    let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
+
+    // Links and their stages.
+    let mut stage_at: BTreeMap<&str, KeyPath> = BTreeMap::new();
+    for (i, link) in s.links.iter().enumerate() {
+        let p = root.key("links").index(i);
+        for (k, h) in link.between.iter().enumerate() {
+            if !host_index.contains_key(h.as_str()) {
+                return Err(
+                    c.fail(&p.key("between").index(k), format!("no host named `{h}`; the hosts are {}", host_names()))
+                );
+            }
+        }
+        if link.between[0] == link.between[1] {
+            return Err(
+                c.fail(&p.key("between"), "a link joins two different hosts, like between = [\"fixed\", \"mobile\"]")
+            );
+        }
+        for (dir, stages) in [("downlink", &link.downlink), ("uplink", &link.uplink)] {
+            let dp = p.key(dir);
+            if stages.is_empty() {
+                return Err(c.fail(
+                    &dp,
+                    format!(
+                        "a path needs at least one stage, like [[links.{dir}]] with name = \"{dir}\" and rate = \"10 Mbit/s\""
+                    ),
+                ));
+            }
+            for (j, st) in stages.iter().enumerate() {
+                let sp = dp.index(j);
+                if let Some(first) = stage_at.get(st.name.as_str()) {
+                    return Err(c.fail(
+                        &sp.key("name"),
+                        format!(
+                            "stage name `{}` is already used by {first}; stage names must be unique in the scenario, like \"{}-2\"",
+                            st.name, st.name
+                        ),
+                    ));
+                }
+                c.stage(st, &sp)?;
+                stage_at.insert(&st.name, sp);
+            }
+        }
+    }
+    let stage_names = || names(stage_at.keys().copied());
+    let stages: BTreeMap<&str, &StageConfig> =
+        s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).map(|st| (st.name.as_str(), st)).collect();
+
+    // States.
+    let mut state_names = BTreeMap::new();
+    for (i, state) in s.states.iter().enumerate() {
+        let p = root.key("states").index(i);
+        if let Some(first) = state_names.insert(state.name.as_str(), i) {
+            return Err(c.fail(
+                &p.key("name"),
+                format!("state name `{}` is already used by states[{first}]; state names must be unique", state.name),
+            ));
+        }
+        if state.at.is_some() && state.hold.is_some() {
+            return Err(c.fail(
+                &p.key("hold"),
+                "give either `at` (entered at that time) or `hold` (part of a cycle), not both",
+            ));
+        }
+        if let Some(hold) = &state.hold {
+            c.dist(hold, &p.key("hold"))?;
+        }
+        for (name, patch) in &state.set {
+            let sp = p.key("set").key(name);
+            let Some(base) = stages.get(name.as_str()) else {
+                return Err(c.fail(&sp, format!("no stage named `{name}`; the stages are {}", stage_names())));
+            };
+            if patch.rate.is_some() && patch.service_time.is_some() {
+                return Err(c.fail(&sp.key("service_time"), "give either `rate` or `service_time`, not both"));
+            }
+            for (k, d) in [
+                ("service_time", &patch.service_time),
+                ("jitter", &patch.jitter),
+                ("allocation_delay", &patch.allocation_delay),
+            ] {
+                if let Some(d) = d {
+                    c.dist(d, &sp.key(k))?;
+                }
+            }
+            patch.applied_to(base).validate().map_err(|e| c.config(e, name, &sp))?;
+        }
+    }
+
+    // Blackouts.
+    for (i, b) in s.blackouts.iter().enumerate() {
+        let p = root.key("blackouts").index(i);
+        if b.duration == Duration::ZERO {
+            return Err(c.fail(&p.key("duration"), "a blackout needs a positive duration, like duration = \"5 s\""));
+        }
+        for (k, name) in b.stages.iter().flatten().enumerate() {
+            if !stages.contains_key(name.as_str()) {
+                return Err(c.fail(
+                    &p.key("stages").index(k),
+                    format!("no stage named `{name}`; the stages are {}", stage_names()),
+                ));
+            }
+        }
+    }
+
+    // Workload.
+    let mut flow_names = BTreeMap::new();
+    for (i, f) in s.workload.udp.iter().enumerate() {
+        let p = root.key("workload").key("udp").index(i);
+        if let Some(first) = flow_names.insert(f.name.as_str(), i) {
+            return Err(c.fail(
+                &p.key("name"),
+                format!("flow name `{}` is already used by workload.udp[{first}]; flow names must be unique", f.name),
+            ));
+        }
+        for (k, h) in [("from", &f.from), ("to", &f.to)] {
+            if !host_index.contains_key(h.as_str()) {
+                return Err(c.fail(&p.key(k), format!("no host named `{h}`; the hosts are {}", host_names())));
+            }
+        }
+        if f.from == f.to {
+            return Err(c.fail(
+                &p.key("to"),
+                "a flow goes between two different hosts, like from = \"fixed\", to = \"mobile\"",
+            ));
+        }
+        match (&f.rate, &f.interval) {
+            (Some(_), Some(_)) => {
+                return Err(c.fail(
+                    &p.key("interval"),
+                    "give either `rate` (like rate = \"64 kbit/s\") or `interval` (like interval = \"20 ms\"), not both",
+                ));
+            }
+            (None, None) => {
+                return Err(c.fail(
+                    &p,
+                    "a flow needs a pace: `rate` (like rate = \"64 kbit/s\") or `interval` (like interval = \"20 ms\")",
+                ));
+            }
+            _ => {}
+        }
+        match (&f.on, &f.off) {
+            (Some(_), None) => {
+                return Err(c.fail(&p.key("on"), "give `on` and `off` together, like on = \"1 s\", off = \"2 s\""));
+            }
+            (None, Some(_)) => {
+                return Err(c.fail(&p.key("off"), "give `on` and `off` together, like on = \"1 s\", off = \"2 s\""));
+            }
+            _ => {}
+        }
+        c.dist(&f.size, &p.key("size"))?;
+        for (k, d) in [("interval", &f.interval), ("on", &f.on), ("off", &f.off)] {
+            if let Some(d) = d {
+                c.dist(d, &p.key(k))?;
+            }
+        }
+        if !route_exists(s, &f.from, &f.to) {
+            return Err(c.fail(
+                &p.key("to"),
+                format!(
+                    "no route from `{}` to `{}` over the links; add a link like [[links]] with between = [\"{}\", \"{}\"]",
+                    f.from, f.to, f.from, f.to
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Breadth-first search over the hosts joined by links (every link has a
+/// path each way, so the graph is undirected).
+fn route_exists(s: &Scenario, from: &str, to: &str) -> bool {
+    let mut seen = BTreeSet::from([from]);
+    let mut queue = VecDeque::from([from]);
+    while let Some(h) = queue.pop_front() {
+        if h == to {
+            return true;
+        }
+        for l in &s.links {
+            let [a, b] = &l.between;
+            let next = if a == h {
+                b.as_str()
+            } else if b == h {
+                a.as_str()
+            } else {
+                continue;
+            };
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    false
+}

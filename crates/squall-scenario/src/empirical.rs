@@ -1,0 +1,183 @@
+//! Empirical distributions (seed 000 §5.1): a `{ kind = "empirical", file =
+//! "delays.txt" }` anywhere in the scenario is filled from that file, read
+//! relative to the scenario file's directory. One value per line with the
+//! quantity's unit (`12 ms`, `1500 B`; plain numbers for ratios); blank
+//! lines and `#` comments are allowed. When `values` are given as well (a
+//! run's resolved scenario), they are used and the file is not read.
+
+use std::path::Path;
+
+use squall_link::dist::Quantity;
+use squall_link::{Bytes, Distribution, Duration};
+
+use crate::error::{ErrorKind, KeyPath, ScenarioError};
+use crate::load::Source;
+use crate::schema::Scenario;
+
+/// A quantity that can be read from one line of a distribution file.
+pub(crate) trait LineQuantity: Quantity + Sized {
+    fn parse_line(s: &str) -> Result<Self, String>;
+    /// An example value with its unit, for messages.
+    fn example(n: u32) -> String;
+}
+
+impl LineQuantity for Duration {
+    fn parse_line(s: &str) -> Result<Self, String> {
+        s.parse().map_err(|e: squall_link::units::UnitError| e.to_string())
+    }
+    fn example(n: u32) -> String {
+        format!("\"{n} ms\"")
+    }
+}
+
+impl LineQuantity for Bytes {
+    fn parse_line(s: &str) -> Result<Self, String> {
+        s.parse().map_err(|e: squall_link::units::UnitError| e.to_string())
+    }
+    fn example(n: u32) -> String {
+        format!("\"{n}00 B\"")
+    }
+}
+
+impl LineQuantity for f64 {
+    fn parse_line(s: &str) -> Result<Self, String> {
+        match s.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v),
+            _ => Err(format!("{s:?} is not a plain number, like 0.5 or 12")),
+        }
+    }
+    fn example(n: u32) -> String {
+        format!("{n}")
+    }
+}
+
+/// Reads every empirical distribution's file into its `values`.
+pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result<(), ScenarioError> {
+    let root = KeyPath::root();
+    for (i, link) in s.links.iter_mut().enumerate() {
+        for (dir, stages) in [("downlink", &mut link.downlink), ("uplink", &mut link.uplink)] {
+            for (j, st) in stages.iter_mut().enumerate() {
+                let p = root.key("links").index(i).key(dir).index(j);
+                fill(&mut st.allocation_delay, &p.key("allocation_delay"), base_dir, src)?;
+                fill(&mut st.service_time, &p.key("service_time"), base_dir, src)?;
+                fill(&mut st.jitter, &p.key("jitter"), base_dir, src)?;
+            }
+        }
+    }
+    for (i, state) in s.states.iter_mut().enumerate() {
+        let p = root.key("states").index(i);
+        fill(&mut state.hold, &p.key("hold"), base_dir, src)?;
+        for (stage, patch) in state.set.iter_mut() {
+            let p = p.key("set").key(stage);
+            fill(&mut patch.service_time, &p.key("service_time"), base_dir, src)?;
+            fill(&mut patch.jitter, &p.key("jitter"), base_dir, src)?;
+            fill(&mut patch.allocation_delay, &p.key("allocation_delay"), base_dir, src)?;
+        }
+    }
+    for (i, flow) in s.workload.udp.iter_mut().enumerate() {
+        let p = root.key("workload").key("udp").index(i);
+        fill_one(&mut flow.size, &p.key("size"), base_dir, src)?;
+        fill(&mut flow.interval, &p.key("interval"), base_dir, src)?;
+        fill(&mut flow.on, &p.key("on"), base_dir, src)?;
+        fill(&mut flow.off, &p.key("off"), base_dir, src)?;
+    }
+    Ok(())
+}
+
+fn fill<Q: LineQuantity>(
+    d: &mut Option<Distribution<Q>>,
+    path: &KeyPath,
+    base_dir: &Path,
+    src: &Source,
+) -> Result<(), ScenarioError> {
+    match d {
+        Some(d) => fill_one(d, path, base_dir, src),
+        None => Ok(()),
+    }
+}
+
+fn fill_one<Q: LineQuantity>(
+    d: &mut Distribution<Q>,
+    path: &KeyPath,
+    base_dir: &Path,
+    src: &Source,
+) -> Result<(), ScenarioError> {
+    let Distribution::Empirical { file: Some(file), values } = d else { return Ok(()) };
+    if !values.is_empty() {
+        // A run's resolved scenario keeps the file's name and its values;
+        // the values are what ran, so they win.
+        return Ok(());
+    }
+    let file_key = path.key("file");
+    let full = base_dir.join(file.as_str());
+    let shown = full.display().to_string();
+    let text = std::fs::read_to_string(&full).map_err(|e| {
+        let err = src.error(
+            ErrorKind::DistributionFile,
+            &file_key,
+            format!(
+                "cannot read the empirical distribution file {shown}: {e}; expected a text file with one value per line, like {}",
+                Q::example(12)
+            ),
+        );
+        err.label("cannot read this file")
+    })?;
+    *values = read_values(&text).map_err(|(span, line, why)| {
+        let detail = ScenarioError::new(ErrorKind::DistributionFile, &shown, Some(&text), Some(span))
+            .message(why.clone())
+            .label("this line");
+        src.error(ErrorKind::DistributionFile, &file_key, format!("{shown}:{line}: {why}"))
+            .label(format!("bad value on line {line} of this file"))
+            .related(detail)
+    })?;
+    if values.is_empty() {
+        return Err(src.error(
+            ErrorKind::DistributionFile,
+            &file_key,
+            format!("{shown} has no values; expected one value per line, like {}", Q::example(12)),
+        ));
+    }
+    Ok(())
+}
+
+/// The values of a distribution file, or the span, 1-based line number and
+/// reason of the first bad line.
+fn read_values<Q: LineQuantity>(text: &str) -> Result<Vec<Q>, (std::ops::Range<usize>, usize, String)> {
+    let mut values = Vec::new();
+    let mut offset = 0;
+    for (n, raw) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += raw.len();
+        let content = raw.split('#').next().unwrap_or("");
+        let value = content.trim();
+        if value.is_empty() {
+            continue;
+        }
+        let lead = content.len() - content.trim_start().len();
+        let span = start + lead..start + lead + value.len();
+        let v = Q::parse_line(value).map_err(|e| (span, n + 1, e))?;
+        values.push(v);
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_values_with_comments_and_blank_lines() {
+        let v: Vec<Duration> = read_values("# delays\n12 ms\n\n  13 ms # measured\n1 s\n").unwrap();
+        assert_eq!(v, vec![Duration::from_millis(12), Duration::from_millis(13), Duration::from_secs(1)]);
+        let v: Vec<f64> = read_values("0.5\n2\n").unwrap();
+        assert_eq!(v, vec![0.5, 2.0]);
+    }
+
+    #[test]
+    fn names_the_bad_line() {
+        let err = read_values::<Bytes>("1500 B\n\n  40 X\n").unwrap_err();
+        assert_eq!(err.1, 3);
+        assert_eq!(err.0, 10..14);
+        assert!(read_values::<f64>("inf\n").is_err());
+    }
+}

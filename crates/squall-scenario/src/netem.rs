@@ -1,0 +1,466 @@
+//! A netem command line as a stage: `rate 10mbit delay 50ms 10ms loss 1%
+//! limit 100`, with tc's spelling of quantities (tc-netem(8), iproute2
+//! `tc/q_netem.c` and `tc/tc_util.c`).
+//!
+//! Mapping:
+//! - `rate R` → `rate` (tc units: `bit`/`kbit`/`mbit`/`gbit` are bits per
+//!   second, `bps`/`kbps`/`mbps` bytes per second, a bare number bits).
+//! - `delay D [J]` (also `delay D jitter J`) → netem draws uniformly in
+//!   D±J, so `delay = D-J` fixed plus `jitter` uniform in [0, 2J]: the mean
+//!   stays D (when J > D, the fixed part is 0 and the range [0, D+J]).
+//!   With `distribution normal`, `delay = D-3J` plus a normal jitter of
+//!   mean 3J and deviation J (mean D; when 3J > D, fixed 0 and mean D).
+//! - `loss [random] P` → `error = { packet = P }`; `loss gemodel p [r [1-h
+//!   [1-k]]]` → Gilbert-Elliott with tc's defaults r = 1-p, 1-h = 100%,
+//!   1-k = 0 (squall's `h` and `k` are the chances to get *through*).
+//! - `corrupt P` → `error = { packet = P }` with `error_mode = "corrupt"`.
+//! - `limit N` → `queue = { packets = N }` (netem's default is 1000).
+//!
+//! Correlations, `reorder`, `duplicate`, `slot`, `ecn`, the four-state loss
+//! model and the Pareto distributions are refused with a clear error.
+
+use std::ops::Range;
+
+use squall_link::{
+    Distribution, Duration, ErrorMode, ErrorModel, GilbertElliott, Probability, QueueConfig, Rate, StageConfig,
+};
+
+use crate::error::{ErrorKind, ScenarioError};
+use crate::schema::{Host, Link, Scenario, Workload};
+
+/// netem's default queue limit in packets.
+const NETEM_LIMIT: u32 = 1000;
+
+/// Reads a netem option list (the part after `netem` in `tc qdisc add dev
+/// eth0 root netem ...`; a leading `netem` is accepted) as a stage named
+/// `netem`.
+pub fn parse_netem(spec: &str) -> Result<StageConfig, ScenarioError> {
+    parse_named(spec, "netem", "netem")
+}
+
+/// A two-host scenario over one link: hosts `fixed` (10.0.0.1) and
+/// `mobile` (10.0.1.1); the downlink (fixed → mobile) is `down`, the uplink
+/// `up`, or by default the downlink's delay and jitter with no rate limit
+/// and no loss. Stages are named `netem-down` and `netem-up`. The run lasts
+/// 60 s; there is no workload: the caller adds one (or, in emulation, runs
+/// real applications).
+pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, ScenarioError> {
+    let downlink = parse_named(down, "netem-down", "netem (downlink)")?;
+    let uplink = match up {
+        Some(up) => parse_named(up, "netem-up", "netem (uplink)")?,
+        None => StageConfig {
+            delay: downlink.delay,
+            jitter: downlink.jitter.clone(),
+            queue: QueueConfig { packets: Some(NETEM_LIMIT), ..QueueConfig::default() },
+            ..StageConfig::named("netem-up")
+        },
+    };
+    let description = match up {
+        Some(up) => format!("netem: downlink `{}`, uplink `{}`", down.trim(), up.trim()),
+        None => format!("netem: downlink `{}`", down.trim()),
+    };
+    Ok(Scenario {
+        name: "netem".to_string(),
+        description: Some(description),
+        seed: 1,
+        duration: Duration::from_secs(60),
+        replications: 1,
+        hosts: vec![
+            Host { name: "fixed".to_string(), address: [10, 0, 0, 1].into() },
+            Host { name: "mobile".to_string(), address: [10, 0, 1, 1].into() },
+        ],
+        links: vec![Link {
+            between: ["fixed".to_string(), "mobile".to_string()],
+            downlink: vec![downlink],
+            uplink: vec![uplink],
+        }],
+        states: Vec::new(),
+        blackouts: Vec::new(),
+        workload: Workload::default(),
+    })
+}
+
+struct Token<'a> {
+    text: &'a str,
+    span: Range<usize>,
+}
+
+struct Parser<'a> {
+    spec: &'a str,
+    source: &'a str,
+    tokens: Vec<Token<'a>>,
+    at: usize,
+}
+
+fn tokens(spec: &str) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in spec.char_indices().chain(std::iter::once((spec.len(), ' '))) {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push(Token { text: &spec[s..i], span: s..i });
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    out
+}
+
+impl<'a> Parser<'a> {
+    fn error(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> ScenarioError {
+        let message = message.into();
+        ScenarioError::new(ErrorKind::Netem, self.source, Some(self.spec), Some(span))
+            .key(key)
+            .label(message.split([';', ',']).next().unwrap_or("").to_string())
+            .message(message)
+    }
+
+    fn next(&mut self) -> Option<&Token<'a>> {
+        let t = self.tokens.get(self.at)?;
+        self.at += 1;
+        Some(t)
+    }
+
+    fn peek(&self) -> Option<&Token<'a>> {
+        self.tokens.get(self.at)
+    }
+
+    /// The argument of `option`, or an error at the option saying what was
+    /// expected.
+    fn arg(&mut self, option: &Token<'a>, expected: &str) -> Result<Token<'a>, ScenarioError> {
+        match self.next() {
+            Some(t) => Ok(Token { text: t.text, span: t.span.clone() }),
+            None => Err(self.error(option.span.clone(), option.text, format!("`{}` needs {expected}", option.text))),
+        }
+    }
+
+    /// Whether the next token starts with a digit or a dot (a value, not
+    /// an option), like tc's `NEXT_IS_NUMBER`.
+    fn next_is_number(&self) -> bool {
+        self.peek().is_some_and(|t| t.text.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    }
+}
+
+fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, ScenarioError> {
+    let mut p = Parser { spec, source, tokens: tokens(spec), at: 0 };
+    if p.peek().is_some_and(|t| t.text == "netem") {
+        p.at += 1;
+    }
+    let mut cfg = StageConfig {
+        queue: QueueConfig { packets: Some(NETEM_LIMIT), ..QueueConfig::default() },
+        ..StageConfig::named(stage)
+    };
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut error_from: Option<&str> = None;
+    while let Some(t) = p.next() {
+        let opt = Token { text: t.text, span: t.span.clone() };
+        let once = |seen: &mut Vec<&'static str>, name: &'static str, p: &Parser| {
+            if seen.contains(&name) {
+                Err(p.error(opt.span.clone(), name, format!("`{name}` is given twice; give it once")))
+            } else {
+                seen.push(name);
+                Ok(())
+            }
+        };
+        match opt.text {
+            "rate" => {
+                once(&mut seen, "rate", &p)?;
+                let v = p.arg(&opt, "a rate, like `rate 10mbit`")?;
+                cfg.rate = Some(tc_rate(v.text).ok_or_else(|| {
+                    p.error(
+                        v.span.clone(),
+                        "rate",
+                        format!(
+                            "{:?} is not a rate; expected tc's spelling, like 10mbit, 512kbit or 1mbps (bytes)",
+                            v.text
+                        ),
+                    )
+                })?);
+                if p.next_is_number() {
+                    let t = p.next().map(|t| t.span.clone()).unwrap_or_default();
+                    return Err(p.error(t, "rate", "packet and cell overheads after `rate` are not supported; give only the rate, like `rate 10mbit`"));
+                }
+            }
+            "delay" | "latency" => {
+                once(&mut seen, "delay", &p)?;
+                let v = p.arg(&opt, "a time, like `delay 50ms`")?;
+                let delay = tc_time(v.text).ok_or_else(|| bad_time(&p, &v, "delay"))?;
+                let mut jitter = Duration::ZERO;
+                if p.peek().is_some_and(|t| t.text == "jitter") {
+                    p.at += 1;
+                    let j = p.arg(&opt, "a jitter time after `jitter`, like `delay 50ms jitter 10ms`")?;
+                    jitter = tc_time(j.text).ok_or_else(|| bad_time(&p, &j, "jitter"))?;
+                } else if p.next_is_number() {
+                    let j = p.arg(&opt, "a time")?;
+                    jitter = tc_time(j.text).ok_or_else(|| bad_time(&p, &j, "jitter"))?;
+                }
+                if p.next_is_number() {
+                    correlation(&mut p, "delay")?;
+                }
+                let mut normal = false;
+                if p.peek().is_some_and(|t| t.text == "distribution") {
+                    let d = p
+                        .next()
+                        .map(|t| Token { text: t.text, span: t.span.clone() })
+                        .unwrap_or(Token { text: "", span: 0..0 });
+                    let kind = p.arg(&d, "a distribution, like `distribution normal`")?;
+                    normal = match kind.text {
+                        "uniform" => false,
+                        "normal" => true,
+                        other => {
+                            return Err(p.error(
+                                kind.span.clone(),
+                                "distribution",
+                                format!("distribution `{other}` is not supported; use `uniform` (netem's default) or `normal`"),
+                            ));
+                        }
+                    };
+                    if jitter == Duration::ZERO {
+                        return Err(p.error(
+                            kind.span.clone(),
+                            "distribution",
+                            "a delay distribution needs a jitter, like `delay 50ms 10ms distribution normal`",
+                        ));
+                    }
+                }
+                set_delay(&mut cfg, delay, jitter, normal);
+            }
+            "loss" | "drop" => {
+                once(&mut seen, "loss", &p)?;
+                if let Some(other) = error_from {
+                    return Err(p.error(
+                        opt.span.clone(),
+                        "loss",
+                        format!("a squall stage has one error model; give `loss` or `{other}`, not both"),
+                    ));
+                }
+                error_from = Some("loss");
+                let first = p.arg(&opt, "a probability, like `loss 1%` or `loss gemodel 1% 30%`")?;
+                match first.text {
+                    "random" => {
+                        let v = p.arg(&first, "a probability, like `loss random 1%`")?;
+                        cfg.error = ErrorModel::Packet(percent(&p, &v, "loss")?);
+                        if p.next_is_number() {
+                            correlation(&mut p, "loss")?;
+                        }
+                    }
+                    "gemodel" | "gilbert" => {
+                        let v = p.arg(&first, "the good→bad probability, like `loss gemodel 1% 30%`")?;
+                        let gp = percent(&p, &v, "loss gemodel p")?;
+                        let mut params = [None; 3];
+                        for (k, slot) in params.iter_mut().enumerate() {
+                            if !p.next_is_number() {
+                                break;
+                            }
+                            let v = p.arg(&first, "a probability")?;
+                            let name = ["loss gemodel r", "loss gemodel 1-h", "loss gemodel 1-k"][k];
+                            *slot = Some(percent(&p, &v, name)?);
+                        }
+                        let r =
+                            params[0].unwrap_or_else(|| Probability::new(1.0 - gp.get()).unwrap_or(Probability::ONE));
+                        let loss_bad = params[1].map_or(1.0, Probability::get);
+                        let loss_good = params[2].map_or(0.0, Probability::get);
+                        cfg.error = ErrorModel::GilbertElliott(GilbertElliott {
+                            p: gp,
+                            r,
+                            h: Probability::new(1.0 - loss_bad).unwrap_or(Probability::ZERO),
+                            k: Probability::new(1.0 - loss_good).unwrap_or(Probability::ONE),
+                        });
+                    }
+                    "state" => {
+                        return Err(p.error(
+                            first.span.clone(),
+                            "loss state",
+                            "the four-state loss model is not supported; use `loss gemodel p r 1-h 1-k` or `loss 1%`",
+                        ));
+                    }
+                    _ => {
+                        cfg.error = ErrorModel::Packet(percent(&p, &first, "loss")?);
+                        if p.next_is_number() {
+                            correlation(&mut p, "loss")?;
+                        }
+                    }
+                }
+                if p.peek().is_some_and(|t| t.text == "ecn") {
+                    let t = p.next().map(|t| t.span.clone()).unwrap_or_default();
+                    return Err(p.error(t, "ecn", "`ecn` marking instead of loss is not supported in netem mode; use a RED queue in a scenario file"));
+                }
+            }
+            "corrupt" => {
+                once(&mut seen, "corrupt", &p)?;
+                if let Some(other) = error_from {
+                    return Err(p.error(
+                        opt.span.clone(),
+                        "corrupt",
+                        format!("a squall stage has one error model; give `corrupt` or `{other}`, not both"),
+                    ));
+                }
+                error_from = Some("corrupt");
+                let v = p.arg(&opt, "a probability, like `corrupt 0.1%`")?;
+                cfg.error = ErrorModel::Packet(percent(&p, &v, "corrupt")?);
+                cfg.error_mode = ErrorMode::Corrupt;
+                if p.next_is_number() {
+                    correlation(&mut p, "corrupt")?;
+                }
+            }
+            "limit" => {
+                once(&mut seen, "limit", &p)?;
+                let v = p.arg(&opt, "a number of packets, like `limit 100`")?;
+                let n: u32 = v.text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    p.error(
+                        v.span.clone(),
+                        "limit",
+                        format!(
+                            "{:?} is not a number of packets; expected a positive whole number, like `limit 100`",
+                            v.text
+                        ),
+                    )
+                })?;
+                cfg.queue.packets = Some(n);
+            }
+            "reorder" | "gap" => {
+                return Err(p.error(opt.span.clone(), opt.text, format!(
+                    "`{}` is not supported: squall does not send chosen packets early; packets overtake each other when a stage has jitter and `reorder = true` (write a scenario file)",
+                    opt.text
+                )));
+            }
+            "duplicate" | "slot" | "ecn" | "seed" | "rate_ext" => {
+                return Err(p.error(opt.span.clone(), opt.text, format!(
+                    "netem's `{}` is not supported; squall reads rate, delay [jitter] [distribution uniform|normal], loss [random|gemodel], corrupt and limit",
+                    opt.text
+                )));
+            }
+            other => {
+                return Err(p.error(opt.span.clone(), other, format!(
+                    "unknown netem option `{other}`; expected one of rate, delay, loss, corrupt, limit, like `rate 10mbit delay 50ms 10ms loss 1%`"
+                )));
+            }
+        }
+    }
+    Ok(cfg)
+}
+
+fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, normal: bool) {
+    if jitter == Duration::ZERO {
+        cfg.delay = delay;
+        cfg.jitter = None;
+        return;
+    }
+    let (d, j) = (delay.as_nanos(), jitter.as_nanos());
+    if normal {
+        // Fixed part D-3J, normal part N(3J, J): the mean stays D and the
+        // truncation at zero cuts off 0.13 % of the mass.
+        let shift = j.saturating_mul(3).min(d);
+        cfg.delay = Duration::from_nanos(d - shift);
+        cfg.jitter = Some(Distribution::Normal { mean: Duration::from_nanos(shift), std_dev: jitter });
+    } else {
+        let low = d - j.min(d);
+        let high = d.saturating_add(j);
+        cfg.delay = Duration::from_nanos(low);
+        cfg.jitter = Some(Distribution::Uniform { low: Duration::ZERO, high: Duration::from_nanos(high - low) });
+    }
+}
+
+fn correlation(p: &mut Parser<'_>, of: &str) -> Result<(), ScenarioError> {
+    let Some(t) = p.next() else { return Ok(()) };
+    let (text, span) = (t.text, t.span.clone());
+    match tc_percent(text) {
+        Some(0.0) => Ok(()),
+        _ => Err(p.error(
+            span,
+            &format!("{of} correlation"),
+            format!("{of} correlation ({text}) is not supported; drop it, or use `loss gemodel` for bursty loss"),
+        )),
+    }
+}
+
+fn bad_time(p: &Parser<'_>, t: &Token<'_>, key: &str) -> ScenarioError {
+    p.error(
+        t.span.clone(),
+        key,
+        format!("{:?} is not a time; expected tc's spelling, like 50ms, 1.5s or 200us", t.text),
+    )
+}
+
+fn percent(p: &Parser<'_>, t: &Token<'_>, key: &str) -> Result<Probability, ScenarioError> {
+    tc_percent(t.text).and_then(Probability::new).ok_or_else(|| {
+        p.error(
+            t.span.clone(),
+            key,
+            format!("{:?} is not a percentage; expected one between 0% and 100%, like 1% or 0.5%", t.text),
+        )
+    })
+}
+
+/// tc's percentages: `1%` or a bare number, both in percent.
+fn tc_percent(s: &str) -> Option<f64> {
+    let n: f64 = s.strip_suffix('%').unwrap_or(s).parse().ok()?;
+    (n.is_finite() && (0.0..=100.0).contains(&n)).then_some(n / 100.0)
+}
+
+fn split_unit(s: &str) -> Option<(f64, String)> {
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let v: f64 = s[..end].parse().ok()?;
+    v.is_finite().then(|| (v, s[end..].to_ascii_lowercase()))
+}
+
+/// tc's times: `s`/`sec`, `ms`/`msec`, `us`/`usec`, `ns`/`nsec`; a bare
+/// number is microseconds.
+fn tc_time(s: &str) -> Option<Duration> {
+    let (v, unit) = split_unit(s)?;
+    let ns = match unit.as_str() {
+        "s" | "sec" | "secs" => 1e9,
+        "ms" | "msec" | "msecs" => 1e6,
+        "" | "us" | "usec" | "usecs" => 1e3,
+        "ns" | "nsec" | "nsecs" => 1.0,
+        _ => return None,
+    };
+    let nanos = v * ns;
+    (nanos < u64::MAX as f64).then(|| Duration::from_nanos_f64(nanos))
+}
+
+/// tc's rates (case-insensitive): `bit`, `kbit`, `mbit`, `gbit`, `tbit`
+/// and `kibit`... in bits per second; `bps`, `kbps`, `mbps`... in bytes per
+/// second; a bare number in bits per second.
+fn tc_rate(s: &str) -> Option<Rate> {
+    let (v, unit) = split_unit(s)?;
+    let scale = match unit.as_str() {
+        "" | "bit" => 1.0,
+        "kbit" => 1e3,
+        "mbit" => 1e6,
+        "gbit" => 1e9,
+        "tbit" => 1e12,
+        "kibit" => 1024.0,
+        "mibit" => 1024.0 * 1024.0,
+        "gibit" => 1024.0 * 1024.0 * 1024.0,
+        "bps" => 8.0,
+        "kbps" => 8e3,
+        "mbps" => 8e6,
+        "gbps" => 8e9,
+        "kibps" => 8.0 * 1024.0,
+        "mibps" => 8.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bps = v * scale;
+    (bps >= 1.0 && bps < u64::MAX as f64).then(|| Rate::from_bits_per_sec(bps.round() as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tc_units() {
+        assert_eq!(tc_rate("10mbit"), Some(Rate::from_bits_per_sec(10_000_000)));
+        assert_eq!(tc_rate("1Mbps"), Some(Rate::from_bits_per_sec(8_000_000)));
+        assert_eq!(tc_rate("9600"), Some(Rate::from_bits_per_sec(9600)));
+        assert_eq!(tc_rate("0bit"), None);
+        assert_eq!(tc_time("50ms"), Some(Duration::from_millis(50)));
+        assert_eq!(tc_time("100"), Some(Duration::from_micros(100)));
+        assert_eq!(tc_time("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(tc_percent("0.5"), Some(0.005));
+        assert_eq!(tc_percent("150%"), None);
+    }
+}

@@ -1,0 +1,342 @@
+//! Every kind of bad scenario file gives one clear error: the file name,
+//! the line of the offending key, the key path, what was expected and an
+//! example. The files are in `scenarios/bad/`; each starts with a comment
+//! saying what is wrong with it.
+
+use std::path::PathBuf;
+
+use squall_scenario::{ErrorKind, ScenarioError, load};
+
+fn bad_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/bad")
+}
+
+/// Loads `scenarios/bad/<file>`, which must fail, and checks the error.
+#[track_caller]
+fn expect(file: &str, kind: ErrorKind, line: usize, key: &str, expected: &[&str]) -> ScenarioError {
+    let err = match load(&bad_dir().join(file)) {
+        Ok(_) => panic!("{file} loaded, but it is bad on purpose"),
+        Err(e) => e,
+    };
+    let msg = err.to_string();
+    println!("{msg}");
+    assert_eq!(err.kind(), kind, "{msg}");
+    assert!(err.file().ends_with(file), "file name missing: {msg}");
+    assert!(msg.contains(file), "file name missing: {msg}");
+    assert_eq!(err.line(), Some(line), "{msg}");
+    assert!(msg.contains(&format!(":{line}:")), "line missing: {msg}");
+    assert_eq!(err.key_path(), key, "{msg}");
+    assert!(msg.contains(&format!("`{key}`")), "key missing: {msg}");
+    for e in expected {
+        assert!(msg.contains(e), "{e:?} missing from: {msg}");
+    }
+    err
+}
+
+#[test]
+fn unknown_key() {
+    let err = expect(
+        "unknown_key.toml",
+        ErrorKind::Schema,
+        17,
+        "links[0].downlink[0].delya",
+        &["unknown field `delya`", "expected one of", "`delay`", "did you mean `delay`?"],
+    );
+    assert_eq!(err.column(), Some(1));
+}
+
+#[test]
+fn rate_in_an_unknown_unit() {
+    let err = expect(
+        "bad_unit.toml",
+        ErrorKind::Schema,
+        16,
+        "links[0].downlink[0].rate",
+        &["\"10 parsecs\"", "a positive rate with a unit", "like \"9600 bit/s\""],
+    );
+    // `{:?}` (anyhow's report) shows the line with the key marked.
+    let debug = format!("{err:?}");
+    assert!(debug.contains("\n 16 | rate = \"10 parsecs\"\n    | ^^^^^^^^^^^^^^^^^^^ "), "{debug}");
+}
+
+#[test]
+fn number_without_unit() {
+    expect(
+        "no_unit.toml",
+        ErrorKind::Schema,
+        17,
+        "links[0].downlink[0].delay",
+        &["200 has no unit", "expected a time with a unit", "like \"200 ms\""],
+    );
+}
+
+#[test]
+fn negative_rate() {
+    expect(
+        "negative_rate.toml",
+        ErrorKind::Schema,
+        20,
+        "links[0].uplink[0].rate",
+        &["\"-5 Mbit/s\"", "positive rate", "like \"9600 bit/s\""],
+    );
+}
+
+#[test]
+fn probability_above_one() {
+    let err = expect(
+        "probability.toml",
+        ErrorKind::Schema,
+        18,
+        "links[0].downlink[0].error.packet",
+        &["\"150%\"", "a probability between 0 and 1", "like 0.01 or \"1%\""],
+    );
+    // `error = { packet = "150%" }`: the column of `packet`.
+    assert_eq!(err.column(), Some(11));
+}
+
+#[test]
+fn path_without_stages() {
+    expect(
+        "empty_path.toml",
+        ErrorKind::Check,
+        14,
+        "links[0].downlink",
+        &["a path needs at least one stage", "like [[links.downlink]]"],
+    );
+}
+
+#[test]
+fn unknown_distribution_kind() {
+    expect(
+        "unknown_kind.toml",
+        ErrorKind::Schema,
+        18,
+        "links[0].downlink[0].jitter.kind",
+        &["unknown variant `gaussian`", "expected one of", "`exponential`", "for example kind = \"exponential\""],
+    );
+}
+
+#[test]
+fn unreadable_distribution_file() {
+    expect(
+        "missing_file.toml",
+        ErrorKind::DistributionFile,
+        18,
+        "links[0].downlink[0].jitter.file",
+        &["cannot read the empirical distribution file", "no-such-file.txt", "one value per line, like \"12 ms\""],
+    );
+}
+
+#[test]
+fn bad_line_in_distribution_file() {
+    let err = expect(
+        "bad_file_line.toml",
+        ErrorKind::DistributionFile,
+        18,
+        "links[0].downlink[0].jitter.file",
+        &["jitter-bad-line.txt:5:", "\"five ms\"", "a non-negative time with a unit", "like \"200 ms\""],
+    );
+    // The distribution file is shown too, with its bad line.
+    let related: Vec<_> = miette::Diagnostic::related(&err).expect("the file's line is attached").collect();
+    assert_eq!(related.len(), 1);
+    let label = related[0].labels().unwrap().next().unwrap();
+    let text = std::fs::read_to_string(bad_dir().join("jitter-bad-line.txt")).unwrap();
+    assert_eq!(&text[label.offset()..label.offset() + label.len()], "five ms");
+}
+
+#[test]
+fn duplicate_stage_name() {
+    expect(
+        "duplicate_stage.toml",
+        ErrorKind::Check,
+        19,
+        "links[0].uplink[0].name",
+        &["stage name `down` is already used by links[0].downlink[0]", "must be unique", "like \"down-2\""],
+    );
+}
+
+#[test]
+fn state_naming_unknown_stage() {
+    expect(
+        "state_unknown_stage.toml",
+        ErrorKind::Check,
+        33,
+        "states[0].set.dwn",
+        &["no stage named `dwn`", "the stages are `down`, `up`"],
+    );
+}
+
+#[test]
+fn workload_naming_unknown_host() {
+    expect(
+        "workload_unknown_host.toml",
+        ErrorKind::Check,
+        26,
+        "workload.udp[0].to",
+        &["no host named `mobil`", "the hosts are `fixed`, `mobile`"],
+    );
+}
+
+#[test]
+fn no_route_between_hosts() {
+    expect(
+        "no_route.toml",
+        ErrorKind::Check,
+        30,
+        "workload.udp[0].to",
+        &["no route from `server` to `mobile`", "like [[links]] with between = [\"server\", \"mobile\"]"],
+    );
+}
+
+#[test]
+fn both_rate_and_interval() {
+    expect(
+        "rate_and_interval.toml",
+        ErrorKind::Check,
+        29,
+        "workload.udp[0].interval",
+        &["give either `rate`", "or `interval`", "not both", "like interval = \"20 ms\""],
+    );
+}
+
+#[test]
+fn uniform_with_low_above_high() {
+    expect(
+        "uniform_bounds.toml",
+        ErrorKind::Check,
+        18,
+        "links[0].downlink[0].jitter.low",
+        &["uniform needs low <= high", "like { kind = \"uniform\", low = \"0 ms\", high = \"20 ms\" }"],
+    );
+}
+
+#[test]
+fn not_toml() {
+    let err = match load(&bad_dir().join("syntax.toml")) {
+        Ok(_) => panic!("syntax.toml loaded"),
+        Err(e) => e,
+    };
+    let msg = err.to_string();
+    assert_eq!(err.kind(), ErrorKind::Syntax);
+    assert_eq!((err.line(), err.column()), (Some(3), Some(17)), "{msg}");
+    assert!(msg.contains("syntax.toml:3:17: invalid TOML"), "{msg}");
+}
+
+#[test]
+fn duplicate_host_name() {
+    expect(
+        "duplicate_host.toml",
+        ErrorKind::Check,
+        9,
+        "hosts[1].name",
+        &["host name `fixed` is already used by hosts[0]"],
+    );
+}
+
+#[test]
+fn state_with_at_and_hold() {
+    expect(
+        "state_at_and_hold.toml",
+        ErrorKind::Check,
+        33,
+        "states[0].hold",
+        &["give either `at`", "or `hold`", "not both"],
+    );
+}
+
+#[test]
+fn on_without_off() {
+    expect(
+        "on_without_off.toml",
+        ErrorKind::Check,
+        29,
+        "workload.udp[0].on",
+        &["give `on` and `off` together", "like on = \"1 s\", off = \"2 s\""],
+    );
+}
+
+#[test]
+fn blackout_naming_unknown_stage() {
+    let err = expect(
+        "blackout_unknown_stage.toml",
+        ErrorKind::Check,
+        35,
+        "blackouts[0].stages[1]",
+        &["no stage named `sideways`"],
+    );
+    // `stages = ["down", "sideways"]`: the second element.
+    assert_eq!(err.column(), Some(19));
+}
+
+#[test]
+fn zero_duration() {
+    expect("zero_duration.toml", ErrorKind::Check, 3, "duration", &["positive duration", "like duration = \"300 s\""]);
+}
+
+#[test]
+fn link_from_a_host_to_itself() {
+    expect(
+        "link_to_itself.toml",
+        ErrorKind::Check,
+        13,
+        "links[0].between",
+        &["two different hosts", "like between = [\"fixed\", \"mobile\"]"],
+    );
+}
+
+#[test]
+fn stage_with_rate_and_service_time() {
+    expect(
+        "rate_and_service_time.toml",
+        ErrorKind::Check,
+        18,
+        "links[0].downlink[0].service_time",
+        &["give either `rate` or `service_time`, not both"],
+    );
+}
+
+/// Errors in inline text name the source and place the key too.
+fn parse_err(text: &str) -> ScenarioError {
+    match squall_scenario::parse("inline.toml", text, std::path::Path::new(".")) {
+        Ok(_) => panic!("parsed:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn missing_key_is_named_in_full() {
+    let err = parse_err("name = \"x\"\nduration = \"1 s\"\nlinks = []\n");
+    assert_eq!(err.key_path(), "hosts");
+    assert!(err.to_string().contains("missing field `hosts`; for example [[hosts]]"), "{err}");
+}
+
+#[test]
+fn link_between_three_hosts() {
+    let err = parse_err(
+        "name = \"x\"\nduration = \"1 s\"\nhosts = []\n\
+         links = [{ between = [\"a\", \"b\", \"c\"], downlink = [], uplink = [] }]\n",
+    );
+    assert_eq!(err.line(), Some(4));
+    assert!(err.to_string().contains("a link joins exactly two hosts, found 3"), "{err}");
+}
+
+#[test]
+fn no_hosts() {
+    let err = parse_err("name = \"x\"\nduration = \"1 s\"\nhosts = []\nlinks = []\n");
+    assert_eq!((err.line(), err.key_path()), (Some(3), "hosts"));
+    assert!(err.to_string().contains("at least one host"), "{err}");
+}
+
+#[test]
+fn garbage_never_panics() {
+    let example = include_str!("example.toml");
+    // Every prefix of a valid file, cut anywhere (also inside a UTF-8
+    // character in a comment), is either valid or a located error.
+    let text = format!("# ünïcödé\n{example}");
+    for cut in 0..text.len() {
+        let Some(prefix) = text.get(..cut) else { continue };
+        if let Err(e) = squall_scenario::parse("cut.toml", prefix, std::path::Path::new(".")) {
+            let _ = e.to_string();
+        }
+    }
+}

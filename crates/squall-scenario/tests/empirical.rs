@@ -1,0 +1,104 @@
+//! Empirical distributions read from files next to the scenario.
+
+use std::path::PathBuf;
+
+use squall_link::{Bytes, Distribution, Duration};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let d = std::env::temp_dir().join(format!("squall-scenario-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("data")).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const SCENARIO: &str = r#"
+name = "empirical"
+duration = "10 s"
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+[[hosts]]
+name = "b"
+address = "10.0.0.2"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "down"
+jitter = { kind = "empirical", file = "data/jitter.txt" }
+[[links.uplink]]
+name = "up"
+[[states]]
+name = "bad"
+hold = { kind = "empirical", file = "data/hold.txt" }
+set.down = { jitter = { kind = "empirical", file = "data/jitter.txt" } }
+[[workload.udp]]
+name = "f"
+from = "a"
+to = "b"
+size = { kind = "empirical", file = "data/sizes.txt" }
+interval = "20 ms"
+"#;
+
+#[test]
+fn files_fill_every_empirical_distribution() {
+    let dir = TempDir::new("empirical");
+    std::fs::write(dir.0.join("data/jitter.txt"), "# measured\n12 ms\n\n13.5 ms # slow\n").unwrap();
+    std::fs::write(dir.0.join("data/hold.txt"), "1 s\n2 s\n").unwrap();
+    std::fs::write(dir.0.join("data/sizes.txt"), "40 B\n1500 B\n1 KiB\n").unwrap();
+    std::fs::write(dir.0.join("s.toml"), SCENARIO).unwrap();
+    let s = squall_scenario::load(&dir.0.join("s.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let jitter = Distribution::Empirical {
+        file: Some("data/jitter.txt".into()),
+        values: vec![Duration::from_millis(12), Duration::from_micros(13_500)],
+    };
+    assert_eq!(s.links[0].downlink[0].jitter, Some(jitter.clone()));
+    assert_eq!(s.states[0].set["down"].jitter, Some(jitter));
+    assert_eq!(
+        s.states[0].hold,
+        Some(Distribution::Empirical {
+            file: Some("data/hold.txt".into()),
+            values: vec![Duration::from_secs(1), Duration::from_secs(2)]
+        })
+    );
+    assert_eq!(
+        s.workload.udp[0].size,
+        Distribution::Empirical {
+            file: Some("data/sizes.txt".into()),
+            values: vec![Bytes(40), Bytes(1500), Bytes(1024)]
+        }
+    );
+    // The resolved form carries the values and reads back without the files.
+    let text = toml::to_string(&s).unwrap();
+    let again = squall_scenario::parse("resolved.toml", &text, std::path::Path::new("/nonexistent")).unwrap();
+    assert_eq!(again, s);
+}
+
+#[test]
+fn an_empty_file_and_a_bad_size_are_errors() {
+    let dir = TempDir::new("empirical-bad");
+    std::fs::write(dir.0.join("data/jitter.txt"), "# nothing yet\n\n").unwrap();
+    std::fs::write(dir.0.join("data/hold.txt"), "1 s\n").unwrap();
+    std::fs::write(dir.0.join("data/sizes.txt"), "1500 B\n1.5 B\n").unwrap();
+    std::fs::write(dir.0.join("s.toml"), SCENARIO).unwrap();
+    let err = squall_scenario::load(&dir.0.join("s.toml")).unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(err.key_path(), "links[0].downlink[0].jitter.file", "{msg}");
+    assert_eq!(err.line(), Some(14), "{msg}");
+    assert!(msg.contains("jitter.txt has no values; expected one value per line, like \"12 ms\""), "{msg}");
+
+    std::fs::write(dir.0.join("data/jitter.txt"), "1 ms\n").unwrap();
+    let err = squall_scenario::load(&dir.0.join("s.toml")).unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(err.key_path(), "workload.udp[0].size.file", "{msg}");
+    assert_eq!(err.line(), Some(25), "{msg}");
+    assert!(msg.contains("sizes.txt:2: \"1.5 B\" is not a size with a unit, like \"1500 B\""), "{msg}");
+}

@@ -1,0 +1,185 @@
+//! Agents: the protocol endpoints and applications that live on hosts
+//! (seed 001 §2.1's source and sink processes).
+//!
+//! An agent is a sans-IO state machine driven by the engine through three
+//! callbacks, each with the current virtual time (STYLE.md: `now` in every
+//! callback; smoltcp's `socket/tcp/congestion.rs` shape):
+//!
+//! - [`Agent::start`] once, at time zero, in the order agents were made;
+//! - [`Agent::on_packet`] when a packet for it reaches its host;
+//! - [`Agent::on_timer`] when one of its timers fires.
+//!
+//! Everything an agent does to the world goes through [`Ctx`]: send a
+//! packet (routed from its host by destination address), arm or cancel a
+//! timer, bind a port. Agents are stored in [`AnyAgent`], an enum with one
+//! variant per kind, so calls are statically dispatched.
+//!
+//! # How TCP slots in
+//!
+//! Nothing in the engine knows about UDP. A TCP implementation (Tahoe,
+//! Reno, NewReno, SACK, CUBIC) is one more `AnyAgent` variant:
+//!
+//! - **Dispatch.** A host hands a packet addressed to it to the agent bound
+//!   to `(protocol, destination port)` ([`Ctx::bind`]; the engine binds the
+//!   workload's agents when it builds the run). A TCP listener or client
+//!   binds its port and demultiplexes its connections itself by 4-tuple,
+//!   like a socket set.
+//! - **Timers.** A timer is named by a [`TimerToken`] the agent chooses
+//!   (e.g. 0 = RTO, 1 = delayed ACK, 2 = persist). Arming a token again
+//!   replaces its pending deadline and [`Ctx::cancel_timer`] removes it, so
+//!   restarting the RTO on every ACK is one call; the engine drops the
+//!   superseded wakeups itself and never fires a cancelled timer.
+//! - **Split-TCP proxy.** A forwarding host (router, base station) normally
+//!   routes packets that are not addressed to it. An agent that calls
+//!   [`Ctx::intercept`]`(protocol, port)` receives, instead, every passing
+//!   packet of that protocol with that source or destination port: it
+//!   terminates the connection and opens its own towards the destination,
+//!   sending with whatever addresses it chooses (the original ones, for a
+//!   transparent proxy; routing is by destination only).
+//! - **Accounting.** Every packet an agent sends gets a fresh id; when it
+//!   leaves the network (at its destination host, or at an intercepting
+//!   agent) or is dropped, the engine counts it against the workload flow
+//!   whose 5-tuple it carries.
+
+use std::net::Ipv4Addr;
+
+use squall_link::{Instant, Packet, PacketId, Protocol};
+
+use crate::host::HostId;
+use crate::network::Network;
+use crate::udp::{UdpSink, UdpSource};
+
+/// Index of an agent in the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AgentId(pub(crate) u32);
+
+impl AgentId {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Names one of an agent's timers; the agent chooses the values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimerToken(pub u64);
+
+/// The destination cannot be reached from the sending host (no host has
+/// that address, no path leads there, or it is the sending host itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no route from host {from:?} to {to}")]
+pub struct NoRoute {
+    pub from: HostId,
+    pub to: Ipv4Addr,
+}
+
+/// Another agent on the host already has this protocol and port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{protocol:?} port {port} is already bound on this host")]
+pub struct PortInUse {
+    pub protocol: Protocol,
+    pub port: u16,
+}
+
+/// A protocol endpoint or application on a host.
+pub trait Agent {
+    /// Called once at time zero.
+    fn start(&mut self, now: Instant, ctx: &mut Ctx<'_>);
+    /// A packet for this agent reached its host at `now`.
+    fn on_packet(&mut self, now: Instant, packet: Packet, ctx: &mut Ctx<'_>);
+    /// The timer `token` fired at `now` (its deadline).
+    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>);
+}
+
+/// Every kind of agent, for static dispatch.
+///
+/// Agents sit in one `Vec` and are never moved after the run is built, so
+/// the variants are stored inline rather than boxed (no indirection per
+/// callback).
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum AnyAgent {
+    UdpSource(UdpSource),
+    UdpSink(UdpSink),
+}
+
+impl Agent for AnyAgent {
+    fn start(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        match self {
+            AnyAgent::UdpSource(a) => a.start(now, ctx),
+            AnyAgent::UdpSink(a) => a.start(now, ctx),
+        }
+    }
+    fn on_packet(&mut self, now: Instant, packet: Packet, ctx: &mut Ctx<'_>) {
+        match self {
+            AnyAgent::UdpSource(a) => a.on_packet(now, packet, ctx),
+            AnyAgent::UdpSink(a) => a.on_packet(now, packet, ctx),
+        }
+    }
+    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
+        match self {
+            AnyAgent::UdpSource(a) => a.on_timer(now, token, ctx),
+            AnyAgent::UdpSink(a) => a.on_timer(now, token, ctx),
+        }
+    }
+}
+
+/// What an agent may do during one callback. Sends take effect at once:
+/// the packet enters the first path of its route at `now`.
+pub struct Ctx<'a> {
+    now: Instant,
+    agent: AgentId,
+    host: HostId,
+    net: &'a mut Network,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(now: Instant, agent: AgentId, net: &'a mut Network) -> Self {
+        let host = net.agent_host(agent);
+        Ctx { now, agent, host, net }
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// The host this agent lives on.
+    pub fn host(&self) -> HostId {
+        self.host
+    }
+
+    /// The IPv4 address of this agent's host.
+    pub fn address(&self) -> Ipv4Addr {
+        self.net.host_address(self.host)
+    }
+
+    /// Sends `packet` from this host towards `packet.flow.dst`. The engine
+    /// gives it a fresh id, unique within the run (any id it carried is
+    /// replaced), and returns that id.
+    pub fn send(&mut self, packet: Packet) -> Result<PacketId, NoRoute> {
+        self.net.send(self.now, self.host, packet)
+    }
+
+    /// Arms timer `token` to fire at `at` (at `now` if `at` is earlier),
+    /// replacing its pending deadline if it had one.
+    pub fn set_timer(&mut self, token: TimerToken, at: Instant) {
+        self.net.set_timer(self.agent, token, at.max(self.now));
+    }
+
+    /// Disarms timer `token`; nothing happens if it was not armed.
+    pub fn cancel_timer(&mut self, token: TimerToken) {
+        self.net.cancel_timer(self.agent, token);
+    }
+
+    /// Receives the packets addressed to this host with `protocol` and
+    /// destination port `port`.
+    pub fn bind(&mut self, protocol: Protocol, port: u16) -> Result<(), PortInUse> {
+        self.net.bind(self.host, protocol, port, self.agent)
+    }
+
+    /// Receives, instead of forwarding them, the packets passing through
+    /// this host (addressed to another) with `protocol` and `port` as
+    /// source or destination port: the hook of a split-connection proxy.
+    pub fn intercept(&mut self, protocol: Protocol, port: u16) -> Result<(), PortInUse> {
+        self.net.intercept(self.host, protocol, port, self.agent)
+    }
+}

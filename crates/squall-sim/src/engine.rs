@@ -1,0 +1,339 @@
+//! The engine: builds a run from a scenario, then wakes paths, agents and
+//! the state schedule in virtual time until the scenario's duration.
+
+use std::collections::{HashMap, HashSet};
+
+use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, StateSchedule};
+use squall_scenario::Scenario;
+
+use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
+use crate::host::{Host, HostId};
+use crate::metrics::FlowMetrics;
+use crate::network::{Network, PathId, PathSlot};
+use crate::result::{HostCapture, RunResult};
+use crate::scheduler::Wake;
+use crate::udp::{UdpSink, UdpSource};
+use crate::{RunOptions, SimError};
+
+/// More wakeups than this at one instant is a livelock (a model or agent
+/// that keeps asking to be woken now), not a workload.
+const MAX_WAKEUPS_PER_INSTANT: u64 = 1 << 24;
+/// More states than this entered at one instant: a cycle whose holding
+/// times are all zero.
+const MAX_STATES_PER_INSTANT: u32 = 1 << 16;
+
+/// Default UDP ports (`workload.udp`): source 10000 + flow index.
+const UDP_SOURCE_PORT_BASE: u32 = 10_000;
+const UDP_SINK_PORT: u16 = 5001;
+
+/// One replication in progress.
+pub(crate) struct Simulation {
+    seed: u64,
+    net: Network,
+    agents: Vec<AnyAgent>,
+    schedule: StateSchedule,
+    end: Instant,
+    /// Wakeups handled so far, and how many of them at the current instant.
+    wakeups: u64,
+    instant: Instant,
+    at_instant: u64,
+}
+
+fn scenario_error(message: impl Into<String>) -> SimError {
+    SimError::Scenario(message.into())
+}
+
+impl Simulation {
+    /// Builds the hosts, paths, routes, agents and state schedule of
+    /// `scenario` for the replication with `seed`.
+    pub fn new(scenario: &Scenario, seed: u64, options: RunOptions) -> Result<Self, SimError> {
+        let mut host_ids: HashMap<&str, HostId> = HashMap::new();
+        let mut addresses = HashSet::new();
+        let mut hosts = Vec::with_capacity(scenario.hosts.len());
+        for (i, h) in scenario.hosts.iter().enumerate() {
+            if host_ids.insert(h.name.as_str(), HostId(i as u32)).is_some() {
+                return Err(scenario_error(format!("two hosts are named `{}`", h.name)));
+            }
+            if !addresses.insert(h.address) {
+                return Err(scenario_error(format!("host `{}`: address {} is taken", h.name, h.address)));
+            }
+            hosts.push(Host::new(h.name.clone(), h.address));
+        }
+        let host = |name: &str, what: &str| {
+            host_ids
+                .get(name)
+                .copied()
+                .ok_or_else(|| scenario_error(format!("{what} names host `{name}`, which is not in `hosts`")))
+        };
+
+        let mut paths = Vec::new();
+        let mut stage_names = HashSet::new();
+        for lp in scenario.link_paths() {
+            let what = format!("links[{}]", lp.link);
+            let (first, second) = (host(&lp.first, &what)?, host(&lp.second, &what)?);
+            if first == second {
+                return Err(scenario_error(format!("{what} joins host `{}` to itself", lp.first)));
+            }
+            for (config, from, to) in [(&lp.downlink, first, second), (&lp.uplink, second, first)] {
+                stage_names.extend(config.stages.iter().map(|s| s.name.clone()));
+                if let Some(slot) = build_path(config, from, to, seed, &what, scenario)? {
+                    paths.push(slot);
+                }
+            }
+        }
+
+        let states = scenario.schedule();
+        for s in &states {
+            for change in &s.state.changes {
+                if !stage_names.contains(change.stage()) {
+                    return Err(scenario_error(format!(
+                        "state `{}` changes stage `{}`, which no link has",
+                        s.state.name,
+                        change.stage()
+                    )));
+                }
+            }
+            if let Entry::Cycle { hold } = &s.entry {
+                hold.validate().map_err(|e| scenario_error(format!("state `{}`: `hold`: {e}", s.state.name)))?;
+            }
+        }
+        let schedule = StateSchedule::new(states, seed);
+
+        let mut net = Network::new(hosts, paths, options);
+        let mut agents = Vec::new();
+        for (i, f) in scenario.workload.udp.iter().enumerate() {
+            let what = format!("workload.udp `{}`", f.name);
+            let (from, to) = (host(&f.from, &what)?, host(&f.to, &what)?);
+            if net.next_hop(from, to).is_none() {
+                return Err(scenario_error(format!("{what}: no route from `{}` to `{}`", f.from, f.to)));
+            }
+            let src_port = match f.src_port {
+                Some(p) => p,
+                None => u16::try_from(UDP_SOURCE_PORT_BASE + i as u32)
+                    .map_err(|_| scenario_error(format!("{what}: give `src_port` (10000 + {i} is not a port)")))?,
+            };
+            let dst_port = f.dst_port.unwrap_or(UDP_SINK_PORT);
+            let key = FlowKey {
+                protocol: Protocol::Udp,
+                src: net.host_address(from),
+                dst: net.host_address(to),
+                src_port,
+                dst_port,
+            };
+            if !net.add_flow(FlowMetrics::new(f.name.clone(), key)) {
+                return Err(scenario_error(format!("{what}: another flow has the same addresses and ports ({key})")));
+            }
+            let source = UdpSource::new(f, key, seed, Instant::ZERO + scenario.duration).map_err(SimError::Scenario)?;
+            net.add_agent(from);
+            agents.push(AnyAgent::UdpSource(source));
+            // Flows to the same host and port share one sink.
+            if net.hosts[to.index()].bound_agent(Protocol::Udp, dst_port).is_none() {
+                let sink = net.add_agent(to);
+                agents.push(AnyAgent::UdpSink(UdpSink::default()));
+                net.bind(to, Protocol::Udp, dst_port, sink).map_err(|e| scenario_error(e.to_string()))?;
+            }
+        }
+
+        // States due at time zero apply before any agent sends.
+        if let Some(at) = schedule.next_wakeup() {
+            net.scheduler.schedule(at, Wake::States);
+        }
+        for a in 0..agents.len() {
+            net.scheduler.schedule(Instant::ZERO, Wake::Start(AgentId(a as u32)));
+        }
+        Ok(Simulation {
+            seed,
+            net,
+            agents,
+            schedule,
+            end: Instant::ZERO + scenario.duration,
+            wakeups: 0,
+            instant: Instant::ZERO,
+            at_instant: 0,
+        })
+    }
+
+    /// Handles the next wakeup due by the end of the run; `false` when
+    /// there is none left.
+    pub fn step(&mut self) -> Result<bool, SimError> {
+        let Some(request) = self.net.scheduler.pop_until(self.end) else {
+            return Ok(false);
+        };
+        let now = request.at;
+        self.count_wakeup(now)?;
+        match request.wake {
+            Wake::Path(p) => {
+                if self.net.take_wakeup(p, request.seq) {
+                    self.wake_path(now, p);
+                }
+            }
+            Wake::Timer(agent, token) => {
+                if self.net.take_timer(agent, token, request.seq) {
+                    let mut ctx = Ctx::new(now, agent, &mut self.net);
+                    self.agents[agent.index()].on_timer(now, token, &mut ctx);
+                }
+            }
+            Wake::Start(agent) => {
+                let mut ctx = Ctx::new(now, agent, &mut self.net);
+                self.agents[agent.index()].start(now, &mut ctx);
+            }
+            Wake::States => self.enter_states(now)?,
+        }
+        Ok(true)
+    }
+
+    /// Runs at most `limit` wakeups (all of them if `None`); an error if
+    /// the run is not over by then.
+    pub fn run(&mut self, limit: Option<u64>) -> Result<(), SimError> {
+        loop {
+            if limit.is_some_and(|l| self.wakeups >= l) && self.net.scheduler.has_due(self.end) {
+                return Err(SimError::Livelock { wakeups: self.wakeups, at: self.instant });
+            }
+            if !self.step()? {
+                return Ok(());
+            }
+        }
+    }
+
+    fn count_wakeup(&mut self, now: Instant) -> Result<(), SimError> {
+        self.wakeups += 1;
+        if now == self.instant {
+            self.at_instant += 1;
+            if self.at_instant > MAX_WAKEUPS_PER_INSTANT {
+                return Err(SimError::Livelock { wakeups: self.wakeups, at: now });
+            }
+        } else {
+            self.instant = now;
+            self.at_instant = 1;
+        }
+        Ok(())
+    }
+
+    /// Path `p` is due: take every packet it delivers now to its far host.
+    fn wake_path(&mut self, now: Instant, p: PathId) {
+        while let Some(d) = self.net.paths[p.index()].path.poll(now) {
+            debug_assert_eq!(d.at, now, "a path delivered before it asked to be woken");
+            if let Some((agent, packet)) = self.net.arrive(now, p, d.packet) {
+                let mut ctx = Ctx::new(now, agent, &mut self.net);
+                self.agents[agent.index()].on_packet(now, packet, &mut ctx);
+            }
+        }
+        self.net.after_call(now, p);
+    }
+
+    /// Enters every state due at `now`: each change goes to every path.
+    fn enter_states(&mut self, now: Instant) -> Result<(), SimError> {
+        if self.net.options.record_events {
+            // Events before the state come before it in the log.
+            self.net.drain_all();
+        }
+        let mut entered = 0;
+        while let Some(due) = self.schedule.poll(now) {
+            entered += 1;
+            if entered > MAX_STATES_PER_INSTANT {
+                return Err(scenario_error(format!(
+                    "states entered more than {MAX_STATES_PER_INSTANT} times at {now} s: a cycle with zero holding times?"
+                )));
+            }
+            self.net.record_state(due.at, &due.state.name);
+            for change in &due.state.changes {
+                for slot in &mut self.net.paths {
+                    slot.path.apply(now, change);
+                }
+            }
+            if self.net.options.record_events {
+                self.net.drain_all();
+            }
+        }
+        for p in 0..self.net.paths.len() {
+            self.net.after_call(now, PathId(p as u32));
+        }
+        if let Some(at) = self.schedule.next_wakeup() {
+            self.net.scheduler.schedule(at.max(now), Wake::States);
+        }
+        Ok(())
+    }
+
+    /// Ends the run: checks conservation and gathers the results.
+    pub fn finish(mut self) -> Result<RunResult, SimError> {
+        let net = &mut self.net;
+        net.drain_all();
+        if let Some(v) = net.violation.take() {
+            return Err(SimError::Conservation(v));
+        }
+        let mut in_paths = 0;
+        for slot in &net.paths {
+            let s = slot.path.stats();
+            if !s.conserved() {
+                return Err(SimError::Conservation(format!(
+                    "{}: {} entered, {} delivered + {} dropped + {} inside",
+                    slot.label, s.entered, s.delivered, s.dropped, s.in_flight
+                )));
+            }
+            in_paths += s.in_flight;
+        }
+        if net.ledger.live() != in_paths {
+            return Err(SimError::Conservation(format!(
+                "{} packets should be inside the network but the paths hold {in_paths}",
+                net.ledger.live()
+            )));
+        }
+        let in_flight = net.ledger.live_per_flow(net.flows.len());
+        for (f, &inside) in net.flows.iter().zip(&in_flight) {
+            let accounted = f.delivered_packets + f.dropped_total() + inside;
+            if f.sent_packets != accounted {
+                return Err(SimError::Conservation(format!(
+                    "flow {}: {} sent, {} delivered + {} dropped + {inside} inside",
+                    f.key(),
+                    f.sent_packets,
+                    f.delivered_packets,
+                    f.dropped_total()
+                )));
+            }
+        }
+
+        let stages = net.paths.iter().flat_map(|s| s.path.stage_stats(self.end)).collect();
+        let mut events = std::mem::take(&mut net.events);
+        events.sort_by_key(|e| e.time); // stable: equal times keep drain order
+        let captures = std::mem::take(&mut net.captures)
+            .into_iter()
+            .zip(&net.hosts)
+            .map(|(packets, h)| HostCapture { host: h.name.clone(), packets })
+            .collect();
+        let flows = std::mem::take(&mut net.flows).into_iter().zip(in_flight).map(|(f, n)| f.finish(n)).collect();
+        Ok(RunResult {
+            seed: self.seed,
+            end: self.end,
+            flows,
+            stages,
+            events,
+            packets: std::mem::take(&mut net.records),
+            captures,
+        })
+    }
+}
+
+/// The path of one direction of a link; `None` if it has no stages (no
+/// traffic goes that way).
+fn build_path(
+    config: &PathConfig,
+    from: HostId,
+    to: HostId,
+    seed: u64,
+    what: &str,
+    scenario: &Scenario,
+) -> Result<Option<PathSlot>, SimError> {
+    if config.stages.is_empty() {
+        return Ok(None);
+    }
+    // Event recording stays on (the default): drops are charged to flows
+    // from the path's drop events.
+    let path = Path::new(config, seed)?;
+    let label = format!(
+        "{what} {} ({} -> {})",
+        config.direction,
+        scenario.hosts[from.index()].name,
+        scenario.hosts[to.index()].name
+    );
+    Ok(Some(PathSlot::new(path, from, to, label)))
+}

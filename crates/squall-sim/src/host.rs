@@ -1,0 +1,76 @@
+//! Hosts: an address, the agents bound to its ports, and the flows it
+//! intercepts. A host that receives a packet not addressed to it forwards
+//! it on its next hop towards the destination (a router, a base station).
+
+use std::net::Ipv4Addr;
+
+use squall_link::{FlowKey, Protocol};
+
+use crate::agent::{AgentId, PortInUse};
+
+/// Index of a host in the scenario's `hosts`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct HostId(pub(crate) u32);
+
+impl HostId {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Binding {
+    protocol: Protocol,
+    port: u16,
+    agent: AgentId,
+}
+
+#[derive(Debug)]
+pub(crate) struct Host {
+    pub name: String,
+    pub address: Ipv4Addr,
+    /// Agents receiving the packets addressed to this host, by protocol and
+    /// destination port. Few per host: a linear search beats hashing.
+    bound: Vec<Binding>,
+    /// Agents receiving passing packets by protocol and either port.
+    intercepts: Vec<Binding>,
+}
+
+impl Host {
+    pub fn new(name: String, address: Ipv4Addr) -> Self {
+        Host { name, address, bound: Vec::new(), intercepts: Vec::new() }
+    }
+
+    pub fn bind(&mut self, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
+        if self.bound_agent(protocol, port).is_some() {
+            return Err(PortInUse { protocol, port });
+        }
+        self.bound.push(Binding { protocol, port, agent });
+        Ok(())
+    }
+
+    pub fn intercept(&mut self, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
+        if self.intercepts.iter().any(|b| b.protocol == protocol && b.port == port) {
+            return Err(PortInUse { protocol, port });
+        }
+        self.intercepts.push(Binding { protocol, port, agent });
+        Ok(())
+    }
+
+    /// The agent bound to `protocol` and destination `port`.
+    pub fn bound_agent(&self, protocol: Protocol, port: u16) -> Option<AgentId> {
+        self.bound.iter().find(|b| b.protocol == protocol && b.port == port).map(|b| b.agent)
+    }
+
+    /// The agent intercepting a passing packet of `flow`, if any.
+    #[inline]
+    pub fn interceptor(&self, flow: &FlowKey) -> Option<AgentId> {
+        if self.intercepts.is_empty() {
+            return None;
+        }
+        self.intercepts
+            .iter()
+            .find(|b| b.protocol == flow.protocol && (b.port == flow.src_port || b.port == flow.dst_port))
+            .map(|b| b.agent)
+    }
+}

@@ -1,0 +1,382 @@
+//! The network: hosts joined by paths (two per link, one each way), the
+//! routes between them, and the bookkeeping of every packet inside.
+//!
+//! Packets move synchronously at one instant: a path's delivery arrives at
+//! its far host at the delivery time, and a forwarding host pushes it onto
+//! the next path at once. A packet is therefore always inside exactly one
+//! path, or already out of the network (delivered or dropped).
+
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+
+use squall_link::{Direction, Event, EventKind, Instant, Packet, PacketId, Path, Protocol};
+
+use crate::RunOptions;
+use crate::agent::{AgentId, NoRoute, PortInUse, TimerToken};
+use crate::hash::FxHashMap;
+use crate::host::{Host, HostId};
+use crate::ledger::{self, Entry, PacketLedger};
+use crate::metrics::FlowMetrics;
+use crate::result::{CaptureDirection, PacketRecord};
+use crate::routing::Routes;
+use crate::scheduler::{Scheduler, Wake};
+
+/// Index of a path: links in scenario order, each downlink then uplink
+/// (a direction without stages has no path).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct PathId(pub u32);
+
+impl PathId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// How many calls a path gets between drains of its events. Draining
+/// allocates a fresh buffer in the model, so it is batched; a batch is
+/// still small enough to stay in cache.
+const DRAIN_BATCH: u32 = 256;
+
+#[derive(Debug)]
+pub(crate) struct PathSlot {
+    pub path: Path,
+    pub from: HostId,
+    pub to: HostId,
+    /// "link 0 downlink (fixed -> mobile)", for error messages.
+    pub label: String,
+    /// The pending wakeup request, (time, sequence number); older requests
+    /// for this path are stale and ignored.
+    scheduled: Option<(Instant, u64)>,
+    calls_since_drain: u32,
+}
+
+impl PathSlot {
+    pub fn new(path: Path, from: HostId, to: HostId, label: String) -> Self {
+        PathSlot { path, from, to, label, scheduled: None, calls_since_drain: 0 }
+    }
+}
+
+/// A packet that reached an agent; the engine hands it over.
+pub(crate) type Handover = Option<(AgentId, Packet)>;
+
+#[derive(Debug)]
+pub(crate) struct Network {
+    pub hosts: Vec<Host>,
+    by_address: FxHashMap<Ipv4Addr, HostId>,
+    pub paths: Vec<PathSlot>,
+    routes: Routes,
+    pub scheduler: Scheduler,
+    /// Host of each agent.
+    agent_hosts: Vec<HostId>,
+    /// Armed timers of each agent: token and the sequence number of the
+    /// request that fires it.
+    timers: Vec<Vec<(TimerToken, u64)>>,
+    pub ledger: PacketLedger,
+    pub flows: Vec<FlowMetrics>,
+    flow_index: FxHashMap<squall_link::FlowKey, u32>,
+    pub options: RunOptions,
+    pub records: Vec<PacketRecord>,
+    pub captures: Vec<Vec<(Instant, CaptureDirection, Packet)>>,
+    /// Every model event so far (only with `options.record_events`), in
+    /// the order drained; sorted by time at the end.
+    pub events: Vec<Event>,
+    /// The first inconsistency seen (a bug): reported as a conservation
+    /// error at the end of the run.
+    pub violation: Option<String>,
+}
+
+impl Network {
+    pub fn new(hosts: Vec<Host>, paths: Vec<PathSlot>, options: RunOptions) -> Self {
+        let by_address = hosts.iter().enumerate().map(|(i, h)| (h.address, HostId(i as u32))).collect();
+        let routes = Routes::new(hosts.len(), paths.iter().map(|p| (p.from, p.to)));
+        let captures = if options.record_captures { hosts.iter().map(|_| Vec::new()).collect() } else { Vec::new() };
+        Network {
+            hosts,
+            by_address,
+            paths,
+            routes,
+            scheduler: Scheduler::default(),
+            agent_hosts: Vec::new(),
+            timers: Vec::new(),
+            ledger: PacketLedger::new(),
+            flows: Vec::new(),
+            flow_index: FxHashMap::default(),
+            options,
+            records: Vec::new(),
+            captures,
+            events: Vec::new(),
+            violation: None,
+        }
+    }
+
+    pub fn host_by_address(&self, address: Ipv4Addr) -> Option<HostId> {
+        self.by_address.get(&address).copied()
+    }
+
+    pub fn host_address(&self, host: HostId) -> Ipv4Addr {
+        self.hosts[host.index()].address
+    }
+
+    /// The first path from `from` towards `to`.
+    pub fn next_hop(&self, from: HostId, to: HostId) -> Option<PathId> {
+        self.routes.next_hop(from, to)
+    }
+
+    /// Registers a workload flow; packets carrying `metrics.key()` count
+    /// for it. Returns false if another flow has that key.
+    pub fn add_flow(&mut self, metrics: FlowMetrics) -> bool {
+        let index = self.flows.len() as u32;
+        if self.flow_index.insert(metrics.key(), index).is_some() {
+            return false;
+        }
+        self.flows.push(metrics);
+        true
+    }
+
+    /// Places a new agent on `host`.
+    pub fn add_agent(&mut self, host: HostId) -> AgentId {
+        self.agent_hosts.push(host);
+        self.timers.push(Vec::new());
+        AgentId(self.agent_hosts.len() as u32 - 1)
+    }
+
+    pub fn agent_host(&self, agent: AgentId) -> HostId {
+        self.agent_hosts[agent.index()]
+    }
+
+    pub fn bind(&mut self, host: HostId, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
+        self.hosts[host.index()].bind(protocol, port, agent)
+    }
+
+    pub fn intercept(&mut self, host: HostId, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
+        self.hosts[host.index()].intercept(protocol, port, agent)
+    }
+
+    // --- timers ---
+
+    pub fn set_timer(&mut self, agent: AgentId, token: TimerToken, at: Instant) {
+        let seq = self.scheduler.schedule(at, Wake::Timer(agent, token));
+        let armed = &mut self.timers[agent.index()];
+        match armed.iter_mut().find(|(t, _)| *t == token) {
+            Some(slot) => slot.1 = seq,
+            None => armed.push((token, seq)),
+        }
+    }
+
+    pub fn cancel_timer(&mut self, agent: AgentId, token: TimerToken) {
+        self.timers[agent.index()].retain(|(t, _)| *t != token);
+    }
+
+    /// Whether the request `seq` for `token` is the armed one; if so the
+    /// timer is disarmed and fires.
+    pub fn take_timer(&mut self, agent: AgentId, token: TimerToken, seq: u64) -> bool {
+        let armed = &mut self.timers[agent.index()];
+        match armed.iter().position(|&(t, s)| t == token && s == seq) {
+            Some(i) => {
+                armed.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    // --- packets ---
+
+    /// An agent on `host` sends `packet` at `now`.
+    pub fn send(&mut self, now: Instant, host: HostId, mut packet: Packet) -> Result<PacketId, NoRoute> {
+        let no_route = NoRoute { from: host, to: packet.flow.dst };
+        let dst = self.host_by_address(packet.flow.dst).ok_or(no_route)?;
+        let first = self.routes.next_hop(host, dst).ok_or(no_route)?;
+        let flow = self.flow_index.get(&packet.flow).copied().unwrap_or(ledger::NONE);
+        let record =
+            if self.options.record_packets && flow != ledger::NONE { self.records.len() as u32 } else { ledger::NONE };
+        let id = self.ledger.insert(Entry { sent: now, flow, record });
+        packet.id = id;
+        if let Some(f) = self.flows.get_mut(flow as usize) {
+            f.on_send(now, packet.size);
+        }
+        if record != ledger::NONE {
+            self.records.push(PacketRecord {
+                id,
+                flow: flow as usize,
+                size: packet.size,
+                sent: now,
+                delivered: None,
+                dropped: None,
+            });
+        }
+        self.capture(now, host, CaptureDirection::Sent, &packet);
+        self.push(now, first, packet);
+        Ok(id)
+    }
+
+    /// Path `from` delivered `packet` at `now` to its far host. Returns the
+    /// agent that takes it, if any; otherwise the packet was forwarded (or
+    /// reached a host where nothing listens on its port).
+    #[inline]
+    pub fn arrive(&mut self, now: Instant, from: PathId, packet: Packet) -> Handover {
+        let host = self.paths[from.index()].to;
+        self.capture(now, host, CaptureDirection::Received, &packet);
+        let h = &self.hosts[host.index()];
+        if packet.flow.dst == h.address {
+            let agent = h.bound_agent(packet.flow.protocol, packet.flow.dst_port);
+            self.leave(now, &packet);
+            return agent.map(|a| (a, packet));
+        }
+        if let Some(agent) = h.interceptor(&packet.flow) {
+            self.leave(now, &packet);
+            return Some((agent, packet));
+        }
+        let next = self.host_by_address(packet.flow.dst).and_then(|dst| self.routes.next_hop(host, dst));
+        match next {
+            Some(next) => {
+                self.capture(now, host, CaptureDirection::Sent, &packet);
+                self.push(now, next, packet);
+            }
+            None => self.violate(format!(
+                "packet {} of {} reached host {} which has no route onward",
+                packet.id.0,
+                packet.flow,
+                self.hosts[host.index()].name
+            )),
+        }
+        None
+    }
+
+    /// The packet left the network at `now` (its destination, or an
+    /// intercepting agent).
+    #[inline]
+    fn leave(&mut self, now: Instant, packet: &Packet) {
+        let Some(entry) = self.ledger.resolve(packet.id) else {
+            return self
+                .violate(format!("packet {} of {} delivered but not inside the network", packet.id.0, packet.flow));
+        };
+        if let Some(f) = self.flows.get_mut(entry.flow as usize) {
+            f.on_delivery(now, entry.sent, packet.size, packet.corrupted);
+        }
+        if let Some(r) = self.records.get_mut(entry.record as usize) {
+            r.delivered = Some(now);
+        }
+    }
+
+    #[inline]
+    fn capture(&mut self, now: Instant, host: HostId, direction: CaptureDirection, packet: &Packet) {
+        if let Some(c) = self.captures.get_mut(host.index()) {
+            c.push((now, direction, packet.clone()));
+        }
+    }
+
+    /// `packet` enters path `p` at `now`.
+    #[inline]
+    pub fn push(&mut self, now: Instant, p: PathId, packet: Packet) {
+        self.paths[p.index()].path.push(now, packet);
+        self.after_call(now, p);
+    }
+
+    /// Whether the request `seq` is path `p`'s pending wakeup; if so it is
+    /// consumed and the engine polls the path.
+    pub fn take_wakeup(&mut self, p: PathId, seq: u64) -> bool {
+        let slot = &mut self.paths[p.index()];
+        if slot.scheduled.is_some_and(|(_, s)| s == seq) {
+            slot.scheduled = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// After any call on path `p`: drain its events now and then, and make
+    /// sure a wakeup is requested for its `next_wakeup()`.
+    #[inline]
+    pub fn after_call(&mut self, now: Instant, p: PathId) {
+        let slot = &mut self.paths[p.index()];
+        slot.calls_since_drain += 1;
+        if slot.calls_since_drain >= DRAIN_BATCH {
+            self.drain(p);
+        }
+        let slot = &mut self.paths[p.index()];
+        let Some(at) = slot.path.next_wakeup() else { return };
+        let at = at.max(now);
+        if slot.scheduled.is_none_or(|(t, _)| at < t) {
+            let seq = self.scheduler.schedule(at, Wake::Path(p));
+            self.paths[p.index()].scheduled = Some((at, seq));
+        }
+    }
+
+    /// Takes path `p`'s events: drops are charged to their packet's flow,
+    /// and the events are kept if the run records them.
+    pub fn drain(&mut self, p: PathId) {
+        let slot = &mut self.paths[p.index()];
+        slot.calls_since_drain = 0;
+        let events = slot.path.drain_events();
+        for e in &events {
+            let (EventKind::Drop(reason), Some(id)) = (e.kind, e.packet) else { continue };
+            let Some(entry) = self.ledger.resolve(id) else {
+                self.violate(format!("packet {} dropped ({reason}) but not inside the network", id.0));
+                continue;
+            };
+            if let Some(f) = self.flows.get_mut(entry.flow as usize) {
+                f.on_drop(reason);
+            }
+            if let Some(r) = self.records.get_mut(entry.record as usize) {
+                r.dropped = Some(reason);
+            }
+        }
+        if self.options.record_events {
+            self.events.extend(events);
+        }
+    }
+
+    pub fn drain_all(&mut self) {
+        for p in 0..self.paths.len() {
+            self.drain(PathId(p as u32));
+        }
+    }
+
+    /// Notes that a state was entered (for the event log).
+    pub fn record_state(&mut self, at: Instant, name: &str) {
+        if self.options.record_events {
+            self.events.push(Event {
+                time: at,
+                stage: Arc::from(name),
+                // A state applies to both directions; the field is unused.
+                direction: Direction::Downlink,
+                kind: EventKind::StateChange,
+                packet: None,
+                flow: None,
+                size: 0,
+            });
+        }
+    }
+
+    fn violate(&mut self, message: String) {
+        self.violation.get_or_insert(message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The timer semantics a TCP agent relies on: re-arming a token
+    /// replaces its deadline, cancelling removes it, tokens are independent.
+    #[test]
+    fn rearmed_and_cancelled_timers_do_not_fire() {
+        let mut net = Network::new(vec![Host::new("h".into(), Ipv4Addr::LOCALHOST)], vec![], RunOptions::default());
+        let a = net.add_agent(HostId(0));
+        let (rto, ack) = (TimerToken(0), TimerToken(1));
+        net.set_timer(a, rto, Instant::from_millis(10));
+        net.set_timer(a, ack, Instant::from_millis(20));
+        net.set_timer(a, rto, Instant::from_millis(30)); // restart the RTO
+        net.set_timer(a, TimerToken(2), Instant::from_millis(5));
+        net.cancel_timer(a, TimerToken(2));
+        let mut fired = vec![];
+        while let Some(r) = net.scheduler.pop_until(Instant::FAR_FUTURE) {
+            let Wake::Timer(agent, token) = r.wake else { panic!("only timers were set") };
+            if net.take_timer(agent, token, r.seq) {
+                fired.push((r.at.as_nanos() / 1_000_000, token.0));
+            }
+        }
+        assert_eq!(fired, vec![(20, 1), (30, 0)]);
+    }
+}

@@ -1,0 +1,69 @@
+//! A scenario's replications (`scenario.replications` of them; replication
+//! `i` uses seed `scenario.seed + i`), run on several threads. Each run is
+//! independent and deterministic, so the results do not depend on the
+//! number of threads.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use squall_scenario::Scenario;
+
+use crate::{RunOptions, RunResult, SimError, run};
+
+/// Every replication's result, in replication order.
+pub fn run_replications(scenario: &Scenario, options: RunOptions, jobs: usize) -> Result<Vec<RunResult>, SimError> {
+    run_replications_with(scenario, options, jobs, |_, result| result)
+}
+
+/// Runs every replication on up to `jobs` threads and hands each result,
+/// as soon as it is ready, to `consume(replication, result)` on the thread
+/// that made it (so results need not all be held in memory at once).
+/// Returns what `consume` returned, in replication order, or the error of
+/// the first replication that failed (no new replication starts after a
+/// failure).
+pub fn run_replications_with<T, F>(
+    scenario: &Scenario,
+    options: RunOptions,
+    jobs: usize,
+    consume: F,
+) -> Result<Vec<T>, SimError>
+where
+    T: Send,
+    F: Fn(u32, RunResult) -> T + Sync,
+{
+    let count = scenario.replications;
+    let next = AtomicU32::new(0);
+    let failed = AtomicBool::new(false);
+    let outcomes: Mutex<Vec<Option<Result<T, SimError>>>> = Mutex::new((0..count).map(|_| None).collect());
+    let worker = || {
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
+            }
+            let outcome = run(scenario, scenario.seed.wrapping_add(i as u64), options).map(|r| consume(i, r));
+            if outcome.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            outcomes.lock().unwrap_or_else(|e| e.into_inner())[i as usize] = Some(outcome);
+        }
+    };
+    let threads = jobs.clamp(1, count.max(1) as usize);
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(worker);
+        }
+        worker();
+    });
+    let outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Replications after a failure may not have run: the first error wins.
+    let mut results = Vec::with_capacity(outcomes.len());
+    for outcome in outcomes {
+        match outcome {
+            Some(Ok(t)) => results.push(t),
+            Some(Err(e)) => return Err(e),
+            None => {}
+        }
+    }
+    Ok(results)
+}

@@ -1,0 +1,179 @@
+//! Cases 1–9 of shared/VALIDATION.md: queueing theory and link mechanics.
+
+use squall_analysis::{confidence_interval, mean};
+use squall_link::DropReason;
+use squall_scenario::Scenario;
+use squall_sim::{RunOptions, RunResult};
+
+use crate::measure::*;
+use crate::{Case, Check};
+
+const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
+const PACKETS_AND_EVENTS: RunOptions = RunOptions { record_events: true, record_packets: true, record_captures: false };
+
+macro_rules! scenario {
+    ($file:literal) => {
+        (include_str!(concat!("../../../scenarios/validation/", $file)), concat!("scenarios/validation/", $file))
+    };
+}
+
+/// Every validation case built so far, in VALIDATION.md order.
+pub fn cases() -> Vec<Case> {
+    let case = |number, name, (scenario, file): (&'static str, &'static str), options, evaluate| Case {
+        number,
+        name,
+        scenario,
+        file,
+        options,
+        evaluate,
+    };
+    vec![
+        case(1, "M/M/1", scenario!("01-mm1.toml"), PACKETS, mm1),
+        case(2, "M/D/1", scenario!("02-md1.toml"), PACKETS, md1),
+        case(3, "M/M/1/K", scenario!("03-mm1k.toml"), PACKETS, mm1k),
+        case(4, "Serialisation", scenario!("04-serialisation.toml"), PACKETS, serialisation),
+        case(5, "Rate", scenario!("05-rate.toml"), PACKETS, rate),
+        case(6, "Fragmentation", scenario!("06-fragmentation.toml"), PACKETS_AND_EVENTS, fragmentation),
+        case(7, "Bit errors", scenario!("07-bit-errors.toml"), PACKETS, bit_errors),
+        case(8, "Gilbert-Elliott", scenario!("08-gilbert-elliott.toml"), PACKETS, gilbert_elliott),
+        case(9, "Link ARQ", scenario!("09-arq.toml"), PACKETS, arq),
+    ]
+}
+
+/// λ and μ of the queueing cases (per second).
+const LAMBDA: f64 = 1.0 / 3.0;
+const MU: f64 = 0.5;
+
+fn per_replication(runs: &[RunResult], f: impl Fn(&RunResult) -> f64) -> Vec<f64> {
+    runs.iter().map(f).collect()
+}
+
+/// Case 1 (seed 004 §2.2): E[r] = (1/μ)/(1-ρ) = 6 s, and P_n = (1-ρ)ρ^n.
+fn mm1(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let rho = LAMBDA / MU;
+    let response = confidence_interval(&per_replication(runs, |r| mean(&delays(r))), 0.95);
+    let mut checks = vec![Check::ci_contains("mean response time E[r] (s)", (1.0 / MU) / (1.0 - rho), response)];
+    let dists: Vec<Vec<f64>> = runs.iter().map(|r| number_in_system(&r.packets)).collect();
+    for n in 0..=10 {
+        let p_n: Vec<f64> = dists.iter().map(|d| d.get(n).copied().unwrap_or(0.0)).collect();
+        let expected = (1.0 - rho) * rho.powi(n as i32);
+        checks.push(Check::within(
+            format!("P_{n} (time share with {n} in system)"),
+            expected,
+            mean(&p_n),
+            Some(confidence_interval(&p_n, 0.95)),
+            0.01,
+        ));
+    }
+    checks
+}
+
+/// Case 2: W_q = ρ/(2μ(1-ρ)) with deterministic service 1/μ.
+fn md1(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let rho = LAMBDA / MU;
+    let wait = per_replication(runs, |r| mean(&delays(r)) - 1.0 / MU);
+    let ci = confidence_interval(&wait, 0.95);
+    vec![Check::within_relative(
+        "mean waiting time in queue W_q (s)",
+        rho / (2.0 * MU * (1.0 - rho)),
+        ci.mean,
+        Some(ci),
+        0.03,
+    )]
+}
+
+/// Case 3: blocking P_K = (1-ρ)ρ^K/(1-ρ^(K+1)), K = 5 (arrivals see time
+/// averages, PASTA).
+fn mm1k(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let (rho, k) = (LAMBDA / MU, 5);
+    let expected = (1.0 - rho) * rho.powi(k) / (1.0 - rho.powi(k + 1));
+    let blocked = per_replication(runs, |r| drop_fraction(r, DropReason::QueueOverflow));
+    let ci = confidence_interval(&blocked, 0.95);
+    vec![Check::within("blocking probability P_K", expected, ci.mean, Some(ci), 0.003)]
+}
+
+/// Case 4: S·8/R + D + allocation delay, exactly (nanoseconds).
+fn serialisation(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let expected_ns = 12_000_000 + 50_000_000 + 20_000_000;
+    let d: Vec<u64> = runs.iter().flat_map(delays_ns).collect();
+    let worst = d.iter().map(|&x| x.abs_diff(expected_ns)).max().unwrap_or(u64::MAX);
+    vec![
+        Check::exact("packets delivered", 5.0, d.len() as f64),
+        Check::exact("largest |delay - 82 ms| (ns)", 0.0, worst as f64),
+    ]
+}
+
+/// Case 5: delivered at R within 0.5% in every 10-second window.
+fn rate(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let r = 10e6;
+    let rates: Vec<f64> = runs.iter().flat_map(|run| windowed_rate(run, 10.0, 60.0, 10.0)).collect();
+    let worst = rates.iter().copied().max_by(|a, b| (a - r).abs().total_cmp(&(b - r).abs())).unwrap_or(0.0);
+    vec![
+        Check::exact("10-second windows measured", 5.0 * runs.len() as f64, rates.len() as f64),
+        Check::within_relative("worst window rate (bit/s)", r, worst, Some(confidence_interval(&rates, 0.95)), 0.005),
+    ]
+}
+
+/// Case 6: ceil(S/F) frames and (S + ceil(S/F)·H)·8/R seconds.
+fn fragmentation(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let expected_ns = 135_000_000;
+    let d: Vec<u64> = runs.iter().flat_map(delays_ns).collect();
+    let worst = d.iter().map(|&x| x.abs_diff(expected_ns)).max().unwrap_or(u64::MAX);
+    let frames = runs
+        .iter()
+        .flat_map(|r| &r.events)
+        .filter(|e| matches!(e.kind, squall_link::EventKind::TransmitStart { .. }))
+        .count();
+    vec![
+        Check::exact("frames per packet", 4.0, frames as f64 / d.len().max(1) as f64),
+        Check::exact("largest |delay - 135 ms| (ns)", 0.0, worst as f64),
+    ]
+}
+
+/// Case 7: packet error probability 1-(1-b)^(8S) over 10^5 packets.
+fn bit_errors(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let expected = 1.0 - (1.0f64 - 1e-4).powi(8 * 1000);
+    let lost = per_replication(runs, |r| drop_fraction(r, DropReason::Error));
+    let sent: usize = runs.iter().map(|r| r.packets.len()).sum();
+    let ci = confidence_interval(&lost, 0.95);
+    vec![
+        Check::exact("packets sent", 100_000.0, sent as f64),
+        Check::within("packet error probability", expected, ci.mean, Some(ci), 0.005),
+    ]
+}
+
+/// Case 8: stationary loss (p(1-h) + r(1-k))/(p+r); mean burst 1/r.
+fn gilbert_elliott(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let (p, r) = (0.01, 0.1);
+    let loss = per_replication(runs, |run| drop_fraction(run, DropReason::Error));
+    let burst = per_replication(runs, |run| {
+        let b = loss_bursts(run);
+        b.iter().sum::<u64>() as f64 / b.len() as f64
+    });
+    let (loss_ci, burst_ci) = (confidence_interval(&loss, 0.95), confidence_interval(&burst, 0.95));
+    vec![
+        Check::within("stationary loss", p / (p + r), loss_ci.mean, Some(loss_ci), 0.005),
+        Check::within_relative("mean loss-burst length (packets)", 1.0 / r, burst_ci.mean, Some(burst_ci), 0.03),
+    ]
+}
+
+/// Case 9: residual loss f^(n+1); mean transmissions (1-f^(n+1))/(1-f).
+fn arq(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let (f, n) = (0.3f64, 3);
+    let residual = per_replication(runs, |r| drop_fraction(r, DropReason::ArqLimit));
+    let transmissions = per_replication(runs, |r| {
+        let s = r.stages.iter().find(|s| s.name == "radio").expect("case 9 has a stage named radio");
+        (s.entered + s.retransmissions) as f64 / s.entered as f64
+    });
+    let (res_ci, tx_ci) = (confidence_interval(&residual, 0.95), confidence_interval(&transmissions, 0.95));
+    vec![
+        Check::within("residual loss f^(n+1)", f.powi(n + 1), res_ci.mean, Some(res_ci), 0.0005),
+        Check::within(
+            "mean transmissions per packet",
+            (1.0 - f.powi(n + 1)) / (1.0 - f),
+            tx_ci.mean,
+            Some(tx_ci),
+            0.005,
+        ),
+    ]
+}

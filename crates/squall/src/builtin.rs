@@ -1,0 +1,45 @@
+//! Scenarios built into the binary, so that `squall sim builtin:NAME` works
+//! from any directory. The files live under scenarios/.
+
+pub struct Builtin {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub file: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! builtin {
+    ($name:literal, $file:literal, $summary:literal) => {
+        Builtin {
+            name: $name,
+            summary: $summary,
+            file: concat!("scenarios/", $file),
+            text: include_str!(concat!("../../../scenarios/", $file)),
+        }
+    };
+}
+
+pub const ALL: &[Builtin] = &[
+    builtin!(
+        "gsm-udp",
+        "gsm-udp.toml",
+        "Seawind's GSM link (seed 000 Table 1), 1% then 10% errors, a blackout, UDP both ways"
+    ),
+    builtin!("mm1", "validation/01-mm1.toml", "validation case 1: M/M/1 queue"),
+    builtin!("md1", "validation/02-md1.toml", "validation case 2: M/D/1 queue"),
+    builtin!("mm1k", "validation/03-mm1k.toml", "validation case 3: M/M/1/K blocking"),
+    builtin!(
+        "serialisation",
+        "validation/04-serialisation.toml",
+        "validation case 4: serialisation + propagation + allocation"
+    ),
+    builtin!("rate", "validation/05-rate.toml", "validation case 5: saturated 10 Mbit/s stage"),
+    builtin!("fragmentation", "validation/06-fragmentation.toml", "validation case 6: link frames with headers"),
+    builtin!("bit-errors", "validation/07-bit-errors.toml", "validation case 7: per-bit errors"),
+    builtin!("gilbert-elliott", "validation/08-gilbert-elliott.toml", "validation case 8: Gilbert-Elliott bursts"),
+    builtin!("arq", "validation/09-arq.toml", "validation case 9: link ARQ"),
+];
+
+pub fn find(name: &str) -> Option<&'static Builtin> {
+    ALL.iter().find(|b| b.name == name)
+}

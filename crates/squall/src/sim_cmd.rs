@@ -1,0 +1,335 @@
+//! `squall sim`: run a scenario's replications in the simulate engine and
+//! write summary.json, the resolved scenario, events.csv and pcaps.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use serde::Serialize;
+use squall_analysis::{Summary, summarize};
+use squall_link::DropReason;
+use squall_scenario::Scenario;
+use squall_sim::{FlowResult, RunOptions, RunResult};
+use squall_trace::{EventLogWriter, PcapWriter};
+
+use crate::builtin;
+
+#[derive(Args)]
+pub struct SimArgs {
+    /// Scenario file, or builtin:NAME (`squall scenarios` lists them).
+    /// Leave out when giving --link.
+    pub scenario: Option<String>,
+    /// A one-line downlink in netem's words instead of a scenario file:
+    /// "rate 10mbit delay 50ms loss 1%".
+    #[arg(long, conflicts_with = "scenario")]
+    pub link: Option<String>,
+    /// The uplink for --link (default: the downlink's delay, no loss).
+    #[arg(long, requires = "link")]
+    pub uplink: Option<String>,
+    /// Output directory (default: out/SCENARIO-NAME).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Seed of the first replication (replication i uses seed + i).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub replications: Option<u32>,
+    /// Set a scenario key before running: `--set links.0.downlink.0.rate="2 Mbit/s"`,
+    /// `--set stage.gsm-down.delay="300 ms"`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Replications run in parallel on this many threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Do not write events.csv (faster, smaller).
+    #[arg(long)]
+    pub no_events: bool,
+    /// Do not write pcap files.
+    #[arg(long)]
+    pub no_pcap: bool,
+}
+
+/// A scenario as loaded: where from, and the resolved value.
+pub struct Loaded {
+    pub source: String,
+    pub scenario: Scenario,
+}
+
+pub fn load(args: &SimArgs) -> Result<Loaded> {
+    let overrides: Vec<(String, String)> = args
+        .overrides
+        .iter()
+        .map(|kv| {
+            kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).with_context(|| {
+                format!("--set {kv:?}: expected KEY=VALUE, like --set stage.gsm-down.delay=\"300 ms\"")
+            })
+        })
+        .collect::<Result<_>>()?;
+    let (source, mut scenario) = match (&args.scenario, &args.link) {
+        (Some(s), None) => {
+            let (source, text, base): (String, String, PathBuf) = match s.strip_prefix("builtin:") {
+                Some(name) => {
+                    let b = builtin::find(name)
+                        .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
+                    (b.file.to_string(), b.text.to_string(), PathBuf::from("scenarios"))
+                }
+                None => {
+                    let path = Path::new(s);
+                    let text = fs::read_to_string(path).with_context(|| format!("cannot read scenario file {s}"))?;
+                    (s.clone(), text, path.parent().map(Path::to_path_buf).unwrap_or_default())
+                }
+            };
+            let text = if overrides.is_empty() {
+                text
+            } else {
+                squall_scenario::apply_overrides(&source, &text, &overrides).map_err(|e| anyhow::anyhow!("{e:?}"))?
+            };
+            let scenario = squall_scenario::parse(&source, &text, &base).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            (source, scenario)
+        }
+        (None, Some(link)) => {
+            if !overrides.is_empty() {
+                bail!("--set works on scenario files; with --link, put the parameters in the link spec");
+            }
+            let scenario = squall_scenario::scenario_from_netem(link, args.uplink.as_deref())
+                .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            (format!("--link {link:?}"), scenario)
+        }
+        _ => bail!("give a scenario (a file or builtin:NAME) or --link \"rate 10mbit delay 50ms loss 1%\""),
+    };
+    if let Some(seed) = args.seed {
+        scenario.seed = seed;
+    }
+    if let Some(r) = args.replications {
+        if r == 0 {
+            bail!("--replications must be at least 1");
+        }
+        scenario.replications = r;
+    }
+    Ok(Loaded { source, scenario })
+}
+
+/// One replication's outcome in summary.json.
+#[derive(Serialize)]
+struct ReplicationSummary {
+    replication: u32,
+    seed: u64,
+    end: f64,
+    flows: Vec<FlowResult>,
+    stages: Vec<StageSummary>,
+}
+
+#[derive(Serialize)]
+struct StageSummary {
+    name: String,
+    direction: String,
+    entered: u64,
+    delivered: u64,
+    dropped: BTreeMap<&'static str, u64>,
+    ecn_marked: u64,
+    frame_errors: u64,
+    retransmissions: u64,
+    corrupted: u64,
+    mean_queue_len: f64,
+    max_queue_len: usize,
+}
+
+#[derive(Serialize)]
+struct Summary_ {
+    squall_version: &'static str,
+    engine: &'static str,
+    scenario: String,
+    source: String,
+    seed: u64,
+    replications: u32,
+    /// Every parameter as the run used it; `squall sim DIR/scenario.toml`
+    /// repeats the run exactly.
+    resolved_scenario: Scenario,
+    runs: Vec<ReplicationSummary>,
+    aggregate: Aggregate,
+}
+
+#[derive(Serialize, Default)]
+struct Aggregate {
+    /// Flow name → metric → statistics over replications.
+    flows: BTreeMap<String, BTreeMap<String, Summary>>,
+    /// Stage name → metric → statistics over replications.
+    stages: BTreeMap<String, BTreeMap<String, Summary>>,
+}
+
+fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
+    StageSummary {
+        name: s.name.clone(),
+        direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
+        entered: s.entered,
+        delivered: s.delivered,
+        dropped: DropReason::ALL.iter().map(|r| (r.as_str(), s.dropped[r.index()])).filter(|(_, n)| *n > 0).collect(),
+        ecn_marked: s.ecn_marked,
+        frame_errors: s.frame_errors,
+        retransmissions: s.retransmissions,
+        corrupted: s.corrupted,
+        mean_queue_len: s.mean_queue_len,
+        max_queue_len: s.max_queue_len,
+    }
+}
+
+/// Writes one replication's events.csv and pcaps, and returns its summary.
+fn write_replication(dir: &Path, replication: u32, run: RunResult, args: &SimArgs) -> Result<ReplicationSummary> {
+    let rep_dir = dir.join(format!("rep-{replication}"));
+    fs::create_dir_all(&rep_dir).with_context(|| format!("cannot create {}", rep_dir.display()))?;
+    if !args.no_events {
+        let path = rep_dir.join("events.csv");
+        let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        let mut log = EventLogWriter::new(BufWriter::new(file))?;
+        for e in &run.events {
+            log.write_event(e)?;
+        }
+        log.flush()?;
+    }
+    if !args.no_pcap {
+        // One file per host with what it sent and received, as tcpdump on
+        // the host's interface would record.
+        for capture in &run.captures {
+            let path = rep_dir.join(format!("{}.pcap", capture.host));
+            let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut pcap = PcapWriter::new(BufWriter::new(file))?;
+            for (t, _, p) in &capture.packets {
+                pcap.write_packet(*t, p)?;
+            }
+        }
+    }
+    Ok(ReplicationSummary {
+        replication,
+        seed: run.seed,
+        end: run.end.as_secs_f64(),
+        flows: run.flows,
+        stages: run.stages.iter().map(stage_summary).collect(),
+    })
+}
+
+fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
+    let mut agg = Aggregate::default();
+    let mut flows: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for r in runs {
+        for f in &r.flows {
+            let m = flows.entry(f.name.clone()).or_default();
+            let mut put = |k: &str, v: f64| m.entry(k.to_string()).or_default().push(v);
+            put("sent_packets", f.sent_packets as f64);
+            put("delivered_packets", f.delivered_packets as f64);
+            put("delivered_bytes", f.delivered_bytes as f64);
+            put("throughput_bps", f.throughput_bps);
+            put("delay_mean", f.delay_mean);
+            put("delay_p50", f.delay_p50);
+            put("delay_p99", f.delay_p99);
+            put("jitter", f.jitter);
+            let dropped: u64 = f.dropped.values().sum();
+            put("dropped_packets", dropped as f64);
+            for reason in DropReason::ALL {
+                put(&format!("dropped_{}", reason.as_str()), f.dropped.get(&reason).copied().unwrap_or(0) as f64);
+            }
+        }
+    }
+    let mut stages: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for r in runs {
+        for s in &r.stages {
+            let m = stages.entry(s.name.clone()).or_default();
+            let mut put = |k: &str, v: f64| m.entry(k.to_string()).or_default().push(v);
+            put("mean_queue_len", s.mean_queue_len);
+            for reason in DropReason::ALL {
+                put(
+                    &format!("dropped_{}", reason.as_str()),
+                    s.dropped.get(reason.as_str()).copied().unwrap_or(0) as f64,
+                );
+            }
+        }
+    }
+    let summarize_all = |m: BTreeMap<String, BTreeMap<String, Vec<f64>>>| {
+        m.into_iter().map(|(k, v)| (k, v.into_iter().map(|(mk, xs)| (mk, summarize(&xs))).collect())).collect()
+    };
+    agg.flows = summarize_all(flows);
+    agg.stages = summarize_all(stages);
+    agg
+}
+
+pub fn run(args: SimArgs) -> Result<ExitCode> {
+    let Loaded { source, scenario } = load(&args)?;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
+    fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
+    let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
+    fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let options = RunOptions { record_events: !args.no_events, record_packets: false, record_captures: !args.no_pcap };
+    eprintln!(
+        "squall sim: {} ({source}), {} replication(s) from seed {}, {} s each, {jobs} thread(s)",
+        scenario.name,
+        scenario.replications,
+        scenario.seed,
+        scenario.duration.as_secs_f64()
+    );
+    let runs = squall_sim::run_replications_with(&scenario, options, jobs, |i, result| {
+        write_replication(&out, i, result, &args)
+    })?;
+    let runs: Vec<ReplicationSummary> = runs.into_iter().collect::<Result<_>>()?;
+    let summary = Summary_ {
+        squall_version: env!("CARGO_PKG_VERSION"),
+        engine: "sim",
+        scenario: scenario.name.clone(),
+        source,
+        seed: scenario.seed,
+        replications: scenario.replications,
+        aggregate: aggregate(&runs),
+        resolved_scenario: scenario,
+        runs,
+    };
+    let path = out.join("summary.json");
+    fs::write(&path, serde_json::to_string_pretty(&summary)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    print_table(&summary);
+    println!("\nwrote {}/summary.json, scenario.toml and rep-N/ (events.csv, HOST.pcap)", out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_table(s: &Summary_) {
+    println!("\nflows (mean over {} replication(s); ± is the 95% CI half-width)", s.replications);
+    println!(
+        "{:<16} {:>9} {:>9} {:>9} {:>16} {:>12} {:>12} {:>12}",
+        "flow", "sent", "delivered", "dropped", "throughput", "delay mean", "delay p99", "jitter"
+    );
+    for (name, m) in &s.aggregate.flows {
+        let g = |k: &str| m.get(k).map_or(f64::NAN, |x| x.mean);
+        let ci = |k: &str| m.get(k).map_or(f64::NAN, |x| x.ci95.half_width());
+        println!(
+            "{:<16} {:>9.0} {:>9.0} {:>9.0} {:>9.1}±{:<5.1}kb/s {:>10.1}ms {:>10.1}ms {:>10.1}ms",
+            name,
+            g("sent_packets"),
+            g("delivered_packets"),
+            g("dropped_packets"),
+            g("throughput_bps") / 1e3,
+            ci("throughput_bps") / 1e3,
+            g("delay_mean") * 1e3,
+            g("delay_p99") * 1e3,
+            g("jitter") * 1e3,
+        );
+    }
+    println!("\nstages (drops by reason, mean over replications)");
+    for (name, m) in &s.aggregate.stages {
+        let drops: Vec<String> = DropReason::ALL
+            .iter()
+            .filter_map(|r| {
+                let v = m.get(&format!("dropped_{}", r.as_str()))?.mean;
+                (v > 0.0).then(|| format!("{}={v:.1}", r.as_str()))
+            })
+            .collect();
+        let q = m.get("mean_queue_len").map_or(f64::NAN, |x| x.mean);
+        println!(
+            "{:<16} mean queue {:>7.2} pkts   drops: {}",
+            name,
+            q,
+            if drops.is_empty() { "none".into() } else { drops.join(" ") }
+        );
+    }
+}
