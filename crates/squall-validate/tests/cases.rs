@@ -1,0 +1,76 @@
+//! Every validation case of shared/VALIDATION.md built so far passes, and
+//! the checks fail when the model is wrong.
+
+use squall_validate::{Case, cases};
+
+fn case(n: u32) -> Case {
+    cases().into_iter().find(|c| c.number == n).unwrap_or_else(|| panic!("case {n} exists"))
+}
+
+fn passes(n: u32) {
+    let report = case(n).run(2).expect("case runs");
+    for c in &report.checks {
+        println!("case {n}: {c}");
+    }
+    assert!(report.passed(), "case {n} ({}) failed", report.name);
+}
+
+#[test]
+fn case_01_mm1() {
+    passes(1);
+}
+#[test]
+fn case_02_md1() {
+    passes(2);
+}
+#[test]
+fn case_03_mm1k() {
+    passes(3);
+}
+#[test]
+fn case_04_serialisation() {
+    passes(4);
+}
+#[test]
+fn case_05_rate() {
+    passes(5);
+}
+#[test]
+fn case_06_fragmentation() {
+    passes(6);
+}
+#[test]
+fn case_07_bit_errors() {
+    passes(7);
+}
+#[test]
+fn case_08_gilbert_elliott() {
+    passes(8);
+}
+#[test]
+fn case_09_arq() {
+    passes(9);
+}
+
+/// Runs a case on its scenario with `--set`-style overrides: a model that
+/// is off by a little must fail.
+fn fails_with(n: u32, overrides: &[(&str, &str)]) {
+    let c = case(n);
+    let text = squall_scenario::apply_overrides(c.file, c.scenario, overrides).unwrap();
+    let scenario = squall_scenario::parse(c.file, &text, std::path::Path::new("scenarios/validation")).unwrap();
+    let runs = squall_sim::run_replications(&scenario, c.options, 2).unwrap();
+    let checks = (c.evaluate)(&scenario, &runs);
+    assert!(checks.iter().any(|ch| !ch.pass), "case {n} still passes with {overrides:?}");
+}
+
+#[test]
+fn checks_fail_when_the_model_is_off() {
+    // 1 ns more propagation breaks the exact serialisation check.
+    fails_with(4, &[("stage.link.delay", "\"50000001 ns\"")]);
+    // A 2% slower server moves M/M/1's mean response outside its interval.
+    fails_with(1, &[("stage.server.service_time.mean", "\"2.04 s\"")]);
+    // A slightly different bit error rate is detected over 10^5 packets.
+    fails_with(7, &[("stage.noisy.error.bit", "1.03e-4")]);
+    // One retransmission more lowers the residual loss below tolerance.
+    fails_with(9, &[("stage.radio.error_mode.arq.retries", "4")]);
+}

@@ -1,0 +1,176 @@
+//! The command line end to end: the built-in GSM scenario's states and
+//! blackout in events.csv, reproducible output, pcaps that tshark reads, and
+//! clear errors for bad arguments.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn squall(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_squall")).args(args).output().expect("squall runs")
+}
+
+fn sim(out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["sim", "builtin:gsm-udp", "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = squall(&args);
+    assert!(o.status.success(), "squall sim failed: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// One events.csv row: (time as written, stage, event, reason).
+fn rows(path: &Path) -> Vec<(String, String, String, String)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time,stage,direction,event,packet,flow,size,reason,frame,attempt"));
+    lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[1].to_string(), f[3].to_string(), f[7].to_string())
+        })
+        .collect()
+}
+
+fn secs(t: &str) -> f64 {
+    t.parse().unwrap()
+}
+
+#[test]
+fn states_and_blackout_appear_at_their_exact_times() {
+    let dir = tempfile::tempdir().unwrap();
+    sim(dir.path(), &["--replications", "2"]);
+    for rep in 0..2 {
+        let ev = rows(&dir.path().join(format!("rep-{rep}/events.csv")));
+        let at = |stage: &str, event: &str| -> Vec<String> {
+            ev.iter().filter(|r| r.1 == stage && r.2 == event).map(|r| r.0.clone()).collect()
+        };
+        assert_eq!(at("weak-signal", "state_change"), vec!["40.000000000"]);
+        assert_eq!(at("gsm-down", "blackout_start"), vec!["60.000000000"]);
+        assert_eq!(at("gsm-down", "blackout_end"), vec!["65.000000000"]);
+        // The uplink is not blacked out.
+        assert!(at("gsm-up", "blackout_start").is_empty());
+        // Packets arriving in the blackout are held, none starts transmission
+        // on the downlink inside it, and they go on afterwards.
+        let holds: Vec<f64> = at("gsm-down", "hold").iter().map(|t| secs(t)).collect();
+        assert!(holds.len() >= 5, "expected held packets, got {holds:?}");
+        assert!(holds.iter().all(|&t| (60.0..65.0).contains(&t)));
+        let tx: Vec<f64> = at("gsm-down", "tx_start").iter().map(|t| secs(t)).collect();
+        assert!(tx.iter().all(|&t| !(60.0..65.0).contains(&t)), "downlink sent during the blackout");
+        assert!(tx.iter().any(|&t| (65.0..66.0).contains(&t)), "held packets did not go on at 65 s");
+        // The error rate changes at 40 s: 1% before, 10% after (per frame sent).
+        let rate = |from: f64, to: f64| {
+            let sent = tx.iter().filter(|&&t| t >= from && t < to).count() as f64;
+            let errors = ev
+                .iter()
+                .filter(|r| r.1 == "gsm-down" && r.2 == "drop" && r.3 == "error")
+                .filter(|r| (from..to).contains(&secs(&r.0)))
+                .count() as f64;
+            errors / sent
+        };
+        assert!(rate(0.0, 40.0) < 0.06, "before 40 s: {}", rate(0.0, 40.0));
+        assert!(rate(40.0, 120.0) > 0.04, "after 40 s: {}", rate(40.0, 120.0));
+    }
+}
+
+fn read(p: PathBuf) -> Vec<u8> {
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn same_seed_gives_byte_identical_events_and_pcaps() {
+    let (a, b, c) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    sim(a.path(), &["--seed", "7", "--jobs", "1"]);
+    sim(b.path(), &["--seed", "7", "--jobs", "2"]);
+    sim(c.path(), &["--seed", "8"]);
+    for rep in 0..4 {
+        for file in ["events.csv", "fixed.pcap", "mobile.pcap"] {
+            let name = format!("rep-{rep}/{file}");
+            assert_eq!(read(a.path().join(&name)), read(b.path().join(&name)), "{name} differs for one seed");
+        }
+    }
+    assert_ne!(read(a.path().join("rep-0/events.csv")), read(c.path().join("rep-0/events.csv")));
+}
+
+#[test]
+fn resolved_scenario_repeats_the_run() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    sim(a.path(), &["--seed", "3", "--set", "stage.gsm-down.delay=\"300 ms\""]);
+    let summary: serde_json::Value = serde_json::from_slice(&read(a.path().join("summary.json"))).unwrap();
+    assert_eq!(summary["seed"], 3);
+    assert_eq!(summary["resolved_scenario"]["links"][0]["downlink"][0]["delay"], "300 ms");
+    assert_eq!(summary["runs"].as_array().unwrap().len(), 4);
+    let resolved = a.path().join("scenario.toml");
+    let o = squall(&["sim", resolved.to_str().unwrap(), "--out", b.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(read(a.path().join("rep-2/events.csv")), read(b.path().join("rep-2/events.csv")));
+}
+
+#[test]
+fn tshark_reads_simulated_pcaps() {
+    if Command::new("tshark").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "tshark is required in CI");
+        eprintln!("tshark not installed: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    sim(dir.path(), &["--replications", "1"]);
+    let summary: serde_json::Value = serde_json::from_slice(&read(dir.path().join("summary.json"))).unwrap();
+    let flows = summary["runs"][0]["flows"].as_array().unwrap();
+    let count = |name: &str, key: &str| flows.iter().find(|f| f["name"] == name).unwrap()[key].as_u64().unwrap();
+    // The mobile host sends the "up" flow and receives the "down" flow.
+    let expected = count("up", "sent_packets") + count("down", "delivered_packets");
+    let pcap = dir.path().join("rep-0/mobile.pcap");
+    let o = Command::new("tshark")
+        .args(["-r", pcap.to_str().unwrap(), "-T", "fields", "-e", "ip.src", "-e", "udp.dstport"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "tshark failed: {}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.to_lowercase().contains("malformed") && !stderr.contains("appears to be damaged"), "{stderr}");
+    let lines: Vec<String> = String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect();
+    assert_eq!(lines.len() as u64, expected);
+    assert!(lines.iter().all(|l| l == "10.0.0.1\t5001" || l == "10.0.1.1\t5001"), "{lines:?}");
+}
+
+#[test]
+fn bad_arguments_get_clear_errors() {
+    let o = squall(&["sim", "no/such/file.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/file.toml"));
+
+    let o = squall(&["sim", "builtin:gsm-udp", "--set", "stage.gsm-down.rate=fast"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rate") && err.contains("9600 bit/s"), "{err}");
+
+    let o = squall(&["sim", "builtin:gsm-udp", "--set", "nonsense"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("KEY=VALUE"));
+
+    let o = squall(&["sim", "builtin:nope"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("squall scenarios"));
+
+    let o = squall(&["sim", "builtin:gsm-udp", "--replications", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn netem_one_liner_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = squall(&["sim", "--link", "rate 10mbit delay 50ms loss 1%", "--out", dir.path().to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&read(dir.path().join("summary.json"))).unwrap();
+    let down = &summary["resolved_scenario"]["links"][0]["downlink"][0];
+    assert_eq!(down["rate"], "10 Mbit/s");
+    assert_eq!(down["delay"], "50 ms");
+}
+
+#[test]
+fn validate_passes_and_lists_every_case() {
+    let o = squall(&["validate"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    for n in 1..=9 {
+        assert!(out.contains(&format!("case {n}:")), "case {n} missing:\n{out}");
+    }
+    assert!(out.contains("9 case(s): 9 passed, 0 failed"));
+}
