@@ -38,7 +38,7 @@ fn three_stage_path() -> PathConfig {
 /// drains the path; returns the deliveries (so nothing is optimised away).
 fn run(config: &PathConfig, record_events: bool) -> u64 {
     let mut path = Path::new(config, 1).unwrap();
-    path.set_event_recording(record_events);
+    path.set_recording(if record_events { Recording::All } else { Recording::Off });
     let flow = FlowKey {
         protocol: Protocol::Udp,
         src: Ipv4Addr::new(10, 0, 0, 1),

@@ -132,6 +132,28 @@ impl EventKind {
     }
 }
 
+/// Which events a path keeps for its driver. Counters are kept either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recording {
+    /// Every event (for events.csv).
+    #[default]
+    All,
+    /// Only drops, so an engine can charge them to flows cheaply.
+    Drops,
+    /// Nothing.
+    Off,
+}
+
+impl Recording {
+    pub fn keeps(self, kind: &EventKind) -> bool {
+        match self {
+            Recording::All => true,
+            Recording::Drops => matches!(kind, EventKind::Drop(_)),
+            Recording::Off => false,
+        }
+    }
+}
+
 /// One event: when, where, what, to which packet.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {

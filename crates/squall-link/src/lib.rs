@@ -22,7 +22,7 @@ pub use config::{
     GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch,
 };
 pub use dist::{Distribution, Sampler};
-pub use event::{Direction, DropReason, Event, EventKind};
+pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
 pub use path::{Delivery, Path, PathStats};
 pub use stage::StageStats;

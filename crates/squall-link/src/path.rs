@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use crate::config::{Change, ConfigError, PathConfig};
-use crate::event::{Direction, DropReason, Event};
+use crate::event::{Direction, DropReason, Event, Recording};
 use crate::packet::Packet;
 use crate::stage::{Stage, StageStats};
 use crate::time::Instant;
@@ -82,11 +82,10 @@ impl Path {
         self.stages.iter().map(|s| s.name())
     }
 
-    /// Turns event recording on (the default) or off. Counters are kept
-    /// either way.
-    pub fn set_event_recording(&mut self, on: bool) {
+    /// Which events to keep (default: all). Counters are kept either way.
+    pub fn set_recording(&mut self, recording: Recording) {
         for s in &mut self.stages {
-            s.set_recording(on);
+            s.set_recording(recording);
         }
     }
 
@@ -155,9 +154,18 @@ impl Path {
 
     /// The events recorded since the last call, in time order.
     pub fn drain_events(&mut self) -> Vec<Event> {
-        let mut events = std::mem::take(&mut self.events);
-        events.sort_by_key(|e| e.time);
+        let mut events = Vec::new();
+        self.drain_events_into(&mut events);
         events
+    }
+
+    /// Appends the events recorded since the last call to `out`, in time
+    /// order (stages are advanced one after the other, so a batch is sorted
+    /// here; the sort is stable, keeping each stage's order at equal times).
+    pub fn drain_events_into(&mut self, out: &mut Vec<Event>) {
+        let start = out.len();
+        out.append(&mut self.events);
+        out[start..].sort_by_key(|e| e.time);
     }
 
     pub fn stats(&self) -> PathStats {

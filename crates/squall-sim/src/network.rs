@@ -9,7 +9,7 @@
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-use squall_link::{Direction, Event, EventKind, Instant, Packet, PacketId, Path, Protocol};
+use squall_link::{Direction, Event, EventKind, Instant, Packet, PacketId, Path, Protocol, Recording};
 
 use crate::RunOptions;
 use crate::agent::{AgentId, NoRoute, PortInUse, TimerToken};
@@ -83,6 +83,8 @@ pub(crate) struct Network {
     /// The first inconsistency seen (a bug): reported as a conservation
     /// error at the end of the run.
     pub violation: Option<String>,
+    /// Events of one drain, reused to avoid an allocation per drain.
+    drained: Vec<Event>,
 }
 
 impl Network {
@@ -90,6 +92,13 @@ impl Network {
         let by_address = hosts.iter().enumerate().map(|(i, h)| (h.address, HostId(i as u32))).collect();
         let routes = Routes::new(hosts.len(), paths.iter().map(|p| (p.from, p.to)));
         let captures = if options.record_captures { hosts.iter().map(|_| Vec::new()).collect() } else { Vec::new() };
+        // Drops are always needed, to charge them to flows; the rest only
+        // when the run keeps events.
+        let recording = if options.record_events { Recording::All } else { Recording::Drops };
+        let mut paths = paths;
+        for slot in &mut paths {
+            slot.path.set_recording(recording);
+        }
         Network {
             hosts,
             by_address,
@@ -106,6 +115,7 @@ impl Network {
             captures,
             events: Vec::new(),
             violation: None,
+            drained: Vec::new(),
         }
     }
 
@@ -308,7 +318,8 @@ impl Network {
     pub fn drain(&mut self, p: PathId) {
         let slot = &mut self.paths[p.index()];
         slot.calls_since_drain = 0;
-        let events = slot.path.drain_events();
+        let mut events = std::mem::take(&mut self.drained);
+        slot.path.drain_events_into(&mut events);
         for e in &events {
             let (EventKind::Drop(reason), Some(id)) = (e.kind, e.packet) else { continue };
             let Some(entry) = self.ledger.resolve(id) else {
@@ -323,8 +334,10 @@ impl Network {
             }
         }
         if self.options.record_events {
-            self.events.extend(events);
+            self.events.extend(events.drain(..));
         }
+        events.clear();
+        self.drained = events;
     }
 
     pub fn drain_all(&mut self) {

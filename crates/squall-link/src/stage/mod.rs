@@ -11,12 +11,14 @@ mod errors;
 mod queue;
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
+
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use crate::config::{BlackoutMode, BufferLimit, Change, ErrorMode, StageConfig};
 use crate::dist::Sampler;
-use crate::event::{Direction, DropReason, Event, EventKind};
+use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::{FlowKey, Packet};
 use crate::rng::stream;
 use crate::time::{Duration, Instant};
@@ -122,14 +124,14 @@ pub(crate) struct Stage {
     free_slots: Vec<usize>,
     next_seq: u64,
     /// Per flow, packets on the link in the order they entered it.
-    flow_order: HashMap<FlowKey, VecDeque<(usize, u64)>>,
+    flow_order: FxHashMap<FlowKey, VecDeque<(usize, u64)>>,
     blackout: Option<BlackoutMode>,
     /// Deliveries since the path last collected them, in time order.
     pub(crate) out: Vec<(Instant, Packet)>,
     stats: StageStats,
     last_tx_time: Duration,
     evicted: Vec<Packet>,
-    record: bool,
+    recording: Recording,
 }
 
 /// The stream name of one of a stage's random components.
@@ -172,12 +174,12 @@ impl Stage {
             slots: Vec::new(),
             free_slots: Vec::new(),
             next_seq: 0,
-            flow_order: HashMap::new(),
+            flow_order: FxHashMap::default(),
             blackout: None,
             out: Vec::new(),
             last_tx_time: Duration::from_millis(1),
             evicted: Vec::new(),
-            record: true,
+            recording: Recording::All,
         }
     }
 
@@ -185,8 +187,8 @@ impl Stage {
         &self.name
     }
 
-    pub(crate) fn set_recording(&mut self, on: bool) {
-        self.record = on;
+    pub(crate) fn set_recording(&mut self, recording: Recording) {
+        self.recording = recording;
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
@@ -205,7 +207,7 @@ impl Stage {
     }
 
     fn log(&self, log: &mut Vec<Event>, kind: EventKind, packet: Option<&Packet>) {
-        if self.record {
+        if self.recording.keeps(&kind) {
             log.push(Event {
                 time: self.now,
                 stage: self.name.clone(),
