@@ -334,7 +334,7 @@ impl Network {
             }
         }
         if self.options.record_events {
-            self.events.extend(events.drain(..));
+            self.events.append(&mut events);
         }
         events.clear();
         self.drained = events;
