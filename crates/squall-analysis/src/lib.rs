@@ -1,9 +1,11 @@
-//! squall-analysis: statistics over runs and replications.
-//!
-//! Means, standard deviations, percentiles and Student-t confidence
-//! intervals (seed 004 §2.2 reports 95% intervals over replications; seed
-//! 000 §7 percentiles of elapsed time).
+//! squall-analysis: what runs mean. Statistics over replications
+//! (percentiles, Student-t confidence intervals), per-flow metrics read
+//! from the files both engines write (pcap, events.csv), plots and the HTML
+//! report.
 
+pub mod capture;
+pub mod flows;
 pub mod stats;
 
+pub use flows::{FlowStats, RunHost, analyse_run, jain_index};
 pub use stats::*;

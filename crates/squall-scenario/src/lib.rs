@@ -11,6 +11,7 @@
 mod check;
 mod empirical;
 mod error;
+pub mod experiment;
 mod load;
 mod netem;
 mod overrides;
@@ -19,6 +20,7 @@ pub mod schema;
 mod spans;
 
 pub use error::{ErrorKind, ScenarioError};
+pub use experiment::{Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment};
 pub use load::{load, load_with_overrides, parse};
 pub use netem::{parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};

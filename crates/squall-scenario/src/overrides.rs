@@ -190,15 +190,7 @@ fn put(place: Place<'_>, part: &str, mut value: Value, shown: &str) -> Result<()
                 Ok(())
             }
             (_, Item::Value(Value::InlineTable(t))) => {
-                match t.get_mut(part) {
-                    Some(old) => {
-                        *value.decor_mut() = old.decor().clone();
-                        *old = value;
-                    }
-                    None => {
-                        t.insert(part, value);
-                    }
-                }
+                put_in_inline_table(t, part, value);
                 Ok(())
             }
             _ => Err(not_table()),
@@ -206,19 +198,24 @@ fn put(place: Place<'_>, part: &str, mut value: Value, shown: &str) -> Result<()
         Place::Value(v) => match (index, v) {
             (Some(n), Value::Array(a)) => put_in_array(a, n, value, shown),
             (_, Value::InlineTable(t)) => {
-                match t.get_mut(part) {
-                    Some(old) => {
-                        *value.decor_mut() = old.decor().clone();
-                        *old = value;
-                    }
-                    None => {
-                        t.insert(part, value);
-                    }
-                }
+                put_in_inline_table(t, part, value);
                 Ok(())
             }
             _ => Err(not_table()),
         },
+    }
+}
+
+/// Sets `part` in an inline table, keeping the old value's spacing.
+fn put_in_inline_table(t: &mut toml_edit::InlineTable, part: &str, mut value: Value) {
+    match t.get_mut(part) {
+        Some(old) => {
+            *value.decor_mut() = old.decor().clone();
+            *old = value;
+        }
+        None => {
+            t.insert(part, value);
+        }
     }
 }
 

@@ -113,9 +113,16 @@ pub fn load(args: &SimArgs) -> Result<Loaded> {
     Ok(Loaded { source, scenario })
 }
 
+/// Which files a replication writes besides its summary.
+#[derive(Clone, Copy, Debug)]
+pub struct Outputs {
+    pub events: bool,
+    pub pcap: bool,
+}
+
 /// One replication's outcome in summary.json.
 #[derive(Serialize)]
-struct ReplicationSummary {
+pub struct ReplicationSummary {
     replication: u32,
     seed: u64,
     end: f64,
@@ -124,7 +131,7 @@ struct ReplicationSummary {
 }
 
 #[derive(Serialize)]
-struct StageSummary {
+pub struct StageSummary {
     name: String,
     direction: String,
     entered: u64,
@@ -177,11 +184,11 @@ fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
     }
 }
 
-/// Writes one replication's events.csv and pcaps, and returns its summary.
-fn write_replication(dir: &Path, replication: u32, run: RunResult, args: &SimArgs) -> Result<ReplicationSummary> {
-    let rep_dir = dir.join(format!("rep-{replication}"));
-    fs::create_dir_all(&rep_dir).with_context(|| format!("cannot create {}", rep_dir.display()))?;
-    if !args.no_events {
+/// Writes one replication's events.csv and pcaps into `rep_dir`, and
+/// returns its summary.
+pub fn write_replication(rep_dir: &Path, replication: u32, run: RunResult, outputs: Outputs) -> Result<ReplicationSummary> {
+    fs::create_dir_all(rep_dir).with_context(|| format!("cannot create {}", rep_dir.display()))?;
+    if outputs.events {
         let path = rep_dir.join("events.csv");
         let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         let mut log = EventLogWriter::new(BufWriter::new(file))?;
@@ -190,7 +197,7 @@ fn write_replication(dir: &Path, replication: u32, run: RunResult, args: &SimArg
         }
         log.flush()?;
     }
-    if !args.no_pcap {
+    if outputs.pcap {
         // One file per host with what it sent and received, as tcpdump on
         // the host's interface would record.
         for capture in &run.captures {
@@ -270,8 +277,9 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
         scenario.seed,
         scenario.duration.as_secs_f64()
     );
+    let outputs = Outputs { events: !args.no_events, pcap: !args.no_pcap };
     let runs = squall_sim::run_replications_with(&scenario, options, jobs, |i, result| {
-        write_replication(&out, i, result, &args)
+        write_replication(&out.join(format!("rep-{i}")), i, result, outputs)
     })?;
     let runs: Vec<ReplicationSummary> = runs.into_iter().collect::<Result<_>>()?;
     let summary = Summary_ {

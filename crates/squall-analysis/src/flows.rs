@@ -1,0 +1,334 @@
+//! Per-flow metrics of one run, computed from what the hosts captured and
+//! from the event log — the same code for both engines (seed 001 §4;
+//! seed 000 §5.2: tcptrace-style retransmission counting).
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+use serde::Serialize;
+use squall_link::{EventKind, FlowKey, Instant, Protocol};
+
+use crate::capture::{Captured, read_capture};
+use crate::stats::{mean, percentile, std_dev};
+
+/// A host of the run: its name (its pcap is `NAME.pcap`) and address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunHost {
+    pub name: String,
+    pub address: Ipv4Addr,
+}
+
+/// What one directed flow did in one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlowStats {
+    /// The 5-tuple, as events.csv writes it.
+    pub flow: String,
+    pub sender: String,
+    pub receiver: String,
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+    pub received_packets: u64,
+    pub received_bytes: u64,
+    /// First packet sent to last packet received, seconds.
+    pub elapsed: f64,
+    /// Received IP bits per second over `elapsed`.
+    pub throughput_bps: f64,
+    /// Application bits per second over `elapsed`: UDP payload, or TCP
+    /// payload bytes received for the first time.
+    pub goodput_bps: f64,
+    /// TCP data segments the sender sent again (tcptrace's rule: a segment
+    /// that ends at or below the highest sequence number already sent).
+    pub retransmitted: u64,
+    /// Drops charged to this flow in events.csv, by reason.
+    pub dropped: BTreeMap<String, u64>,
+    /// One-way delay, seconds (packets matched by IP identification).
+    pub delay_mean: f64,
+    pub delay_p50: f64,
+    pub delay_p99: f64,
+    /// TCP round-trip samples (segment sent once → first ACK covering it).
+    pub rtt_samples: u64,
+    pub rtt_mean: f64,
+    /// Time between arrivals at the receiver: mean and standard deviation
+    /// (jitter), seconds.
+    pub interarrival_mean: f64,
+    pub jitter: f64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    #[error(transparent)]
+    Capture(#[from] crate::capture::CaptureError),
+    #[error("{file}: {source}")]
+    Events { file: String, source: squall_trace::EventLogError },
+    #[error("{file}: cannot open: {source}")]
+    Open { file: String, source: std::io::Error },
+}
+
+/// Header overhead of a UDP datagram in an IPv4 packet.
+const UDP_OVERHEAD: u32 = 28;
+
+/// Analyses the run in `dir`: `HOST.pcap` for every host (missing files
+/// are skipped: a host may not have been captured) and `events.csv`.
+pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, AnalysisError> {
+    let mut sent: BTreeMap<FlowKey, (String, Vec<Captured>)> = BTreeMap::new();
+    let mut received: BTreeMap<FlowKey, (String, Vec<Captured>)> = BTreeMap::new();
+    // ACKs seen by a TCP sender, by the data flow they acknowledge.
+    let mut acks_at_sender: BTreeMap<FlowKey, Vec<(Instant, u32)>> = BTreeMap::new();
+    for host in hosts {
+        let path = dir.join(format!("{}.pcap", host.name));
+        if !path.exists() {
+            continue;
+        }
+        for c in read_capture(&path)? {
+            if c.flow.src == host.address {
+                sent.entry(c.flow).or_insert_with(|| (host.name.clone(), Vec::new())).1.push(c);
+            } else if c.flow.dst == host.address {
+                if let Some(t) = c.tcp.filter(|t| t.has_ack) {
+                    acks_at_sender.entry(reverse(&c.flow)).or_default().push((c.time, t.ack));
+                }
+                received.entry(c.flow).or_insert_with(|| (host.name.clone(), Vec::new())).1.push(c);
+            }
+        }
+    }
+    let drops = read_drops(&dir.join("events.csv"))?;
+    let mut out = Vec::new();
+    for (key, (sender, packets)) in &sent {
+        let is_tcp = key.protocol == Protocol::Tcp;
+        // A TCP direction that only carries ACKs is not a flow of its own.
+        if is_tcp && packets.iter().all(|p| p.tcp.is_none_or(|t| t.payload_len == 0)) {
+            continue;
+        }
+        let (receiver, arrivals) = received.get(key).map_or((String::new(), &[][..]), |(h, v)| (h.clone(), &v[..]));
+        let mut s = FlowStats {
+            flow: key.to_string(),
+            sender: sender.clone(),
+            receiver,
+            sent_packets: packets.len() as u64,
+            sent_bytes: packets.iter().map(|p| p.size as u64).sum(),
+            received_packets: arrivals.len() as u64,
+            received_bytes: arrivals.iter().map(|p| p.size as u64).sum(),
+            dropped: drops.get(key).cloned().unwrap_or_default(),
+            ..FlowStats::default()
+        };
+        let first_sent = packets.first().map(|p| p.time);
+        let last_received = arrivals.last().map(|p| p.time);
+        if let (Some(a), Some(b)) = (first_sent, last_received) {
+            s.elapsed = (b - a).as_secs_f64();
+        }
+        let app_bytes = if is_tcp {
+            s.retransmitted = count_retransmissions(packets);
+            first_time_payload(arrivals)
+        } else {
+            arrivals.iter().map(|p| p.size.saturating_sub(UDP_OVERHEAD) as u64).sum()
+        };
+        if s.elapsed > 0.0 {
+            s.throughput_bps = s.received_bytes as f64 * 8.0 / s.elapsed;
+            s.goodput_bps = app_bytes as f64 * 8.0 / s.elapsed;
+        }
+        let delays = one_way_delays(packets, arrivals);
+        if !delays.is_empty() {
+            s.delay_mean = mean(&delays);
+            s.delay_p50 = percentile(&delays, 0.5);
+            s.delay_p99 = percentile(&delays, 0.99);
+        }
+        if is_tcp {
+            let rtts = rtt_samples(packets, acks_at_sender.get(key).map_or(&[][..], |v| &v[..]));
+            s.rtt_samples = rtts.len() as u64;
+            if !rtts.is_empty() {
+                s.rtt_mean = mean(&rtts);
+            }
+        }
+        let gaps: Vec<f64> = arrivals.windows(2).map(|w| (w[1].time - w[0].time).as_secs_f64()).collect();
+        if !gaps.is_empty() {
+            s.interarrival_mean = mean(&gaps);
+            s.jitter = std_dev(&gaps);
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+fn reverse(k: &FlowKey) -> FlowKey {
+    FlowKey { protocol: k.protocol, src: k.dst, dst: k.src, src_port: k.dst_port, dst_port: k.src_port }
+}
+
+/// Sequence-space comparison (RFC 9293 §3.4): `a` is after `b`.
+fn seq_after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// Data segments whose end is not beyond the highest sequence number sent
+/// before them (tcptrace's "rexmt data pkts").
+pub fn count_retransmissions(sent: &[Captured]) -> u64 {
+    let mut highest: Option<u32> = None;
+    let mut count = 0;
+    for t in sent.iter().filter_map(|p| p.tcp) {
+        if t.payload_len == 0 {
+            continue;
+        }
+        let end = t.seq.wrapping_add(t.payload_len);
+        match highest {
+            Some(h) if !seq_after(end, h) => count += 1,
+            _ => highest = Some(end),
+        }
+    }
+    count
+}
+
+/// Payload bytes received at least once: the size of the union of the
+/// received sequence ranges (holes filled later count, duplicates don't).
+fn first_time_payload(arrivals: &[Captured]) -> u64 {
+    // Unwrap 32-bit sequence numbers into a 64-bit space around the first.
+    let mut ranges: Vec<(i64, i64)> = Vec::new();
+    let mut last: Option<(u32, i64)> = None;
+    for t in arrivals.iter().filter_map(|p| p.tcp).filter(|t| t.payload_len > 0) {
+        let at = match last {
+            None => 0,
+            Some((prev, prev_at)) => prev_at + t.seq.wrapping_sub(prev) as i32 as i64,
+        };
+        last = Some((t.seq, at));
+        ranges.push((at, at + t.payload_len as i64));
+    }
+    ranges.sort_unstable();
+    let mut total = 0i64;
+    let mut covered_to = i64::MIN;
+    for (start, end) in ranges {
+        let from = start.max(covered_to);
+        if end > from {
+            total += end - from;
+        }
+        covered_to = covered_to.max(end);
+    }
+    total as u64
+}
+
+/// Delays of received packets matched to their sending by IP
+/// identification (the most recent unmatched send of that id).
+fn one_way_delays(sent: &[Captured], arrivals: &[Captured]) -> Vec<f64> {
+    let mut pending: HashMap<u16, Vec<Instant>> = HashMap::new();
+    let mut out = Vec::with_capacity(arrivals.len());
+    let mut i = 0;
+    for a in arrivals {
+        while i < sent.len() && sent[i].time <= a.time {
+            pending.entry(sent[i].ip_id).or_default().push(sent[i].time);
+            i += 1;
+        }
+        if let Some(t) = pending.get_mut(&a.ip_id).and_then(|v| v.pop()) {
+            out.push((a.time - t).as_secs_f64());
+        }
+    }
+    out
+}
+
+/// RTT samples by Karn's rule: a segment sent once, to the first ACK that
+/// covers its end.
+fn rtt_samples(sent: &[Captured], acks: &[(Instant, u32)]) -> Vec<f64> {
+    let mut times_sent: HashMap<u32, (Instant, u32)> = HashMap::new();
+    for p in sent {
+        if let Some(t) = p.tcp.filter(|t| t.payload_len > 0) {
+            let end = t.seq.wrapping_add(t.payload_len);
+            times_sent.entry(end).and_modify(|e| e.1 += 1).or_insert((p.time, 1));
+        }
+    }
+    let mut ends: Vec<(u32, Instant)> =
+        times_sent.into_iter().filter(|(_, (_, n))| *n == 1).map(|(end, (t, _))| (end, t)).collect();
+    ends.sort_by_key(|&(_, t)| t);
+    let mut out = Vec::new();
+    let mut a = 0;
+    for (end, t) in ends {
+        while a < acks.len() && (acks[a].0 < t || seq_after(end, acks[a].1)) {
+            a += 1;
+        }
+        if let Some(&(at, _)) = acks.get(a) {
+            out.push((at - t).as_secs_f64());
+        }
+    }
+    out
+}
+
+/// Drops per flow and reason from an events.csv (absent file: none).
+fn read_drops(path: &Path) -> Result<BTreeMap<FlowKey, BTreeMap<String, u64>>, AnalysisError> {
+    let mut out: BTreeMap<FlowKey, BTreeMap<String, u64>> = BTreeMap::new();
+    if !path.exists() {
+        return Ok(out);
+    }
+    let file = path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|source| AnalysisError::Open { file: file.clone(), source })?;
+    let reader = squall_trace::EventLogReader::new(std::io::BufReader::new(f))
+        .map_err(|source| AnalysisError::Events { file: file.clone(), source })?;
+    for e in reader {
+        let e = e.map_err(|source| AnalysisError::Events { file: file.clone(), source })?;
+        if let (EventKind::Drop(reason), Some(flow)) = (e.kind, e.flow) {
+            *out.entry(flow).or_default().entry(reason.as_str().to_string()).or_default() += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// Jain's fairness index of the flows' throughputs: (Σx)² / (n·Σx²); 1 when
+/// all are equal, 1/n when one takes everything.
+pub fn jain_index(xs: &[f64]) -> f64 {
+    let sum: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    if sq == 0.0 { f64::NAN } else { sum * sum / (xs.len() as f64 * sq) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::TcpFields;
+
+    fn seg(t_ms: u64, seq: u32, len: u32) -> Captured {
+        Captured {
+            time: Instant::from_millis(t_ms),
+            flow: FlowKey {
+                protocol: Protocol::Tcp,
+                src: Ipv4Addr::new(10, 0, 0, 1),
+                dst: Ipv4Addr::new(10, 0, 1, 1),
+                src_port: 1,
+                dst_port: 2,
+            },
+            size: 40 + len,
+            ip_id: seq as u16,
+            tcp: Some(TcpFields { seq, ack: 0, syn: false, fin: false, rst: false, has_ack: true, payload_len: len }),
+        }
+    }
+
+    #[test]
+    fn retransmissions_counted_like_tcptrace() {
+        // 1000-byte segments 0..4000; the one at 1000 is sent again, and a
+        // partial resend 2500..3000 also counts.
+        let s = [seg(0, 0, 1000), seg(1, 1000, 1000), seg(2, 2000, 1000), seg(3, 1000, 1000), seg(4, 3000, 1000), seg(5, 2500, 500)];
+        assert_eq!(count_retransmissions(&s), 2);
+        // Wrap-around of the sequence space is not a retransmission.
+        let w = [seg(0, u32::MAX - 999, 1000), seg(1, 0, 1000)];
+        assert_eq!(count_retransmissions(&w), 0);
+    }
+
+    #[test]
+    fn goodput_counts_each_byte_once() {
+        // 0..1000, then 2000..3000 out of order, the hole 1000..2000, and a
+        // duplicate 1500..2500: 3000 distinct bytes.
+        let r = [seg(0, 0, 1000), seg(1, 2000, 1000), seg(2, 1000, 1000), seg(3, 1500, 1000)];
+        assert_eq!(first_time_payload(&r), 3000);
+        // Across the wrap of the sequence space.
+        let w = [seg(0, u32::MAX - 499, 1000), seg(1, 500, 1000), seg(2, u32::MAX - 499, 1000)];
+        assert_eq!(first_time_payload(&w), 2000);
+    }
+
+    #[test]
+    fn rtt_uses_only_segments_sent_once() {
+        let s = [seg(0, 0, 1000), seg(10, 1000, 1000), seg(20, 1000, 1000)];
+        let acks = [(Instant::from_millis(50), 1000), (Instant::from_millis(90), 2000)];
+        assert_eq!(rtt_samples(&s, &acks), vec![0.05]);
+    }
+
+    #[test]
+    fn jain_index_by_hand() {
+        assert_eq!(jain_index(&[1.0, 1.0, 1.0, 1.0]), 1.0);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        // (1+2+3)^2 / (3·14) = 36/42
+        assert!((jain_index(&[1.0, 2.0, 3.0]) - 36.0 / 42.0).abs() < 1e-12);
+    }
+}
