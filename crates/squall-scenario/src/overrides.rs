@@ -169,7 +169,7 @@ fn child<'a>(place: Place<'a>, part: &str) -> Option<Place<'a>> {
 
 /// Sets `part` of `place` to `value`, keeping the comments around an old
 /// value.
-fn put(place: Place<'_>, part: &str, mut value: Value, shown: &str) -> Result<(), String> {
+fn put(place: Place<'_>, part: &str, value: Value, shown: &str) -> Result<(), String> {
     let index = part.parse::<usize>().ok();
     let not_table = || {
         let parent = shown.rsplit_once('.').map_or("", |(p, _)| p);
