@@ -299,7 +299,14 @@ mod tests {
     fn retransmissions_counted_like_tcptrace() {
         // 1000-byte segments 0..4000; the one at 1000 is sent again, and a
         // partial resend 2500..3000 also counts.
-        let s = [seg(0, 0, 1000), seg(1, 1000, 1000), seg(2, 2000, 1000), seg(3, 1000, 1000), seg(4, 3000, 1000), seg(5, 2500, 500)];
+        let s = [
+            seg(0, 0, 1000),
+            seg(1, 1000, 1000),
+            seg(2, 2000, 1000),
+            seg(3, 1000, 1000),
+            seg(4, 3000, 1000),
+            seg(5, 2500, 500),
+        ];
         assert_eq!(count_retransmissions(&s), 2);
         // Wrap-around of the sequence space is not a retransmission.
         let w = [seg(0, u32::MAX - 999, 1000), seg(1, 0, 1000)];

@@ -4,7 +4,10 @@
 //! report.
 
 pub mod capture;
+pub mod detail;
 pub mod flows;
+pub mod plot;
+pub mod report;
 pub mod stats;
 
 pub use flows::{FlowStats, RunHost, analyse_run, jain_index};

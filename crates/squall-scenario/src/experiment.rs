@@ -128,7 +128,11 @@ impl ReplicationSet {
             .enumerate()
             .map(|(index, combo)| SweepPoint {
                 index,
-                params: keys.iter().zip(&combo).map(|(k, &i)| (k.to_string(), override_text(&lists_value(&lists, k, &keys, i)))).collect(),
+                params: keys
+                    .iter()
+                    .zip(&combo)
+                    .map(|(k, &i)| (k.to_string(), override_text(&lists_value(&lists, k, &keys, i))))
+                    .collect(),
             })
             .collect()
     }
@@ -167,7 +171,10 @@ impl Experiment {
                 }
                 let lens: std::collections::BTreeSet<usize> = sweep.params.values().map(Vec::len).collect();
                 if sweep.mode == SweepMode::Zip && lens.len() > 1 {
-                    return fail(format!("set `{}`: a zip sweep needs lists of equal length, found lengths {lens:?}", s.name));
+                    return fail(format!(
+                        "set `{}`: a zip sweep needs lists of equal length, found lengths {lens:?}",
+                        s.name
+                    ));
                 }
             }
         }
@@ -193,8 +200,9 @@ pub fn parse_experiment(file: &str, text: &str) -> Result<Experiment, ScenarioEr
 /// Reads an experiment file.
 pub fn load_experiment(path: &Path) -> Result<Experiment, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::new(ErrorKind::Read, &file, None, None).message(format!("cannot read the experiment file: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(ErrorKind::Read, &file, None, None).message(format!("cannot read the experiment file: {e}"))
+    })?;
     parse_experiment(&file, &text)
 }
 
@@ -228,7 +236,10 @@ seed = [1, 2]
         assert_eq!(a.len(), 6);
         assert_eq!(
             a[1].params,
-            vec![("stage.gsm-down.error.packet".into(), "1%".into()), ("stage.gsm-down.rate".into(), "14.4 kbit/s".into())]
+            vec![
+                ("stage.gsm-down.error.packet".into(), "1%".into()),
+                ("stage.gsm-down.rate".into(), "14.4 kbit/s".into())
+            ]
         );
         assert_eq!(a[5].params[0].1, "10%");
         let o = e.sets[0].overrides(&a[0]);
@@ -250,8 +261,14 @@ seed = [1, 2]
         bad("name = \"e\"\nsets = []", "at least one");
         bad("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nreplications = 0", "at least 1");
         bad("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nengine = \"ns3\"", "engine");
-        bad("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\n[sets.sweep]\nmode = \"zip\"\nx = [1]\ny = [1, 2]", "equal length");
-        bad("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"", "unique");
+        bad(
+            "name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\n[sets.sweep]\nmode = \"zip\"\nx = [1]\ny = [1, 2]",
+            "equal length",
+        );
+        bad(
+            "name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"",
+            "unique",
+        );
         bad("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nbogus = 1", "bogus");
     }
 }

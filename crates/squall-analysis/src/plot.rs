@@ -1,0 +1,195 @@
+//! Plots as SVG text (plotters' SVG backend): line and point series over
+//! time with shaded intervals, and means with 95% confidence bars against a
+//! swept parameter. The report inlines them; they are also written as files.
+
+use plotters::prelude::*;
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    Line,
+    Dots,
+    Crosses,
+}
+
+/// A named series of (x, y) points.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub name: String,
+    pub mark: Mark,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A shaded x interval with a label (a state or a blackout).
+#[derive(Clone, Debug)]
+pub struct Shade {
+    pub from: f64,
+    pub to: f64,
+    pub label: String,
+}
+
+/// Means with confidence intervals at x positions.
+#[derive(Clone, Debug)]
+pub struct Bars {
+    pub name: String,
+    /// (x, mean, low, high).
+    pub points: Vec<(f64, f64, f64, f64)>,
+}
+
+const WIDTH: u32 = 760;
+const HEIGHT: u32 = 360;
+
+fn color(i: usize) -> RGBColor {
+    const C: [RGBColor; 6] = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    C[i % C.len()]
+}
+
+fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        return (lo - 0.5_f64.max(lo.abs() * 0.1), hi + 0.5_f64.max(hi.abs() * 0.1));
+    }
+    let pad = (hi - lo) * 0.05;
+    (lo - pad, hi + pad)
+}
+
+/// A plot of series against time (or any x), with shaded intervals.
+pub fn series_plot(title: &str, x_label: &str, y_label: &str, series: &[Series], shades: &[Shade]) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let _ = draw_series(&root, title, x_label, y_label, series, shades);
+        let _ = root.present();
+    }
+    svg
+}
+
+fn draw_series<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    shades: &[Shade],
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let (x0, x1) = range(
+        series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).chain(shades.iter().flat_map(|s| [s.from, s.to])),
+    );
+    let (y0, y1) = range(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    chart.configure_mesh().x_desc(x_label).y_desc(y_label).light_line_style(WHITE.mix(0.0)).draw()?;
+    for s in shades {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(s.from, y0), (s.to, y1)],
+                RGBColor(255, 200, 0).mix(0.18).filled(),
+            )))?
+            .label(s.label.clone())
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], RGBColor(255, 200, 0).mix(0.4).filled()));
+    }
+    for (i, s) in series.iter().enumerate() {
+        let c = color(i);
+        let drawn = match s.mark {
+            Mark::Line => chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(1)))?,
+            Mark::Dots => chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled())))?,
+            Mark::Crosses => chart.draw_series(s.points.iter().map(|&p| Cross::new(p, 4, c.stroke_width(2))))?,
+        };
+        drawn.label(s.name.clone()).legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 12, y + 3)], c.filled()));
+    }
+    if !series.is_empty() || !shades.is_empty() {
+        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    }
+    Ok(())
+}
+
+/// Means with 95% confidence bars against a parameter; `log_x` for
+/// parameters swept over decades (bit error rates).
+pub fn bars_plot(title: &str, x_label: &str, y_label: &str, bars: &[Bars], log_x: bool) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let _ = draw_bars(&root, title, x_label, y_label, bars, log_x);
+        let _ = root.present();
+    }
+    svg
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    bars: &[Bars],
+    log_x: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let tx = |x: f64| if log_x { x.max(f64::MIN_POSITIVE).log10() } else { x };
+    let (x0, x1) = range(bars.iter().flat_map(|b| b.points.iter().map(|p| tx(p.0))));
+    let (y0, y1) = range(bars.iter().flat_map(|b| b.points.iter().flat_map(|p| [p.2, p.3, p.1])));
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    let x_desc = if log_x { format!("log10 {x_label}") } else { x_label.to_string() };
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_label).draw()?;
+    for (i, b) in bars.iter().enumerate() {
+        let c = color(i);
+        let pts: Vec<(f64, f64)> = b.points.iter().map(|p| (tx(p.0), p.1)).collect();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
+            .label(b.name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 12, y + 3)], c.filled()));
+        chart.draw_series(
+            b.points.iter().map(|p| ErrorBar::new_vertical(tx(p.0), p.2, p.1, p.3, c.stroke_width(1), 8)),
+        )?;
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plots_are_svg_with_their_series() {
+        let s = series_plot(
+            "seq",
+            "time (s)",
+            "packet",
+            &[Series { name: "sent".into(), mark: Mark::Dots, points: vec![(0.0, 1.0), (1.0, 2.0)] }],
+            &[Shade { from: 0.2, to: 0.4, label: "blackout".into() }],
+        );
+        assert!(s.starts_with("<svg") && s.contains("blackout") && s.contains("sent") && s.contains("<circle"));
+        let b = bars_plot(
+            "t",
+            "BER",
+            "goodput",
+            &[Bars { name: "split".into(), points: vec![(1e-6, 1.0, 0.9, 1.1), (1e-4, 0.5, 0.4, 0.6)] }],
+            true,
+        );
+        assert!(b.contains("split") && b.contains("log10 BER") && b.contains("<line"));
+    }
+}

@@ -1,0 +1,383 @@
+//! An experiment's outputs (seed 000 §5.2 and §7): results.csv (one row per
+//! replication and flow, every swept parameter a column), summary.csv (per
+//! set, point, flow and metric: mean, median, 10th/90th percentile,
+//! standard deviation, 95% CI), plots as SVG files, and a self-contained
+//! report.html that fetches nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use crate::detail::RunDetail;
+use crate::flows::FlowStats;
+use crate::plot::{Bars, bars_plot, series_plot};
+use crate::stats::{Summary, summarize};
+
+/// One replication's analysed flows.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    pub set: String,
+    pub point: usize,
+    pub replication: u32,
+    pub seed: u64,
+    pub flows: Vec<FlowStats>,
+    /// Jain's index over the run's flows' throughputs.
+    pub fairness: f64,
+}
+
+/// A replication set as the report shows it.
+#[derive(Clone, Debug)]
+pub struct SetInfo {
+    pub name: String,
+    pub engine: String,
+    pub scenario: String,
+    /// Each point's swept (key, value) pairs, by point index.
+    pub points: Vec<Vec<(String, String)>>,
+    /// The first replication of each point, for the time plots.
+    pub details: BTreeMap<usize, RunDetail>,
+}
+
+/// The per-flow metrics summarised and plotted, with their labels.
+pub const METRICS: &[(&str, &str)] = &[
+    ("elapsed", "elapsed time (s)"),
+    ("throughput_bps", "throughput (bit/s)"),
+    ("goodput_bps", "goodput (bit/s)"),
+    ("retransmitted", "retransmitted packets"),
+    ("dropped", "dropped packets"),
+    ("delay_mean", "mean one-way delay (s)"),
+    ("rtt_mean", "mean RTT (s)"),
+    ("interarrival_mean", "mean inter-arrival time (s)"),
+    ("jitter", "jitter, std of inter-arrival (s)"),
+    ("sent_packets", "packets sent"),
+    ("received_packets", "packets received"),
+];
+
+pub fn metric(f: &FlowStats, name: &str) -> f64 {
+    match name {
+        "elapsed" => f.elapsed,
+        "throughput_bps" => f.throughput_bps,
+        "goodput_bps" => f.goodput_bps,
+        "retransmitted" => f.retransmitted as f64,
+        "dropped" => f.dropped.values().sum::<u64>() as f64,
+        "delay_mean" => f.delay_mean,
+        "rtt_mean" => f.rtt_mean,
+        "interarrival_mean" => f.interarrival_mean,
+        "jitter" => f.jitter,
+        "sent_packets" => f.sent_packets as f64,
+        "received_packets" => f.received_packets as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// A parameter value as a number for plotting: "1%" → 0.01, "200 ms" →
+/// 0.2 (seconds), "9600 bit/s" → 9600, plain numbers as they are.
+pub fn numeric(value: &str) -> Option<f64> {
+    if let Ok(v) = value.trim().parse::<f64>() {
+        return Some(v);
+    }
+    if let Ok(p) = value.parse::<squall_link::Probability>() {
+        return Some(p.get());
+    }
+    if let Ok(d) = value.parse::<squall_link::Duration>() {
+        return Some(d.as_secs_f64());
+    }
+    if let Ok(r) = value.parse::<squall_link::Rate>() {
+        return Some(r.bits_per_sec() as f64);
+    }
+    value.parse::<squall_link::Bytes>().ok().map(|b| b.0 as f64)
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Every (set, point, flow) → metric → values over replications.
+type Grouped = BTreeMap<(String, usize, String), BTreeMap<&'static str, Vec<f64>>>;
+
+fn group(runs: &[RunRecord]) -> Grouped {
+    let mut g: Grouped = BTreeMap::new();
+    for r in runs {
+        for f in &r.flows {
+            let m = g.entry((r.set.clone(), r.point, f.flow.clone())).or_default();
+            for (name, _) in METRICS {
+                m.entry(name).or_default().push(metric(f, name));
+            }
+        }
+        let m = g.entry((r.set.clone(), r.point, "(all flows)".into())).or_default();
+        m.entry("fairness").or_default().push(r.fairness);
+    }
+    g
+}
+
+/// Writes results.csv, summary.csv, plots/*.svg and report.html into `out`.
+pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord]) -> io::Result<()> {
+    fs::create_dir_all(out.join("plots"))?;
+    let params: BTreeSet<String> =
+        sets.iter().flat_map(|s| s.points.iter().flatten().map(|(k, _)| k.clone())).collect();
+    let point_params = |set: &str, point: usize| -> BTreeMap<String, String> {
+        sets.iter()
+            .find(|s| s.name == set)
+            .and_then(|s| s.points.get(point))
+            .map_or_else(BTreeMap::new, |p| p.iter().cloned().collect())
+    };
+
+    // results.csv
+    let mut csv = String::from("set,point");
+    for p in &params {
+        write!(csv, ",{}", csv_field(p)).unwrap();
+    }
+    csv.push_str(",replication,seed,flow,sender,receiver");
+    for (m, _) in METRICS {
+        write!(csv, ",{m}").unwrap();
+    }
+    csv.push_str(",delay_p50,delay_p99,rtt_samples,fairness\n");
+    for r in runs {
+        let pp = point_params(&r.set, r.point);
+        for f in &r.flows {
+            write!(csv, "{},{}", csv_field(&r.set), r.point).unwrap();
+            for p in &params {
+                write!(csv, ",{}", csv_field(pp.get(p).map_or("", String::as_str))).unwrap();
+            }
+            write!(csv, ",{},{},{},{},{}", r.replication, r.seed, csv_field(&f.flow), f.sender, f.receiver).unwrap();
+            for (m, _) in METRICS {
+                write!(csv, ",{}", metric(f, m)).unwrap();
+            }
+            writeln!(csv, ",{},{},{},{}", f.delay_p50, f.delay_p99, f.rtt_samples, r.fairness).unwrap();
+        }
+    }
+    fs::write(out.join("results.csv"), csv)?;
+
+    // summary.csv
+    let grouped = group(runs);
+    let mut sum = String::from("set,point,params,flow,metric,n,mean,median,p10,p90,std_dev,ci95_low,ci95_high\n");
+    for ((set, point, flow), metrics) in &grouped {
+        let pp: Vec<String> = point_params(set, *point).iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for (m, xs) in metrics {
+            let s = summarize(xs);
+            writeln!(
+                sum,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                csv_field(set),
+                point,
+                csv_field(&pp.join(" ")),
+                csv_field(flow),
+                m,
+                s.n,
+                s.mean,
+                s.median,
+                s.p10,
+                s.p90,
+                s.std_dev,
+                s.ci95.low,
+                s.ci95.high
+            )
+            .unwrap();
+        }
+    }
+    fs::write(out.join("summary.csv"), sum)?;
+
+    // Plots and the page.
+    let mut page = String::new();
+    write!(
+        page,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>\
+         body{{font-family:sans-serif;margin:2em;max-width:1100px}} table{{border-collapse:collapse;margin:1em 0}}\
+         td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}} th{{background:#f3f3f3}} td:first-child{{text-align:left}}\
+         figure{{margin:1em 0}} figcaption{{font-size:90%;color:#555}} .plot svg{{max-width:100%;height:auto}}</style></head><body>\n\
+         <h1>{t}</h1>\n<p>{n} run(s) in {k} replication set(s). Data: <a href=\"results.csv\">results.csv</a>, \
+         <a href=\"summary.csv\">summary.csv</a>; every plot is also in <code>plots/</code>.</p>\n",
+        t = html(title),
+        n = runs.len(),
+        k = sets.len()
+    )
+    .unwrap();
+    let mut plot_no = 0;
+    let mut figure = |page: &mut String, name: &str, caption: &str, svg: String| -> io::Result<()> {
+        plot_no += 1;
+        let file = format!("{plot_no:03}-{}.svg", name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
+        fs::write(out.join("plots").join(&file), &svg)?;
+        write!(
+            page,
+            "<figure class=\"plot\" data-file=\"{file}\">{svg}<figcaption>{}</figcaption></figure>\n",
+            html(caption)
+        )
+        .unwrap();
+        Ok(())
+    };
+    for set in sets {
+        write!(
+            page,
+            "<h2>Set {} <small>({} engine, {})</small></h2>\n",
+            html(&set.name),
+            html(&set.engine),
+            html(&set.scenario)
+        )
+        .unwrap();
+        for (point, pp) in set.points.iter().enumerate() {
+            let label: Vec<String> = pp.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            if !label.is_empty() {
+                write!(page, "<h3>{}</h3>\n", html(&label.join(", "))).unwrap();
+            }
+            page.push_str(&table2(&grouped, &set.name, point));
+        }
+        // Time plots of the first replication of each point.
+        for (point, d) in &set.details {
+            let at = set
+                .points
+                .get(*point)
+                .map(|p| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            let suffix = if at.is_empty() { String::new() } else { format!(" ({at})") };
+            for (flow, series) in &d.sequence {
+                let svg =
+                    series_plot(&format!("time-sequence {flow}"), "time (s)", "sequence / packet", series, &d.shades);
+                figure(
+                    &mut page,
+                    &format!("{}-p{point}-seq", set.name),
+                    &format!(
+                        "Time-sequence diagram, {flow}, first replication{suffix}: sent, retransmitted and dropped packets; states and blackouts shaded."
+                    ),
+                    svg,
+                )?;
+            }
+            if !d.occupancy.is_empty() {
+                let svg = series_plot("packets in each stage", "time (s)", "packets", &d.occupancy, &d.shades);
+                figure(
+                    &mut page,
+                    &format!("{}-p{point}-queue", set.name),
+                    &format!("Queue: packets inside each stage over time, first replication{suffix}."),
+                    svg,
+                )?;
+            }
+            for (file, series) in &d.tcp {
+                for wanted in [["cwnd", "ssthresh"].as_slice(), ["srtt", "rtt", "rttvar", "rto"].as_slice()] {
+                    let chosen: Vec<_> =
+                        series.iter().filter(|s| wanted.iter().any(|w| s.name.starts_with(w))).cloned().collect();
+                    if !chosen.is_empty() {
+                        let what = wanted[0];
+                        let svg =
+                            series_plot(&format!("{what} over time ({file})"), "time (s)", what, &chosen, &d.shades);
+                        figure(
+                            &mut page,
+                            &format!("{}-p{point}-{what}", set.name),
+                            &format!(
+                                "{} from {file}{suffix}.",
+                                chosen.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                            ),
+                            svg,
+                        )?;
+                    }
+                }
+            }
+        }
+        // Each metric against each numeric swept parameter, with 95% CI bars.
+        let keys: BTreeSet<&String> = set.points.iter().flatten().map(|(k, _)| k).collect();
+        for key in keys {
+            let xs: Vec<Option<f64>> =
+                set.points.iter().map(|p| p.iter().find(|(k, _)| k == key).and_then(|(_, v)| numeric(v))).collect();
+            if xs.iter().any(Option::is_none) {
+                continue;
+            }
+            let positive: Vec<f64> = xs.iter().flatten().copied().collect();
+            let log_x = positive.iter().all(|&x| x > 0.0)
+                && positive.iter().cloned().fold(0.0, f64::max)
+                    / positive.iter().cloned().fold(f64::INFINITY, f64::min)
+                    >= 100.0;
+            for (m, label) in METRICS {
+                let mut bars: BTreeMap<String, Bars> = BTreeMap::new();
+                for ((s, point, flow), metrics) in &grouped {
+                    if s != &set.name {
+                        continue;
+                    }
+                    let (Some(Some(x)), Some(values)) = (xs.get(*point), metrics.get(m)) else { continue };
+                    let sm: Summary = summarize(values);
+                    bars.entry(flow.clone())
+                        .or_insert_with(|| Bars { name: flow.clone(), points: Vec::new() })
+                        .points
+                        .push((*x, sm.mean, sm.ci95.low, sm.ci95.high));
+                }
+                let mut bars: Vec<Bars> =
+                    bars.into_values().filter(|b| b.points.iter().any(|p| p.1.is_finite() && p.1 != 0.0)).collect();
+                if bars.is_empty() {
+                    continue;
+                }
+                for b in &mut bars {
+                    b.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                }
+                let svg = bars_plot(&format!("{label} vs {key}"), key, label, &bars, log_x);
+                figure(
+                    &mut page,
+                    &format!("{}-{m}-vs-{key}", set.name),
+                    &format!("{label} against {key}: mean over replications with 95% confidence interval."),
+                    svg,
+                )?;
+            }
+        }
+    }
+    page.push_str("</body></html>\n");
+    fs::write(out.join("report.html"), page)
+}
+
+/// Seed 000 Table 2's summary for one point: per flow, elapsed time
+/// percentiles, throughput, goodput, retransmitted and dropped packets.
+fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
+    let mut t = String::from(
+        "<table><tr><th>flow</th><th>n</th><th>elapsed p10 (s)</th><th>elapsed median (s)</th><th>elapsed p90 (s)</th>\
+         <th>throughput (kbit/s)</th><th>± 95% CI</th><th>goodput (kbit/s)</th><th>retransmitted</th><th>dropped</th>\
+         <th>delay (ms)</th><th>jitter (ms)</th></tr>\n",
+    );
+    for ((s, p, flow), m) in grouped {
+        if s != set || *p != point || !m.contains_key("elapsed") {
+            continue;
+        }
+        let sm = |k: &str| summarize(m.get(k).map_or(&[][..], |v| &v[..]));
+        let (e, th, g, r, d, dl, j) = (
+            sm("elapsed"),
+            sm("throughput_bps"),
+            sm("goodput_bps"),
+            sm("retransmitted"),
+            sm("dropped"),
+            sm("delay_mean"),
+            sm("jitter"),
+        );
+        writeln!(
+            t,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td></tr>",
+            html(flow), e.n, e.p10, e.median, e.p90, th.mean / 1e3, th.ci95.half_width() / 1e3, g.mean / 1e3, r.mean, d.mean, dl.mean * 1e3, j.mean * 1e3
+        )
+        .unwrap();
+    }
+    if let Some(f) = grouped.get(&(set.to_string(), point, "(all flows)".to_string())).and_then(|m| m.get("fairness")) {
+        let s = summarize(f);
+        if s.mean.is_finite() {
+            writeln!(
+                t,
+                "<tr><td colspan=\"12\">Jain's fairness index over flows: {:.3} (95% CI {:.3}–{:.3})</td></tr>",
+                s.mean, s.ci95.low, s.ci95.high
+            )
+            .unwrap();
+        }
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_values_become_numbers() {
+        assert_eq!(numeric("1e-5"), Some(1e-5));
+        assert_eq!(numeric("10%"), Some(0.1));
+        assert_eq!(numeric("200 ms"), Some(0.2));
+        assert_eq!(numeric("9600 bit/s"), Some(9600.0));
+        assert_eq!(numeric("fast"), None);
+    }
+}

@@ -1,0 +1,229 @@
+//! `squall run EXPERIMENT`: every replication of every replication set,
+//! each written when it finishes (so an interrupted experiment resumes
+//! where it stopped), then analysed from its files into results.csv,
+//! summary.csv and report.html (seed 000 §4.1, §5.2).
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+use squall_scenario::{Engine, Experiment, Scenario};
+use squall_sim::RunOptions;
+
+use crate::builtin;
+use crate::sim_cmd::{Outputs, write_replication};
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// The experiment file.
+    pub experiment: PathBuf,
+    /// Output directory (default: out/EXPERIMENT-NAME).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Simulation replications in parallel on this many threads (default:
+    /// all cores). Emulation replications run one at a time.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Continue an interrupted experiment in the same directory: finished
+    /// replications are kept, the others run.
+    #[arg(long)]
+    pub resume: bool,
+    /// Stop after this many replications have run (to split a long
+    /// experiment; continue with --resume).
+    #[arg(long)]
+    pub max_runs: Option<usize>,
+}
+
+/// What `squall report DIR` needs to rebuild the report: written before
+/// the first replication runs.
+#[derive(Serialize, Deserialize)]
+pub struct Manifest {
+    pub experiment: String,
+    pub sets: Vec<ManifestSet>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct ManifestSet {
+    pub name: String,
+    pub engine: String,
+    pub scenario: String,
+    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
+    pub points: Vec<ManifestPoint>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub struct ManifestPoint {
+    pub params: Vec<(String, String)>,
+    /// The resolved scenario of this point, as TOML.
+    pub scenario: String,
+    /// (replication, seed, run directory relative to the output directory).
+    pub runs: Vec<(u32, u64, String)>,
+}
+
+/// Reads a set's scenario text: `builtin:NAME` or a path relative to the
+/// experiment file.
+fn scenario_text(spec: &str, base: &Path) -> Result<(String, String, PathBuf)> {
+    match spec.strip_prefix("builtin:") {
+        Some(name) => {
+            let b = builtin::find(name)
+                .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
+            Ok((b.file.to_string(), b.text.to_string(), PathBuf::from("scenarios")))
+        }
+        None => {
+            let path = base.join(spec);
+            let text = fs::read_to_string(&path).with_context(|| format!("cannot read scenario {}", path.display()))?;
+            Ok((path.display().to_string(), text, path.parent().map(Path::to_path_buf).unwrap_or_default()))
+        }
+    }
+}
+
+struct Job {
+    set: usize,
+    point: usize,
+    replication: u32,
+    seed: u64,
+    dir: String,
+}
+
+fn plan(experiment: &Experiment, base: &Path) -> Result<(Manifest, Vec<Vec<Scenario>>, Vec<Job>)> {
+    let mut sets = Vec::new();
+    let mut scenarios = Vec::new();
+    let mut jobs = Vec::new();
+    for (si, set) in experiment.sets.iter().enumerate() {
+        let (source, text, dir) = scenario_text(&set.scenario, base)?;
+        let mut points = Vec::new();
+        let mut resolved = Vec::new();
+        for point in set.points() {
+            let overrides = set.overrides(&point);
+            let text = squall_scenario::apply_overrides(&source, &text, &overrides)
+                .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
+            let mut scenario = squall_scenario::parse(&source, &text, &dir)
+                .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
+            if let Some(seed) = set.seed {
+                scenario.seed = seed;
+            }
+            if let Some(r) = set.replications {
+                scenario.replications = r;
+            }
+            let runs: Vec<(u32, u64, String)> = (0..scenario.replications)
+                .map(|r| (r, scenario.seed + r as u64, format!("{}/p{}/rep-{r}", set.name, point.index)))
+                .collect();
+            for (r, seed, d) in &runs {
+                jobs.push(Job { set: si, point: point.index, replication: *r, seed: *seed, dir: d.clone() });
+            }
+            points.push(ManifestPoint { params: point.params.clone(), scenario: toml::to_string(&scenario)?, runs });
+            resolved.push(scenario);
+        }
+        let hosts = resolved[0].hosts.iter().map(|h| (h.name.clone(), h.address)).collect();
+        sets.push(ManifestSet {
+            name: set.name.clone(),
+            engine: match set.engine {
+                Engine::Sim => "sim".into(),
+                Engine::Emu => "emu".into(),
+            },
+            scenario: set.scenario.clone(),
+            hosts,
+            points,
+        });
+        scenarios.push(resolved);
+    }
+    Ok((Manifest { experiment: experiment.name.clone(), sets }, scenarios, jobs))
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let experiment = squall_scenario::load_experiment(&args.experiment).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let base = args.experiment.parent().map(Path::to_path_buf).unwrap_or_default();
+    let (manifest, scenarios, jobs) = plan(&experiment, &base)?;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&experiment.name));
+    let manifest_path = out.join("experiment.json");
+    if manifest_path.exists() && !args.resume {
+        bail!("{} holds an experiment already: add --resume to continue it, or choose another --out", out.display());
+    }
+    fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)?)?;
+    let todo: Vec<&Job> = jobs.iter().filter(|j| !out.join(&j.dir).join("result.json").exists()).collect();
+    let todo: Vec<&Job> = todo.into_iter().take(args.max_runs.unwrap_or(usize::MAX)).collect();
+    eprintln!(
+        "squall run: {} — {} set(s), {} replication(s), {} already done, {} to run now",
+        experiment.name,
+        manifest.sets.len(),
+        jobs.len(),
+        jobs.iter().filter(|j| out.join(&j.dir).join("result.json").exists()).count(),
+        todo.len()
+    );
+    let bar = ProgressBar::new(todo.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} runs, {elapsed} elapsed, ETA {eta} {msg}")
+            .expect("valid template"),
+    );
+    let log = Mutex::new(fs::OpenOptions::new().create(true).append(true).open(out.join("runs.log"))?);
+    let run_one = |job: &Job| -> Result<()> {
+        let scenario = &scenarios[job.set][job.point];
+        let final_dir = out.join(&job.dir);
+        let tmp = out.join(format!("{}.partial", job.dir));
+        if tmp.exists() {
+            fs::remove_dir_all(&tmp)?;
+        }
+        match experiment.sets[job.set].engine {
+            Engine::Sim => {
+                let options = RunOptions { record_events: true, record_packets: false, record_captures: true };
+                let result = squall_sim::run(scenario, job.seed, options)?;
+                let summary = write_replication(&tmp, job.replication, result, Outputs { events: true, pcap: true })?;
+                fs::write(tmp.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
+            }
+            Engine::Emu => bail!(
+                "set `{}`: the emulate engine cannot run replication sets in this build",
+                experiment.sets[job.set].name
+            ),
+        }
+        if final_dir.exists() {
+            fs::remove_dir_all(&final_dir)?;
+        }
+        fs::rename(&tmp, &final_dir)?;
+        writeln!(log.lock().expect("log lock"), "{}", job.dir)?;
+        bar.inc(1);
+        Ok(())
+    };
+    let (sim, emu): (Vec<&Job>, Vec<&Job>) =
+        todo.into_iter().partition(|j| experiment.sets[j.set].engine == Engine::Sim);
+    let threads = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let next = AtomicUsize::new(0);
+    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(sim.len().max(1)) {
+            s.spawn(|| {
+                while failure.lock().expect("lock").is_none() {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(job) = sim.get(i) else { break };
+                    if let Err(e) = run_one(job) {
+                        failure.lock().expect("lock").get_or_insert(e.context(format!("run {}", job.dir)));
+                    }
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("lock") {
+        return Err(e);
+    }
+    for job in emu {
+        run_one(job).with_context(|| format!("run {}", job.dir))?;
+    }
+    bar.finish_and_clear();
+    let missing = jobs.iter().filter(|j| !out.join(&j.dir).join("result.json").exists()).count();
+    if missing > 0 {
+        eprintln!(
+            "{missing} replication(s) still to run: `squall run {} --resume` continues",
+            args.experiment.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    crate::report_cmd::build(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
