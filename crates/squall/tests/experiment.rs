@@ -1,0 +1,181 @@
+//! Experiments end to end: sweeps expand, a resumed experiment neither
+//! repeats nor loses a replication, the file-based analysis agrees with
+//! the engine's own counters, and the report renders in headless Chromium
+//! with its plots.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn squall(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_squall")).args(args).output().expect("squall runs")
+}
+
+fn ok(o: Output) -> Output {
+    assert!(o.status.success(), "squall failed:\n{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+const EXPERIMENT: &str = r#"
+name = "small"
+[[sets]]
+name = "sweep"
+scenario = "builtin:gsm-udp"
+replications = 3
+set = { duration = "50 s" }
+[sets.sweep]
+"stage.gsm-down.rate" = ["4800 bit/s", "9600 bit/s"]
+"stage.gsm-down.delay" = ["100 ms", "300 ms"]
+"#;
+
+fn write_experiment(dir: &Path) -> String {
+    let path = dir.join("small.toml");
+    std::fs::write(&path, EXPERIMENT).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn resumed_experiment_neither_repeats_nor_loses_a_replication() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path());
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    // 2 × 2 points × 3 replications = 12 runs, done as 5 + 4 + the rest.
+    ok(squall(&["run", &exp, "--out", out_s, "--max-runs", "5"]));
+    assert!(!out.join("report.html").exists(), "report written before the experiment finished");
+    // Without --resume an existing experiment is refused.
+    let refused = squall(&["run", &exp, "--out", out_s]);
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--resume"));
+    ok(squall(&["run", &exp, "--out", out_s, "--resume", "--max-runs", "4"]));
+    ok(squall(&["run", &exp, "--out", out_s, "--resume"]));
+    let log = std::fs::read_to_string(out.join("runs.log")).unwrap();
+    let mut count: BTreeMap<&str, u32> = BTreeMap::new();
+    for line in log.lines() {
+        *count.entry(line).or_default() += 1;
+    }
+    assert_eq!(count.len(), 12, "{log}");
+    assert!(count.values().all(|&n| n == 1), "a replication ran twice:\n{log}");
+    for p in 0..4 {
+        for r in 0..3 {
+            assert!(out.join(format!("sweep/p{p}/rep-{r}/result.json")).exists());
+        }
+    }
+    // results.csv: one row per replication and flow (2 flows), swept keys as columns.
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header = results.lines().next().unwrap();
+    assert!(header.contains("stage.gsm-down.rate") && header.contains("stage.gsm-down.delay"));
+    assert_eq!(results.lines().count(), 1 + 12 * 2);
+    // A finished experiment resumed again runs nothing and rebuilds the report.
+    ok(squall(&["run", &exp, "--out", out_s, "--resume"]));
+    assert_eq!(std::fs::read_to_string(out.join("runs.log")).unwrap(), log);
+    ok(squall(&["report", out_s]));
+}
+
+#[test]
+fn analysis_from_files_agrees_with_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path());
+    let out = dir.path().join("out");
+    ok(squall(&["run", &exp, "--out", out.to_str().unwrap()]));
+    // The engine's counters, from each replication's result.json.
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let mut rows = csv_rows(&results);
+    rows.sort();
+    for p in 0..4 {
+        for r in 0..3 {
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join(format!("sweep/p{p}/rep-{r}/result.json"))).unwrap()).unwrap();
+            for f in json["flows"].as_array().unwrap() {
+                let key = &f["key"];
+                let flow = format!(
+                    "udp:{}:{}>{}:{}",
+                    key["src"].as_str().unwrap(),
+                    key["src_port"],
+                    key["dst"].as_str().unwrap(),
+                    key["dst_port"]
+                );
+                let row = rows
+                    .iter()
+                    .find(|row| row["point"] == p.to_string() && row["replication"] == r.to_string() && row["flow"] == flow)
+                    .unwrap_or_else(|| panic!("no analysed row for {flow} p{p} rep {r}"));
+                let n = |k: &str| row[k].parse::<f64>().unwrap();
+                assert_eq!(n("sent_packets"), f["sent_packets"].as_f64().unwrap(), "{flow}");
+                assert_eq!(n("received_packets"), f["delivered_packets"].as_f64().unwrap(), "{flow}");
+                let dropped: f64 = f["dropped"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+                assert_eq!(n("dropped"), dropped, "{flow}");
+                let (a, b) = (n("delay_mean"), f["delay_mean"].as_f64().unwrap());
+                assert!((a - b).abs() < 1e-6, "{flow}: delay {a} vs engine {b}");
+            }
+        }
+    }
+}
+
+fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
+}
+
+#[test]
+fn report_renders_in_headless_chromium_with_its_plots() {
+    let chromium = ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let Some(chromium) = chromium else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is required in CI");
+        eprintln!("chromium not installed: skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path());
+    let out = dir.path().join("out");
+    ok(squall(&["run", &exp, "--out", out.to_str().unwrap()]));
+    let page = format!("file://{}", out.join("report.html").display());
+    let profile = dir.path().join("profile");
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+    ];
+    let profile_flag = format!("--user-data-dir={}", profile.display());
+    let dom = Command::new(chromium).args(flags).arg(&profile_flag).arg("--dump-dom").arg(&page).output().unwrap();
+    assert!(dom.status.success());
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let html = String::from_utf8_lossy(&dom.stdout);
+    let files = std::fs::read_dir(out.join("plots")).unwrap().count();
+    assert!(files >= 8, "only {files} plots");
+    assert_eq!(html.matches("<figure class=\"plot\"").count(), files, "every plot file is in the page");
+    assert!(html.matches("<svg").count() >= files);
+    // The screenshot shows the plots: series dots in the first colour
+    // (31, 119, 180) and the shading of states, white mixed with 18% of
+    // (255, 200, 0) = (255, 245, 209).
+    let shot = dir.path().join("shot.png");
+    let s = Command::new(chromium)
+        .args(flags)
+        .arg(&profile_flag)
+        .arg("--window-size=1200,2400")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.color_type.samples();
+    let pixels = &buf[..info.buffer_size()];
+    let near = |p: &[u8], c: [u8; 3]| p[0].abs_diff(c[0]) < 8 && p[1].abs_diff(c[1]) < 8 && p[2].abs_diff(c[2]) < 8;
+    let blue = pixels.chunks(bpp).filter(|p| near(p, [31, 119, 180])).count();
+    let shade = pixels.chunks(bpp).filter(|p| near(p, [255, 245, 209])).count();
+    let total = pixels.len() / bpp;
+    assert!(blue > 1000, "series colour on {blue} of {total} pixels: no plot drawn?");
+    assert!(shade > total / 100, "state shading on {shade} of {total} pixels");
+}
