@@ -96,13 +96,21 @@ impl Path {
         self.now = now;
         let last = self.stages.len() - 1;
         for i in 0..self.stages.len() {
-            let mut incoming = std::mem::take(&mut self.hand_over);
             let stage = &mut self.stages[i];
+            // A stage with nothing arriving, nothing due and nothing delivered
+            // has nothing to do.
+            if self.hand_over.is_empty() && stage.out.is_empty() && stage.next_wakeup().is_none_or(|t| t > now) {
+                continue;
+            }
+            let mut incoming = std::mem::take(&mut self.hand_over);
             for (t, p) in incoming.drain(..) {
                 stage.push(t, p, &mut self.events);
             }
             stage.run_until(now, &mut self.events);
             self.hand_over = incoming;
+            if stage.out.is_empty() {
+                continue;
+            }
             if i == last {
                 self.out.extend(stage.out.drain(..).map(|(at, packet)| Delivery { at, packet }));
             } else {

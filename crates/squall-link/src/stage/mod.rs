@@ -49,12 +49,20 @@ impl StageStats {
     }
 }
 
+/// Rare timers, kept in a heap. The two that fire for every frame —
+/// the end of the transmission and the frame's arrival — have their own
+/// cheaper structures ([`Stage::transmit_end`], [`Stage::arrivals`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
     AllocationDone,
-    TransmitEnd { generation: u64 },
     RetransmitReady,
-    FrameArrival { slot: usize, seq: u64 },
+}
+
+/// Which pending timer is next.
+enum Due {
+    Heap,
+    TransmitEnd,
+    Arrival,
 }
 
 /// A packet that left the input queue: in the send buffer, on the link, or
@@ -81,7 +89,6 @@ struct Transmission {
     seq: u64,
     frame: u32,
     attempt: u32,
-    generation: u64,
 }
 
 /// A frame waiting to be sent again by link ARQ.
@@ -107,12 +114,20 @@ pub(crate) struct Stage {
     allocation: Option<Sampler<Duration>>,
     jitter: Option<Sampler<Duration>>,
     timers: BinaryHeap<Reverse<(Instant, u64, Timer)>>,
+    /// Sequence number given to every timer when set: equal times fire in
+    /// the order they were set.
     timer_seq: u64,
+    /// End of the transmission in progress: (time, timer sequence).
+    transmit_end: Option<(Instant, u64)>,
+    /// Frames on their way to the receiver: (arrival, timer sequence, slot,
+    /// packet seq), in (arrival, sequence) order. With a fixed propagation
+    /// delay they arrive in the order they were sent, so inserting is an
+    /// append; jitter or a delay change inserts in place.
+    arrivals: VecDeque<(Instant, u64, usize, u64)>,
     now: Instant,
     allocated: bool,
     allocating: bool,
     transmitting: Option<Transmission>,
-    tx_generation: u64,
     retransmissions: BinaryHeap<Reverse<Retransmission>>,
     /// Packets in the send buffer with frames not yet sent once, in order.
     tx_order: VecDeque<(usize, u64)>,
@@ -161,10 +176,11 @@ impl Stage {
             config,
             timers: BinaryHeap::new(),
             timer_seq: 0,
+            transmit_end: None,
+            arrivals: VecDeque::new(),
             now: Instant::ZERO,
             allocating: false,
             transmitting: None,
-            tx_generation: 0,
             retransmissions: BinaryHeap::new(),
             tx_order: VecDeque::new(),
             send_packets: 0,
@@ -192,7 +208,24 @@ impl Stage {
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
-        self.timers.peek().map(|Reverse((t, _, _))| *t)
+        self.next_due().map(|(t, _, _)| t)
+    }
+
+    /// The earliest pending timer: (time, sequence, which).
+    fn next_due(&self) -> Option<(Instant, u64, Due)> {
+        let mut best = self.timers.peek().map(|Reverse((t, q, _))| (*t, *q, Due::Heap));
+        let mut consider = |t: Instant, q: u64, d: Due| {
+            if best.as_ref().is_none_or(|b| (t, q) < (b.0, b.1)) {
+                best = Some((t, q, d));
+            }
+        };
+        if let Some((t, q)) = self.transmit_end {
+            consider(t, q, Due::TransmitEnd);
+        }
+        if let Some(&(t, q, _, _)) = self.arrivals.front() {
+            consider(t, q, Due::Arrival);
+        }
+        best
     }
 
     /// Packets inside the stage (queue, buffers, link).
@@ -227,26 +260,33 @@ impl Stage {
 
     /// Handles every timer due at or before `now`, in time order.
     pub(crate) fn run_until(&mut self, now: Instant, log: &mut Vec<Event>) {
-        while let Some(&Reverse((at, _, timer))) = self.timers.peek() {
+        while let Some((at, _, due)) = self.next_due() {
             if at > now {
                 break;
             }
-            self.timers.pop();
             self.now = self.now.max(at);
-            match timer {
-                Timer::AllocationDone => {
-                    self.allocating = false;
-                    self.allocated = true;
-                    self.release_allocation_if_empty();
+            match due {
+                Due::Heap => {
+                    let Some(Reverse((_, _, timer))) = self.timers.pop() else { break };
+                    match timer {
+                        Timer::AllocationDone => {
+                            self.allocating = false;
+                            self.allocated = true;
+                            self.release_allocation_if_empty();
+                        }
+                        Timer::RetransmitReady => {}
+                    }
                 }
-                Timer::TransmitEnd { generation } => {
-                    if let Some(tx) = self.transmitting.filter(|t| t.generation == generation) {
-                        self.transmitting = None;
+                Due::TransmitEnd => {
+                    self.transmit_end = None;
+                    if let Some(tx) = self.transmitting.take() {
                         self.transmit_end(tx, log);
                     }
                 }
-                Timer::RetransmitReady => {}
-                Timer::FrameArrival { slot, seq } => self.frame_arrival(slot, seq, log),
+                Due::Arrival => {
+                    let Some((_, _, slot, seq)) = self.arrivals.pop_front() else { break };
+                    self.frame_arrival(slot, seq, log);
+                }
             }
             self.fill_send_buffer(log);
             self.try_transmit(log);
@@ -443,10 +483,10 @@ impl Stage {
             (None, None) => Duration::ZERO,
         };
         self.last_tx_time = if duration.is_zero() { self.last_tx_time } else { duration };
-        self.tx_generation += 1;
-        let tx = Transmission { slot, seq, frame, attempt, generation: self.tx_generation };
+        let tx = Transmission { slot, seq, frame, attempt };
         self.transmitting = Some(tx);
-        self.schedule(self.now + duration, Timer::TransmitEnd { generation: tx.generation });
+        self.timer_seq += 1;
+        self.transmit_end = Some((self.now + duration, self.timer_seq));
         let packet = self.slots[slot].as_ref().map(|f| &f.packet);
         if attempt > 0 {
             self.log(log, EventKind::Retransmit { frame, attempt }, packet);
@@ -549,7 +589,15 @@ impl Stage {
         if left_send_buffer {
             self.send_packets -= 1;
         }
-        self.schedule(arrival, Timer::FrameArrival { slot: tx.slot, seq: tx.seq });
+        self.timer_seq += 1;
+        let entry = (arrival, self.timer_seq, tx.slot, tx.seq);
+        match self.arrivals.back() {
+            Some(last) if (last.0, last.1) > (entry.0, entry.1) => {
+                let at = self.arrivals.partition_point(|e| (e.0, e.1) <= (entry.0, entry.1));
+                self.arrivals.insert(at, entry);
+            }
+            _ => self.arrivals.push_back(entry),
+        }
         self.release_allocation_if_empty();
     }
 
@@ -611,6 +659,7 @@ impl Stage {
         }
         if self.transmitting.is_some_and(|t| t.slot == slot && t.seq == f.seq) {
             self.transmitting = None;
+            self.transmit_end = None;
         }
         f
     }
