@@ -11,6 +11,7 @@ pub mod dist;
 pub mod event;
 pub mod packet;
 pub mod path;
+pub mod radio;
 pub mod rng;
 mod stage;
 pub mod state;

@@ -1,0 +1,467 @@
+//! The radio link: WIPEMU's core (seed 002 §II.C, Figure 1), as a pure,
+//! driven component.
+//!
+//! Packets wait in a FIFO; the link takes one at a time and cuts it into
+//! frames as slots come: each slot carries one frame of
+//! `symbols_per_frame`·log2(M) bits, M chosen from the predicted SNR (or
+//! fixed); the last frame of a packet carries the rest and is padded. The
+//! true SNR of the slot decides whether the frame is hit, with probability
+//! 1 − (1 − SER)^symbols. A hit frame is sent again, no earlier than the
+//! ARQ delay after its slot ended, ahead of new frames ("retransmission
+//! takes priority over transmission of new data"), with the modulation and
+//! bits it had. Transmission is pipelined: new frames go out while a
+//! retransmission waits, so frames, and packets, can be reordered. After
+//! the last allowed retransmission the frame's bit errors are applied and
+//! the packet delivered, or it is dropped if so configured.
+//!
+//! Driver contract (as [`crate::Path`]): [`RadioLink::push`]`(now, packet)`,
+//! [`RadioLink::poll`]`(now)`, [`RadioLink::next_wakeup`]`()`, with
+//! non-decreasing `now`; early or spurious calls are harmless. Time is
+//! slotted: slot n spans [⌊n·10⁹/sps⌋ ns, ⌊(n+1)·10⁹/sps⌋ ns), so a second
+//! holds exactly `slots_per_second` slots. A frame starts at a slot start
+//! and ends (is received or hit) at the next.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::adaptive::AdaptiveModulator;
+use super::channel::{Channel, ChannelConfig, FadingChannel, MeasuredChannel, SlotChannel};
+use super::config::{RadioConfig, ResidualErrors, Scheduling};
+use super::modulation::{Modulation, ModulationChoice, frame_error_from_ser};
+use super::prediction::Predictor;
+use super::residual::{FrameBits, apply_symbol_errors};
+use crate::config::ConfigError;
+use crate::dist::unit;
+use crate::event::{Direction, DropReason, Event, EventKind, Recording};
+use crate::packet::Packet;
+use crate::path::Delivery;
+use crate::rng::{StreamRng, stream};
+use crate::time::Instant;
+
+/// What a radio link counted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RadioStats {
+    pub entered: u64,
+    pub delivered: u64,
+    /// Dropped after the ARQ limit ([`ResidualErrors::Drop`]).
+    pub dropped: u64,
+    /// Delivered with at least one flipped bit.
+    pub corrupted: u64,
+    /// Frame transmissions, retransmissions included.
+    pub frames_sent: u64,
+    pub frame_errors: u64,
+    pub retransmissions: u64,
+    /// Frame transmissions per modulation, indexed by [`Modulation::index`].
+    pub frames_by_modulation: [u64; 8],
+    /// Frame capacity offered, bits: Σ symbols·log2(M) over transmissions.
+    pub capacity_bits: u64,
+    /// Packet bits carried by first transmissions (capacity minus the
+    /// padding of last frames).
+    pub payload_bits: u64,
+}
+
+/// A link frame: a run of a packet's bits sent in one slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Frame {
+    seq: u64,
+    index: u32,
+    first_bit: u64,
+    bits: u32,
+    modulation: Modulation,
+    /// 0 for the first transmission.
+    attempt: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct PendingRetransmission {
+    ready: Instant,
+    order: u64,
+    frame: Frame,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct OnAir {
+    frame: Frame,
+    /// True SNR (linear) of the slot and sub-channel it went on.
+    snr: f64,
+}
+
+/// The packet being cut into frames.
+#[derive(Clone, Copy, Debug)]
+struct Segmenter {
+    seq: u64,
+    next_bit: u64,
+    total_bits: u64,
+    next_frame: u32,
+}
+
+#[derive(Debug)]
+struct Assembly {
+    packet: Packet,
+    frames: u32,
+    frames_done: u32,
+    segmented: bool,
+}
+
+#[derive(Debug)]
+pub struct RadioLink {
+    name: Arc<str>,
+    direction: Direction,
+    config: RadioConfig,
+    channel: Channel,
+    adaptive: AdaptiveModulator,
+    errors: StreamRng,
+    slot_channel: SlotChannel,
+    /// The first slot whose start has not been handled.
+    next_slot: u64,
+    on_air: Option<OnAir>,
+    waiting: VecDeque<Packet>,
+    segmenting: Option<Segmenter>,
+    assemblies: HashMap<u64, Assembly>,
+    retransmissions: BinaryHeap<Reverse<PendingRetransmission>>,
+    next_seq: u64,
+    next_order: u64,
+    out: VecDeque<Delivery>,
+    events: Vec<Event>,
+    recording: Recording,
+    stats: RadioStats,
+}
+
+impl RadioLink {
+    /// Builds the link named `name` (events carry it) on `direction`;
+    /// `seed` is the replication seed. Random streams are
+    /// "{direction}/{name}/radio/{fading,shadow,prediction,errors}".
+    pub fn new(config: &RadioConfig, name: &str, direction: Direction, seed: u64) -> Result<Self, ConfigError> {
+        config.validate(&format!("{name}.radio"))?;
+        let rng = |c: &str| stream(seed, &format!("{direction}/{name}/radio/{c}"));
+        let predictor = Predictor::new(config.prediction_nmse, seed, &format!("{direction}/{name}/radio/prediction"));
+        let channel = match &config.channel {
+            ChannelConfig::Fading(f) => Channel::Fading(Box::new(FadingChannel::new(
+                f,
+                config.slots_per_second,
+                predictor,
+                rng("fading"),
+                rng("shadow"),
+            ))),
+            ChannelConfig::Measured(m) => Channel::Measured(MeasuredChannel::new(m, predictor)),
+        };
+        Ok(RadioLink {
+            name: Arc::from(name),
+            direction,
+            adaptive: AdaptiveModulator::new(config.prediction_nmse, config.symbols_per_frame),
+            config: config.clone(),
+            channel,
+            errors: rng("errors"),
+            slot_channel: SlotChannel::default(),
+            next_slot: 0,
+            on_air: None,
+            waiting: VecDeque::new(),
+            segmenting: None,
+            assemblies: HashMap::new(),
+            retransmissions: BinaryHeap::new(),
+            next_seq: 0,
+            next_order: 0,
+            out: VecDeque::new(),
+            events: Vec::new(),
+            recording: Recording::All,
+            stats: RadioStats::default(),
+        })
+    }
+
+    /// Designs the adaptive switching levels for the local means the
+    /// channel is likely to visit (mean SNR ± 4σ of shadowing) up front, so
+    /// that a real-time driver never waits for one. Optional: levels are
+    /// otherwise designed when first needed.
+    pub fn prepare_switching_levels(&mut self) {
+        if self.config.modulation != ModulationChoice::Adaptive {
+            return;
+        }
+        match &self.config.channel {
+            ChannelConfig::Fading(f) => {
+                let spread = 4.0 * f.shadowing.std_dev_db;
+                self.adaptive.prepare(f.mean_snr_db - spread, f.mean_snr_db + spread);
+            }
+            ChannelConfig::Measured(_) => {
+                let mut probe = SlotChannel::default();
+                self.channel.slot(0, &mut probe);
+                self.adaptive.levels(probe.local_mean);
+            }
+        }
+    }
+
+    pub fn config(&self) -> &RadioConfig {
+        &self.config
+    }
+
+    pub fn stats(&self) -> &RadioStats {
+        &self.stats
+    }
+
+    pub fn set_recording(&mut self, recording: Recording) {
+        self.recording = recording;
+    }
+
+    /// Appends the events recorded since the last call to `out`, in time
+    /// order.
+    pub fn drain_events_into(&mut self, out: &mut Vec<Event>) {
+        out.append(&mut self.events);
+    }
+
+    /// Packets waiting that the link has not started cutting into frames.
+    pub fn backlog(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// Packets inside the link: waiting, being sent, or delivered and not
+    /// yet polled.
+    pub fn occupancy(&self) -> usize {
+        self.waiting.len() + self.assemblies.len() + self.out.len()
+    }
+
+    /// Start of slot `n`.
+    pub fn slot_start(&self, n: u64) -> Instant {
+        let nanos = n as u128 * 1_000_000_000 / self.config.slots_per_second as u128;
+        Instant::from_nanos(nanos.min(u64::MAX as u128) as u64)
+    }
+
+    /// The first slot starting at or after `t`.
+    pub fn slot_at_or_after(&self, t: Instant) -> u64 {
+        let scaled = t.as_nanos() as u128 * self.config.slots_per_second as u128;
+        scaled.div_ceil(1_000_000_000).min(u64::MAX as u128) as u64
+    }
+
+    /// A packet enters the link at `now`; it goes into the first slot that
+    /// starts at or after `now` and finds no earlier frame waiting.
+    pub fn push(&mut self, now: Instant, packet: Packet) {
+        self.run_until(now);
+        self.stats.entered += 1;
+        self.next_slot = self.next_slot.max(self.slot_at_or_after(now));
+        self.waiting.push_back(packet);
+        self.run_until(now);
+    }
+
+    /// The next packet delivered at or before `now`, in delivery order.
+    pub fn poll(&mut self, now: Instant) -> Option<Delivery> {
+        self.run_until(now);
+        self.out.pop_front()
+    }
+
+    /// The earliest time the link needs a call; `None` when it is idle.
+    pub fn next_wakeup(&self) -> Option<Instant> {
+        if let Some(d) = self.out.front() {
+            return Some(d.at);
+        }
+        if self.on_air.is_some() || self.has_new_data() {
+            return Some(self.slot_start(self.next_slot));
+        }
+        let ready = self.retransmissions.peek()?.0.ready;
+        Some(self.slot_start(self.next_slot.max(self.slot_at_or_after(ready))))
+    }
+
+    fn has_new_data(&self) -> bool {
+        self.segmenting.is_some() || !self.waiting.is_empty()
+    }
+
+    /// The earliest pending retransmission whose packet is still alive.
+    fn earliest_retransmission(&mut self) -> Option<Instant> {
+        while let Some(Reverse(r)) = self.retransmissions.peek() {
+            if self.assemblies.contains_key(&r.frame.seq) {
+                return Some(r.ready);
+            }
+            self.retransmissions.pop();
+        }
+        None
+    }
+
+    /// Handles every slot boundary at or before `now`, in order.
+    pub fn run_until(&mut self, now: Instant) {
+        loop {
+            if self.on_air.is_none() && !self.has_new_data() {
+                let Some(ready) = self.earliest_retransmission() else { break };
+                self.next_slot = self.next_slot.max(self.slot_at_or_after(ready));
+            }
+            let t = self.slot_start(self.next_slot);
+            if t > now {
+                break;
+            }
+            if let Some(on_air) = self.on_air.take() {
+                self.finish(on_air, t);
+            }
+            self.begin_slot(self.next_slot, t);
+            self.next_slot += 1;
+        }
+    }
+
+    fn log(&mut self, time: Instant, kind: EventKind, seq: u64) {
+        if !self.recording.keeps(&kind) {
+            return;
+        }
+        let Some(a) = self.assemblies.get(&seq) else { return };
+        let (id, flow, size) = (a.packet.id, a.packet.flow, a.packet.size);
+        self.events.push(Event {
+            time,
+            stage: self.name.clone(),
+            direction: self.direction,
+            kind,
+            packet: Some(id),
+            flow: Some(flow),
+            size,
+        });
+    }
+
+    fn log_packet(&mut self, time: Instant, kind: EventKind, packet: &Packet) {
+        if self.recording.keeps(&kind) {
+            self.events.push(Event {
+                time,
+                stage: self.name.clone(),
+                direction: self.direction,
+                kind,
+                packet: Some(packet.id),
+                flow: Some(packet.flow),
+                size: packet.size,
+            });
+        }
+    }
+
+    /// Starts the frame of slot `slot` at `t`: a due retransmission, else
+    /// the next piece of the current packet.
+    fn begin_slot(&mut self, slot: u64, t: Instant) {
+        let retransmission = match self.earliest_retransmission() {
+            Some(ready) if ready <= t => self.retransmissions.pop().map(|Reverse(r)| r.frame),
+            _ => None,
+        };
+        if retransmission.is_none() && !self.has_new_data() {
+            return;
+        }
+        self.channel.slot(slot, &mut self.slot_channel);
+        let sub_channel = self.choose_sub_channel();
+        let frame = match retransmission {
+            Some(frame) => {
+                self.log(t, EventKind::Retransmit { frame: frame.index, attempt: frame.attempt }, frame.seq);
+                frame
+            }
+            None => {
+                let modulation = match self.config.modulation {
+                    ModulationChoice::Fixed(m) => m,
+                    ModulationChoice::Adaptive => {
+                        self.adaptive.choose(self.slot_channel.predicted[sub_channel], self.slot_channel.local_mean)
+                    }
+                };
+                self.next_new_frame(modulation)
+            }
+        };
+        self.log(t, EventKind::TransmitStart { frame: frame.index }, frame.seq);
+        let capacity = self.config.symbols_per_frame as u64 * frame.modulation.bits_per_symbol() as u64;
+        self.stats.frames_sent += 1;
+        self.stats.frames_by_modulation[frame.modulation.index()] += 1;
+        self.stats.capacity_bits += capacity;
+        if frame.attempt == 0 {
+            self.stats.payload_bits += frame.bits as u64;
+        }
+        self.on_air = Some(OnAir { frame, snr: self.slot_channel.snr[sub_channel] });
+    }
+
+    fn choose_sub_channel(&self) -> usize {
+        match self.config.scheduling {
+            Scheduling::Static(c) => c as usize,
+            Scheduling::Best => {
+                let p = &self.slot_channel.predicted;
+                (0..p.len()).fold(0, |best, c| if p[c] > p[best] { c } else { best })
+            }
+        }
+    }
+
+    /// Cuts the next frame of `modulation` from the current packet, taking
+    /// a new packet from the FIFO if needed (the caller checked there is
+    /// one).
+    fn next_new_frame(&mut self, modulation: Modulation) -> Frame {
+        let mut seg = match self.segmenting {
+            Some(seg) => seg,
+            None => {
+                let packet = self.waiting.pop_front().expect("caller checked for new data");
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                let total_bits = packet.size as u64 * 8;
+                self.assemblies.insert(seq, Assembly { packet, frames: 0, frames_done: 0, segmented: false });
+                Segmenter { seq, next_bit: 0, total_bits, next_frame: 0 }
+            }
+        };
+        let capacity = self.config.symbols_per_frame as u64 * modulation.bits_per_symbol() as u64;
+        let bits = (seg.total_bits - seg.next_bit).min(capacity) as u32;
+        let frame =
+            Frame { seq: seg.seq, index: seg.next_frame, first_bit: seg.next_bit, bits, modulation, attempt: 0 };
+        seg.next_bit += bits as u64;
+        seg.next_frame += 1;
+        let done = seg.next_bit >= seg.total_bits;
+        if let Some(a) = self.assemblies.get_mut(&seg.seq) {
+            a.frames += 1;
+            a.segmented = done;
+        }
+        self.segmenting = if done { None } else { Some(seg) };
+        frame
+    }
+
+    /// The frame on the air ends at `t`: received, retransmitted later, or
+    /// past the ARQ limit.
+    fn finish(&mut self, on_air: OnAir, t: Instant) {
+        let frame = on_air.frame;
+        if !self.assemblies.contains_key(&frame.seq) {
+            return;
+        }
+        self.log(t, EventKind::TransmitEnd { frame: frame.index }, frame.seq);
+        let symbols = self.config.symbols_per_frame;
+        let ser = frame.modulation.symbol_error_rate(on_air.snr);
+        let hit = unit(&mut self.errors) < frame_error_from_ser(ser, symbols);
+        if hit {
+            self.stats.frame_errors += 1;
+            self.log(t, EventKind::FrameError { frame: frame.index }, frame.seq);
+            if frame.attempt < self.config.arq.retries {
+                self.stats.retransmissions += 1;
+                let order = self.next_order;
+                self.next_order += 1;
+                let again = Frame { attempt: frame.attempt + 1, ..frame };
+                let ready = t + self.config.arq.delay;
+                self.retransmissions.push(Reverse(PendingRetransmission { ready, order, frame: again }));
+                return;
+            }
+            match self.config.residual {
+                ResidualErrors::Drop => {
+                    let a = self.assemblies.remove(&frame.seq).expect("checked above");
+                    if self.segmenting.is_some_and(|s| s.seq == frame.seq) {
+                        self.segmenting = None;
+                    }
+                    self.stats.dropped += 1;
+                    self.log_packet(t, EventKind::Drop(DropReason::ArqLimit), &a.packet);
+                    return;
+                }
+                ResidualErrors::Deliver => {
+                    let a = self.assemblies.get_mut(&frame.seq).expect("checked above");
+                    let was_corrupted = a.packet.corrupted;
+                    let bits = FrameBits {
+                        first_bit: frame.first_bit,
+                        bits: frame.bits,
+                        bits_per_symbol: frame.modulation.bits_per_symbol(),
+                        symbols,
+                    };
+                    if apply_symbol_errors(&mut a.packet, bits, ser, &mut self.errors) > 0 {
+                        if !was_corrupted {
+                            self.stats.corrupted += 1;
+                        }
+                        self.log(t, EventKind::Corrupt, frame.seq);
+                    }
+                }
+            }
+        }
+        let a = self.assemblies.get_mut(&frame.seq).expect("checked above");
+        a.frames_done += 1;
+        if a.segmented && a.frames_done == a.frames {
+            let a = self.assemblies.remove(&frame.seq).expect("present");
+            self.stats.delivered += 1;
+            self.log_packet(t, EventKind::Deliver, &a.packet);
+            self.out.push_back(Delivery { at: t, packet: a.packet });
+        }
+    }
+}
