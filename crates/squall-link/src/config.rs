@@ -72,6 +72,12 @@ pub struct StageConfig {
     /// Off: each flow leaves in the order it entered.
     #[serde(default)]
     pub reorder: bool,
+    /// A WIPEMU radio link (seed 002) instead of the channel's link part:
+    /// the input queue feeds it one packet at a time; fading, modulation,
+    /// frames and ARQ decide when packets leave. Propagation, if any, goes
+    /// in a following stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radio: Option<crate::radio::RadioConfig>,
 }
 
 impl StageConfig {
@@ -91,6 +97,7 @@ impl StageConfig {
             delay: Duration::ZERO,
             jitter: None,
             reorder: false,
+            radio: None,
         }
     }
 
@@ -131,6 +138,26 @@ impl StageConfig {
         }
         self.queue.validate(&key("queue"))?;
         self.error.validate(&key("error"))?;
+        if let Some(radio) = &self.radio {
+            let clash = [
+                ("rate", self.rate.is_some()),
+                ("service_time", self.service_time.is_some()),
+                ("fragmentation", self.fragmentation.is_some()),
+                ("error", !self.error.is_none()),
+                ("error_mode", self.error_mode != ErrorMode::Drop),
+                ("delay", !self.delay.is_zero()),
+                ("jitter", self.jitter.is_some()),
+                ("allocation_delay", self.allocation_delay.is_some()),
+                ("receive_buffer", self.receive_buffer.is_some()),
+            ];
+            if let Some((k, _)) = clash.iter().find(|(_, set)| *set) {
+                return Err(ConfigError::new(
+                    &key(k),
+                    "a radio stage sends with its own frames, modulation and ARQ: remove this key (put propagation delay in a following stage)",
+                ));
+            }
+            radio.validate(&key("radio"))?;
+        }
         Ok(())
     }
 }

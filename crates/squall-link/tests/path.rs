@@ -221,3 +221,58 @@ fn events_name_every_step_of_a_packet() {
     let names: Vec<_> = p.drain_events().iter().map(|e| e.kind.name()).collect();
     assert_eq!(names, vec!["enqueue", "tx_start", "tx_end", "deliver"]);
 }
+
+#[test]
+fn radio_stage_delivers_table_ii_capacity_less_truncation() {
+    use squall_link::radio::{ChannelConfig, MeasuredSnr, Modulation, ModulationChoice, RadioConfig};
+    // Error-free channel (300 dB), fixed modulation: frames of 108·log2(M)
+    // bits at 1500 per second. 1500-byte packets fill ceil(12000/F) frames,
+    // so the IP rate is 1500·12000/ceil(12000/F) bit/s (VALIDATION case 13).
+    for (m, bits) in [(Modulation::Bpsk, 1u64), (Modulation::Qam16, 4), (Modulation::Qam256, 8)] {
+        let radio = RadioConfig {
+            channel: ChannelConfig::Measured(MeasuredSnr {
+                file: None,
+                snr_db: vec![vec![300.0]],
+                predicted_snr_db: None,
+            }),
+            modulation: ModulationChoice::Fixed(m),
+            ..Default::default()
+        };
+        let mut p = path(vec![stage(|s| {
+            s.radio = Some(radio);
+            s.queue.packets = Some(50);
+        })]);
+        let frame_bits = 108 * bits;
+        let frames_per_packet = 12_000u64.div_ceil(frame_bits);
+        // Keep the queue full for 10 s, then count what left in [2 s, 10 s).
+        let mut delivered = Vec::new();
+        let mut sent = 0;
+        for ms in 0..10_000u64 {
+            let now = Instant::from_millis(ms);
+            while let Some(t) = p.next_wakeup().filter(|&t| t <= now) {
+                while let Some(d) = p.poll(t) {
+                    delivered.push(d.at);
+                }
+            }
+            while p.stats().in_flight < 20 {
+                p.push(now, packet(sent, 1500));
+                sent += 1;
+            }
+        }
+        let n = delivered.iter().filter(|&&t| t >= Instant::from_secs(2) && t < Instant::from_secs(10)).count() as f64;
+        let rate = n * 12_000.0 / 8.0;
+        let expected = 1500.0 * 12_000.0 / frames_per_packet as f64;
+        assert!((rate - expected).abs() / expected < 0.005, "{m:?}: {rate} bit/s, expected {expected}");
+        assert!(p.stats().conserved());
+    }
+}
+
+#[test]
+fn radio_stage_refuses_channel_link_keys() {
+    use squall_link::radio::RadioConfig;
+    let mut s = StageConfig::named("radio");
+    s.radio = Some(RadioConfig::default());
+    s.rate = Some("1 Mbit/s".parse().unwrap());
+    let e = s.validate().unwrap_err();
+    assert_eq!(e.key, "radio.rate");
+}

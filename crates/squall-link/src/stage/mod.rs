@@ -20,6 +20,7 @@ use crate::config::{BlackoutMode, BufferLimit, Change, ErrorMode, StageConfig};
 use crate::dist::Sampler;
 use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::{FlowKey, Packet};
+use crate::radio::RadioLink;
 use crate::rng::stream;
 use crate::time::{Duration, Instant};
 use errors::ErrorProcess;
@@ -63,6 +64,8 @@ enum Due {
     Heap,
     TransmitEnd,
     Arrival,
+    /// The radio link's next slot boundary or delivery.
+    Radio,
 }
 
 /// A packet that left the input queue: in the send buffer, on the link, or
@@ -147,6 +150,8 @@ pub(crate) struct Stage {
     last_tx_time: Duration,
     evicted: Vec<Packet>,
     recording: Recording,
+    /// A radio stage's link (seed 002), replacing the channel's link part.
+    radio: Option<Box<RadioLink>>,
 }
 
 /// The stream name of one of a stage's random components.
@@ -162,6 +167,9 @@ impl Stage {
         let sampler =
             |d: &Option<crate::dist::Distribution<Duration>>, c: &str| d.clone().map(|d| Sampler::new(d, rng(c)));
         let allocation = sampler(&config.allocation_delay, "allocation");
+        let radio = config.radio.as_ref().map(|r| {
+            Box::new(RadioLink::new(r, &name, direction, seed).expect("radio configuration validated with the stage"))
+        });
         Stage {
             queue: InputQueue::new(config.queue.clone(), rng("red")),
             errors: ErrorProcess::new(config.error.clone(), rng("error")),
@@ -196,6 +204,7 @@ impl Stage {
             last_tx_time: Duration::from_millis(1),
             evicted: Vec::new(),
             recording: Recording::All,
+            radio,
         }
     }
 
@@ -205,6 +214,9 @@ impl Stage {
 
     pub(crate) fn set_recording(&mut self, recording: Recording) {
         self.recording = recording;
+        if let Some(r) = self.radio.as_mut() {
+            r.set_recording(recording);
+        }
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
@@ -225,17 +237,41 @@ impl Stage {
         if let Some(&(t, q, _, _)) = self.arrivals.front() {
             consider(t, q, Due::Arrival);
         }
+        if let Some(t) = self.radio.as_ref().and_then(|r| r.next_wakeup()) {
+            // After the stage's own timers at the same time.
+            consider(t, u64::MAX, Due::Radio);
+        }
         best
     }
 
     /// Packets inside the stage (queue, buffers, link).
     pub(crate) fn occupancy(&self) -> u64 {
-        self.queue.len() as u64 + self.slots.iter().filter(|s| s.is_some()).count() as u64
+        self.queue.len() as u64
+            + self.slots.iter().filter(|s| s.is_some()).count() as u64
+            + self.radio.as_ref().map_or(0, |r| r.occupancy() as u64)
+    }
+
+    /// Advances the radio link to `at` and passes on what it delivered.
+    fn run_radio(&mut self, at: Instant, log: &mut Vec<Event>) {
+        let Some(radio) = self.radio.as_mut() else { return };
+        radio.run_until(at);
+        while let Some(d) = radio.poll(at) {
+            self.out.push((d.at, d.packet));
+        }
+        radio.drain_events_into(log);
     }
 
     pub(crate) fn stats(&self, now: Instant) -> StageStats {
         let mut s = self.stats.clone();
         s.mean_queue_len = self.queue.mean_len(now.max(self.now));
+        if let Some(r) = &self.radio {
+            let r = r.stats();
+            s.delivered += r.delivered;
+            s.dropped[DropReason::ArqLimit.index()] += r.dropped;
+            s.frame_errors += r.frame_errors;
+            s.retransmissions += r.retransmissions;
+            s.corrupted += r.corrupted;
+        }
         s
     }
 
@@ -287,6 +323,7 @@ impl Stage {
                     let Some((_, _, slot, seq)) = self.arrivals.pop_front() else { break };
                     self.frame_arrival(slot, seq, log);
                 }
+                Due::Radio => self.run_radio(at, log),
             }
             self.fill_send_buffer(log);
             self.try_transmit(log);
@@ -404,6 +441,10 @@ impl Stage {
         if self.blackout == Some(BlackoutMode::Hold) {
             return;
         }
+        if self.radio.is_some() {
+            self.feed_radio(log);
+            return;
+        }
         while let Some(size) = self.queue.head_size() {
             let frames = self.frames_of(size);
             if !self.send_buffer_has_room(frames) {
@@ -449,6 +490,23 @@ impl Stage {
         self.release_allocation_if_empty();
     }
 
+    /// A radio link takes one packet at a time from the queue (seed 002:
+    /// the base station's queue feeds the link).
+    fn feed_radio(&mut self, log: &mut Vec<Event>) {
+        while self.radio.as_ref().is_some_and(|r| r.backlog() == 0) {
+            let Some(q) = self.queue.pop(self.now) else { break };
+            if self.queue.max_sojourn().is_some_and(|max| self.now.saturating_since(q.since) > max) {
+                self.drop_packet(q.packet, DropReason::SojournLimit, log);
+                continue;
+            }
+            let now = self.now;
+            if let Some(r) = self.radio.as_mut() {
+                r.push(now, q.packet);
+                r.drain_events_into(log);
+            }
+        }
+    }
+
     fn live(&self, slot: usize, seq: u64) -> bool {
         matches!(self.slots.get(slot), Some(Some(f)) if f.seq == seq)
     }
@@ -457,7 +515,7 @@ impl Stage {
     /// first, then new frames in order (seed 002 §II: "retransmissions go
     /// first").
     fn try_transmit(&mut self, log: &mut Vec<Event>) {
-        if self.transmitting.is_some() || !self.allocated || self.blackout.is_some() {
+        if self.transmitting.is_some() || !self.allocated || self.blackout.is_some() || self.radio.is_some() {
             return;
         }
         // Drop stale retransmissions (their packet is gone).
