@@ -285,6 +285,131 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
             ));
         }
     }
+    for (i, f) in s.workload.tcp.iter().enumerate() {
+        let p = root.key("workload").key("tcp").index(i);
+        if let Some(first) = flow_names.insert(f.name.as_str(), i) {
+            return Err(c.fail(
+                &p.key("name"),
+                format!("flow name `{}` is already used by another workload flow (index {first}); flow names must be unique", f.name),
+            ));
+        }
+        check_tcp(&c, s, f, &p, &host_index)?;
+    }
+    for (i, cmd) in s.workload.commands.iter().enumerate() {
+        let p = root.key("workload").key("commands").index(i);
+        if !host_index.contains_key(cmd.host.as_str()) {
+            return Err(c.fail(&p.key("host"), format!("no host named `{}`; the hosts are {}", cmd.host, host_names())));
+        }
+        if cmd.run.trim().is_empty() {
+            return Err(c.fail(&p.key("run"), "a command needs a command line, like run = \"iperf3 -s\""));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of one `[[workload.tcp]]` entry.
+fn check_tcp(
+    c: &Checker,
+    s: &Scenario,
+    f: &crate::schema::TcpFlow,
+    p: &KeyPath,
+    host_index: &BTreeMap<&str, usize>,
+) -> Check {
+    use crate::schema::{DelayedAckSpec, TcpApp};
+    let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
+    for (k, h) in [("from", Some(&f.from)), ("to", Some(&f.to)), ("proxy", f.proxy.as_ref())] {
+        if let Some(h) = h
+            && !host_index.contains_key(h.as_str())
+        {
+            return Err(c.fail(&p.key(k), format!("no host named `{h}`; the hosts are {}", host_names())));
+        }
+    }
+    if f.from == f.to {
+        return Err(
+            c.fail(&p.key("to"), "a flow goes between two different hosts, like from = \"fixed\", to = \"mobile\"")
+        );
+    }
+    if let Some(proxy) = &f.proxy
+        && (proxy == &f.from || proxy == &f.to)
+    {
+        return Err(c.fail(
+            &p.key("proxy"),
+            "the split-TCP proxy is a host between the two ends, like proxy = \"base-station\"",
+        ));
+    }
+    if !route_exists(s, &f.from, &f.to) {
+        return Err(c.fail(
+            &p.key("to"),
+            format!(
+                "no route from `{}` to `{}` over the links; add a link like [[links]] with between = [\"{}\", \"{}\"]",
+                f.from, f.to, f.from, f.to
+            ),
+        ));
+    }
+    let mss = f.mss.0;
+    if !(1..=65_495).contains(&mss) {
+        return Err(c.fail(&p.key("mss"), "the MSS must be between 1 and 65495 bytes, like mss = \"1460 B\""));
+    }
+    if f.rwnd.0 == 0 || f.rwnd.0 > (65_535u64 << 14) {
+        return Err(c.fail(&p.key("rwnd"), "the receive window must be between 1 B and 1 GiB, like rwnd = \"64 KiB\""));
+    }
+    if f.initial_window == 0 {
+        return Err(
+            c.fail(&p.key("initial_window"), "the initial window needs at least one segment, like initial_window = 2")
+        );
+    }
+    if let Some(w) = f.initial_ssthresh
+        && w.bytes(mss) < 2 * mss
+    {
+        return Err(
+            c.fail(&p.key("initial_ssthresh"), "ssthresh must be at least 2 segments, like initial_ssthresh = 32")
+        );
+    }
+    for (k, w) in [("max_window", f.max_window), ("proxy_buffer", f.proxy_buffer)] {
+        if let Some(w) = w
+            && w.bytes(mss) < mss
+        {
+            return Err(c.fail(&p.key(k), format!("{k} must hold at least one segment, like {k} = 50")));
+        }
+    }
+    if f.proxy_buffer.is_some() && f.proxy.is_none() {
+        return Err(c.fail(&p.key("proxy_buffer"), "proxy_buffer needs a proxy, like proxy = \"base-station\""));
+    }
+    if matches!(f.delayed_ack, DelayedAckSpec::Timer(t) if t == Duration::ZERO) {
+        return Err(c.fail(
+            &p.key("delayed_ack"),
+            "the delayed-ACK timer must be positive, like delayed_ack = \"200 ms\" (or false)",
+        ));
+    }
+    let app = p.key("app");
+    match &f.app {
+        TcpApp::Bulk(_) => {}
+        TcpApp::BulkFor(d) if *d == Duration::ZERO => {
+            return Err(
+                c.fail(&app.key("bulk_for"), "bulk_for needs a positive time, like app = { bulk_for = \"60 s\" }")
+            );
+        }
+        TcpApp::BulkFor(_) => {}
+        TcpApp::RequestResponse(rr) => {
+            let rp = app.key("request_response");
+            if rr.count == 0 {
+                return Err(c.fail(&rp.key("count"), "at least one exchange, like count = 10"));
+            }
+            if rr.request.0 == 0 {
+                return Err(c.fail(&rp.key("request"), "a request has at least one byte, like request = \"300 B\""));
+            }
+        }
+        TcpApp::Web(web) => {
+            let wp = app.key("web");
+            if web.objects == 0 {
+                return Err(c.fail(&wp.key("objects"), "a page has at least one object, like objects = 10"));
+            }
+            if web.request.0 == 0 {
+                return Err(c.fail(&wp.key("request"), "a request has at least one byte, like request = \"300 B\""));
+            }
+            c.dist(&web.size, &wp.key("size"))?;
+        }
+    }
     Ok(())
 }
 

@@ -81,6 +81,12 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
         fill(&mut flow.on, &p.key("on"), base_dir, src)?;
         fill(&mut flow.off, &p.key("off"), base_dir, src)?;
     }
+    for (i, flow) in s.workload.tcp.iter_mut().enumerate() {
+        if let crate::schema::TcpApp::Web(web) = &mut flow.app {
+            let p = root.key("workload").key("tcp").index(i).key("app").key("web");
+            fill_one(&mut web.size, &p.key("size"), base_dir, src)?;
+        }
+    }
     Ok(())
 }
 

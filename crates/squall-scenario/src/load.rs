@@ -193,6 +193,12 @@ fn example_for(path: &KeyPath, message: &str) -> Option<String> {
         "compression" => "compression = 0.5",
         "red" => "red = { min_threshold = 5.0, max_threshold = 15.0, max_p = \"10%\" }",
         "udp" => "[[workload.udp]] with name, from, to, size and rate",
+        "tcp" => "[[workload.tcp]] with name, from, to and app = { bulk = \"100 KB\" }",
+        "app" => "app = { bulk = \"100 KB\" } (or bulk_for, request_response, web)",
+        "cc" => "cc = \"reno\" (or tahoe, newreno, sack, cubic)",
+        "rto" => "rto = \"rfc6298\" (or \"seed001\")",
+        "delayed_ack" => "delayed_ack = \"200 ms\" (or false)",
+        "initial_ssthresh" | "max_window" | "proxy_buffer" => "max_window = 50 (segments) or \"64 KB\"",
         _ => return None,
     };
     Some(example.to_string())

@@ -161,12 +161,247 @@ pub struct BlackoutSpec {
     pub stages: Option<Vec<String>>,
 }
 
-/// What runs over the network. In simulation, the built-in applications.
+/// What runs over the network: in simulation the built-in applications
+/// (`udp`, `tcp`), in emulation real programs (`commands`, seed 000 §5.1's
+/// parallel workload generators).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpFlow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp: Vec<TcpFlow>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<Command>,
+}
+
+/// A program the emulator runs in a host's network namespace:
+///
+/// ```toml
+/// [[workload.commands]]
+/// host = "mobile"
+/// run = "squall tool bulk --server"
+/// background = true                 # a server: stopped when the run ends
+/// [[workload.commands]]
+/// host = "fixed"
+/// at = "0.2 s"
+/// run = "squall tool bulk --client $SQUALL_MOBILE --bytes '2 MB' --cc cubic"
+/// ```
+///
+/// The simulator ignores commands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Command {
+    pub host: String,
+    /// When it starts, from the start of the run.
+    #[serde(default)]
+    pub at: Duration,
+    /// A shell command line (`sh -c`).
+    pub run: String,
+    /// A server or helper: the run does not wait for it to exit.
+    #[serde(default)]
+    pub background: bool,
+}
+
+/// A TCP connection (or a series of them) opened by `from` (the client)
+/// to `to` (the server), running the application `app`:
+///
+/// ```toml
+/// [[workload.tcp]]
+/// name = "download"
+/// from = "fixed"
+/// to = "mobile"
+/// app = { bulk = "100 KB" }         # client → server; or { bulk_for = "60 s" },
+///                                   # { request_response = { ... } }, { web = { ... } }
+/// cc = "reno"                       # tahoe, reno, newreno, sack, cubic
+/// mss = "1460 B"
+/// rwnd = "64 KiB"                   # receive buffer of each end
+/// delayed_ack = "200 ms"            # or false
+/// min_rto = "1 s"
+/// initial_window = 1                # segments
+/// initial_ssthresh = 32             # segments, or bytes like "64 KB"
+/// max_window = 50
+/// ```
+///
+/// With `proxy`, the named host between them splits the connection in two
+/// (split TCP, seed 001 §3.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpFlow {
+    pub name: String,
+    pub from: String,
+    pub to: String,
+    pub app: TcpApp,
+    /// When the client opens its (first) connection.
+    #[serde(default)]
+    pub start: Duration,
+    #[serde(default)]
+    pub cc: TcpCc,
+    /// Largest payload of a segment (both ends announce it).
+    #[serde(default = "default_mss")]
+    pub mss: Bytes,
+    /// Receive buffer of each end: the largest window it offers.
+    #[serde(default = "default_rwnd")]
+    pub rwnd: Bytes,
+    /// Offer window scaling (RFC 7323); without it windows stop at 65535 B.
+    #[serde(default = "yes")]
+    pub window_scaling: bool,
+    /// Offer SACK (RFC 2018); default: on for `sack` and `cubic`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sack: Option<bool>,
+    /// The delayed-ACK timer, or `false` for an ACK per segment.
+    #[serde(default = "default_delayed_ack")]
+    pub delayed_ack: DelayedAckSpec,
+    /// Lower bound of the retransmission timeout (RFC 6298: 1 s; Linux 200 ms).
+    #[serde(default = "default_min_rto")]
+    pub min_rto: Duration,
+    #[serde(default)]
+    pub rto: RtoSpec,
+    /// Initial congestion window, segments (default 2).
+    #[serde(default = "default_initial_window")]
+    pub initial_window: u32,
+    /// Initial slow-start threshold (default: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_ssthresh: Option<WindowSize>,
+    /// Largest congestion window (default: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_window: Option<WindowSize>,
+    /// Rate at which each receiving application reads (default: at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Rate>,
+    /// A host on the route that splits the connection (split TCP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy: Option<String>,
+    /// The split-TCP proxy's buffer (default: `rwnd`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_buffer: Option<WindowSize>,
+    /// Client port of the first connection (default 20000 + 1000·flow
+    /// index; each further connection takes the next) and server port
+    /// (default 5000 + flow index).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_port: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_port: Option<u16>,
+}
+
+fn default_mss() -> Bytes {
+    Bytes(1460)
+}
+fn default_rwnd() -> Bytes {
+    Bytes(65_535)
+}
+fn yes() -> bool {
+    true
+}
+fn default_delayed_ack() -> DelayedAckSpec {
+    DelayedAckSpec::Timer(Duration::from_millis(200))
+}
+fn default_min_rto() -> Duration {
+    Duration::from_secs(1)
+}
+fn default_initial_window() -> u32 {
+    2
+}
+
+/// What the application on a TCP connection does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum TcpApp {
+    /// The client sends this many bytes, then closes.
+    Bulk(Bytes),
+    /// The client sends as fast as it can for this long, then closes.
+    BulkFor(Duration),
+    /// Requests and responses over one connection.
+    RequestResponse(RequestResponse),
+    /// A web page: objects fetched one after another, over one keep-alive
+    /// connection or one connection per object.
+    Web(WebPage),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestResponse {
+    pub request: Bytes,
+    pub response: Bytes,
+    /// Exchanges (default 1).
+    #[serde(default = "one")]
+    pub count: u32,
+    /// Pause between a response and the next request.
+    #[serde(default)]
+    pub think: Duration,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebPage {
+    pub objects: u32,
+    /// Size of each object (a constant or a distribution).
+    #[serde(deserialize_with = "constant_or_table::deserialize")]
+    pub size: Distribution<Bytes>,
+    /// Size of each request.
+    #[serde(default = "default_request")]
+    pub request: Bytes,
+    /// One connection for all objects (HTTP/1.1 keep-alive) or one each.
+    #[serde(default = "yes")]
+    pub keep_alive: bool,
+}
+
+fn default_request() -> Bytes {
+    Bytes(300)
+}
+
+/// Congestion control of a TCP flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TcpCc {
+    Tahoe,
+    Reno,
+    #[default]
+    NewReno,
+    Sack,
+    Cubic,
+}
+
+/// How the retransmission timeout is computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoSpec {
+    /// RFC 6298.
+    #[default]
+    Rfc6298,
+    /// Seed 001 §3.2.1: backoff·(srtt + 4·rttvar + 1 tick).
+    Seed001,
+}
+
+/// `delayed_ack = "200 ms"` or `delayed_ack = false`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DelayedAckSpec {
+    /// `false`: an ACK for every segment; `true`: the 200 ms timer.
+    Enabled(bool),
+    Timer(Duration),
+}
+
+/// A window in segments (`32`) or bytes (`"64 KB"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WindowSize {
+    Segments(u64),
+    Bytes(Bytes),
+}
+
+impl WindowSize {
+    /// Bytes, with segments of `mss` bytes.
+    pub fn bytes(self, mss: u64) -> u64 {
+        match self {
+            WindowSize::Segments(n) => n.saturating_mul(mss),
+            WindowSize::Bytes(b) => b.0,
+        }
+    }
 }
 
 /// How a UDP source spaces its packets.

@@ -45,8 +45,11 @@ use std::net::Ipv4Addr;
 
 use squall_link::{Instant, Packet, PacketId, Protocol};
 
+use squall_tcp::Segment;
+
 use crate::host::HostId;
 use crate::network::Network;
+use crate::tcp::{TcpClient, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
 
 /// Index of an agent in the run.
@@ -84,8 +87,9 @@ pub struct PortInUse {
 pub trait Agent {
     /// Called once at time zero.
     fn start(&mut self, now: Instant, ctx: &mut Ctx<'_>);
-    /// A packet for this agent reached its host at `now`.
-    fn on_packet(&mut self, now: Instant, packet: Packet, ctx: &mut Ctx<'_>);
+    /// A packet for this agent reached its host at `now`, with the TCP
+    /// header that travelled beside it, if any.
+    fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>);
     /// The timer `token` fired at `now` (its deadline).
     fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>);
 }
@@ -100,26 +104,32 @@ pub trait Agent {
 pub enum AnyAgent {
     UdpSource(UdpSource),
     UdpSink(UdpSink),
+    TcpClient(TcpClient),
+    TcpServer(TcpServer),
+    TcpProxy(TcpProxy),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $a:ident => $e:expr) => {
+        match $self {
+            AnyAgent::UdpSource($a) => $e,
+            AnyAgent::UdpSink($a) => $e,
+            AnyAgent::TcpClient($a) => $e,
+            AnyAgent::TcpServer($a) => $e,
+            AnyAgent::TcpProxy($a) => $e,
+        }
+    };
 }
 
 impl Agent for AnyAgent {
     fn start(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
-        match self {
-            AnyAgent::UdpSource(a) => a.start(now, ctx),
-            AnyAgent::UdpSink(a) => a.start(now, ctx),
-        }
+        dispatch!(self, a => a.start(now, ctx))
     }
-    fn on_packet(&mut self, now: Instant, packet: Packet, ctx: &mut Ctx<'_>) {
-        match self {
-            AnyAgent::UdpSource(a) => a.on_packet(now, packet, ctx),
-            AnyAgent::UdpSink(a) => a.on_packet(now, packet, ctx),
-        }
+    fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
+        dispatch!(self, a => a.on_packet(now, packet, tcp, ctx))
     }
     fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
-        match self {
-            AnyAgent::UdpSource(a) => a.on_timer(now, token, ctx),
-            AnyAgent::UdpSink(a) => a.on_timer(now, token, ctx),
-        }
+        dispatch!(self, a => a.on_timer(now, token, ctx))
     }
 }
 
@@ -157,6 +167,13 @@ impl<'a> Ctx<'a> {
     /// replaced), and returns that id.
     pub fn send(&mut self, packet: Packet) -> Result<PacketId, NoRoute> {
         self.net.send(self.now, self.host, packet)
+    }
+
+    /// Sends a TCP segment: `packet` with the header `segment` beside it,
+    /// counted for the workload flow with index `flow` (whatever its
+    /// addresses and ports).
+    pub fn send_tcp(&mut self, packet: Packet, segment: Segment, flow: u32) -> Result<PacketId, NoRoute> {
+        self.net.send_with(self.now, self.host, packet, Some(segment), flow)
     }
 
     /// Arms timer `token` to fire at `at` (at `now` if `at` is earlier),

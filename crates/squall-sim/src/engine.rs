@@ -3,8 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, StateSchedule};
-use squall_scenario::Scenario;
+use std::sync::Arc;
+
+use squall_link::rng::stream;
+use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, Sampler, StateSchedule};
+use squall_scenario::{DelayedAckSpec, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow};
+use squall_tcp::{CcKind, DelayedAck, RtoVariant, TcpConfig};
 
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
 use crate::host::{Host, HostId};
@@ -12,6 +16,7 @@ use crate::metrics::FlowMetrics;
 use crate::network::{Network, PathId, PathSlot};
 use crate::result::{HostCapture, RunResult};
 use crate::scheduler::Wake;
+use crate::tcp::{AppPlan, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
 use crate::{RunOptions, SimError};
 
@@ -31,6 +36,7 @@ pub(crate) struct Simulation {
     seed: u64,
     net: Network,
     agents: Vec<AnyAgent>,
+    tcp_plans: Vec<Arc<TcpPlan>>,
     schedule: StateSchedule,
     end: Instant,
     /// Wakeups handled so far, and how many of them at the current instant.
@@ -134,6 +140,90 @@ impl Simulation {
             }
         }
 
+        let mut tcp_plans = Vec::new();
+        let end = Instant::ZERO + scenario.duration;
+        for (i, f) in scenario.workload.tcp.iter().enumerate() {
+            let what = format!("workload.tcp `{}`", f.name);
+            let (from, to) = (host(&f.from, &what)?, host(&f.to, &what)?);
+            if net.next_hop(from, to).is_none() || net.next_hop(to, from).is_none() {
+                return Err(scenario_error(format!("{what}: no route both ways between `{}` and `{}`", f.from, f.to)));
+            }
+            let proxy = match &f.proxy {
+                None => None,
+                Some(p) => {
+                    let p = host(p, &what)?;
+                    if !on_route(&net, from, to, p) || !on_route(&net, to, from, p) {
+                        return Err(scenario_error(format!(
+                            "{what}: the proxy `{}` is not on the route between `{}` and `{}` both ways",
+                            scenario.hosts[p.index()].name,
+                            f.from,
+                            f.to
+                        )));
+                    }
+                    Some(p)
+                }
+            };
+            let client_port = match f.src_port {
+                Some(p) => p,
+                None => u16::try_from(20_000 + 1000 * i as u32)
+                    .map_err(|_| scenario_error(format!("{what}: give `src_port` (20000 + 1000·{i} is not a port)")))?,
+            };
+            let server_port = match f.dst_port {
+                Some(p) => p,
+                None => u16::try_from(5000 + i as u32)
+                    .map_err(|_| scenario_error(format!("{what}: give `dst_port` (5000 + {i} is not a port)")))?,
+            };
+            let key = |towards_server: bool| {
+                let (c, s) = (net.host_address(from), net.host_address(to));
+                if towards_server {
+                    FlowKey { protocol: Protocol::Tcp, src: c, dst: s, src_port: client_port, dst_port: server_port }
+                } else {
+                    FlowKey { protocol: Protocol::Tcp, src: s, dst: c, src_port: server_port, dst_port: client_port }
+                }
+            };
+            let (up_key, down_key) = (key(true), key(false));
+            let up_flow = net.flows.len() as u32;
+            if !net.add_flow(FlowMetrics::new(format!("{}:c2s", f.name), up_key))
+                || !net.add_flow(FlowMetrics::new(format!("{}:s2c", f.name), down_key))
+            {
+                return Err(scenario_error(format!(
+                    "{what}: another flow has the same addresses and ports ({up_key})"
+                )));
+            }
+            let config = |rcv_buf: u64| tcp_config(f, rcv_buf).map_err(|e| scenario_error(format!("{what}: {e}")));
+            let mss = f.mss.0;
+            let plan = Arc::new(TcpPlan {
+                index: i,
+                name: f.name.clone(),
+                cc: tcp_cc(f.cc).name(),
+                client_cfg: config(f.rwnd.0)?,
+                server_cfg: config(f.rwnd.0)?,
+                proxy_wired_cfg: config(f.proxy_buffer.map_or(f.rwnd.0, |b| b.bytes(mss)))?,
+                app: app_plan(f, seed, end),
+                start: Instant::ZERO + f.start,
+                client: net.host_address(from),
+                server: net.host_address(to),
+                client_port,
+                server_port,
+                drain: f.drain,
+                up_flow,
+                down_flow: up_flow + 1,
+                record_traces: options.record_events,
+            });
+            net.add_agent(from);
+            agents.push(AnyAgent::TcpClient(TcpClient::new(plan.clone())));
+            let server = net.add_agent(to);
+            agents.push(AnyAgent::TcpServer(TcpServer::new(plan.clone())));
+            net.bind(to, Protocol::Tcp, server_port, server).map_err(|e| scenario_error(format!("{what}: {e}")))?;
+            if let Some(p) = proxy {
+                let agent = net.add_agent(p);
+                agents.push(AnyAgent::TcpProxy(TcpProxy::new(plan.clone())));
+                net.intercept(p, Protocol::Tcp, server_port, agent)
+                    .map_err(|e| scenario_error(format!("{what}: proxy: {e}")))?;
+            }
+            tcp_plans.push(plan);
+        }
+
         // States due at time zero apply before any agent sends.
         if let Some(at) = schedule.next_wakeup() {
             net.scheduler.schedule(at, Wake::States);
@@ -145,6 +235,7 @@ impl Simulation {
             seed,
             net,
             agents,
+            tcp_plans,
             schedule,
             end: Instant::ZERO + scenario.duration,
             wakeups: 0,
@@ -213,9 +304,9 @@ impl Simulation {
     fn wake_path(&mut self, now: Instant, p: PathId) {
         while let Some(d) = self.net.paths[p.index()].path.poll(now) {
             debug_assert_eq!(d.at, now, "a path delivered before it asked to be woken");
-            if let Some((agent, packet)) = self.net.arrive(now, p, d.packet) {
+            if let Some((agent, packet, tcp)) = self.net.arrive(now, p, d.packet) {
                 let mut ctx = Ctx::new(now, agent, &mut self.net);
-                self.agents[agent.index()].on_packet(now, packet, &mut ctx);
+                self.agents[agent.index()].on_packet(now, packet, tcp, &mut ctx);
             }
         }
         self.net.after_call(now, p);
@@ -295,12 +386,32 @@ impl Simulation {
         let stages = net.paths.iter().flat_map(|s| s.path.stage_stats(self.end)).collect();
         let mut events = std::mem::take(&mut net.events);
         events.sort_by_key(|e| e.time); // stable: equal times keep drain order
+        let mut headers = std::mem::take(&mut net.capture_headers).into_iter();
         let captures = std::mem::take(&mut net.captures)
             .into_iter()
             .zip(&net.hosts)
-            .map(|(packets, h)| HostCapture { host: h.name.clone(), packets })
+            .map(|(packets, h)| HostCapture { host: h.name.clone(), packets, tcp: headers.next().unwrap_or_default() })
             .collect();
-        let flows = std::mem::take(&mut net.flows).into_iter().zip(in_flight).map(|(f, n)| f.finish(n)).collect();
+        let mut parts: Vec<Vec<TcpPart>> = self.tcp_plans.iter().map(|_| Vec::new()).collect();
+        for a in &mut self.agents {
+            let (index, part) = match a {
+                AnyAgent::TcpClient(c) => (c.flow_index(), c.finish()),
+                AnyAgent::TcpServer(s) => (s.flow_index(), s.finish()),
+                AnyAgent::TcpProxy(p) => (p.flow_index(), p.finish()),
+                _ => continue,
+            };
+            parts[index].push(part);
+        }
+        let mut tcp_flows = Vec::new();
+        let mut tcp_traces = Vec::new();
+        for (plan, parts) in self.tcp_plans.iter().zip(parts) {
+            let (flow, traces) = crate::tcp::flow_result(plan, parts, self.end);
+            tcp_flows.push(flow);
+            tcp_traces.extend(traces);
+        }
+        let labels: Vec<String> = net.paths.iter().map(|p| p.label.clone()).collect();
+        let flows =
+            std::mem::take(&mut net.flows).into_iter().zip(in_flight).map(|(f, n)| f.finish(n, &labels)).collect();
         Ok(RunResult {
             seed: self.seed,
             end: self.end,
@@ -309,7 +420,88 @@ impl Simulation {
             events,
             packets: std::mem::take(&mut net.records),
             captures,
+            tcp_flows,
+            tcp_traces,
         })
+    }
+}
+
+/// Whether `via` is a host on the route from `from` to `to` (not an end).
+fn on_route(net: &Network, from: HostId, to: HostId, via: HostId) -> bool {
+    let mut at = from;
+    for _ in 0..net.hosts.len() {
+        let Some(p) = net.next_hop(at, to) else { return false };
+        at = net.paths[p.index()].to;
+        if at == to {
+            return false;
+        }
+        if at == via {
+            return true;
+        }
+    }
+    false
+}
+
+fn tcp_cc(cc: TcpCc) -> CcKind {
+    match cc {
+        TcpCc::Tahoe => CcKind::Tahoe,
+        TcpCc::Reno => CcKind::Reno,
+        TcpCc::NewReno => CcKind::NewReno,
+        TcpCc::Sack => CcKind::Sack,
+        TcpCc::Cubic => CcKind::Cubic,
+    }
+}
+
+/// The squall-tcp settings of a `[[workload.tcp]]` entry, with a receive
+/// buffer of `rcv_buf` bytes.
+fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
+    let cc = tcp_cc(f.cc);
+    let mss = f.mss.0.min(u32::MAX as u64) as u32;
+    let defaults = TcpConfig::default();
+    let config = TcpConfig {
+        cc,
+        mss,
+        rcv_buf,
+        window_scaling: f.window_scaling,
+        sack: f.sack.unwrap_or(matches!(cc, CcKind::Sack | CcKind::Cubic)),
+        delayed_ack: match f.delayed_ack {
+            DelayedAckSpec::Enabled(false) => DelayedAck::Off,
+            DelayedAckSpec::Enabled(true) => DelayedAck::On(squall_link::Duration::from_millis(200)),
+            DelayedAckSpec::Timer(t) => DelayedAck::On(t),
+        },
+        min_rto: f.min_rto,
+        rto_variant: match f.rto {
+            RtoSpec::Rfc6298 => RtoVariant::Rfc6298,
+            RtoSpec::Seed001 => RtoVariant::Seed001,
+        },
+        initial_window: f.initial_window,
+        initial_ssthresh: f.initial_ssthresh.map_or(defaults.initial_ssthresh, |w| w.bytes(mss as u64)),
+        max_window: f.max_window.map_or(defaults.max_window, |w| w.bytes(mss as u64)),
+        ..defaults
+    };
+    config.validate()?;
+    Ok(config)
+}
+
+/// The application of a flow; web object sizes are drawn from the stream
+/// "tcp/NAME/size".
+fn app_plan(f: &TcpFlow, seed: u64, end: Instant) -> AppPlan {
+    match &f.app {
+        TcpApp::Bulk(b) => AppPlan::Bulk { bytes: b.0 },
+        TcpApp::BulkFor(d) => AppPlan::BulkUntil { stop: (Instant::ZERO + f.start + *d).min(end) },
+        TcpApp::RequestResponse(rr) => AppPlan::Exchanges {
+            exchanges: vec![(rr.request.0, rr.response.0); rr.count as usize],
+            think: rr.think,
+            keep_alive: true,
+        },
+        TcpApp::Web(web) => {
+            let mut sizes = Sampler::new(web.size.clone(), stream(seed, &format!("tcp/{}/size", f.name)));
+            AppPlan::Exchanges {
+                exchanges: (0..web.objects).map(|_| (web.request.0, sizes.sample().0)).collect(),
+                think: squall_link::Duration::ZERO,
+                keep_alive: web.keep_alive,
+            }
+        }
     }
 }
 

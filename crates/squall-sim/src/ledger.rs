@@ -11,6 +11,7 @@
 use std::collections::VecDeque;
 
 use squall_link::{Instant, PacketId};
+use squall_tcp::Segment;
 
 /// Marks a packet that counts for no workload flow, or has no record.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -23,6 +24,9 @@ pub(crate) struct Entry {
     pub flow: u32,
     /// Index into the run's packet records, or [`NONE`].
     pub record: u32,
+    /// The TCP header carried beside the packet (squall-link's packets are
+    /// protocol-agnostic).
+    pub tcp: Option<Segment>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +77,13 @@ impl PacketLedger {
         Some(entry)
     }
 
+    /// The entry of a packet inside the network.
+    #[inline]
+    pub fn get(&self, id: PacketId) -> Option<&Entry> {
+        let index = usize::try_from(id.0.checked_sub(self.base)?).ok()?;
+        self.slots.get(index).filter(|s| s.live).map(|s| &s.entry)
+    }
+
     /// Packets inside the network.
     pub fn live(&self) -> u64 {
         self.live
@@ -95,7 +106,7 @@ mod tests {
     use super::*;
 
     fn entry(flow: u32) -> Entry {
-        Entry { sent: Instant::ZERO, flow, record: NONE }
+        Entry { sent: Instant::ZERO, flow, record: NONE, tcp: None }
     }
 
     #[test]

@@ -15,6 +15,8 @@
 //! - `network`, `host`, `routing`: hosts, paths, next hops, forwarding;
 //! - [`agent`]: the agent interface ([`agent::Agent`], [`agent::Ctx`]);
 //! - [`udp`]: the UDP source and sink;
+//! - [`tcp`]: TCP clients, servers and the split-TCP proxy (squall-tcp's
+//!   connections in the engine);
 //! - `ledger`, `metrics`: packets inside the network, per-flow measures;
 //! - `replications`: a scenario's replications on several threads.
 
@@ -29,6 +31,7 @@ mod replications;
 mod result;
 mod routing;
 mod scheduler;
+pub mod tcp;
 pub mod udp;
 
 pub use host::HostId;

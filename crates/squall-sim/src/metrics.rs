@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use squall_link::{DropReason, FlowKey, Instant};
 
-use crate::result::FlowResult;
+use crate::result::{FlowResult, HopResult};
 
 #[derive(Debug)]
 pub(crate) struct FlowMetrics {
@@ -32,6 +32,8 @@ pub(crate) struct FlowMetrics {
     gaps: u64,
     gap_sum: u128,
     gap_squares: u128,
+    /// Per path the flow's packets took: (path index, entered, delivered).
+    hops: Vec<(u32, u64, u64)>,
 }
 
 impl FlowMetrics {
@@ -52,6 +54,7 @@ impl FlowMetrics {
             gaps: 0,
             gap_sum: 0,
             gap_squares: 0,
+            hops: Vec::new(),
         }
     }
 
@@ -84,6 +87,23 @@ impl FlowMetrics {
         self.last_delivery = Some(now);
     }
 
+    /// A packet of the flow entered (`entered`) or left path `path`.
+    #[inline]
+    pub fn on_hop(&mut self, path: u32, entered: bool) {
+        let hop = match self.hops.iter().position(|h| h.0 == path) {
+            Some(i) => &mut self.hops[i],
+            None => {
+                self.hops.push((path, 0, 0));
+                self.hops.last_mut().expect("just pushed")
+            }
+        };
+        if entered {
+            hop.1 += 1;
+        } else {
+            hop.2 += 1;
+        }
+    }
+
     #[inline]
     pub fn on_drop(&mut self, reason: DropReason) {
         self.dropped[reason.index()] += 1;
@@ -93,8 +113,9 @@ impl FlowMetrics {
         self.dropped.iter().sum()
     }
 
-    /// The flow's results; `in_flight` is what the ledger still holds.
-    pub fn finish(mut self, in_flight: u64) -> FlowResult {
+    /// The flow's results; `in_flight` is what the ledger still holds,
+    /// `path_labels` names each path.
+    pub fn finish(mut self, in_flight: u64, path_labels: &[String]) -> FlowResult {
         let secs = |ns: f64| ns / 1e9;
         let n = self.delays.len();
         let (delay_p50, delay_p99) =
@@ -127,6 +148,15 @@ impl FlowMetrics {
             delay_p99,
             jitter: secs(jitter),
             interarrival_mean: secs(interarrival_mean),
+            hops: self
+                .hops
+                .iter()
+                .map(|&(p, entered, delivered)| HopResult {
+                    path: path_labels.get(p as usize).cloned().unwrap_or_default(),
+                    entered,
+                    delivered,
+                })
+                .collect(),
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::metrics::FlowMetrics;
 use crate::result::{CaptureDirection, PacketRecord};
 use crate::routing::Routes;
 use crate::scheduler::{Scheduler, Wake};
+use squall_tcp::Segment;
 
 /// Index of a path: links in scenario order, each downlink then uplink
 /// (a direction without stages has no path).
@@ -56,8 +57,9 @@ impl PathSlot {
     }
 }
 
-/// A packet that reached an agent; the engine hands it over.
-pub(crate) type Handover = Option<(AgentId, Packet)>;
+/// A packet that reached an agent, with its TCP header if it has one; the
+/// engine hands it over.
+pub(crate) type Handover = Option<(AgentId, Packet, Option<Segment>)>;
 
 #[derive(Debug)]
 pub(crate) struct Network {
@@ -77,6 +79,8 @@ pub(crate) struct Network {
     pub options: RunOptions,
     pub records: Vec<PacketRecord>,
     pub captures: Vec<Vec<(Instant, CaptureDirection, Packet)>>,
+    /// The TCP header of each captured packet, in the same order.
+    pub capture_headers: Vec<Vec<Option<Segment>>>,
     /// Every model event so far (only with `options.record_events`), in
     /// the order drained; sorted by time at the end.
     pub events: Vec<Event>,
@@ -91,7 +95,9 @@ impl Network {
     pub fn new(hosts: Vec<Host>, paths: Vec<PathSlot>, options: RunOptions) -> Self {
         let by_address = hosts.iter().enumerate().map(|(i, h)| (h.address, HostId(i as u32))).collect();
         let routes = Routes::new(hosts.len(), paths.iter().map(|p| (p.from, p.to)));
-        let captures = if options.record_captures { hosts.iter().map(|_| Vec::new()).collect() } else { Vec::new() };
+        let captures: Vec<_> =
+            if options.record_captures { hosts.iter().map(|_| Vec::new()).collect() } else { Vec::new() };
+        let capture_headers = captures.iter().map(|_| Vec::new()).collect();
         // Drops are always needed, to charge them to flows; the rest only
         // when the run keeps events.
         let recording = if options.record_events { Recording::All } else { Recording::Drops };
@@ -113,6 +119,7 @@ impl Network {
             options,
             records: Vec::new(),
             captures,
+            capture_headers,
             events: Vec::new(),
             violation: None,
             drained: Vec::new(),
@@ -193,14 +200,27 @@ impl Network {
     // --- packets ---
 
     /// An agent on `host` sends `packet` at `now`.
-    pub fn send(&mut self, now: Instant, host: HostId, mut packet: Packet) -> Result<PacketId, NoRoute> {
+    pub fn send(&mut self, now: Instant, host: HostId, packet: Packet) -> Result<PacketId, NoRoute> {
+        let flow = self.flow_index.get(&packet.flow).copied().unwrap_or(ledger::NONE);
+        self.send_with(now, host, packet, None, flow)
+    }
+
+    /// Sends `packet` with the TCP header `tcp` beside it, counted for the
+    /// workload flow with index `flow` (or none, [`ledger::NONE`]).
+    pub fn send_with(
+        &mut self,
+        now: Instant,
+        host: HostId,
+        mut packet: Packet,
+        tcp: Option<Segment>,
+        flow: u32,
+    ) -> Result<PacketId, NoRoute> {
         let no_route = NoRoute { from: host, to: packet.flow.dst };
         let dst = self.host_by_address(packet.flow.dst).ok_or(no_route)?;
         let first = self.routes.next_hop(host, dst).ok_or(no_route)?;
-        let flow = self.flow_index.get(&packet.flow).copied().unwrap_or(ledger::NONE);
         let record =
             if self.options.record_packets && flow != ledger::NONE { self.records.len() as u32 } else { ledger::NONE };
-        let id = self.ledger.insert(Entry { sent: now, flow, record });
+        let id = self.ledger.insert(Entry { sent: now, flow, record, tcp });
         packet.id = id;
         if let Some(f) = self.flows.get_mut(flow as usize) {
             f.on_send(now, packet.size);
@@ -215,7 +235,7 @@ impl Network {
                 dropped: None,
             });
         }
-        self.capture(now, host, CaptureDirection::Sent, &packet);
+        self.capture(now, host, CaptureDirection::Sent, &packet, tcp);
         self.push(now, first, packet);
         Ok(id)
     }
@@ -226,21 +246,25 @@ impl Network {
     #[inline]
     pub fn arrive(&mut self, now: Instant, from: PathId, packet: Packet) -> Handover {
         let host = self.paths[from.index()].to;
-        self.capture(now, host, CaptureDirection::Received, &packet);
+        let (flow, tcp) = self.ledger.get(packet.id).map_or((ledger::NONE, None), |e| (e.flow, e.tcp));
+        if let Some(f) = self.flows.get_mut(flow as usize) {
+            f.on_hop(from.0, false);
+        }
+        self.capture(now, host, CaptureDirection::Received, &packet, tcp);
         let h = &self.hosts[host.index()];
         if packet.flow.dst == h.address {
             let agent = h.bound_agent(packet.flow.protocol, packet.flow.dst_port);
-            self.leave(now, &packet);
-            return agent.map(|a| (a, packet));
+            let tcp = self.leave(now, &packet);
+            return agent.map(|a| (a, packet, tcp));
         }
         if let Some(agent) = h.interceptor(&packet.flow) {
-            self.leave(now, &packet);
-            return Some((agent, packet));
+            let tcp = self.leave(now, &packet);
+            return Some((agent, packet, tcp));
         }
         let next = self.host_by_address(packet.flow.dst).and_then(|dst| self.routes.next_hop(host, dst));
         match next {
             Some(next) => {
-                self.capture(now, host, CaptureDirection::Sent, &packet);
+                self.capture(now, host, CaptureDirection::Sent, &packet, tcp);
                 self.push(now, next, packet);
             }
             None => self.violate(format!(
@@ -254,12 +278,12 @@ impl Network {
     }
 
     /// The packet left the network at `now` (its destination, or an
-    /// intercepting agent).
+    /// intercepting agent); returns its TCP header.
     #[inline]
-    fn leave(&mut self, now: Instant, packet: &Packet) {
+    fn leave(&mut self, now: Instant, packet: &Packet) -> Option<Segment> {
         let Some(entry) = self.ledger.resolve(packet.id) else {
-            return self
-                .violate(format!("packet {} of {} delivered but not inside the network", packet.id.0, packet.flow));
+            self.violate(format!("packet {} of {} delivered but not inside the network", packet.id.0, packet.flow));
+            return None;
         };
         if let Some(f) = self.flows.get_mut(entry.flow as usize) {
             f.on_delivery(now, entry.sent, packet.size, packet.corrupted);
@@ -267,18 +291,33 @@ impl Network {
         if let Some(r) = self.records.get_mut(entry.record as usize) {
             r.delivered = Some(now);
         }
+        entry.tcp
     }
 
     #[inline]
-    fn capture(&mut self, now: Instant, host: HostId, direction: CaptureDirection, packet: &Packet) {
+    fn capture(
+        &mut self,
+        now: Instant,
+        host: HostId,
+        direction: CaptureDirection,
+        packet: &Packet,
+        tcp: Option<Segment>,
+    ) {
         if let Some(c) = self.captures.get_mut(host.index()) {
             c.push((now, direction, packet.clone()));
+            self.capture_headers[host.index()].push(tcp);
         }
     }
 
     /// `packet` enters path `p` at `now`.
     #[inline]
     pub fn push(&mut self, now: Instant, p: PathId, packet: Packet) {
+        if !self.flows.is_empty() {
+            let flow = self.ledger.get(packet.id).map_or(ledger::NONE, |e| e.flow);
+            if let Some(f) = self.flows.get_mut(flow as usize) {
+                f.on_hop(p.0, true);
+            }
+        }
         self.paths[p.index()].path.push(now, packet);
         self.after_call(now, p);
     }

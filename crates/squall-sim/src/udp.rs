@@ -185,7 +185,7 @@ impl Agent for UdpSource {
         self.schedule_send(self.start, ctx);
     }
 
-    fn on_packet(&mut self, _now: Instant, _packet: Packet, _ctx: &mut Ctx<'_>) {}
+    fn on_packet(&mut self, _now: Instant, _packet: Packet, _tcp: Option<squall_tcp::Segment>, _ctx: &mut Ctx<'_>) {}
 
     fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
         if token == SEND && now < self.stop && self.remaining != Some(0) {
@@ -205,7 +205,7 @@ pub struct UdpSink {
 impl Agent for UdpSink {
     fn start(&mut self, _now: Instant, _ctx: &mut Ctx<'_>) {}
 
-    fn on_packet(&mut self, _now: Instant, packet: Packet, _ctx: &mut Ctx<'_>) {
+    fn on_packet(&mut self, _now: Instant, packet: Packet, _tcp: Option<squall_tcp::Segment>, _ctx: &mut Ctx<'_>) {
         self.packets += 1;
         self.bytes += packet.size as u64;
     }

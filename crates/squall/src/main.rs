@@ -1,8 +1,14 @@
 //! The `squall` command line: flags, progress and printing live here; the
 //! work is done by the library crates.
 
+mod bench_cmd;
 mod builtin;
+mod ctl_cmd;
+mod emu_cmd;
+mod report_cmd;
+mod run_cmd;
 mod sim_cmd;
+mod tool_cmd;
 mod validate_cmd;
 
 use std::process::ExitCode;
@@ -24,8 +30,21 @@ struct Cli {
 enum Command {
     /// Run a scenario in the simulate engine (virtual time).
     Sim(sim_cmd::SimArgs),
+    /// Run a scenario in the emulate engine (real time, real Linux TCP in
+    /// network namespaces; needs root).
+    Emu(emu_cmd::EmuArgs),
+    /// Talk to running emulations: list, status, state, blackout.
+    Ctl(ctl_cmd::CtlArgs),
+    /// Traffic tools to run as workloads (bulk TCP transfer).
+    Tool(tool_cmd::ToolArgs),
+    /// Benchmarks of the engines (`squall bench emu`).
+    Bench(bench_cmd::BenchArgs),
     /// Run the validation cases of shared/VALIDATION.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),
+    /// Run an experiment: replication sets and parameter sweeps, then the report.
+    Run(run_cmd::RunArgs),
+    /// Rebuild an experiment's results.csv, summary.csv and report.html from its runs.
+    Report(report_cmd::ReportArgs),
     /// List the built-in scenarios (use them as `builtin:NAME`).
     Scenarios,
     /// Print a built-in scenario's file, to copy and edit.
@@ -40,6 +59,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => sim_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
+        Command::Run(args) => run_cmd::run(args),
+        Command::Report(args) => report_cmd::run(args),
+        Command::Emu(args) => emu_cmd::run(args),
+        Command::Ctl(args) => ctl_cmd::run(args),
+        Command::Tool(args) => tool_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(args),
         Command::Scenarios => {
             for b in builtin::ALL {
                 println!("builtin:{:<24} {}", b.name, b.summary);

@@ -13,8 +13,8 @@ use serde::Serialize;
 use squall_analysis::{Summary, summarize};
 use squall_link::DropReason;
 use squall_scenario::Scenario;
-use squall_sim::{FlowResult, RunOptions, RunResult};
-use squall_trace::{EventLogWriter, PcapWriter};
+use squall_sim::{FlowResult, RunOptions, RunResult, TcpFlowResult, TcpTrace};
+use squall_trace::EventLogWriter;
 
 use crate::builtin;
 
@@ -127,6 +127,8 @@ pub struct ReplicationSummary {
     seed: u64,
     end: f64,
     flows: Vec<FlowResult>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tcp_flows: Vec<TcpFlowResult>,
     stages: Vec<StageSummary>,
 }
 
@@ -186,7 +188,12 @@ fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
 
 /// Writes one replication's events.csv and pcaps into `rep_dir`, and
 /// returns its summary.
-pub fn write_replication(rep_dir: &Path, replication: u32, run: RunResult, outputs: Outputs) -> Result<ReplicationSummary> {
+pub fn write_replication(
+    rep_dir: &Path,
+    replication: u32,
+    run: RunResult,
+    outputs: Outputs,
+) -> Result<ReplicationSummary> {
     fs::create_dir_all(rep_dir).with_context(|| format!("cannot create {}", rep_dir.display()))?;
     if outputs.events {
         let path = rep_dir.join("events.csv");
@@ -200,13 +207,18 @@ pub fn write_replication(rep_dir: &Path, replication: u32, run: RunResult, outpu
     if outputs.pcap {
         // One file per host with what it sent and received, as tcpdump on
         // the host's interface would record.
+        // TCP segments get real headers (seq/ack/flags/window/options).
         for capture in &run.captures {
             let path = rep_dir.join(format!("{}.pcap", capture.host));
             let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            let mut pcap = PcapWriter::new(BufWriter::new(file))?;
-            for (t, _, p) in &capture.packets {
-                pcap.write_packet(*t, p)?;
-            }
+            let mut out = capture.write_pcap(BufWriter::new(file))?;
+            std::io::Write::flush(&mut out)?;
+        }
+    }
+    if outputs.events {
+        // One CSV per TCP connection end that sent data, sampled on change.
+        for trace in &run.tcp_traces {
+            write_tcp_trace(rep_dir, trace)?;
         }
     }
     Ok(ReplicationSummary {
@@ -214,8 +226,38 @@ pub fn write_replication(rep_dir: &Path, replication: u32, run: RunResult, outpu
         seed: run.seed,
         end: run.end.as_secs_f64(),
         flows: run.flows,
+        tcp_flows: run.tcp_flows,
         stages: run.stages.iter().map(stage_summary).collect(),
     })
+}
+
+/// tcp-FLOW-CONNECTION-ENDPOINT.csv: time (s), cwnd and ssthresh (bytes),
+/// srtt, rttvar and rto (s), bytes in flight.
+fn write_tcp_trace(rep_dir: &Path, trace: &TcpTrace) -> Result<()> {
+    use std::io::Write;
+    let safe: String =
+        trace.flow.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    let path = rep_dir.join(format!("tcp-{safe}-{}-{}.csv", trace.connection, trace.endpoint));
+    let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = BufWriter::new(file);
+    writeln!(w, "time,cwnd,ssthresh,srtt,rttvar,rto,in_flight")?;
+    for s in &trace.samples {
+        let secs = |ns: u64| ns as f64 / 1e9;
+        let ssthresh = if s.ssthresh >= u64::MAX / 8 { String::new() } else { s.ssthresh.to_string() };
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{}",
+            s.time,
+            s.cwnd,
+            ssthresh,
+            secs(s.srtt),
+            secs(s.rttvar),
+            secs(s.rto),
+            s.in_flight
+        )?;
+    }
+    w.flush()?;
+    Ok(())
 }
 
 fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {

@@ -12,7 +12,12 @@ fn squall(args: &[&str]) -> Output {
 }
 
 fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "squall failed:\n{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "squall failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     o
 }
 
@@ -83,8 +88,10 @@ fn analysis_from_files_agrees_with_the_engine() {
     rows.sort();
     for p in 0..4 {
         for r in 0..3 {
-            let json: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(out.join(format!("sweep/p{p}/rep-{r}/result.json"))).unwrap()).unwrap();
+            let json: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(out.join(format!("sweep/p{p}/rep-{r}/result.json"))).unwrap(),
+            )
+            .unwrap();
             for f in json["flows"].as_array().unwrap() {
                 let key = &f["key"];
                 let flow = format!(
@@ -96,7 +103,9 @@ fn analysis_from_files_agrees_with_the_engine() {
                 );
                 let row = rows
                     .iter()
-                    .find(|row| row["point"] == p.to_string() && row["replication"] == r.to_string() && row["flow"] == flow)
+                    .find(|row| {
+                        row["point"] == p.to_string() && row["replication"] == r.to_string() && row["flow"] == flow
+                    })
                     .unwrap_or_else(|| panic!("no analysed row for {flow} p{p} rep {r}"));
                 let n = |k: &str| row[k].parse::<f64>().unwrap();
                 assert_eq!(n("sent_packets"), f["sent_packets"].as_f64().unwrap(), "{flow}");
@@ -118,7 +127,9 @@ fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
 
 #[test]
 fn report_renders_in_headless_chromium_with_its_plots() {
-    let chromium = ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let chromium = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
     let Some(chromium) = chromium else {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is required in CI");
         eprintln!("chromium not installed: skipping");

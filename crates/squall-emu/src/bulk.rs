@@ -1,0 +1,231 @@
+//! The built-in bulk transfer (`squall tool bulk`), the `ttcp` of seed
+//! 000 §4.1: a client sends N bytes over one TCP connection with a chosen
+//! congestion control, the server acknowledges the last byte with one
+//! byte, and the client reports the elapsed time and TCP_INFO samples.
+//!
+//! Wire format: an 8-byte big-endian length, then that many bytes; the
+//! server answers one byte once it has read them all.
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn, connect, setsockopt, socket, sockopt};
+use serde::Serialize;
+
+use crate::tcp_info::{self, TcpInfo};
+
+/// Default port of the bulk tool.
+pub const DEFAULT_PORT: u16 = 5201;
+
+/// Serves transfers on `port` until killed (or after one, with `once`).
+pub fn serve(port: u16, once: bool) -> io::Result<()> {
+    let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, port))?;
+    for stream in listener.incoming() {
+        let mut stream = stream?;
+        let handle = std::thread::spawn(move || receive(&mut stream));
+        if once {
+            return handle.join().unwrap_or_else(|_| Err(io::Error::other("receiver panicked")));
+        }
+    }
+    Ok(())
+}
+
+fn receive(stream: &mut TcpStream) -> io::Result<()> {
+    let mut len = [0u8; 8];
+    stream.read_exact(&mut len)?;
+    let mut left = u64::from_be_bytes(len);
+    let mut buf = vec![0u8; 256 * 1024];
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = stream.read(&mut buf[..want])?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "sender closed early"));
+        }
+        left -= n as u64;
+    }
+    stream.write_all(&[1])
+}
+
+/// One TCP_INFO sample.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Sample {
+    /// Seconds since the client started connecting.
+    pub time: f64,
+    #[serde(flatten)]
+    pub info: TcpInfo,
+}
+
+/// What the client reports (one JSON line on stdout).
+#[derive(Clone, Debug, Serialize)]
+pub struct BulkResult {
+    pub bytes: u64,
+    pub cc: String,
+    /// From the start of connect() to the server's acknowledgement, s.
+    pub elapsed: f64,
+    /// bytes·8 / elapsed.
+    pub goodput_bps: f64,
+    /// Slope of bytes acknowledged from the first sample in the Open state
+    /// after 20% was acknowledged to the end: goodput without the handshake and slow
+    /// start.
+    pub steady_goodput_bps: Option<f64>,
+    /// TCP_INFO at the end of the transfer.
+    pub final_info: TcpInfo,
+    pub samples: usize,
+}
+
+/// Client settings.
+#[derive(Clone, Debug)]
+pub struct ClientOptions {
+    pub server: Ipv4Addr,
+    pub port: u16,
+    pub bytes: u64,
+    pub cc: String,
+    /// TCP_INFO sampling interval; zero: none.
+    pub interval: std::time::Duration,
+    /// Give up connecting after this long.
+    pub connect_timeout: std::time::Duration,
+}
+
+/// Sends `options.bytes` to the server; returns the result and the samples.
+pub fn send(options: &ClientOptions) -> io::Result<(BulkResult, Vec<Sample>)> {
+    let start = std::time::Instant::now();
+    let stream = connect_with_cc(options, start)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = (!options.interval.is_zero()).then(|| {
+        let fd: OwnedFd = stream.as_fd().try_clone_to_owned().expect("dup a socket");
+        let stop = Arc::clone(&stop);
+        let interval = options.interval;
+        std::thread::spawn(move || {
+            let mut samples = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(info) = tcp_info::read(fd.as_fd()) {
+                    samples.push(Sample { time: start.elapsed().as_secs_f64(), info });
+                }
+                std::thread::sleep(interval);
+            }
+            samples
+        })
+    });
+    let mut stream = stream;
+    let outcome = transfer(&mut stream, options.bytes);
+    let elapsed = start.elapsed().as_secs_f64();
+    let final_info = tcp_info::read(stream.as_fd()).unwrap_or_default();
+    stop.store(true, Ordering::Relaxed);
+    let mut samples = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+    outcome?;
+    samples.push(Sample { time: elapsed, info: final_info });
+    let steady_goodput_bps = steady_goodput(&samples, options.bytes);
+    let result = BulkResult {
+        bytes: options.bytes,
+        cc: options.cc.clone(),
+        elapsed,
+        goodput_bps: options.bytes as f64 * 8.0 / elapsed,
+        steady_goodput_bps,
+        final_info,
+        samples: samples.len(),
+    };
+    Ok((result, samples))
+}
+
+fn transfer(stream: &mut TcpStream, bytes: u64) -> io::Result<()> {
+    stream.write_all(&bytes.to_be_bytes())?;
+    let chunk = vec![0x5au8; 64 * 1024];
+    let mut left = bytes;
+    while left > 0 {
+        let n = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        stream.write_all(&chunk[..n])?;
+        left -= n as u64;
+    }
+    let mut ack = [0u8; 1];
+    stream.read_exact(&mut ack)
+}
+
+/// Bytes-acknowledged slope from the first sample past 20% of `bytes` in
+/// the Open state (in recovery, data the receiver holds beyond a hole is
+/// not yet counted as acknowledged) to the last sample, bit/s.
+fn steady_goodput(samples: &[Sample], bytes: u64) -> Option<f64> {
+    let from = samples.iter().find(|s| s.info.bytes_acked >= bytes / 5 && s.info.ca_state == 0)?;
+    let to = samples.last()?;
+    let dt = to.time - from.time;
+    (dt > 0.0).then(|| (to.info.bytes_acked - from.info.bytes_acked) as f64 * 8.0 / dt)
+}
+
+fn connect_with_cc(options: &ClientOptions, start: std::time::Instant) -> io::Result<TcpStream> {
+    let addr = SockaddrIn::from(SocketAddrV4::new(options.server, options.port));
+    loop {
+        let fd = socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+        setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(&options.cc))
+            .map_err(|e| io::Error::new(io::Error::from(e).kind(), format!("TCP_CONGESTION {}: {e}", options.cc)))?;
+        match connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr) {
+            Ok(()) => return Ok(TcpStream::from(fd)),
+            Err(e) if start.elapsed() < options.connect_timeout => {
+                let _ = e;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => return Err(io::Error::from(e)),
+        }
+    }
+}
+
+/// Writes samples as CSV with a header row.
+pub fn write_samples_csv(mut w: impl Write, samples: &[Sample]) -> io::Result<()> {
+    writeln!(
+        w,
+        "time,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,retransmits,bytes_acked,bytes_retrans,delivery_rate,ca_state"
+    )?;
+    for s in samples {
+        let i = &s.info;
+        writeln!(
+            w,
+            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{}",
+            s.time,
+            i.cwnd,
+            i.ssthresh,
+            i.rtt_us,
+            i.rttvar_us,
+            i.min_rtt_us,
+            i.rto_us,
+            i.total_retrans,
+            i.retransmits,
+            i.bytes_acked,
+            i.bytes_retrans,
+            i.delivery_rate,
+            i.ca_state
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transfers_over_loopback_with_reno() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            receive(&mut s).unwrap();
+        });
+        let options = ClientOptions {
+            server: Ipv4Addr::LOCALHOST,
+            port,
+            bytes: 1_000_000,
+            cc: "reno".into(),
+            interval: std::time::Duration::from_millis(1),
+            connect_timeout: std::time::Duration::from_secs(2),
+        };
+        let (result, samples) = send(&options).unwrap();
+        server.join().unwrap();
+        assert_eq!(result.bytes, 1_000_000);
+        assert!(result.elapsed > 0.0);
+        assert!(!samples.is_empty());
+        let mut csv = Vec::new();
+        write_samples_csv(&mut csv, &samples).unwrap();
+        assert!(String::from_utf8(csv).unwrap().starts_with("time,cwnd"));
+    }
+}

@@ -1,0 +1,212 @@
+//! The control socket (`squall ctl`): each running emulation listens on a
+//! UNIX socket, mode 0600, named after its run id in [`control_dir`]. One
+//! request per connection, one JSON line each way:
+//!
+//! ```text
+//! {"cmd":"info"}
+//! {"cmd":"status"}
+//! {"cmd":"state","name":"weak-signal"}
+//! {"cmd":"blackout","on":true,"mode":"hold","direction":"both"}
+//! ```
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+
+use serde::{Deserialize, Serialize};
+use squall_link::BlackoutMode;
+use squall_scenario::BlackoutDirection;
+
+use crate::dataplane::{ControlMessage, ControlRequest};
+use crate::error::{Context, EmuError};
+use crate::naming::{PREFIX, RunId, control_dir};
+
+/// A request on the wire.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Request {
+    /// What the run is (answered without the data plane).
+    Info,
+    Status,
+    State {
+        name: String,
+    },
+    Blackout {
+        on: bool,
+        #[serde(default = "default_mode")]
+        mode: BlackoutMode,
+        #[serde(default = "default_direction")]
+        direction: BlackoutDirection,
+    },
+}
+
+fn default_mode() -> BlackoutMode {
+    BlackoutMode::Hold
+}
+fn default_direction() -> BlackoutDirection {
+    BlackoutDirection::Both
+}
+
+/// The listening side, served by a thread until dropped.
+pub struct ControlServer {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ControlServer {
+    /// Listens for run `id`; `info` is the answer to `{"cmd":"info"}`.
+    pub fn start(id: RunId, info: serde_json::Value, to_dataplane: Sender<ControlMessage>) -> Result<Self, EmuError> {
+        let dir = control_dir();
+        std::fs::create_dir_all(&dir).context(|| format!("create {}", dir.display()))?;
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        let path = id.control_socket();
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).context(|| format!("listen on {}", path.display()))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            .context(|| format!("chmod 0600 {}", path.display()))?;
+        listener.set_nonblocking(true).context(|| "non-blocking control socket".to_string())?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread_stop = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("squall-ctl".into())
+            .spawn(move || serve(listener, info, to_dataplane, &thread_stop))
+            .context(|| "start control thread".to_string())?;
+        Ok(ControlServer { path, stop, thread: Some(thread) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn serve(listener: UnixListener, info: serde_json::Value, to_dataplane: Sender<ControlMessage>, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let _ = stream.set_nonblocking(false);
+                let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let _ = handle(stream, &info, &to_dataplane);
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+}
+
+fn handle(stream: UnixStream, info: &serde_json::Value, to_dataplane: &Sender<ControlMessage>) -> std::io::Result<()> {
+    let mut line = String::new();
+    BufReader::new(&stream).read_line(&mut line)?;
+    let answer: Result<serde_json::Value, String> = match serde_json::from_str::<Request>(&line) {
+        Err(e) => Err(format!("bad request: {e}")),
+        Ok(Request::Info) => Ok(info.clone()),
+        Ok(request) => {
+            let request = match request {
+                Request::Status => ControlRequest::Status,
+                Request::State { name } => ControlRequest::EnterState(name),
+                Request::Blackout { on, mode, direction } => {
+                    ControlRequest::Blackout { mode: on.then_some(mode), direction }
+                }
+                Request::Info => unreachable!("answered above"),
+            };
+            let (reply, answer) = mpsc::channel();
+            match to_dataplane.send(ControlMessage { request, reply }) {
+                Err(_) => Err("the run is ending".to_string()),
+                Ok(()) => answer
+                    .recv_timeout(std::time::Duration::from_secs(2))
+                    .unwrap_or_else(|_| Err("the data plane did not answer".into())),
+            }
+        }
+    };
+    let reply = match answer {
+        Ok(v) => serde_json::json!({"ok": true, "result": v}),
+        Err(e) => serde_json::json!({"ok": false, "error": e}),
+    };
+    let mut w = &stream;
+    writeln!(w, "{reply}")
+}
+
+/// Sends `request` to run `id` and returns its result.
+pub fn request(id: RunId, request: &Request) -> Result<serde_json::Value, EmuError> {
+    let path = id.control_socket();
+    let err = |message: String| EmuError::Control { path: path.display().to_string(), message };
+    let stream = UnixStream::connect(&path).map_err(|e| err(format!("{e} (is run {} still going?)", id.0)))?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).map_err(|e| err(e.to_string()))?;
+    let text = serde_json::to_string(request).map_err(|e| err(e.to_string()))?;
+    let mut w = &stream;
+    writeln!(w, "{text}").map_err(|e| err(e.to_string()))?;
+    let mut line = String::new();
+    BufReader::new(&stream).read_line(&mut line).map_err(|e| err(e.to_string()))?;
+    let reply: serde_json::Value = serde_json::from_str(&line).map_err(|e| err(format!("bad reply: {e}")))?;
+    if reply["ok"] == serde_json::Value::Bool(true) {
+        Ok(reply["result"].clone())
+    } else {
+        Err(err(reply["error"].as_str().unwrap_or("unknown error").to_string()))
+    }
+}
+
+/// The runs with a live control socket.
+pub fn list() -> Vec<RunId> {
+    let Ok(dir) = std::fs::read_dir(control_dir()) else { return Vec::new() };
+    let mut ids: Vec<RunId> = dir
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with(PREFIX).then(|| RunId::owner_of(&name)).flatten()
+        })
+        .filter(|id| id.is_alive())
+        .collect();
+    ids.sort_by_key(|id| id.0);
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_round_trip_as_json() {
+        let r: Request = serde_json::from_str(r#"{"cmd":"blackout","on":true,"direction":"downlink"}"#).unwrap();
+        assert_eq!(r, Request::Blackout { on: true, mode: BlackoutMode::Hold, direction: BlackoutDirection::Downlink });
+        let r: Request = serde_json::from_str(r#"{"cmd":"state","name":"weak"}"#).unwrap();
+        assert_eq!(r, Request::State { name: "weak".into() });
+        assert!(serde_json::from_str::<Request>(r#"{"cmd":"reboot"}"#).is_err());
+    }
+
+    #[test]
+    fn server_answers_info_and_forwards_status() {
+        let dir = std::env::temp_dir().join(format!("squall-ctl-test-{}", std::process::id()));
+        // SAFETY: tests in this module are the only readers of SQUALL_RUN_DIR.
+        unsafe { std::env::set_var("SQUALL_RUN_DIR", &dir) };
+        let (tx, rx) = mpsc::channel::<ControlMessage>();
+        let server = ControlServer::start(RunId::current(), serde_json::json!({"scenario": "t"}), tx).unwrap();
+        let mode = std::fs::metadata(server.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let responder = std::thread::spawn(move || {
+            let msg = rx.recv().unwrap();
+            assert_eq!(msg.request, ControlRequest::Status);
+            msg.reply.send(Ok(serde_json::json!({"time": 1.0}))).unwrap();
+        });
+        assert_eq!(request(RunId::current(), &Request::Info).unwrap()["scenario"], "t");
+        assert_eq!(request(RunId::current(), &Request::Status).unwrap()["time"], 1.0);
+        assert_eq!(list(), vec![RunId::current()]);
+        responder.join().unwrap();
+        drop(server);
+        assert!(list().is_empty());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

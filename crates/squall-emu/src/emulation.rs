@@ -1,0 +1,240 @@
+//! One emulation run, start to end: sweep stale objects, make a namespace
+//! and TUN device per host, build the paths and the state schedule, start
+//! the control socket, run the data plane on its own thread while the
+//! calling thread starts and reaps workloads, then tear everything down.
+//! Teardown runs on every exit: normal end, signal, or error after setup.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+
+use serde::Serialize;
+use squall_link::{Direction, Duration, Instant, Path, StateSchedule};
+use squall_scenario::Scenario;
+
+use crate::cleanup::sweep_stale;
+use crate::clock::Clock;
+use crate::control::ControlServer;
+use crate::dataplane::{Dataplane, DataplaneOptions, DataplaneReport};
+use crate::device::{PacketDevice, TunDevice};
+use crate::error::{Context, EmuError};
+use crate::naming::RunId;
+use crate::netns::NetNs;
+use crate::routing::Routing;
+use crate::workload::{CommandOutcome, CommandSpec, Workloads};
+
+/// How to run.
+#[derive(Clone, Debug)]
+pub struct EmulationOptions {
+    pub dataplane: DataplaneOptions,
+    pub commands: Vec<CommandSpec>,
+    /// Where workload output goes (created if missing).
+    pub workload_dir: PathBuf,
+    /// MTU of the TUN devices, bytes.
+    pub mtu: u32,
+    /// Listen on a control socket.
+    pub control: bool,
+    /// Stop when the foreground workloads have exited (else run for the
+    /// scenario's duration).
+    pub stop_when_workloads_exit: bool,
+}
+
+impl Default for EmulationOptions {
+    fn default() -> Self {
+        EmulationOptions {
+            dataplane: DataplaneOptions::default(),
+            commands: Vec::new(),
+            workload_dir: PathBuf::from("."),
+            mtu: 1500,
+            control: true,
+            stop_when_workloads_exit: true,
+        }
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndReason {
+    /// The foreground workloads exited.
+    Workloads,
+    /// The scenario's duration passed.
+    Duration,
+    /// SIGINT, SIGTERM or SIGHUP.
+    Signal,
+}
+
+/// What a run produced.
+pub struct EmulationReport {
+    pub id: RunId,
+    pub ended_by: EndReason,
+    pub dataplane: DataplaneReport,
+    pub workloads: Vec<CommandOutcome>,
+    pub host_names: Vec<String>,
+    pub stale_removed: Vec<String>,
+}
+
+/// The namespaces of a run; removed when dropped.
+struct Hosts {
+    namespaces: Vec<NetNs>,
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for ns in self.namespaces.drain(..) {
+            let name = ns.name().to_string();
+            if let Err(e) = ns.delete() {
+                eprintln!("squall emu: could not remove namespace {name}: {e}");
+            }
+        }
+    }
+}
+
+/// Runs `scenario` in real time until its duration, the end of the
+/// foreground workloads, or `signal` is set.
+pub fn run(
+    scenario: &Scenario,
+    options: EmulationOptions,
+    signal: Arc<AtomicBool>,
+) -> Result<EmulationReport, EmuError> {
+    let id = RunId::current();
+    let stale_removed = sweep_stale();
+    for s in &stale_removed {
+        eprintln!("squall emu: removed stale {s}");
+    }
+    let routing = Routing::new(scenario)?;
+    std::fs::create_dir_all(&options.workload_dir).context(|| format!("create {}", options.workload_dir.display()))?;
+
+    // Namespaces and devices.
+    let mut hosts = Hosts { namespaces: Vec::new() };
+    let mut devices: Vec<Box<dyn PacketDevice>> = Vec::new();
+    for (i, name) in routing.names.iter().enumerate() {
+        let ns = NetNs::create(&id.netns_name(name))?;
+        hosts.namespaces.push(ns);
+        let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
+        let tun = TunDevice::create(&hosts.namespaces[i], routing.addresses[i], &peers, options.mtu)?;
+        devices.push(Box::new(tun));
+    }
+
+    // The model.
+    let seed = scenario.seed;
+    let mut paths: Vec<Option<Path>> = Vec::new();
+    for lp in scenario.link_paths() {
+        for config in [&lp.downlink, &lp.uplink] {
+            let what = format!("link {} {}", lp.link, config.direction);
+            let path = if config.stages.is_empty() {
+                None
+            } else {
+                Some(Path::new(config, seed).map_err(|source| EmuError::Path { what, source })?)
+            };
+            paths.push(path);
+        }
+    }
+    let schedule = StateSchedule::new(scenario.schedule(), seed);
+    let end = Instant::ZERO + scenario.duration;
+
+    // Workloads.
+    let fixed = routing.addresses[routing.fixed()].to_string();
+    let mobile = routing.addresses[routing.mobile()].to_string();
+    let mut env = vec![
+        ("SQUALL_FIXED".to_string(), fixed.clone()),
+        ("SQUALL_MOBILE".to_string(), mobile.clone()),
+        ("SQUALL_RUN_ID".to_string(), id.0.to_string()),
+    ];
+    for (name, addr) in routing.names.iter().zip(&routing.addresses) {
+        let key: String =
+            name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
+        env.push((format!("SQUALL_ADDR_{key}"), addr.to_string()));
+    }
+    let peers: Vec<String> = (0..routing.names.len())
+        .map(|h| {
+            if h == routing.mobile() {
+                fixed.clone()
+            } else if h == routing.fixed() {
+                mobile.clone()
+            } else {
+                String::new()
+            }
+        })
+        .collect();
+    let mut workloads = Workloads::new(options.commands.clone(), &routing.names, env, peers, &options.workload_dir)?;
+
+    // Control socket.
+    let (to_dataplane, control_rx) = mpsc::channel();
+    let info = serde_json::json!({
+        "id": id.0,
+        "scenario": scenario.name,
+        "hosts": routing.names.iter().zip(&routing.addresses).map(|(n, a)| serde_json::json!({"name": n, "address": a, "netns": id.netns_name(n)})).collect::<Vec<_>>(),
+        "states": scenario.schedule().iter().map(|s| s.state.name.clone()).collect::<Vec<_>>(),
+        "duration": scenario.duration.as_secs_f64(),
+    });
+    let control = if options.control { Some(ControlServer::start(id, info, to_dataplane)?) } else { None };
+
+    // Run.
+    let clock = Clock::start();
+    let done = Arc::new(AtomicBool::new(false));
+    let dataplane = Dataplane::new(
+        clock,
+        options.dataplane.clone(),
+        routing.clone(),
+        devices,
+        paths,
+        schedule,
+        scenario.stage_names(Direction::Downlink),
+        scenario.stage_names(Direction::Uplink),
+    );
+    let thread_done = Arc::clone(&done);
+    let handle = std::thread::Builder::new()
+        .name("squall-dataplane".into())
+        .spawn(move || dataplane.run(end, &thread_done, &control_rx))
+        .context(|| "start the data plane thread".to_string())?;
+
+    let mut ended_by = EndReason::Duration;
+    let mut failure = None;
+    while !handle.is_finished() {
+        if let Err(e) = workloads.poll(clock.now(), &hosts.namespaces) {
+            failure = Some(e);
+            done.store(true, Ordering::Relaxed);
+            break;
+        }
+        if signal.load(Ordering::Relaxed) {
+            ended_by = EndReason::Signal;
+            done.store(true, Ordering::Relaxed);
+            break;
+        }
+        if options.stop_when_workloads_exit && workloads.foreground_done() {
+            ended_by = EndReason::Workloads;
+            done.store(true, Ordering::Relaxed);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let report = handle.join();
+    let outcomes = workloads.stop_all(clock.now(), std::time::Duration::from_millis(500));
+    drop(control);
+    drop(hosts);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let dataplane = report.map_err(|_| EmuError::Scenario("the data plane thread panicked".into()))?;
+    Ok(EmulationReport {
+        id,
+        ended_by,
+        dataplane,
+        workloads: outcomes,
+        host_names: routing.names.clone(),
+        stale_removed,
+    })
+}
+
+/// Whether this process can make network namespaces (root, `ip`, and a
+/// kernel that allows it): tries to make and remove one.
+pub fn namespaces_available() -> Result<(), EmuError> {
+    let name = format!("{}probe", RunId::current().netns_name(""));
+    let ns = NetNs::create(&name)?;
+    ns.delete()
+}
+
+/// The default early wake-up as a model duration (re-exported for CLIs).
+pub const DEFAULT_EARLY_WAKEUP: Duration = Duration::from_micros(200);

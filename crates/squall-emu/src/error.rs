@@ -1,0 +1,57 @@
+//! What can go wrong while setting up, running or tearing down an
+//! emulation. One documented message per variant.
+
+use std::io;
+
+/// Errors of the emulate engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// An `ip` command (namespaces, addresses, routes) failed.
+    #[error("`{command}` failed: {stderr}")]
+    IpCommand { command: String, stderr: String },
+    /// A system call failed; `what` says what squall was doing.
+    #[error("{what}: {source}")]
+    Io { what: String, source: io::Error },
+    /// The scenario cannot be emulated as written.
+    #[error("scenario: {0}")]
+    Scenario(String),
+    /// A workload's `HOST@TIME=COMMAND` specification is malformed.
+    #[error("workload `{spec}`: {message}")]
+    Workload { spec: String, message: String },
+    /// The model rejected a path configuration.
+    #[error("path {what}: {source}")]
+    Path { what: String, source: squall_link::ConfigError },
+    /// The control socket could not be used.
+    #[error("control socket {path}: {message}")]
+    Control { path: String, message: String },
+}
+
+impl EmuError {
+    /// Wraps an I/O error with what squall was doing.
+    pub fn io(what: impl Into<String>, source: io::Error) -> Self {
+        EmuError::Io { what: what.into(), source }
+    }
+}
+
+impl From<nix::Error> for EmuError {
+    fn from(e: nix::Error) -> Self {
+        EmuError::io("system call", io::Error::from(e))
+    }
+}
+
+/// Adds what squall was doing to a `nix` or `io` error.
+pub(crate) trait Context<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, EmuError>;
+}
+
+impl<T> Context<T> for Result<T, nix::Error> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, EmuError> {
+        self.map_err(|e| EmuError::io(what(), io::Error::from(e)))
+    }
+}
+
+impl<T> Context<T> for Result<T, io::Error> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T, EmuError> {
+        self.map_err(|e| EmuError::io(what(), e))
+    }
+}

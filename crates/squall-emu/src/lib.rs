@@ -1,0 +1,35 @@
+//! squall-emu: the emulate engine (DESIGN.md). Real applications and the
+//! real Linux TCP stack run in network namespaces, one per host of the
+//! scenario; their packets come to squall through TUN devices and are
+//! carried through the same squall-link paths the simulator uses, driven
+//! by the wall clock (seed 000 §4 and §6; seed 002 §II.C).
+//!
+//! - [`emulation::run`]: one run, set up and torn down.
+//! - [`dataplane`]: the real-time loop and its timing record.
+//! - [`netns`], [`device`]: namespaces and the [`device::PacketDevice`]
+//!   trait with its TUN implementation.
+//! - [`cleanup`]: stale objects of dead runs, signals.
+//! - [`control`]: the `squall ctl` socket.
+//! - [`workload`]: commands per host.
+//! - [`tcp_info`], [`bulk`]: the built-in bulk-transfer tool.
+
+pub mod baseline;
+pub mod blast;
+pub mod bulk;
+pub mod cleanup;
+pub mod clock;
+pub mod control;
+pub mod dataplane;
+pub mod device;
+pub mod emulation;
+pub mod error;
+pub mod ipv4;
+pub mod naming;
+pub mod netns;
+pub mod routing;
+pub mod tcp_info;
+pub mod timing;
+pub mod workload;
+
+pub use emulation::{EmulationOptions, EmulationReport, EndReason, run};
+pub use error::EmuError;

@@ -1,0 +1,803 @@
+//! TCP agents (seed 001 §3.2–3.3): a client that opens connections and runs
+//! the flow's application, a server that accepts them, and a split-TCP
+//! proxy on a forwarding host. Each wraps squall-tcp's sans-IO
+//! [`Connection`]: segments travel beside the packets (the engine keeps the
+//! header in its ledger), IP size = 40 + options + payload.
+//!
+//! Applications: bulk (N bytes, or for a time), request/response, and a web
+//! page (objects one after another over one keep-alive connection or one
+//! connection each). Receiving applications read at once or at a set rate
+//! (the receive buffer then fills and the window closes).
+//!
+//! Corrupted packets (bit errors in "corrupt" mode) fail the TCP checksum
+//! and are discarded by the receiving agent.
+
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+
+use squall_link::{FlowKey, Instant, Packet, PacketId, Protocol, Rate};
+use squall_tcp::{CcSnapshot, Connection, Segment, TcpConfig, TcpStats};
+
+use crate::agent::{Agent, Ctx, TimerToken};
+use crate::result::{TcpFlowResult, TcpSample, TcpSenderResult, TcpTrace};
+
+/// Width of the delivered-bytes buckets of a flow, ns.
+pub const BUCKET_NS: u64 = 100_000_000;
+
+/// What a flow's application does, resolved from the scenario.
+#[derive(Clone, Debug)]
+pub(crate) enum AppPlan {
+    /// The client sends `bytes`, then closes.
+    Bulk { bytes: u64 },
+    /// The client sends until `stop`, then closes.
+    BulkUntil { stop: Instant },
+    /// Exchanges (request bytes, response bytes), in order; over one
+    /// connection (`keep_alive`) or one each.
+    Exchanges { exchanges: Vec<(u64, u64)>, think: squall_link::Duration, keep_alive: bool },
+}
+
+/// Everything the agents of one `[[workload.tcp]]` flow share.
+#[derive(Debug)]
+pub(crate) struct TcpPlan {
+    pub index: usize,
+    pub name: String,
+    pub cc: &'static str,
+    pub client_cfg: TcpConfig,
+    pub server_cfg: TcpConfig,
+    /// Configuration of the proxy's connection towards the client (its
+    /// receive buffer is the proxy buffer).
+    pub proxy_wired_cfg: TcpConfig,
+    pub app: AppPlan,
+    pub start: Instant,
+    pub client: Ipv4Addr,
+    pub server: Ipv4Addr,
+    pub client_port: u16,
+    pub server_port: u16,
+    pub drain: Option<Rate>,
+    /// Metrics indices: client → server and server → client packets.
+    pub up_flow: u32,
+    pub down_flow: u32,
+    pub record_traces: bool,
+}
+
+impl TcpPlan {
+    fn key(&self, client_port: u16, towards_server: bool) -> FlowKey {
+        if towards_server {
+            FlowKey {
+                protocol: Protocol::Tcp,
+                src: self.client,
+                dst: self.server,
+                src_port: client_port,
+                dst_port: self.server_port,
+            }
+        } else {
+            FlowKey {
+                protocol: Protocol::Tcp,
+                src: self.server,
+                dst: self.client,
+                src_port: self.server_port,
+                dst_port: client_port,
+            }
+        }
+    }
+
+    /// The main data direction goes from the client (bulk) or from the
+    /// server (responses).
+    pub fn client_is_source(&self) -> bool {
+        !matches!(self.app, AppPlan::Exchanges { .. })
+    }
+}
+
+/// Inter-arrival statistics of data segments at a receiver (exact sums).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Arrivals {
+    pub count: u64,
+    pub last: Option<Instant>,
+    pub gaps: u64,
+    pub sum: u128,
+    pub squares: u128,
+}
+
+impl Arrivals {
+    fn on_arrival(&mut self, now: Instant) {
+        self.count += 1;
+        if let Some(last) = self.last {
+            let g = (now - last).as_nanos() as u128;
+            self.gaps += 1;
+            self.sum += g;
+            self.squares += g * g;
+        }
+        self.last = Some(now);
+    }
+    fn merge(&mut self, o: &Arrivals) {
+        self.count += o.count;
+        self.gaps += o.gaps;
+        self.sum += o.sum;
+        self.squares += o.squares;
+    }
+}
+
+/// One connection end inside an agent.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    pub conn: Connection,
+    /// Key of the packets this end sends.
+    key: FlowKey,
+    flow: u32,
+    /// Token of the connection's timer; `token + 1` is the read timer.
+    token: u64,
+    armed: Option<Instant>,
+    read_armed: Option<Instant>,
+    drain: Option<Rate>,
+    read_credit: f64,
+    last_read: Instant,
+    /// Bytes read by the application.
+    pub read_total: u64,
+    pub arrivals: Arrivals,
+    pub corrupted: u64,
+    trace: Option<TcpTrace>,
+    last_snapshot: Option<CcSnapshot>,
+    /// Delivered (in-order) bytes per 100 ms bucket.
+    pub buckets: Vec<u64>,
+}
+
+impl Endpoint {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        conn: Connection,
+        key: FlowKey,
+        flow: u32,
+        token: u64,
+        drain: Option<Rate>,
+        trace: Option<(&str, u32, &'static str)>,
+        now: Instant,
+    ) -> Self {
+        Endpoint {
+            conn,
+            key,
+            flow,
+            token,
+            armed: None,
+            read_armed: None,
+            drain,
+            read_credit: 0.0,
+            last_read: now,
+            read_total: 0,
+            arrivals: Arrivals::default(),
+            corrupted: 0,
+            trace: trace.map(|(flow, connection, endpoint)| TcpTrace {
+                flow: flow.to_string(),
+                connection,
+                endpoint,
+                samples: Vec::new(),
+            }),
+            last_snapshot: None,
+            buckets: Vec::new(),
+        }
+    }
+
+    /// A segment arrived. Returns false if it was discarded (corrupted).
+    fn on_segment(&mut self, now: Instant, packet: &Packet, seg: &Segment) -> bool {
+        if packet.corrupted {
+            self.corrupted += 1;
+            return false;
+        }
+        let before = self.conn.received_total();
+        self.conn.handle_segment(now, seg);
+        if seg.len > 0 {
+            self.arrivals.on_arrival(now);
+        }
+        let gained = self.conn.received_total() - before;
+        if gained > 0 {
+            let b = (now.as_nanos() / BUCKET_NS) as usize;
+            if self.buckets.len() <= b {
+                self.buckets.resize(b + 1, 0);
+            }
+            self.buckets[b] += gained;
+        }
+        true
+    }
+
+    /// The application reads what it may now.
+    fn read(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> u64 {
+        let readable = self.conn.readable();
+        let n = match self.drain {
+            None => self.conn.read(readable),
+            Some(rate) => {
+                let bytes_per_sec = rate.bits_per_sec() as f64 / 8.0;
+                let burst = self.conn.send_mss().max(1) as f64;
+                self.read_credit = (self.read_credit + (now - self.last_read).as_secs_f64() * bytes_per_sec).min(burst);
+                self.last_read = now;
+                let n = self.conn.read((self.read_credit.floor() as u64).min(readable));
+                self.read_credit -= n as f64;
+                let left = self.conn.readable();
+                if left > 0 {
+                    let want = (left as f64).min(burst) - self.read_credit;
+                    let at = now + squall_link::Duration::from_secs_f64(want.max(1.0) / bytes_per_sec);
+                    if self.read_armed.is_none_or(|t| t > at || t <= now) {
+                        ctx.set_timer(TimerToken(self.token + 1), at);
+                        self.read_armed = Some(at);
+                    }
+                }
+                n
+            }
+        };
+        self.read_total += n;
+        n
+    }
+
+    /// Sends every segment the connection has, records the trace, and
+    /// arms its timer (lazily: a later deadline keeps the armed one, which
+    /// then fires early and harmlessly).
+    fn flush(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        while let Some(seg) = self.conn.poll_transmit(now) {
+            let packet = Packet::new(PacketId(0), seg.ip_size(), self.key);
+            // The engine checked the route when it built the run.
+            let _ = ctx.send_tcp(packet, seg, self.flow);
+        }
+        if let Some(trace) = &mut self.trace {
+            let snap = self.conn.snapshot();
+            if self.last_snapshot != Some(snap) {
+                self.last_snapshot = Some(snap);
+                trace.samples.push(TcpSample {
+                    time: now,
+                    cwnd: snap.cwnd,
+                    ssthresh: snap.ssthresh,
+                    srtt: snap.srtt.map_or(0, |d| d.as_nanos()),
+                    rttvar: snap.rttvar.as_nanos(),
+                    rto: snap.rto.as_nanos(),
+                    in_flight: snap.in_flight,
+                });
+            }
+        }
+        if let Some(at) = self.conn.poll_timeout()
+            && self.armed.is_none_or(|t| at < t)
+        {
+            ctx.set_timer(TimerToken(self.token), at);
+            self.armed = Some(at);
+        }
+    }
+
+    /// Timer `token` of this endpoint fired.
+    fn on_timer(&mut self, now: Instant, token: u64, ctx: &mut Ctx<'_>) {
+        if token == self.token {
+            self.armed = None;
+            self.conn.handle_timeout(now);
+        } else {
+            self.read_armed = None;
+            self.read(now, ctx);
+        }
+    }
+
+    fn take_trace(&mut self) -> Option<TcpTrace> {
+        self.trace.take().filter(|t| !t.samples.is_empty() && self.conn.stats().data_segments_sent > 0)
+    }
+}
+
+/// What one agent contributes to its flow's results.
+#[derive(Debug, Default)]
+pub(crate) struct TcpPart {
+    pub connections: u32,
+    /// Stats of the ends sending the main direction (the source) and of
+    /// the other ends; the proxy's two halves separately.
+    pub source: Vec<TcpStats>,
+    pub sink: Vec<TcpStats>,
+    pub proxy: Vec<TcpStats>,
+    /// Receiver-side measures of the main direction.
+    pub arrivals: Arrivals,
+    pub delivered_bytes: u64,
+    pub buckets: Vec<u64>,
+    pub corrupted: u64,
+    pub done_at: Option<Instant>,
+    pub traces: Vec<TcpTrace>,
+}
+
+fn add_buckets(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
+}
+
+/// Tokens: each connection slot `i` has 2·i (TCP timer) and 2·i + 1 (read
+/// timer); application timers are above `APP_TIMER`.
+const APP_TIMER: u64 = 1 << 40;
+
+// ----------------------------------------------------------------------
+// Client
+// ----------------------------------------------------------------------
+
+/// The client of a flow: opens the connection(s) and runs the application.
+#[derive(Debug)]
+pub struct TcpClient {
+    plan: Arc<TcpPlan>,
+    conns: Vec<Endpoint>,
+    /// Next exchange to request, and response bytes still expected.
+    next_exchange: usize,
+    awaiting: u64,
+    done_at: Option<Instant>,
+}
+
+impl TcpClient {
+    pub(crate) fn new(plan: Arc<TcpPlan>) -> Self {
+        TcpClient { plan, conns: Vec::new(), next_exchange: 0, awaiting: 0, done_at: None }
+    }
+
+    fn open(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> usize {
+        let slot = self.conns.len();
+        let port = self.plan.client_port.wrapping_add(slot as u16);
+        // A port still bound by an earlier flow's agent only loses this
+        // connection's packets; the scenario check keeps flows apart.
+        let _ = ctx.bind(Protocol::Tcp, port);
+        let conn = Connection::connect(self.plan.client_cfg.clone(), now);
+        let trace = self.plan.record_traces.then_some((self.plan.name.as_str(), slot as u32, "client"));
+        let key = self.plan.key(port, true);
+        self.conns.push(Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now));
+        slot
+    }
+
+    /// Sends the next request (on a new connection without keep-alive).
+    fn request_next(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        let AppPlan::Exchanges { exchanges, keep_alive, .. } = &self.plan.app else { return };
+        let Some(&(request, response)) = exchanges.get(self.next_exchange) else { return };
+        let keep_alive = *keep_alive;
+        self.next_exchange += 1;
+        self.awaiting = response;
+        let slot = if keep_alive && !self.conns.is_empty() { self.conns.len() - 1 } else { self.open(now, ctx) };
+        let e = &mut self.conns[slot];
+        let _ = e.conn.send(request);
+        e.flush(now, ctx);
+    }
+
+    fn step(&mut self, now: Instant, slot: usize, ctx: &mut Ctx<'_>) {
+        let e = &mut self.conns[slot];
+        let got = e.read(now, ctx);
+        let mut next = false;
+        if let AppPlan::Exchanges { exchanges, think, keep_alive } = &self.plan.app
+            && got > 0
+            && self.awaiting > 0
+        {
+            self.awaiting = self.awaiting.saturating_sub(got);
+            if self.awaiting == 0 {
+                let last = self.next_exchange >= exchanges.len();
+                if !*keep_alive || last {
+                    e.conn.close();
+                }
+                if last {
+                    self.done_at.get_or_insert(now);
+                } else if think.is_zero() {
+                    next = true;
+                } else {
+                    ctx.set_timer(TimerToken(APP_TIMER + 1), now + *think);
+                }
+            }
+        }
+        if e.conn.peer_closed() {
+            e.conn.close();
+        }
+        e.flush(now, ctx);
+        if next {
+            self.request_next(now, ctx);
+        }
+    }
+
+    pub(crate) fn finish(&mut self) -> TcpPart {
+        let source = self.plan.client_is_source();
+        let mut part = TcpPart { connections: self.conns.len() as u32, done_at: self.done_at, ..Default::default() };
+        for e in &mut self.conns {
+            let stats = e.conn.stats().clone();
+            if source {
+                part.source.push(stats);
+            } else {
+                part.sink.push(stats);
+                part.arrivals.merge(&e.arrivals);
+                part.delivered_bytes += e.conn.received_total();
+                add_buckets(&mut part.buckets, &e.buckets);
+            }
+            part.corrupted += e.corrupted;
+            part.traces.extend(e.take_trace());
+        }
+        part
+    }
+}
+
+impl Agent for TcpClient {
+    fn start(&mut self, _now: Instant, ctx: &mut Ctx<'_>) {
+        ctx.set_timer(TimerToken(APP_TIMER), self.plan.start);
+    }
+
+    fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
+        let Some(seg) = tcp else { return };
+        let port = packet.flow.dst_port.wrapping_sub(self.plan.client_port) as usize;
+        if port >= self.conns.len() {
+            return;
+        }
+        if self.conns[port].on_segment(now, &packet, &seg) {
+            self.step(now, port, ctx);
+        }
+    }
+
+    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
+        match token.0 {
+            APP_TIMER => match self.plan.app {
+                AppPlan::Bulk { bytes } => {
+                    let slot = self.open(now, ctx);
+                    let e = &mut self.conns[slot];
+                    let _ = e.conn.send(bytes);
+                    e.conn.close();
+                    e.flush(now, ctx);
+                }
+                AppPlan::BulkUntil { stop } => {
+                    let slot = self.open(now, ctx);
+                    let e = &mut self.conns[slot];
+                    let _ = e.conn.send(1 << 50);
+                    e.flush(now, ctx);
+                    ctx.set_timer(TimerToken(APP_TIMER + 2), stop);
+                }
+                AppPlan::Exchanges { .. } => self.request_next(now, ctx),
+            },
+            t if t == APP_TIMER + 1 => self.request_next(now, ctx),
+            t if t == APP_TIMER + 2 => {
+                if let Some(e) = self.conns.first_mut() {
+                    e.conn.discard_unsent();
+                    e.conn.close();
+                    e.flush(now, ctx);
+                }
+            }
+            t => {
+                let slot = (t / 2) as usize;
+                if let Some(e) = self.conns.get_mut(slot) {
+                    e.on_timer(now, t, ctx);
+                    self.step(now, slot, ctx);
+                }
+            }
+        }
+    }
+}
+
+// ----------------------------------------------------------------------
+// Server
+// ----------------------------------------------------------------------
+
+#[derive(Debug)]
+struct ServerConn {
+    client_port: u16,
+    end: Endpoint,
+    /// Request bytes read and not yet answered.
+    pending: u64,
+}
+
+/// The server of a flow: accepts connections on the flow's port.
+#[derive(Debug)]
+pub struct TcpServer {
+    plan: Arc<TcpPlan>,
+    conns: Vec<ServerConn>,
+    /// Next exchange to answer (counted over all connections).
+    next_exchange: usize,
+    done_at: Option<Instant>,
+}
+
+impl TcpServer {
+    pub(crate) fn new(plan: Arc<TcpPlan>) -> Self {
+        TcpServer { plan, conns: Vec::new(), next_exchange: 0, done_at: None }
+    }
+
+    fn step(&mut self, now: Instant, slot: usize, ctx: &mut Ctx<'_>) {
+        let c = &mut self.conns[slot];
+        let got = c.end.read(now, ctx);
+        match &self.plan.app {
+            AppPlan::Exchanges { exchanges, .. } => {
+                c.pending += got;
+                while let Some(&(request, response)) = exchanges.get(self.next_exchange) {
+                    if c.pending < request {
+                        break;
+                    }
+                    c.pending -= request;
+                    let _ = c.end.conn.send(response);
+                    self.next_exchange += 1;
+                }
+            }
+            AppPlan::Bulk { bytes } => {
+                if c.end.conn.received_total() >= *bytes {
+                    self.done_at.get_or_insert(now);
+                }
+            }
+            AppPlan::BulkUntil { .. } => {
+                if c.end.conn.peer_closed() {
+                    self.done_at.get_or_insert(now);
+                }
+            }
+        }
+        if c.end.conn.peer_closed() {
+            c.end.conn.close();
+        }
+        c.end.flush(now, ctx);
+    }
+
+    pub(crate) fn finish(&mut self) -> TcpPart {
+        let source = !self.plan.client_is_source();
+        let mut part = TcpPart { connections: 0, done_at: self.done_at, ..Default::default() };
+        for c in &mut self.conns {
+            let e = &mut c.end;
+            let stats = e.conn.stats().clone();
+            if source {
+                part.source.push(stats);
+            } else {
+                part.sink.push(stats);
+                part.arrivals.merge(&e.arrivals);
+                part.delivered_bytes += e.conn.received_total();
+                add_buckets(&mut part.buckets, &e.buckets);
+            }
+            part.corrupted += e.corrupted;
+            part.traces.extend(e.take_trace());
+        }
+        part
+    }
+}
+
+impl Agent for TcpServer {
+    fn start(&mut self, _now: Instant, _ctx: &mut Ctx<'_>) {}
+
+    fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
+        let Some(seg) = tcp else { return };
+        let port = packet.flow.src_port;
+        let slot = match self.conns.iter().position(|c| c.client_port == port && !c.end.conn.is_closed()) {
+            Some(s) => s,
+            None if seg.syn() && !seg.has_ack() && !packet.corrupted => {
+                let slot = self.conns.len();
+                let conn = Connection::listen(self.plan.server_cfg.clone());
+                let trace = self.plan.record_traces.then_some((self.plan.name.as_str(), slot as u32, "server"));
+                let key = self.plan.key(port, false);
+                let end = Endpoint::new(conn, key, self.plan.down_flow, 2 * slot as u64, self.plan.drain, trace, now);
+                self.conns.push(ServerConn { client_port: port, end, pending: 0 });
+                slot
+            }
+            None => return,
+        };
+        if self.conns[slot].end.on_segment(now, &packet, &seg) {
+            self.step(now, slot, ctx);
+        }
+    }
+
+    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
+        let slot = (token.0 / 2) as usize;
+        if let Some(c) = self.conns.get_mut(slot) {
+            c.end.on_timer(now, token.0, ctx);
+            self.step(now, slot, ctx);
+        }
+    }
+}
+
+// ----------------------------------------------------------------------
+// Split-TCP proxy (seed 001 §3.3)
+// ----------------------------------------------------------------------
+
+/// One split connection: the half towards the client ("wired", where the
+/// proxy plays the server) and the half towards the server ("wireless",
+/// where it plays the client, with the client's address: transparent).
+#[derive(Debug)]
+struct Split {
+    client_port: u16,
+    wired: Endpoint,
+    wireless: Endpoint,
+    /// Bytes handed on in each direction, and bytes freed from the receive
+    /// buffer they came from (only once the far end acknowledged them).
+    up_forwarded: u64,
+    up_freed: u64,
+    down_forwarded: u64,
+    down_freed: u64,
+}
+
+/// A split-TCP proxy on a forwarding host (base station): terminates the
+/// client's connection, opens its own towards the server, and relays the
+/// data through a buffer of set size. Data leaves the buffer only when the
+/// far end acknowledges it (seed 001 §3.3), so the client's connection
+/// sees the buffer as its receive window.
+#[derive(Debug)]
+pub struct TcpProxy {
+    plan: Arc<TcpPlan>,
+    splits: Vec<Split>,
+}
+
+impl TcpProxy {
+    pub(crate) fn new(plan: Arc<TcpPlan>) -> Self {
+        TcpProxy { plan, splits: Vec::new() }
+    }
+
+    fn relay(&mut self, now: Instant, slot: usize, ctx: &mut Ctx<'_>) {
+        let s = &mut self.splits[slot];
+        // Client → server: what the wired half received goes on; the wired
+        // receive buffer is freed as the server acknowledges.
+        let up = s.wired.conn.received_total();
+        if up > s.up_forwarded && s.wireless.conn.send(up - s.up_forwarded).is_ok() {
+            s.up_forwarded = up;
+        }
+        let acked = s.wireless.conn.stats().bytes_acked;
+        if acked > s.up_freed {
+            s.up_freed += s.wired.conn.read(acked - s.up_freed);
+        }
+        // Server → client, the same the other way.
+        let down = s.wireless.conn.received_total();
+        if down > s.down_forwarded && s.wired.conn.send(down - s.down_forwarded).is_ok() {
+            s.down_forwarded = down;
+        }
+        let acked = s.wired.conn.stats().bytes_acked;
+        if acked > s.down_freed {
+            s.down_freed += s.wireless.conn.read(acked - s.down_freed);
+        }
+        // A FIN goes on once everything before it has been handed on.
+        if s.wired.conn.peer_closed() && s.up_forwarded == up {
+            s.wireless.conn.close();
+        }
+        if s.wireless.conn.peer_closed() && s.down_forwarded == down {
+            s.wired.conn.close();
+        }
+        s.wired.flush(now, ctx);
+        s.wireless.flush(now, ctx);
+    }
+
+    pub(crate) fn finish(&mut self) -> TcpPart {
+        let mut part = TcpPart::default();
+        for s in &mut self.splits {
+            for e in [&mut s.wired, &mut s.wireless] {
+                part.proxy.push(e.conn.stats().clone());
+                part.corrupted += e.corrupted;
+                part.traces.extend(e.take_trace());
+            }
+        }
+        part
+    }
+}
+
+impl Agent for TcpProxy {
+    fn start(&mut self, _now: Instant, ctx: &mut Ctx<'_>) {
+        // The engine checked the port is free.
+        let _ = ctx.intercept(Protocol::Tcp, self.plan.server_port);
+    }
+
+    fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
+        let Some(seg) = tcp else { return };
+        let from_client = packet.flow.dst_port == self.plan.server_port && packet.flow.dst == self.plan.server;
+        let client_port = if from_client { packet.flow.src_port } else { packet.flow.dst_port };
+        let slot = match self.splits.iter().position(|s| s.client_port == client_port && !s.wired.conn.is_closed()) {
+            Some(s) => s,
+            None if from_client && seg.syn() && !seg.has_ack() && !packet.corrupted => {
+                let slot = self.splits.len();
+                let p = &self.plan;
+                let trace = |end| p.record_traces.then_some((p.name.as_str(), slot as u32, end));
+                let wired = Endpoint::new(
+                    Connection::listen(p.proxy_wired_cfg.clone()),
+                    p.key(client_port, false),
+                    p.down_flow,
+                    4 * slot as u64,
+                    None,
+                    trace("proxy-wired"),
+                    now,
+                );
+                let wireless = Endpoint::new(
+                    Connection::connect(p.client_cfg.clone(), now),
+                    p.key(client_port, true),
+                    p.up_flow,
+                    4 * slot as u64 + 2,
+                    None,
+                    trace("proxy-wireless"),
+                    now,
+                );
+                self.splits.push(Split {
+                    client_port,
+                    wired,
+                    wireless,
+                    up_forwarded: 0,
+                    up_freed: 0,
+                    down_forwarded: 0,
+                    down_freed: 0,
+                });
+                slot
+            }
+            None => return,
+        };
+        let s = &mut self.splits[slot];
+        let end = if from_client { &mut s.wired } else { &mut s.wireless };
+        if end.on_segment(now, &packet, &seg) {
+            self.relay(now, slot, ctx);
+        }
+    }
+
+    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
+        let slot = (token.0 / 4) as usize;
+        let Some(s) = self.splits.get_mut(slot) else { return };
+        if token.0 % 4 < 2 {
+            s.wired.on_timer(now, token.0, ctx);
+        } else {
+            s.wireless.on_timer(now, token.0, ctx);
+        }
+        self.relay(now, slot, ctx);
+    }
+}
+
+impl TcpClient {
+    pub(crate) fn flow_index(&self) -> usize {
+        self.plan.index
+    }
+}
+impl TcpServer {
+    pub(crate) fn flow_index(&self) -> usize {
+        self.plan.index
+    }
+}
+impl TcpProxy {
+    pub(crate) fn flow_index(&self) -> usize {
+        self.plan.index
+    }
+}
+
+fn sender_result(ends: &[TcpStats]) -> TcpSenderResult {
+    let mut r = TcpSenderResult::default();
+    let (mut delay_sum, mut acked_segments) = (0u128, 0u64);
+    for s in ends {
+        r.data_segments_sent += s.data_segments_sent;
+        r.data_bytes_sent += s.data_bytes_sent;
+        r.retransmitted_segments += s.retransmitted_segments;
+        r.timeouts += s.timeouts;
+        r.fast_retransmits += s.fast_retransmits;
+        r.bytes_acked += s.bytes_acked;
+        delay_sum += s.ack_delay_sum_ns;
+        acked_segments += s.acked_segments;
+    }
+    r.goodput = if r.data_bytes_sent == 0 { 0.0 } else { r.bytes_acked as f64 / r.data_bytes_sent as f64 };
+    r.packet_delay_mean = if acked_segments == 0 { 0.0 } else { delay_sum as f64 / acked_segments as f64 / 1e9 };
+    r
+}
+
+/// A flow's results from the parts its agents gathered; `end` is the end
+/// of the run.
+pub(crate) fn flow_result(plan: &TcpPlan, parts: Vec<TcpPart>, end: Instant) -> (TcpFlowResult, Vec<TcpTrace>) {
+    let mut all = TcpPart::default();
+    let mut has_proxy = false;
+    for p in parts {
+        all.connections += p.connections;
+        all.source.extend(p.source);
+        all.sink.extend(p.sink);
+        has_proxy |= !p.proxy.is_empty();
+        all.proxy.extend(p.proxy);
+        all.arrivals.merge(&p.arrivals);
+        all.delivered_bytes += p.delivered_bytes;
+        add_buckets(&mut all.buckets, &p.buckets);
+        all.corrupted += p.corrupted;
+        all.done_at = all.done_at.or(p.done_at);
+        all.traces.extend(p.traces);
+    }
+    let done = all.done_at.unwrap_or(end);
+    let transfer = (done - plan.start).as_secs_f64();
+    let per_sec = |x: f64| if transfer > 0.0 { x / transfer } else { 0.0 };
+    let a = &all.arrivals;
+    let (interarrival_mean, jitter) = if a.gaps == 0 {
+        (0.0, 0.0)
+    } else {
+        let n = a.gaps as f64;
+        let mean = a.sum as f64 / n;
+        let var = (a.squares as f64 / n - mean * mean).max(0.0);
+        (mean / 1e9, var.sqrt() / 1e9)
+    };
+    let result = TcpFlowResult {
+        name: plan.name.clone(),
+        cc: plan.cc,
+        connections: all.connections,
+        completed: all.done_at.is_some(),
+        start: plan.start.as_secs_f64(),
+        transfer_time: transfer,
+        delivered_bytes: all.delivered_bytes,
+        goodput_bps: per_sec(all.delivered_bytes as f64 * 8.0),
+        throughput_pps: per_sec(a.count as f64),
+        interarrival_mean,
+        jitter,
+        sender: sender_result(&all.source),
+        receiver_acks_sent: all.sink.iter().map(|s| s.acks_sent).sum(),
+        proxy: has_proxy.then(|| sender_result(&all.proxy)),
+        corrupted_discarded: all.corrupted,
+        delivered_per_bucket: all.buckets,
+    };
+    (result, all.traces)
+}

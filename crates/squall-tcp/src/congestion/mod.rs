@@ -1,0 +1,173 @@
+//! Congestion control (RFC 5681) behind a small trait, with an enum for
+//! static dispatch (smoltcp's `socket/tcp/congestion.rs` `AnyController`).
+//!
+//! The connection owns loss *detection* (duplicate ACKs, the SACK
+//! scoreboard, the retransmission timer) and tells the algorithm what
+//! happened; the algorithm owns the congestion window and ssthresh, and
+//! says which loss recovery it wants ([`LossRecovery`]). Every callback
+//! gets `now`. The [`AckSample`] carries a delivery-rate sample and the
+//! algorithm may return a pacing rate, so a model-based algorithm (BBR)
+//! fits the same trait.
+
+mod aimd;
+mod cubic;
+
+pub use aimd::Aimd;
+pub use cubic::Cubic;
+
+use squall_link::{Duration, Instant};
+
+use crate::config::{CcKind, TcpConfig};
+
+/// How lost segments are recovered after fast retransmit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossRecovery {
+    /// No fast recovery: after fast retransmit the window is one segment
+    /// and the sender goes back to the first unacknowledged segment
+    /// (Tahoe, as in Fall and Floyd 1996).
+    None,
+    /// Fast recovery ends at the first ACK of new data (RFC 5681 §3.2).
+    Reno,
+    /// Fast recovery ends when everything outstanding at its start is
+    /// acknowledged; partial ACKs retransmit the next hole (RFC 6582).
+    NewReno,
+    /// Recovery by the SACK scoreboard, pipe and NextSeg (RFC 6675).
+    Sack,
+}
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation):
+/// bytes delivered over an interval, for model-based algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    pub delivered: u64,
+    pub interval: Duration,
+}
+
+impl RateSample {
+    /// Bytes per second, if the interval is not zero.
+    pub fn bytes_per_sec(&self) -> Option<f64> {
+        (!self.interval.is_zero()).then(|| self.delivered as f64 / self.interval.as_secs_f64())
+    }
+}
+
+/// What an ACK of new data tells the algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    /// Bytes newly acknowledged cumulatively.
+    pub bytes_acked: u64,
+    /// The RTT sample this ACK gave, if any (Karn's rule applied).
+    pub rtt: Option<Duration>,
+    /// The smoothed RTT after this ACK, if there is one.
+    pub srtt: Option<Duration>,
+    /// Bytes outstanding before the ACK (FlightSize, RFC 5681).
+    pub flight_size: u64,
+    /// Sender MSS, bytes.
+    pub mss: u32,
+    pub rate: Option<RateSample>,
+}
+
+/// A congestion control algorithm. Windows are in bytes.
+pub trait CongestionControl {
+    /// The congestion window.
+    fn window(&self) -> u64;
+    /// The slow-start threshold.
+    fn ssthresh(&self) -> u64;
+    /// The loss recovery this algorithm runs; `sack` says whether both ends
+    /// permitted SACK.
+    fn recovery(&self, sack: bool) -> LossRecovery;
+    /// New data acknowledged outside loss recovery: grow the window.
+    fn on_ack(&mut self, now: Instant, ack: &AckSample);
+    /// Loss detected by duplicate ACKs or the scoreboard: fast retransmit
+    /// and (unless Tahoe) fast recovery begin.
+    fn on_fast_retransmit(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery);
+    /// A duplicate ACK during fast recovery (Reno/NewReno inflate).
+    fn on_recovery_dupack(&mut self, now: Instant, mss: u32, recovery: LossRecovery);
+    /// A partial ACK during NewReno recovery acknowledging `acked` bytes.
+    fn on_partial_ack(&mut self, now: Instant, acked: u64, mss: u32);
+    /// Fast recovery is over (the ACK covered the recovery point).
+    fn on_recovery_end(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery);
+    /// The retransmission timer expired. `repeat` is true when the segment
+    /// had already been retransmitted by the timer (ssthresh is then held,
+    /// RFC 5681 §3.1).
+    fn on_timeout(&mut self, now: Instant, flight_size: u64, mss: u32, repeat: bool);
+    /// Pacing rate in bytes per second, if the algorithm paces.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// Every algorithm, for static dispatch.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyCongestionControl {
+    Tahoe(Aimd),
+    Reno(Aimd),
+    NewReno(Aimd),
+    Sack(Aimd),
+    Cubic(Cubic),
+}
+
+impl AnyCongestionControl {
+    /// The algorithm `config.cc` names, with the configured initial window,
+    /// initial ssthresh and maximum window, for a sender MSS of `mss`.
+    pub fn new(config: &TcpConfig, mss: u32) -> Self {
+        let iw = config.initial_window as u64 * mss as u64;
+        let (ssthresh, max) = (config.initial_ssthresh, config.max_window);
+        match config.cc {
+            CcKind::Tahoe => AnyCongestionControl::Tahoe(Aimd::new(LossRecovery::None, iw, ssthresh, max)),
+            CcKind::Reno => AnyCongestionControl::Reno(Aimd::new(LossRecovery::Reno, iw, ssthresh, max)),
+            CcKind::NewReno => AnyCongestionControl::NewReno(Aimd::new(LossRecovery::NewReno, iw, ssthresh, max)),
+            CcKind::Sack => AnyCongestionControl::Sack(Aimd::new(LossRecovery::Sack, iw, ssthresh, max)),
+            CcKind::Cubic => AnyCongestionControl::Cubic(Cubic::new(iw, ssthresh, max)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $cc:ident => $e:expr) => {
+        match $self {
+            AnyCongestionControl::Tahoe($cc)
+            | AnyCongestionControl::Reno($cc)
+            | AnyCongestionControl::NewReno($cc)
+            | AnyCongestionControl::Sack($cc) => $e,
+            AnyCongestionControl::Cubic($cc) => $e,
+        }
+    };
+}
+
+impl CongestionControl for AnyCongestionControl {
+    fn window(&self) -> u64 {
+        dispatch!(self, c => c.window())
+    }
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    fn recovery(&self, sack: bool) -> LossRecovery {
+        dispatch!(self, c => c.recovery(sack))
+    }
+    fn on_ack(&mut self, now: Instant, ack: &AckSample) {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+    fn on_fast_retransmit(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery) {
+        dispatch!(self, c => c.on_fast_retransmit(now, flight_size, mss, recovery))
+    }
+    fn on_recovery_dupack(&mut self, now: Instant, mss: u32, recovery: LossRecovery) {
+        dispatch!(self, c => c.on_recovery_dupack(now, mss, recovery))
+    }
+    fn on_partial_ack(&mut self, now: Instant, acked: u64, mss: u32) {
+        dispatch!(self, c => c.on_partial_ack(now, acked, mss))
+    }
+    fn on_recovery_end(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery) {
+        dispatch!(self, c => c.on_recovery_end(now, flight_size, mss, recovery))
+    }
+    fn on_timeout(&mut self, now: Instant, flight_size: u64, mss: u32, repeat: bool) {
+        dispatch!(self, c => c.on_timeout(now, flight_size, mss, repeat))
+    }
+    fn pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+}
+
+/// ssthresh after a loss: max(FlightSize/2, 2·SMSS) (RFC 5681 eq. 4).
+pub(crate) fn halved(flight_size: u64, mss: u32) -> u64 {
+    (flight_size / 2).max(2 * mss as u64)
+}

@@ -1,0 +1,1463 @@
+//! One TCP connection end, sans-IO (quinn-proto's shape).
+//!
+//! Before working on this file read, at least: RFC 9293 (the state machine,
+//! §3.3.2 and §3.10), RFC 5681 (congestion control, duplicate ACKs, §4.2
+//! ACK generation), RFC 6298 (the retransmission timer), RFC 6582
+//! (NewReno), RFC 2018 and RFC 6675 (SACK and its loss recovery), RFC 7323
+//! §2 (window scaling), RFC 1122 §4.2.2.17 and §4.2.3 (persist timer,
+//! delayed ACKs, silly window syndrome), and seed 004 §4.2.2–4.2.3.
+//!
+//! The driver calls:
+//!
+//! - [`Connection::handle_segment`] when a segment arrives;
+//! - [`Connection::poll_transmit`] until it returns `None`, after every
+//!   other call, and sends what it returns;
+//! - [`Connection::poll_timeout`] to learn when to call
+//!   [`Connection::handle_timeout`] (a call before that time is a no-op).
+//!
+//! The application calls [`Connection::send`] (bytes to send),
+//! [`Connection::read`] (bytes taken from the receive buffer, which limits
+//! the window) and [`Connection::close`]. Data is virtual: byte counts.
+//!
+//! Sequence numbers are 64-bit and never wrap in the model.
+
+use std::collections::VecDeque;
+
+use squall_link::{Duration, Instant};
+
+use crate::config::{DelayedAck, TcpConfig};
+use crate::congestion::{AckSample, AnyCongestionControl, CongestionControl, LossRecovery, RateSample};
+use crate::rtt::RttEstimator;
+use crate::segment::{Flags, MAX_SACK_BLOCKS, SackBlocks, Segment};
+
+/// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
+const DEFAULT_MSS: u32 = 536;
+
+/// The connection states of RFC 9293 §3.3.2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+impl State {
+    /// Whether the handshake is over (RFC 9293's synchronized states).
+    pub fn is_synchronized(self) -> bool {
+        !matches!(self, State::Closed | State::Listen | State::SynSent | State::SynReceived)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Closed => "CLOSED",
+            State::Listen => "LISTEN",
+            State::SynSent => "SYN-SENT",
+            State::SynReceived => "SYN-RECEIVED",
+            State::Established => "ESTABLISHED",
+            State::FinWait1 => "FIN-WAIT-1",
+            State::FinWait2 => "FIN-WAIT-2",
+            State::CloseWait => "CLOSE-WAIT",
+            State::Closing => "CLOSING",
+            State::LastAck => "LAST-ACK",
+            State::TimeWait => "TIME-WAIT",
+        }
+    }
+}
+
+/// Why the application cannot send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// `close()` was called, or the connection is closed.
+    Closed,
+}
+
+/// Counters of one connection end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TcpStats {
+    /// Every segment sent, ACKs included.
+    pub segments_sent: u64,
+    /// Segments that carried data (retransmissions included), and their
+    /// payload bytes.
+    pub data_segments_sent: u64,
+    pub data_bytes_sent: u64,
+    /// Segments sent again (data, SYN or FIN), by any mechanism.
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    /// Retransmission timer expirations.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into loss recovery by duplicate ACKs or
+    /// the SACK scoreboard).
+    pub fast_retransmits: u64,
+    pub dupacks_received: u64,
+    /// Zero-window probes sent.
+    pub window_probes: u64,
+    /// Pure ACKs sent (no data, SYN or FIN).
+    pub acks_sent: u64,
+    pub segments_received: u64,
+    /// Data segments received, those out of order, and those entirely
+    /// duplicate.
+    pub data_segments_received: u64,
+    pub out_of_order_segments: u64,
+    pub duplicate_segments: u64,
+    /// Payload bytes acknowledged by the peer.
+    pub bytes_acked: u64,
+    /// Payload bytes received in order.
+    pub bytes_received: u64,
+    /// Valid RTT samples taken.
+    pub rtt_samples: u64,
+    /// Data segments acknowledged, and the sum of the times from their
+    /// first transmission to the ACK that covered them, ns (seed 001 §4's
+    /// packet delay).
+    pub acked_segments: u64,
+    pub ack_delay_sum_ns: u128,
+}
+
+/// The congestion state at one moment, for traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcSnapshot {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub srtt: Option<Duration>,
+    pub rttvar: Duration,
+    pub rto: Duration,
+    /// Bytes sent and not acknowledged (pipe during SACK recovery).
+    pub in_flight: u64,
+}
+
+/// A segment sent and not yet cumulatively acknowledged.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    start: u64,
+    /// End of its sequence space (SYN and FIN included).
+    end: u64,
+    syn: bool,
+    fin: bool,
+    first_sent: Instant,
+    last_sent: Instant,
+    /// Sent more than once (Karn: no RTT sample from it).
+    retransmitted: bool,
+    /// Retransmitted by the timer since its last (re)transmission.
+    timer_retransmitted: bool,
+    sacked: bool,
+    lost: bool,
+    /// Delivery state when it was last sent, for rate samples.
+    delivered: u64,
+    delivered_time: Instant,
+}
+
+impl Sent {
+    fn data_len(&self) -> u64 {
+        self.end - self.start - self.syn as u64 - self.fin as u64
+    }
+}
+
+/// Fast recovery in progress.
+#[derive(Clone, Copy, Debug)]
+struct Recovery {
+    kind: LossRecovery,
+    /// Highest sequence number sent when recovery began (RFC 6582
+    /// "recover", RFC 6675 "RecoveryPoint").
+    point: u64,
+    /// RFC 6675 HighRxt: end of the highest retransmitted range.
+    high_rxt: u64,
+    /// The first partial ACK has restarted the timer (RFC 6582 §3.2 step 5).
+    partial_seen: bool,
+}
+
+/// A block of data received out of order, with when it last grew.
+#[derive(Clone, Copy, Debug)]
+struct OooBlock {
+    start: u64,
+    end: u64,
+    touched: u64,
+}
+
+/// One end of a TCP connection.
+#[derive(Clone, Debug)]
+pub struct Connection {
+    config: TcpConfig,
+    state: State,
+    /// Reset by the peer (RST received).
+    reset: bool,
+
+    // --- send side (RFC 9293 §3.3.1) ---
+    iss: u64,
+    snd_una: u64,
+    /// Next sequence number to send; below `snd_max` only while going back
+    /// after a timeout.
+    snd_nxt: u64,
+    /// Highest sequence number sent, plus one.
+    snd_max: u64,
+    /// The peer's window, bytes (scaled).
+    snd_wnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    max_snd_wnd: u64,
+    snd_mss: u32,
+    /// Shift applied to the peer's window fields.
+    snd_shift: u8,
+    sack_ok: bool,
+    /// Application bytes handed to `send`, as the sequence number after the
+    /// last of them.
+    app_end: u64,
+    /// `close()` called: send a FIN after the data.
+    fin_queued: bool,
+    sent: VecDeque<Sent>,
+    cc: AnyCongestionControl,
+    rtt: RttEstimator,
+    rto_at: Option<Instant>,
+    dupacks: u32,
+    recovery: Option<Recovery>,
+    /// NewReno/Tahoe "recover": no new fast retransmit until an ACK
+    /// passes it (RFC 6582 §3.2 step 2).
+    recover: u64,
+    /// A segment to retransmit now whatever the window (fast retransmit,
+    /// partial ACK).
+    retransmit_now: Option<u64>,
+    /// A SYN (or SYN-ACK) to send, and whether one was sent before.
+    syn_pending: bool,
+    syn_transmitted: bool,
+    /// The peer's SYN offered window scaling.
+    peer_window_scale: bool,
+    persist_at: Option<Instant>,
+    persist_backoff: u32,
+    probe_pending: bool,
+    /// End of the byte of an unanswered zero-window probe.
+    probe_end: Option<u64>,
+    /// Bytes delivered (acknowledged or SACKed) and when the count last grew.
+    delivered: u64,
+    delivered_time: Instant,
+    /// Earliest time the pacer lets the next segment go.
+    pace_at: Option<Instant>,
+
+    // --- receive side ---
+    irs: u64,
+    rcv_nxt: u64,
+    /// Right edge of the window last advertised.
+    rcv_adv: u64,
+    /// Sequence number of the next byte the application reads.
+    rcv_read: u64,
+    rcv_buf: u64,
+    rcv_shift: u8,
+    /// Largest payload received so far (RFC 1122's "full-sized").
+    rcv_mss: u32,
+    ooo: Vec<OooBlock>,
+    ooo_clock: u64,
+    /// Where the peer's FIN is, once seen.
+    fin_at: Option<u64>,
+    fin_received: bool,
+    /// `rcv_nxt` in the last ACK sent.
+    last_ack_sent: u64,
+    ack_now: bool,
+    delack_at: Option<Instant>,
+    time_wait_at: Option<Instant>,
+
+    stats: TcpStats,
+}
+
+impl Connection {
+    fn new(config: TcpConfig, state: State) -> Self {
+        let iss = config.iss;
+        let rtt = RttEstimator::new(
+            config.rto_variant,
+            config.min_rto,
+            config.max_rto,
+            config.initial_rto,
+            config.granularity,
+            config.max_backoff,
+        );
+        let cc = AnyCongestionControl::new(&config, config.mss);
+        let rcv_buf = if config.window_scaling { config.rcv_buf } else { config.rcv_buf.min(65_535) };
+        Connection {
+            state,
+            reset: false,
+            iss,
+            snd_una: iss,
+            snd_nxt: iss,
+            snd_max: iss,
+            snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            max_snd_wnd: 0,
+            snd_mss: config.mss,
+            snd_shift: 0,
+            sack_ok: false,
+            app_end: iss + 1,
+            fin_queued: false,
+            sent: VecDeque::new(),
+            cc,
+            rtt,
+            rto_at: None,
+            dupacks: 0,
+            recovery: None,
+            recover: iss,
+            retransmit_now: None,
+            syn_pending: false,
+            syn_transmitted: false,
+            peer_window_scale: false,
+            persist_at: None,
+            persist_backoff: 0,
+            probe_pending: false,
+            probe_end: None,
+            delivered: 0,
+            delivered_time: Instant::ZERO,
+            pace_at: None,
+            irs: 0,
+            rcv_nxt: 0,
+            rcv_adv: 0,
+            rcv_read: 0,
+            rcv_buf,
+            rcv_shift: 0,
+            rcv_mss: config.mss,
+            ooo: Vec::new(),
+            ooo_clock: 0,
+            fin_at: None,
+            fin_received: false,
+            last_ack_sent: 0,
+            ack_now: false,
+            delack_at: None,
+            time_wait_at: None,
+            stats: TcpStats::default(),
+            config,
+        }
+    }
+
+    /// An active open (RFC 9293 §3.10.1): the connection sends a SYN at the
+    /// next [`Self::poll_transmit`].
+    pub fn connect(config: TcpConfig, now: Instant) -> Self {
+        let mut c = Connection::new(config, State::SynSent);
+        c.queue_syn(now);
+        c
+    }
+
+    /// A passive open: waits in LISTEN for a SYN.
+    pub fn listen(config: TcpConfig) -> Self {
+        Connection::new(config, State::Listen)
+    }
+
+    fn queue_syn(&mut self, now: Instant) {
+        self.sent.push_back(Sent {
+            start: self.iss,
+            end: self.iss + 1,
+            syn: true,
+            fin: false,
+            first_sent: now,
+            last_sent: now,
+            retransmitted: false,
+            timer_retransmitted: false,
+            sacked: false,
+            lost: false,
+            delivered: 0,
+            delivered_time: now,
+        });
+        self.snd_max = self.iss + 1;
+        self.snd_nxt = self.iss + 1;
+        self.syn_pending = true;
+    }
+
+    // ------------------------------------------------------------------
+    // Application interface
+    // ------------------------------------------------------------------
+
+    /// Queues `bytes` more bytes for sending.
+    pub fn send(&mut self, bytes: u64) -> Result<(), SendError> {
+        let open = matches!(self.state, State::SynSent | State::SynReceived | State::Established | State::CloseWait);
+        if self.fin_queued || !open {
+            return Err(SendError::Closed);
+        }
+        self.app_end += bytes;
+        Ok(())
+    }
+
+    /// Takes up to `max` bytes from the receive buffer; returns how many.
+    /// Opening the window may make an ACK due (a window update).
+    pub fn read(&mut self, max: u64) -> u64 {
+        let n = self.readable().min(max);
+        if n == 0 {
+            return 0;
+        }
+        let offered = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        self.rcv_read += n;
+        if self.state.is_synchronized() || self.state == State::SynReceived {
+            // Send a window update when the window would at least double
+            // and grow by a segment or half the buffer (RFC 1122
+            // §4.2.3.3's receiver SWS avoidance; Linux's rule).
+            let window = self.rcv_window();
+            if window > offered && window >= 2 * offered {
+                self.ack_now = true;
+            }
+        }
+        n
+    }
+
+    /// Bytes received in order so far (read or not).
+    pub fn received_total(&self) -> u64 {
+        self.stats.bytes_received
+    }
+
+    /// Drops the queued bytes not sent yet (an application that stops
+    /// writing); what was sent is still delivered.
+    pub fn discard_unsent(&mut self) {
+        let sent = self.snd_max.max(self.iss + 1).min(self.app_end);
+        if !self.fin_queued {
+            self.app_end = sent;
+        }
+    }
+
+    /// Bytes received in order and not read yet.
+    pub fn readable(&self) -> u64 {
+        self.data_end().saturating_sub(self.rcv_read)
+    }
+
+    /// No more data will be sent after what is queued: a FIN follows it.
+    /// In SYN-SENT with nothing queued, or in LISTEN, the connection just
+    /// closes (RFC 9293 §3.10.4); otherwise the FIN is queued behind the
+    /// data, to be sent once ESTABLISHED.
+    pub fn close(&mut self) {
+        match self.state {
+            State::Listen => self.enter_closed(),
+            State::SynSent if self.app_end == self.iss + 1 => self.enter_closed(),
+            State::Closed | State::TimeWait => {}
+            _ => self.fin_queued = true,
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    /// Whether the connection reached CLOSED (or was reset).
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+    pub fn was_reset(&self) -> bool {
+        self.reset
+    }
+    /// Whether the peer's FIN has arrived (all its data is in).
+    pub fn peer_closed(&self) -> bool {
+        self.fin_received
+    }
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.config
+    }
+    /// The sender's MSS once the handshake is over.
+    pub fn send_mss(&self) -> u32 {
+        self.snd_mss
+    }
+    /// Bytes queued by `send` and not yet acknowledged.
+    pub fn unacked(&self) -> u64 {
+        self.app_end.saturating_sub(self.snd_una.max(self.iss + 1))
+    }
+    /// Every byte queued has been acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.unacked() == 0
+    }
+
+    pub fn snapshot(&self) -> CcSnapshot {
+        let in_flight = match self.recovery {
+            Some(r) if r.kind == LossRecovery::Sack => self.pipe(r.high_rxt),
+            _ => self.snd_max - self.snd_una,
+        };
+        CcSnapshot {
+            cwnd: self.cc.window(),
+            ssthresh: self.cc.ssthresh(),
+            srtt: self.rtt.srtt(),
+            rttvar: self.rtt.rttvar(),
+            rto: self.rtt.rto(),
+            in_flight,
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Timers
+    // ------------------------------------------------------------------
+
+    /// When [`Self::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let pace = self.pace_at.filter(|_| self.has_data_to_send());
+        [self.rto_at, self.delack_at, self.persist_at, self.time_wait_at, pace].into_iter().flatten().min()
+    }
+
+    /// Runs the timers due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.time_wait_at.is_some_and(|t| t <= now) {
+            self.time_wait_at = None;
+            self.enter_closed();
+            return;
+        }
+        if self.delack_at.is_some_and(|t| t <= now) {
+            self.delack_at = None;
+            self.ack_now = true;
+        }
+        if self.rto_at.is_some_and(|t| t <= now) {
+            self.rto_at = None;
+            self.on_retransmission_timeout(now);
+        }
+        if self.persist_at.is_some_and(|t| t <= now) {
+            self.persist_at = None;
+            if self.snd_wnd == 0 && self.has_new_data() {
+                self.probe_pending = true;
+                self.persist_backoff = (self.persist_backoff + 1).min(16);
+            }
+        }
+        if self.pace_at.is_some_and(|t| t <= now) {
+            self.pace_at = None;
+        }
+    }
+
+    fn persist_interval(&self) -> Duration {
+        // The normal exponential backoff, bounded to 5..60 s (seed 004
+        // §4.2.3, RFC 1122 §4.2.2.17).
+        let base = self.rtt.base_rto().saturating_mul(1u64 << self.persist_backoff.min(16));
+        base.clamp(self.config.persist_min, self.config.persist_max)
+    }
+
+    fn on_retransmission_timeout(&mut self, now: Instant) {
+        if self.snd_una >= self.snd_max || self.sent.is_empty() {
+            return;
+        }
+        self.stats.timeouts += 1;
+        let repeat = self.sent.front().is_some_and(|s| s.timer_retransmitted);
+        self.rtt.back_off();
+        if !self.state.is_synchronized() {
+            // SYN or SYN-ACK lost: send it again.
+            self.syn_pending = true;
+            if let Some(s) = self.sent.front_mut() {
+                s.timer_retransmitted = true;
+            }
+            return;
+        }
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_timeout(now, flight, self.snd_mss, repeat);
+        self.recovery = None;
+        self.retransmit_now = None;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        // Go back to the first unacknowledged segment (BSD, Fall and Floyd
+        // 1996); SACKed segments are skipped.
+        self.snd_nxt = self.snd_una;
+        if let Some(s) = self.sent.front_mut() {
+            s.timer_retransmitted = true;
+        }
+    }
+
+    fn arm_rto(&mut self, now: Instant) {
+        self.rto_at = Some(now + self.rtt.rto());
+    }
+
+    // ------------------------------------------------------------------
+    // Incoming segments (RFC 9293 §3.10.7)
+    // ------------------------------------------------------------------
+
+    /// Processes a segment that arrived at `now`.
+    pub fn handle_segment(&mut self, now: Instant, seg: &Segment) {
+        self.stats.segments_received += 1;
+        match self.state {
+            State::Closed => {}
+            State::Listen => self.on_segment_listen(now, seg),
+            State::SynSent => self.on_segment_syn_sent(now, seg),
+            _ => self.on_segment_synchronized(now, seg),
+        }
+    }
+
+    fn on_segment_listen(&mut self, now: Instant, seg: &Segment) {
+        if seg.rst() || seg.has_ack() || !seg.syn() {
+            return;
+        }
+        self.take_syn_options(seg);
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq + 1;
+        self.rcv_read = self.rcv_nxt;
+        self.last_ack_sent = self.rcv_nxt;
+        self.snd_wnd = seg.window as u64;
+        self.max_snd_wnd = self.snd_wnd;
+        self.snd_wl1 = seg.seq;
+        self.state = State::SynReceived;
+        self.queue_syn(now);
+        // Data on the SYN is not taken (no TFO).
+    }
+
+    fn on_segment_syn_sent(&mut self, now: Instant, seg: &Segment) {
+        let ack_ok = seg.has_ack() && seg.ack == self.iss + 1;
+        if seg.has_ack() && !ack_ok {
+            return;
+        }
+        if seg.rst() {
+            if ack_ok {
+                self.reset = true;
+                self.enter_closed();
+            }
+            return;
+        }
+        if !seg.syn() {
+            return;
+        }
+        self.take_syn_options(seg);
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq + 1;
+        self.rcv_read = self.rcv_nxt;
+        self.snd_wl1 = seg.seq;
+        self.snd_wl2 = seg.ack;
+        // The window of a SYN is never scaled (RFC 7323 §2.2).
+        self.snd_wnd = seg.window as u64;
+        self.max_snd_wnd = self.snd_wnd;
+        if ack_ok {
+            self.ack_syn(now);
+            self.state = State::Established;
+            self.ack_now = true;
+        } else {
+            // Simultaneous open.
+            self.state = State::SynReceived;
+            self.syn_pending = true;
+        }
+    }
+
+    /// Options of the peer's SYN: MSS, window scale, SACK-permitted.
+    fn take_syn_options(&mut self, seg: &Segment) {
+        let peer_mss = seg.mss.map_or(DEFAULT_MSS, u32::from).max(1);
+        self.snd_mss = self.config.mss.min(peer_mss);
+        self.rcv_mss = self.snd_mss;
+        self.peer_window_scale = seg.window_scale.is_some();
+        match (self.config.window_scaling, seg.window_scale) {
+            (true, Some(shift)) => {
+                self.snd_shift = shift.min(14);
+                self.rcv_shift = self.config.window_shift();
+            }
+            _ => {
+                self.snd_shift = 0;
+                self.rcv_shift = 0;
+                self.rcv_buf = self.rcv_buf.min(65_535);
+            }
+        }
+        self.sack_ok = self.config.sack && seg.sack_permitted;
+        self.cc = AnyCongestionControl::new(&self.config, self.snd_mss);
+    }
+
+    /// Our SYN was acknowledged: take the RTT sample and drop it from the
+    /// retransmission queue.
+    fn ack_syn(&mut self, now: Instant) {
+        if let Some(syn) = self.sent.pop_front()
+            && !syn.retransmitted
+        {
+            self.rtt.sample(now - syn.first_sent);
+            self.stats.rtt_samples += 1;
+        }
+        self.snd_una = self.iss + 1;
+        self.syn_pending = false;
+        self.rto_at = None;
+        self.delivered_time = now;
+    }
+
+    fn on_segment_synchronized(&mut self, now: Instant, seg: &Segment) {
+        // A retransmitted SYN while our SYN-ACK is unacknowledged: the
+        // SYN-ACK was lost, send it again.
+        if self.state == State::SynReceived && seg.syn() && !seg.has_ack() && seg.seq == self.irs {
+            self.syn_pending = true;
+            return;
+        }
+        if !self.acceptable(seg) {
+            if !seg.rst() {
+                if seg.len > 0 {
+                    self.stats.duplicate_segments += 1;
+                }
+                self.ack_now = true;
+            }
+            if self.state == State::TimeWait && seg.fin() {
+                self.time_wait_at = Some(now + self.config.time_wait);
+            }
+            return;
+        }
+        if seg.rst() {
+            self.reset = true;
+            self.enter_closed();
+            return;
+        }
+        if seg.syn() {
+            // A SYN in a synchronized state: challenge ACK (RFC 5961 §4).
+            self.ack_now = true;
+            return;
+        }
+        if !seg.has_ack() {
+            return;
+        }
+        if self.state == State::SynReceived {
+            if seg.ack <= self.iss || seg.ack > self.snd_max {
+                return;
+            }
+            self.ack_syn(now);
+            self.state = State::Established;
+            self.snd_wnd = (seg.window as u64) << self.snd_shift;
+            self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = seg.ack;
+        }
+        if !self.on_ack(now, seg) {
+            return;
+        }
+        // Our FIN acknowledged?
+        let fin_acked = self.fin_queued && self.snd_una == self.app_end + 1;
+        match self.state {
+            State::FinWait1 if fin_acked => self.state = State::FinWait2,
+            State::Closing if fin_acked => self.enter_time_wait(now),
+            State::LastAck if fin_acked => {
+                self.enter_closed();
+                return;
+            }
+            _ => {}
+        }
+        if seg.len > 0 && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
+            self.on_data(now, seg);
+        }
+        if seg.fin() {
+            self.fin_at = Some(seg.seq + seg.len as u64);
+        }
+        if let Some(fin) = self.fin_at
+            && !self.fin_received
+            && self.rcv_nxt == fin
+        {
+            self.fin_received = true;
+            self.rcv_nxt += 1;
+            self.ack_now = true;
+            match self.state {
+                State::Established => self.state = State::CloseWait,
+                State::FinWait1 => self.state = State::Closing,
+                State::FinWait2 => self.enter_time_wait(now),
+                _ => {}
+            }
+        }
+    }
+
+    /// RFC 9293 §3.10.7.4's acceptability test, against the right edge we
+    /// advertised.
+    fn acceptable(&self, seg: &Segment) -> bool {
+        let len = seg.seq_len();
+        let wnd = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        let (start, nxt) = (seg.seq, self.rcv_nxt);
+        match (len, wnd) {
+            (0, 0) => start == nxt,
+            (0, _) => nxt <= start && start < nxt + wnd,
+            (_, 0) => false,
+            (_, _) => {
+                let end = start + len - 1;
+                (nxt <= start && start < nxt + wnd) || (nxt <= end && end < nxt + wnd)
+            }
+        }
+    }
+
+    /// The ACK field and window of `seg` (RFC 9293 §3.10.7.4, fifth check;
+    /// RFC 5681 §3.2 and §2 for duplicate ACKs). Returns false if the
+    /// segment is to be dropped.
+    fn on_ack(&mut self, now: Instant, seg: &Segment) -> bool {
+        let ack = seg.ack;
+        if let Some(end) = self.probe_end.take()
+            && ack == end
+            && ack == self.snd_max + 1
+        {
+            // The zero-window probe's byte was taken: it counts as sent
+            // (no RTT sample from it).
+            self.sent.push_back(Sent {
+                start: self.snd_max,
+                end,
+                syn: false,
+                fin: false,
+                first_sent: now,
+                last_sent: now,
+                retransmitted: true,
+                timer_retransmitted: false,
+                sacked: false,
+                lost: false,
+                delivered: self.delivered,
+                delivered_time: self.delivered_time,
+            });
+            self.snd_max = end;
+            self.snd_nxt = self.snd_nxt.max(end);
+        }
+        if ack > self.snd_max {
+            // Acknowledges something not sent yet.
+            self.ack_now = true;
+            return false;
+        }
+        let window = (seg.window as u64) << self.snd_shift;
+        let window_changed = window != self.snd_wnd;
+        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = window;
+            self.max_snd_wnd = self.max_snd_wnd.max(window);
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = ack;
+        }
+        if self.snd_wnd > 0 {
+            self.persist_at = None;
+            self.persist_backoff = 0;
+            self.probe_pending = false;
+        }
+        let newly_sacked = if self.sack_ok { self.take_sack(seg) } else { (0, None) };
+        if ack > self.snd_una {
+            self.on_new_ack(now, ack, newly_sacked);
+        } else if ack == self.snd_una
+            && self.snd_max > self.snd_una
+            && seg.len == 0
+            && !seg.syn()
+            && !seg.fin()
+            && !window_changed
+        {
+            self.on_duplicate_ack(now, newly_sacked.0 > 0);
+        }
+        true
+    }
+
+    /// Marks SACKed segments; returns the bytes newly SACKed and the newest
+    /// segment among them (its send time and delivery state).
+    fn take_sack(&mut self, seg: &Segment) -> (u64, Option<(Instant, u64, Instant)>) {
+        let mut newly = 0;
+        let mut newest: Option<(Instant, u64, Instant)> = None;
+        for &(left, right) in seg.sack.as_slice() {
+            if right <= self.snd_una || left >= right {
+                continue;
+            }
+            let first = self.sent.partition_point(|s| s.end <= left);
+            for s in self.sent.range_mut(first..) {
+                if s.start >= right {
+                    break;
+                }
+                if !s.sacked && s.start >= left && s.end <= right {
+                    s.sacked = true;
+                    newly += s.end - s.start;
+                    if newest.is_none_or(|(t, _, _)| s.last_sent > t) {
+                        newest = Some((s.last_sent, s.delivered, s.delivered_time));
+                    }
+                }
+            }
+        }
+        (newly, newest)
+    }
+
+    fn on_new_ack(&mut self, now: Instant, ack: u64, sacked: (u64, Option<(Instant, u64, Instant)>)) {
+        let flight_before = self.snd_max - self.snd_una;
+        let acked = ack - self.snd_una;
+        let mut rtt_sample = None;
+        let mut newest = sacked.1;
+        let mut newly_delivered = sacked.0;
+        let mut data_acked = 0;
+        while let Some(front) = self.sent.front_mut() {
+            if front.end <= ack {
+                let s = self.sent.pop_front().expect("front exists");
+                if !s.sacked {
+                    newly_delivered += s.end - s.start;
+                }
+                data_acked += s.data_len();
+                if s.data_len() > 0 {
+                    self.stats.acked_segments += 1;
+                    self.stats.ack_delay_sum_ns += (now - s.first_sent).as_nanos() as u128;
+                }
+                // Karn's rule: only segments sent once give a sample; the
+                // newest acknowledged one is the least delayed by the ACK.
+                rtt_sample = if s.retransmitted { None } else { Some(now - s.last_sent) };
+                if newest.is_none_or(|(t, _, _)| s.last_sent > t) {
+                    newest = Some((s.last_sent, s.delivered, s.delivered_time));
+                }
+            } else {
+                if front.start < ack {
+                    // Partly acknowledged (the receiver trimmed it).
+                    let part = ack - front.start;
+                    newly_delivered += part;
+                    data_acked += part;
+                    front.start = ack;
+                }
+                break;
+            }
+        }
+        self.stats.bytes_acked += data_acked;
+        if let Some(r) = rtt_sample {
+            self.rtt.sample(r);
+            self.stats.rtt_samples += 1;
+        }
+        self.delivered += newly_delivered;
+        self.delivered_time = now;
+        let rate =
+            newest.map(|(_, delivered, at)| RateSample { delivered: self.delivered - delivered, interval: now - at });
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+        self.dupacks = 0;
+        let mss = self.snd_mss;
+        match self.recovery {
+            None => {
+                let sample = AckSample {
+                    bytes_acked: acked,
+                    rtt: rtt_sample,
+                    srtt: self.rtt.srtt(),
+                    flight_size: flight_before,
+                    mss,
+                    rate,
+                };
+                self.cc.on_ack(now, &sample);
+            }
+            Some(rec) => {
+                let flight = self.snd_max - self.snd_una;
+                match rec.kind {
+                    LossRecovery::Reno => {
+                        self.cc.on_recovery_end(now, flight, mss, rec.kind);
+                        self.recovery = None;
+                    }
+                    LossRecovery::NewReno | LossRecovery::Sack if ack >= rec.point => {
+                        self.cc.on_recovery_end(now, flight, mss, rec.kind);
+                        self.recovery = None;
+                    }
+                    LossRecovery::NewReno => {
+                        // Partial ACK: the next hole is lost too.
+                        self.retransmit_now = Some(self.snd_una);
+                        self.cc.on_partial_ack(now, acked, mss);
+                        if !rec.partial_seen {
+                            self.arm_rto(now);
+                        }
+                        if let Some(r) = &mut self.recovery {
+                            r.partial_seen = true;
+                        }
+                    }
+                    LossRecovery::Sack => {
+                        if let Some(r) = &mut self.recovery {
+                            r.high_rxt = r.high_rxt.max(self.snd_una);
+                        }
+                    }
+                    LossRecovery::None => self.recovery = None,
+                }
+            }
+        }
+        if self.sack_ok {
+            self.mark_lost();
+        }
+        // RFC 6298 §5.2–5.3.
+        if self.snd_una >= self.snd_max {
+            self.rto_at = None;
+        } else if !matches!(self.recovery, Some(r) if r.kind == LossRecovery::NewReno) {
+            self.arm_rto(now);
+        }
+    }
+
+    fn on_duplicate_ack(&mut self, now: Instant, sacked_more: bool) {
+        self.dupacks += 1;
+        self.stats.dupacks_received += 1;
+        let mss = self.snd_mss;
+        let kind = self.cc.recovery(self.sack_ok);
+        if let Some(rec) = self.recovery {
+            self.cc.on_recovery_dupack(now, mss, rec.kind);
+            if rec.kind == LossRecovery::Sack {
+                self.mark_lost();
+            }
+            return;
+        }
+        let _ = sacked_more;
+        if kind == LossRecovery::Sack {
+            self.mark_lost();
+        }
+        let threshold_reached = self.dupacks == self.config.dupack_threshold
+            || (kind == LossRecovery::Sack && self.sent.front().is_some_and(|s| s.lost));
+        // Only once per window of data (RFC 6582 §3.2 step 2; RFC 6675
+        // §5 uses RecoveryPoint the same way). Reno per RFC 5681 has no
+        // such guard.
+        let guarded = kind != LossRecovery::Reno && self.snd_una < self.recover;
+        if !threshold_reached || guarded {
+            return;
+        }
+        self.enter_loss_recovery(now, kind);
+    }
+
+    fn enter_loss_recovery(&mut self, now: Instant, kind: LossRecovery) {
+        let mss = self.snd_mss;
+        let flight = self.snd_max - self.snd_una;
+        self.stats.fast_retransmits += 1;
+        self.cc.on_fast_retransmit(now, flight, mss, kind);
+        self.recover = self.snd_max;
+        match kind {
+            LossRecovery::None => {
+                // Tahoe: go back to the lost segment with a window of one.
+                self.snd_nxt = self.snd_una;
+            }
+            _ => {
+                self.recovery =
+                    Some(Recovery { kind, point: self.snd_max, high_rxt: self.snd_una, partial_seen: false });
+                self.retransmit_now = Some(self.snd_una);
+            }
+        }
+        self.arm_rto(now);
+    }
+
+    /// RFC 6675 §4 IsLost over the whole scoreboard: a segment is lost when
+    /// DupThresh segments, or more than (DupThresh − 1)·SMSS bytes, above it
+    /// are SACKed.
+    fn mark_lost(&mut self) {
+        let threshold = self.config.dupack_threshold as u64;
+        let byte_limit = (threshold - 1) * self.snd_mss as u64;
+        let (mut segments, mut bytes) = (0u64, 0u64);
+        for s in self.sent.iter_mut().rev() {
+            if s.sacked {
+                segments += 1;
+                bytes += s.end - s.start;
+            } else if segments >= threshold || bytes > byte_limit {
+                s.lost = true;
+            }
+        }
+    }
+
+    /// RFC 6675 §4 SetPipe: unSACKed bytes not deemed lost, plus bytes
+    /// retransmitted (below HighRxt).
+    fn pipe(&self, high_rxt: u64) -> u64 {
+        self.sent
+            .iter()
+            .filter(|s| !s.sacked)
+            .map(|s| {
+                let len = s.end - s.start;
+                (if s.lost { 0 } else { len }) + (if s.end <= high_rxt && s.retransmitted { len } else { 0 })
+            })
+            .sum()
+    }
+
+    fn on_data(&mut self, now: Instant, seg: &Segment) {
+        self.stats.data_segments_received += 1;
+        self.rcv_mss = self.rcv_mss.max(seg.len);
+        // Keep what fits in the window we advertised.
+        let right = self.rcv_adv.max(self.rcv_nxt);
+        let start = seg.seq.max(self.rcv_nxt);
+        let end = (seg.seq + seg.len as u64).min(right);
+        if end <= start {
+            self.stats.duplicate_segments += 1;
+            self.ack_now = true;
+            return;
+        }
+        if start == self.rcv_nxt {
+            let had_holes = !self.ooo.is_empty();
+            self.rcv_nxt = end;
+            self.stats.bytes_received += end - start;
+            // Blocks received earlier that now join the in-order data.
+            while let Some(b) = self.ooo.first().copied() {
+                if b.start > self.rcv_nxt {
+                    break;
+                }
+                if b.end > self.rcv_nxt {
+                    self.stats.bytes_received += b.end - self.rcv_nxt;
+                    self.rcv_nxt = b.end;
+                }
+                self.ooo.remove(0);
+            }
+            if had_holes {
+                // Filling all or part of a gap: ACK at once (RFC 5681 §4.2,
+                // seed 004 §4.2.2).
+                self.ack_now = true;
+            } else {
+                match self.config.delayed_ack {
+                    DelayedAck::Off => self.ack_now = true,
+                    DelayedAck::On(delay) => {
+                        // At least every second full-sized segment.
+                        if self.rcv_nxt - self.last_ack_sent >= 2 * self.rcv_mss as u64 {
+                            self.ack_now = true;
+                        } else if self.delack_at.is_none() {
+                            self.delack_at = Some(now + delay);
+                        }
+                    }
+                }
+            }
+        } else {
+            // Out of order: keep it and ACK at once (duplicate ACK).
+            self.stats.out_of_order_segments += 1;
+            self.insert_ooo(start, end);
+            self.ack_now = true;
+        }
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        self.ooo_clock += 1;
+        let clock = self.ooo_clock;
+        let i = self.ooo.partition_point(|b| b.end < start);
+        let mut block = OooBlock { start, end, touched: clock };
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].start <= end {
+            block.start = block.start.min(self.ooo[j].start);
+            block.end = block.end.max(self.ooo[j].end);
+            j += 1;
+        }
+        self.ooo.splice(i..j, [block]);
+    }
+
+    /// End of the data received in order (the FIN excluded).
+    fn data_end(&self) -> u64 {
+        self.rcv_nxt - self.fin_received as u64
+    }
+
+    /// The receive window to offer now: the free buffer, but grown only by
+    /// at least min(buffer/2, MSS) at a time, and never shrinking the right
+    /// edge (RFC 9293 §3.8.6.2.2).
+    fn rcv_window(&self) -> u64 {
+        let free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
+        let offered = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        let step = (self.rcv_buf / 2).min(self.rcv_mss as u64).max(1);
+        if free >= offered + step { free } else { offered }
+    }
+
+    fn enter_time_wait(&mut self, now: Instant) {
+        self.state = State::TimeWait;
+        self.time_wait_at = Some(now + self.config.time_wait);
+        self.rto_at = None;
+        self.persist_at = None;
+    }
+
+    fn enter_closed(&mut self) {
+        self.state = State::Closed;
+        self.rto_at = None;
+        self.persist_at = None;
+        self.delack_at = None;
+        self.time_wait_at = None;
+        self.ack_now = false;
+        self.syn_pending = false;
+        self.retransmit_now = None;
+        self.probe_pending = false;
+    }
+
+    // ------------------------------------------------------------------
+    // Outgoing segments
+    // ------------------------------------------------------------------
+
+    fn has_new_data(&self) -> bool {
+        self.snd_max < self.app_end && self.snd_max > self.iss
+    }
+
+    fn has_data_to_send(&self) -> bool {
+        self.has_new_data() || self.snd_nxt < self.snd_max || self.retransmit_now.is_some()
+    }
+
+    /// The next segment to send at `now`, if any.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Segment> {
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent | State::SynReceived => {
+                if self.syn_pending {
+                    return Some(self.transmit_syn(now));
+                }
+                if self.state == State::SynSent {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+        if self.pace_at.is_some_and(|t| t > now) {
+            return self.pure_ack_if_due();
+        }
+        if self.state.is_synchronized() && self.state != State::TimeWait {
+            if let Some(seg) = self.transmit_data(now) {
+                if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
+                    let gap = (seg.len as u128 + 40) * 1_000_000_000 / rate as u128;
+                    self.pace_at = Some(now + Duration::from_nanos(gap.min(u64::MAX as u128) as u64));
+                }
+                return Some(seg);
+            }
+            if self.probe_pending {
+                return Some(self.transmit_probe(now));
+            }
+            self.start_persist_if_needed(now);
+        }
+        self.pure_ack_if_due()
+    }
+
+    fn pure_ack_if_due(&mut self) -> Option<Segment> {
+        if !self.ack_now {
+            return None;
+        }
+        let mut seg = self.segment(self.snd_max, 0, Flags::ACK);
+        self.fill_ack(&mut seg);
+        self.stats.acks_sent += 1;
+        self.stats.segments_sent += 1;
+        Some(seg)
+    }
+
+    fn segment(&self, seq: u64, len: u32, flags: Flags) -> Segment {
+        Segment { seq, ack: 0, flags, window: 0, len, ..Default::default() }
+    }
+
+    /// Sets the ACK field, window and SACK blocks, and clears pending ACKs:
+    /// every segment after the handshake acknowledges.
+    fn fill_ack(&mut self, seg: &mut Segment) {
+        seg.flags |= Flags::ACK;
+        seg.ack = self.rcv_nxt;
+        let window = self.rcv_window();
+        let mut field = (window >> self.rcv_shift).min(65_535);
+        if (field << self.rcv_shift) + self.rcv_nxt < self.rcv_adv {
+            // Rounding down would pull the right edge back: round up.
+            field = (window.div_ceil(1 << self.rcv_shift)).min(65_535);
+        }
+        seg.window = field as u16;
+        self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + (field << self.rcv_shift));
+        if self.sack_ok && !self.ooo.is_empty() {
+            // Most recently changed block first (RFC 2018 §4).
+            let mut blocks: Vec<&OooBlock> = self.ooo.iter().collect();
+            blocks.sort_by_key(|b| std::cmp::Reverse(b.touched));
+            let mut sack = SackBlocks::default();
+            for b in blocks.into_iter().take(MAX_SACK_BLOCKS) {
+                sack.push((b.start, b.end));
+            }
+            seg.sack = sack;
+        }
+        self.last_ack_sent = self.rcv_nxt;
+        self.ack_now = false;
+        self.delack_at = None;
+    }
+
+    fn transmit_syn(&mut self, now: Instant) -> Segment {
+        self.syn_pending = false;
+        let mut seg = self.segment(self.iss, 0, Flags::SYN);
+        seg.mss = Some(self.config.mss.min(65_535) as u16);
+        let listener_side = self.state == State::SynReceived;
+        // On a SYN-ACK, options only if the SYN offered them (RFC 7323 §1.3,
+        // RFC 2018 §2).
+        if self.config.window_scaling && (!listener_side || self.peer_window_scale) {
+            seg.window_scale = Some(self.config.window_shift());
+        }
+        if self.config.sack && (!listener_side || self.sack_ok) {
+            seg.sack_permitted = true;
+        }
+        // The window of a SYN is not scaled.
+        let window = self.rcv_buf.min(65_535);
+        if listener_side {
+            seg.flags |= Flags::ACK;
+            seg.ack = self.rcv_nxt;
+            self.rcv_adv = self.rcv_nxt + window;
+            self.last_ack_sent = self.rcv_nxt;
+            self.ack_now = false;
+        }
+        seg.window = window as u16;
+        if let Some(s) = self.sent.front_mut() {
+            if self.syn_transmitted {
+                s.retransmitted = true;
+                self.stats.retransmitted_segments += 1;
+            } else {
+                s.first_sent = now;
+            }
+            s.last_sent = now;
+        }
+        self.syn_transmitted = true;
+        self.stats.segments_sent += 1;
+        if self.rto_at.is_none() {
+            self.arm_rto(now);
+        }
+        seg
+    }
+
+    /// Retransmissions first, then new data, within the windows.
+    fn transmit_data(&mut self, now: Instant) -> Option<Segment> {
+        if let Some(seq) = self.retransmit_now.take()
+            && let Some(i) = self.index_of(seq)
+        {
+            if let Some(r) = &mut self.recovery {
+                r.high_rxt = r.high_rxt.max(self.sent[i].end);
+            }
+            return Some(self.retransmit(now, i));
+        }
+        if let Some(rec) = self.recovery
+            && rec.kind == LossRecovery::Sack
+        {
+            return self.transmit_sack_recovery(now, rec);
+        }
+        // Going back after a timeout (or Tahoe's fast retransmit).
+        while self.snd_nxt < self.snd_max {
+            let Some(i) = self.index_of(self.snd_nxt) else {
+                // Not a segment boundary (cannot happen): resume new data.
+                self.snd_nxt = self.snd_max;
+                break;
+            };
+            let s = self.sent[i];
+            if s.sacked {
+                self.snd_nxt = s.end;
+                continue;
+            }
+            if !self.window_allows(self.snd_nxt - self.snd_una, s.end - s.start) {
+                return None;
+            }
+            self.snd_nxt = s.end;
+            return Some(self.retransmit(now, i));
+        }
+        let outstanding = self.snd_max - self.snd_una;
+        self.transmit_new(now, outstanding)
+    }
+
+    /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send NextSeg.
+    fn transmit_sack_recovery(&mut self, now: Instant, rec: Recovery) -> Option<Segment> {
+        let pipe = self.pipe(rec.high_rxt);
+        let cwnd = self.cc.window();
+        if cwnd < pipe + self.snd_mss as u64 {
+            return None;
+        }
+        let highest_sacked = self.sent.iter().rev().find(|s| s.sacked).map_or(self.snd_una, |s| s.end);
+        // (1) the first lost, unSACKed segment above HighRxt.
+        let lost = self.sent.iter().position(|s| s.start >= rec.high_rxt && !s.sacked && s.lost);
+        // (2) new data.
+        // (3) an unSACKed segment above HighRxt below the highest SACK.
+        let rule3 = || self.sent.iter().position(|s| s.start >= rec.high_rxt && !s.sacked && s.end <= highest_sacked);
+        let pick = match lost {
+            Some(i) => Some(i),
+            None if self.has_new_data() => None,
+            None => rule3(),
+        };
+        match pick {
+            Some(i) => {
+                if let Some(r) = &mut self.recovery {
+                    r.high_rxt = self.sent[i].end;
+                }
+                Some(self.retransmit(now, i))
+            }
+            None => {
+                let seg = self.transmit_new(now, 0)?;
+                Some(seg)
+            }
+        }
+    }
+
+    fn index_of(&self, seq: u64) -> Option<usize> {
+        let i = self.sent.partition_point(|s| s.start < seq);
+        (i < self.sent.len() && self.sent[i].start == seq).then_some(i)
+    }
+
+    /// Whether a retransmission of `len` bytes fits in the congestion
+    /// window after `outstanding` bytes (the receiver's window held it
+    /// when it was first sent, and its right edge never moves back).
+    fn window_allows(&self, outstanding: u64, len: u64) -> bool {
+        let cwnd = self.cc.window().min(self.config.max_window);
+        outstanding == 0 || outstanding + len <= cwnd
+    }
+
+    fn retransmit(&mut self, now: Instant, i: usize) -> Segment {
+        let (delivered, delivered_time) = (self.delivered, self.delivered_time);
+        let s = &mut self.sent[i];
+        s.retransmitted = true;
+        s.last_sent = now;
+        s.delivered = delivered;
+        s.delivered_time = delivered_time;
+        let s = *s;
+        let mut flags = Flags::empty_flags();
+        if s.fin {
+            flags |= Flags::FIN;
+        }
+        let len = s.data_len() as u32;
+        let mut seg = self.segment(s.start, len, flags);
+        self.fill_ack(&mut seg);
+        self.stats.retransmitted_segments += 1;
+        self.stats.retransmitted_bytes += len as u64;
+        self.count_sent(&seg);
+        if self.rto_at.is_none() {
+            self.arm_rto(now);
+        }
+        seg
+    }
+
+    /// A new segment from `snd_max`, if the windows and sender-side SWS
+    /// avoidance (RFC 9293 §3.8.6.2.1, Nagle when on) allow.
+    fn transmit_new(&mut self, now: Instant, outstanding: u64) -> Option<Segment> {
+        let fin_pending = self.fin_queued && self.snd_max == self.app_end;
+        if !self.has_new_data() && !fin_pending {
+            return None;
+        }
+        let cwnd = self.cc.window().min(self.config.max_window);
+        let wnd_right = self.snd_una + self.snd_wnd;
+        let cwnd_room = cwnd.saturating_sub(outstanding);
+        let rwnd_room = wnd_right.saturating_sub(self.snd_max);
+        let room = cwnd_room.min(rwnd_room);
+        let remaining = self.app_end - self.snd_max;
+        let mss = self.snd_mss as u64;
+        let len = remaining.min(mss).min(room);
+        if remaining > 0 {
+            let nothing_outstanding = self.snd_max == self.snd_una;
+            let full = len == mss;
+            let all = len == remaining && (!self.config.nagle || nothing_outstanding);
+            let half_window = self.max_snd_wnd > 0 && len >= self.max_snd_wnd / 2;
+            let override_small = nothing_outstanding && len > 0;
+            if len == 0 || !(full || all || half_window || override_small) {
+                return None;
+            }
+        } else if self.snd_max > self.snd_una && cwnd_room == 0 {
+            // A lone FIN waits for room like data does.
+            return None;
+        }
+        let start = self.snd_max;
+        let mut flags = Flags::empty_flags();
+        let fin = self.fin_queued && start + len == self.app_end;
+        if fin {
+            flags |= Flags::FIN;
+            match self.state {
+                State::Established => self.state = State::FinWait1,
+                State::CloseWait => self.state = State::LastAck,
+                _ => {}
+            }
+        }
+        if len > 0 && start + len == self.app_end {
+            flags |= Flags::PSH;
+        }
+        let end = start + len + fin as u64;
+        self.sent.push_back(Sent {
+            start,
+            end,
+            syn: false,
+            fin,
+            first_sent: now,
+            last_sent: now,
+            retransmitted: false,
+            timer_retransmitted: false,
+            sacked: false,
+            lost: false,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+        });
+        self.snd_max = end;
+        self.snd_nxt = self.snd_nxt.max(end);
+        let mut seg = self.segment(start, len as u32, flags);
+        self.fill_ack(&mut seg);
+        self.count_sent(&seg);
+        if self.rto_at.is_none() {
+            self.arm_rto(now);
+        }
+        Some(seg)
+    }
+
+    fn count_sent(&mut self, seg: &Segment) {
+        self.stats.segments_sent += 1;
+        if seg.len > 0 {
+            self.stats.data_segments_sent += 1;
+            self.stats.data_bytes_sent += seg.len as u64;
+        }
+    }
+
+    /// Zero window with data waiting and nothing in flight: arm the
+    /// persist timer (RFC 9293 §3.8.6.1).
+    fn start_persist_if_needed(&mut self, now: Instant) {
+        if self.snd_wnd == 0 && self.has_new_data() && self.snd_una == self.snd_max && self.persist_at.is_none() {
+            self.persist_at = Some(now + self.persist_interval());
+        }
+    }
+
+    /// A one-byte probe beyond the zero window (seed 004 §4.2.3).
+    fn transmit_probe(&mut self, now: Instant) -> Segment {
+        self.probe_pending = false;
+        let mut seg = self.segment(self.snd_max, 1, Flags::empty_flags());
+        self.fill_ack(&mut seg);
+        self.probe_end = Some(self.snd_max + 1);
+        self.stats.window_probes += 1;
+        self.count_sent(&seg);
+        self.persist_at = Some(now + self.persist_interval());
+        seg
+    }
+}
+
+impl Flags {
+    fn empty_flags() -> Flags {
+        Flags(0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+//! Round-trip time estimation and the retransmission timeout.
+//!
+//! Read RFC 6298 ("Computing TCP's Retransmission Timer") first; Karn and
+//! Partridge 1991 for why retransmitted segments give no sample and why the
+//! backed-off RTO is kept until a valid sample arrives; seed 001 §3.2.1 for
+//! the variant with "+1" tick and the order of the updates.
+
+use squall_link::Duration;
+
+use crate::config::RtoVariant;
+
+/// SRTT, RTTVAR and the backoff of one connection. Times are nanoseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RttEstimator {
+    variant: RtoVariant,
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    /// Current backoff factor, 1..=max_backoff (doubles per timeout).
+    backoff: u32,
+    max_backoff: u32,
+    min_rto: Duration,
+    max_rto: Duration,
+    initial_rto: Duration,
+    granularity: Duration,
+    /// The latest sample, for traces.
+    latest: Option<Duration>,
+}
+
+impl RttEstimator {
+    pub fn new(
+        variant: RtoVariant,
+        min_rto: Duration,
+        max_rto: Duration,
+        initial_rto: Duration,
+        granularity: Duration,
+        max_backoff: u32,
+    ) -> Self {
+        RttEstimator {
+            variant,
+            srtt: None,
+            rttvar: Duration::ZERO,
+            backoff: 1,
+            max_backoff: max_backoff.max(1),
+            min_rto,
+            max_rto,
+            initial_rto,
+            granularity,
+            latest: None,
+        }
+    }
+
+    /// Takes a valid sample (from a segment that was never retransmitted,
+    /// Karn's rule) and resets the backoff (RFC 6298 §5, note after 5.7).
+    pub fn sample(&mut self, r: Duration) {
+        self.latest = Some(r);
+        self.backoff = 1;
+        let Some(srtt) = self.srtt else {
+            // RFC 6298 §2.2 (and seed 001: "half the first sample").
+            self.srtt = Some(r);
+            self.rttvar = Duration::from_nanos(r.as_nanos() / 2);
+            return;
+        };
+        let (s, v, r) = (srtt.as_nanos() as i128, self.rttvar.as_nanos() as i128, r.as_nanos() as i128);
+        let (new_s, new_v) = match self.variant {
+            // §2.3: RTTVAR first, from the old SRTT; beta 1/4, alpha 1/8.
+            RtoVariant::Rfc6298 => ((7 * s + r) / 8, (3 * v + (s - r).abs()) / 4),
+            // Seed 001: SRTT first, then RTTVAR from the new SRTT.
+            RtoVariant::Seed001 => {
+                let ns = (7 * s + r) / 8;
+                (ns, (3 * v + (r - ns).abs()) / 4)
+            }
+        };
+        self.srtt = Some(Duration::from_nanos(new_s as u64));
+        self.rttvar = Duration::from_nanos(new_v as u64);
+    }
+
+    /// A retransmission timeout: the RTO doubles, up to the largest backoff
+    /// (RFC 6298 §5.5).
+    pub fn back_off(&mut self) {
+        self.backoff = (self.backoff * 2).min(self.max_backoff);
+    }
+
+    /// The current RTO, backoff included, within [min_rto, max_rto].
+    pub fn rto(&self) -> Duration {
+        let base = match self.srtt {
+            None => self.initial_rto,
+            Some(srtt) => match self.variant {
+                RtoVariant::Rfc6298 => srtt + self.granularity.max(self.rttvar.saturating_mul(4)),
+                RtoVariant::Seed001 => srtt + self.rttvar.saturating_mul(4) + self.granularity,
+            },
+        };
+        base.max(self.min_rto).saturating_mul(self.backoff as u64).min(self.max_rto)
+    }
+
+    /// The RTO without backoff (for the persist timer's base).
+    pub fn base_rto(&self) -> Duration {
+        let mut unbacked = self.clone();
+        unbacked.backoff = 1;
+        unbacked.rto()
+    }
+
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt
+    }
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+    pub fn latest(&self) -> Option<Duration> {
+        self.latest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn rfc(min_rto: Duration) -> RttEstimator {
+        RttEstimator::new(RtoVariant::Rfc6298, min_rto, Duration::from_secs(120), ms(1000), ms(1), 64)
+    }
+
+    #[test]
+    fn rfc6298_by_hand() {
+        let mut e = rfc(ms(200));
+        assert_eq!(e.rto(), ms(1000), "initial RTO");
+        e.sample(ms(100));
+        // SRTT 100, RTTVAR 50, RTO = 100 + 4·50 = 300.
+        assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(ms(100)), ms(50), ms(300)));
+        e.sample(ms(200));
+        // RTTVAR = 3/4·50 + 1/4·|100-200| = 62.5; SRTT = 7/8·100 + 1/8·200 = 112.5.
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rto(), Duration::from_micros(112_500 + 250_000));
+        // With the RFC's 1 s floor the same estimate gives 1 s.
+        let mut e1 = rfc(ms(1000));
+        e1.sample(ms(100));
+        assert_eq!(e1.rto(), ms(1000));
+    }
+
+    #[test]
+    fn seed001_variant_updates_srtt_first_and_adds_a_tick() {
+        let mut e =
+            RttEstimator::new(RtoVariant::Seed001, Duration::ZERO, Duration::from_secs(120), ms(1000), ms(10), 64);
+        e.sample(ms(100));
+        e.sample(ms(200));
+        // SRTT = 112.5; RTTVAR = 3/4·50 + 1/4·|200-112.5| = 37.5 + 21.875 = 59.375.
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rttvar(), Duration::from_micros(59_375));
+        // RTO = 112.5 + 4·59.375 + 10 = 360.
+        assert_eq!(e.rto(), ms(360));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_64_and_a_sample_resets_it() {
+        let mut e = rfc(ms(200));
+        e.sample(ms(100)); // RTO 300 ms
+        let mut seen = vec![];
+        for _ in 0..8 {
+            e.back_off();
+            seen.push(e.rto().as_nanos() / 1_000_000);
+        }
+        assert_eq!(seen, vec![600, 1200, 2400, 4800, 9600, 19200, 19200, 19200]);
+        assert_eq!(e.backoff(), 64);
+        e.sample(ms(100));
+        assert_eq!(e.backoff(), 1);
+    }
+
+    #[test]
+    fn rto_is_capped() {
+        let mut e = RttEstimator::new(RtoVariant::Rfc6298, ms(1000), ms(60_000), ms(1000), ms(1), 64);
+        for _ in 0..7 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), ms(60_000));
+    }
+}

@@ -1,0 +1,95 @@
+//! `squall ctl`: talk to running emulations through their control sockets.
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use squall_emu::control::{self, Request};
+use squall_emu::naming::RunId;
+use squall_link::BlackoutMode;
+use squall_scenario::BlackoutDirection;
+
+#[derive(Args)]
+pub struct CtlArgs {
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+#[derive(Subcommand)]
+pub enum CtlCommand {
+    /// The running emulations: id, scenario, hosts.
+    List,
+    /// Counters, path statistics and timing of run ID so far.
+    Status { id: u32 },
+    /// Enter the scenario state NAME now.
+    State { id: u32, name: String },
+    /// Start or end a blackout now.
+    Blackout {
+        id: u32,
+        #[arg(value_enum)]
+        switch: OnOff,
+        #[arg(long, value_enum, default_value = "hold")]
+        mode: Mode,
+        #[arg(long, value_enum, default_value = "both")]
+        direction: Dir,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Mode {
+    Hold,
+    Drop,
+}
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Dir {
+    Downlink,
+    Uplink,
+    Both,
+}
+
+pub fn run(args: CtlArgs) -> Result<ExitCode> {
+    let (id, request) = match args.command {
+        CtlCommand::List => {
+            let ids = control::list();
+            if ids.is_empty() {
+                println!("no emulation is running");
+            }
+            for id in ids {
+                match control::request(id, &Request::Info) {
+                    Ok(info) => println!("{}\t{}\t{}", id.0, info["scenario"].as_str().unwrap_or("?"), info["hosts"]),
+                    Err(e) => println!("{}\t(no answer: {e})", id.0),
+                }
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        CtlCommand::Status { id } => (id, Request::Status),
+        CtlCommand::State { id, name } => (id, Request::State { name }),
+        CtlCommand::Blackout { id, switch, mode, direction } => (
+            id,
+            Request::Blackout {
+                on: matches!(switch, OnOff::On),
+                mode: match mode {
+                    Mode::Hold => BlackoutMode::Hold,
+                    Mode::Drop => BlackoutMode::Drop,
+                },
+                direction: match direction {
+                    Dir::Downlink => BlackoutDirection::Downlink,
+                    Dir::Uplink => BlackoutDirection::Uplink,
+                    Dir::Both => BlackoutDirection::Both,
+                },
+            },
+        ),
+    };
+    match control::request(RunId(id), &request) {
+        Ok(v) => {
+            println!("{}", serde_json::to_string_pretty(&v)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => bail!("{e}"),
+    }
+}

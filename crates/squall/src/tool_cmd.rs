@@ -1,0 +1,128 @@
+//! `squall tool`: small traffic tools to run as workloads.
+
+use std::fs;
+use std::io::BufWriter;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use squall_emu::bulk::{self, ClientOptions};
+use squall_link::Bytes;
+
+#[derive(Args)]
+pub struct ToolArgs {
+    #[command(subcommand)]
+    pub tool: Tool,
+}
+
+#[derive(Subcommand)]
+pub enum Tool {
+    /// Bulk TCP transfer: `--server`, or `--client ADDR --bytes N --cc reno`.
+    /// The client prints one JSON line: elapsed time, goodput, final TCP_INFO.
+    Bulk(BulkArgs),
+    /// UDP datagrams for benchmarks: `--send ADDR --size 64 --seconds 3
+    /// [--rate-bps R]`, or `--sink` (prints one JSON line: packets, pps, bps).
+    Udp(UdpArgs),
+}
+
+#[derive(Args)]
+pub struct UdpArgs {
+    #[arg(long, conflicts_with = "send")]
+    pub sink: bool,
+    #[arg(long)]
+    pub send: Option<Ipv4Addr>,
+    /// IP packet size, bytes.
+    #[arg(long, default_value_t = 1500)]
+    pub size: usize,
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Pace to this IP bit rate (default: as fast as possible).
+    #[arg(long)]
+    pub rate_bps: Option<f64>,
+}
+
+#[derive(Args)]
+pub struct BulkArgs {
+    /// Serve transfers until killed.
+    #[arg(long, conflicts_with = "client")]
+    pub server: bool,
+    /// With --server: exit after one transfer.
+    #[arg(long, requires = "server")]
+    pub once: bool,
+    /// Send to this server.
+    #[arg(long)]
+    pub client: Option<Ipv4Addr>,
+    #[arg(long, default_value_t = bulk::DEFAULT_PORT)]
+    pub port: u16,
+    /// How much to send: "20 KB", "5 MB", or a number of bytes.
+    #[arg(long, default_value = "1 MB")]
+    pub bytes: String,
+    /// Congestion control (TCP_CONGESTION): reno, cubic, bbr, ...
+    #[arg(long, default_value = "cubic")]
+    pub cc: String,
+    /// Write TCP_INFO samples (cwnd, ssthresh, rtt, rttvar, retransmits,
+    /// delivery rate) to this CSV file.
+    #[arg(long)]
+    pub info_csv: Option<PathBuf>,
+    /// TCP_INFO sampling interval, milliseconds.
+    #[arg(long, default_value_t = 5)]
+    pub interval_ms: u64,
+    /// Give up connecting after this many seconds.
+    #[arg(long, default_value_t = 10)]
+    pub connect_timeout_s: u64,
+}
+
+pub fn run(args: ToolArgs) -> Result<ExitCode> {
+    match args.tool {
+        Tool::Bulk(b) => bulk_cmd(b),
+        Tool::Udp(u) => udp_cmd(u),
+    }
+}
+
+fn bulk_cmd(args: BulkArgs) -> Result<ExitCode> {
+    if args.server {
+        bulk::serve(args.port, args.once).with_context(|| format!("bulk server on port {}", args.port))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(server) = args.client else { bail!("give --server, or --client ADDR") };
+    let bytes = match args.bytes.trim().parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => args.bytes.parse::<Bytes>().map_err(|e| anyhow::anyhow!("--bytes: {e}"))?.0,
+    };
+    let options = ClientOptions {
+        server,
+        port: args.port,
+        bytes,
+        cc: args.cc.clone(),
+        interval: if args.info_csv.is_some() {
+            std::time::Duration::from_millis(args.interval_ms.max(1))
+        } else {
+            std::time::Duration::ZERO
+        },
+        connect_timeout: std::time::Duration::from_secs(args.connect_timeout_s),
+    };
+    let (result, samples) = bulk::send(&options).with_context(|| format!("bulk transfer to {server}:{}", args.port))?;
+    if let Some(path) = &args.info_csv {
+        let file = fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+        bulk::write_samples_csv(BufWriter::new(file), &samples)?;
+    }
+    println!("{}", serde_json::to_string(&result)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn udp_cmd(args: UdpArgs) -> Result<ExitCode> {
+    use squall_emu::blast;
+    if args.sink {
+        let limit = std::time::Duration::from_secs_f64(args.seconds.max(1.0) + 30.0);
+        let report = blast::sink(std::time::Duration::from_millis(500), limit).context("UDP sink")?;
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(to) = args.send else { bail!("give --sink, or --send ADDR") };
+    let sent =
+        blast::send(to, args.size, args.seconds, args.rate_bps).with_context(|| format!("UDP sender to {to}"))?;
+    println!("{{\"sent\":{sent}}}");
+    Ok(ExitCode::SUCCESS)
+}
