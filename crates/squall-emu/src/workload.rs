@@ -168,6 +168,10 @@ impl Workloads {
                 }
                 command.envs(self.env.iter().map(|(k, v)| (k, v)));
                 command.env("SQUALL_HOST", &slot.spec.host);
+                // `squall tool ...` in a workload means this squall.
+                if let Some(path) = path_with_own_binary() {
+                    command.env("PATH", path);
+                }
                 if let Some(peer) = self.peers.get(slot.host).filter(|p| !p.is_empty()) {
                     command.env("SQUALL_PEER", peer);
                 }
@@ -259,4 +263,13 @@ mod tests {
         assert_eq!(w.commands.len(), 2);
         assert_eq!(w.commands[1].at, Duration::from_secs(1));
     }
+}
+
+/// PATH with the directory of the running squall binary first, so that
+/// workloads find `squall` (for `squall tool bulk`) even when it is not
+/// installed.
+fn path_with_own_binary() -> Option<std::ffi::OsString> {
+    let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).ok()
 }

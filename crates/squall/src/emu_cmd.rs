@@ -103,8 +103,9 @@ struct RunSummary {
     replication: u32,
     seed: u64,
     end: f64,
-    /// Application flows are not known to the emulator; see the pcaps.
-    flows: Vec<()>,
+    /// Every flow seen in the hosts' pcaps, analysed by the same code as an
+    /// experiment's runs (squall-analysis).
+    flows: Vec<squall_analysis::FlowStats>,
     stages: Vec<StageSummary>,
     hosts: BTreeMap<String, squall_emu::dataplane::HostCounters>,
     timing: squall_emu::timing::TimingSummary,
@@ -304,7 +305,20 @@ fn write_outputs(
     w.flush()?;
 
     let stages: Vec<StageSummary> = d.stages.iter().map(stage_summary).collect();
+    let hosts: Vec<squall_analysis::RunHost> =
+        scenario.hosts.iter().map(|h| squall_analysis::RunHost { name: h.name.clone(), address: h.address }).collect();
+    let flows = if args.no_pcap {
+        Vec::new()
+    } else {
+        squall_analysis::analyse_run(&rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?
+    };
     let mut aggregate = Aggregate::default();
+    for f in &flows {
+        let m = aggregate.flows.entry(f.flow.clone()).or_default();
+        for (k, _) in squall_analysis::report::METRICS {
+            m.insert(k.to_string(), summarize(&[squall_analysis::report::metric(f, k)]));
+        }
+    }
     for s in &stages {
         let m = aggregate.stages.entry(s.name.clone()).or_default();
         m.insert("mean_queue_len".into(), summarize(&[s.mean_queue_len]));
@@ -317,7 +331,7 @@ fn write_outputs(
         replication: 0,
         seed: scenario.seed,
         end: d.end.as_secs_f64(),
-        flows: Vec::new(),
+        flows,
         stages,
         hosts: report.host_names.iter().cloned().zip(d.hosts.iter().cloned()).collect(),
         timing: d.timing.clone(),
