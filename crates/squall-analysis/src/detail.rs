@@ -65,6 +65,11 @@ pub fn run_detail(dir: &Path, hosts: &[RunHost]) -> Result<RunDetail, AnalysisEr
             if retransmitted { e.1.push((t, y)) } else { e.0.push((t, y)) }
         }
         for (name, (sent, again)) in per_flow {
+            // A direction with a handful of packets (ACKs' replies, a
+            // request) makes no useful diagram.
+            if sent.len() + again.len() < 5 {
+                continue;
+            }
             let mut series = vec![Series { name: "sent".into(), mark: Mark::Dots, points: sent }];
             if !again.is_empty() {
                 series.push(Series { name: "retransmitted".into(), mark: Mark::Crosses, points: again });
@@ -160,11 +165,19 @@ fn read_events(
     Ok(())
 }
 
+/// What Linux's TCP_INFO (and TCP models that mimic it) report for an
+/// infinite ssthresh.
+const UNSET: f64 = 2_147_483_647.0;
+
 /// TCP variables over time: any `tcp*.csv` or `*tcpinfo*.csv` with a
 /// `time` column; each other numeric column becomes a series.
 fn read_tcp_traces(dir: &Path, detail: &mut RunDetail) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut files: Vec<_> = entries
+    // The simulator writes traces beside events.csv; emulation workloads
+    // (squall tool bulk --info-csv) write them in workloads/.
+    let mut files: Vec<_> = [dir.to_path_buf(), dir.join("workloads")]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
@@ -180,7 +193,10 @@ fn read_tcp_traces(dir: &Path, detail: &mut RunDetail) {
         for row in reader.records().flatten() {
             let Some(t) = row.get(time_col).and_then(|v| v.parse::<f64>().ok()) else { continue };
             for (i, v) in row.iter().enumerate() {
-                if let (true, Ok(v)) = (i != time_col, v.parse::<f64>()) {
+                // Linux reports an unset ssthresh as 2^31-1: leave it out.
+                if let (true, Ok(v)) = (i != time_col, v.parse::<f64>())
+                    && v < UNSET
+                {
                     columns[i].push((t, v));
                 }
             }

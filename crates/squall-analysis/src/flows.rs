@@ -24,6 +24,9 @@ pub struct RunHost {
 pub struct FlowStats {
     /// The 5-tuple, as events.csv writes it.
     pub flow: String,
+    /// The same flow across replications: hosts, protocol and the ports
+    /// that are not ephemeral (a real TCP client's port changes every run).
+    pub label: String,
     pub sender: String,
     pub receiver: String,
     pub sent_packets: u64,
@@ -102,6 +105,7 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         let (receiver, arrivals) = received.get(key).map_or((String::new(), &[][..]), |(h, v)| (h.clone(), &v[..]));
         let mut s = FlowStats {
             flow: key.to_string(),
+            label: flow_label(key, sender, &receiver),
             sender: sender.clone(),
             receiver,
             sent_packets: packets.len() as u64,
@@ -147,6 +151,20 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         out.push(s);
     }
     Ok(out)
+}
+
+/// Linux's default ephemeral port range starts here.
+const EPHEMERAL: u16 = 32768;
+
+/// A flow's name that stays the same across replications.
+pub fn flow_label(key: &FlowKey, sender: &str, receiver: &str) -> String {
+    let proto = match key.protocol {
+        Protocol::Tcp => "tcp",
+        Protocol::Udp => "udp",
+        _ => "ip",
+    };
+    let port = |p: u16| if p >= EPHEMERAL { "*".to_string() } else { p.to_string() };
+    format!("{proto} {sender}:{} > {receiver}:{}", port(key.src_port), port(key.dst_port))
 }
 
 fn reverse(k: &FlowKey) -> FlowKey {

@@ -104,7 +104,7 @@ fn group(runs: &[RunRecord]) -> Grouped {
     let mut g: Grouped = BTreeMap::new();
     for r in runs {
         for f in &r.flows {
-            let m = g.entry((r.set.clone(), r.point, f.flow.clone())).or_default();
+            let m = g.entry((r.set.clone(), r.point, f.label.clone())).or_default();
             for (name, _) in METRICS {
                 m.entry(name).or_default().push(metric(f, name));
             }
@@ -117,7 +117,12 @@ fn group(runs: &[RunRecord]) -> Grouped {
 
 /// Writes results.csv, summary.csv, plots/*.svg and report.html into `out`.
 pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord]) -> io::Result<()> {
-    fs::create_dir_all(out.join("plots"))?;
+    // Plots are rebuilt whole: none of an earlier report may linger.
+    let plots = out.join("plots");
+    if plots.exists() {
+        fs::remove_dir_all(&plots)?;
+    }
+    fs::create_dir_all(&plots)?;
     let params: BTreeSet<String> =
         sets.iter().flat_map(|s| s.points.iter().flatten().map(|(k, _)| k.clone())).collect();
     let point_params = |set: &str, point: usize| -> BTreeMap<String, String> {
@@ -132,7 +137,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
     for p in &params {
         write!(csv, ",{}", csv_field(p)).unwrap();
     }
-    csv.push_str(",replication,seed,flow,sender,receiver");
+    csv.push_str(",replication,seed,flow,label,sender,receiver");
     for (m, _) in METRICS {
         write!(csv, ",{m}").unwrap();
     }
@@ -144,7 +149,17 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             for p in &params {
                 write!(csv, ",{}", csv_field(pp.get(p).map_or("", String::as_str))).unwrap();
             }
-            write!(csv, ",{},{},{},{},{}", r.replication, r.seed, csv_field(&f.flow), f.sender, f.receiver).unwrap();
+            write!(
+                csv,
+                ",{},{},{},{},{},{}",
+                r.replication,
+                r.seed,
+                csv_field(&f.flow),
+                csv_field(&f.label),
+                f.sender,
+                f.receiver
+            )
+            .unwrap();
             for (m, _) in METRICS {
                 write!(csv, ",{}", metric(f, m)).unwrap();
             }

@@ -165,11 +165,15 @@ impl Workloads {
                     let stderr = File::create(&slot.outcome.stderr)
                         .context(|| format!("create {}", slot.outcome.stderr.display()))?;
                     command.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+                    // Files a workload writes stay with the run.
+                    if let Some(dir) = slot.outcome.stdout.parent() {
+                        command.current_dir(dir);
+                    }
                 }
                 command.envs(self.env.iter().map(|(k, v)| (k, v)));
                 command.env("SQUALL_HOST", &slot.spec.host);
                 // `squall tool ...` in a workload means this squall.
-                if let Some(path) = path_with_own_binary() {
+                if let Some(path) = slot.outcome.stdout.parent().and_then(path_with_own_binary) {
                     command.env("PATH", path);
                 }
                 if let Some(peer) = self.peers.get(slot.host).filter(|p| !p.is_empty()) {
@@ -265,11 +269,17 @@ mod tests {
     }
 }
 
-/// PATH with the directory of the running squall binary first, so that
-/// workloads find `squall` (for `squall tool bulk`) even when it is not
-/// installed.
-fn path_with_own_binary() -> Option<std::ffi::OsString> {
-    let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+/// PATH with a directory holding `squall` (a link to the running binary,
+/// whatever its file name) first, so that workloads find `squall tool bulk`
+/// even when squall is not installed. The link lives in `workload_dir/bin`.
+fn path_with_own_binary(workload_dir: &std::path::Path) -> Option<std::ffi::OsString> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = workload_dir.join("bin");
+    let link = bin.join("squall");
+    if std::fs::symlink_metadata(&link).is_err() {
+        std::fs::create_dir_all(&bin).ok()?;
+        std::os::unix::fs::symlink(&exe, &link).ok()?;
+    }
     let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&rest))).ok()
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).ok()
 }

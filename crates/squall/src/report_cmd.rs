@@ -80,7 +80,7 @@ fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
             let mut by_flow: BTreeMap<&str, Vec<&squall_analysis::FlowStats>> = BTreeMap::new();
             for r in runs.iter().filter(|r| r.set == set.name && r.point == pi) {
                 for f in &r.flows {
-                    by_flow.entry(&f.flow).or_default().push(f);
+                    by_flow.entry(&f.label).or_default().push(f);
                 }
             }
             for (flow, fs) in by_flow {

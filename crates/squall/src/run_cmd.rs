@@ -137,6 +137,34 @@ fn plan(experiment: &Experiment, base: &Path) -> Result<(Manifest, Vec<Vec<Scena
     Ok((Manifest { experiment: experiment.name.clone(), sets }, scenarios, jobs))
 }
 
+/// One emulation replication: `squall emu` in a child process on the
+/// resolved scenario (its own namespaces, cleaned up when it ends), its
+/// files moved into `dir` like a simulated run's.
+fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir)?;
+    let resolved = dir.join("scenario.toml");
+    fs::write(&resolved, toml::to_string(scenario)?)?;
+    let work = dir.join("emu");
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .arg("emu")
+        .arg(&resolved)
+        .arg("--out")
+        .arg(&work)
+        .args(["--seed", &seed.to_string()])
+        .status()
+        .context("cannot start `squall emu`")?;
+    if !status.success() {
+        bail!("`squall emu {}` failed ({status})", resolved.display());
+    }
+    for entry in fs::read_dir(work.join("rep-0"))? {
+        let entry = entry?;
+        fs::rename(entry.path(), dir.join(entry.file_name()))?;
+    }
+    fs::rename(work.join("summary.json"), dir.join("result.json"))?;
+    fs::remove_dir_all(&work)?;
+    Ok(())
+}
+
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let experiment = squall_scenario::load_experiment(&args.experiment).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let base = args.experiment.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -178,10 +206,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 let summary = write_replication(&tmp, job.replication, result, Outputs { events: true, pcap: true })?;
                 fs::write(tmp.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
             }
-            Engine::Emu => bail!(
-                "set `{}`: the emulate engine cannot run replication sets in this build",
-                experiment.sets[job.set].name
-            ),
+            Engine::Emu => emulate(scenario, job.seed, &tmp)?,
         }
         if final_dir.exists() {
             fs::remove_dir_all(&final_dir)?;

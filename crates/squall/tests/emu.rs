@@ -300,3 +300,48 @@ fn shell_mode_runs_a_command_on_the_mobile_host_with_the_peer_address() {
     assert!(stdout.contains("peer=10.0.0.1"), "{stdout}");
     assert!(stdout.contains("inet 10.0.1.1/32"), "runs in the mobile host's namespace: {stdout}");
 }
+
+/// Seed 000's case study as an experiment with the emulate engine (real
+/// Linux Reno, shortened): the report has the simulator's structure —
+/// results.csv columns, the Table 2 summary, the time-sequence and queue
+/// plots — plus TCP_INFO plots.
+#[test]
+fn emulation_experiment_gives_a_report_like_the_simulator() {
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let experiment = dir.path().join("emu.toml");
+    std::fs::write(
+        &experiment,
+        format!(
+            "name = \"gsm-emu\"\n[[sets]]\nname = \"reno-gsm\"\nscenario = \"{}\"\nengine = \"emu\"\nreplications = 2\n",
+            scenario("gsm-reno.toml").display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["run", experiment.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header = results.lines().next().unwrap();
+    assert!(
+        header.starts_with("set,point,replication,seed,flow,label,sender,receiver,elapsed,throughput_bps"),
+        "{header}"
+    );
+    // The 20 KB transfer arrived in both replications, and the summary
+    // groups them under one label despite the changing client port.
+    let data: Vec<&str> = results.lines().filter(|l| l.contains("tcp fixed:* > mobile:5201")).collect();
+    assert_eq!(data.len(), 2, "{results}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("elapsed median (s)") && html.contains("tcp fixed:* &gt; mobile:5201"));
+    let plots: Vec<String> =
+        std::fs::read_dir(out.join("plots")).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    for kind in ["_seq.svg", "_queue.svg", "_cwnd.svg", "_srtt.svg"] {
+        assert!(plots.iter().any(|p| p.ends_with(kind)), "no {kind} plot in {plots:?}");
+    }
+    assert!(namespaces_of(std::process::id()).is_empty());
+}
