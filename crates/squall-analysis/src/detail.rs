@@ -36,7 +36,8 @@ pub fn run_detail(dir: &Path, hosts: &[RunHost]) -> Result<RunDetail, AnalysisEr
         if !path.exists() {
             continue;
         }
-        let mut per_flow: BTreeMap<String, (Vec<(f64, f64)>, Vec<(f64, f64)>)> = BTreeMap::new();
+        // Per flow: first transmissions and retransmissions as (time, y).
+        let mut per_flow: BTreeMap<String, [Vec<(f64, f64)>; 2]> = BTreeMap::new();
         let mut first_seq: BTreeMap<String, u32> = BTreeMap::new();
         let mut highest: BTreeMap<String, i64> = BTreeMap::new();
         let mut count: BTreeMap<String, f64> = BTreeMap::new();
@@ -61,10 +62,9 @@ pub fn run_detail(dir: &Path, hosts: &[RunHost]) -> Result<RunDetail, AnalysisEr
                 }
             };
             position.insert((name.clone(), c.ip_id), y);
-            let e = per_flow.entry(name).or_default();
-            if retransmitted { e.1.push((t, y)) } else { e.0.push((t, y)) }
+            per_flow.entry(name).or_default()[usize::from(retransmitted)].push((t, y));
         }
-        for (name, (sent, again)) in per_flow {
+        for (name, [sent, again]) in per_flow {
             // A direction with a handful of packets (ACKs' replies, a
             // request) makes no useful diagram.
             if sent.len() + again.len() < 5 {

@@ -239,6 +239,21 @@ fn signal(child: &Child, interactive: bool, sig: Signal) {
     let _ = if interactive { nix::sys::signal::kill(pid, sig) } else { killpg(pid, sig) };
 }
 
+/// PATH with a directory holding `squall` (a link to the running binary,
+/// whatever its file name) first, so that workloads find `squall tool bulk`
+/// even when squall is not installed. The link lives in `workload_dir/bin`.
+fn path_with_own_binary(workload_dir: &std::path::Path) -> Option<std::ffi::OsString> {
+    let exe = std::env::current_exe().ok()?;
+    let bin = workload_dir.join("bin");
+    let link = bin.join("squall");
+    if std::fs::symlink_metadata(&link).is_err() {
+        std::fs::create_dir_all(&bin).ok()?;
+        std::os::unix::fs::symlink(&exe, &link).ok()?;
+    }
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,19 +282,4 @@ mod tests {
         assert_eq!(w.commands.len(), 2);
         assert_eq!(w.commands[1].at, Duration::from_secs(1));
     }
-}
-
-/// PATH with a directory holding `squall` (a link to the running binary,
-/// whatever its file name) first, so that workloads find `squall tool bulk`
-/// even when squall is not installed. The link lives in `workload_dir/bin`.
-fn path_with_own_binary(workload_dir: &std::path::Path) -> Option<std::ffi::OsString> {
-    let exe = std::env::current_exe().ok()?;
-    let bin = workload_dir.join("bin");
-    let link = bin.join("squall");
-    if std::fs::symlink_metadata(&link).is_err() {
-        std::fs::create_dir_all(&bin).ok()?;
-        std::os::unix::fs::symlink(&exe, &link).ok()?;
-    }
-    let rest = std::env::var_os("PATH").unwrap_or_default();
-    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).ok()
 }
