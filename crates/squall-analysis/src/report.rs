@@ -199,14 +199,14 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
 
     // Plots and the page.
     let mut page = String::new();
-    write!(
+    writeln!(
         page,
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>\
          body{{font-family:sans-serif;margin:2em;max-width:1100px}} table{{border-collapse:collapse;margin:1em 0}}\
          td,th{{border:1px solid #ccc;padding:3px 8px;text-align:right}} th{{background:#f3f3f3}} td:first-child{{text-align:left}}\
          figure{{margin:1em 0}} figcaption{{font-size:90%;color:#555}} .plot svg{{max-width:100%;height:auto}}</style></head><body>\n\
          <h1>{t}</h1>\n<p>{n} run(s) in {k} replication set(s). Data: <a href=\"results.csv\">results.csv</a>, \
-         <a href=\"summary.csv\">summary.csv</a>; every plot is also in <code>plots/</code>.</p>\n",
+         <a href=\"summary.csv\">summary.csv</a>; every plot is also in <code>plots/</code>.</p>",
         t = html(title),
         n = runs.len(),
         k = sets.len()
@@ -217,18 +217,18 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
         plot_no += 1;
         let file = format!("{plot_no:03}-{}.svg", name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"));
         fs::write(out.join("plots").join(&file), &svg)?;
-        write!(
+        writeln!(
             page,
-            "<figure class=\"plot\" data-file=\"{file}\">{svg}<figcaption>{}</figcaption></figure>\n",
+            "<figure class=\"plot\" data-file=\"{file}\">{svg}<figcaption>{}</figcaption></figure>",
             html(caption)
         )
         .unwrap();
         Ok(())
     };
     for set in sets {
-        write!(
+        writeln!(
             page,
-            "<h2>Set {} <small>({} engine, {})</small></h2>\n",
+            "<h2>Set {} <small>({} engine, {})</small></h2>",
             html(&set.name),
             html(&set.engine),
             html(&set.scenario)
@@ -237,7 +237,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
         for (point, pp) in set.points.iter().enumerate() {
             let label: Vec<String> = pp.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             if !label.is_empty() {
-                write!(page, "<h3>{}</h3>\n", html(&label.join(", "))).unwrap();
+                writeln!(page, "<h3>{}</h3>", html(&label.join(", "))).unwrap();
             }
             page.push_str(&table2(&grouped, &set.name, point));
         }

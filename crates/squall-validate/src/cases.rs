@@ -1,4 +1,5 @@
-//! Cases 1–9 of shared/VALIDATION.md: queueing theory and link mechanics.
+//! Cases of shared/VALIDATION.md: queueing theory and link mechanics (1–9)
+//! here, TCP (10–12) in `tcp_cases`.
 
 use squall_analysis::{confidence_interval, mean};
 use squall_link::DropReason;
@@ -6,9 +7,10 @@ use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult};
 
 use crate::measure::*;
-use crate::{Case, Check};
+use crate::{Case, Check, tcp_cases};
 
 const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
+const COUNTERS: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: false };
 const PACKETS_AND_EVENTS: RunOptions = RunOptions { record_events: true, record_packets: true, record_captures: false };
 
 macro_rules! scenario {
@@ -37,6 +39,9 @@ pub fn cases() -> Vec<Case> {
         case(7, "Bit errors", scenario!("07-bit-errors.toml"), PACKETS, bit_errors),
         case(8, "Gilbert-Elliott", scenario!("08-gilbert-elliott.toml"), PACKETS, gilbert_elliott),
         case(9, "Link ARQ", scenario!("09-arq.toml"), PACKETS, arq),
+        case(10, "Window-limited TCP", scenario!("10-window-limited.toml"), COUNTERS, tcp_cases::window_limited),
+        case(11, "Mathis formula", scenario!("11-mathis.toml"), COUNTERS, tcp_cases::mathis),
+        case(12, "Asymmetric link", scenario!("12-asymmetric.toml"), COUNTERS, tcp_cases::asymmetric),
     ]
 }
 

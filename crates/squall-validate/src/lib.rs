@@ -6,6 +6,7 @@
 
 mod cases;
 mod measure;
+pub mod tcp_cases;
 
 use std::fmt;
 

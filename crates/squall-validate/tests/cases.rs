@@ -51,6 +51,18 @@ fn case_08_gilbert_elliott() {
 fn case_09_arq() {
     passes(9);
 }
+#[test]
+fn case_10_window_limited() {
+    passes(10);
+}
+#[test]
+fn case_11_mathis() {
+    passes(11);
+}
+#[test]
+fn case_12_asymmetric() {
+    passes(12);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
@@ -73,4 +85,10 @@ fn checks_fail_when_the_model_is_off() {
     fails_with(7, &[("stage.noisy.error.bit", "1.03e-4")]);
     // One retransmission more lowers the residual loss below tolerance.
     fails_with(9, &[("stage.radio.error_mode.arq.retries", "4")]);
+    // A 62 ms round trip instead of 60 ms moves W/RTT by 3.2% (> 2%).
+    fails_with(10, &[("stage.down.delay", "\"32 ms\"")]);
+    // 1.5% loss where the formulas are evaluated for 1%.
+    fails_with(11, &[("stage.down-m1460-p1.error.packet", "\"1.5%\"")]);
+    // A 30 kbit/s uplink clocks 4% more ACKs.
+    fails_with(12, &[("stage.up-m1460-ackall.rate", "\"30 kbit/s\"")]);
 }

@@ -25,6 +25,17 @@ pub const ALL: &[Builtin] = &[
         "gsm-udp.toml",
         "Seawind's GSM link (seed 000 Table 1), 1% then 10% errors, a blackout, UDP both ways"
     ),
+    builtin!(
+        "gsm-reno",
+        "gsm-reno.toml",
+        "Seawind's case study (seed 000 §7 Table 2): 100 KB Reno transfer over GSM, 20 replications"
+    ),
+    builtin!("seed001-e2e", "seed001-e2e.toml", "seed 001 §5: fixed host - base station - mobile, end-to-end Tahoe"),
+    builtin!(
+        "seed001-split",
+        "seed001-split.toml",
+        "seed 001 §5: fixed host - base station - mobile, split TCP at the base station"
+    ),
     builtin!("mm1", "validation/01-mm1.toml", "validation case 1: M/M/1 queue"),
     builtin!("md1", "validation/02-md1.toml", "validation case 2: M/D/1 queue"),
     builtin!("mm1k", "validation/03-mm1k.toml", "validation case 3: M/M/1/K blocking"),
@@ -38,6 +49,13 @@ pub const ALL: &[Builtin] = &[
     builtin!("bit-errors", "validation/07-bit-errors.toml", "validation case 7: per-bit errors"),
     builtin!("gilbert-elliott", "validation/08-gilbert-elliott.toml", "validation case 8: Gilbert-Elliott bursts"),
     builtin!("arq", "validation/09-arq.toml", "validation case 9: link ARQ"),
+    builtin!(
+        "window-limited",
+        "validation/10-window-limited.toml",
+        "validation case 10: TCP limited by a 64 KB window"
+    ),
+    builtin!("mathis", "validation/11-mathis.toml", "validation case 11: Reno under random loss (Mathis formula)"),
+    builtin!("asymmetric", "validation/12-asymmetric.toml", "validation case 12: 10 Mbit/s down, 28.8 kbit/s up"),
 ];
 
 pub fn find(name: &str) -> Option<&'static Builtin> {

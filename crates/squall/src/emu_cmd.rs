@@ -310,7 +310,7 @@ fn write_outputs(
     let flows = if args.no_pcap {
         Vec::new()
     } else {
-        squall_analysis::analyse_run(&rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?
+        squall_analysis::analyse_run(rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?
     };
     let mut aggregate = Aggregate::default();
     for f in &flows {

@@ -343,6 +343,52 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Per TCP flow over the replications, as seed 000's Table 2: elapsed time
+/// (10th, 50th, 90th percentile), and medians of goodput, retransmitted
+/// segments, dropped packets (both directions) and timeouts.
+fn print_tcp_table(s: &Summary_) {
+    let Some(first) = s.runs.first() else { return };
+    if first.tcp_flows.is_empty() {
+        return;
+    }
+    println!("\ntcp flows (elapsed: p10 / p50 / p90 over replications; the rest medians)");
+    println!(
+        "{:<16} {:>9} {:>26} {:>14} {:>8} {:>8} {:>8} {:>8}",
+        "flow", "completed", "elapsed p10/p50/p90 (s)", "goodput", "rexmit", "dropped", "timeouts", "goodput%"
+    );
+    for (i, flow) in first.tcp_flows.iter().enumerate() {
+        let per_run = |f: &dyn Fn(&ReplicationSummary, &TcpFlowResult) -> f64| -> Vec<f64> {
+            s.runs.iter().filter_map(|r| r.tcp_flows.get(i).map(|t| f(r, t))).collect()
+        };
+        let completed = per_run(&|_, t| f64::from(u8::from(t.completed))).iter().sum::<f64>();
+        let elapsed = per_run(&|_, t| t.transfer_time);
+        let goodput = per_run(&|_, t| t.goodput_bps / 8.0);
+        let rexmit = per_run(&|_, t| t.sender.retransmitted_segments as f64);
+        let timeouts = per_run(&|_, t| t.sender.timeouts as f64);
+        let link_goodput = per_run(&|_, t| t.sender.goodput * 100.0);
+        let prefix = format!("{}:", flow.name);
+        let dropped = per_run(&|r, _| {
+            r.flows.iter().filter(|f| f.name.starts_with(&prefix)).map(|f| f.dropped.values().sum::<u64>()).sum::<u64>()
+                as f64
+        });
+        let p = |xs: &[f64], q: f64| squall_analysis::percentile(xs, q);
+        println!(
+            "{:<16} {:>4.0}/{:<4} {:>8.2}/{:>8.2}/{:>8.2} {:>10.0} B/s {:>8.0} {:>8.0} {:>8.0} {:>8.1}",
+            flow.name,
+            completed,
+            s.runs.len(),
+            p(&elapsed, 0.1),
+            p(&elapsed, 0.5),
+            p(&elapsed, 0.9),
+            p(&goodput, 0.5),
+            p(&rexmit, 0.5),
+            p(&dropped, 0.5),
+            p(&timeouts, 0.5),
+            p(&link_goodput, 0.5),
+        );
+    }
+}
+
 fn print_table(s: &Summary_) {
     println!("\nflows (mean over {} replication(s); ± is the 95% CI half-width)", s.replications);
     println!(
@@ -365,6 +411,7 @@ fn print_table(s: &Summary_) {
             g("jitter") * 1e3,
         );
     }
+    print_tcp_table(s);
     println!("\nstages (drops by reason, mean over replications)");
     for (name, m) in &s.aggregate.stages {
         let drops: Vec<String> = DropReason::ALL

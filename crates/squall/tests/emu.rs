@@ -345,3 +345,32 @@ fn emulation_experiment_gives_a_report_like_the_simulator() {
     }
     assert!(namespaces_of(std::process::id()).is_empty());
 }
+
+/// Mahimahi-style shell mode with iperf3: the server on the fixed host,
+/// the client on the mobile host through the 10 Mbit/s path.
+#[test]
+fn shell_mode_carries_iperf3() {
+    if !namespaces_available() {
+        return;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "iperf3 is required in CI");
+        eprintln!("iperf3 not installed: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .arg("emu")
+        .arg(scenario("tcp-10mbit.toml"))
+        .args(["--out", dir.path().to_str().unwrap(), "--serve", "fixed@0s=iperf3 -s -1", "--"])
+        .args(["sh", "-c", "sleep 0.5; iperf3 -c $SQUALL_PEER -t 3 -J"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 -J output");
+    let bps = report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
+    // Limited by the 10 Mbit/s stage (TCP payload 1448/1500 of it at most),
+    // and well above what an unshaped veth would not limit.
+    assert!(bps < 10e6 * 1448.0 / 1500.0 * 1.01, "{bps} bit/s through a 10 Mbit/s path");
+    assert!(bps > 6e6, "{bps} bit/s");
+}
