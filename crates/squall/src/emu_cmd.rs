@@ -21,7 +21,7 @@ use squall_link::{DropReason, Duration};
 use squall_scenario::Scenario;
 use squall_trace::{EventLogWriter, PcapWriter};
 
-use crate::sim_cmd::{self, Loaded, SimArgs};
+use crate::sim_cmd::{self, Loaded, SimArgs, StageSummary, stage_summary};
 
 #[derive(Args)]
 pub struct EmuArgs {
@@ -84,21 +84,6 @@ pub struct EmuArgs {
 }
 
 #[derive(Serialize)]
-struct StageSummary {
-    name: String,
-    direction: String,
-    entered: u64,
-    delivered: u64,
-    dropped: BTreeMap<&'static str, u64>,
-    ecn_marked: u64,
-    frame_errors: u64,
-    retransmissions: u64,
-    corrupted: u64,
-    mean_queue_len: f64,
-    max_queue_len: usize,
-}
-
-#[derive(Serialize)]
 struct RunSummary {
     replication: u32,
     seed: u64,
@@ -140,22 +125,6 @@ struct EmuDetails {
     early_wakeup: f64,
     workloads: Vec<CommandOutcome>,
     stale_removed: Vec<String>,
-}
-
-fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
-    StageSummary {
-        name: s.name.clone(),
-        direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
-        entered: s.entered,
-        delivered: s.delivered,
-        dropped: DropReason::ALL.iter().map(|r| (r.as_str(), s.dropped[r.index()])).filter(|(_, n)| *n > 0).collect(),
-        ecn_marked: s.ecn_marked,
-        frame_errors: s.frame_errors,
-        retransmissions: s.retransmissions,
-        corrupted: s.corrupted,
-        mean_queue_len: s.mean_queue_len,
-        max_queue_len: s.max_queue_len,
-    }
 }
 
 fn commands(args: &EmuArgs, scenario: &Scenario) -> Result<Vec<CommandSpec>> {

@@ -134,17 +134,17 @@ pub struct ReplicationSummary {
 
 #[derive(Serialize)]
 pub struct StageSummary {
-    name: String,
-    direction: String,
-    entered: u64,
-    delivered: u64,
-    dropped: BTreeMap<&'static str, u64>,
-    ecn_marked: u64,
-    frame_errors: u64,
-    retransmissions: u64,
-    corrupted: u64,
-    mean_queue_len: f64,
-    max_queue_len: usize,
+    pub name: String,
+    pub direction: String,
+    pub entered: u64,
+    pub delivered: u64,
+    pub dropped: BTreeMap<&'static str, u64>,
+    pub ecn_marked: u64,
+    pub frame_errors: u64,
+    pub retransmissions: u64,
+    pub corrupted: u64,
+    pub mean_queue_len: f64,
+    pub max_queue_len: usize,
 }
 
 #[derive(Serialize)]
@@ -170,7 +170,8 @@ struct Aggregate {
     stages: BTreeMap<String, BTreeMap<String, Summary>>,
 }
 
-fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
+/// A stage's counters as summary.json writes them (both engines).
+pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
     StageSummary {
         name: s.name.clone(),
         direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
