@@ -21,7 +21,10 @@ fn scenario(name: &str) -> PathBuf {
 
 /// Whether namespaces can be made here; panics under CI=true if not.
 fn namespaces_available() -> bool {
-    let name = format!("squall-{}-probe", std::process::id());
+    // Tests run as threads of one process: each probe needs its own name.
+    static PROBE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = PROBE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("squall-{}-probe{n}", std::process::id());
     let made =
         Command::new("ip").args(["netns", "add", &name]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
             && Path::new("/dev/net/tun").exists();
