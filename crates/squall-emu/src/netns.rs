@@ -100,12 +100,26 @@ pub fn delete_by_name(name: &str) -> Result<(), EmuError> {
     ip(&["netns", "delete", name])
 }
 
-/// SIGKILLs every process whose network namespace is `name`.
+/// SIGKILLs every process whose network namespace is `name` and waits
+/// (up to 2 s) until none is left: a kill only queues the signal, and an
+/// orphan of a killed workload (a shell's child) must be gone before the
+/// namespace is, or it outlives the run.
 fn kill_processes_in(name: &str) {
-    let Ok(out) = Command::new("ip").args(["netns", "pids", name]).output() else { return };
-    for pid in String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+    let pids = || -> Vec<i32> {
+        let Ok(out) = Command::new("ip").args(["netns", "pids", name]).output() else { return Vec::new() };
+        String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse().ok()).collect()
+    };
+    for _ in 0..200 {
+        let left = pids();
+        if left.is_empty() {
+            return;
+        }
+        for pid in left {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    eprintln!("squall: processes in namespace {name} survived SIGKILL for 2 s");
 }
 
 /// Names of the namespaces in [`NETNS_DIR`].

@@ -218,6 +218,7 @@ pub struct Command {
 /// rwnd = "64 KiB"                   # receive buffer of each end
 /// delayed_ack = "200 ms"            # or false
 /// min_rto = "1 s"
+/// limited_transmit = true           # RFC 3042
 /// initial_window = 1                # segments
 /// initial_ssthresh = 32             # segments, or bytes like "64 KB"
 /// max_window = 50
@@ -257,6 +258,10 @@ pub struct TcpFlow {
     pub min_rto: Duration,
     #[serde(default)]
     pub rto: RtoSpec,
+    /// Limited transmit (RFC 3042): a new segment on each of the first two
+    /// duplicate ACKs (default on, as in Linux and ns-3).
+    #[serde(default = "yes")]
+    pub limited_transmit: bool,
     /// Initial congestion window, segments (default 2).
     #[serde(default = "default_initial_window")]
     pub initial_window: u32,

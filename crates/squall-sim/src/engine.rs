@@ -475,6 +475,7 @@ fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::Config
             RtoSpec::Seed001 => RtoVariant::Seed001,
         },
         initial_window: f.initial_window,
+        limited_transmit: f.limited_transmit,
         initial_ssthresh: f.initial_ssthresh.map_or(defaults.initial_ssthresh, |w| w.bytes(mss as u64)),
         max_window: f.max_window.map_or(defaults.max_window, |w| w.bytes(mss as u64)),
         ..defaults

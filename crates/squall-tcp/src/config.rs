@@ -98,6 +98,11 @@ pub struct TcpConfig {
     pub max_window: u64,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681: 3).
     pub dupack_threshold: u32,
+    /// Limited transmit (RFC 3042): on each of the first two duplicate
+    /// ACKs send one new segment beyond the congestion window, so that a
+    /// small window still gathers three duplicates for fast retransmit.
+    /// On in Linux and ns-3.
+    pub limited_transmit: bool,
     /// Nagle's algorithm (RFC 896): hold a short segment while data is
     /// unacknowledged. Off means TCP_NODELAY.
     pub nagle: bool,
@@ -130,6 +135,7 @@ impl Default for TcpConfig {
             initial_ssthresh: u64::MAX / 4,
             max_window: u64::MAX / 4,
             dupack_threshold: 3,
+            limited_transmit: true,
             nagle: false,
             persist_min: Duration::from_secs(5),
             persist_max: Duration::from_secs(60),

@@ -214,6 +214,9 @@ pub struct Connection {
     rtt: RttEstimator,
     rto_at: Option<Instant>,
     dupacks: u32,
+    /// Bytes sent beyond the congestion window by limited transmit since
+    /// the last new ACK (left out of ssthresh, RFC 5681 §3.2 step 2).
+    limited_sent: u64,
     recovery: Option<Recovery>,
     /// NewReno/Tahoe "recover": no new fast retransmit until an ACK
     /// passes it (RFC 6582 §3.2 step 2).
@@ -296,6 +299,7 @@ impl Connection {
             rtt,
             rto_at: None,
             dupacks: 0,
+            limited_sent: 0,
             recovery: None,
             recover: iss,
             retransmit_now: None,
@@ -541,6 +545,7 @@ impl Connection {
         self.recovery = None;
         self.retransmit_now = None;
         self.dupacks = 0;
+        self.limited_sent = 0;
         self.recover = self.snd_max;
         // Go back to the first unacknowledged segment (BSD, Fall and Floyd
         // 1996); SACKed segments are skipped.
@@ -889,6 +894,7 @@ impl Connection {
             self.snd_nxt = ack;
         }
         self.dupacks = 0;
+        self.limited_sent = 0;
         let mss = self.snd_mss;
         match self.recovery {
             None => {
@@ -974,7 +980,7 @@ impl Connection {
 
     fn enter_loss_recovery(&mut self, now: Instant, kind: LossRecovery) {
         let mss = self.snd_mss;
-        let flight = self.snd_max - self.snd_una;
+        let flight = self.snd_max - self.snd_una - self.limited_sent;
         self.stats.fast_retransmits += 1;
         self.cc.on_fast_retransmit(now, flight, mss, kind);
         self.recover = self.snd_max;
@@ -1319,6 +1325,16 @@ impl Connection {
         }
     }
 
+    /// RFC 3042 §2: on the first and second duplicate ACK outside loss
+    /// recovery, up to one more segment each beyond the congestion window
+    /// (the window itself is unchanged).
+    fn limited_transmit_allowance(&self) -> u64 {
+        if !self.config.limited_transmit || self.recovery.is_some() || self.dupacks >= self.config.dupack_threshold {
+            return 0;
+        }
+        self.dupacks.min(2) as u64 * self.snd_mss as u64
+    }
+
     fn index_of(&self, seq: u64) -> Option<usize> {
         let i = self.sent.partition_point(|s| s.start < seq);
         (i < self.sent.len() && self.sent[i].start == seq).then_some(i)
@@ -1363,7 +1379,8 @@ impl Connection {
         if !self.has_new_data() && !fin_pending {
             return None;
         }
-        let cwnd = self.cc.window().min(self.config.max_window);
+        let base_cwnd = self.cc.window().min(self.config.max_window);
+        let cwnd = base_cwnd + self.limited_transmit_allowance();
         let wnd_right = self.snd_una + self.snd_wnd;
         let cwnd_room = cwnd.saturating_sub(outstanding);
         let rwnd_room = wnd_right.saturating_sub(self.snd_max);
@@ -1384,6 +1401,7 @@ impl Connection {
             // A lone FIN waits for room like data does.
             return None;
         }
+        self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let start = self.snd_max;
         let mut flags = Flags::empty_flags();
         let fin = self.fin_queued && start + len == self.app_end;

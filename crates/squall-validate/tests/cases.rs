@@ -88,7 +88,7 @@ fn checks_fail_when_the_model_is_off() {
     // A 62 ms round trip instead of 60 ms moves W/RTT by 3.2% (> 2%).
     fails_with(10, &[("stage.down.delay", "\"32 ms\"")]);
     // 1.5% loss where the formulas are evaluated for 1%.
-    fails_with(11, &[("stage.down-m1460-p1.error.packet", "\"1.5%\"")]);
+    fails_with(11, &[("stage.down-newreno-m1460-p1.error.packet", "\"1.5%\"")]);
     // A 30 kbit/s uplink clocks 4% more ACKs.
     fails_with(12, &[("stage.up-m1460-ackall.rate", "\"30 kbit/s\"")]);
 }

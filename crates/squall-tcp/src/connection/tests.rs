@@ -28,6 +28,9 @@ fn config(cc: CcKind) -> TcpConfig {
         delayed_ack: DelayedAck::Off,
         min_rto: ms(200),
         initial_window: 10,
+        // The sequences below count segments without RFC 3042; limited
+        // transmit has a test of its own.
+        limited_transmit: false,
         iss: 0,
         ..TcpConfig::default()
     }
@@ -189,6 +192,34 @@ fn reno_fast_retransmit_after_three_dupacks_and_fast_recovery() {
     recv!(c, at(300), ack = seg_start(12), wnd = 65_535);
     assert_eq!(c.snapshot().cwnd, 5500, "deflated to ssthresh");
     assert!(c.recovery.is_none());
+}
+
+/// Limited transmit (RFC 3042) on the Reno sequence above: cwnd 11000
+/// is full (segments 1..=11 outstanding) when the duplicates start. The
+/// first and second duplicate each let one new segment out beyond cwnd
+/// (12, then 13); the third retransmits segment 1 and ssthresh leaves the
+/// two limited segments out of FlightSize (RFC 5681 §3.2 step 2): 11000/2
+/// = 5500, cwnd 5500 + 3·1000 = 8500, exactly as without limited transmit.
+#[test]
+fn limited_transmit_sends_a_new_segment_on_each_of_the_first_two_duplicates() {
+    let mut with_lt = config(CcKind::Reno);
+    with_lt.limited_transmit = true;
+    let mut c = established(with_lt, 65_535, 1_000_000, false);
+    assert_eq!(send!(c, at(100)).len(), 10);
+    recv!(c, at(200), ack = seg_start(1), wnd = 65_535);
+    assert_eq!(data(&send!(c, at(200))), vec![(seg_start(10), 1000), (seg_start(11), 1000)]);
+    recv!(c, at(201), ack = seg_start(1), wnd = 65_535);
+    assert_eq!(data(&send!(c, at(201))), vec![(seg_start(12), 1000)]);
+    recv!(c, at(202), ack = seg_start(1), wnd = 65_535);
+    assert_eq!(data(&send!(c, at(202))), vec![(seg_start(13), 1000)]);
+    assert_eq!(c.snapshot().cwnd, 11_000, "limited transmit leaves cwnd alone");
+    recv!(c, at(203), ack = seg_start(1), wnd = 65_535);
+    assert_eq!(data(&send!(c, at(203))), vec![(seg_start(1), 1000)]);
+    assert_eq!((c.snapshot().cwnd, c.snapshot().ssthresh), (8500, 5500));
+    // A fourth duplicate inflates cwnd to 9500, still below the 13000
+    // outstanding: limited transmit is over, nothing new goes out.
+    recv!(c, at(204), ack = seg_start(1), wnd = 65_535);
+    assert!(send!(c, at(204)).is_empty());
 }
 
 /// Segments 1 and 4 lost out of ten. After the fast retransmit of 1, the
