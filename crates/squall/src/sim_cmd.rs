@@ -340,7 +340,13 @@ pub fn run(args: SimArgs) -> Result<ExitCode> {
     fs::write(&path, serde_json::to_string_pretty(&summary)?)
         .with_context(|| format!("cannot write {}", path.display()))?;
     print_table(&summary);
-    println!("\nwrote {}/summary.json, scenario.toml and rep-N/ (events.csv, HOST.pcap)", out.display());
+    let per_run: Vec<&str> = [(outputs.events, "events.csv"), (outputs.pcap, "HOST.pcap")]
+        .into_iter()
+        .filter(|o| o.0)
+        .map(|o| o.1)
+        .collect();
+    let per_run = if per_run.is_empty() { String::new() } else { format!(" and rep-N/ ({})", per_run.join(", ")) };
+    println!("\nwrote {}/summary.json, scenario.toml{per_run}", out.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -174,3 +174,40 @@ fn validate_passes_and_lists_every_case() {
     }
     assert!(out.contains("12 case(s): 12 passed, 0 failed"), "{out}");
 }
+
+/// Seed 000 §7 Table 2 (Seawind's GSM case study, 20 replications of a
+/// 100 KB Reno transfer, Linux 2.4.0 hosts): elapsed time 153.27 / 170.51 /
+/// 196.40 s (p10 / median / p90) and median throughput 601 B/s. The built-in
+/// scenario (see its description for the assumptions: SACK recovery, MTU
+/// 296) must land within 12% of each elapsed percentile and 10% of the
+/// throughput, and every replication must finish.
+#[test]
+fn gsm_case_study_reproduces_seed_000_table_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let o = squall(&["sim", "builtin:gsm-reno", "--out", out, "--no-events", "--no-pcap"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+    let runs = summary["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 20);
+    let (mut elapsed, mut throughput) = (Vec::new(), Vec::new());
+    for run in runs {
+        let flow = &run["tcp_flows"][0];
+        assert_eq!(flow["completed"], true, "replication {} did not finish", run["replication"]);
+        let t = flow["transfer_time"].as_f64().unwrap();
+        elapsed.push(t);
+        throughput.push(flow["delivered_bytes"].as_f64().unwrap() / t);
+    }
+    use squall_analysis::stats::percentile;
+    for (q, paper) in [(0.1, 153.27), (0.5, 170.51), (0.9, 196.40)] {
+        let measured = percentile(&elapsed, q);
+        assert!(
+            (measured / paper - 1.0).abs() <= 0.12,
+            "elapsed p{}: {measured:.1} s against Table 2's {paper} s",
+            q * 100.0
+        );
+    }
+    let median = percentile(&throughput, 0.5);
+    assert!((median / 601.0 - 1.0).abs() <= 0.10, "median throughput {median:.0} B/s against Table 2's 601 B/s");
+}
