@@ -21,26 +21,12 @@ use squall_link::{DropReason, Duration};
 use squall_scenario::Scenario;
 use squall_trace::{EventLogWriter, PcapWriter};
 
-use crate::sim_cmd::{self, Loaded, SimArgs, StageSummary, stage_summary};
+use crate::sim_cmd::{self, Loaded, ScenarioArgs, StageSummary, stage_summary};
 
 #[derive(Args)]
 pub struct EmuArgs {
-    /// Scenario file, or builtin:NAME. Leave out when giving --link.
-    pub scenario: Option<String>,
-    /// A one-line downlink in netem's words: "rate 10mbit delay 25ms loss 1%".
-    #[arg(long, conflicts_with = "scenario")]
-    pub link: Option<String>,
-    /// The uplink for --link.
-    #[arg(long, requires = "link")]
-    pub uplink: Option<String>,
-    /// Output directory (default: out/SCENARIO-NAME-emu).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Set a scenario key before running (as in `squall sim`). Repeatable.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub overrides: Vec<String>,
+    #[command(flatten)]
+    pub common: ScenarioArgs,
     /// Run a command on a host: HOST@TIME=COMMAND, e.g.
     /// `fixed@1s="iperf3 -c 10.0.1.1 -t 5"`. The run ends when all of them
     /// have exited (or at the scenario's duration). Repeatable.
@@ -70,12 +56,6 @@ pub struct EmuArgs {
     /// MTU of the hosts' TUN devices, bytes.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
-    /// Do not write events.csv.
-    #[arg(long)]
-    pub no_events: bool,
-    /// Do not write pcap files.
-    #[arg(long)]
-    pub no_pcap: bool,
     /// Shell mode: run this command on the mobile host (the second host of
     /// the first link) with SQUALL_PEER set to the fixed host's address; the
     /// run ends when it exits.
@@ -166,25 +146,13 @@ fn shell_quote(s: &str) -> String {
 }
 
 pub fn run(args: EmuArgs) -> Result<ExitCode> {
-    let sim_args = SimArgs {
-        scenario: args.scenario.clone(),
-        link: args.link.clone(),
-        uplink: args.uplink.clone(),
-        out: None,
-        seed: args.seed,
-        replications: None,
-        overrides: args.overrides.clone(),
-        jobs: None,
-        no_events: args.no_events,
-        no_pcap: args.no_pcap,
-    };
-    let Loaded { source, mut scenario } = sim_cmd::load(&sim_args)?;
+    let Loaded { source, mut scenario } = sim_cmd::load(&args.common, None)?;
     if let Some(d) = args.duration {
         scenario.duration = d;
     }
     scenario.replications = 1;
     let commands = commands(&args, &scenario)?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
+    let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
     let rep = out.join("rep-0");
     fs::create_dir_all(&rep).with_context(|| format!("cannot create output directory {}", rep.display()))?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
@@ -194,8 +162,8 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         dataplane: DataplaneOptions {
             early_wakeup: args.early_wakeup,
             late_threshold: args.late_threshold,
-            record_events: !args.no_events,
-            record_captures: !args.no_pcap,
+            record_events: !args.common.no_events,
+            record_captures: !args.common.no_pcap,
             record_deliveries: true,
             realtime_priority: args.realtime,
         },
@@ -236,7 +204,7 @@ fn write_outputs(
     report: &EmulationReport,
 ) -> Result<()> {
     let d: &DataplaneReport = &report.dataplane;
-    if !args.no_events {
+    if !args.common.no_events {
         let path = rep.join("events.csv");
         let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         let mut log = EventLogWriter::new(BufWriter::new(file))?;
@@ -245,7 +213,7 @@ fn write_outputs(
         }
         log.flush()?;
     }
-    if !args.no_pcap {
+    if !args.common.no_pcap {
         for (host, captured) in report.host_names.iter().zip(&d.captures) {
             let path = rep.join(format!("{host}.pcap"));
             let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
@@ -276,7 +244,7 @@ fn write_outputs(
     let stages: Vec<StageSummary> = d.stages.iter().map(stage_summary).collect();
     let hosts: Vec<squall_analysis::RunHost> =
         scenario.hosts.iter().map(|h| squall_analysis::RunHost { name: h.name.clone(), address: h.address }).collect();
-    let flows = if args.no_pcap {
+    let flows = if args.common.no_pcap {
         Vec::new()
     } else {
         squall_analysis::analyse_run(rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?

@@ -18,8 +18,9 @@ use squall_trace::EventLogWriter;
 
 use crate::builtin;
 
-#[derive(Args)]
-pub struct SimArgs {
+/// What both engines take to find their scenario and where to write.
+#[derive(Args, Clone)]
+pub struct ScenarioArgs {
     /// Scenario file, or builtin:NAME (`squall scenarios` lists them).
     /// Leave out when giving --link.
     pub scenario: Option<String>,
@@ -30,21 +31,17 @@ pub struct SimArgs {
     /// The uplink for --link (default: the downlink's delay, no loss).
     #[arg(long, requires = "link")]
     pub uplink: Option<String>,
-    /// Output directory (default: out/SCENARIO-NAME).
+    /// Output directory (default: out/SCENARIO-NAME, out/SCENARIO-NAME-emu
+    /// for emulation).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of the first replication (replication i uses seed + i).
     #[arg(long)]
     pub seed: Option<u64>,
-    #[arg(long)]
-    pub replications: Option<u32>,
     /// Set a scenario key before running: `--set links.0.downlink.0.rate="2 Mbit/s"`,
     /// `--set stage.gsm-down.delay="300 ms"`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
-    /// Replications run in parallel on this many threads (default: all cores).
-    #[arg(long)]
-    pub jobs: Option<usize>,
     /// Do not write events.csv (faster, smaller).
     #[arg(long)]
     pub no_events: bool,
@@ -53,13 +50,26 @@ pub struct SimArgs {
     pub no_pcap: bool,
 }
 
+#[derive(Args)]
+pub struct SimArgs {
+    #[command(flatten)]
+    pub common: ScenarioArgs,
+    #[arg(long)]
+    pub replications: Option<u32>,
+    /// Replications run in parallel on this many threads (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+}
+
 /// A scenario as loaded: where from, and the resolved value.
 pub struct Loaded {
     pub source: String,
     pub scenario: Scenario,
 }
 
-pub fn load(args: &SimArgs) -> Result<Loaded> {
+/// Loads the scenario `args` name, with its overrides, seed and (when
+/// given) number of replications applied.
+pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
     let overrides: Vec<(String, String)> = args
         .overrides
         .iter()
@@ -104,7 +114,7 @@ pub fn load(args: &SimArgs) -> Result<Loaded> {
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
-    if let Some(r) = args.replications {
+    if let Some(r) = replications {
         if r == 0 {
             bail!("--replications must be at least 1");
         }
@@ -305,13 +315,14 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
     agg
 }
 
-pub fn run(args: SimArgs) -> Result<ExitCode> {
-    let Loaded { source, scenario } = load(&args)?;
+pub fn run(sim: SimArgs) -> Result<ExitCode> {
+    let args = &sim.common;
+    let Loaded { source, scenario } = load(args, sim.replications)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
     fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
     fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = sim.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let options = RunOptions { record_events: !args.no_events, record_packets: false, record_captures: !args.no_pcap };
     eprintln!(
         "squall sim: {} ({source}), {} replication(s) from seed {}, {} s each, {jobs} thread(s)",
