@@ -292,6 +292,24 @@ pub(crate) struct TcpPart {
     pub traces: Vec<TcpTrace>,
 }
 
+impl TcpPart {
+    /// Adds one connection end: its stats as the source's or the sink's
+    /// (with the receiver-side measures), its corrupted count and trace.
+    fn add_end(&mut self, e: &mut Endpoint, source: bool) {
+        let stats = e.conn.stats().clone();
+        if source {
+            self.source.push(stats);
+        } else {
+            self.sink.push(stats);
+            self.arrivals.merge(&e.arrivals);
+            self.delivered_bytes += e.conn.received_total();
+            add_buckets(&mut self.buckets, &e.buckets);
+        }
+        self.corrupted += e.corrupted;
+        self.traces.extend(e.take_trace());
+    }
+}
+
 fn add_buckets(into: &mut Vec<u64>, from: &[u64]) {
     if into.len() < from.len() {
         into.resize(from.len(), 0);
@@ -387,17 +405,7 @@ impl TcpClient {
         let source = self.plan.client_is_source();
         let mut part = TcpPart { connections: self.conns.len() as u32, done_at: self.done_at, ..Default::default() };
         for e in &mut self.conns {
-            let stats = e.conn.stats().clone();
-            if source {
-                part.source.push(stats);
-            } else {
-                part.sink.push(stats);
-                part.arrivals.merge(&e.arrivals);
-                part.delivered_bytes += e.conn.received_total();
-                add_buckets(&mut part.buckets, &e.buckets);
-            }
-            part.corrupted += e.corrupted;
-            part.traces.extend(e.take_trace());
+            part.add_end(e, source);
         }
         part
     }
@@ -520,18 +528,7 @@ impl TcpServer {
         let source = !self.plan.client_is_source();
         let mut part = TcpPart { connections: 0, done_at: self.done_at, ..Default::default() };
         for c in &mut self.conns {
-            let e = &mut c.end;
-            let stats = e.conn.stats().clone();
-            if source {
-                part.source.push(stats);
-            } else {
-                part.sink.push(stats);
-                part.arrivals.merge(&e.arrivals);
-                part.delivered_bytes += e.conn.received_total();
-                add_buckets(&mut part.buckets, &e.buckets);
-            }
-            part.corrupted += e.corrupted;
-            part.traces.extend(e.take_trace());
+            part.add_end(&mut c.end, source);
         }
         part
     }

@@ -6,7 +6,10 @@
 
 use squall_link::Instant;
 
-use super::{AckSample, CongestionControl, LossRecovery, halved};
+use super::{
+    AckSample, CongestionControl, LossRecovery, halved, window_at_fast_retransmit, window_on_partial_ack,
+    window_on_recovery_dupack,
+};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Aimd {
@@ -56,29 +59,15 @@ impl CongestionControl for Aimd {
 
     fn on_fast_retransmit(&mut self, _now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery) {
         self.ssthresh = halved(flight_size, mss);
-        let cwnd = match recovery {
-            // Tahoe: back to one segment and slow start.
-            LossRecovery::None => mss as u64,
-            // RFC 5681 step 3 / RFC 6582: ssthresh plus the three segments
-            // that left the network.
-            LossRecovery::Reno | LossRecovery::NewReno => self.ssthresh + 3 * mss as u64,
-            // RFC 6675 §5 step 4.2.
-            LossRecovery::Sack => self.ssthresh,
-        };
-        self.set_cwnd(cwnd, mss);
+        self.set_cwnd(window_at_fast_retransmit(self.ssthresh, mss, recovery), mss);
     }
 
     fn on_recovery_dupack(&mut self, _now: Instant, mss: u32, recovery: LossRecovery) {
-        if matches!(recovery, LossRecovery::Reno | LossRecovery::NewReno) {
-            self.set_cwnd(self.cwnd + mss as u64, mss);
-        }
+        self.set_cwnd(window_on_recovery_dupack(self.cwnd, mss, recovery), mss);
     }
 
     fn on_partial_ack(&mut self, _now: Instant, acked: u64, mss: u32) {
-        // RFC 6582 §3.2 step 5: deflate by the amount acknowledged, and add
-        // back one SMSS if at least one SMSS was acknowledged.
-        let back = if acked >= mss as u64 { mss as u64 } else { 0 };
-        self.set_cwnd(self.cwnd.saturating_sub(acked) + back, mss);
+        self.set_cwnd(window_on_partial_ack(self.cwnd, acked, mss), mss);
     }
 
     fn on_recovery_end(&mut self, _now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery) {

@@ -7,7 +7,10 @@
 
 use squall_link::{Duration, Instant};
 
-use super::{AckSample, CongestionControl, LossRecovery};
+use super::{
+    AckSample, CongestionControl, LossRecovery, window_at_fast_retransmit, window_on_partial_ack,
+    window_on_recovery_dupack,
+};
 
 /// C, segments per second³ (RFC 9438 §5.1).
 const C: f64 = 0.4;
@@ -117,23 +120,15 @@ impl CongestionControl for Cubic {
 
     fn on_fast_retransmit(&mut self, _now: Instant, _flight_size: u64, mss: u32, recovery: LossRecovery) {
         self.reduce(mss);
-        let cwnd = match recovery {
-            LossRecovery::Reno | LossRecovery::NewReno => self.ssthresh + 3 * mss as u64,
-            LossRecovery::None => mss as u64,
-            LossRecovery::Sack => self.ssthresh,
-        };
-        self.set_cwnd(cwnd, mss);
+        self.set_cwnd(window_at_fast_retransmit(self.ssthresh, mss, recovery), mss);
     }
 
     fn on_recovery_dupack(&mut self, _now: Instant, mss: u32, recovery: LossRecovery) {
-        if matches!(recovery, LossRecovery::Reno | LossRecovery::NewReno) {
-            self.set_cwnd(self.cwnd + mss as u64, mss);
-        }
+        self.set_cwnd(window_on_recovery_dupack(self.cwnd, mss, recovery), mss);
     }
 
     fn on_partial_ack(&mut self, _now: Instant, acked: u64, mss: u32) {
-        let back = if acked >= mss as u64 { mss as u64 } else { 0 };
-        self.set_cwnd(self.cwnd.saturating_sub(acked) + back, mss);
+        self.set_cwnd(window_on_partial_ack(self.cwnd, acked, mss), mss);
     }
 
     fn on_recovery_end(&mut self, _now: Instant, _flight_size: u64, mss: u32, _recovery: LossRecovery) {

@@ -171,3 +171,34 @@ impl CongestionControl for AnyCongestionControl {
 pub(crate) fn halved(flight_size: u64, mss: u32) -> u64 {
     (flight_size / 2).max(2 * mss as u64)
 }
+
+/// The congestion window at fast retransmit, once ssthresh is set, for
+/// every window-based algorithm: Tahoe goes back to one segment; Reno and
+/// NewReno add the three segments that left the network (RFC 5681 §3.2
+/// step 3, RFC 6582); SACK recovery starts at ssthresh (RFC 6675 §5 step
+/// 4.2).
+pub(crate) fn window_at_fast_retransmit(ssthresh: u64, mss: u32, recovery: LossRecovery) -> u64 {
+    match recovery {
+        LossRecovery::None => mss as u64,
+        LossRecovery::Reno | LossRecovery::NewReno => ssthresh + 3 * mss as u64,
+        LossRecovery::Sack => ssthresh,
+    }
+}
+
+/// Each further duplicate ACK in Reno or NewReno fast recovery inflates the
+/// window by one segment (RFC 5681 §3.2 step 4); SACK recovery counts pipe
+/// instead.
+pub(crate) fn window_on_recovery_dupack(cwnd: u64, mss: u32, recovery: LossRecovery) -> u64 {
+    match recovery {
+        LossRecovery::Reno | LossRecovery::NewReno => cwnd + mss as u64,
+        LossRecovery::None | LossRecovery::Sack => cwnd,
+    }
+}
+
+/// A partial ACK deflates the window by the amount acknowledged and adds
+/// back one SMSS if at least one SMSS was acknowledged (RFC 6582 §3.2
+/// step 5).
+pub(crate) fn window_on_partial_ack(cwnd: u64, acked: u64, mss: u32) -> u64 {
+    let back = if acked >= mss as u64 { mss as u64 } else { 0 };
+    cwnd.saturating_sub(acked) + back
+}
