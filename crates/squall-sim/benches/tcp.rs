@@ -3,7 +3,9 @@
 //!
 //! 1. One bulk NewReno flow, 10 Mbit/s, 30 ms one way, 0.1% packet loss on
 //!    the data direction, 100 simulated seconds: delivered data segments
-//!    per wall-clock second (best and median of 5 runs).
+//!    (bytes received in order / MSS) per wall-clock second, best and
+//!    median of 5 runs. The scenario is in common/single_flow.rs, shared
+//!    with `squall bench tcp`; bench/ns3/ runs it in ns-3 too.
 //! 2. 10 000 concurrent bulk flows through one 1 Gbit/s bottleneck for 10
 //!    simulated seconds: wall time and the process's peak resident memory
 //!    (VmHWM).
@@ -14,6 +16,9 @@ use std::time::Instant;
 
 use squall_scenario::Scenario;
 use squall_sim::{RunOptions, run};
+
+#[path = "common/single_flow.rs"]
+mod single_flow;
 
 fn scenario(text: &str) -> Scenario {
     let s: Scenario = toml::from_str(text).expect("bench scenario parses");
@@ -29,36 +34,6 @@ address = "10.0.0.1"
 name = "b"
 address = "10.0.1.1"
 "#;
-
-fn single_flow() -> Scenario {
-    scenario(&format!(
-        r#"
-name = "bench-single"
-duration = "100 s"
-{HOSTS}
-[[links]]
-between = ["a", "b"]
-[[links.downlink]]
-name = "down"
-rate = "10 Mbit/s"
-delay = "30 ms"
-queue = {{ packets = 100 }}
-error = {{ packet = "0.1%" }}
-[[links.uplink]]
-name = "up"
-rate = "10 Mbit/s"
-delay = "30 ms"
-queue = {{ packets = 100 }}
-[[workload.tcp]]
-name = "bulk"
-from = "a"
-to = "b"
-app = {{ bulk_for = "100 s" }}
-cc = "newreno"
-rwnd = "1 MB"
-"#
-    ))
-}
 
 fn many_flows(n: usize) -> Scenario {
     let mut text = format!(
@@ -105,23 +80,12 @@ fn main() {
     let quick = !std::env::args().any(|a| a == "--bench");
     let options = RunOptions::default();
 
-    let s = single_flow();
+    let s = single_flow::scenario();
     let mut rates = Vec::new();
     for seed in 1..=(if quick { 1 } else { 5 }) {
-        let t = Instant::now();
-        let r = run(&s, seed, options).expect("single-flow run");
-        let wall = t.elapsed().as_secs_f64();
-        let f = &r.tcp_flows[0];
-        let segments = r.flows[0].delivered_packets;
-        rates.push(segments as f64 / wall);
-        println!(
-            "single NewReno flow, seed {seed}: {segments} segments delivered ({:.2} Mbit/s goodput, {} resent) \
-             in {:.3} s wall: {:.0} segments/s",
-            f.goodput_bps / 1e6,
-            f.sender.retransmitted_segments,
-            wall,
-            segments as f64 / wall
-        );
+        let m = single_flow::measure(&s, seed);
+        rates.push(m.segments_per_wall_second);
+        println!("{m}");
     }
     rates.sort_by(f64::total_cmp);
     println!(

@@ -1,6 +1,12 @@
 //! `squall bench emu`: how fast the emulate engine forwards, against the
 //! same traffic over a plain veth pair, and how well it keeps time at
 //! 100 Mbit/s.
+//!
+//! `squall bench tcp`: how fast the simulate engine runs one bulk NewReno
+//! flow (10 Mbit/s, 30 ms one way, 0.1% loss, 100 simulated seconds), in
+//! delivered segments per wall-clock second: the scenario of `cargo bench
+//! -p squall-sim --bench tcp`, from the same file; bench/ns3/run.sh sets it
+//! against ns-3.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -13,6 +19,9 @@ use squall_emu::dataplane::DataplaneOptions;
 use squall_emu::timing::TimingSummary;
 use squall_emu::workload::CommandSpec;
 use squall_emu::{EmulationOptions, baseline};
+
+#[path = "../../squall-sim/benches/common/single_flow.rs"]
+mod single_flow;
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -29,6 +38,21 @@ pub enum BenchWhat {
         /// Seconds of traffic per measurement.
         #[arg(long, default_value_t = 3.0)]
         seconds: f64,
+        /// Write the results as JSON here too.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
+    /// Simulate engine speed: one bulk NewReno flow, 10 Mbit/s, 30 ms one
+    /// way, 0.1% packet loss, 100 simulated seconds; delivered segments
+    /// (bytes received / 1460) per wall-clock second, for seeds
+    /// `seed..seed+runs`, and their median.
+    Tcp {
+        /// Runs, each with the next seed.
+        #[arg(long, default_value_t = 5)]
+        runs: u64,
+        /// Seed of the first run.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
         /// Write the results as JSON here too.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
@@ -111,7 +135,59 @@ fn through_squall(
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
-    let BenchWhat::Emu { seconds, json } = args.what;
+    match args.what {
+        BenchWhat::Emu { seconds, json } => emu(seconds, json),
+        BenchWhat::Tcp { runs, seed, json } => tcp(runs, seed, json),
+    }
+}
+
+#[derive(Serialize)]
+struct TcpBenchReport {
+    scenario: &'static str,
+    runs: Vec<single_flow::Measurement>,
+    median_segments_per_wall_second: f64,
+    /// Peak resident set of the process (VmHWM), kB, if known.
+    peak_rss_kb: Option<u64>,
+}
+
+fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
+    anyhow::ensure!(runs > 0, "--runs must be at least 1");
+    let scenario = single_flow::scenario();
+    let mut measurements = Vec::new();
+    for s in seed..seed + runs {
+        let m = single_flow::measure(&scenario, s);
+        println!("{m}");
+        measurements.push(m);
+    }
+    let mut rates: Vec<f64> = measurements.iter().map(|m| m.segments_per_wall_second).collect();
+    rates.sort_by(f64::total_cmp);
+    let n = rates.len();
+    let median = if n % 2 == 1 { rates[n / 2] } else { (rates[n / 2 - 1] + rates[n / 2]) / 2.0 };
+    let peak_rss_kb = vm_hwm_kb();
+    println!(
+        "median of {n}: {median:.0} delivered segments per wall-clock second (target >= 800000); peak RSS {} kB",
+        peak_rss_kb.map_or("?".into(), |v| v.to_string())
+    );
+    let report = TcpBenchReport {
+        scenario: single_flow::SCENARIO,
+        runs: measurements,
+        median_segments_per_wall_second: median,
+        peak_rss_kb,
+    };
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Peak resident set of this process, kB (Linux), or None.
+fn vm_hwm_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("where is squall?")?;
     let mut forwarding = Vec::new();
     for ip_size in [64, 1500] {

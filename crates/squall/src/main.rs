@@ -37,7 +37,7 @@ enum Command {
     Ctl(ctl_cmd::CtlArgs),
     /// Traffic tools to run as workloads (bulk TCP transfer).
     Tool(tool_cmd::ToolArgs),
-    /// Benchmarks of the engines (`squall bench emu`).
+    /// Benchmarks of the engines (`squall bench tcp`, `squall bench emu`).
     Bench(bench_cmd::BenchArgs),
     /// Run the validation cases of shared/VALIDATION.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),
