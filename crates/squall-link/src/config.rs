@@ -456,9 +456,30 @@ pub struct StagePatch {
         deserialize_with = "constant_or_table::option::deserialize"
     )]
     pub allocation_delay: Option<Distribution<Duration>>,
+    /// Radio parameters of a radio stage (seed 002): channel mean SNR,
+    /// prediction NMSE, modulation, scheduling, ARQ, residual errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub radio: Option<crate::radio::RadioPatch>,
 }
 
 impl StagePatch {
+    /// Checks that the patch can be applied to `base`: radio parameters
+    /// only on a radio stage, and a result that passes
+    /// [`StageConfig::validate`]. Errors name the key from the stage name.
+    pub fn check(&self, base: &StageConfig) -> Result<(), ConfigError> {
+        if let Some(radio) = &self.radio {
+            let key = format!("{}.radio", base.name);
+            if base.radio.is_none() {
+                return Err(ConfigError::new(
+                    &key,
+                    "sets radio parameters, but the stage has no radio link; give radio = { ... } only to a radio stage",
+                ));
+            }
+            radio.validate(&key)?;
+        }
+        self.applied_to(base).validate()
+    }
+
     /// The stage's configuration with this patch applied.
     pub fn applied_to(&self, base: &StageConfig) -> StageConfig {
         let mut c = base.clone();
@@ -488,6 +509,9 @@ impl StagePatch {
         if let Some(a) = &self.allocation_delay {
             c.allocation_delay = Some(a.clone());
         }
+        if let (Some(p), Some(r)) = (&self.radio, c.radio.as_mut()) {
+            *r = r.patched(p);
+        }
         c
     }
 }
@@ -505,6 +529,12 @@ pub enum Change {
 }
 
 impl Change {
+    /// Whether this change sets radio parameters (it then decides a radio
+    /// slot that starts at its instant).
+    pub fn sets_radio(&self) -> bool {
+        matches!(self, Change::Set { patch, .. } if patch.radio.is_some())
+    }
+
     pub fn stage(&self) -> &str {
         match self {
             Change::Set { stage, .. } | Change::BlackoutStart { stage, .. } | Change::BlackoutEnd { stage } => stage,

@@ -149,13 +149,22 @@ impl Path {
     }
 
     /// Applies `change` at `now` if it names one of this path's stages;
-    /// says whether it did.
+    /// says whether it did. Everything due at `now` happens first, except
+    /// that a change of radio parameters decides the radio slot starting
+    /// at `now` (the slot is held until the change is in; see
+    /// [`crate::radio::RadioLink::apply`]).
     pub fn apply(&mut self, now: Instant, change: &Change) -> bool {
+        let target = self.stages.iter().position(|s| s.name() == change.stage());
+        if let Some(i) = target
+            && change.sets_radio()
+        {
+            self.stages[i].hold_radio_slot_start(now.max(self.now));
+        }
         self.advance(now);
-        let Some(stage) = self.stages.iter_mut().find(|s| s.name() == change.stage()) else {
+        let Some(i) = target else {
             return false;
         };
-        stage.apply(self.now, change, &mut self.events);
+        self.stages[i].apply(self.now, change, &mut self.events);
         self.advance(self.now);
         true
     }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use squall_link::radio::fading::{SumOfSinusoids, TYPICAL_URBAN_POWER_DB};
+use squall_link::radio::fading::TYPICAL_URBAN_POWER_DB;
 use squall_link::radio::math::{Complex, complex_gaussian, standard_normal};
 use squall_link::radio::prediction::Predictor;
 use squall_link::radio::*;
@@ -13,18 +13,6 @@ use squall_link::rng::stream;
 use squall_link::*;
 
 // ---------------------------------------------------------------- helpers
-
-/// J0 by its power series Σ (−1)^m (x/2)^{2m}/(m!)², accurate to ~1e-12 for
-/// |x| ≤ 12.
-fn bessel_j0(x: f64) -> f64 {
-    let q = x * x / 4.0;
-    let (mut term, mut sum) = (1.0, 1.0);
-    for m in 1..60 {
-        term *= -q / (m as f64 * m as f64);
-        sum += term;
-    }
-    sum
-}
 
 fn flow() -> FlowKey {
     FlowKey {
@@ -54,14 +42,6 @@ fn drain(link: &mut RadioLink) -> Vec<Delivery> {
         }
     }
     panic!("radio link did not go idle");
-}
-
-/// Mean and half-width of the 95% confidence interval.
-fn mean_ci(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let m = xs.iter().sum::<f64>() / n;
-    let var = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
-    (m, 1.96 * (var / n).sqrt())
 }
 
 // ------------------------------------------------ channel: taps and Doppler
@@ -118,82 +98,10 @@ fn doppler_at_75_kmh_and_1900_mhz_is_132_hz() {
 
 // ------------------------------------------------- VALIDATION case 14
 
-/// Kolmogorov–Smirnov statistic of samples against Exp(1).
-fn ks_exponential(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len() as f64;
-    xs.iter()
-        .enumerate()
-        .map(|(i, &x)| {
-            let cdf = 1.0 - (-x).exp();
-            (cdf - i as f64 / n).abs().max((cdf - (i + 1) as f64 / n).abs())
-        })
-        .fold(0.0, f64::max)
-}
-
-#[test]
-fn envelope_is_rayleigh() {
-    // |h|² of a unit-power Rayleigh gain is Exp(1). 4000 replications × 5
-    // instants 1.37 s apart. KS critical value at α = 0.01: 1.628/√n.
-    let fd = FadingConfig::default().doppler_hz();
-    let mut tap = Vec::new();
-    let mut sub_channel = Vec::new();
-    for seed in 0..4000u64 {
-        let h = SumOfSinusoids::new(16, fd, &mut stream(seed, "test/tap"));
-        let config = FadingConfig { shadowing: ShadowingConfig::off(), mean_snr_db: 0.0, ..Default::default() };
-        let mut ch = FadingChannel::new(
-            &config,
-            1500,
-            Predictor::new(0.0, seed, "p"),
-            stream(seed, "test/fading"),
-            stream(seed, "test/shadow"),
-        );
-        for i in 0..5u64 {
-            tap.push(h.gain(0.013 + 1.37 * i as f64).norm_sqr());
-            sub_channel.push(ch.gains(7 + 2055 * i)[12].norm_sqr());
-        }
-    }
-    let critical = 1.628 / (tap.len() as f64).sqrt();
-    let (d_tap, d_sub) = (ks_exponential(tap), ks_exponential(sub_channel));
-    println!("KS D: one tap {d_tap:.4}, sub-channel 12 {d_sub:.4}, critical (1%) {critical:.4}");
-    assert!(d_tap < critical && d_sub < critical);
-}
-
-#[test]
-fn autocorrelation_follows_j0() {
-    // R(τ)/R(0) of the complex gain, averaged over 300 replications of 2 s,
-    // against J0(2π f_d τ); lags in slots of 1/1500 s (x up to 11 rad).
-    let fd = FadingConfig::default().doppler_hz();
-    let lags = [1usize, 2, 3, 5, 8, 12, 16, 20];
-    let slots = 3000usize;
-    let mut acc = vec![Complex::ZERO; lags.len()];
-    let mut power = 0.0;
-    let mut count = vec![0usize; lags.len()];
-    for seed in 0..300u64 {
-        let h = SumOfSinusoids::new(16, fd, &mut stream(seed, "test/acf"));
-        let g: Vec<Complex> = (0..slots).map(|n| h.gain(n as f64 / 1500.0)).collect();
-        power += g.iter().map(|z| z.norm_sqr()).sum::<f64>() / slots as f64;
-        for (i, &lag) in lags.iter().enumerate() {
-            for n in 0..slots - lag {
-                acc[i] += g[n + lag] * g[n].conj();
-            }
-            count[i] += slots - lag;
-        }
-    }
-    let r0 = power / 300.0;
-    for (i, &lag) in lags.iter().enumerate() {
-        let r = acc[i].scale(1.0 / count[i] as f64 / r0);
-        let x = 2.0 * std::f64::consts::PI * fd * lag as f64 / 1500.0;
-        let want = bessel_j0(x);
-        println!(
-            "lag {lag:2} slots (x = {x:5.2}): R = {:+.4}{:+.4}j, J0 = {want:+.4}, error {:+.4}",
-            r.re,
-            r.im,
-            r.re - want
-        );
-        assert!((r.re - want).abs() < 0.02 && r.im.abs() < 0.02, "lag {lag}");
-    }
-}
+// Case 14 (Rayleigh envelope, J0 autocorrelation, shadowing σ and pole) is
+// one implementation in squall-validate (`radio_cases::fading_statistics`),
+// run by `squall validate --case 14` and by squall-validate's
+// tests/cases.rs, on the channel of scenarios/validation/14-fading.toml.
 
 #[test]
 fn frequency_correlation_follows_the_delay_profile() {
@@ -227,33 +135,6 @@ fn frequency_correlation_follows_the_delay_profile() {
         println!("Δf = {} kHz: |R| = {:.3}, theory {:.3}", df / 1e3, got.norm_sqr().sqrt(), want.norm_sqr().sqrt());
         assert!((got.re - want.re).abs() < 0.05 && (got.im - want.im).abs() < 0.05, "Δf {df}");
     }
-}
-
-#[test]
-fn shadowing_has_configured_sigma_and_pole_per_2_m() {
-    // 10 replications of 10⁶ slots (3.9 km at 75 km/h). Lag of 2 m = 144 slots.
-    let config = FadingConfig::default();
-    let (mut sigmas, mut poles) = (Vec::new(), Vec::new());
-    for seed in 0..10u64 {
-        let mut ch = FadingChannel::new(
-            &config,
-            1500,
-            Predictor::new(0.0, seed, "p"),
-            stream(seed, "f"),
-            stream(seed, "shadow"),
-        );
-        let s: Vec<f64> = (0..1_000_000u64).map(|n| ch.shadow_db(n)).collect();
-        let mean = s.iter().sum::<f64>() / s.len() as f64;
-        let var = s.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / s.len() as f64;
-        let cov = s.windows(145).map(|w| (w[0] - mean) * (w[144] - mean)).sum::<f64>() / (s.len() - 144) as f64;
-        sigmas.push(var.sqrt());
-        poles.push(cov / var);
-    }
-    let (sigma, sigma_ci) = mean_ci(&sigmas);
-    let (pole, pole_ci) = mean_ci(&poles);
-    println!("shadow σ = {sigma:.3} ± {sigma_ci:.3} dB (4), pole per 2 m = {pole:.4} ± {pole_ci:.4} (0.74)");
-    assert!((sigma - 4.0).abs() < sigma_ci.max(0.05) + 0.05);
-    assert!((pole - 0.74).abs() < pole_ci.max(0.005) + 0.01);
 }
 
 #[test]

@@ -204,7 +204,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                     c.dist(d, &sp.key(k))?;
                 }
             }
-            patch.applied_to(base).validate().map_err(|e| c.config(e, name, &sp))?;
+            patch.check(base).map_err(|e| c.config(e, name, &sp))?;
         }
     }
 

@@ -18,6 +18,9 @@ pub enum ErrorKind {
     Schema,
     /// An empirical distribution's file is unreadable or has a bad line.
     DistributionFile,
+    /// A measured radio channel's SNR file is unreadable, malformed, or
+    /// does not match its predicted file.
+    ChannelFile,
     /// The values fit the schema but not each other (unknown names,
     /// duplicates, no route, ...).
     Check,
@@ -259,6 +262,7 @@ impl Diagnostic for ScenarioError {
             ErrorKind::Syntax => "squall::scenario::syntax",
             ErrorKind::Schema => "squall::scenario::schema",
             ErrorKind::DistributionFile => "squall::scenario::distribution_file",
+            ErrorKind::ChannelFile => "squall::scenario::channel_file",
             ErrorKind::Check => "squall::scenario::check",
             ErrorKind::Override => "squall::scenario::override",
             ErrorKind::Netem => "squall::scenario::netem",

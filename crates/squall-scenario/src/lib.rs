@@ -3,7 +3,7 @@
 //! column, key, what was expected and an example.
 //!
 //! - [`load`] / [`parse`]: a scenario file, checked, with empirical
-//!   distribution files read.
+//!   distribution files and measured SNR files ([`snr_file`]) read.
 //! - [`apply_overrides`]: `--set key=value` edits before reading.
 //! - [`parse_netem`] / [`scenario_from_netem`]: a netem command line as a
 //!   stage or a two-host scenario.
@@ -17,6 +17,7 @@ mod netem;
 mod overrides;
 mod resolve;
 pub mod schema;
+pub mod snr_file;
 mod spans;
 
 pub use error::{ErrorKind, ScenarioError};

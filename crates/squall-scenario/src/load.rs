@@ -1,6 +1,6 @@
 //! Reading a scenario file: TOML syntax, the schema (serde with the key
-//! path of every error), empirical distribution files, then the checks
-//! serde cannot make.
+//! path of every error), empirical distribution files and measured SNR
+//! files, then the checks serde cannot make.
 
 use std::ops::Range;
 use std::path::Path;
@@ -8,10 +8,11 @@ use std::path::Path;
 use crate::error::{ErrorKind, KeyPath, ScenarioError, Segment};
 use crate::schema::Scenario;
 use crate::spans::Spans;
-use crate::{check, empirical, overrides};
+use crate::{check, empirical, overrides, snr_file};
 
 /// Reads, checks and resolves the scenario file at `path`. Empirical
-/// distribution files are read relative to the scenario file's directory.
+/// distribution files and measured SNR files are read relative to the
+/// scenario file's directory.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
     load_with_overrides::<&str, &str>(path, &[])
 }
@@ -36,13 +37,14 @@ pub fn load_with_overrides<K: AsRef<str>, V: AsRef<str>>(
 }
 
 /// Parses and checks scenario text. `source_name` names it in errors (the
-/// file name); `base_dir` is where empirical distribution files are looked
-/// up.
+/// file name); `base_dir` is where empirical distribution files and
+/// measured SNR files are looked up.
 pub fn parse(source_name: &str, text: &str, base_dir: &Path) -> Result<Scenario, ScenarioError> {
     let source = Source { name: source_name, text, spans: Spans::new(text) };
     let de = toml::Deserializer::parse(text).map_err(|e| source.syntax_error(&e))?;
     let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| source.schema_error(&e))?;
     empirical::resolve(&mut scenario, base_dir, &source)?;
+    snr_file::resolve(&mut scenario, base_dir, &source)?;
     check::check(&scenario, &source)?;
     Ok(scenario)
 }
@@ -145,7 +147,10 @@ fn example_for(path: &KeyPath, message: &str) -> Option<String> {
     });
     let key = key.unwrap_or("");
     let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()).unwrap_or(key);
+    let in_channel = path.0.iter().any(|s| matches!(s, Segment::Key(k) if k == "channel"));
     let example = match missing {
+        "kind" if in_channel => "kind = \"measured\" (or \"fading\")",
+        "file" if in_channel => "file = \"traces/snr.csv\"",
         "name" => match path.0.first() {
             Some(Segment::Key(k)) if k == "hosts" => "name = \"mobile\"",
             Some(Segment::Key(k)) if k == "links" => "name = \"gsm-down\"",
@@ -199,6 +204,14 @@ fn example_for(path: &KeyPath, message: &str) -> Option<String> {
         "rto" => "rto = \"rfc6298\" (or \"seed001\")",
         "delayed_ack" => "delayed_ack = \"200 ms\" (or false)",
         "initial_ssthresh" | "max_window" | "proxy_buffer" => "max_window = 50 (segments) or \"64 KB\"",
+        "radio" => "radio = { modulation = \"16qam\", arq = { retries = 10, delay = \"2 ms\" } }",
+        "channel" => "channel = { kind = \"measured\", file = \"traces/snr.csv\" } (or kind = \"fading\")",
+        "mean_snr_db" => "mean_snr_db = 16",
+        "prediction_nmse" => "prediction_nmse = 0.1",
+        "modulation" => "modulation = \"16qam\" (or \"adaptive\", \"bpsk\", \"4qam\" ... \"256qam\")",
+        "scheduling" => "scheduling = \"best\" (or { static = 12 })",
+        "residual" => "residual = \"deliver\" (or \"drop\")",
+        "snr" | "predicted" => "file = { snr = \"traces/snr.csv\", predicted = \"traces/snr-predicted.csv\" }",
         _ => return None,
     };
     Some(example.to_string())

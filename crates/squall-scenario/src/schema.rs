@@ -44,6 +44,66 @@
 //! size = "1000 B"
 //! rate = "4800 bit/s"
 //! ```
+//!
+//! ## Radio stages (seed 002, WIPEMU)
+//!
+//! A stage with `radio = { ... }` sends with a slotted OFDM downlink
+//! (`squall_link::radio::RadioConfig`): frames of `symbols_per_frame`
+//! symbols, 1500 slots per second, fixed or adaptive modulation, link ARQ.
+//! Its channel is generated (`kind = "fading"`) or measured:
+//!
+//! ```toml
+//! [[links.downlink]]
+//! name = "radio"
+//! queue = { packets = 50 }
+//! radio = { modulation = "adaptive", scheduling = "best", arq = { retries = 10, delay = "2 ms" },
+//!           channel = { kind = "measured", file = "traces/snr.csv" } }
+//! # with a predicted channel of the same shape (else it is made from the
+//! # true SNR with the radio's prediction_nmse):
+//! #   channel = { kind = "measured", file = { snr = "traces/snr.csv", predicted = "traces/snr-predicted.csv" } }
+//! # or the values inline:
+//! #   channel = { kind = "measured", snr_db = [[16.5, 12.0], [15.9, 13.1]] }
+//! ```
+//!
+//! **Measured SNR files** are read relative to the scenario file
+//! ([`crate::snr_file`]):
+//!
+//! - one line per slot, in time order, with one value per sub-channel: the
+//!   SNR per symbol (Es/N0) in dB, a finite decimal number like `16.5`,
+//!   `-3` or `1.2e1` (no NaN or infinity);
+//! - values separated by commas (CSV), or, on a line without commas, by
+//!   spaces or tabs (MATLAB's `save -ascii`);
+//! - every line with the same number of values (sub-channels);
+//! - `#` starts a comment to the end of the line; blank lines are skipped;
+//! - optionally a header: the first line that is not blank or a comment may
+//!   name the columns (none of its fields a number), one name per
+//!   sub-channel, like `ch0,ch1,ch2`;
+//! - at least one slot; the trace repeats when the run outlasts it;
+//! - a predicted-SNR file has the same format, slots and sub-channels.
+//!
+//! ```text
+//! # 3 slots of 2 sub-channels, dB
+//! ch0,ch1
+//! 16.5,12.0
+//! 15.9,13.1
+//! -2.4,14.0
+//! ```
+//!
+//! A run's resolved scenario keeps the file names and the values read; the
+//! values are used and the files not read again. Errors name the SNR
+//! file, its line and column, and what was expected.
+//!
+//! **State changes** on a radio stage set radio parameters from the slot
+//! that starts at the state's time (`squall_link::radio::RadioPatch`); the
+//! channel's mean SNR shifts a measured trace, or scales a generated one:
+//!
+//! ```toml
+//! [[states]]
+//! name = "faster-modulation"
+//! at = "10 s"
+//! set.radio = { radio = { modulation = "16qam", channel = { mean_snr_db = 20 },
+//!               prediction_nmse = 0.1, arq = { retries = 3 }, scheduling = { static = 2 } } }
+//! ```
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;

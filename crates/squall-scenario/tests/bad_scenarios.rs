@@ -340,3 +340,132 @@ fn garbage_never_panics() {
         }
     }
 }
+
+// ------------------------------------------------ radio stages (seed 002)
+
+#[test]
+fn missing_snr_file() {
+    expect(
+        "radio_trace_missing.toml",
+        ErrorKind::ChannelFile,
+        17,
+        "links[0].downlink[0].radio.channel.file",
+        &["cannot read the SNR file", "no-such-trace.csv", "one SNR in dB per sub-channel, like `16.5, 12.0, -3.2`"],
+    );
+}
+
+/// Checks the SNR file's line and column in the message and that its
+/// line is attached with `bad` underlined.
+#[track_caller]
+fn expect_in_file(err: &ScenarioError, file: &str, line: usize, column: usize, bad: &str) {
+    assert!(err.to_string().contains(&format!("{file}:{line}:{column}: ")), "{err}");
+    let related: Vec<_> = miette::Diagnostic::related(err).expect("the file's line is attached").collect();
+    let label = related[0].labels().unwrap().next().unwrap();
+    let text = std::fs::read_to_string(bad_dir().join(file)).unwrap();
+    assert_eq!(&text[label.offset()..label.offset() + label.len()], bad);
+}
+
+#[test]
+fn snr_file_with_a_word() {
+    let err = expect(
+        "radio_trace_not_a_number.toml",
+        ErrorKind::ChannelFile,
+        17,
+        "links[0].downlink[0].radio.channel.file",
+        &["`fourteen` is not a number", "expected an SNR in dB, like 16.5"],
+    );
+    expect_in_file(&err, "snr-not-a-number.csv", 5, 6, "fourteen");
+}
+
+#[test]
+fn snr_file_with_a_nan() {
+    let err = expect(
+        "radio_trace_nan.toml",
+        ErrorKind::ChannelFile,
+        17,
+        "links[0].downlink[0].radio.channel.file",
+        &["`NaN` is not a finite SNR", "like 16.5 or -3"],
+    );
+    expect_in_file(&err, "snr-nan.csv", 3, 6, "NaN");
+}
+
+#[test]
+fn snr_file_with_a_ragged_line() {
+    let err = expect(
+        "radio_trace_ragged.toml",
+        ErrorKind::ChannelFile,
+        17,
+        "links[0].downlink[0].radio.channel.file",
+        &["slot 2 has 3 values, but the first slot (line 2) has 2", "one SNR per sub-channel"],
+    );
+    expect_in_file(&err, "snr-ragged.csv", 5, 1, "-2.4,14.0,3.0");
+}
+
+#[test]
+fn snr_file_without_slots() {
+    expect(
+        "radio_trace_empty.toml",
+        ErrorKind::ChannelFile,
+        17,
+        "links[0].downlink[0].radio.channel.file",
+        &["snr-empty.csv has no slots", "expected one line per slot"],
+    );
+}
+
+#[test]
+fn predicted_snr_file_of_another_shape() {
+    let err = expect(
+        "radio_trace_predicted_shape.toml",
+        ErrorKind::ChannelFile,
+        17,
+        "links[0].downlink[0].radio.channel.file.predicted",
+        &["ends after 3 slots, but", "snr-good.csv has 4", "the shape of the SNR file (4 slots × 2 sub-channels)"],
+    );
+    assert_eq!(err.column(), Some(95), "at `predicted = ...`");
+    expect_in_file(&err, "snr-predicted-short.csv", 4, 1, "-2.0,14.0");
+}
+
+#[test]
+fn radio_state_with_an_unknown_key() {
+    let err = expect(
+        "radio_patch_unknown_key.toml",
+        ErrorKind::Schema,
+        26,
+        "states[0].set.radio.radio.modulaton",
+        &["unknown field `modulaton`", "`prediction_nmse`", "did you mean `modulation`?"],
+    );
+    assert_eq!(err.column(), Some(25));
+}
+
+#[test]
+fn radio_state_with_a_bad_value() {
+    expect(
+        "radio_patch_bad_value.toml",
+        ErrorKind::Check,
+        26,
+        "states[0].set.radio.radio.prediction_nmse",
+        &["must be in [0, 1)", "like 0.1"],
+    );
+}
+
+#[test]
+fn radio_state_with_a_channel_link_key() {
+    expect(
+        "radio_patch_link_key.toml",
+        ErrorKind::Check,
+        26,
+        "states[0].set.radio.delay",
+        &["a radio stage sends with its own frames", "remove this key"],
+    );
+}
+
+#[test]
+fn radio_state_on_a_stage_without_radio() {
+    expect(
+        "radio_patch_not_radio.toml",
+        ErrorKind::Check,
+        26,
+        "states[0].set.up.radio",
+        &["the stage has no radio link", "radio = { ... } only to a radio stage"],
+    );
+}

@@ -1,5 +1,6 @@
 //! Cases of shared/VALIDATION.md: queueing theory and link mechanics (1–9)
-//! here, TCP (10–12) in `tcp_cases`.
+//! here, TCP (10–12) in `tcp_cases`, the radio link (13–14) in
+//! `radio_cases`.
 
 use squall_analysis::{confidence_interval, mean};
 use squall_link::DropReason;
@@ -7,11 +8,12 @@ use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult};
 
 use crate::measure::*;
-use crate::{Case, Check, tcp_cases};
+use crate::{Case, Check, Evaluate, radio_cases, tcp_cases};
 
 const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
 const COUNTERS: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: false };
 const PACKETS_AND_EVENTS: RunOptions = RunOptions { record_events: true, record_packets: true, record_captures: false };
+const CAPTURES: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: true };
 
 macro_rules! scenario {
     ($file:literal) => {
@@ -27,7 +29,15 @@ pub fn cases() -> Vec<Case> {
         scenario,
         file,
         options,
-        evaluate,
+        evaluate: Evaluate::Runs(evaluate),
+    };
+    let model = |number, name, (scenario, file): (&'static str, &'static str), evaluate| Case {
+        number,
+        name,
+        scenario,
+        file,
+        options: COUNTERS,
+        evaluate: Evaluate::Model(evaluate),
     };
     vec![
         case(1, "M/M/1", scenario!("01-mm1.toml"), PACKETS, mm1),
@@ -42,6 +52,8 @@ pub fn cases() -> Vec<Case> {
         case(10, "Window-limited TCP", scenario!("10-window-limited.toml"), COUNTERS, tcp_cases::window_limited),
         case(11, "Mathis formula", scenario!("11-mathis.toml"), COUNTERS, tcp_cases::mathis),
         case(12, "Asymmetric link", scenario!("12-asymmetric.toml"), COUNTERS, tcp_cases::asymmetric),
+        case(13, "Radio capacity (Table II)", scenario!("13-radio-capacity.toml"), CAPTURES, radio_cases::capacity),
+        model(14, "Fading statistics", scenario!("14-fading.toml"), radio_cases::fading_statistics),
     ]
 }
 

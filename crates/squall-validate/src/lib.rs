@@ -6,6 +6,7 @@
 
 mod cases;
 mod measure;
+pub mod radio_cases;
 pub mod tcp_cases;
 
 use std::fmt;
@@ -94,7 +95,20 @@ pub struct Case {
     pub scenario: &'static str,
     pub file: &'static str,
     pub options: RunOptions,
-    pub evaluate: fn(&Scenario, &[RunResult]) -> Vec<Check>,
+    pub evaluate: Evaluate,
+}
+
+/// How a case gets its measurements.
+#[derive(Clone, Copy)]
+pub enum Evaluate {
+    /// Simulate the scenario's replications, then compare what they
+    /// measured with theory.
+    Runs(fn(&Scenario, &[RunResult]) -> Vec<Check>),
+    /// Drive the model component the scenario configures directly, over
+    /// many independent realisations (statistics of a random process, no
+    /// packets: case 14's fading channel). Returns the number of
+    /// realisations and the checks.
+    Model(fn(&Scenario) -> (usize, Vec<Check>)),
 }
 
 /// A case's results.
@@ -129,15 +143,21 @@ impl Case {
 
     /// Runs every replication (on `jobs` threads) and evaluates.
     pub fn run(&self, jobs: usize) -> Result<CaseReport, ValidateError> {
-        let scenario = self.load()?;
-        let results = squall_sim::run_replications(&scenario, self.options, jobs)
-            .map_err(|source| ValidateError::Sim { file: self.file, source })?;
-        Ok(CaseReport {
-            number: self.number,
-            name: self.name,
-            replications: results.len(),
-            checks: (self.evaluate)(&scenario, &results),
-        })
+        self.run_on(&self.load()?, jobs)
+    }
+
+    /// Runs and evaluates the case on `scenario`, a variant of its own
+    /// (the tests change a parameter and expect a failure).
+    pub fn run_on(&self, scenario: &Scenario, jobs: usize) -> Result<CaseReport, ValidateError> {
+        let (replications, checks) = match self.evaluate {
+            Evaluate::Runs(evaluate) => {
+                let results = squall_sim::run_replications(scenario, self.options, jobs)
+                    .map_err(|source| ValidateError::Sim { file: self.file, source })?;
+                (results.len(), evaluate(scenario, &results))
+            }
+            Evaluate::Model(evaluate) => evaluate(scenario),
+        };
+        Ok(CaseReport { number: self.number, name: self.name, replications, checks })
     }
 }
 

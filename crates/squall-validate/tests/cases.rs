@@ -63,6 +63,14 @@ fn case_11_mathis() {
 fn case_12_asymmetric() {
     passes(12);
 }
+#[test]
+fn case_13_radio_capacity() {
+    passes(13);
+}
+#[test]
+fn case_14_fading_statistics() {
+    passes(14);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
@@ -70,9 +78,8 @@ fn fails_with(n: u32, overrides: &[(&str, &str)]) {
     let c = case(n);
     let text = squall_scenario::apply_overrides(c.file, c.scenario, overrides).unwrap();
     let scenario = squall_scenario::parse(c.file, &text, std::path::Path::new("scenarios/validation")).unwrap();
-    let runs = squall_sim::run_replications(&scenario, c.options, 2).unwrap();
-    let checks = (c.evaluate)(&scenario, &runs);
-    assert!(checks.iter().any(|ch| !ch.pass), "case {n} still passes with {overrides:?}");
+    let report = c.run_on(&scenario, 2).unwrap();
+    assert!(report.checks.iter().any(|ch| !ch.pass), "case {n} still passes with {overrides:?}");
 }
 
 #[test]
@@ -91,4 +98,15 @@ fn checks_fail_when_the_model_is_off() {
     fails_with(11, &[("stage.down-newreno-m1460-p1.error.packet", "\"1.5%\"")]);
     // A 30 kbit/s uplink clocks 4% more ACKs.
     fails_with(12, &[("stage.up-m1460-ackall.rate", "\"30 kbit/s\"")]);
+    // 107 payload symbols per 256-QAM frame instead of 108: 15 frames per
+    // packet instead of 14, 6.7% less.
+    fails_with(13, &[("stage.air-down-256qam.radio.symbols_per_frame", "107")]);
+    // 1510 slots per second instead of 1500 on the 64-QAM link: 0.67% more
+    // capacity, just outside 0.5%.
+    fails_with(13, &[("stage.air-down-64qam.radio.slots_per_second", "1510")]);
+    // Shadowing of 4.3 dB where 4 dB is expected; pole 0.8 where 0.74 is.
+    fails_with(14, &[("stage.air.radio.channel.shadowing.std_dev_db", "4.3")]);
+    fails_with(14, &[("stage.air.radio.channel.shadowing.pole", "0.8")]);
+    // 80 km/h: a Doppler of 140.8 Hz instead of 132 Hz.
+    fails_with(14, &[("stage.air.radio.channel.speed", "\"80 km/h\"")]);
 }

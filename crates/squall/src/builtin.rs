@@ -56,6 +56,21 @@ pub const ALL: &[Builtin] = &[
     ),
     builtin!("mathis", "validation/11-mathis.toml", "validation case 11: Reno under random loss (Mathis formula)"),
     builtin!("asymmetric", "validation/12-asymmetric.toml", "validation case 12: 10 Mbit/s down, 28.8 kbit/s up"),
+    builtin!(
+        "radio-capacity",
+        "validation/13-radio-capacity.toml",
+        "validation case 13: TCP over error-free radio links, BPSK to 256-QAM (seed 002 Table II)"
+    ),
+    builtin!(
+        "fading",
+        "validation/14-fading.toml",
+        "validation case 14: seed 002's fading channel (Rayleigh, J0, shadowing), UDP with adaptive modulation"
+    ),
+    builtin!(
+        "seed002",
+        "seed002.toml",
+        "seed 002 §III: TCP bulk download over the 4G radio downlink (16 dB, 75 km/h), adaptive, 10 link retransmissions"
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static Builtin> {

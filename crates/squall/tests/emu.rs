@@ -377,3 +377,103 @@ fn shell_mode_carries_iperf3() {
     assert!(bps < 10e6 * 1448.0 / 1500.0 * 1.01, "{bps} bit/s through a 10 Mbit/s path");
     assert!(bps > 6e6, "{bps} bit/s");
 }
+
+/// VALIDATION case 13 with real Linux TCP (seed 002 Table II): eight bulk
+/// transfers at once, BPSK to 256-QAM, each over its own error-free radio
+/// downlink (scenarios/emu/radio-capacity.toml). The application goodput
+/// at each receiver, measured from its pcap as tcptrace would, must be
+/// the case's formula within 0.5% — the same formula and measurement as
+/// `squall validate --case 13` in simulation.
+#[test]
+fn radio_capacity_matches_table_ii_with_linux_tcp() {
+    use squall_validate::radio_cases::{
+        Arrival, CAPACITY_TOLERANCE, MODULATIONS, steady_goodput, table_ii_goodput_bps,
+    };
+
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let file = scenario("radio-capacity.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parsed = squall_scenario::parse(&file.display().to_string(), &text, &scenario("")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&file)
+        .args(["--out", dir.path().to_str().unwrap(), "--no-events"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "squall emu failed: {stderr}");
+    eprintln!("{stderr}emulated in {:.1} s", started.elapsed().as_secs_f64());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+    // Every transfer finished (the run ended with its workloads, not at
+    // the 90 s limit) and the radio queues dropped nothing.
+    assert_eq!(summary["emu"]["ended_by"], "workloads", "{}", summary["emu"]);
+    for stage in summary["runs"][0]["stages"].as_array().unwrap() {
+        let name = stage["name"].as_str().unwrap();
+        assert!(stage["dropped"].as_object().is_none_or(|d| d.is_empty()), "{name} dropped: {}", stage["dropped"]);
+    }
+    let rep = dir.path().join("rep-0");
+    let mut failures = Vec::new();
+    for (name, label, bits) in MODULATIONS {
+        // The sender's last TCP_INFO: timestamps off (MSS 1460), the
+        // route's cwnd lock held (at most 40 segments), nothing resent.
+        let sender = std::fs::read_dir(rep.join("workloads"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().ends_with(&format!("-sender-{name}.stdout")))
+            .unwrap_or_else(|| panic!("no output of sender-{name}"));
+        let sent: serde_json::Value = serde_json::from_str(std::fs::read_to_string(&sender).unwrap().trim())
+            .unwrap_or_else(|e| panic!("{}: {e}", sender.display()));
+        let info = &sent["final_info"];
+        assert_eq!(info["snd_mss"], 1460, "{label}: {info}");
+        assert!(f(&info["cwnd"]) <= 40.0, "{label}: the cwnd lock did not hold: {info}");
+        assert_eq!(info["total_retrans"], 0, "{label}: {info}");
+        let host = format!("receiver-{name}");
+        let address = parsed.hosts.iter().find(|h| h.name == host).unwrap_or_else(|| panic!("no host {host}")).address;
+        let captured = squall_analysis::capture::read_capture(&rep.join(format!("{host}.pcap"))).unwrap();
+        // The bulk transfer is the connection to this host that carried
+        // the most data (a 1-byte transfer before it set up the cwnd lock).
+        let data: Vec<_> =
+            captured.iter().filter(|c| c.flow.dst == address && c.tcp.is_some_and(|t| t.payload_len > 0)).collect();
+        let mut per_port = std::collections::BTreeMap::<u16, u64>::new();
+        for c in &data {
+            *per_port.entry(c.flow.src_port).or_default() += u64::from(c.tcp.unwrap().payload_len);
+        }
+        let port = per_port.iter().max_by_key(|&(_, bytes)| *bytes).map(|(&p, _)| p).expect("data received");
+        let arrivals: Vec<Arrival> = data
+            .iter()
+            .filter(|c| c.flow.src_port == port)
+            .map(|c| {
+                let t = c.tcp.unwrap();
+                Arrival { time: c.time.as_secs_f64(), seq: t.seq, len: t.payload_len }
+            })
+            .collect();
+        // Timestamps off: full segments of 1460 bytes in 1500-byte packets.
+        let largest = data.iter().filter(|c| c.flow.src_port == port).map(|c| c.size).max().unwrap();
+        assert_eq!(largest, 1500, "{label}: largest data packet");
+        assert!(arrivals.iter().all(|a| a.len <= 1460), "{label}: a segment carries more than 1460 bytes");
+        // From 5 s after the first data (slow start over; the emulated
+        // links saturate within 1 s) to 1 s before the last.
+        let measured = steady_goodput(&arrivals, 5.0, 1.0).expect("a steady window of arrivals");
+        let expected = table_ii_goodput_bps(bits);
+        let deviation = (measured.bps - expected) / expected;
+        eprintln!(
+            "{label:>8}: expected {:10.1} bit/s, measured {:10.1} bit/s ({:+.4}%) over {:.2}-{:.2} s, {} bytes",
+            expected,
+            measured.bps,
+            deviation * 100.0,
+            measured.from,
+            measured.to,
+            measured.bytes
+        );
+        if deviation.abs() > CAPACITY_TOLERANCE {
+            failures.push(format!("{label}: {:.1} bit/s vs {expected:.1} ({:+.3}%)", measured.bps, deviation * 100.0));
+        }
+    }
+    assert!(failures.is_empty(), "goodput off by more than 0.5%: {failures:?}");
+}

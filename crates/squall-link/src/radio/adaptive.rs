@@ -1,6 +1,6 @@
 //! Adaptive modulation: switching levels on the predicted SNR that maximise
 //! the expected number of bits a frame delivers (seed 002 §III.A footnote 4,
-//! after Sternad & Falahati, PIMRC 2004, seed 002 ref. [19]).
+//! after Sternad & Falahati, PIMRC 2004, seed 002 ref. \[19\]).
 //!
 //! For modulation m with k bits per symbol and N symbols per frame, a frame
 //! sent at predicted SNR γ̂ delivers on average

@@ -106,14 +106,23 @@ impl Default for FadingConfig {
     }
 }
 
-/// Measured (or externally generated) SNR, dB, `snr_db[slot][sub_channel]`.
-/// The trace repeats when the run outlasts it.
+/// Measured (or externally generated) SNR, dB, `snr_db[slot][sub_channel]`
+/// (seed 002 §II.C: "an array of SNR sample values, one per bin", from
+/// channel sounding, ray tracing or a model). The trace repeats when the
+/// run outlasts it.
+///
+/// In a scenario the values are given inline (`snr_db = [[16.5, 12.0],
+/// ...]`) or in a file the scenario loader reads ([`SnrFiles`]; the format
+/// is described in squall-scenario's schema). This crate only sees the
+/// numbers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasuredSnr {
-    /// The file the scenario loader read `snr_db` from, for the record.
+    /// The file(s) the scenario loader read `snr_db` (and
+    /// `predicted_snr_db`) from, relative to the scenario file; kept in a
+    /// run's resolved scenario for the record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub file: Option<SnrFiles>,
     #[serde(default)]
     pub snr_db: Vec<Vec<f64>>,
     /// The predicted channel, same shape. When absent it is made from
@@ -121,6 +130,90 @@ pub struct MeasuredSnr {
     /// real gain √(γ/γ̄) (γ̄ the trace's mean linear SNR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted_snr_db: Option<Vec<Vec<f64>>>,
+}
+
+impl MeasuredSnr {
+    /// Mean linear SNR of the trace, in dB (what a state's
+    /// `channel.mean_snr_db` sets); `None` for an empty trace.
+    pub fn mean_snr_db(&self) -> Option<f64> {
+        let count = self.snr_db.iter().map(Vec::len).sum::<usize>();
+        if count == 0 {
+            return None;
+        }
+        let mean = self.snr_db.iter().flatten().map(|&db| db_to_linear(db)).sum::<f64>() / count as f64;
+        Some(linear_to_db(mean))
+    }
+
+    /// Shifts every sample, true and predicted, by the same number of dB so
+    /// that the trace's mean linear SNR becomes `mean_db`: the fading stays,
+    /// its level changes (a state's `channel.mean_snr_db` on a measured
+    /// channel).
+    pub fn shift_mean_to(&mut self, mean_db: f64) {
+        let Some(current) = self.mean_snr_db() else { return };
+        let offset = mean_db - current;
+        let shift = |rows: &mut Vec<Vec<f64>>| rows.iter_mut().flatten().for_each(|db| *db += offset);
+        shift(&mut self.snr_db);
+        if let Some(p) = self.predicted_snr_db.as_mut() {
+            shift(p);
+        }
+    }
+}
+
+/// The files a measured channel is read from, relative to the scenario
+/// file: `file = "traces/snr.csv"`, or with a predicted channel of the same
+/// shape `file = { snr = "traces/snr.csv", predicted = "traces/snr-predicted.csv" }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnrFiles {
+    /// The true SNR per slot and sub-channel.
+    pub snr: String,
+    /// The predicted SNR, same slots and sub-channels.
+    pub predicted: Option<String>,
+}
+
+impl SnrFiles {
+    pub fn new(snr: &str) -> Self {
+        SnrFiles { snr: snr.to_string(), predicted: None }
+    }
+}
+
+/// The table form of [`SnrFiles`].
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnrFilesTable {
+    snr: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    predicted: Option<String>,
+}
+
+impl Serialize for SnrFiles {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.predicted {
+            None => s.serialize_str(&self.snr),
+            Some(p) => SnrFilesTable { snr: self.snr.clone(), predicted: Some(p.clone()) }.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SnrFiles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Files;
+        impl<'de> serde::de::Visitor<'de> for Files {
+            type Value = SnrFiles;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a file name like \"traces/snr.csv\", or { snr = \"traces/snr.csv\", predicted = \"traces/snr-predicted.csv\" }",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SnrFiles, E> {
+                Ok(SnrFiles::new(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<SnrFiles, A::Error> {
+                let t = SnrFilesTable::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(SnrFiles { snr: t.snr, predicted: t.predicted })
+            }
+        }
+        d.deserialize_any(Files)
+    }
 }
 
 /// The channel in one slot, all SNRs linear (Es/N0).
@@ -175,6 +268,13 @@ impl FadingChannel {
             gains: Vec::new(),
             scratch: Vec::new(),
         }
+    }
+
+    /// Sets the mean SNR, dB, from the next slot on (a state change): the
+    /// fading and shadowing processes go on unchanged, only their scale
+    /// moves.
+    pub fn set_mean_snr_db(&mut self, mean_snr_db: f64) {
+        self.mean_snr = db_to_linear(mean_snr_db);
     }
 
     pub fn delay_line(&self) -> &TappedDelayLine {
@@ -242,6 +342,11 @@ impl MeasuredChannel {
         (self.mean, linear_to_db(self.mean))
     }
 
+    /// The predictor of the predicted channel when the trace has none.
+    pub fn predictor(&self) -> &Predictor {
+        &self.predictor
+    }
+
     pub fn slot(&mut self, slot: u64, out: &mut SlotChannel) {
         let row = (slot % self.snr.len() as u64) as usize;
         out.slot = slot;
@@ -274,6 +379,24 @@ impl Channel {
         match self {
             Channel::Fading(c) => c.slot(slot, out),
             Channel::Measured(c) => c.slot(slot, out),
+        }
+    }
+
+    /// The predictor that makes the predicted channel (for a measured
+    /// trace with its own predicted SNR, unused).
+    pub fn predictor(&self) -> &Predictor {
+        match self {
+            Channel::Fading(c) => &c.predictor,
+            Channel::Measured(c) => &c.predictor,
+        }
+    }
+
+    /// Replaces the predictor from the next slot on (a state changing the
+    /// prediction NMSE).
+    pub fn set_predictor(&mut self, predictor: Predictor) {
+        match self {
+            Channel::Fading(c) => c.predictor = predictor,
+            Channel::Measured(c) => c.predictor = predictor,
         }
     }
 }

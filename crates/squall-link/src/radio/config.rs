@@ -135,6 +135,108 @@ impl Default for RadioConfig {
     }
 }
 
+/// A state's change to a radio stage (`set.<stage> = { radio = { ... } }`):
+/// the keys present are set, the others kept, from the first slot that
+/// starts at or after the state's time. Packets, frames and retransmissions
+/// in flight stay where they are: a frame already cut keeps its bits, a
+/// pending retransmission its ready time and attempt count.
+///
+/// ```toml
+/// [[states]]
+/// name = "fast-fading"
+/// at = "10 s"
+/// set.radio = { radio = { channel = { mean_snr_db = 10 }, modulation = "16qam",
+///               prediction_nmse = 0.1, arq = { retries = 3 }, scheduling = "best" } }
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RadioPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<ChannelPatch>,
+    /// Normalised mean square error of the prediction, 0..1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prediction_nmse: Option<f64>,
+    /// `"adaptive"` or a fixed format like `"16qam"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modulation: Option<ModulationChoice>,
+    /// `"best"` or `{ static = 12 }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<Scheduling>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arq: Option<ArqPatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub residual: Option<ResidualErrors>,
+}
+
+/// A change of the channel's level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelPatch {
+    /// Mean SNR, dB. A fading channel's `mean_snr_db`; a measured trace is
+    /// shifted by the same number of dB everywhere so that its mean linear
+    /// SNR is this (the fading stays, its level moves).
+    pub mean_snr_db: f64,
+}
+
+/// A change of the link ARQ (either or both keys).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArqPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<Duration>,
+    /// Retransmissions per frame; a frame already retransmitted this often
+    /// or more gets no further retransmission after its next error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+}
+
+impl RadioPatch {
+    /// Checks what the patched configuration's own validation cannot name
+    /// well; errors name the key under `key` (e.g. "downlink.radio").
+    pub fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if let Some(c) = &self.channel
+            && !(c.mean_snr_db.is_finite() && c.mean_snr_db.abs() <= 300.0)
+        {
+            return Err(ConfigError::new(&format!("{key}.channel.mean_snr_db"), "must be a finite SNR in dB, like 16"));
+        }
+        Ok(())
+    }
+}
+
+impl RadioConfig {
+    /// This configuration with `patch` applied.
+    pub fn patched(&self, patch: &RadioPatch) -> RadioConfig {
+        let mut c = self.clone();
+        if let Some(ch) = &patch.channel {
+            match &mut c.channel {
+                ChannelConfig::Fading(f) => f.mean_snr_db = ch.mean_snr_db,
+                ChannelConfig::Measured(m) => m.shift_mean_to(ch.mean_snr_db),
+            }
+        }
+        if let Some(v) = patch.prediction_nmse {
+            c.prediction_nmse = v;
+        }
+        if let Some(m) = patch.modulation {
+            c.modulation = m;
+        }
+        if let Some(s) = patch.scheduling {
+            c.scheduling = s;
+        }
+        if let Some(a) = &patch.arq {
+            if let Some(d) = a.delay {
+                c.arq.delay = d;
+            }
+            if let Some(r) = a.retries {
+                c.arq.retries = r;
+            }
+        }
+        if let Some(r) = patch.residual {
+            c.residual = r;
+        }
+        c
+    }
+}
+
 fn validate_fading(f: &FadingConfig, key: &str) -> Result<(), ConfigError> {
     let err = |k: &str, msg: &str| Err(ConfigError::new(&format!("{key}.{k}"), msg));
     if f.sub_channels == 0 || f.sub_channels > 4096 {

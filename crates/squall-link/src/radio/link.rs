@@ -8,8 +8,14 @@
 //! true SNR of the slot decides whether the frame is hit, with probability
 //! 1 − (1 − SER)^symbols. A hit frame is sent again, no earlier than the
 //! ARQ delay after its slot ended, ahead of new frames ("retransmission
-//! takes priority over transmission of new data"), with the modulation and
-//! bits it had. Transmission is pipelined: new frames go out while a
+//! takes priority over transmission of new data"), with the bits it had.
+//! Its modulation is the one it had, or with adaptive modulation the one
+//! the slot's predicted SNR calls for when that is lower ("for every frame,
+//! predicted channel data is consulted"): the frame is then re-cut, its
+//! first bits in this slot and the rest in the next ones. Without that, a
+//! frame cut at a fading peak would be retried blind in the fades that
+//! follow. With fixed modulation a retransmission is the frame as it was
+//! sent. Transmission is pipelined: new frames go out while a
 //! retransmission waits, so frames, and packets, can be reordered. After
 //! the last allowed retransmission the frame's bit errors are applied and
 //! the packet delivered, or it is dropped if so configured.
@@ -20,6 +26,13 @@
 //! slotted: slot n spans [⌊n·10⁹/sps⌋ ns, ⌊(n+1)·10⁹/sps⌋ ns), so a second
 //! holds exactly `slots_per_second` slots. A frame starts at a slot start
 //! and ends (is received or hit) at the next.
+//!
+//! State changes: [`RadioLink::apply`]`(now, patch)` changes the channel's
+//! mean SNR, the prediction NMSE, the modulation, the scheduling, ARQ or
+//! the residual-error mode from the first slot that starts at or after
+//! `now`. A slot starting exactly at `now` gets the new parameters when the
+//! driver holds it first ([`RadioLink::hold_slot_start`]), as
+//! [`crate::Path::apply`] does; otherwise it was begun before the change.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -29,7 +42,7 @@ use serde::Serialize;
 
 use super::adaptive::AdaptiveModulator;
 use super::channel::{Channel, ChannelConfig, FadingChannel, MeasuredChannel, SlotChannel};
-use super::config::{RadioConfig, ResidualErrors, Scheduling};
+use super::config::{RadioConfig, RadioPatch, ResidualErrors, Scheduling};
 use super::modulation::{Modulation, ModulationChoice, frame_error_from_ser};
 use super::prediction::Predictor;
 use super::residual::{FrameBits, apply_symbol_errors};
@@ -128,6 +141,11 @@ pub struct RadioLink {
     events: Vec<Event>,
     recording: Recording,
     stats: RadioStats,
+    /// A slot start not to begin yet: a state change at that instant comes
+    /// first ([`RadioLink::hold_slot_start`]).
+    held: Option<Instant>,
+    /// Switching levels were designed up front; redesign after a change.
+    prepared: bool,
 }
 
 impl RadioLink {
@@ -168,6 +186,8 @@ impl RadioLink {
             events: Vec::new(),
             recording: Recording::All,
             stats: RadioStats::default(),
+            held: None,
+            prepared: false,
         })
     }
 
@@ -176,6 +196,7 @@ impl RadioLink {
     /// that a real-time driver never waits for one. Optional: levels are
     /// otherwise designed when first needed.
     pub fn prepare_switching_levels(&mut self) {
+        self.prepared = true;
         if self.config.modulation != ModulationChoice::Adaptive {
             return;
         }
@@ -190,6 +211,55 @@ impl RadioLink {
                 self.adaptive.levels(probe.local_mean);
             }
         }
+    }
+
+    /// A state change at `now` (seed 002's knobs, changed mid-run): runs
+    /// the link up to `now` with the old parameters, then sets those the
+    /// patch names. Slots that start at or after `now` and have not begun
+    /// use the new ones. Nothing in flight is lost or repeated: waiting
+    /// packets, the packet being cut (its next frame at the new
+    /// modulation), the frame on the air and pending retransmissions (with
+    /// their ready times and attempts, sent by the retransmission rules
+    /// above) carry on. No random stream is touched, so a run stays
+    /// reproducible. An invalid patch is refused and changes nothing.
+    pub fn apply(&mut self, now: Instant, patch: &RadioPatch) -> Result<(), ConfigError> {
+        let key = format!("{}.radio", self.name);
+        patch.validate(&key)?;
+        let config = self.config.patched(patch);
+        config.validate(&key)?;
+        self.run_until(now);
+        let predictor = self.channel.predictor().with_nmse(config.prediction_nmse);
+        match (&mut self.channel, &config.channel) {
+            (Channel::Fading(c), ChannelConfig::Fading(f)) => c.set_mean_snr_db(f.mean_snr_db),
+            (Channel::Measured(c), ChannelConfig::Measured(m)) if patch.channel.is_some() => {
+                *c = MeasuredChannel::new(m, predictor.clone());
+            }
+            _ => {}
+        }
+        self.channel.set_predictor(predictor);
+        if config.prediction_nmse != self.config.prediction_nmse {
+            self.adaptive = AdaptiveModulator::new(config.prediction_nmse, config.symbols_per_frame);
+        }
+        self.config = config;
+        if self.prepared {
+            self.prepare_switching_levels();
+        }
+        Ok(())
+    }
+
+    /// Keeps the slot that starts at `at` from beginning until
+    /// [`RadioLink::release_hold`]: a frame ending at `at` still ends (and
+    /// its packet is delivered), but the next frame is not cut, so a state
+    /// change at `at` decides it. While held, [`RadioLink::next_wakeup`]
+    /// does not report that slot start.
+    pub fn hold_slot_start(&mut self, at: Instant) {
+        self.held = Some(at);
+    }
+
+    /// Ends a [`RadioLink::hold_slot_start`]; the held slot begins at the
+    /// next call with `now` at or after it.
+    pub fn release_hold(&mut self) {
+        self.held = None;
     }
 
     pub fn config(&self) -> &RadioConfig {
@@ -254,11 +324,16 @@ impl RadioLink {
         if let Some(d) = self.out.front() {
             return Some(d.at);
         }
-        if self.on_air.is_some() || self.has_new_data() {
+        if self.on_air.is_some() {
             return Some(self.slot_start(self.next_slot));
         }
-        let ready = self.retransmissions.peek()?.0.ready;
-        Some(self.slot_start(self.next_slot.max(self.slot_at_or_after(ready))))
+        let start = if self.has_new_data() {
+            self.slot_start(self.next_slot)
+        } else {
+            let ready = self.retransmissions.peek()?.0.ready;
+            self.slot_start(self.next_slot.max(self.slot_at_or_after(ready)))
+        };
+        (self.held != Some(start)).then_some(start)
     }
 
     fn has_new_data(&self) -> bool {
@@ -289,6 +364,9 @@ impl RadioLink {
             }
             if let Some(on_air) = self.on_air.take() {
                 self.finish(on_air, t);
+            }
+            if self.held == Some(t) {
+                break;
             }
             self.begin_slot(self.next_slot, t);
             self.next_slot += 1;
@@ -338,17 +416,25 @@ impl RadioLink {
         }
         self.channel.slot(slot, &mut self.slot_channel);
         let sub_channel = self.choose_sub_channel();
+        let adapted = match self.config.modulation {
+            ModulationChoice::Fixed(_) => None,
+            ModulationChoice::Adaptive => {
+                Some(self.adaptive.choose(self.slot_channel.predicted[sub_channel], self.slot_channel.local_mean))
+            }
+        };
         let frame = match retransmission {
             Some(frame) => {
+                let frame = match adapted {
+                    Some(m) if m < frame.modulation => self.resegment(frame, m, t),
+                    _ => frame,
+                };
                 self.log(t, EventKind::Retransmit { frame: frame.index, attempt: frame.attempt }, frame.seq);
                 frame
             }
             None => {
                 let modulation = match self.config.modulation {
                     ModulationChoice::Fixed(m) => m,
-                    ModulationChoice::Adaptive => {
-                        self.adaptive.choose(self.slot_channel.predicted[sub_channel], self.slot_channel.local_mean)
-                    }
+                    ModulationChoice::Adaptive => adapted.expect("chosen above"),
                 };
                 self.next_new_frame(modulation)
             }
@@ -362,6 +448,32 @@ impl RadioLink {
             self.stats.payload_bits += frame.bits as u64;
         }
         self.on_air = Some(OnAir { frame, snr: self.slot_channel.snr[sub_channel] });
+    }
+
+    /// A retransmission going out in a slot whose predicted SNR calls for
+    /// `modulation`, lower than the frame's: the frame's first bits go in
+    /// this slot at `modulation`, the rest wait (ready now, same attempt)
+    /// as a further piece of the packet, cut again when it goes out.
+    /// Sending the frame unchanged would put a format chosen for an earlier
+    /// slot, often a fading peak, into a slot predicted to fail it.
+    fn resegment(&mut self, frame: Frame, modulation: Modulation, t: Instant) -> Frame {
+        let capacity = self.config.symbols_per_frame * modulation.bits_per_symbol();
+        if frame.bits > capacity
+            && let Some(a) = self.assemblies.get_mut(&frame.seq)
+        {
+            let rest = Frame {
+                index: a.frames,
+                first_bit: frame.first_bit + capacity as u64,
+                bits: frame.bits - capacity,
+                ..frame
+            };
+            a.frames += 1;
+            let order = self.next_order;
+            self.next_order += 1;
+            self.retransmissions.push(Reverse(PendingRetransmission { ready: t, order, frame: rest }));
+            return Frame { bits: capacity, modulation, ..frame };
+        }
+        Frame { modulation, ..frame }
     }
 
     fn choose_sub_channel(&self) -> usize {
@@ -463,5 +575,77 @@ impl RadioLink {
             self.log_packet(t, EventKind::Deliver, &a.packet);
             self.out.push_back(Delivery { at: t, packet: a.packet });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ArqConfig;
+    use crate::packet::PacketId;
+    use crate::radio::channel::MeasuredSnr;
+    use crate::time::Duration;
+    use crate::{FlowKey, Protocol};
+
+    /// Slot 0 is predicted at 40 dB but is really at 0 dB; every later slot
+    /// is predicted at 5 dB (BPSK) and really at 40 dB.
+    fn peak_then_fade() -> RadioConfig {
+        let slots = 100;
+        let true_db = (0..slots).map(|s| vec![if s == 0 { 0.0 } else { 40.0 }]).collect();
+        let predicted_db = (0..slots).map(|s| vec![if s == 0 { 40.0 } else { 5.0 }]).collect();
+        RadioConfig {
+            channel: ChannelConfig::Measured(MeasuredSnr {
+                file: None,
+                snr_db: true_db,
+                predicted_snr_db: Some(predicted_db),
+            }),
+            arq: ArqConfig { delay: Duration::from_millis(2), retries: 3 },
+            ..Default::default()
+        }
+    }
+
+    /// One 108-byte packet (864 bits: one 256-QAM frame) pushed at 0 and
+    /// run until the link is idle.
+    fn send_one(config: &RadioConfig) -> (RadioLink, Vec<Delivery>) {
+        let mut link = RadioLink::new(config, "radio", Direction::Downlink, 1).unwrap();
+        let flow = FlowKey {
+            protocol: Protocol::Udp,
+            src: [10, 0, 0, 1].into(),
+            dst: [10, 0, 0, 2].into(),
+            src_port: 1,
+            dst_port: 2,
+        };
+        link.push(Instant::ZERO, Packet::new(PacketId(1), 108, flow));
+        let mut out = Vec::new();
+        while let Some(t) = link.next_wakeup() {
+            while let Some(d) = link.poll(t) {
+                out.push(d);
+            }
+        }
+        (link, out)
+    }
+
+    #[test]
+    fn adaptive_retransmission_is_recut_at_the_slots_modulation() {
+        // 256-QAM in slot 0 (predicted 40 dB), hit. Ready 2 ms after slot 0
+        // ends: slot 4, predicted at BPSK's 108 bits, so the frame goes
+        // again as 8 pieces in slots 4..=11, all received; the packet
+        // leaves when slot 11 ends.
+        let (link, out) = send_one(&peak_then_fade());
+        assert_eq!(out.len(), 1);
+        assert!(!out[0].packet.corrupted);
+        assert_eq!(out[0].at, link.slot_start(12));
+        let s = link.stats();
+        assert_eq!(s.frames_by_modulation[Modulation::Qam256.index()], 1);
+        assert_eq!(s.frames_by_modulation[Modulation::Bpsk.index()], 8);
+        assert_eq!((s.frame_errors, s.retransmissions), (1, 1));
+    }
+
+    #[test]
+    fn fixed_modulation_retransmits_the_frame_as_it_was() {
+        let config = RadioConfig { modulation: ModulationChoice::Fixed(Modulation::Qam256), ..peak_then_fade() };
+        let (link, out) = send_one(&config);
+        assert_eq!(out[0].at, link.slot_start(5));
+        assert_eq!(link.stats().frames_by_modulation[Modulation::Qam256.index()], 2);
     }
 }

@@ -8,7 +8,8 @@
 //! - [`adaptive`]: switching levels that maximise expected bits per frame;
 //! - [`link`]: [`RadioLink`], the driven component (push, poll,
 //!   next_wakeup) that cuts packets into frames, sends them in slots, and
-//!   retransmits.
+//!   retransmits; [`RadioLink::apply`] takes a state's [`RadioPatch`]
+//!   (mean SNR, prediction NMSE, modulation, scheduling, ARQ) mid-run.
 //!
 //! Pure like the rest of the crate: no clock, no I/O. A measured channel
 //! arrives as numbers; reading its file is the scenario loader's job.
@@ -26,8 +27,8 @@ pub mod shadow;
 pub mod units;
 
 pub use adaptive::{AdaptiveModulator, SwitchingLevels};
-pub use channel::{ChannelConfig, FadingChannel, FadingConfig, MeasuredSnr, SlotChannel};
-pub use config::{RadioConfig, ResidualErrors, Scheduling};
+pub use channel::{ChannelConfig, FadingChannel, FadingConfig, MeasuredSnr, SlotChannel, SnrFiles};
+pub use config::{ArqPatch, ChannelPatch, RadioConfig, RadioPatch, ResidualErrors, Scheduling};
 pub use fading::{Tap, max_doppler_hz, typical_urban};
 pub use link::{RadioLink, RadioStats};
 pub use modulation::{Modulation, ModulationChoice};

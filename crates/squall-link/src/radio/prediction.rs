@@ -1,6 +1,6 @@
 //! Channel prediction with a given normalised mean square error (seed 002
 //! §III.C: "a prediction error of 0.1 NMSE"; Sternad & Falahati, PIMRC
-//! 2004, seed 002 ref. [19]).
+//! 2004, seed 002 ref. \[19\]).
 //!
 //! The predictor is modelled as an unbiased MMSE predictor of the complex
 //! gain h (unit mean power): the prediction ĥ and its error are
@@ -36,6 +36,13 @@ impl Predictor {
 
     pub fn nmse(&self) -> f64 {
         self.nmse
+    }
+
+    /// The same predictor (same per-slot error streams) with NMSE `nmse`:
+    /// a state that changes the prediction error changes the slots after
+    /// it exactly as if the run had started with `nmse`.
+    pub fn with_nmse(&self, nmse: f64) -> Self {
+        Predictor { nmse, base: self.base }
     }
 
     /// The generator of slot `slot`'s prediction errors.

@@ -740,12 +740,29 @@ impl Stage {
         }
     }
 
+    /// Holds the radio slot that starts at `at` until the next
+    /// [`Stage::apply`] (a radio change at `at` decides that slot).
+    pub(crate) fn hold_radio_slot_start(&mut self, at: Instant) {
+        if let Some(r) = self.radio.as_mut() {
+            r.hold_slot_start(at);
+        }
+    }
+
     /// Applies a change addressed to this stage at `now`.
     pub(crate) fn apply(&mut self, now: Instant, change: &Change, log: &mut Vec<Event>) {
         self.run_until(now, log);
         match change {
             Change::Set { patch, .. } => {
-                let config = patch.applied_to(&self.config);
+                let mut config = patch.applied_to(&self.config);
+                if let (Some(radio), Some(p)) = (self.radio.as_mut(), &patch.radio) {
+                    // Checked with the scenario (`StagePatch::check`); a
+                    // patch the link refuses leaves it, and its recorded
+                    // configuration, as they were.
+                    if radio.apply(now, p).is_err() {
+                        config.radio = self.config.radio.clone();
+                    }
+                    radio.drain_events_into(log);
+                }
                 self.queue.set_config(config.queue.clone());
                 self.errors.set_model(config.error.clone());
                 let (dir, name, seed) = (self.direction, self.name.clone(), self.seed);
@@ -788,6 +805,9 @@ impl Stage {
                     self.log(log, EventKind::BlackoutEnd, None);
                 }
             }
+        }
+        if let Some(r) = self.radio.as_mut() {
+            r.release_hold();
         }
         self.fill_send_buffer(log);
         self.try_transmit(log);
