@@ -43,6 +43,9 @@ pub struct FlowStats {
     /// TCP data segments the sender sent again (tcptrace's rule: a segment
     /// that ends at or below the highest sequence number already sent).
     pub retransmitted: u64,
+    /// TCP segments that carried data, retransmissions included
+    /// (tcptrace's "actual data pkts"); 0 for other protocols.
+    pub data_segments: u64,
     /// Drops charged to this flow in events.csv, by reason.
     pub dropped: BTreeMap<String, u64>,
     /// One-way delay, seconds (packets matched by IP identification).
@@ -56,6 +59,15 @@ pub struct FlowStats {
     /// (jitter), seconds.
     pub interarrival_mean: f64,
     pub jitter: f64,
+}
+
+impl FlowStats {
+    /// Retransmitted TCP data segments as a percentage of the data segments
+    /// sent (seed 002 Figure 6: "percentage of TCP retransmissions"); 0
+    /// when the flow sent none.
+    pub fn retransmitted_percent(&self) -> f64 {
+        if self.data_segments == 0 { 0.0 } else { 100.0 * self.retransmitted as f64 / self.data_segments as f64 }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -122,6 +134,7 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         }
         let app_bytes = if is_tcp {
             s.retransmitted = count_retransmissions(packets);
+            s.data_segments = count_data_segments(packets);
             first_time_payload(arrivals)
         } else {
             arrivals.iter().map(|p| p.size.saturating_sub(UDP_OVERHEAD) as u64).sum()
@@ -192,6 +205,11 @@ pub fn count_retransmissions(sent: &[Captured]) -> u64 {
         }
     }
     count
+}
+
+/// TCP segments that carry payload, first sendings and retransmissions.
+pub fn count_data_segments(sent: &[Captured]) -> u64 {
+    sent.iter().filter(|p| p.tcp.is_some_and(|t| t.payload_len > 0)).count() as u64
 }
 
 /// Payload bytes received at least once: the size of the union of the
@@ -326,6 +344,12 @@ mod tests {
             seg(5, 2500, 500),
         ];
         assert_eq!(count_retransmissions(&s), 2);
+        // Six data segments; a pure ACK is not one. 2 of 6 is 33.3%.
+        let with_ack: Vec<Captured> = s.iter().cloned().chain([seg(6, 4000, 0)]).collect();
+        assert_eq!(count_data_segments(&with_ack), 6);
+        let f = FlowStats { retransmitted: 2, data_segments: 6, ..FlowStats::default() };
+        assert!((f.retransmitted_percent() - 100.0 / 3.0).abs() < 1e-12);
+        assert_eq!(FlowStats::default().retransmitted_percent(), 0.0);
         // Wrap-around of the sequence space is not a retransmission.
         let w = [seg(0, u32::MAX - 999, 1000), seg(1, 0, 1000)];
         assert_eq!(count_retransmissions(&w), 0);

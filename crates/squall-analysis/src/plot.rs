@@ -40,13 +40,18 @@ const WIDTH: u32 = 760;
 const HEIGHT: u32 = 360;
 
 fn color(i: usize) -> RGBColor {
-    const C: [RGBColor; 6] = [
+    // Tableau's ten, so that up to ten curves have a colour each.
+    const C: [RGBColor; 10] = [
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),
         RGBColor(44, 160, 44),
         RGBColor(255, 127, 14),
         RGBColor(148, 103, 189),
         RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
     ];
     C[i % C.len()]
 }

@@ -45,6 +45,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("throughput_bps", "throughput (bit/s)"),
     ("goodput_bps", "goodput (bit/s)"),
     ("retransmitted", "retransmitted packets"),
+    ("retransmitted_pct", "TCP retransmissions (% of data segments)"),
     ("dropped", "dropped packets"),
     ("delay_mean", "mean one-way delay (s)"),
     ("rtt_mean", "mean RTT (s)"),
@@ -60,6 +61,7 @@ pub fn metric(f: &FlowStats, name: &str) -> f64 {
         "throughput_bps" => f.throughput_bps,
         "goodput_bps" => f.goodput_bps,
         "retransmitted" => f.retransmitted as f64,
+        "retransmitted_pct" => f.retransmitted_percent(),
         "dropped" => f.dropped.values().sum::<u64>() as f64,
         "delay_mean" => f.delay_mean,
         "rtt_mean" => f.rtt_mean,
@@ -291,41 +293,16 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 }
             }
         }
-        // Each metric against each numeric swept parameter, with 95% CI bars.
+        // Each metric against each numeric swept parameter, with 95% CI
+        // bars: a curve per flow and per value of the set's other keys.
         let keys: BTreeSet<&String> = set.points.iter().flatten().map(|(k, _)| k).collect();
         for key in keys {
-            let xs: Vec<Option<f64>> =
-                set.points.iter().map(|p| p.iter().find(|(k, _)| k == key).and_then(|(_, v)| numeric(v))).collect();
-            if xs.iter().any(Option::is_none) {
-                continue;
-            }
-            let positive: Vec<f64> = xs.iter().flatten().copied().collect();
-            let log_x = positive.iter().all(|&x| x > 0.0)
-                && positive.iter().cloned().fold(0.0, f64::max)
-                    / positive.iter().cloned().fold(f64::INFINITY, f64::min)
-                    >= 100.0;
             for (m, label) in METRICS {
-                let mut bars: BTreeMap<String, Bars> = BTreeMap::new();
-                for ((s, point, flow), metrics) in &grouped {
-                    if s != &set.name {
-                        continue;
-                    }
-                    let (Some(Some(x)), Some(values)) = (xs.get(*point), metrics.get(m)) else { continue };
-                    let sm: Summary = summarize(values);
-                    bars.entry(flow.clone())
-                        .or_insert_with(|| Bars { name: flow.clone(), points: Vec::new() })
-                        .points
-                        .push((*x, sm.mean, sm.ci95.low, sm.ci95.high));
-                }
-                let mut bars: Vec<Bars> =
-                    bars.into_values().filter(|b| b.points.iter().any(|p| p.1.is_finite() && p.1 != 0.0)).collect();
+                let Some(bars) = sweep_curves(&grouped, set, key, m, false) else { break };
                 if bars.is_empty() {
                     continue;
                 }
-                for b in &mut bars {
-                    b.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                }
-                let svg = bars_plot(&format!("{label} vs {key}"), key, label, &bars, log_x);
+                let svg = bars_plot(&format!("{label} vs {key}"), key, label, &bars, log_scale(&bars));
                 figure(
                     &mut page,
                     &format!("{}-{m}-vs-{key}", set.name),
@@ -335,8 +312,93 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             }
         }
     }
+    // Sets that sweep the same numeric key, on one plot (seed 002 Figures
+    // 4 to 7: configurations against ARQ persistence).
+    let shared: BTreeSet<&String> = sets.iter().flat_map(|s| s.points.iter().flatten().map(|(k, _)| k)).collect();
+    let mut across = String::new();
+    for key in shared {
+        for (m, label) in METRICS {
+            let curves: Vec<Vec<Bars>> =
+                sets.iter().filter_map(|set| sweep_curves(&grouped, set, key, m, true)).collect();
+            if curves.len() < 2 {
+                break;
+            }
+            let bars: Vec<Bars> = curves.into_iter().flatten().collect();
+            if bars.is_empty() {
+                continue;
+            }
+            let svg = bars_plot(&format!("{label} vs {key}, all sets"), key, label, &bars, log_scale(&bars));
+            figure(
+                &mut across,
+                &format!("all-{m}-vs-{key}"),
+                &format!(
+                    "{label} against {key}, every set that sweeps it: mean over replications with 95% confidence interval."
+                ),
+                svg,
+            )?;
+        }
+    }
+    if !across.is_empty() {
+        page.push_str("<h2>All sets</h2>\n");
+        page.push_str(&across);
+    }
     page.push_str("</body></html>\n");
     fs::write(out.join("report.html"), page)
+}
+
+/// Curves of metric `m` against the numeric swept key `key` in `set`: one
+/// per flow and per combination of the set's other swept values, each
+/// named by what tells it apart (with the set's name when `with_set`).
+/// `None` when the set does not sweep `key` or a value is not a number.
+fn sweep_curves(grouped: &Grouped, set: &SetInfo, key: &str, m: &str, with_set: bool) -> Option<Vec<Bars>> {
+    let xs: Vec<f64> = set
+        .points
+        .iter()
+        .map(|p| p.iter().find(|(k, _)| k == key).and_then(|(_, v)| numeric(v)))
+        .collect::<Option<_>>()?;
+    let flows: BTreeSet<&String> = grouped
+        .iter()
+        .filter(|((s, _, _), metrics)| s == &set.name && metrics.contains_key("elapsed"))
+        .map(|((_, _, f), _)| f)
+        .collect();
+    let mut bars: BTreeMap<String, Bars> = BTreeMap::new();
+    for ((s, point, flow), metrics) in grouped {
+        if s != &set.name {
+            continue;
+        }
+        let (Some(&x), Some(values)) = (xs.get(*point), metrics.get(m)) else { continue };
+        let mut parts: Vec<String> = Vec::new();
+        if with_set {
+            parts.push(set.name.clone());
+        }
+        for (k, v) in set.points[*point].iter().filter(|(k, _)| k != key) {
+            parts.push(format!("{}={v}", k.rsplit('.').next().unwrap_or(k)));
+        }
+        if flows.len() > 1 || parts.is_empty() {
+            parts.push(flow.clone());
+        }
+        let name = parts.join(", ");
+        let sm: Summary = summarize(values);
+        bars.entry(name.clone()).or_insert_with(|| Bars { name, points: Vec::new() }).points.push((
+            x,
+            sm.mean,
+            sm.ci95.low,
+            sm.ci95.high,
+        ));
+    }
+    let mut bars: Vec<Bars> =
+        bars.into_values().filter(|b| b.points.iter().any(|p| p.1.is_finite() && p.1 != 0.0)).collect();
+    for b in &mut bars {
+        b.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Some(bars)
+}
+
+/// A log x axis for positive values spanning two decades or more.
+fn log_scale(bars: &[Bars]) -> bool {
+    let xs: Vec<f64> = bars.iter().flat_map(|b| b.points.iter().map(|p| p.0)).collect();
+    let (lo, hi) = xs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    !xs.is_empty() && lo > 0.0 && hi / lo >= 100.0
 }
 
 /// Seed 000 Table 2's summary for one point: per flow, elapsed time
@@ -344,27 +406,28 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
 fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
     let mut t = String::from(
         "<table><tr><th>flow</th><th>n</th><th>elapsed p10 (s)</th><th>elapsed median (s)</th><th>elapsed p90 (s)</th>\
-         <th>throughput (kbit/s)</th><th>± 95% CI</th><th>goodput (kbit/s)</th><th>retransmitted</th><th>dropped</th>\
-         <th>delay (ms)</th><th>jitter (ms)</th></tr>\n",
+         <th>throughput (kbit/s)</th><th>± 95% CI</th><th>goodput (kbit/s)</th><th>retransmitted</th><th>retransmitted (%)</th>\
+         <th>dropped</th><th>delay (ms)</th><th>jitter (ms)</th></tr>\n",
     );
     for ((s, p, flow), m) in grouped {
         if s != set || *p != point || !m.contains_key("elapsed") {
             continue;
         }
         let sm = |k: &str| summarize(m.get(k).map_or(&[][..], |v| &v[..]));
-        let (e, th, g, r, d, dl, j) = (
+        let (e, th, g, r, rp, d, dl, j) = (
             sm("elapsed"),
             sm("throughput_bps"),
             sm("goodput_bps"),
             sm("retransmitted"),
+            sm("retransmitted_pct"),
             sm("dropped"),
             sm("delay_mean"),
             sm("jitter"),
         );
         writeln!(
             t,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td></tr>",
-            html(flow), e.n, e.p10, e.median, e.p90, th.mean / 1e3, th.ci95.half_width() / 1e3, g.mean / 1e3, r.mean, d.mean, dl.mean * 1e3, j.mean * 1e3
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{:.2}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td></tr>",
+            html(flow), e.n, e.p10, e.median, e.p90, th.mean / 1e3, th.ci95.half_width() / 1e3, g.mean / 1e3, r.mean, rp.mean, d.mean, dl.mean * 1e3, j.mean * 1e3
         )
         .unwrap();
     }
@@ -373,7 +436,7 @@ fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
         if s.mean.is_finite() {
             writeln!(
                 t,
-                "<tr><td colspan=\"12\">Jain's fairness index over flows: {:.3} (95% CI {:.3}–{:.3})</td></tr>",
+                "<tr><td colspan=\"13\">Jain's fairness index over flows: {:.3} (95% CI {:.3}–{:.3})</td></tr>",
                 s.mean, s.ci95.low, s.ci95.high
             )
             .unwrap();
@@ -386,6 +449,69 @@ fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(set: &str, point: usize, replication: u32, throughput: f64, retransmitted: u64) -> RunRecord {
+        let flow = FlowStats {
+            label: "tcp a:* > b:5000".into(),
+            elapsed: 1.0,
+            throughput_bps: throughput,
+            retransmitted,
+            data_segments: 100,
+            ..FlowStats::default()
+        };
+        RunRecord { set: set.into(), point, replication, seed: 1, flows: vec![flow], fairness: 1.0 }
+    }
+
+    fn set(name: &str, points: &[&[(&str, &str)]]) -> SetInfo {
+        SetInfo {
+            name: name.into(),
+            engine: "sim".into(),
+            scenario: "s.toml".into(),
+            points: points.iter().map(|p| p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()).collect(),
+            details: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn sweep_curves_split_by_the_other_swept_keys_and_by_set() {
+        // Set "fixed" sweeps retries × modulation (cartesian), "adaptive"
+        // retries only; throughput 1000·retries (+500 for 4qam), two
+        // replications 100 apart.
+        let r = "stage.radio.radio.arq.retries";
+        let m = "stage.radio.radio.modulation";
+        let fixed = set(
+            "fixed",
+            &[&[(r, "3"), (m, "bpsk")], &[(r, "3"), (m, "4qam")], &[(r, "30"), (m, "bpsk")], &[(r, "30"), (m, "4qam")]],
+        );
+        let adaptive = set("adaptive", &[&[(r, "3")], &[(r, "30")]]);
+        let mut runs = Vec::new();
+        for (point, retries, extra) in [(0, 3.0, 0.0), (1, 3.0, 500.0), (2, 30.0, 0.0), (3, 30.0, 500.0)] {
+            for rep in 0..2 {
+                runs.push(run("fixed", point, rep, 1000.0 * retries + extra + 100.0 * rep as f64, rep as u64 * 10));
+            }
+        }
+        runs.push(run("adaptive", 0, 0, 7.0, 6));
+        runs.push(run("adaptive", 1, 0, 9.0, 0));
+        let g = group(&runs);
+        let curves = sweep_curves(&g, &fixed, r, "throughput_bps", false).unwrap();
+        let names: Vec<&str> = curves.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["modulation=4qam", "modulation=bpsk"]);
+        let (x, mean, low, high) = curves[0].points[1];
+        assert_eq!((x, mean), (30.0, 30_550.0));
+        assert!(low < mean && mean < high);
+        // A key that is not a number has no curves; one the set does not
+        // sweep neither.
+        assert!(sweep_curves(&g, &fixed, m, "throughput_bps", false).is_none());
+        assert!(sweep_curves(&g, &adaptive, m, "throughput_bps", false).is_none());
+        // Across sets, curves carry the set's name; a single-key set's curve
+        // is the set alone.
+        let a = sweep_curves(&g, &adaptive, r, "retransmitted_pct", true).unwrap();
+        assert_eq!(a[0].name, "adaptive");
+        assert_eq!(a[0].points, vec![(3.0, 6.0, 6.0, 6.0), (30.0, 0.0, 0.0, 0.0)]);
+        assert_eq!(sweep_curves(&g, &fixed, r, "throughput_bps", true).unwrap()[1].name, "fixed, modulation=bpsk");
+        // Without other keys or a set name, a curve is named by its flow.
+        assert_eq!(sweep_curves(&g, &adaptive, r, "throughput_bps", false).unwrap()[0].name, "tcp a:* > b:5000");
+    }
 
     #[test]
     fn parameter_values_become_numbers() {

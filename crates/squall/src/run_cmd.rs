@@ -39,6 +39,18 @@ pub struct RunArgs {
     /// experiment; continue with --resume).
     #[arg(long)]
     pub max_runs: Option<usize>,
+    /// Which model events simulation runs write to events.csv: `all`, or
+    /// `drops` (drops with their reasons, corruptions, states and
+    /// blackouts: all the analysis needs but the stage-occupancy plots, at
+    /// a small fraction of the size).
+    #[arg(long, value_enum, default_value_t = EventLog::All)]
+    pub events: EventLog,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EventLog {
+    All,
+    Drops,
 }
 
 /// What `squall report DIR` needs to rebuild the report: written before
@@ -202,7 +214,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         match experiment.sets[job.set].engine {
             Engine::Sim => {
                 let options = RunOptions { record_events: true, record_packets: false, record_captures: true };
-                let result = squall_sim::run(scenario, job.seed, options)?;
+                let mut result = squall_sim::run(scenario, job.seed, options)?;
+                if args.events == EventLog::Drops {
+                    result.events.retain(|e| {
+                        use squall_link::EventKind::*;
+                        matches!(e.kind, Drop(_) | Corrupt | StateChange | BlackoutStart | BlackoutEnd)
+                    });
+                }
                 let summary = write_replication(&tmp, job.replication, result, Outputs { events: true, pcap: true })?;
                 fs::write(tmp.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
             }

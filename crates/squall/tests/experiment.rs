@@ -190,3 +190,25 @@ fn report_renders_in_headless_chromium_with_its_plots() {
     assert!(blue > 1000, "series colour on {blue} of {total} pixels: no plot drawn?");
     assert!(shade > total / 100, "state shading on {shade} of {total} pixels");
 }
+
+/// `--events drops` keeps drops, corruptions, states and blackouts only:
+/// far smaller event logs, and results.csv identical to a full log's.
+#[test]
+fn drops_only_event_logs_give_the_same_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = write_experiment(dir.path());
+    let (all, drops) = (dir.path().join("all"), dir.path().join("drops"));
+    ok(squall(&["run", &exp, "--out", all.to_str().unwrap()]));
+    ok(squall(&["run", &exp, "--out", drops.to_str().unwrap(), "--events", "drops"]));
+    let read = |d: &Path| std::fs::read_to_string(d.join("results.csv")).unwrap();
+    assert_eq!(read(&all), read(&drops));
+    let events = |d: &Path| std::fs::read_to_string(d.join("sweep/p0/rep-0/events.csv")).unwrap();
+    let (full, small) = (events(&all), events(&drops));
+    assert!(
+        small.lines().count() * 10 < full.lines().count(),
+        "{} vs {} lines",
+        small.lines().count(),
+        full.lines().count()
+    );
+    assert!(small.contains(",drop,") && small.contains("state_change"), "{small}");
+}
