@@ -1,23 +1,12 @@
 //! Empirical distributions read from files next to the scenario.
 
-use std::path::PathBuf;
-
 use squall_link::{Bytes, Distribution, Duration};
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("squall-scenario-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("data")).unwrap();
-        TempDir(d)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch directory with a `data/` folder, removed when dropped.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    dir
 }
 
 const SCENARIO: &str = r#"
@@ -50,12 +39,12 @@ interval = "20 ms"
 
 #[test]
 fn files_fill_every_empirical_distribution() {
-    let dir = TempDir::new("empirical");
-    std::fs::write(dir.0.join("data/jitter.txt"), "# measured\n12 ms\n\n13.5 ms # slow\n").unwrap();
-    std::fs::write(dir.0.join("data/hold.txt"), "1 s\n2 s\n").unwrap();
-    std::fs::write(dir.0.join("data/sizes.txt"), "40 B\n1500 B\n1 KiB\n").unwrap();
-    std::fs::write(dir.0.join("s.toml"), SCENARIO).unwrap();
-    let s = squall_scenario::load(&dir.0.join("s.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let dir = scratch();
+    std::fs::write(dir.path().join("data/jitter.txt"), "# measured\n12 ms\n\n13.5 ms # slow\n").unwrap();
+    std::fs::write(dir.path().join("data/hold.txt"), "1 s\n2 s\n").unwrap();
+    std::fs::write(dir.path().join("data/sizes.txt"), "40 B\n1500 B\n1 KiB\n").unwrap();
+    std::fs::write(dir.path().join("s.toml"), SCENARIO).unwrap();
+    let s = squall_scenario::load(&dir.path().join("s.toml")).unwrap_or_else(|e| panic!("{e}"));
     let jitter = Distribution::Empirical {
         file: Some("data/jitter.txt".into()),
         values: vec![Duration::from_millis(12), Duration::from_micros(13_500)],
@@ -84,19 +73,19 @@ fn files_fill_every_empirical_distribution() {
 
 #[test]
 fn an_empty_file_and_a_bad_size_are_errors() {
-    let dir = TempDir::new("empirical-bad");
-    std::fs::write(dir.0.join("data/jitter.txt"), "# nothing yet\n\n").unwrap();
-    std::fs::write(dir.0.join("data/hold.txt"), "1 s\n").unwrap();
-    std::fs::write(dir.0.join("data/sizes.txt"), "1500 B\n1.5 B\n").unwrap();
-    std::fs::write(dir.0.join("s.toml"), SCENARIO).unwrap();
-    let err = squall_scenario::load(&dir.0.join("s.toml")).unwrap_err();
+    let dir = scratch();
+    std::fs::write(dir.path().join("data/jitter.txt"), "# nothing yet\n\n").unwrap();
+    std::fs::write(dir.path().join("data/hold.txt"), "1 s\n").unwrap();
+    std::fs::write(dir.path().join("data/sizes.txt"), "1500 B\n1.5 B\n").unwrap();
+    std::fs::write(dir.path().join("s.toml"), SCENARIO).unwrap();
+    let err = squall_scenario::load(&dir.path().join("s.toml")).unwrap_err();
     let msg = err.to_string();
     assert_eq!(err.key_path(), "links[0].downlink[0].jitter.file", "{msg}");
     assert_eq!(err.line(), Some(14), "{msg}");
     assert!(msg.contains("jitter.txt has no values; expected one value per line, like \"12 ms\""), "{msg}");
 
-    std::fs::write(dir.0.join("data/jitter.txt"), "1 ms\n").unwrap();
-    let err = squall_scenario::load(&dir.0.join("s.toml")).unwrap_err();
+    std::fs::write(dir.path().join("data/jitter.txt"), "1 ms\n").unwrap();
+    let err = squall_scenario::load(&dir.path().join("s.toml")).unwrap_err();
     let msg = err.to_string();
     assert_eq!(err.key_path(), "workload.udp[0].size.file", "{msg}");
     assert_eq!(err.line(), Some(25), "{msg}");

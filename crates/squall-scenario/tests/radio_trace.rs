@@ -101,20 +101,11 @@ fn q(x: f64) -> f64 {
     sum * h / 3.0
 }
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let d = std::env::temp_dir().join(format!("squall-radio-trace-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("traces")).unwrap();
-        TempDir(d)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch directory with a `traces/` folder, removed when dropped.
+fn scratch() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("traces")).unwrap();
+    dir
 }
 
 const SCENARIO: &str = r#"
@@ -155,12 +146,13 @@ fn inline_values_still_load() {
 
 #[test]
 fn files_fill_the_channel_and_the_resolved_scenario_reloads_without_them() {
-    let dir = TempDir::new("files");
-    std::fs::write(dir.0.join("traces/snr.csv"), "# measured\nch0,ch1\n16.5, 12\n15.9,13.1 # fast\n-2.4,14\n").unwrap();
-    std::fs::write(dir.0.join("traces/pred.csv"), "16 12\n16 13\n-2 14\n").unwrap();
+    let dir = scratch();
+    std::fs::write(dir.path().join("traces/snr.csv"), "# measured\nch0,ch1\n16.5, 12\n15.9,13.1 # fast\n-2.4,14\n")
+        .unwrap();
+    std::fs::write(dir.path().join("traces/pred.csv"), "16 12\n16 13\n-2 14\n").unwrap();
     let channel = r#"{ kind = "measured", file = { snr = "traces/snr.csv", predicted = "traces/pred.csv" } }"#;
-    std::fs::write(dir.0.join("s.toml"), SCENARIO.replace("CHANNEL", channel)).unwrap();
-    let s = squall_scenario::load(&dir.0.join("s.toml")).unwrap_or_else(|e| panic!("{e:?}"));
+    std::fs::write(dir.path().join("s.toml"), SCENARIO.replace("CHANNEL", channel)).unwrap();
+    let s = squall_scenario::load(&dir.path().join("s.toml")).unwrap_or_else(|e| panic!("{e:?}"));
     let m = channel_of(&s);
     assert_eq!(m.snr_db, vec![vec![16.5, 12.0], vec![15.9, 13.1], vec![-2.4, 14.0]]);
     assert_eq!(m.predicted_snr_db, Some(vec![vec![16.0, 12.0], vec![16.0, 13.0], vec![-2.0, 14.0]]));
@@ -176,8 +168,8 @@ fn files_fill_the_channel_and_the_resolved_scenario_reloads_without_them() {
 
     // The plain form: one file, predicted channel made with the NMSE.
     let channel = r#"{ kind = "measured", file = "traces/snr.csv" }"#;
-    std::fs::write(dir.0.join("s.toml"), SCENARIO.replace("CHANNEL", channel)).unwrap();
-    let s = squall_scenario::load(&dir.0.join("s.toml")).unwrap_or_else(|e| panic!("{e:?}"));
+    std::fs::write(dir.path().join("s.toml"), SCENARIO.replace("CHANNEL", channel)).unwrap();
+    let s = squall_scenario::load(&dir.path().join("s.toml")).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(channel_of(&s).snr_db.len(), 3);
     assert!(toml::to_string(&s).unwrap().contains("file = \"traces/snr.csv\""));
 }
