@@ -306,18 +306,7 @@ impl fmt::Display for BufferLimit {
     }
 }
 
-impl Serialize for BufferLimit {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for BufferLimit {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+serde_via_string!(BufferLimit);
 
 /// Transmission errors (seed 000 §3 and §4.3; VALIDATION cases 7–9).
 /// With fragmentation, every model applies to each frame.

@@ -6,6 +6,25 @@
 //! called (the sans-IO shape of quinn-proto and smoltcp). Both engines,
 //! simulate and emulate, drive this same code.
 
+/// Serde through the string form: serialize with `Display`, deserialize a
+/// string with `FromStr` (its error's message becomes serde's). For types
+/// written as words in scenario files ("4 packets", "16qam", "1900 MHz").
+macro_rules! serde_via_string {
+    ($($ty:ty),+ $(,)?) => {$(
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <String as serde::Deserialize>::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )+};
+}
+
 pub mod config;
 pub mod dist;
 pub mod event;

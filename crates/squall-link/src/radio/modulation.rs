@@ -23,8 +23,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use super::math::q_function;
 use crate::units::UnitError;
 
@@ -175,24 +173,7 @@ impl fmt::Display for ModulationChoice {
     }
 }
 
-macro_rules! string_serde {
-    ($ty:ty) => {
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
-            }
-        }
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                s.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-
-string_serde!(Modulation);
-string_serde!(ModulationChoice);
+serde_via_string!(Modulation, ModulationChoice);
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
 use crate::units::UnitError;
 
 /// Splits "75 km/h" into (75.0, "km/h").
@@ -103,24 +101,7 @@ impl fmt::Display for Speed {
     }
 }
 
-macro_rules! string_serde {
-    ($ty:ty) => {
-        impl Serialize for $ty {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
-            }
-        }
-        impl<'de> Deserialize<'de> for $ty {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                s.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    };
-}
-
-string_serde!(Frequency);
-string_serde!(Speed);
+serde_via_string!(Frequency, Speed);
 
 #[cfg(test)]
 mod tests {

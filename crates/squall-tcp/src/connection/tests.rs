@@ -36,6 +36,22 @@ fn config(cc: CcKind) -> TcpConfig {
     }
 }
 
+/// A passive end that has answered the scripted peer's SYN (MSS 1000):
+/// SYN-RECEIVED, its SYN-ACK already taken.
+fn answered_syn(cfg: TcpConfig) -> Connection {
+    let mut server = Connection::listen(cfg);
+    let syn = Segment { seq: PEER_ISS, flags: Flags::SYN, window: 65_535, mss: Some(1000), ..Default::default() };
+    server.handle_segment(at(0), &syn);
+    assert!(server.poll_transmit(at(0)).is_some_and(|s| s.syn()), "a SYN-ACK");
+    assert!(server.poll_transmit(at(0)).is_none(), "and nothing else");
+    server
+}
+
+/// `len` bytes from the scripted peer at `seq`, acknowledging our SYN.
+fn peer_data(seq: u64, len: u32) -> Segment {
+    Segment { seq, ack: 1, flags: Flags::ACK, window: 65_535, len, ..Default::default() }
+}
+
 /// Every segment the connection has to send now.
 macro_rules! send {
     ($c:expr, $now:expr) => {{
@@ -396,11 +412,8 @@ fn persist_timer_probes_with_one_byte_and_backs_off_within_5_to_60_s() {
 fn receiver_closes_window_refuses_probe_and_sends_window_update() {
     let mut cfg = config(CcKind::Reno);
     cfg.rcv_buf = 4000;
-    let mut server = Connection::listen(cfg);
-    let syn = Segment { seq: PEER_ISS, flags: Flags::SYN, window: 65_535, mss: Some(1000), ..Default::default() };
-    server.handle_segment(at(0), &syn);
-    send!(server, at(0));
-    let d = |seq: u64, len: u32| Segment { seq, ack: 1, flags: Flags::ACK, window: 65_535, len, ..Default::default() };
+    let mut server = answered_syn(cfg);
+    let d = peer_data;
     server.handle_segment(at(10), &d(PEER_ISS + 1, 0));
     assert_eq!(server.state(), State::Established);
     let mut last = None;
@@ -420,11 +433,8 @@ fn receiver_closes_window_refuses_probe_and_sends_window_update() {
 fn window_update_after_reading_from_a_closed_window() {
     let mut cfg = config(CcKind::Reno);
     cfg.rcv_buf = 4000;
-    let mut server = Connection::listen(cfg);
-    let syn = Segment { seq: PEER_ISS, flags: Flags::SYN, window: 65_535, mss: Some(1000), ..Default::default() };
-    server.handle_segment(at(0), &syn);
-    send!(server, at(0));
-    let d = |seq: u64, len: u32| Segment { seq, ack: 1, flags: Flags::ACK, window: 65_535, len, ..Default::default() };
+    let mut server = answered_syn(cfg);
+    let d = peer_data;
     for k in 0..4 {
         server.handle_segment(at(20 + k), &d(PEER_ISS + 1 + k * 1000, 1000));
         send!(server, at(20 + k));
@@ -445,18 +455,8 @@ fn window_update_after_reading_from_a_closed_window() {
 fn delayed_ack_rules() {
     let mut cfg = config(CcKind::Reno);
     cfg.delayed_ack = DelayedAck::On(ms(200));
-    let mut server = Connection::listen(cfg);
-    let syn = Segment { seq: PEER_ISS, flags: Flags::SYN, window: 65_535, mss: Some(1000), ..Default::default() };
-    server.handle_segment(at(0), &syn);
-    send!(server, at(0));
-    let d = |k: u64| Segment {
-        seq: PEER_ISS + 1 + k * 1000,
-        ack: 1,
-        flags: Flags::ACK,
-        window: 65_535,
-        len: 1000,
-        ..Default::default()
-    };
+    let mut server = answered_syn(cfg);
+    let d = |k: u64| peer_data(PEER_ISS + 1 + k * 1000, 1000);
     server.handle_segment(at(10), &d(0));
     assert!(send!(server, at(10)).is_empty(), "first segment: ACK delayed");
     assert_eq!(server.poll_timeout(), Some(at(210)));
@@ -488,11 +488,8 @@ fn delayed_ack_rules() {
 fn delayed_ack_timer_fires() {
     let mut cfg = config(CcKind::Reno);
     cfg.delayed_ack = DelayedAck::On(ms(40));
-    let mut server = Connection::listen(cfg);
-    let syn = Segment { seq: PEER_ISS, flags: Flags::SYN, window: 65_535, mss: Some(1000), ..Default::default() };
-    server.handle_segment(at(0), &syn);
-    send!(server, at(0));
-    let seg = Segment { seq: PEER_ISS + 1, ack: 1, flags: Flags::ACK, window: 65_535, len: 300, ..Default::default() };
+    let mut server = answered_syn(cfg);
+    let seg = peer_data(PEER_ISS + 1, 300);
     server.handle_segment(at(10), &seg);
     assert!(send!(server, at(10)).is_empty());
     server.handle_timeout(at(49));
@@ -517,14 +514,7 @@ fn sack_blocks_most_recent_first() {
     };
     server.handle_segment(at(0), &syn);
     assert!(send!(server, at(0))[0].sack_permitted);
-    let d = |k: u64| Segment {
-        seq: PEER_ISS + 1 + k * 1000,
-        ack: 1,
-        flags: Flags::ACK,
-        window: 65_535,
-        len: 1000,
-        ..Default::default()
-    };
+    let d = |k: u64| peer_data(PEER_ISS + 1 + k * 1000, 1000);
     server.handle_segment(at(1), &d(0));
     server.handle_segment(at(2), &d(2));
     server.handle_segment(at(3), &d(5));
