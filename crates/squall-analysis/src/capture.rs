@@ -50,8 +50,13 @@ pub enum CaptureError {
 pub fn read_capture(path: &Path) -> Result<Vec<Captured>, CaptureError> {
     let file = path.display().to_string();
     let f = File::open(path).map_err(|source| CaptureError::Open { file: file.clone(), source })?;
-    let mut reader =
-        PcapReader::new(BufReader::new(f)).map_err(|source| CaptureError::Format { file: file.clone(), source })?;
+    read_capture_from(&file, BufReader::new(f))
+}
+
+/// [`read_capture`] from any reader; `file` names it in errors.
+pub fn read_capture_from<R: std::io::Read>(file: &str, input: R) -> Result<Vec<Captured>, CaptureError> {
+    let file = file.to_string();
+    let mut reader = PcapReader::new(input).map_err(|source| CaptureError::Format { file: file.clone(), source })?;
     let mut out = Vec::new();
     let mut record = 0;
     while let Some(p) = reader.next_packet() {

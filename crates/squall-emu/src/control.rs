@@ -9,7 +9,7 @@
 //! {"cmd":"blackout","on":true,"mode":"hold","direction":"both"}
 //! ```
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -101,18 +101,56 @@ fn serve(listener: UnixListener, info: serde_json::Value, to_dataplane: Sender<C
             Ok((stream, _)) => {
                 let _ = stream.set_nonblocking(false);
                 let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-                let _ = handle(stream, &info, &to_dataplane);
+                let _ = stream.set_write_timeout(Some(std::time::Duration::from_secs(2)));
+                match peer_uid(&stream) {
+                    Ok(uid) if may_control(uid) => {
+                        let _ = handle(stream, &info, &to_dataplane);
+                    }
+                    Ok(uid) => refuse(&stream, &format!("refused: uid {uid} does not own this run")),
+                    Err(e) => refuse(&stream, &format!("refused: cannot tell who is asking ({e})")),
+                }
             }
             Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
         }
     }
 }
 
+/// The user id of the process at the other end (SO_PEERCRED).
+fn peer_uid(stream: &UnixStream) -> nix::Result<u32> {
+    nix::sys::socket::getsockopt(stream, nix::sys::socket::sockopt::PeerCredentials).map(|c| c.uid())
+}
+
+/// Whether a process of user `uid` may control this run: the run's own
+/// user, or root. The socket's mode (0600) already keeps others out; this
+/// holds even if the mode is changed.
+pub fn may_control(uid: u32) -> bool {
+    uid == 0 || uid == nix::unistd::geteuid().as_raw()
+}
+
+fn refuse(stream: &UnixStream, why: &str) {
+    let mut w = stream;
+    let _ = writeln!(w, "{}", serde_json::json!({"ok": false, "error": why}));
+}
+
+/// The longest request line accepted, bytes (the longest real one, a
+/// state name, is far shorter).
+pub const MAX_REQUEST: usize = 64 * 1024;
+
+/// Reads one request line: at most [`MAX_REQUEST`] bytes of JSON.
+pub fn parse_request(line: &[u8]) -> Result<Request, String> {
+    if line.len() > MAX_REQUEST {
+        return Err(format!("request longer than {MAX_REQUEST} bytes"));
+    }
+    let text = std::str::from_utf8(line).map_err(|e| format!("request is not UTF-8: {e}"))?;
+    serde_json::from_str(text.trim_end()).map_err(|e| format!("bad request: {e}"))
+}
+
 fn handle(stream: UnixStream, info: &serde_json::Value, to_dataplane: &Sender<ControlMessage>) -> std::io::Result<()> {
-    let mut line = String::new();
-    BufReader::new(&stream).read_line(&mut line)?;
-    let answer: Result<serde_json::Value, String> = match serde_json::from_str::<Request>(&line) {
-        Err(e) => Err(format!("bad request: {e}")),
+    let mut line = Vec::new();
+    // One byte past the limit tells an oversized request from one that fits.
+    BufReader::new(&stream).take(MAX_REQUEST as u64 + 1).read_until(b'\n', &mut line)?;
+    let answer: Result<serde_json::Value, String> = match parse_request(&line) {
+        Err(e) => Err(e),
         Ok(Request::Info) => Ok(info.clone()),
         Ok(request) => {
             let request = match request {
@@ -188,6 +226,28 @@ mod tests {
     }
 
     #[test]
+    fn malformed_and_oversized_requests_are_refused_with_reasons() {
+        assert!(parse_request(b"").unwrap_err().contains("bad request"));
+        assert!(parse_request(b"{\"cmd\":\"state\"}").unwrap_err().contains("name"));
+        assert!(parse_request(&[0xff, 0xfe, b'\n']).unwrap_err().contains("UTF-8"));
+        let long = format!("{{\"cmd\":\"state\",\"name\":\"{}\"}}", "x".repeat(MAX_REQUEST));
+        assert!(parse_request(long.as_bytes()).unwrap_err().contains("longer than"));
+        assert_eq!(parse_request(b"{\"cmd\":\"status\"}\n"), Ok(Request::Status));
+    }
+
+    /// Sends `bytes` on a fresh connection to `path` and returns the reply.
+    fn raw_request(path: &Path, bytes: &[u8]) -> serde_json::Value {
+        let stream = UnixStream::connect(path).unwrap();
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+        let mut w = &stream;
+        // The server may answer (and close) before reading everything.
+        let _ = w.write_all(bytes);
+        let mut line = String::new();
+        BufReader::new(&stream).read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    #[test]
     fn server_answers_info_and_forwards_status() {
         let dir = std::env::temp_dir().join(format!("squall-ctl-test-{}", std::process::id()));
         // SAFETY: tests in this module are the only readers of SQUALL_RUN_DIR.
@@ -203,6 +263,39 @@ mod tests {
         });
         assert_eq!(request(RunId::current(), &Request::Info).unwrap()["scenario"], "t");
         assert_eq!(request(RunId::current(), &Request::Status).unwrap()["time"], 1.0);
+        // Hostile clients: garbage, an unknown command, 1 MB without a
+        // newline. Each gets a reason; the server keeps serving.
+        let path = server.path().to_path_buf();
+        for (bytes, reason) in [
+            (b"\x00\x01garbage\n".to_vec(), "bad request"),
+            (b"{\"cmd\":\"reboot\"}\n".to_vec(), "unknown variant"),
+            (vec![b'{'; 1 << 20], "longer than"),
+        ] {
+            let reply = raw_request(&path, &bytes);
+            assert_eq!(reply["ok"], false, "{reply}");
+            assert!(reply["error"].as_str().unwrap().contains(reason), "{reply}");
+        }
+        assert_eq!(request(RunId::current(), &Request::Info).unwrap()["scenario"], "t");
+        // Another user: even with the socket opened to everyone, the peer
+        // credentials refuse it (only root can run this part).
+        if nix::unistd::geteuid().is_root() {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+            use std::os::unix::process::CommandExt;
+            let script = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n\
+                          s.sendall(b'{\"cmd\":\"info\"}\\n')\nprint(s.makefile().readline())";
+            let out = std::process::Command::new("/usr/bin/python3")
+                .args(["-c", script])
+                .arg(&path)
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .expect("/usr/bin/python3 runs");
+            let reply: serde_json::Value = serde_json::from_slice(&out.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+            assert_eq!(reply["ok"], false, "{reply}");
+            assert!(reply["error"].as_str().unwrap().contains("uid 65534"), "{reply}");
+        }
         assert_eq!(list(), vec![RunId::current()]);
         responder.join().unwrap();
         drop(server);

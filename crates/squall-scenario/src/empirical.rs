@@ -15,7 +15,7 @@ use crate::load::Source;
 use crate::schema::Scenario;
 
 /// A quantity that can be read from one line of a distribution file.
-pub(crate) trait LineQuantity: Quantity + Sized {
+pub trait LineQuantity: Quantity + Sized {
     fn parse_line(s: &str) -> Result<Self, String>;
     /// An example value with its unit, for messages.
     fn example(n: u32) -> String;
@@ -117,7 +117,7 @@ fn fill_one<Q: LineQuantity>(
     let file_key = path.key("file");
     let full = base_dir.join(file.as_str());
     let shown = full.display().to_string();
-    let text = std::fs::read_to_string(&full).map_err(|e| {
+    let text = crate::load::read_text(&full).map_err(|e| {
         let err = src.error(
             ErrorKind::DistributionFile,
             &file_key,
@@ -148,7 +148,7 @@ fn fill_one<Q: LineQuantity>(
 
 /// The values of a distribution file, or the span, 1-based line number and
 /// reason of the first bad line.
-fn read_values<Q: LineQuantity>(text: &str) -> Result<Vec<Q>, (std::ops::Range<usize>, usize, String)> {
+pub fn read_values<Q: LineQuantity>(text: &str) -> Result<Vec<Q>, (std::ops::Range<usize>, usize, String)> {
     let mut values = Vec::new();
     let mut offset = 0;
     for (n, raw) in text.split_inclusive('\n').enumerate() {

@@ -103,38 +103,33 @@ pub fn override_text(v: &toml::Value) -> String {
 }
 
 impl ReplicationSet {
-    /// The set's sweep points (one point with no parameters if it has no
-    /// sweep).
-    pub fn points(&self) -> Vec<SweepPoint> {
-        let Some(sweep) = &self.sweep else { return vec![SweepPoint { index: 0, params: Vec::new() }] };
-        let keys: Vec<&String> = sweep.params.keys().collect();
-        let lists: Vec<&Vec<toml::Value>> = sweep.params.values().collect();
-        let combos: Vec<Vec<usize>> = match sweep.mode {
-            SweepMode::Zip => (0..lists.first().map_or(0, |l| l.len())).map(|i| vec![i; lists.len()]).collect(),
-            SweepMode::Cartesian => lists.iter().fold(vec![Vec::new()], |acc, list| {
-                acc.into_iter()
-                    .flat_map(|prefix| {
-                        (0..list.len()).map(move |i| {
-                            let mut p = prefix.clone();
-                            p.push(i);
-                            p
-                        })
-                    })
-                    .collect()
-            }),
-        };
-        combos
-            .into_iter()
-            .enumerate()
-            .map(|(index, combo)| SweepPoint {
-                index,
-                params: keys
-                    .iter()
-                    .zip(&combo)
-                    .map(|(k, &i)| (k.to_string(), override_text(&lists_value(&lists, k, &keys, i))))
-                    .collect(),
-            })
-            .collect()
+    /// How many points the set's sweep has (1 without a sweep); `None` if
+    /// the number does not fit in a u64.
+    pub fn point_count(&self) -> Option<u64> {
+        let Some(sweep) = &self.sweep else { return Some(1) };
+        match sweep.mode {
+            SweepMode::Zip => Some(sweep.params.values().next().map_or(0, |l| l.len() as u64)),
+            SweepMode::Cartesian => sweep.params.values().try_fold(1u64, |n, l| n.checked_mul(l.len() as u64)),
+        }
+    }
+
+    /// How many runs the set makes (sweep points × replications), where
+    /// the scenario, without the set's own `replications`, makes
+    /// `scenario_replications`; `None` if the number does not fit in a u64.
+    pub fn run_count(&self, scenario_replications: u32) -> Option<u64> {
+        self.point_count()?.checked_mul(self.replications.unwrap_or(scenario_replications).into())
+    }
+
+    /// The set's sweep points, made one at a time as they are asked for
+    /// (one point with no parameters if it has no sweep): memory does not
+    /// grow with the size of the sweep.
+    pub fn points(&self) -> SweepPoints<'_> {
+        let lists: Vec<(&String, &Vec<toml::Value>)> =
+            self.sweep.as_ref().map_or(Vec::new(), |s| s.params.iter().collect());
+        let zip = self.sweep.as_ref().is_some_and(|s| s.mode == SweepMode::Zip);
+        let digits = vec![0; lists.len()];
+        let finished = lists.iter().any(|(_, l)| l.is_empty());
+        SweepPoints { lists, zip, digits, index: 0, finished }
     }
 
     /// Fixed overrides followed by the point's, as `--set` pairs.
@@ -143,9 +138,46 @@ impl ReplicationSet {
     }
 }
 
-fn lists_value(lists: &[&Vec<toml::Value>], key: &str, keys: &[&String], i: usize) -> toml::Value {
-    let k = keys.iter().position(|k| k.as_str() == key).expect("key from the same map");
-    lists[k][i].clone()
+/// The points of a sweep in order: for a cartesian sweep the last key
+/// (in key order) varies fastest.
+pub struct SweepPoints<'a> {
+    lists: Vec<(&'a String, &'a Vec<toml::Value>)>,
+    zip: bool,
+    /// The value index of every list at the next point.
+    digits: Vec<usize>,
+    index: usize,
+    finished: bool,
+}
+
+impl Iterator for SweepPoints<'_> {
+    type Item = SweepPoint;
+
+    fn next(&mut self) -> Option<SweepPoint> {
+        if self.finished {
+            return None;
+        }
+        let params =
+            self.lists.iter().zip(&self.digits).map(|((k, l), &i)| (k.to_string(), override_text(&l[i]))).collect();
+        let point = SweepPoint { index: self.index, params };
+        self.index += 1;
+        self.finished = if self.zip {
+            self.digits.iter_mut().for_each(|d| *d += 1);
+            self.lists.first().is_none_or(|(_, l)| self.digits[0] >= l.len())
+        } else {
+            // The next combination, like an odometer; done when it rolls over.
+            let mut rolled_over = true;
+            for (d, (_, l)) in self.digits.iter_mut().zip(&self.lists).rev() {
+                *d += 1;
+                if *d < l.len() {
+                    rolled_over = false;
+                    break;
+                }
+                *d = 0;
+            }
+            rolled_over
+        };
+        Some(point)
+    }
 }
 
 impl Experiment {
@@ -200,7 +232,7 @@ pub fn parse_experiment(file: &str, text: &str) -> Result<Experiment, ScenarioEr
 /// Reads an experiment file.
 pub fn load_experiment(path: &Path) -> Result<Experiment, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::load::read_text(path).map_err(|e| {
         ScenarioError::new(ErrorKind::Read, &file, None, None).message(format!("cannot read the experiment file: {e}"))
     })?;
     parse_experiment(&file, &text)
@@ -232,7 +264,8 @@ seed = [1, 2]
     #[test]
     fn cartesian_and_zip_sweeps_expand_in_order() {
         let e = parse_experiment("e.toml", TEXT).unwrap();
-        let a = e.sets[0].points();
+        let a: Vec<SweepPoint> = e.sets[0].points().collect();
+        assert_eq!(e.sets[0].point_count(), Some(6));
         assert_eq!(a.len(), 6);
         assert_eq!(
             a[1].params,
@@ -242,13 +275,44 @@ seed = [1, 2]
             ]
         );
         assert_eq!(a[5].params[0].1, "10%");
+        assert_eq!(a.iter().map(|p| p.index).collect::<Vec<_>>(), (0..6).collect::<Vec<_>>());
+        // Every combination once, the last key fastest.
+        let combos: Vec<(String, String)> = a.iter().map(|p| (p.params[0].1.clone(), p.params[1].1.clone())).collect();
+        let mut expected = Vec::new();
+        for e in ["1%", "5%", "10%"] {
+            for r in ["9600 bit/s", "14.4 kbit/s"] {
+                expected.push((e.to_string(), r.to_string()));
+            }
+        }
+        assert_eq!(combos, expected);
         let o = e.sets[0].overrides(&a[0]);
         assert_eq!(o[0], ("stage.gsm-down.delay".to_string(), "250 ms".to_string()));
-        let b = e.sets[1].points();
+        let b: Vec<SweepPoint> = e.sets[1].points().collect();
+        assert_eq!(e.sets[1].point_count(), Some(2));
         assert_eq!(b.len(), 2);
         assert_eq!(b[1].params, vec![("seed".into(), "2".into()), ("stage.x.delay".into(), "2 ms".into())]);
         assert_eq!(e.sets[1].engine, Engine::Emu);
         assert_eq!(e.sets[0].sweep.as_ref().unwrap().mode, SweepMode::Cartesian);
+    }
+
+    #[test]
+    fn huge_sweeps_are_counted_without_being_built() {
+        let mut text =
+            String::from("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nreplications = 3\n[sets.sweep]\n");
+        for k in 0..12 {
+            text.push_str(&format!("k{k:02} = [1, 2, 3, 4, 5, 6, 7, 8]\n"));
+        }
+        let e = parse_experiment("e.toml", &text).unwrap();
+        assert_eq!(e.sets[0].point_count(), Some(8u64.pow(12)));
+        assert_eq!(e.sets[0].run_count(20), Some(3 * 8u64.pow(12)));
+        let second = e.sets[0].points().nth(1).unwrap();
+        assert_eq!(second.params.last().unwrap(), &("k11".to_string(), "2".to_string()));
+        // 40 keys of 8 values: 8^40 does not fit in a u64.
+        let mut text = String::from("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\n[sets.sweep]\n");
+        for k in 0..40 {
+            text.push_str(&format!("k{k:02} = [1, 2, 3, 4, 5, 6, 7, 8]\n"));
+        }
+        assert_eq!(parse_experiment("e.toml", &text).unwrap().sets[0].point_count(), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //!   stage or a two-host scenario.
 
 mod check;
-mod empirical;
+pub mod empirical;
 mod error;
 pub mod experiment;
 mod load;
@@ -22,7 +22,7 @@ mod spans;
 
 pub use error::{ErrorKind, ScenarioError};
 pub use experiment::{Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment};
-pub use load::{load, load_with_overrides, parse};
+pub use load::{MAX_TEXT_FILE, load, load_with_overrides, parse, read_text};
 pub use netem::{parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};
 pub use resolve::LinkPaths;

@@ -24,7 +24,7 @@ pub fn load_with_overrides<K: AsRef<str>, V: AsRef<str>>(
     overrides: &[(K, V)],
 ) -> Result<Scenario, ScenarioError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_text(path).map_err(|e| {
         ScenarioError::new(ErrorKind::Read, &name, None, None).message(format!("cannot read the scenario file: {e}"))
     })?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
@@ -49,7 +49,32 @@ pub fn parse(source_name: &str, text: &str, base_dir: &Path) -> Result<Scenario,
     Ok(scenario)
 }
 
+/// The largest file squall reads as text (scenario, experiment, empirical
+/// and SNR files), bytes: a path such as /dev/zero is refused instead of
+/// filling memory.
+pub const MAX_TEXT_FILE: u64 = 1 << 30;
+
+/// Reads a whole text file of at most [`MAX_TEXT_FILE`] bytes.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(MAX_TEXT_FILE + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_TEXT_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {} MiB, the most squall reads", MAX_TEXT_FILE >> 20),
+        ));
+    }
+    Ok(text)
+}
+
 impl Scenario {
+    /// The seed of replication `r`: `seed + r`, wrapping past u64::MAX so
+    /// that every seed can start a replication set.
+    pub fn replication_seed(&self, r: u32) -> u64 {
+        self.seed.wrapping_add(r.into())
+    }
+
     /// The checks [`parse`] makes after deserializing, for a scenario built
     /// in code (from a netem one-liner, or edited for a sweep). Errors name
     /// the key but no line. Empirical distributions must hold their values.

@@ -119,7 +119,8 @@ pub struct Scenario {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Seed of the first replication; replication i uses `seed + i`.
+    /// Seed of the first replication; replication i uses `seed + i`
+    /// (modulo 2^64: [`Scenario::replication_seed`]).
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// How long a run lasts (simulated time; the emulator's time limit).

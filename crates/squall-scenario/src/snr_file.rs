@@ -300,7 +300,7 @@ fn fill(stage: &mut StageConfig, path: &KeyPath, base_dir: &Path, src: &Source) 
 fn read(file: &str, key: &KeyPath, base_dir: &Path, src: &Source) -> Result<Read, ScenarioError> {
     let full = base_dir.join(file);
     let shown = full.display().to_string();
-    let text = std::fs::read_to_string(&full).map_err(|e| {
+    let text = crate::load::read_text(&full).map_err(|e| {
         src.error(
             ErrorKind::ChannelFile,
             key,

@@ -16,7 +16,7 @@ use crate::metrics::FlowMetrics;
 use crate::network::{Network, PathId, PathSlot};
 use crate::result::{HostCapture, RunResult};
 use crate::scheduler::Wake;
-use crate::tcp::{AppPlan, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
+use crate::tcp::{AppPlan, ResponseSize, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
 use crate::{RunOptions, SimError};
 
@@ -491,18 +491,22 @@ fn app_plan(f: &TcpFlow, seed: u64, end: Instant) -> AppPlan {
         TcpApp::Bulk(b) => AppPlan::Bulk { bytes: b.0 },
         TcpApp::BulkFor(d) => AppPlan::BulkUntil { stop: (Instant::ZERO + f.start + *d).min(end) },
         TcpApp::RequestResponse(rr) => AppPlan::Exchanges {
-            exchanges: vec![(rr.request.0, rr.response.0); rr.count as usize],
+            count: rr.count.into(),
+            request: rr.request.0,
+            response: ResponseSize::Fixed(rr.response.0),
             think: rr.think,
             keep_alive: true,
         },
-        TcpApp::Web(web) => {
-            let mut sizes = Sampler::new(web.size.clone(), stream(seed, &format!("tcp/{}/size", f.name)));
-            AppPlan::Exchanges {
-                exchanges: (0..web.objects).map(|_| (web.request.0, sizes.sample().0)).collect(),
-                think: squall_link::Duration::ZERO,
-                keep_alive: web.keep_alive,
-            }
-        }
+        TcpApp::Web(web) => AppPlan::Exchanges {
+            count: web.objects.into(),
+            request: web.request.0,
+            response: ResponseSize::Drawn(Sampler::new(
+                web.size.clone(),
+                stream(seed, &format!("tcp/{}/size", f.name)),
+            )),
+            think: squall_link::Duration::ZERO,
+            keep_alive: web.keep_alive,
+        },
     }
 }
 

@@ -41,7 +41,7 @@ where
             if i >= count {
                 break;
             }
-            let outcome = run(scenario, scenario.seed.wrapping_add(i as u64), options).map(|r| consume(i, r));
+            let outcome = run(scenario, scenario.replication_seed(i), options).map(|r| consume(i, r));
             if outcome.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }

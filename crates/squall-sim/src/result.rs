@@ -230,5 +230,46 @@ pub struct TcpFlowResult {
     pub corrupted_discarded: u64,
     /// Delivered bytes per 100 ms of the run (for steady-state rates).
     #[serde(skip)]
-    pub delivered_per_bucket: Vec<u64>,
+    pub delivered: DeliverySeries,
+}
+
+/// In-order bytes delivered to a flow's receiving application per bucket
+/// of [`crate::tcp::BUCKET_NS`], kept only for the buckets that received
+/// something: memory grows with deliveries, never with the run's length or
+/// a flow's start time.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeliverySeries {
+    /// (bucket index, bytes), bucket indices strictly increasing.
+    buckets: Vec<(u64, u64)>,
+}
+
+impl DeliverySeries {
+    /// `bytes` delivered at `now`; calls come in time order.
+    pub fn add(&mut self, now: Instant, bytes: u64) {
+        let bucket = now.as_nanos() / crate::tcp::BUCKET_NS;
+        match self.buckets.last_mut() {
+            Some((last, sum)) if *last == bucket => *sum += bytes,
+            _ => self.buckets.push((bucket, bytes)),
+        }
+    }
+
+    /// Adds another series bucket by bucket.
+    pub fn merge(&mut self, other: &DeliverySeries) {
+        self.buckets.extend_from_slice(&other.buckets);
+        // Two sorted runs: the stable sort merges them in linear time.
+        self.buckets.sort_by_key(|&(bucket, _)| bucket);
+        self.buckets.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 += later.1;
+            }
+            same
+        });
+    }
+
+    /// Bytes delivered in buckets `first..end`.
+    pub fn bytes_in_buckets(&self, first: u64, end: u64) -> u64 {
+        let from = self.buckets.partition_point(|&(b, _)| b < first);
+        self.buckets[from..].iter().take_while(|&&(b, _)| b < end).map(|&(_, n)| n).sum()
+    }
 }

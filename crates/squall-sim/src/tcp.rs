@@ -15,11 +15,11 @@
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-use squall_link::{FlowKey, Instant, Packet, PacketId, Protocol, Rate};
+use squall_link::{Bytes, FlowKey, Instant, Packet, PacketId, Protocol, Rate, Sampler};
 use squall_tcp::{CcSnapshot, Connection, Segment, TcpConfig, TcpStats};
 
 use crate::agent::{Agent, Ctx, TimerToken};
-use crate::result::{TcpFlowResult, TcpSample, TcpSenderResult, TcpTrace};
+use crate::result::{DeliverySeries, TcpFlowResult, TcpSample, TcpSenderResult, TcpTrace};
 
 /// Width of the delivered-bytes buckets of a flow, ns.
 pub const BUCKET_NS: u64 = 100_000_000;
@@ -31,9 +31,59 @@ pub(crate) enum AppPlan {
     Bulk { bytes: u64 },
     /// The client sends until `stop`, then closes.
     BulkUntil { stop: Instant },
-    /// Exchanges (request bytes, response bytes), in order; over one
-    /// connection (`keep_alive`) or one each.
-    Exchanges { exchanges: Vec<(u64, u64)>, think: squall_link::Duration, keep_alive: bool },
+    /// `count` exchanges of `request` bytes answered by a response, in
+    /// order; over one connection (`keep_alive`) or one each.
+    Exchanges { count: u64, request: u64, response: ResponseSize, think: squall_link::Duration, keep_alive: bool },
+}
+
+/// The size of each response: one for all, or drawn per exchange.
+#[derive(Clone, Debug)]
+pub(crate) enum ResponseSize {
+    Fixed(u64),
+    /// Drawn in exchange order from a sampler that the client and the
+    /// server each copy, so both see the same sizes.
+    Drawn(Sampler<Bytes>),
+}
+
+/// The exchanges of an [`AppPlan::Exchanges`] one at a time: memory does
+/// not grow with `count`, whatever the scenario says.
+#[derive(Clone, Debug)]
+pub(crate) struct ExchangeSequence {
+    left: u64,
+    request: u64,
+    response: ResponseSize,
+}
+
+impl ExchangeSequence {
+    /// `None` unless the plan is one of exchanges.
+    fn of(app: &AppPlan) -> Option<Self> {
+        match app {
+            AppPlan::Exchanges { count, request, response, .. } => {
+                Some(ExchangeSequence { left: *count, request: *request, response: response.clone() })
+            }
+            _ => None,
+        }
+    }
+
+    /// Exchanges not yet taken.
+    fn left(&self) -> u64 {
+        self.left
+    }
+
+    /// Request bytes of every exchange.
+    fn request(&self) -> u64 {
+        self.request
+    }
+
+    /// The next exchange: (request bytes, response bytes).
+    fn take(&mut self) -> Option<(u64, u64)> {
+        self.left = self.left.checked_sub(1)?;
+        let response = match &mut self.response {
+            ResponseSize::Fixed(n) => *n,
+            ResponseSize::Drawn(sampler) => sampler.sample().0,
+        };
+        Some((self.request, response))
+    }
 }
 
 /// Everything the agents of one `[[workload.tcp]]` flow share.
@@ -138,7 +188,7 @@ pub(crate) struct Endpoint {
     trace: Option<TcpTrace>,
     last_snapshot: Option<CcSnapshot>,
     /// Delivered (in-order) bytes per 100 ms bucket.
-    pub buckets: Vec<u64>,
+    pub delivered: DeliverySeries,
 }
 
 impl Endpoint {
@@ -172,7 +222,7 @@ impl Endpoint {
                 samples: Vec::new(),
             }),
             last_snapshot: None,
-            buckets: Vec::new(),
+            delivered: DeliverySeries::default(),
         }
     }
 
@@ -189,11 +239,7 @@ impl Endpoint {
         }
         let gained = self.conn.received_total() - before;
         if gained > 0 {
-            let b = (now.as_nanos() / BUCKET_NS) as usize;
-            if self.buckets.len() <= b {
-                self.buckets.resize(b + 1, 0);
-            }
-            self.buckets[b] += gained;
+            self.delivered.add(now, gained);
         }
         true
     }
@@ -286,7 +332,7 @@ pub(crate) struct TcpPart {
     /// Receiver-side measures of the main direction.
     pub arrivals: Arrivals,
     pub delivered_bytes: u64,
-    pub buckets: Vec<u64>,
+    pub delivered: DeliverySeries,
     pub corrupted: u64,
     pub done_at: Option<Instant>,
     pub traces: Vec<TcpTrace>,
@@ -303,20 +349,21 @@ impl TcpPart {
             self.sink.push(stats);
             self.arrivals.merge(&e.arrivals);
             self.delivered_bytes += e.conn.received_total();
-            add_buckets(&mut self.buckets, &e.buckets);
+            self.delivered.merge(&e.delivered);
         }
         self.corrupted += e.corrupted;
         self.traces.extend(e.take_trace());
     }
 }
 
-fn add_buckets(into: &mut Vec<u64>, from: &[u64]) {
-    if into.len() < from.len() {
-        into.resize(from.len(), 0);
-    }
-    for (a, b) in into.iter_mut().zip(from) {
-        *a += b;
-    }
+/// The newest connection slot whose port is `offset` above the flow's
+/// first client port, among `slots`: ports wrap after 65 536 connections
+/// (a web page of more objects without keep-alive), and the newest user
+/// of a port is the one its packets are for.
+fn newest_slot(offset: u16, slots: usize) -> Option<usize> {
+    const PORTS: usize = 1 << 16;
+    let first = usize::from(offset);
+    (first < slots).then(|| first + (slots - 1 - first) / PORTS * PORTS)
 }
 
 /// Tokens: each connection slot `i` has 2·i (TCP timer) and 2·i + 1 (read
@@ -332,15 +379,16 @@ const APP_TIMER: u64 = 1 << 40;
 pub struct TcpClient {
     plan: Arc<TcpPlan>,
     conns: Vec<Endpoint>,
-    /// Next exchange to request, and response bytes still expected.
-    next_exchange: usize,
+    /// Exchanges still to request, and response bytes still expected.
+    exchanges: Option<ExchangeSequence>,
     awaiting: u64,
     done_at: Option<Instant>,
 }
 
 impl TcpClient {
     pub(crate) fn new(plan: Arc<TcpPlan>) -> Self {
-        TcpClient { plan, conns: Vec::new(), next_exchange: 0, awaiting: 0, done_at: None }
+        let exchanges = ExchangeSequence::of(&plan.app);
+        TcpClient { plan, conns: Vec::new(), exchanges, awaiting: 0, done_at: None }
     }
 
     fn open(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> usize {
@@ -358,10 +406,8 @@ impl TcpClient {
 
     /// Sends the next request (on a new connection without keep-alive).
     fn request_next(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
-        let AppPlan::Exchanges { exchanges, keep_alive, .. } = &self.plan.app else { return };
-        let Some(&(request, response)) = exchanges.get(self.next_exchange) else { return };
-        let keep_alive = *keep_alive;
-        self.next_exchange += 1;
+        let AppPlan::Exchanges { keep_alive, .. } = self.plan.app else { return };
+        let Some((request, response)) = self.exchanges.as_mut().and_then(ExchangeSequence::take) else { return };
         self.awaiting = response;
         let slot = if keep_alive && !self.conns.is_empty() { self.conns.len() - 1 } else { self.open(now, ctx) };
         let e = &mut self.conns[slot];
@@ -373,13 +419,13 @@ impl TcpClient {
         let e = &mut self.conns[slot];
         let got = e.read(now, ctx);
         let mut next = false;
-        if let AppPlan::Exchanges { exchanges, think, keep_alive } = &self.plan.app
+        if let AppPlan::Exchanges { think, keep_alive, .. } = &self.plan.app
             && got > 0
             && self.awaiting > 0
         {
             self.awaiting = self.awaiting.saturating_sub(got);
             if self.awaiting == 0 {
-                let last = self.next_exchange >= exchanges.len();
+                let last = self.exchanges.as_ref().is_none_or(|x| x.left() == 0);
                 if !*keep_alive || last {
                     e.conn.close();
                 }
@@ -418,12 +464,11 @@ impl Agent for TcpClient {
 
     fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
         let Some(seg) = tcp else { return };
-        let port = packet.flow.dst_port.wrapping_sub(self.plan.client_port) as usize;
-        if port >= self.conns.len() {
+        let Some(slot) = newest_slot(packet.flow.dst_port.wrapping_sub(self.plan.client_port), self.conns.len()) else {
             return;
-        }
-        if self.conns[port].on_segment(now, &packet, &seg) {
-            self.step(now, port, ctx);
+        };
+        if self.conns[slot].on_segment(now, &packet, &seg) {
+            self.step(now, slot, ctx);
         }
     }
 
@@ -482,29 +527,29 @@ struct ServerConn {
 pub struct TcpServer {
     plan: Arc<TcpPlan>,
     conns: Vec<ServerConn>,
-    /// Next exchange to answer (counted over all connections).
-    next_exchange: usize,
+    /// Exchanges still to answer (counted over all connections).
+    exchanges: Option<ExchangeSequence>,
     done_at: Option<Instant>,
 }
 
 impl TcpServer {
     pub(crate) fn new(plan: Arc<TcpPlan>) -> Self {
-        TcpServer { plan, conns: Vec::new(), next_exchange: 0, done_at: None }
+        let exchanges = ExchangeSequence::of(&plan.app);
+        TcpServer { plan, conns: Vec::new(), exchanges, done_at: None }
     }
 
     fn step(&mut self, now: Instant, slot: usize, ctx: &mut Ctx<'_>) {
         let c = &mut self.conns[slot];
         let got = c.end.read(now, ctx);
         match &self.plan.app {
-            AppPlan::Exchanges { exchanges, .. } => {
+            AppPlan::Exchanges { .. } => {
                 c.pending += got;
-                while let Some(&(request, response)) = exchanges.get(self.next_exchange) {
-                    if c.pending < request {
-                        break;
+                if let Some(exchanges) = &mut self.exchanges {
+                    while exchanges.left() > 0 && c.pending >= exchanges.request() {
+                        let Some((request, response)) = exchanges.take() else { break };
+                        c.pending -= request;
+                        let _ = c.end.conn.send(response);
                     }
-                    c.pending -= request;
-                    let _ = c.end.conn.send(response);
-                    self.next_exchange += 1;
                 }
             }
             AppPlan::Bulk { bytes } => {
@@ -761,7 +806,7 @@ pub(crate) fn flow_result(plan: &TcpPlan, parts: Vec<TcpPart>, end: Instant) -> 
         all.proxy.extend(p.proxy);
         all.arrivals.merge(&p.arrivals);
         all.delivered_bytes += p.delivered_bytes;
-        add_buckets(&mut all.buckets, &p.buckets);
+        all.delivered.merge(&p.delivered);
         all.corrupted += p.corrupted;
         all.done_at = all.done_at.or(p.done_at);
         all.traces.extend(p.traces);
@@ -794,7 +839,7 @@ pub(crate) fn flow_result(plan: &TcpPlan, parts: Vec<TcpPart>, end: Instant) -> 
         receiver_acks_sent: all.sink.iter().map(|s| s.acks_sent).sum(),
         proxy: has_proxy.then(|| sender_result(&all.proxy)),
         corrupted_discarded: all.corrupted,
-        delivered_per_bucket: all.buckets,
+        delivered: all.delivered,
     };
     (result, all.traces)
 }

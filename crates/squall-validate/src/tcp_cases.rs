@@ -6,18 +6,18 @@ use squall_sim::{RunResult, TcpFlowResult};
 
 use crate::Check;
 
-/// Width of a `delivered_per_bucket` bucket, seconds.
+/// Width of a `delivered` bucket, seconds.
 const BUCKET_S: f64 = squall_sim::tcp::BUCKET_NS as f64 / 1e9;
 
 /// Steady-state goodput of a flow, bytes per second: in-order bytes
 /// delivered between `from` and `to` seconds of the run (slow start and
 /// the close left out).
 pub fn steady_goodput(flow: &TcpFlowResult, from: f64, to: f64) -> f64 {
-    let (a, b) = ((from / BUCKET_S).round() as usize, (to / BUCKET_S).round() as usize);
+    let (a, b) = ((from / BUCKET_S).round() as u64, (to / BUCKET_S).round() as u64);
     if b <= a {
         return 0.0;
     }
-    let bytes: u64 = flow.delivered_per_bucket.iter().skip(a).take(b - a).sum();
+    let bytes = flow.delivered.bytes_in_buckets(a, b);
     bytes as f64 / ((b - a) as f64 * BUCKET_S)
 }
 

@@ -45,7 +45,14 @@ pub struct RunArgs {
     /// a small fraction of the size).
     #[arg(long, value_enum, default_value_t = EventLog::All)]
     pub events: EventLog,
+    /// Run an experiment of more than 100 000 replications (refused
+    /// without it: usually a sweep with more keys or values than meant).
+    #[arg(long)]
+    pub allow_many_runs: bool,
 }
+
+/// More replications than this need `--allow-many-runs`.
+pub const MANY_RUNS: u64 = 100_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum EventLog {
@@ -104,7 +111,44 @@ struct Job {
     dir: String,
 }
 
-fn plan(experiment: &Experiment, base: &Path) -> Result<(Manifest, Vec<Vec<Scenario>>, Vec<Job>)> {
+/// How many replications `experiment` makes, counted before any point is
+/// built; refused past [`MANY_RUNS`] unless `allow_many`.
+fn count_runs(experiment: &Experiment, file: &Path, base: &Path, allow_many: bool) -> Result<u64> {
+    let mut total = 0u64;
+    for set in &experiment.sets {
+        let replications = match set.replications {
+            Some(r) => r,
+            None => {
+                let (source, text, dir) = scenario_text(&set.scenario, base)?;
+                let scenario = squall_scenario::parse(&source, &text, &dir)
+                    .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
+                scenario.replications
+            }
+        };
+        total = match set.run_count(replications).and_then(|r| total.checked_add(r)) {
+            Some(t) => t,
+            None => bail!(
+                "{}: set `{}`: its sweep makes more runs than can be counted (over {}); sweep fewer keys or values",
+                file.display(),
+                set.name,
+                u64::MAX
+            ),
+        };
+    }
+    if total > MANY_RUNS && !allow_many {
+        bail!(
+            "{}: the experiment makes {total} runs (sweep points × replications), more than the {MANY_RUNS} that \
+             run without asking; check its sweeps, or add --allow-many-runs to run them all",
+            file.display()
+        );
+    }
+    Ok(total)
+}
+
+/// Every run of the experiment with its resolved scenario; more than
+/// `limit` runs (a sweep of `replications` itself, which
+/// [`count_runs`] cannot see) are refused before they are built.
+fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, Vec<Vec<Scenario>>, Vec<Job>)> {
     let mut sets = Vec::new();
     let mut scenarios = Vec::new();
     let mut jobs = Vec::new();
@@ -124,8 +168,16 @@ fn plan(experiment: &Experiment, base: &Path) -> Result<(Manifest, Vec<Vec<Scena
             if let Some(r) = set.replications {
                 scenario.replications = r;
             }
+            if jobs.len() as u64 + u64::from(scenario.replications) > limit {
+                bail!(
+                    "set `{}`, sweep point {}: the experiment makes more than {limit} runs; add --allow-many-runs \
+                     to run them all",
+                    set.name,
+                    point.index
+                );
+            }
             let runs: Vec<(u32, u64, String)> = (0..scenario.replications)
-                .map(|r| (r, scenario.seed + r as u64, format!("{}/p{}/rep-{r}", set.name, point.index)))
+                .map(|r| (r, scenario.replication_seed(r), format!("{}/p{}/rep-{r}", set.name, point.index)))
                 .collect();
             for (r, seed, d) in &runs {
                 jobs.push(Job { set: si, point: point.index, replication: *r, seed: *seed, dir: d.clone() });
@@ -180,7 +232,10 @@ fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> {
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let experiment = squall_scenario::load_experiment(&args.experiment).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let base = args.experiment.parent().map(Path::to_path_buf).unwrap_or_default();
-    let (manifest, scenarios, jobs) = plan(&experiment, &base)?;
+    let runs = count_runs(&experiment, &args.experiment, &base, args.allow_many_runs)?;
+    eprintln!("squall run: {} makes {runs} run(s)", experiment.name);
+    let limit = if args.allow_many_runs { u64::MAX } else { MANY_RUNS };
+    let (manifest, scenarios, jobs) = plan(&experiment, &base, limit)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&experiment.name));
     let manifest_path = out.join("experiment.json");
     if manifest_path.exists() && !args.resume {

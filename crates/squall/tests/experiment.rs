@@ -212,3 +212,62 @@ fn drops_only_event_logs_give_the_same_results() {
     );
     assert!(small.contains(",drop,") && small.contains("state_change"), "{small}");
 }
+
+/// Issue 15, input 4: a sweep of 8^12 points is counted and refused before
+/// a single point is built (it used to exhaust memory), and says how to
+/// run it anyway.
+#[test]
+fn an_experiment_of_too_many_runs_is_refused_before_it_is_built() {
+    let exp = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/regressions/experiment/sweep-8-pow-12.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let o = squall(&["run", exp, "--out", dir.path().join("out").to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    // 8^12 points × 1 replication, the limit, the file and the way out.
+    assert!(err.contains("68719476736 runs") && err.contains("100000"), "{err}");
+    assert!(err.contains("sweep-8-pow-12.toml") && err.contains("--allow-many-runs"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60), "counting took {:?}", started.elapsed());
+    assert!(!dir.path().join("out").exists(), "an output directory was made for a refused experiment");
+}
+
+/// Issue 15, input 5: replication seeds wrap past u64::MAX as `squall sim`
+/// does (seed + r, modulo 2^64), instead of overflowing.
+#[test]
+fn replication_seeds_wrap_past_the_largest_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wrap.toml");
+    std::fs::write(
+        &path,
+        "name = \"wrap\"\n[[sets]]\nname = \"a\"\nscenario = \"builtin:mm1\"\nreplications = 2\n\
+         seed = 18446744073709551615\nset = { duration = \"100 s\" }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    ok(squall(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let seed_of = |rep: u32| -> u64 {
+        let text = std::fs::read_to_string(out.join(format!("a/p0/rep-{rep}/result.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["seed"].as_u64().unwrap()
+    };
+    assert_eq!(seed_of(0), u64::MAX);
+    assert_eq!(seed_of(1), 0);
+    // The same seeds as `squall sim` gives its replications.
+    let sim_out = dir.path().join("sim");
+    ok(squall(&[
+        "sim",
+        "builtin:mm1",
+        "--seed",
+        "18446744073709551615",
+        "--replications",
+        "2",
+        "--set",
+        "duration=\"100 s\"",
+        "--out",
+        sim_out.to_str().unwrap(),
+    ]));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sim_out.join("summary.json")).unwrap()).unwrap();
+    let sim_seeds: Vec<u64> = summary["runs"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(sim_seeds, vec![seed_of(0), seed_of(1)]);
+}

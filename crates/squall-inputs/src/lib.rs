@@ -1,0 +1,210 @@
+//! Every input surface of squall as a function of bytes.
+//!
+//! Each [`Surface`] feeds untrusted bytes through the same entry point the
+//! program uses (scenario text, `--set`, netem one-liners, experiment
+//! files, SNR and empirical files, packets from a host, pcap and
+//! events.csv readers, control-socket requests, and a scenario run as a
+//! bounded simulation). A surface returns `Ok` or a clean error; a panic,
+//! an abort or unbounded memory is a bug.
+//!
+//! The fuzz targets in `fuzz/` (cargo fuzz, nightly) call [`Surface::feed`];
+//! `tests/regressions.rs` replays `fuzz/regressions/SURFACE/*` through the
+//! same calls on stable Rust, so every input a fuzzer or a user found stays
+//! fixed.
+
+use std::path::Path;
+
+use squall_link::{Bytes, Distribution, Duration, PacketId, Sampler};
+use squall_scenario::empirical::read_values;
+
+/// Engine wake-ups a fuzzed scenario may take: a bound in work, so that
+/// any scenario ends quickly whatever its duration.
+pub const SIM_WAKEUPS: u64 = 20_000;
+
+/// Sweep points taken from each set of a fuzzed experiment.
+pub const SWEEP_POINTS: usize = 64;
+
+/// One input surface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// A scenario file's text, read and checked.
+    Scenario,
+    /// A scenario file's text run as a simulation bounded in wake-ups.
+    ScenarioSim,
+    /// A `--set KEY=VALUE` argument applied to a built-in scenario.
+    SetOverride,
+    /// A netem one-liner (`--link "rate 10mbit delay 50ms loss 1%"`).
+    Netem,
+    /// An experiment file, its run count and its first sweep points.
+    Experiment,
+    /// A measured SNR file.
+    SnrFile,
+    /// An empirical distribution file, read as delays, sizes and ratios.
+    EmpiricalFile,
+    /// A packet a host writes to its interface (emulation).
+    HostPacket,
+    /// A pcap file, read by the analysis.
+    Pcap,
+    /// An events.csv file, read back.
+    EventsCsv,
+    /// One request line on the control socket.
+    ControlRequest,
+}
+
+impl Surface {
+    pub const ALL: [Surface; 11] = [
+        Surface::Scenario,
+        Surface::ScenarioSim,
+        Surface::SetOverride,
+        Surface::Netem,
+        Surface::Experiment,
+        Surface::SnrFile,
+        Surface::EmpiricalFile,
+        Surface::HostPacket,
+        Surface::Pcap,
+        Surface::EventsCsv,
+        Surface::ControlRequest,
+    ];
+
+    /// The name of its fuzz target and of its corpus directories.
+    pub fn name(self) -> &'static str {
+        match self {
+            Surface::Scenario => "scenario",
+            Surface::ScenarioSim => "scenario_sim",
+            Surface::SetOverride => "set_override",
+            Surface::Netem => "netem",
+            Surface::Experiment => "experiment",
+            Surface::SnrFile => "snr_file",
+            Surface::EmpiricalFile => "empirical_file",
+            Surface::HostPacket => "host_packet",
+            Surface::Pcap => "pcap",
+            Surface::EventsCsv => "events_csv",
+            Surface::ControlRequest => "control_request",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Surface> {
+        Surface::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Feeds `data` through the surface: `Ok` with a short description of
+    /// what was read, or the error a user would see.
+    pub fn feed(self, data: &[u8]) -> Result<String, String> {
+        match self {
+            Surface::Scenario => scenario(data).map(|s| format!("{} host(s)", s.hosts.len())),
+            Surface::ScenarioSim => scenario_sim(data),
+            Surface::SetOverride => set_override(data),
+            Surface::Netem => squall_scenario::parse_netem(text(data)?).map(|_| "a stage".into()).map_err(show),
+            Surface::Experiment => experiment(data),
+            Surface::SnrFile => squall_scenario::snr_file::parse_snr_csv(text(data)?)
+                .map(|t| format!("{} slot(s)", t.rows.len()))
+                .map_err(|e| e.message),
+            Surface::EmpiricalFile => empirical_file(data),
+            Surface::HostPacket => host_packet(data),
+            Surface::Pcap => squall_analysis::capture::read_capture_from("fuzz.pcap", data)
+                .map(|p| format!("{} packet(s)", p.len()))
+                .map_err(|e| e.to_string()),
+            Surface::EventsCsv => events_csv(data),
+            Surface::ControlRequest => squall_emu::control::parse_request(data).map(|r| format!("{r:?}")),
+        }
+    }
+}
+
+fn show(e: squall_scenario::ScenarioError) -> String {
+    format!("{e:?}")
+}
+
+fn text(data: &[u8]) -> Result<&str, String> {
+    std::str::from_utf8(data).map_err(|e| format!("not UTF-8: {e}"))
+}
+
+/// Where a fuzzed scenario looks for its files: a directory that holds
+/// none (file names in fuzzed text must not reach real files).
+fn no_files() -> &'static Path {
+    Path::new("/nonexistent/squall-fuzz")
+}
+
+fn scenario(data: &[u8]) -> Result<squall_scenario::Scenario, String> {
+    squall_scenario::parse("fuzz.toml", text(data)?, no_files()).map_err(show)
+}
+
+fn scenario_sim(data: &[u8]) -> Result<String, String> {
+    let s = scenario(data)?;
+    let options = squall_sim::RunOptions { record_events: true, record_packets: true, record_captures: true };
+    match squall_sim::run_bounded(&s, s.seed, options, SIM_WAKEUPS) {
+        Ok(r) => Ok(format!("{} flow(s)", r.flows.len())),
+        // The bound, not a failure of the scenario.
+        Err(squall_sim::SimError::Livelock { .. }) => Ok("bounded".into()),
+        Err(e @ squall_sim::SimError::Conservation(_)) => panic!("a checked scenario broke conservation: {e}"),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The built-in scenario that `--set` inputs edit.
+const SET_BASE: &str = include_str!("../../../scenarios/gsm-udp.toml");
+
+fn set_override(data: &[u8]) -> Result<String, String> {
+    let mut sets = Vec::new();
+    for line in text(data)?.lines().take(8) {
+        sets.push(squall_scenario::parse_set(line).map_err(show)?);
+    }
+    let edited = squall_scenario::apply_overrides("gsm-udp.toml", SET_BASE, &sets).map_err(show)?;
+    squall_scenario::parse("gsm-udp.toml (with --set)", &edited, no_files()).map(|_| "edited".into()).map_err(show)
+}
+
+fn experiment(data: &[u8]) -> Result<String, String> {
+    let e = squall_scenario::parse_experiment("fuzz-experiment.toml", text(data)?).map_err(show)?;
+    let mut points = 0u64;
+    for set in &e.sets {
+        let _ = set.run_count(1);
+        for point in set.points().take(SWEEP_POINTS) {
+            let _ = set.overrides(&point);
+            points += 1;
+        }
+    }
+    Ok(format!("{points} point(s)"))
+}
+
+fn empirical_file(data: &[u8]) -> Result<String, String> {
+    let text = text(data)?;
+    fn sample<Q: squall_link::dist::Quantity + Clone>(values: Vec<Q>) -> Result<usize, String> {
+        let n = values.len();
+        let d = Distribution::Empirical { file: None, values };
+        d.validate().map_err(|e| e.to_string())?;
+        let mut s = Sampler::new(d, squall_link::rng::stream(1, "fuzz"));
+        for _ in 0..16 {
+            let _ = s.sample();
+        }
+        Ok(n)
+    }
+    let delays = read_values::<Duration>(text).map_err(|e| e.2).and_then(sample);
+    let sizes = read_values::<Bytes>(text).map_err(|e| e.2).and_then(sample);
+    let ratios = read_values::<f64>(text).map_err(|e| e.2).and_then(sample);
+    match (delays, sizes, ratios) {
+        (Err(a), Err(b), Err(c)) => Err(format!("{a}; {b}; {c}")),
+        (a, b, c) => Ok(format!("{a:?} {b:?} {c:?}")),
+    }
+}
+
+fn host_packet(data: &[u8]) -> Result<String, String> {
+    let bytes = data.to_vec();
+    let dst = squall_emu::ipv4::destination(&bytes);
+    match squall_emu::ipv4::parse(PacketId(1), bytes) {
+        Ok(p) => {
+            assert!(p.size as usize <= data.len(), "a packet larger than its bytes");
+            assert_eq!(Some(p.flow.dst), dst, "parse and destination disagree");
+            Ok(format!("{:?}", p.flow))
+        }
+        Err(refused) => Err(refused.as_str().into()),
+    }
+}
+
+fn events_csv(data: &[u8]) -> Result<String, String> {
+    let reader = squall_trace::EventLogReader::new(data).map_err(|e| e.to_string())?;
+    let mut n = 0;
+    for event in reader {
+        event.map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    Ok(format!("{n} event(s)"))
+}
