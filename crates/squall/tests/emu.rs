@@ -477,3 +477,49 @@ fn radio_capacity_matches_table_ii_with_linux_tcp() {
     }
     assert!(failures.is_empty(), "goodput off by more than 0.5%: {failures:?}");
 }
+
+/// A hostile host (issue 15): a program in the mobile host's namespace
+/// writes malformed packets straight to its interface with a packet
+/// socket. squall refuses each with its reason, counts it in summary.json
+/// and carries on; nothing panics.
+#[test]
+fn malformed_packets_from_a_host_are_refused_with_reasons() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    // Three malformed IPv4 packets (shorter than a header, header length
+    // 16, total length past the bytes), one IPv6 packet, one well-formed
+    // IPv4 packet to an address outside the scenario.
+    let script = r#"
+import socket, struct
+def ip(dst, ihl=5, total=None, payload=bytes(8)):
+    total = 4 * ihl + len(payload) if total is None else total
+    h = struct.pack('!BBHHHBBH4s4s', 0x40 | ihl, 0, total, 1, 0, 64, 17, 0, socket.inet_aton('10.0.1.1'), socket.inet_aton(dst))
+    return h + bytes(4 * ihl - 20) + payload if ihl >= 5 else h + payload
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM)
+for p in [bytes([0x45]) * 10, ip('10.0.0.1', ihl=4), ip('10.0.0.1', total=1500),
+          bytes([0x60]) + bytes(47), ip('192.0.2.1')]:
+    s.sendto(p, ('squall0', 0x0800))
+print('sent')
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(SQUALL)
+        .arg("emu")
+        .arg(scenario("tcp-10mbit.toml"))
+        .args(["--out", dir.path().to_str().unwrap(), "--", "/usr/bin/python3", "-c", script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stderr}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("sent"));
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+    let refused = &summary["runs"][0]["hosts"]["mobile"]["refused"];
+    assert_eq!(refused["malformed"], 3, "{summary}");
+    // The kernel may send IPv6 packets of its own (neighbour discovery).
+    assert!(refused["not_ipv4"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(refused["no_route"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert!(stderr.contains("malformed"), "the first refusal of a kind is logged: {stderr}");
+}
