@@ -6,11 +6,13 @@
 #
 # Inputs start from fuzz/corpus (made by fuzz/seed-corpus.sh) and the
 # regression corpus; new ones are kept in fuzz/corpus. A crash, a timeout
-# (10 s per input) or more than 2 GiB of memory stops the run with the
+# (an input taking more than FUZZ_TIMEOUT seconds of wall-clock time,
+# default 30: generous, since fuzzers at low priority on a busy machine run
+# slowly; inputs take well under a second) or more than 2 GiB of memory
+# stops the run with the
 # input saved under fuzz/artifacts/TARGET/: copy it into
-# fuzz/regressions/TARGET/ once it is fixed. Per target, the last libFuzzer
-# status line (executions, coverage, corpus size) is appended to
-# fuzz/stats.log.
+# fuzz/regressions/TARGET/ once it is fixed. Per target, the CPU time,
+# executions, coverage and corpus size are appended to fuzz/stats.log.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
@@ -34,8 +36,9 @@ for t in "${targets[@]}"; do
     dict=()
     case $t in scenario | scenario_sim | set_override | experiment) dict=(-dict=dict/scenario.dict) ;; esac
     log=$(mktemp)
-    if cargo +nightly fuzz run -O "$t" "corpus/$t" "regressions/$t" -- \
-        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
+    cpu=$(mktemp)
+    if /usr/bin/time -o "$cpu" -f '%U %S' cargo +nightly fuzz run -O "$t" "corpus/$t" "regressions/$t" -- \
+        -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 \
         -print_final_stats=1 "${dict[@]}" >"$log" 2>&1; then
         status=ok
     else
@@ -46,10 +49,11 @@ for t in "${targets[@]}"; do
     execs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' || echo 0)
     cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
     corpus=$(find "corpus/$t" -type f | wc -l)
-    line="$(date -u +%FT%TZ) $t ${seconds}s $status executions=$execs cov=$cov corpus=$corpus"
+    cpu_s=$(awk '/^[0-9.]+ [0-9.]+$/ { printf "%.0f", $1 + $2 }' "$cpu")
+    line="$(date -u +%FT%TZ) $t ${seconds}s $status cpu=${cpu_s:-?}s executions=$execs cov=$cov corpus=$corpus"
     echo "fuzz: $line"
     echo "$line" >>stats.log
-    rm -f "$log"
+    rm -f "$log" "$cpu"
 done
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz: ${#failed[@]} target(s) failed: ${failed[*]} (inputs under fuzz/artifacts/)"

@@ -1,5 +1,5 @@
 //! The wall clock as the model's time: an [`Instant`] is the offset from
-//! the start of the run (STYLE.md, "Own time types").
+//! the start of the run (docs/design.md, "The sans-IO rule": own time types).
 
 use squall_link::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! squall-emu: the emulate engine (DESIGN.md). Real applications and the
+//! squall-emu: the emulate engine (docs/design.md). Real applications and the
 //! real Linux TCP stack run in network namespaces, one per host of the
 //! scenario; their packets come to squall through TUN devices and are
 //! carried through the same squall-link paths the simulator uses, driven

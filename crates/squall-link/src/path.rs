@@ -1,5 +1,5 @@
 //! A path: one direction's ordered list of stages, behind the driver
-//! contract that both engines use (DESIGN.md):
+//! contract that both engines use (docs/design.md):
 //!
 //! - [`Path::push`]`(now, packet)`: a packet enters the path;
 //! - [`Path::poll`]`(now)`: the next packet delivered at or before `now`;

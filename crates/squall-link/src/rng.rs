@@ -1,6 +1,6 @@
 //! Random streams. Every component draws from its own generator, seeded
 //! from the replication seed and the component's stable name, so adding a
-//! component never shifts another's stream (STYLE.md, Determinism).
+//! component never shifts another's stream (docs/design.md, "Determinism").
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;

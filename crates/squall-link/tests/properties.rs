@@ -1,4 +1,4 @@
-//! Invariants over random paths and traffic (STYLE.md, Tests): no packet is
+//! Invariants over random paths and traffic (docs/validation.md, property tests): no packet is
 //! created or lost without a reason, each flow keeps its order unless the
 //! stage allows reordering, and the same seed gives the same events.
 

@@ -1,4 +1,4 @@
-//! squall-link is the sans-IO core (DESIGN.md, "The one rule"): it depends
+//! squall-link is the sans-IO core (docs/design.md, "The sans-IO rule"): it depends
 //! on no I/O or async crate, reads no clock, and starts no thread. These
 //! tests keep it so.
 

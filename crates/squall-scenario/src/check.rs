@@ -3,7 +3,7 @@
 //! (`StageConfig::validate`). The first problem found is reported, placed
 //! at its key.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeMap;
 
 use squall_link::dist::DistributionError;
 use squall_link::{ConfigError, Distribution, Duration, StageConfig};
@@ -12,6 +12,7 @@ use crate::empirical::LineQuantity;
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
 use crate::load::Source;
 use crate::schema::Scenario;
+use crate::topology::Topology;
 
 type Check = Result<(), ScenarioError>;
 
@@ -164,6 +165,9 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
             }
         }
     }
+    // Hosts, addresses and links are checked: the topology both engines
+    // route by.
+    let topology = Topology::new(s).map_err(|e| c.fail(&root.key("links"), e.to_string()))?;
     let stage_names = || names(stage_at.keys().copied());
     let stages: BTreeMap<&str, &StageConfig> =
         s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).map(|st| (st.name.as_str(), st)).collect();
@@ -270,12 +274,21 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
             _ => {}
         }
         c.dist(&f.size, &p.key("size"))?;
+        if let Some(largest) = largest_size(&f.size).filter(|b| b.0 > MAX_IP_PACKET) {
+            return Err(c.fail(
+                &p.key("size"),
+                format!(
+                    "a UDP packet of {largest} is larger than an IPv4 packet can be ({MAX_IP_PACKET} bytes, RFC 791); \
+                     `size` is the whole IP packet, like size = \"1200 B\""
+                ),
+            ));
+        }
         for (k, d) in [("interval", &f.interval), ("on", &f.on), ("off", &f.off)] {
             if let Some(d) = d {
                 c.dist(d, &p.key(k))?;
             }
         }
-        if !route_exists(s, &f.from, &f.to) {
+        if !route_exists(&topology, &f.from, &f.to) {
             return Err(c.fail(
                 &p.key("to"),
                 format!(
@@ -293,7 +306,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                 format!("flow name `{}` is already used by another workload flow (index {first}); flow names must be unique", f.name),
             ));
         }
-        check_tcp(&c, s, f, &p, &host_index)?;
+        check_tcp(&c, s, f, &p, &host_index, &topology)?;
     }
     for (i, cmd) in s.workload.commands.iter().enumerate() {
         let p = root.key("workload").key("commands").index(i);
@@ -314,6 +327,7 @@ fn check_tcp(
     f: &crate::schema::TcpFlow,
     p: &KeyPath,
     host_index: &BTreeMap<&str, usize>,
+    topology: &Topology,
 ) -> Check {
     use crate::schema::{DelayedAckSpec, TcpApp};
     let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
@@ -337,7 +351,8 @@ fn check_tcp(
             "the split-TCP proxy is a host between the two ends, like proxy = \"base-station\"",
         ));
     }
-    if !route_exists(s, &f.from, &f.to) {
+    // Data one way, acknowledgements the other.
+    if !route_exists(topology, &f.from, &f.to) || !route_exists(topology, &f.to, &f.from) {
         return Err(c.fail(
             &p.key("to"),
             format!(
@@ -413,28 +428,24 @@ fn check_tcp(
     Ok(())
 }
 
-/// Breadth-first search over the hosts joined by links (every link has a
-/// path each way, so the graph is undirected).
-fn route_exists(s: &Scenario, from: &str, to: &str) -> bool {
-    let mut seen = BTreeSet::from([from]);
-    let mut queue = VecDeque::from([from]);
-    while let Some(h) = queue.pop_front() {
-        if h == to {
-            return true;
-        }
-        for l in &s.links {
-            let [a, b] = &l.between;
-            let next = if a == h {
-                b.as_str()
-            } else if b == h {
-                a.as_str()
-            } else {
-                continue;
-            };
-            if seen.insert(next) {
-                queue.push_back(next);
-            }
-        }
+/// The largest IPv4 packet, bytes (RFC 791: a 16-bit total length).
+const MAX_IP_PACKET: u64 = 65_535;
+
+/// The largest value a size distribution can draw, where it has one.
+fn largest_size(d: &Distribution<squall_link::Bytes>) -> Option<squall_link::Bytes> {
+    match d {
+        Distribution::Constant { value } => Some(*value),
+        Distribution::Uniform { high, .. } => Some(*high),
+        Distribution::TwoStateMarkov { a, b, .. } => Some((*a).max(*b)),
+        Distribution::Empirical { values, .. } => values.iter().copied().max(),
+        _ => None,
     }
-    false
+}
+
+/// Whether packets from host `from` reach host `to` (both known hosts).
+fn route_exists(topology: &Topology, from: &str, to: &str) -> bool {
+    match (topology.host_index(from), topology.host_index(to)) {
+        (Some(a), Some(b)) => topology.route(a, b).is_some(),
+        _ => false,
+    }
 }

@@ -1,5 +1,5 @@
 //! Errors in scenario files, reported miette-style: the file, line and
-//! column, the key, what was expected and an example (STYLE.md, "Errors").
+//! column, the key, what was expected and an example (docs/design.md, "Scenario files").
 
 use std::fmt;
 use std::ops::Range;

@@ -19,6 +19,7 @@ mod resolve;
 pub mod schema;
 pub mod snr_file;
 mod spans;
+pub mod topology;
 
 pub use error::{ErrorKind, ScenarioError};
 pub use experiment::{Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment};
@@ -27,3 +28,4 @@ pub use netem::{parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};
 pub use resolve::LinkPaths;
 pub use schema::*;
+pub use topology::{HostIndex, PathIndex, Topology, TopologyError, TopologyPath};

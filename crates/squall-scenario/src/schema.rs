@@ -1,4 +1,4 @@
-//! The scenario file's schema (DESIGN.md, "Scenario files").
+//! The scenario file's schema (docs/design.md, "Scenario files").
 //!
 //! ```toml
 //! name = "gsm-case-study"
@@ -249,7 +249,8 @@ pub struct Workload {
 /// run = "squall tool bulk --client $SQUALL_MOBILE --bytes '2 MB' --cc cubic"
 /// ```
 ///
-/// The simulator ignores commands.
+/// The simulator refuses a scenario with commands (it cannot run real
+/// programs).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Command {

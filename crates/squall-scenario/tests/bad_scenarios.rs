@@ -469,3 +469,14 @@ fn radio_state_on_a_stage_without_radio() {
         &["the stage has no radio link", "radio = { ... } only to a radio stage"],
     );
 }
+
+#[test]
+fn udp_packet_larger_than_ipv4_allows() {
+    expect(
+        "udp_size_too_large.toml",
+        ErrorKind::Check,
+        25,
+        "workload.udp[0].size",
+        &["4000000000 B", "larger than an IPv4 packet can be (65535 bytes, RFC 791)", "like size = \"1200 B\""],
+    );
+}

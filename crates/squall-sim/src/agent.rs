@@ -2,7 +2,7 @@
 //! (seed 001 §2.1's source and sink processes).
 //!
 //! An agent is a sans-IO state machine driven by the engine through three
-//! callbacks, each with the current virtual time (STYLE.md: `now` in every
+//! callbacks, each with the current virtual time (docs/design.md: `now` in every
 //! callback; smoltcp's `socket/tcp/congestion.rs` shape):
 //!
 //! - [`Agent::start`] once, at time zero, in the order agents were made;

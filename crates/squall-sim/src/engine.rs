@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use squall_link::rng::stream;
 use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, Sampler, StateSchedule};
-use squall_scenario::{DelayedAckSpec, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow};
+use squall_scenario::{DelayedAckSpec, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow, Topology};
 use squall_tcp::{CcKind, DelayedAck, RtoVariant, TcpConfig};
 
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
@@ -15,6 +15,7 @@ use crate::host::{Host, HostId};
 use crate::metrics::FlowMetrics;
 use crate::network::{Network, PathId, PathSlot};
 use crate::result::{HostCapture, RunResult};
+use crate::routing::Routes;
 use crate::scheduler::Wake;
 use crate::tcp::{AppPlan, ResponseSize, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
@@ -53,18 +54,18 @@ impl Simulation {
     /// Builds the hosts, paths, routes, agents and state schedule of
     /// `scenario` for the replication with `seed`.
     pub fn new(scenario: &Scenario, seed: u64, options: RunOptions) -> Result<Self, SimError> {
-        let mut host_ids: HashMap<&str, HostId> = HashMap::new();
-        let mut addresses = HashSet::new();
-        let mut hosts = Vec::with_capacity(scenario.hosts.len());
-        for (i, h) in scenario.hosts.iter().enumerate() {
-            if host_ids.insert(h.name.as_str(), HostId(i as u32)).is_some() {
-                return Err(scenario_error(format!("two hosts are named `{}`", h.name)));
-            }
-            if !addresses.insert(h.address) {
-                return Err(scenario_error(format!("host `{}`: address {} is taken", h.name, h.address)));
-            }
-            hosts.push(Host::new(h.name.clone(), h.address));
+        if let Some((i, c)) = scenario.workload.commands.iter().enumerate().next() {
+            return Err(scenario_error(format!(
+                "workload.commands[{i}] (on host `{}`: `{}`) runs a real program, which only `squall emu` can \
+                 do; the simulator runs [[workload.tcp]] and [[workload.udp]]",
+                c.host, c.run
+            )));
         }
+        let topology = Topology::new(scenario).map_err(|e| scenario_error(e.to_string()))?;
+        let host_ids: HashMap<&str, HostId> =
+            scenario.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), HostId(i as u32))).collect();
+        let hosts: Vec<Host> =
+            topology.names.iter().zip(&topology.addresses).map(|(n, a)| Host::new(n.clone(), *a)).collect();
         let host = |name: &str, what: &str| {
             host_ids
                 .get(name)
@@ -72,21 +73,22 @@ impl Simulation {
                 .ok_or_else(|| scenario_error(format!("{what} names host `{name}`, which is not in `hosts`")))
         };
 
+        // One slot per topology path that has stages, in topology order.
         let mut paths = Vec::new();
+        let mut slot_of = Vec::with_capacity(topology.paths.len());
         let mut stage_names = HashSet::new();
         for lp in scenario.link_paths() {
             let what = format!("links[{}]", lp.link);
-            let (first, second) = (host(&lp.first, &what)?, host(&lp.second, &what)?);
-            if first == second {
-                return Err(scenario_error(format!("{what} joins host `{}` to itself", lp.first)));
-            }
-            for (config, from, to) in [(&lp.downlink, first, second), (&lp.uplink, second, first)] {
+            for config in [&lp.downlink, &lp.uplink] {
+                let ends = &topology.paths[slot_of.len()];
+                let (from, to) = (HostId(ends.from as u32), HostId(ends.to as u32));
                 stage_names.extend(config.stages.iter().map(|s| s.name.clone()));
-                if let Some(slot) = build_path(config, from, to, seed, &what, scenario)? {
-                    paths.push(slot);
-                }
+                let slot = build_path(config, from, to, seed, &what, scenario)?;
+                slot_of.push(slot.is_some().then_some(PathId(paths.len() as u32)));
+                paths.extend(slot);
             }
         }
+        let routes = Routes::new(topology, slot_of);
 
         let states = scenario.schedule();
         for s in &states {
@@ -105,7 +107,7 @@ impl Simulation {
         }
         let schedule = StateSchedule::new(states, seed);
 
-        let mut net = Network::new(hosts, paths, options);
+        let mut net = Network::new(hosts, paths, routes, options);
         let mut agents = Vec::new();
         for (i, f) in scenario.workload.udp.iter().enumerate() {
             let what = format!("workload.udp `{}`", f.name);
@@ -532,5 +534,5 @@ fn build_path(
         scenario.hosts[from.index()].name,
         scenario.hosts[to.index()].name
     );
-    Ok(Some(PathSlot::new(path, from, to, label)))
+    Ok(Some(PathSlot::new(path, to, label)))
 }

@@ -41,7 +41,7 @@ const DRAIN_BATCH: u32 = 256;
 #[derive(Debug)]
 pub(crate) struct PathSlot {
     pub path: Path,
-    pub from: HostId,
+    /// The host its deliveries reach.
     pub to: HostId,
     /// "link 0 downlink (fixed -> mobile)", for error messages.
     pub label: String,
@@ -52,8 +52,8 @@ pub(crate) struct PathSlot {
 }
 
 impl PathSlot {
-    pub fn new(path: Path, from: HostId, to: HostId, label: String) -> Self {
-        PathSlot { path, from, to, label, scheduled: None, calls_since_drain: 0 }
+    pub fn new(path: Path, to: HostId, label: String) -> Self {
+        PathSlot { path, to, label, scheduled: None, calls_since_drain: 0 }
     }
 }
 
@@ -92,9 +92,8 @@ pub(crate) struct Network {
 }
 
 impl Network {
-    pub fn new(hosts: Vec<Host>, paths: Vec<PathSlot>, options: RunOptions) -> Self {
+    pub fn new(hosts: Vec<Host>, paths: Vec<PathSlot>, routes: Routes, options: RunOptions) -> Self {
         let by_address = hosts.iter().enumerate().map(|(i, h)| (h.address, HostId(i as u32))).collect();
-        let routes = Routes::new(hosts.len(), paths.iter().map(|p| (p.from, p.to)));
         let captures: Vec<_> =
             if options.record_captures { hosts.iter().map(|_| Vec::new()).collect() } else { Vec::new() };
         let capture_headers = captures.iter().map(|_| Vec::new()).collect();
@@ -414,7 +413,12 @@ mod tests {
     /// replaces its deadline, cancelling removes it, tokens are independent.
     #[test]
     fn rearmed_and_cancelled_timers_do_not_fire() {
-        let mut net = Network::new(vec![Host::new("h".into(), Ipv4Addr::LOCALHOST)], vec![], RunOptions::default());
+        let text = "name = \"t\"\nduration = \"1 s\"\nlinks = []\n[[hosts]]\nname = \"h\"\naddress = \"127.0.0.1\"\n";
+        let scenario = squall_scenario::parse("t.toml", text, std::path::Path::new(".")).unwrap();
+        let topology = squall_scenario::Topology::new(&scenario).unwrap();
+        let routes = crate::routing::Routes::new(topology, Vec::new());
+        let mut net =
+            Network::new(vec![Host::new("h".into(), Ipv4Addr::LOCALHOST)], vec![], routes, RunOptions::default());
         let a = net.add_agent(HostId(0));
         let (rto, ack) = (TimerToken(0), TimerToken(1));
         net.set_timer(a, rto, Instant::from_millis(10));

@@ -1,4 +1,4 @@
-//! Cases of shared/VALIDATION.md: queueing theory and link mechanics (1–9)
+//! Cases of docs/validation.md: queueing theory and link mechanics (1–9)
 //! here, TCP (10–12) in `tcp_cases`, the radio link (13–14) in
 //! `radio_cases`.
 
@@ -21,7 +21,7 @@ macro_rules! scenario {
     };
 }
 
-/// Every validation case built so far, in VALIDATION.md order.
+/// Every validation case built so far, in docs/validation.md order.
 pub fn cases() -> Vec<Case> {
     let case = |number, name, (scenario, file): (&'static str, &'static str), options, evaluate| Case {
         number,

@@ -1,5 +1,5 @@
 //! squall-validate: the cases that prove the models right
-//! (shared/VALIDATION.md). Each case is a scenario file shipped under
+//! (docs/validation.md). Each case is a scenario file shipped under
 //! `scenarios/validation/` (built into the binary) and an evaluation that
 //! compares what the simulator measured with theory, over enough
 //! replications to give a 95% confidence interval.
@@ -88,7 +88,7 @@ impl Check {
 
 /// A validation case.
 pub struct Case {
-    /// Number in shared/VALIDATION.md.
+    /// Number in docs/validation.md.
     pub number: u32,
     pub name: &'static str,
     /// The scenario file's text and its path under the repository.

@@ -1,4 +1,4 @@
-//! Cases 13 and 14 of shared/VALIDATION.md: the radio link of seed 002
+//! Cases 13 and 14 of docs/validation.md: the radio link of seed 002
 //! (WIPEMU).
 //!
 //! - Case 13 (Table II): TCP over error-free radio links with a fixed
@@ -164,7 +164,7 @@ pub fn received_data(run: &RunResult, host: &str) -> Option<Vec<Arrival>> {
 pub const SKIP_S: f64 = 10.0;
 /// The close is left out: the window ends this long before the last data.
 pub const TRIM_S: f64 = 1.0;
-/// Case 13's tolerance (VALIDATION.md).
+/// Case 13's tolerance (docs/validation.md).
 pub const CAPACITY_TOLERANCE: f64 = 0.005;
 
 /// Case 13: for each modulation, the steady goodput measured at host
@@ -205,7 +205,7 @@ pub fn capacity(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
 
 // ------------------------------------------------------------ case 14
 
-/// Case 14's channel (VALIDATION.md, seed 002 Table I): 75 km/h at
+/// Case 14's channel (docs/validation.md, seed 002 Table I): 75 km/h at
 /// 1900 MHz, shadowing σ 4 dB with pole 0.74 per 2 m.
 const SPEED_MPS: f64 = 75.0 / 3.6;
 const CARRIER_HZ: f64 = 1.9e9;

@@ -1,4 +1,4 @@
-//! Cases 10–12 of shared/VALIDATION.md: TCP over the simulated links.
+//! Cases 10–12 of docs/validation.md: TCP over the simulated links.
 
 use squall_analysis::{confidence_interval, mean};
 use squall_scenario::Scenario;

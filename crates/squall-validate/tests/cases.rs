@@ -1,4 +1,4 @@
-//! Every validation case of shared/VALIDATION.md built so far passes, and
+//! Every validation case of docs/validation.md built so far passes, and
 //! the checks fail when the model is wrong.
 
 use squall_validate::{Case, cases};

@@ -28,7 +28,7 @@ pub const ALL: &[Builtin] = &[
     builtin!(
         "gsm-reno",
         "gsm-reno.toml",
-        "Seawind's case study (seed 000 §7 Table 2): 100 KB Reno transfer over GSM, 20 replications"
+        "Seawind's case study (seed 000 §7 Table 2): 100 KB transfer over GSM, Reno with SACK recovery (cc = \"sack\"), 20 replications"
     ),
     builtin!("seed001-e2e", "seed001-e2e.toml", "seed 001 §5: fixed host - base station - mobile, end-to-end Tahoe"),
     builtin!(
@@ -54,7 +54,11 @@ pub const ALL: &[Builtin] = &[
         "validation/10-window-limited.toml",
         "validation case 10: TCP limited by a 64 KB window"
     ),
-    builtin!("mathis", "validation/11-mathis.toml", "validation case 11: Reno under random loss (Mathis formula)"),
+    builtin!(
+        "mathis",
+        "validation/11-mathis.toml",
+        "validation case 11: NewReno and classic Reno under random loss (Mathis and Padhye formulas)"
+    ),
     builtin!("asymmetric", "validation/12-asymmetric.toml", "validation case 12: 10 Mbit/s down, 28.8 kbit/s up"),
     builtin!(
         "radio-capacity",

@@ -151,6 +151,19 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         scenario.duration = d;
     }
     scenario.replications = 1;
+    // Not yet run in emulation (issue 14): said, never silently skipped.
+    for (kind, names) in [
+        ("udp", scenario.workload.udp.iter().map(|f| f.name.as_str()).collect::<Vec<_>>()),
+        ("tcp", scenario.workload.tcp.iter().map(|f| f.name.as_str()).collect()),
+    ] {
+        if !names.is_empty() {
+            eprintln!(
+                "squall emu: [[workload.{kind}]] {} not run: the emulator runs [[workload.commands]] and --run/--serve \
+                 programs only (squall sim runs them)",
+                names.join(", ")
+            );
+        }
+    }
     let commands = commands(&args, &scenario)?;
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
     let rep = out.join("rep-0");

@@ -39,7 +39,7 @@ enum Command {
     Tool(tool_cmd::ToolArgs),
     /// Benchmarks of the engines (`squall bench tcp`, `squall bench emu`).
     Bench(bench_cmd::BenchArgs),
-    /// Run the validation cases of shared/VALIDATION.md and compare with theory.
+    /// Run the validation cases of docs/validation.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),
     /// Run an experiment: replication sets and parameter sweeps, then the report.
     Run(run_cmd::RunArgs),

@@ -59,6 +59,45 @@ pub struct SimArgs {
     /// Replications run in parallel on this many threads (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Add a bulk TCP transfer from the first host of the first link to
+    /// the second for the whole run, with this congestion control (tahoe,
+    /// reno, newreno, sack, cubic): `--link "rate 10mbit delay 50ms" --tcp cubic`.
+    #[arg(long, value_name = "CC")]
+    pub tcp: Option<String>,
+    /// Add a constant-rate UDP flow of 1200-byte packets the same way, at
+    /// this rate: `--udp "5 Mbit/s"`.
+    #[arg(long, value_name = "RATE")]
+    pub udp: Option<String>,
+}
+
+/// Adds the `--tcp` and `--udp` workloads to `scenario` and checks it.
+fn add_workloads(scenario: &mut Scenario, tcp: Option<&str>, udp: Option<&str>) -> Result<()> {
+    if tcp.is_none() && udp.is_none() {
+        return Ok(());
+    }
+    let Some(link) = scenario.links.first() else { bail!("--tcp and --udp need a scenario with a link") };
+    let [from, to] = link.between.clone();
+    let duration = scenario.duration;
+    let flow = |text: String, what: &str| -> Result<toml::Table> {
+        text.parse::<toml::Table>().with_context(|| format!("{what}: not a valid value"))
+    };
+    if let Some(cc) = tcp {
+        let t = flow(
+            format!("name = \"tcp\"\nfrom = {from:?}\nto = {to:?}\ncc = {cc:?}\napp = {{ bulk_for = \"{duration}\" }}"),
+            "--tcp",
+        )?;
+        scenario.workload.tcp.push(
+            t.try_into().map_err(|_| anyhow::anyhow!("--tcp {cc:?}: expected tahoe, reno, newreno, sack or cubic"))?,
+        );
+    }
+    if let Some(rate) = udp {
+        let t =
+            flow(format!("name = \"udp\"\nfrom = {from:?}\nto = {to:?}\nsize = \"1200 B\"\nrate = {rate:?}"), "--udp")?;
+        scenario.workload.udp.push(t.try_into().map_err(|e: toml::de::Error| {
+            anyhow::anyhow!("--udp {rate:?}: {}; expected a rate like \"5 Mbit/s\"", e.message())
+        })?);
+    }
+    scenario.check().map_err(|e| anyhow::anyhow!("{e:?}"))
 }
 
 /// A scenario as loaded: where from, and the resolved value.
@@ -102,12 +141,20 @@ pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
             (source, scenario)
         }
         (None, Some(link)) => {
-            if !overrides.is_empty() {
-                bail!("--set works on scenario files; with --link, put the parameters in the link spec");
-            }
             let scenario = squall_scenario::scenario_from_netem(link, args.uplink.as_deref())
                 .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-            (format!("--link {link:?}"), scenario)
+            let source = format!("--link {link:?}");
+            if overrides.is_empty() {
+                (source, scenario)
+            } else {
+                // --set edits the link's scenario as it would a file's.
+                let text = toml::to_string(&scenario).context("cannot write the --link scenario")?;
+                let text = squall_scenario::apply_overrides(&source, &text, &overrides)
+                    .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                let scenario =
+                    squall_scenario::parse(&source, &text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                (source, scenario)
+            }
         }
         _ => bail!("give a scenario (a file or builtin:NAME) or --link \"rate 10mbit delay 50ms loss 1%\""),
     };
@@ -317,7 +364,8 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
 
 pub fn run(sim: SimArgs) -> Result<ExitCode> {
     let args = &sim.common;
-    let Loaded { source, scenario } = load(args, sim.replications)?;
+    let Loaded { source, mut scenario } = load(args, sim.replications)?;
+    add_workloads(&mut scenario, sim.tcp.as_deref(), sim.udp.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
     fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;

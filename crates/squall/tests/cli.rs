@@ -211,3 +211,54 @@ fn gsm_case_study_reproduces_seed_000_table_2() {
     let median = percentile(&throughput, 0.5);
     assert!((median / 601.0 - 1.0).abs() <= 0.10, "median throughput {median:.0} B/s against Table 2's 601 B/s");
 }
+
+/// A scenario with [[workload.commands]] (real programs) is refused by the
+/// simulator with the command named, never run with the commands skipped.
+#[test]
+fn the_simulator_refuses_workload_commands() {
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/emu/tcp-10mbit-bulk.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_squall"))
+        .args(["sim", scenario, "--out", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("workload.commands[0]") && err.contains("squall tool bulk --server"), "{err}");
+    assert!(err.contains("squall emu"), "{err}");
+}
+
+/// `--link` with `--tcp` or `--udp` carries traffic (a link alone carries
+/// none), and `--set` edits the link's scenario as it would a file's.
+#[test]
+fn a_netem_link_takes_a_workload_and_set() {
+    let squall = env!("CARGO_BIN_EXE_squall");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = dir.path().join(extra.join("-").replace(['/', ' ', '"', '='], "_"));
+        let o = std::process::Command::new(squall)
+            .args(["sim", "--link", "rate 10mbit delay 50ms", "--set", "duration=\"10 s\"", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        s
+    };
+    // 5 Mbit/s of 1200-byte packets for 10 s: 5208 packets sent.
+    let udp = run(&["--udp", "5 Mbit/s"]);
+    let sent = udp["runs"][0]["flows"][0]["sent_packets"].as_u64().unwrap();
+    assert!((5200..=5210).contains(&sent), "{sent}");
+    assert_eq!(udp["resolved_scenario"]["duration"], "10 s");
+    // A cubic bulk transfer for the whole run, within the link's rate.
+    let tcp = run(&["--tcp", "cubic"]);
+    let flow = &tcp["runs"][0]["tcp_flows"][0];
+    assert_eq!(flow["cc"], "cubic");
+    let goodput = flow["goodput_bps"].as_f64().unwrap();
+    assert!(goodput > 1e6 && goodput < 10e6, "{goodput}");
+    let bad =
+        std::process::Command::new(squall).args(["sim", "--link", "rate 1mbit", "--tcp", "vegas"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected tahoe, reno, newreno, sack or cubic"));
+}
