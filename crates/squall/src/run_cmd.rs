@@ -115,6 +115,7 @@ struct Job {
 /// built; refused past [`MANY_RUNS`] unless `allow_many`.
 fn count_runs(experiment: &Experiment, file: &Path, base: &Path, allow_many: bool) -> Result<u64> {
     let mut total = 0u64;
+    let mut per_set = Vec::new();
     for set in &experiment.sets {
         let replications = match set.replications {
             Some(r) => r,
@@ -125,6 +126,15 @@ fn count_runs(experiment: &Experiment, file: &Path, base: &Path, allow_many: boo
                 scenario.replications
             }
         };
+        let sweep = set.sweep.as_ref().map_or(String::from("no sweep"), |sw| {
+            let lists: Vec<String> = sw.params.iter().map(|(k, v)| format!("{k} ({})", v.len())).collect();
+            format!("sweep of {}", lists.join(" × "))
+        });
+        per_set.push(format!(
+            "set `{}`: {sweep} = {} point(s) × {replications} replication(s)",
+            set.name,
+            set.point_count().map_or("too many".to_string(), |p| p.to_string())
+        ));
         total = match set.run_count(replications).and_then(|r| total.checked_add(r)) {
             Some(t) => t,
             None => bail!(
@@ -138,8 +148,9 @@ fn count_runs(experiment: &Experiment, file: &Path, base: &Path, allow_many: boo
     if total > MANY_RUNS && !allow_many {
         bail!(
             "{}: the experiment makes {total} runs (sweep points × replications), more than the {MANY_RUNS} that \
-             run without asking; check its sweeps, or add --allow-many-runs to run them all",
-            file.display()
+             run without asking; check its sweeps, or add --allow-many-runs to run them all\n  {}",
+            file.display(),
+            per_set.join("\n  ")
         );
     }
     Ok(total)

@@ -227,6 +227,8 @@ fn an_experiment_of_too_many_runs_is_refused_before_it_is_built() {
     // 8^12 points × 1 replication, the limit, the file and the way out.
     assert!(err.contains("68719476736 runs") && err.contains("100000"), "{err}");
     assert!(err.contains("sweep-8-pow-12.toml") && err.contains("--allow-many-runs"), "{err}");
+    // The set and its swept keys, each with its number of values.
+    assert!(err.contains("set `all`: sweep of duration (8) × seed (8) × stage.gsm-down.allocation_delay (8)"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(60), "counting took {:?}", started.elapsed());
     assert!(!dir.path().join("out").exists(), "an output directory was made for a refused experiment");
 }
