@@ -34,7 +34,9 @@ where
     let count = scenario.replications;
     let next = AtomicU32::new(0);
     let failed = AtomicBool::new(false);
-    let outcomes: Mutex<Vec<Option<Result<T, SimError>>>> = Mutex::new((0..count).map(|_| None).collect());
+    // Outcomes as they finish, with their replication: memory grows with
+    // the replications run, never with the number asked for up front.
+    let outcomes: Mutex<Vec<(u32, Result<T, SimError>)>> = Mutex::new(Vec::new());
     let worker = || {
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -45,7 +47,7 @@ where
             if outcome.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
-            outcomes.lock().unwrap_or_else(|e| e.into_inner())[i as usize] = Some(outcome);
+            outcomes.lock().unwrap_or_else(|e| e.into_inner()).push((i, outcome));
         }
     };
     let threads = jobs.clamp(1, count.max(1) as usize);
@@ -55,15 +57,8 @@ where
         }
         worker();
     });
-    let outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut outcomes = outcomes.into_inner().unwrap_or_else(|e| e.into_inner());
+    outcomes.sort_unstable_by_key(|(i, _)| *i);
     // Replications after a failure may not have run: the first error wins.
-    let mut results = Vec::with_capacity(outcomes.len());
-    for outcome in outcomes {
-        match outcome {
-            Some(Ok(t)) => results.push(t),
-            Some(Err(e)) => return Err(e),
-            None => {}
-        }
-    }
-    Ok(results)
+    outcomes.into_iter().map(|(_, outcome)| outcome).collect()
 }
