@@ -45,7 +45,7 @@ pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
 pub use path::{Delivery, Path, PathStats};
-pub use stage::StageStats;
+pub use stage::{DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
 pub use units::{Bytes, Probability, Rate};

@@ -187,7 +187,7 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
         direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
         entered: s.entered,
         delivered: s.delivered,
-        dropped: DropReason::ALL.iter().map(|r| (r.as_str(), s.dropped[r.index()])).filter(|(_, n)| *n > 0).collect(),
+        dropped: s.dropped.iter().filter(|(_, n)| *n > 0).map(|(r, n)| (r.as_str(), n)).collect(),
         ecn_marked: s.ecn_marked,
         frame_errors: s.frame_errors,
         retransmissions: s.retransmissions,

@@ -1,0 +1,104 @@
+//! The queue discipline: what a stage does with packets before its link
+//! takes them (DESIGN.md, "Inside a stage"; ns-3's `QueueDisc`, smoltcp's
+//! `AnyController`).
+//!
+//! Every call gets `now`. [`QueueDisc::enqueue`] may drop (the arrival on
+//! tail drop, RED; the oldest packets on head drop); [`QueueDisc::dequeue`]
+//! may drop (packets that waited too long) and is told what the link can
+//! take. Dropped packets are handed back with their reason, in the order
+//! they were dropped; the stage counts and records them.
+
+mod fifo;
+mod red;
+
+pub(crate) use fifo::Fifo;
+
+use crate::config::QueueConfig;
+use crate::event::DropReason;
+use crate::packet::Packet;
+use crate::rng::StreamRng;
+use crate::time::{Duration, Instant};
+
+/// A packet the queue discipline dropped, and why.
+#[derive(Debug)]
+pub(crate) struct Dropped {
+    pub packet: Packet,
+    pub reason: DropReason,
+}
+
+/// What became of an arriving packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Enqueued {
+    /// Queued; `marked` when an AQM set Congestion Experienced on it.
+    Queued { marked: bool },
+    /// Refused: the packet is the last entry of the drops.
+    Refused,
+}
+
+/// What the link tells the queue discipline about itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkHint {
+    /// The time the link takes to send a typical packet (RED's idle-time
+    /// decay).
+    pub typical_tx: Duration,
+}
+
+/// A queue discipline.
+pub(crate) trait QueueDisc {
+    /// Offers a packet arriving at `now`. Packets dropped go to `drops`.
+    fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued;
+    /// The next packet for the link, if one is waiting and `fits(size)`
+    /// says the link can take a packet of `size` bytes. Packets dropped on
+    /// the way go to `drops`.
+    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Packet>;
+    /// Packets waiting.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Removes every waiting packet (a blackout in drop mode).
+    fn drain(&mut self, now: Instant) -> Vec<Packet>;
+    /// Takes a new configuration (a state change); waiting packets stay.
+    fn set_config(&mut self, config: &QueueConfig);
+}
+
+/// Every queue discipline, for static dispatch.
+#[derive(Debug)]
+pub(crate) enum AnyQueueDisc {
+    /// One queue: limits, drop policy, RED, maximum sojourn.
+    Fifo(Fifo),
+}
+
+impl AnyQueueDisc {
+    /// The queue discipline `config` describes; `rng(component)` gives the
+    /// stage's random stream of that name.
+    pub(crate) fn new(config: &QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
+        AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng("red")))
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            AnyQueueDisc::Fifo($q) => $e,
+        }
+    };
+}
+
+impl QueueDisc for AnyQueueDisc {
+    fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
+        dispatch!(self, q => q.enqueue(now, packet, link, drops))
+    }
+    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Packet> {
+        dispatch!(self, q => q.dequeue(now, fits, drops))
+    }
+    fn len(&self) -> usize {
+        dispatch!(self, q => q.len())
+    }
+    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+        dispatch!(self, q => q.drain(now))
+    }
+    fn set_config(&mut self, config: &QueueConfig) {
+        dispatch!(self, q => q.set_config(config))
+    }
+}
