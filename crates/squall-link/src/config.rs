@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::classes::{ClassConfig, CodelConfig, Rule, Scheduler};
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
 use crate::time::Duration;
@@ -177,14 +178,49 @@ pub struct QueueConfig {
     pub drop: DropPolicy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<RedConfig>,
+    /// CoDel at dequeue (RFC 8289); not together with `red`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<CodelConfig>,
     /// Packets that waited longer than this are dropped when they reach the
     /// head of the queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_sojourn: Option<Duration>,
+    /// Classes, each with its own queue (seed 003 §2.2). None: one queue
+    /// with the limits above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassConfig>,
+    /// How the classes share the link.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub scheduler: Scheduler,
+    /// The classifier: the first rule that matches picks the class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<Rule>,
+    /// The class of packets no rule matches (default: the last class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_class: Option<String>,
+}
+
+fn is_default<T: Default + PartialEq>(t: &T) -> bool {
+    *t == T::default()
 }
 
 impl QueueConfig {
-    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+    /// The class unmatched packets go to, as an index into `classes`.
+    pub fn default_class_index(&self) -> usize {
+        self.default_class
+            .as_ref()
+            .and_then(|d| self.classes.iter().position(|c| &c.name == d))
+            .unwrap_or(self.classes.len().saturating_sub(1))
+    }
+
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.red.is_some() && self.codel.is_some() {
+            return Err(ConfigError::new(&format!("{key}.codel"), "give one AQM: either `red` or `codel`"));
+        }
+        if let Some(c) = &self.codel {
+            c.validate(&format!("{key}.codel"))?;
+        }
+        crate::classes::validate(self, key)?;
         if let Some(red) = &self.red {
             if !(red.min_threshold >= 0.0 && red.min_threshold < red.max_threshold) {
                 return Err(ConfigError::new(

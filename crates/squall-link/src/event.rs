@@ -47,16 +47,20 @@ pub enum DropReason {
     Blackout,
     /// The packet waited in the queue longer than the maximum sojourn time.
     SojournLimit,
+    /// CoDel's drop at dequeue (RFC 8289), for a packet that is not
+    /// ECN-capable.
+    Codel,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::QueueOverflow,
         DropReason::Red,
         DropReason::Error,
         DropReason::ArqLimit,
         DropReason::Blackout,
         DropReason::SojournLimit,
+        DropReason::Codel,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -66,6 +70,7 @@ impl DropReason {
             DropReason::ArqLimit => "arq_limit",
             DropReason::Blackout => "blackout",
             DropReason::SojournLimit => "sojourn_limit",
+            DropReason::Codel => "codel",
         }
     }
     pub fn index(self) -> usize {
@@ -87,7 +92,8 @@ pub enum EventKind {
     Enqueue,
     /// Dropped, and why.
     Drop(DropReason),
-    /// RED marked it Congestion Experienced instead of dropping it.
+    /// An AQM (RED at enqueue, CoDel at dequeue) marked it Congestion
+    /// Experienced instead of dropping it.
     EcnMark,
     /// Held at the stage by a blackout in "hold" mode.
     Hold,

@@ -25,6 +25,7 @@ macro_rules! serde_via_string {
     )+};
 }
 
+pub mod classes;
 pub mod config;
 pub mod dist;
 pub mod event;
@@ -37,6 +38,7 @@ pub mod state;
 pub mod time;
 pub mod units;
 
+pub use classes::{ClassConfig, CodelConfig, EcnMatch, Ipv4Prefix, PortRange, ProtocolMatch, Rule, Scheduler};
 pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, Fragmentation,
     GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch,

@@ -21,7 +21,7 @@ use crate::packet::{FlowKey, Packet, PacketId};
 use crate::rng::{StreamRng, stream};
 use crate::time::Instant;
 use link::{AnyLink, Link};
-use qdisc::{AnyQueueDisc, Dropped, Enqueued, LinkHint, QueueDisc};
+use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
 
 /// Drops counted per [`DropReason`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -319,7 +319,11 @@ impl Stage {
                 for d in drops.drain(..) {
                     self.drop_packet(d.packet, d.reason, log);
                 }
-                let Some(packet) = next else { break };
+                let Some(Dequeued { packet, marked }) = next else { break };
+                if marked {
+                    self.stats.ecn_marked += 1;
+                    self.log(log, EventKind::EcnMark, Some(&packet));
+                }
                 self.link.push(self.now, packet, log);
             }
             self.drops = drops;
@@ -347,7 +351,15 @@ impl Stage {
                 if !self.link.reconfigure(now, &config, patch.radio.as_ref(), log, rng) {
                     config.radio = self.config.radio.clone();
                 }
-                self.qdisc.set_config(&config.queue);
+                let hint = LinkHint { typical_tx: self.link.typical_tx() };
+                let rng = component_rng(seed, direction, &self.recorder.stage);
+                let mut drops = std::mem::take(&mut self.drops);
+                self.queue_length.advance(now, self.qdisc.len());
+                self.qdisc.reconfigure(now, &config.queue, hint, rng, &mut drops);
+                for d in drops.drain(..) {
+                    self.drop_packet(d.packet, d.reason, log);
+                }
+                self.drops = drops;
                 self.config = config;
             }
             Change::BlackoutStart { mode, .. } => {

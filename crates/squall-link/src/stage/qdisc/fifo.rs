@@ -1,11 +1,15 @@
 //! One queue: limits in packets and bytes, tail or head drop, RED with ECN
-//! marking (Floyd & Jacobson 1993; RFC 3168 §7), and a maximum sojourn time
-//! checked when a packet leaves the queue (seed 000 §4.3, the input queue).
+//! marking at enqueue (Floyd & Jacobson 1993; RFC 3168 §7) or CoDel at
+//! dequeue (RFC 8289), and a maximum sojourn time checked when a packet
+//! leaves the queue (seed 000 §4.3, the input queue). A stage's single
+//! queue, and each class's queue in [`super::Classful`].
 
 use std::collections::VecDeque;
 
+use super::codel::Codel;
 use super::red::{Red, RedVerdict};
-use super::{Dropped, Enqueued, LinkHint, QueueDisc};
+use super::{Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
+use crate::classes::CodelConfig;
 use crate::config::{DropPolicy, QueueConfig};
 use crate::event::DropReason;
 use crate::packet::{Ecn, Packet};
@@ -25,11 +29,126 @@ pub(crate) struct Fifo {
     packets: VecDeque<Queued>,
     bytes: u64,
     red: Red,
+    codel: Codel,
+    /// The largest packet queued so far (CoDel's `maxpacket`).
+    max_packet: u64,
 }
 
 impl Fifo {
     pub(crate) fn new(config: QueueConfig, red_rng: StreamRng) -> Self {
-        Fifo { config, packets: VecDeque::new(), bytes: 0, red: Red::new(red_rng) }
+        Fifo {
+            config,
+            packets: VecDeque::new(),
+            bytes: 0,
+            red: Red::new(red_rng),
+            codel: Codel::default(),
+            max_packet: 0,
+        }
+    }
+
+    /// The head packet if the link takes it, dropping on the way those
+    /// that waited longer than `max_sojourn`. `None`: empty, or the head
+    /// does not fit.
+    fn take_head(
+        &mut self,
+        now: Instant,
+        fits: &mut impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Queued> {
+        loop {
+            if !fits(self.packets.front()?.packet.size) {
+                return None;
+            }
+            let q = self.pop(now).expect("head exists");
+            if self.config.max_sojourn.is_some_and(|max| now.saturating_since(q.since) > max) {
+                drops.push(Dropped { packet: q.packet, reason: DropReason::SojournLimit });
+                continue;
+            }
+            return Some(q);
+        }
+    }
+
+    /// RFC 8289 §5.4 `dodequeue`: the head packet and whether CoDel may
+    /// drop it.
+    fn dodequeue(
+        &mut self,
+        now: Instant,
+        fits: &mut impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+        c: &CodelConfig,
+    ) -> Option<(Packet, bool)> {
+        let Some(q) = self.take_head(now, fits, drops) else {
+            if self.packets.is_empty() {
+                self.codel.on_empty();
+            }
+            return None;
+        };
+        let ok = self.codel.ok_to_drop(now, now.saturating_since(q.since), self.bytes, self.max_packet, c);
+        Some((q.packet, ok))
+    }
+
+    /// CoDel's dequeue (RFC 8289 §5.5). A drop of an ECN-capable packet is
+    /// a mark instead, and the marked packet leaves (RFC 8289 §5.6, as
+    /// Linux does).
+    fn codel_dequeue(
+        &mut self,
+        now: Instant,
+        fits: &mut impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+        c: &CodelConfig,
+    ) -> Option<Dequeued> {
+        let mark = |p: &mut Packet| {
+            let capable = c.ecn && p.ecn.is_capable();
+            if capable {
+                p.set_ecn(Ecn::Ce);
+            }
+            capable
+        };
+        let Some((mut p, mut ok)) = self.dodequeue(now, fits, drops, c) else {
+            if self.packets.is_empty() {
+                self.codel.dropping = false;
+            }
+            return None;
+        };
+        if self.codel.dropping {
+            if !ok {
+                self.codel.dropping = false;
+            }
+            while self.codel.dropping && now >= self.codel.drop_next {
+                self.codel.count += 1;
+                if mark(&mut p) {
+                    self.codel.drop_next = Codel::control_law(self.codel.drop_next, self.codel.count, c);
+                    return Some(Dequeued { packet: p, marked: true });
+                }
+                drops.push(Dropped { packet: p, reason: DropReason::Codel });
+                match self.dodequeue(now, fits, drops, c) {
+                    None => {
+                        if self.packets.is_empty() {
+                            self.codel.dropping = false;
+                        }
+                        return None;
+                    }
+                    Some((next, next_ok)) => {
+                        (p, ok) = (next, next_ok);
+                        if ok {
+                            self.codel.drop_next = Codel::control_law(self.codel.drop_next, self.codel.count, c);
+                        } else {
+                            self.codel.dropping = false;
+                        }
+                    }
+                }
+            }
+        } else if ok {
+            if mark(&mut p) {
+                self.codel.enter_dropping(now, c);
+                return Some(Dequeued { packet: p, marked: true });
+            }
+            drops.push(Dropped { packet: p, reason: DropReason::Codel });
+            let next = self.dodequeue(now, fits, drops, c);
+            self.codel.enter_dropping(now, c);
+            p = next?.0;
+        }
+        Some(Dequeued { packet: p, marked: false })
     }
 
     fn fits(&self, extra_packets: usize, extra_bytes: u64) -> bool {
@@ -65,6 +184,7 @@ impl QueueDisc for Fifo {
             }
         }
         let size = packet.size as u64;
+        self.max_packet = self.max_packet.max(size);
         if !self.fits(1, size) {
             let too_big = self.config.bytes.is_some_and(|b| size > b.0);
             if self.config.drop == DropPolicy::Tail || too_big {
@@ -84,17 +204,15 @@ impl QueueDisc for Fifo {
         Enqueued::Queued { marked }
     }
 
-    fn dequeue(&mut self, now: Instant, mut fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Packet> {
-        loop {
-            if !fits(self.packets.front()?.packet.size) {
-                return None;
-            }
-            let q = self.pop(now).expect("head exists");
-            if self.config.max_sojourn.is_some_and(|max| now.saturating_since(q.since) > max) {
-                drops.push(Dropped { packet: q.packet, reason: DropReason::SojournLimit });
-                continue;
-            }
-            return Some(q.packet);
+    fn dequeue(
+        &mut self,
+        now: Instant,
+        mut fits: impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Dequeued> {
+        match self.config.codel.clone() {
+            None => self.take_head(now, &mut fits, drops).map(|q| Dequeued { packet: q.packet, marked: false }),
+            Some(c) => self.codel_dequeue(now, &mut fits, drops, &c),
         }
     }
 
@@ -157,7 +275,7 @@ mod tests {
         assert_eq!(offer(&mut q, pkt(3, 100), &mut drops), Enqueued::Refused);
         assert_eq!(ids(&drops), vec![3]);
         assert_eq!(drops[0].reason, DropReason::QueueOverflow);
-        assert_eq!(q.dequeue(Instant::ZERO, |_| true, &mut drops).unwrap().id, PacketId(1));
+        assert_eq!(q.dequeue(Instant::ZERO, |_| true, &mut drops).unwrap().packet.id, PacketId(1));
     }
 
     #[test]
@@ -169,7 +287,7 @@ mod tests {
         offer(&mut q, pkt(3, 100), &mut drops);
         assert_eq!(offer(&mut q, pkt(4, 200), &mut drops), Enqueued::Queued { marked: false });
         assert_eq!(ids(&drops), vec![1, 2]);
-        assert_eq!(q.dequeue(Instant::ZERO, |_| true, &mut drops).unwrap().id, PacketId(3));
+        assert_eq!(q.dequeue(Instant::ZERO, |_| true, &mut drops).unwrap().packet.id, PacketId(3));
     }
 
     #[test]
@@ -185,7 +303,7 @@ mod tests {
         assert!(drops.is_empty());
         assert_eq!(q.len(), 2);
         // With room, the stale head is dropped and the next one leaves.
-        assert_eq!(q.dequeue(now, |size| size <= 300, &mut drops).unwrap().id, PacketId(2));
+        assert_eq!(q.dequeue(now, |size| size <= 300, &mut drops).unwrap().packet.id, PacketId(2));
         assert_eq!(ids(&drops), vec![1]);
         assert_eq!(drops[0].reason, DropReason::SojournLimit);
     }

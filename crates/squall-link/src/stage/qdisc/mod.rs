@@ -8,9 +8,12 @@
 //! take. Dropped packets are handed back with their reason, in the order
 //! they were dropped; the stage counts and records them.
 
+mod classful;
+mod codel;
 mod fifo;
 mod red;
 
+pub(crate) use classful::Classful;
 pub(crate) use fifo::Fifo;
 
 use crate::config::QueueConfig;
@@ -35,6 +38,14 @@ pub(crate) enum Enqueued {
     Refused,
 }
 
+/// A packet leaving the queue discipline for the link.
+#[derive(Debug)]
+pub(crate) struct Dequeued {
+    pub packet: Packet,
+    /// An AQM set Congestion Experienced on it at dequeue (CoDel).
+    pub marked: bool,
+}
+
 /// What the link tells the queue discipline about itself.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LinkHint {
@@ -50,7 +61,7 @@ pub(crate) trait QueueDisc {
     /// The next packet for the link, if one is waiting and `fits(size)`
     /// says the link can take a packet of `size` bytes. Packets dropped on
     /// the way go to `drops`.
-    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Packet>;
+    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued>;
     /// Packets waiting.
     fn len(&self) -> usize;
     fn is_empty(&self) -> bool {
@@ -65,15 +76,48 @@ pub(crate) trait QueueDisc {
 /// Every queue discipline, for static dispatch.
 #[derive(Debug)]
 pub(crate) enum AnyQueueDisc {
-    /// One queue: limits, drop policy, RED, maximum sojourn.
+    /// One queue: limits, drop policy, RED or CoDel, maximum sojourn.
     Fifo(Fifo),
+    /// A classifier, a queue per class and a scheduler between them.
+    Classful(Classful),
 }
 
 impl AnyQueueDisc {
     /// The queue discipline `config` describes; `rng(component)` gives the
     /// stage's random stream of that name.
     pub(crate) fn new(config: &QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
-        AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng("red")))
+        if config.classes.is_empty() {
+            AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng("red")))
+        } else {
+            AnyQueueDisc::Classful(Classful::new(config, rng))
+        }
+    }
+
+    /// Takes a new configuration (a state change). Waiting packets stay
+    /// when the shape is the same (one queue, or the same classes by
+    /// name); otherwise they are moved, in order, into the new queue
+    /// discipline, and those it refuses are returned as drops.
+    pub(crate) fn reconfigure(
+        &mut self,
+        now: Instant,
+        config: &QueueConfig,
+        link: LinkHint,
+        rng: impl FnMut(&str) -> StreamRng,
+        drops: &mut Vec<Dropped>,
+    ) {
+        let same_shape = match self {
+            AnyQueueDisc::Fifo(_) => config.classes.is_empty(),
+            AnyQueueDisc::Classful(c) => c.has_classes_of(config),
+        };
+        if same_shape {
+            self.set_config(config);
+            return;
+        }
+        let waiting = self.drain(now);
+        *self = AnyQueueDisc::new(config, rng);
+        for p in waiting {
+            self.enqueue(now, p, link, drops);
+        }
     }
 }
 
@@ -81,6 +125,7 @@ macro_rules! dispatch {
     ($self:ident, $q:ident => $e:expr) => {
         match $self {
             AnyQueueDisc::Fifo($q) => $e,
+            AnyQueueDisc::Classful($q) => $e,
         }
     };
 }
@@ -89,7 +134,7 @@ impl QueueDisc for AnyQueueDisc {
     fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
         dispatch!(self, q => q.enqueue(now, packet, link, drops))
     }
-    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Packet> {
+    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
         dispatch!(self, q => q.dequeue(now, fits, drops))
     }
     fn len(&self) -> usize {
