@@ -100,6 +100,7 @@ fn one_stage(classes: bool) -> PathConfig {
                     drop: DropPolicy::Tail,
                     red: None,
                     codel: Some(CodelConfig::default()),
+                    pie: None,
                     max_sojourn: None,
                     weight: None,
                     quantum: Some(Bytes(1500)),

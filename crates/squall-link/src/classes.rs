@@ -58,6 +58,8 @@ pub struct ClassConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codel: Option<CodelConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<PieConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_sojourn: Option<Duration>,
     /// Packets per round under `wrr` (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,6 +78,7 @@ impl ClassConfig {
             drop: self.drop,
             red: self.red.clone(),
             codel: self.codel.clone(),
+            pie: self.pie.clone(),
             max_sojourn: self.max_sojourn,
             ..QueueConfig::default()
         }
@@ -130,6 +133,70 @@ impl CodelConfig {
 impl Default for CodelConfig {
     fn default() -> Self {
         CodelConfig { target: Self::default_target(), interval: Self::default_interval(), ecn: true }
+    }
+}
+
+/// PIE, Proportional Integral controller Enhanced (RFC 8033): drops (or
+/// marks) at enqueue with a probability that a controller updates every
+/// `t_update` from the queueing delay and its trend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    /// QDELAY_REF, the queueing delay PIE steers to (RFC 8033 §4.2: 15 ms).
+    #[serde(default = "PieConfig::default_target")]
+    pub target: Duration,
+    /// T_UPDATE, how often the drop probability is recomputed (15 ms).
+    #[serde(default = "PieConfig::default_target")]
+    pub t_update: Duration,
+    /// Weight of the delay error, per second (0.125).
+    #[serde(default = "PieConfig::default_alpha")]
+    pub alpha: f64,
+    /// Weight of the delay trend, per second (1.25).
+    #[serde(default = "PieConfig::default_beta")]
+    pub beta: f64,
+    /// Bursts this long pass without drops (RFC 8033 §4.4: 150 ms).
+    #[serde(default = "PieConfig::default_max_burst")]
+    pub max_burst: Duration,
+    /// Mark ECN-capable packets instead of dropping them while the drop
+    /// probability is at most 10% (RFC 8033 §5.1).
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+impl PieConfig {
+    fn default_target() -> Duration {
+        Duration::from_millis(15)
+    }
+    fn default_alpha() -> f64 {
+        0.125
+    }
+    fn default_beta() -> f64 {
+        1.25
+    }
+    fn default_max_burst() -> Duration {
+        Duration::from_millis(150)
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.target.is_zero() || self.t_update.is_zero() {
+            return Err(ConfigError::new(key, "needs target and t_update above zero (RFC 8033: 15 ms each)"));
+        }
+        if !(self.alpha >= 0.0 && self.alpha.is_finite() && self.beta >= 0.0 && self.beta.is_finite()) {
+            return Err(ConfigError::new(key, "needs alpha and beta >= 0 (RFC 8033: 0.125 and 1.25 per second)"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        PieConfig {
+            target: Self::default_target(),
+            t_update: Self::default_target(),
+            alpha: Self::default_alpha(),
+            beta: Self::default_beta(),
+            max_burst: Self::default_max_burst(),
+            ecn: true,
+        }
     }
 }
 
@@ -394,6 +461,7 @@ pub(crate) fn validate(q: &QueueConfig, key: &str) -> Result<(), ConfigError> {
         ("bytes", q.bytes.is_some()),
         ("red", q.red.is_some()),
         ("codel", q.codel.is_some()),
+        ("pie", q.pie.is_some()),
         ("max_sojourn", q.max_sojourn.is_some()),
         ("drop", q.drop != DropPolicy::Tail),
     ];

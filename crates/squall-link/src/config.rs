@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::classes::{ClassConfig, CodelConfig, Rule, Scheduler};
+pub use crate::classes::{ClassConfig, CodelConfig, PieConfig, Rule, Scheduler};
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
 use crate::time::Duration;
@@ -178,9 +178,12 @@ pub struct QueueConfig {
     pub drop: DropPolicy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<RedConfig>,
-    /// CoDel at dequeue (RFC 8289); not together with `red`.
+    /// CoDel at dequeue (RFC 8289); one AQM per queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codel: Option<CodelConfig>,
+    /// PIE at enqueue (RFC 8033); one AQM per queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<PieConfig>,
     /// Packets that waited longer than this are dropped when they reach the
     /// head of the queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,11 +217,16 @@ impl QueueConfig {
     }
 
     pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
-        if self.red.is_some() && self.codel.is_some() {
-            return Err(ConfigError::new(&format!("{key}.codel"), "give one AQM: either `red` or `codel`"));
+        let aqms = [("red", self.red.is_some()), ("codel", self.codel.is_some()), ("pie", self.pie.is_some())];
+        if aqms.iter().filter(|(_, set)| *set).count() > 1 {
+            let second = aqms.iter().filter(|(_, set)| *set).nth(1).map_or("codel", |(k, _)| k);
+            return Err(ConfigError::new(&format!("{key}.{second}"), "give one AQM: either `red`, `codel` or `pie`"));
         }
         if let Some(c) = &self.codel {
             c.validate(&format!("{key}.codel"))?;
+        }
+        if let Some(p) = &self.pie {
+            p.validate(&format!("{key}.pie"))?;
         }
         crate::classes::validate(self, key)?;
         if let Some(red) = &self.red {

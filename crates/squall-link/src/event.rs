@@ -50,10 +50,13 @@ pub enum DropReason {
     /// CoDel's drop at dequeue (RFC 8289), for a packet that is not
     /// ECN-capable.
     Codel,
+    /// PIE's drop at enqueue (RFC 8033), for a packet that is not
+    /// ECN-capable or when the drop probability is above 10%.
+    Pie,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 7] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::QueueOverflow,
         DropReason::Red,
         DropReason::Error,
@@ -61,6 +64,7 @@ impl DropReason {
         DropReason::Blackout,
         DropReason::SojournLimit,
         DropReason::Codel,
+        DropReason::Pie,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -71,6 +75,7 @@ impl DropReason {
             DropReason::Blackout => "blackout",
             DropReason::SojournLimit => "sojourn_limit",
             DropReason::Codel => "codel",
+            DropReason::Pie => "pie",
         }
     }
     pub fn index(self) -> usize {
@@ -92,7 +97,7 @@ pub enum EventKind {
     Enqueue,
     /// Dropped, and why.
     Drop(DropReason),
-    /// An AQM (RED at enqueue, CoDel at dequeue) marked it Congestion
+    /// An AQM (RED or PIE at enqueue, CoDel at dequeue) marked it Congestion
     /// Experienced instead of dropping it.
     EcnMark,
     /// Held at the stage by a blackout in "hold" mode.

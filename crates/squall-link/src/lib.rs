@@ -38,7 +38,9 @@ pub mod state;
 pub mod time;
 pub mod units;
 
-pub use classes::{ClassConfig, CodelConfig, EcnMatch, Ipv4Prefix, PortRange, ProtocolMatch, Rule, Scheduler};
+pub use classes::{
+    ClassConfig, CodelConfig, EcnMatch, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
+};
 pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, Fragmentation,
     GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch,

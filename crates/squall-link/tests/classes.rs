@@ -23,6 +23,7 @@ fn class(name: &str, f: impl FnOnce(&mut ClassConfig)) -> ClassConfig {
         drop: DropPolicy::Tail,
         red: None,
         codel: None,
+        pie: None,
         max_sojourn: None,
         weight: None,
         quantum: None,
@@ -256,4 +257,39 @@ fn codel_marks_ecn_capable_packets_instead_of_dropping() {
     let marks = events.iter().filter(|e| e.kind == EventKind::EcnMark).count();
     assert!(marks > 10, "{marks} marks");
     assert_eq!(out.len() as u64, 2_000_000 / 800);
+}
+
+#[test]
+fn a_state_change_sets_new_weights_and_keeps_the_waiting_packets() {
+    let classes = |w: [u32; 2]| -> Vec<ClassConfig> {
+        w.iter().enumerate().map(|(i, &w)| class(&format!("c{i}"), |c| c.weight = Some(w))).collect()
+    };
+    let mut p = classful("8 Mbit/s", Scheduler::Wrr, classes([1, 1]));
+    let arrivals = backlog(3000, &[(1000, 1), (1000, 2)]);
+    let entered = arrivals.len();
+    let mut sent = HashMap::new();
+    for (t, pk) in arrivals {
+        sent.insert(pk.id, t);
+        p.push(t, pk);
+    }
+    // 1 ms per packet: change the weights to 1:3 at 1 s (1000 sent 1:1).
+    let rules = (0..2).map(|i| rule(&format!("c{i}"), i as u16 + 1)).collect();
+    let queue = QueueConfig { classes: classes([1, 3]), scheduler: Scheduler::Wrr, rules, ..QueueConfig::default() };
+    let patch = StagePatch { queue: Some(queue), ..StagePatch::default() };
+    let mut out = Vec::new();
+    while let Some(t) = p.next_wakeup().filter(|&t| t < Instant::from_secs(1)) {
+        while let Some(d) = p.poll(t) {
+            out.push(d);
+        }
+    }
+    assert!(p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
+    out.extend(drain(&mut p));
+    assert_eq!(out.len(), entered, "packets waiting at the change must stay");
+    let share = |from: Instant, to: Instant| {
+        let w: Vec<_> = out.iter().filter(|d| d.at > from && d.at <= to).collect();
+        w.iter().filter(|d| d.packet.flow.src_port == 2).count() as f64 / w.len() as f64
+    };
+    assert!(within(share(Instant::ZERO, Instant::from_secs(1)), 0.5, 0.02));
+    // After the change, class 2 sends 3 of every 4 packets while both are backlogged.
+    assert!(within(share(Instant::from_secs(1), Instant::from_secs(3)), 0.75, 0.02));
 }

@@ -583,7 +583,7 @@ fn unknown_protocol_name() {
 
 #[test]
 fn red_and_codel_together() {
-    expect("red_and_codel.toml", ErrorKind::Check, 20, &format!("{Q}.codel"), &["either `red` or `codel`"]);
+    expect("red_and_codel.toml", ErrorKind::Check, 20, &format!("{Q}.codel"), &["either `red`, `codel` or `pie`"]);
 }
 
 #[test]
@@ -611,4 +611,9 @@ fn state_with_a_rule_naming_an_unknown_class() {
         "states[0].set.down.queue.rules[0].class",
         &["names no class of this stage"],
     );
+}
+
+#[test]
+fn pie_with_a_negative_alpha() {
+    expect("pie_negative_alpha.toml", ErrorKind::Check, 20, &format!("{Q}.pie"), &["alpha and beta >= 0", "RFC 8033"]);
 }

@@ -89,3 +89,15 @@ fn codel_keeps_the_median_sojourn_near_target_for_saturating_tcp() {
         }
     }
 }
+
+#[test]
+fn pie_steers_the_queueing_delay_of_saturating_tcp_to_its_target() {
+    let target = 0.015;
+    for flows in [1, 4] {
+        let pie = median_sojourn(&scenario(", pie = { target = \"15 ms\" }", flows));
+        println!("{flows} flow(s): median sojourn PIE {pie} s");
+        // PIE's integral term drives the delay to target; its samples
+        // spread around it with TCP's sawtooth.
+        assert!((0.5 * target..=1.5 * target).contains(&pie), "{flows} flow(s): PIE median {pie} s, target {target} s");
+    }
+}

@@ -98,7 +98,7 @@ impl Classful {
             .iter()
             .map(|c| Class {
                 name: c.name.clone(),
-                queue: Fifo::new(c.queue(), rng(&format!("class/{}/red", c.name))),
+                queue: Fifo::new(c.queue(), |aqm| rng(&format!("class/{}/{aqm}", c.name))),
                 weight: c.weight(),
                 quantum: c.quantum() as i64,
             })

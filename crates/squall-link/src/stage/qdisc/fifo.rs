@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 
 use super::codel::Codel;
+use super::pie::{Pie, PieVerdict};
 use super::red::{Red, RedVerdict};
 use super::{Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
 use crate::classes::CodelConfig;
@@ -30,18 +31,22 @@ pub(crate) struct Fifo {
     bytes: u64,
     red: Red,
     codel: Codel,
+    pie: Pie,
     /// The largest packet queued so far (CoDel's `maxpacket`).
     max_packet: u64,
 }
 
 impl Fifo {
-    pub(crate) fn new(config: QueueConfig, red_rng: StreamRng) -> Self {
+    /// `rng(component)` gives the queue's random stream of that name
+    /// ("red", "pie").
+    pub(crate) fn new(config: QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
         Fifo {
             config,
             packets: VecDeque::new(),
             bytes: 0,
-            red: Red::new(red_rng),
+            red: Red::new(rng("red")),
             codel: Codel::default(),
+            pie: Pie::new(rng("pie")),
             max_packet: 0,
         }
     }
@@ -49,6 +54,7 @@ impl Fifo {
     /// The head packet if the link takes it, dropping on the way those
     /// that waited longer than `max_sojourn`. `None`: empty, or the head
     /// does not fit.
+    #[inline]
     fn take_head(
         &mut self,
         now: Instant,
@@ -185,6 +191,17 @@ impl QueueDisc for Fifo {
         }
         let size = packet.size as u64;
         self.max_packet = self.max_packet.max(size);
+        if let Some(pie) = &self.config.pie
+            && let PieVerdict::Drop { markable } = self.pie.on_enqueue(now, self.bytes, self.max_packet, pie)
+        {
+            if markable && packet.ecn.is_capable() {
+                packet.set_ecn(Ecn::Ce);
+                marked = true;
+            } else {
+                drops.push(Dropped { packet, reason: DropReason::Pie });
+                return Enqueued::Refused;
+            }
+        }
         if !self.fits(1, size) {
             let too_big = self.config.bytes.is_some_and(|b| size > b.0);
             if self.config.drop == DropPolicy::Tail || too_big {
@@ -204,16 +221,22 @@ impl QueueDisc for Fifo {
         Enqueued::Queued { marked }
     }
 
+    #[inline]
     fn dequeue(
         &mut self,
         now: Instant,
         mut fits: impl FnMut(u32) -> bool,
         drops: &mut Vec<Dropped>,
     ) -> Option<Dequeued> {
-        match self.config.codel.clone() {
-            None => self.take_head(now, &mut fits, drops).map(|q| Dequeued { packet: q.packet, marked: false }),
-            Some(c) => self.codel_dequeue(now, &mut fits, drops, &c),
+        if let Some(c) = &self.config.codel {
+            let c = c.clone();
+            return self.codel_dequeue(now, &mut fits, drops, &c);
         }
+        let q = self.take_head(now, &mut fits, drops)?;
+        if let Some(pie) = &self.config.pie {
+            self.pie.on_dequeue(now, now.saturating_since(q.since), self.packets.is_empty(), pie);
+        }
+        Some(Dequeued { packet: q.packet, marked: false })
     }
 
     fn len(&self) -> usize {
@@ -253,7 +276,7 @@ mod tests {
     }
 
     fn queue(config: QueueConfig) -> Fifo {
-        Fifo::new(config, stream(1, "q"))
+        Fifo::new(config, |c| stream(1, c))
     }
 
     const HINT: LinkHint = LinkHint { typical_tx: Duration::from_millis(1) };

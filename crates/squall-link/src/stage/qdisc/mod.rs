@@ -11,6 +11,7 @@
 mod classful;
 mod codel;
 mod fifo;
+mod pie;
 mod red;
 
 pub(crate) use classful::Classful;
@@ -73,10 +74,12 @@ pub(crate) trait QueueDisc {
     fn set_config(&mut self, config: &QueueConfig);
 }
 
-/// Every queue discipline, for static dispatch.
+/// Every queue discipline, for static dispatch. One per stage: the single
+/// queue, on every packet's path in most scenarios, stays inline.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyQueueDisc {
-    /// One queue: limits, drop policy, RED or CoDel, maximum sojourn.
+    /// One queue: limits, drop policy, RED, CoDel or PIE, maximum sojourn.
     Fifo(Fifo),
     /// A classifier, a queue per class and a scheduler between them.
     Classful(Classful),
@@ -85,9 +88,9 @@ pub(crate) enum AnyQueueDisc {
 impl AnyQueueDisc {
     /// The queue discipline `config` describes; `rng(component)` gives the
     /// stage's random stream of that name.
-    pub(crate) fn new(config: &QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
+    pub(crate) fn new(config: &QueueConfig, rng: impl FnMut(&str) -> StreamRng) -> Self {
         if config.classes.is_empty() {
-            AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng("red")))
+            AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng))
         } else {
             AnyQueueDisc::Classful(Classful::new(config, rng))
         }
@@ -131,9 +134,11 @@ macro_rules! dispatch {
 }
 
 impl QueueDisc for AnyQueueDisc {
+    #[inline]
     fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
         dispatch!(self, q => q.enqueue(now, packet, link, drops))
     }
+    #[inline]
     fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
         dispatch!(self, q => q.dequeue(now, fits, drops))
     }
