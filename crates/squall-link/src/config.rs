@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::background::{Arrivals, BackgroundConfig};
 pub use crate::classes::{ClassConfig, CodelConfig, PieConfig, Rule, Scheduler};
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
@@ -79,6 +80,11 @@ pub struct StageConfig {
     /// in a following stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radio: Option<crate::radio::RadioConfig>,
+    /// Virtual traffic generators feeding the queue (seed 003 §2.2, seed
+    /// 000 §5.1): their packets take queue space and link time, never
+    /// reach a host, and are counted apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundConfig>,
 }
 
 impl StageConfig {
@@ -99,6 +105,7 @@ impl StageConfig {
             jitter: None,
             reorder: false,
             radio: None,
+            background: Vec::new(),
         }
     }
 
@@ -138,6 +145,7 @@ impl StageConfig {
             }
         }
         self.queue.validate(&key("queue"))?;
+        crate::background::validate(&self.background, &self.queue, &key("background"))?;
         self.error.validate(&key("error"))?;
         if let Some(radio) = &self.radio {
             let clash = [
@@ -150,6 +158,7 @@ impl StageConfig {
                 ("jitter", self.jitter.is_some()),
                 ("allocation_delay", self.allocation_delay.is_some()),
                 ("receive_buffer", self.receive_buffer.is_some()),
+                ("background", !self.background.is_empty()),
             ];
             if let Some((k, _)) = clash.iter().find(|(_, set)| *set) {
                 return Err(ConfigError::new(
@@ -493,6 +502,10 @@ pub struct StagePatch {
     /// prediction NMSE, modulation, scheduling, ARQ, residual errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radio: Option<crate::radio::RadioPatch>,
+    /// Replaces the stage's background generators (an empty list stops
+    /// them); they restart at the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<Vec<BackgroundConfig>>,
 }
 
 impl StagePatch {
@@ -544,6 +557,9 @@ impl StagePatch {
         }
         if let (Some(p), Some(r)) = (&self.radio, c.radio.as_mut()) {
             *r = r.patched(p);
+        }
+        if let Some(b) = &self.background {
+            c.background = b.clone();
         }
         c
     }

@@ -25,6 +25,7 @@ macro_rules! serde_via_string {
     )+};
 }
 
+pub mod background;
 pub mod classes;
 pub mod config;
 pub mod dist;
@@ -38,6 +39,7 @@ pub mod state;
 pub mod time;
 pub mod units;
 
+pub use background::{Arrivals, BackgroundConfig};
 pub use classes::{
     ClassConfig, CodelConfig, EcnMatch, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
 };
@@ -49,7 +51,7 @@ pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
 pub use path::{Delivery, Path, PathStats};
-pub use stage::{DropCounts, StageStats};
+pub use stage::{BackgroundStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
 pub use units::{Bytes, Probability, Rate};

@@ -617,3 +617,39 @@ fn state_with_a_rule_naming_an_unknown_class() {
 fn pie_with_a_negative_alpha() {
     expect("pie_negative_alpha.toml", ErrorKind::Check, 20, &format!("{Q}.pie"), &["alpha and beta >= 0", "RFC 8033"]);
 }
+
+// Background load (issue 12).
+
+const BG: &str = "links[0].downlink[0].background[0]";
+
+#[test]
+fn background_with_a_negative_rate() {
+    expect(
+        "background_negative_rate.toml",
+        ErrorKind::Schema,
+        20,
+        &format!("{BG}.rate"),
+        &["\"-2 Mbit/s\"", "a positive rate"],
+    );
+}
+
+#[test]
+fn background_on_without_off() {
+    expect("background_on_without_off.toml", ErrorKind::Check, 22, &format!("{BG}.on"), &["needs `off` too"]);
+}
+
+#[test]
+fn background_naming_an_unknown_class() {
+    expect("background_unknown_class.toml", ErrorKind::Check, 24, &format!("{BG}.class"), &["names no class"]);
+}
+
+#[test]
+fn background_with_rate_and_gap() {
+    expect(
+        "background_rate_and_gap.toml",
+        ErrorKind::Check,
+        21,
+        &format!("{BG}.gap"),
+        &["either `rate` or `gap`, not both"],
+    );
+}

@@ -155,6 +155,10 @@ pub struct StageSummary {
     pub corrupted: u64,
     pub mean_queue_len: f64,
     pub max_queue_len: usize,
+    /// Background (virtual) packets of the stage, counted apart from the
+    /// real ones above; absent when the stage has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<squall_link::BackgroundStats>,
 }
 
 #[derive(Serialize)]
@@ -194,6 +198,7 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
         corrupted: s.corrupted,
         mean_queue_len: s.mean_queue_len,
         max_queue_len: s.max_queue_len,
+        background: (s.background.generated > 0).then_some(s.background),
     }
 }
 

@@ -631,6 +631,11 @@ impl Channel {
 
     fn deliver(&mut self, now: Instant, slot: usize, log: &mut Vec<Event>, out: &mut Vec<(Instant, Packet)>) {
         let f = self.take_slot(slot);
+        if f.packet.background {
+            // Virtual load ends here: it took its link time.
+            self.stats.background_delivered += 1;
+            return;
+        }
         self.stats.delivered += 1;
         self.recorder.log(log, now, EventKind::Deliver, Some(&f.packet));
         out.push((now, f.packet));
@@ -647,8 +652,12 @@ impl Channel {
     ) {
         let f = self.take_slot(slot);
         let flow = f.packet.flow;
-        self.stats.dropped.add(reason);
-        self.recorder.log(log, now, EventKind::Drop(reason), Some(&f.packet));
+        if f.packet.background {
+            self.stats.background_dropped += 1;
+        } else {
+            self.stats.dropped.add(reason);
+            self.recorder.log(log, now, EventKind::Drop(reason), Some(&f.packet));
+        }
         self.release_allocation_if_empty(queue_empty);
         if !self.config.reorder {
             // Packets of the flow waiting behind this one may go now.

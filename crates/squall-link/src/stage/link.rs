@@ -19,6 +19,9 @@ pub(crate) struct LinkStats {
     pub frame_errors: u64,
     pub retransmissions: u64,
     pub corrupted: u64,
+    /// Background (virtual) packets that left the link, and that it dropped.
+    pub background_delivered: u64,
+    pub background_dropped: u64,
 }
 
 /// A link: takes packets from the queue discipline when it has room and
@@ -154,6 +157,7 @@ impl Link for Radio {
             frame_errors: r.frame_errors,
             retransmissions: r.retransmissions,
             corrupted: r.corrupted,
+            ..LinkStats::default()
         }
     }
 }

@@ -8,6 +8,7 @@
 //! The stage is driven by its path: `run_until(now)` handles its timers in
 //! time order and `push(now, packet)` hands it a packet. It reads no clock.
 
+mod background;
 mod channel;
 mod errors;
 mod link;
@@ -20,6 +21,7 @@ use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::{FlowKey, Packet, PacketId};
 use crate::rng::{StreamRng, stream};
 use crate::time::Instant;
+use background::Background;
 use link::{AnyLink, Link};
 use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
 
@@ -70,9 +72,22 @@ pub struct StageStats {
     pub frame_errors: u64,
     pub retransmissions: u64,
     pub corrupted: u64,
-    /// Time-averaged number of packets waiting in the queue discipline.
+    /// Time-averaged number of packets waiting in the queue discipline
+    /// (background packets included: they take queue space).
     pub mean_queue_len: f64,
     pub max_queue_len: usize,
+    /// Background (virtual) packets, counted apart from the real ones
+    /// above.
+    pub background: BackgroundStats,
+}
+
+/// What became of a stage's background (virtual) packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BackgroundStats {
+    pub generated: u64,
+    /// Sent over the link (then discarded).
+    pub served: u64,
+    pub dropped: u64,
 }
 
 impl StageStats {
@@ -95,8 +110,9 @@ impl Recorder {
         self.log_tag(log, now, kind, packet.map(PacketTag::of));
     }
 
+    /// Records `kind`; nothing for background (virtual) packets.
     pub(crate) fn log_tag(&self, log: &mut Vec<Event>, now: Instant, kind: EventKind, packet: Option<PacketTag>) {
-        if self.recording.keeps(&kind) {
+        if self.recording.keeps(&kind) && !packet.is_some_and(|p| p.background) {
             log.push(Event {
                 time: now,
                 stage: self.stage.clone(),
@@ -116,11 +132,12 @@ pub(crate) struct PacketTag {
     pub id: PacketId,
     pub flow: FlowKey,
     pub size: u32,
+    pub background: bool,
 }
 
 impl PacketTag {
     pub(crate) fn of(p: &Packet) -> Self {
-        PacketTag { id: p.id, flow: p.flow, size: p.size }
+        PacketTag { id: p.id, flow: p.flow, size: p.size, background: p.background }
     }
 }
 
@@ -152,6 +169,8 @@ impl QueueLength {
 #[derive(Debug, Default)]
 struct QueueStats {
     entered: u64,
+    background_generated: u64,
+    background_dropped: u64,
     dropped: DropCounts,
     ecn_marked: u64,
     max_len: usize,
@@ -164,6 +183,8 @@ pub(crate) struct Stage {
     config: StageConfig,
     qdisc: AnyQueueDisc,
     link: AnyLink,
+    /// Virtual traffic generators, if the stage has any.
+    background: Option<Background>,
     blackout: Option<BlackoutMode>,
     now: Instant,
     queue_length: QueueLength,
@@ -191,12 +212,16 @@ impl Stage {
         let recorder = Recorder { stage: name.clone(), direction, recording: Recording::All };
         let qdisc = AnyQueueDisc::new(&config.queue, component_rng(seed, direction, &name));
         let link = AnyLink::new(&config, recorder.clone(), seed, component_rng(seed, direction, &name));
+        let background = (!config.background.is_empty()).then(|| {
+            Background::new(&config.background, &config.queue, Instant::ZERO, component_rng(seed, direction, &name))
+        });
         Stage {
             recorder,
             seed,
             config,
             qdisc,
             link,
+            background,
             blackout: None,
             now: Instant::ZERO,
             queue_length: QueueLength::default(),
@@ -216,12 +241,29 @@ impl Stage {
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
-        self.link.next_wakeup()
+        let link = self.link.next_wakeup();
+        match &self.background {
+            None => link,
+            Some(b) => match b.next_wakeup() {
+                Some(b) => Some(link.map_or(b, |l| l.min(b))),
+                None => link,
+            },
+        }
     }
 
-    /// Packets inside the stage (queue, buffers, link).
+    /// Background packets inside the stage (queue, buffers, link).
+    fn background_inside(&self) -> u64 {
+        let link = self.link.stats();
+        self.stats.background_generated
+            - self.stats.background_dropped
+            - link.background_dropped
+            - link.background_delivered
+    }
+
+    /// Real packets inside the stage (queue, buffers, link).
     pub(crate) fn occupancy(&self) -> u64 {
-        self.qdisc.len() as u64 + self.link.occupancy()
+        let inside = self.qdisc.len() as u64 + self.link.occupancy();
+        if self.background.is_some() { inside - self.background_inside() } else { inside }
     }
 
     pub(crate) fn stats(&self, now: Instant) -> StageStats {
@@ -240,6 +282,11 @@ impl Stage {
             corrupted: link.corrupted,
             mean_queue_len: self.queue_length.mean(now.max(self.now), self.qdisc.len()),
             max_queue_len: self.stats.max_len,
+            background: BackgroundStats {
+                generated: self.stats.background_generated,
+                served: link.background_delivered,
+                dropped: self.stats.background_dropped + link.background_dropped,
+            },
         }
     }
 
@@ -249,13 +296,38 @@ impl Stage {
 
     /// Handles every timer due at or before `now`, in time order.
     pub(crate) fn run_until(&mut self, now: Instant, log: &mut Vec<Event>) {
-        while let Some((at, timer)) = self.link.next_timer() {
-            if at > now {
-                break;
+        if self.background.is_none() {
+            // The common case: only the link's timers.
+            while let Some((at, timer)) = self.link.next_timer() {
+                if at > now {
+                    break;
+                }
+                self.now = self.now.max(at);
+                self.link.fire(self.now, timer, self.qdisc.is_empty(), log, &mut self.out);
+                self.feed_link(log);
             }
-            self.now = self.now.max(at);
-            self.link.fire(self.now, timer, self.qdisc.is_empty(), log, &mut self.out);
-            self.feed_link(log);
+            self.now = self.now.max(now);
+            return;
+        }
+        loop {
+            let link = self.link.next_timer().filter(|(at, _)| *at <= now);
+            let background = self.background.as_ref().and_then(Background::next_wakeup).filter(|&at| at <= now);
+            match (link, background) {
+                (None, None) => break,
+                // The link's timers go first at equal times.
+                (Some((at, timer)), b) if b.is_none_or(|b| at <= b) => {
+                    self.now = self.now.max(at);
+                    self.link.fire(self.now, timer, self.qdisc.is_empty(), log, &mut self.out);
+                    self.feed_link(log);
+                }
+                (_, b) => {
+                    let Some(at) = b else { break };
+                    self.now = self.now.max(at);
+                    let Some((_, g)) = self.background.as_mut().and_then(|b| b.poll(at)) else { break };
+                    self.stats.background_generated += 1;
+                    self.admit(g.packet, g.class, log);
+                }
+            }
         }
         self.now = self.now.max(now);
     }
@@ -265,6 +337,16 @@ impl Stage {
     pub(crate) fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
         self.run_until(now, log);
         self.stats.entered += 1;
+        self.admit(packet, None, log);
+        // Zero-time transmissions and deliveries happen now.
+        self.run_until(now, log);
+    }
+
+    /// A real or background packet enters the queue discipline now
+    /// (`class`: the background source's class).
+    #[inline]
+    fn admit(&mut self, packet: Packet, class: Option<usize>, log: &mut Vec<Event>) {
+        let now = self.now;
         if self.blackout == Some(BlackoutMode::Drop) {
             self.drop_packet(packet, DropReason::Blackout, log);
             return;
@@ -275,7 +357,10 @@ impl Stage {
         let tag = PacketTag::of(&packet);
         self.queue_length.advance(now, self.qdisc.len());
         let mut drops = std::mem::take(&mut self.drops);
-        let verdict = self.qdisc.enqueue(now, packet, hint, &mut drops);
+        let verdict = match class {
+            None => self.qdisc.enqueue(now, packet, hint, &mut drops),
+            Some(_) => self.qdisc.enqueue_into(now, packet, class, hint, &mut drops),
+        };
         for d in drops.drain(..) {
             self.drop_packet(d.packet, d.reason, log);
         }
@@ -295,11 +380,13 @@ impl Stage {
             self.link.wake(self.now);
         }
         self.feed_link(log);
-        // Zero-time transmissions and deliveries happen now.
-        self.run_until(now, log);
     }
 
     fn drop_packet(&mut self, packet: Packet, reason: DropReason, log: &mut Vec<Event>) {
+        if packet.background {
+            self.stats.background_dropped += 1;
+            return;
+        }
         self.stats.dropped.add(reason);
         self.log(log, EventKind::Drop(reason), Some(&packet));
     }
@@ -344,6 +431,11 @@ impl Stage {
             Change::Set { patch, .. } => {
                 let mut config = patch.applied_to(&self.config);
                 let (seed, direction) = (self.seed, self.recorder.direction);
+                if patch.background.is_some() {
+                    let rng = component_rng(seed, direction, &self.recorder.stage);
+                    self.background = (!config.background.is_empty())
+                        .then(|| Background::new(&config.background, &config.queue, now, rng));
+                }
                 let rng = component_rng(seed, direction, &self.recorder.stage);
                 // Checked with the scenario (`StagePatch::check`); a radio
                 // patch the link refuses leaves it, and its recorded

@@ -226,6 +226,18 @@ impl Classful {
 impl QueueDisc for Classful {
     fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
         let i = self.classify(&packet);
+        self.enqueue_into(now, packet, Some(i), link, drops)
+    }
+
+    fn enqueue_into(
+        &mut self,
+        now: Instant,
+        packet: Packet,
+        class: Option<usize>,
+        link: LinkHint,
+        drops: &mut Vec<Dropped>,
+    ) -> Enqueued {
+        let i = class.filter(|&i| i < self.classes.len()).unwrap_or_else(|| self.classify(&packet));
         let q = &mut self.classes[i].queue;
         let before = q.len();
         let verdict = q.enqueue(now, packet, link, drops);

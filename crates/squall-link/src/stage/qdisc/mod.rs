@@ -59,6 +59,20 @@ pub(crate) struct LinkHint {
 pub(crate) trait QueueDisc {
     /// Offers a packet arriving at `now`. Packets dropped go to `drops`.
     fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued;
+    /// Offers a packet for class `class` (a background source's class),
+    /// bypassing the classifier; without classes, or with `None`, the same
+    /// as [`QueueDisc::enqueue`].
+    fn enqueue_into(
+        &mut self,
+        now: Instant,
+        packet: Packet,
+        class: Option<usize>,
+        link: LinkHint,
+        drops: &mut Vec<Dropped>,
+    ) -> Enqueued {
+        let _ = class;
+        self.enqueue(now, packet, link, drops)
+    }
     /// The next packet for the link, if one is waiting and `fits(size)`
     /// says the link can take a packet of `size` bytes. Packets dropped on
     /// the way go to `drops`.
@@ -137,6 +151,16 @@ impl QueueDisc for AnyQueueDisc {
     #[inline]
     fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
         dispatch!(self, q => q.enqueue(now, packet, link, drops))
+    }
+    fn enqueue_into(
+        &mut self,
+        now: Instant,
+        packet: Packet,
+        class: Option<usize>,
+        link: LinkHint,
+        drops: &mut Vec<Dropped>,
+    ) -> Enqueued {
+        dispatch!(self, q => q.enqueue_into(now, packet, class, link, drops))
     }
     #[inline]
     fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
