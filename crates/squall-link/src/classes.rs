@@ -200,6 +200,72 @@ impl Default for PieConfig {
     }
 }
 
+/// FQ-CoDel (RFC 8290): the queue is `flows` flow queues chosen by a hash
+/// of the 5-tuple, each with CoDel, served by deficit round robin with a
+/// byte `quantum`, newly active flows first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    /// Number of flow queues (RFC 8290 §4.1.1: 1024).
+    #[serde(default = "FqCodelConfig::default_flows")]
+    pub flows: u32,
+    /// Bytes a flow may send per round (§4.2: 1514 B, one MTU frame).
+    #[serde(default = "FqCodelConfig::default_quantum")]
+    pub quantum: Bytes,
+    /// Packets the whole queue holds; beyond it the longest flow (in
+    /// bytes) loses its head packet (§4.1: 10240).
+    #[serde(default = "FqCodelConfig::default_packets")]
+    pub packets: u32,
+    /// CoDel's target and interval in every flow queue (§4.3: 5 ms, 100 ms).
+    #[serde(default = "CodelConfig::default_target")]
+    pub target: Duration,
+    #[serde(default = "CodelConfig::default_interval")]
+    pub interval: Duration,
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+impl FqCodelConfig {
+    fn default_flows() -> u32 {
+        1024
+    }
+    fn default_quantum() -> Bytes {
+        Bytes(1514)
+    }
+    fn default_packets() -> u32 {
+        10240
+    }
+    /// The CoDel of each flow queue.
+    pub fn codel(&self) -> CodelConfig {
+        CodelConfig { target: self.target, interval: self.interval, ecn: self.ecn }
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if !(1..=65_536).contains(&self.flows) {
+            return Err(ConfigError::new(&format!("{key}.flows"), "must be 1..=65536 (RFC 8290: 1024)"));
+        }
+        if self.quantum.0 == 0 {
+            return Err(ConfigError::new(&format!("{key}.quantum"), "must be at least 1 B (RFC 8290: 1514 B)"));
+        }
+        if self.packets == 0 {
+            return Err(ConfigError::new(&format!("{key}.packets"), "must be at least 1 (RFC 8290: 10240)"));
+        }
+        self.codel().validate(key)
+    }
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        FqCodelConfig {
+            flows: Self::default_flows(),
+            quantum: Self::default_quantum(),
+            packets: Self::default_packets(),
+            target: CodelConfig::default_target(),
+            interval: CodelConfig::default_interval(),
+            ecn: true,
+        }
+    }
+}
+
 /// An IPv4 address or prefix: `"10.0.0.0/24"`, `"10.0.1.1"` (= /32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ipv4Prefix {
@@ -444,6 +510,24 @@ impl Rule {
 /// Checks a classful queue: classes, their limits and AQMs, rules, the
 /// default class. `key` is the queue's key (`stage.queue`).
 pub(crate) fn validate(q: &QueueConfig, key: &str) -> Result<(), ConfigError> {
+    if let Some(fq) = &q.fq_codel {
+        let other = [
+            ("classes", !q.classes.is_empty()),
+            ("packets", q.packets.is_some()),
+            ("bytes", q.bytes.is_some()),
+            ("red", q.red.is_some()),
+            ("codel", q.codel.is_some()),
+            ("pie", q.pie.is_some()),
+            ("max_sojourn", q.max_sojourn.is_some()),
+        ];
+        if let Some((k, _)) = other.iter().find(|(_, set)| *set) {
+            return Err(ConfigError::new(
+                &format!("{key}.{k}"),
+                "fq_codel is the whole queue: set its limit and CoDel inside fq_codel = { packets = ..., target = ... }",
+            ));
+        }
+        fq.validate(&format!("{key}.fq_codel"))?;
+    }
     if q.classes.is_empty() {
         if !q.rules.is_empty() || q.default_class.is_some() {
             return Err(ConfigError::new(

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use crate::background::{Arrivals, BackgroundConfig};
-pub use crate::classes::{ClassConfig, CodelConfig, PieConfig, Rule, Scheduler};
+pub use crate::classes::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig, Rule, Scheduler};
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
 use crate::time::Duration;
@@ -193,6 +193,10 @@ pub struct QueueConfig {
     /// PIE at enqueue (RFC 8033); one AQM per queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pie: Option<PieConfig>,
+    /// FQ-CoDel (RFC 8290) as the whole queue, instead of one queue or
+    /// classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<FqCodelConfig>,
     /// Packets that waited longer than this are dropped when they reach the
     /// head of the queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -41,7 +41,7 @@ pub mod units;
 
 pub use background::{Arrivals, BackgroundConfig};
 pub use classes::{
-    ClassConfig, CodelConfig, EcnMatch, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
+    ClassConfig, CodelConfig, EcnMatch, FqCodelConfig, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
 };
 pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, Fragmentation,

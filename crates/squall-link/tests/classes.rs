@@ -293,3 +293,55 @@ fn a_state_change_sets_new_weights_and_keeps_the_waiting_packets() {
     // After the change, class 2 sends 3 of every 4 packets while both are backlogged.
     assert!(within(share(Instant::from_secs(1), Instant::from_secs(3)), 0.75, 0.02));
 }
+
+/// Queueing delay of a sparse flow (200 B every 20 ms, port 1) beside a
+/// bulk flow at 1.2 times a 100 Mbit/s link (1500 B, port 2), for 5 s:
+/// how many sparse packets got through and the longest any waited before
+/// its transmission.
+fn sparse_beside_bulk(queue: QueueConfig) -> (usize, Duration) {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("100 Mbit/s".parse().unwrap());
+        s.queue = queue;
+    })]);
+    let mut arrivals = Vec::new();
+    let horizon = Instant::from_secs(5);
+    // Bulk: 1500 B every 100 us (120 Mbit/s).
+    let mut t = Instant::ZERO;
+    let mut id = 0;
+    while t < horizon {
+        arrivals.push((t, pkt(id, 1500, 2)));
+        id += 1;
+        t += Duration::from_micros(100);
+    }
+    let mut t = Instant::from_micros(1_037);
+    while t < horizon {
+        arrivals.push((t, pkt(id, 200, 1)));
+        id += 1;
+        t += Duration::from_millis(20);
+    }
+    arrivals.sort_by_key(|(t, _)| *t);
+    let out = run(&mut p, arrivals);
+    let own = Rate::from_bits_per_sec(100_000_000).transmission_time(200);
+    let sparse: Vec<Duration> =
+        out.iter().filter(|o| o.port == 1).map(|o| (o.at - o.sent).saturating_sub(own)).collect();
+    (sparse.len(), sparse.iter().max().copied().unwrap_or(Duration::ZERO))
+}
+
+#[test]
+fn fq_codel_keeps_a_sparse_flow_below_a_millisecond_beside_a_bulk_flow() {
+    let (n, fq) =
+        sparse_beside_bulk(QueueConfig { fq_codel: Some(FqCodelConfig::default()), ..QueueConfig::default() });
+    assert_eq!(n, 250, "every sparse packet gets through");
+    // RFC 8290 §4.2: a sparse flow's packet goes on the new list and waits
+    // at most for the packet on the link (1500 B at 100 Mbit/s = 120 us).
+    assert!(fq < Duration::from_millis(1), "sparse flow waited {fq}");
+    assert!(fq <= Duration::from_micros(121), "sparse flow waited {fq}, more than one bulk packet");
+    // The same traffic through one CoDel queue: the sparse flow waits
+    // behind the bulk flow's standing queue.
+    let (_, single) = sparse_beside_bulk(QueueConfig {
+        packets: Some(1000),
+        codel: Some(CodelConfig::default()),
+        ..QueueConfig::default()
+    });
+    assert!(single > Duration::from_millis(2), "single CoDel queue: sparse flow waited only {single}");
+}

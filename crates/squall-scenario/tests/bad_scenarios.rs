@@ -653,3 +653,25 @@ fn background_with_rate_and_gap() {
         &["either `rate` or `gap`, not both"],
     );
 }
+
+#[test]
+fn fq_codel_target_not_below_interval() {
+    expect(
+        "fq_codel_target_at_interval.toml",
+        ErrorKind::Check,
+        19,
+        &format!("{Q}.fq_codel"),
+        &["0 < target < interval"],
+    );
+}
+
+#[test]
+fn fq_codel_beside_a_stage_wide_limit() {
+    expect(
+        "fq_codel_with_packets.toml",
+        ErrorKind::Check,
+        19,
+        &format!("{Q}.packets"),
+        &["fq_codel is the whole queue"],
+    );
+}

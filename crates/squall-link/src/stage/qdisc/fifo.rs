@@ -51,6 +51,16 @@ impl Fifo {
         }
     }
 
+    /// Bytes waiting.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Removes the head packet (to make room elsewhere).
+    pub(crate) fn drop_head(&mut self, now: Instant) -> Option<Packet> {
+        self.pop(now).map(|q| q.packet)
+    }
+
     /// The head packet if the link takes it, dropping on the way those
     /// that waited longer than `max_sojourn`. `None`: empty, or the head
     /// does not fit.

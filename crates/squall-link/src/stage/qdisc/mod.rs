@@ -11,11 +11,13 @@
 mod classful;
 mod codel;
 mod fifo;
+mod fq_codel;
 mod pie;
 mod red;
 
 pub(crate) use classful::Classful;
 pub(crate) use fifo::Fifo;
+pub(crate) use fq_codel::FqCodel;
 
 use crate::config::QueueConfig;
 use crate::event::DropReason;
@@ -97,13 +99,17 @@ pub(crate) enum AnyQueueDisc {
     Fifo(Fifo),
     /// A classifier, a queue per class and a scheduler between them.
     Classful(Classful),
+    /// Flow queues with CoDel and DRR (RFC 8290).
+    FqCodel(FqCodel),
 }
 
 impl AnyQueueDisc {
     /// The queue discipline `config` describes; `rng(component)` gives the
     /// stage's random stream of that name.
     pub(crate) fn new(config: &QueueConfig, rng: impl FnMut(&str) -> StreamRng) -> Self {
-        if config.classes.is_empty() {
+        if let Some(fq) = &config.fq_codel {
+            AnyQueueDisc::FqCodel(FqCodel::new(fq))
+        } else if config.classes.is_empty() {
             AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng))
         } else {
             AnyQueueDisc::Classful(Classful::new(config, rng))
@@ -123,8 +129,9 @@ impl AnyQueueDisc {
         drops: &mut Vec<Dropped>,
     ) {
         let same_shape = match self {
-            AnyQueueDisc::Fifo(_) => config.classes.is_empty(),
-            AnyQueueDisc::Classful(c) => c.has_classes_of(config),
+            AnyQueueDisc::Fifo(_) => config.classes.is_empty() && config.fq_codel.is_none(),
+            AnyQueueDisc::Classful(c) => c.has_classes_of(config) && config.fq_codel.is_none(),
+            AnyQueueDisc::FqCodel(f) => config.fq_codel.as_ref().is_some_and(|n| f.has_flows(n.flows)),
         };
         if same_shape {
             self.set_config(config);
@@ -143,6 +150,7 @@ macro_rules! dispatch {
         match $self {
             AnyQueueDisc::Fifo($q) => $e,
             AnyQueueDisc::Classful($q) => $e,
+            AnyQueueDisc::FqCodel($q) => $e,
         }
     };
 }
