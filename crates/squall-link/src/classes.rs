@@ -587,3 +587,81 @@ pub(crate) fn validate(q: &QueueConfig, key: &str) -> Result<(), ConfigError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowKey, PacketId, Protocol};
+
+    fn packet(protocol: Protocol, src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, size: u32) -> Packet {
+        let flow = FlowKey { protocol, src: src.into(), dst: dst.into(), src_port: sport, dst_port: dport };
+        Packet::new(PacketId(1), size, flow)
+    }
+
+    fn rule() -> Rule {
+        Rule {
+            class: "c".into(),
+            ip_version: None,
+            protocol: None,
+            dscp: None,
+            tos: None,
+            ecn: None,
+            src: None,
+            dst: None,
+            src_port: None,
+            dst_port: None,
+            min_size: None,
+            max_size: None,
+        }
+    }
+
+    #[test]
+    fn each_field_of_a_rule_must_match() {
+        let p = packet(Protocol::Udp, [10, 0, 0, 7], 4000, [192, 168, 1, 9], 5060, 300);
+        let m = |r: Rule| r.matcher().matches(&p);
+        assert!(m(rule()), "an empty rule matches everything");
+        assert!(m(Rule { protocol: Some(ProtocolMatch::Name("udp".into())), ..rule() }));
+        assert!(m(Rule { protocol: Some(ProtocolMatch::Number(17)), ..rule() }));
+        assert!(!m(Rule { protocol: Some(ProtocolMatch::Name("tcp".into())), ..rule() }));
+        assert!(m(Rule { src: Some("10.0.0.0/24".parse().unwrap()), ..rule() }));
+        assert!(!m(Rule { src: Some("10.0.1.0/24".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst: Some("192.168.1.9".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst: Some("0.0.0.0/0".parse().unwrap()), ..rule() }));
+        assert!(!m(Rule { dst: Some("192.168.1.8".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst_port: Some(PortRange::Range("5000-5100".into())), ..rule() }));
+        assert!(m(Rule { dst_port: Some(PortRange::Range("5060".into())), ..rule() }));
+        assert!(!m(Rule { dst_port: Some(PortRange::Range("5061-5100".into())), ..rule() }));
+        assert!(m(Rule { src_port: Some(PortRange::One(4000)), ..rule() }));
+        assert!(!m(Rule { src_port: Some(PortRange::One(4001)), ..rule() }));
+        assert!(m(Rule { min_size: Some(Bytes(300)), max_size: Some(Bytes(300)), ..rule() }));
+        assert!(!m(Rule { min_size: Some(Bytes(301)), ..rule() }));
+        assert!(m(Rule { ip_version: Some(4), ..rule() }));
+        assert!(!m(Rule { ip_version: Some(6), ..rule() }), "the model's packets are IPv4");
+    }
+
+    #[test]
+    fn dscp_tos_and_ecn_come_from_the_tos_byte() {
+        let mut p = packet(Protocol::Tcp, [10, 0, 0, 1], 1, [10, 0, 0, 2], 2, 100);
+        p.dscp = 46; // EF
+        p.ecn = Ecn::Ect0;
+        let m = |r: Rule| r.matcher().matches(&p);
+        assert!(m(Rule { dscp: Some(46), ..rule() }));
+        assert!(!m(Rule { dscp: Some(0), ..rule() }));
+        // TOS = DSCP << 2 | ECN = 0xb8 | 0b10.
+        assert!(m(Rule { tos: Some(0xba), ..rule() }));
+        assert!(!m(Rule { tos: Some(0xb8), ..rule() }));
+        assert!(m(Rule { ecn: Some(EcnMatch::Ect0), ..rule() }));
+        assert!(m(Rule { ecn: Some(EcnMatch::Capable), ..rule() }));
+        assert!(!m(Rule { ecn: Some(EcnMatch::NotEct), ..rule() }));
+    }
+
+    #[test]
+    fn prefixes_and_ranges_refuse_nonsense() {
+        for bad in ["10.0.0.0/33", "10.0.0", "ten", "10.0.0.0/x"] {
+            assert!(bad.parse::<Ipv4Prefix>().is_err(), "{bad}");
+        }
+        assert_eq!("10.1.2.3/8".parse::<Ipv4Prefix>().unwrap().to_string(), "10.1.2.3/8");
+        assert_eq!(PortRange::Range("6000-5000".into()).bounds(), None);
+        assert_eq!(PortRange::Range("80 - 90".into()).bounds(), Some((80, 90)));
+    }
+}

@@ -294,3 +294,79 @@ impl QueueDisc for Classful {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classes::{ClassConfig, PortRange, ProtocolMatch, Rule};
+    use crate::config::DropPolicy;
+    use crate::packet::{FlowKey, PacketId, Protocol};
+    use crate::rng::stream;
+    use crate::time::Duration;
+
+    fn class(n: &str) -> ClassConfig {
+        ClassConfig {
+            name: n.into(),
+            packets: None,
+            bytes: None,
+            drop: DropPolicy::Tail,
+            red: None,
+            codel: None,
+            pie: None,
+            max_sojourn: None,
+            weight: None,
+            quantum: None,
+        }
+    }
+
+    fn rule(class: &str) -> Rule {
+        Rule {
+            class: class.into(),
+            ip_version: None,
+            protocol: None,
+            dscp: None,
+            tos: None,
+            ecn: None,
+            src: None,
+            dst: None,
+            src_port: None,
+            dst_port: None,
+            min_size: None,
+            max_size: None,
+        }
+    }
+
+    fn packet(protocol: Protocol, dst_port: u16) -> Packet {
+        let flow = FlowKey { protocol, src: [1, 1, 1, 1].into(), dst: [2, 2, 2, 2].into(), src_port: 1, dst_port };
+        Packet::new(PacketId(1), 100, flow)
+    }
+
+    /// How many packets each class holds after offering `packets`.
+    fn placed(config: &QueueConfig, packets: &[Packet]) -> Vec<usize> {
+        let mut q = Classful::new(config, |c| stream(1, c));
+        let hint = LinkHint { typical_tx: Duration::from_millis(1) };
+        for p in packets {
+            q.enqueue(Instant::ZERO, p.clone(), hint, &mut Vec::new());
+        }
+        q.classes.iter().map(|c| c.queue.len()).collect()
+    }
+
+    #[test]
+    fn the_first_matching_rule_picks_the_class_and_others_go_to_the_default() {
+        let config = QueueConfig {
+            classes: vec![class("voice"), class("web"), class("rest")],
+            rules: vec![
+                Rule { protocol: Some(ProtocolMatch::Name("udp".into())), ..rule("voice") },
+                Rule { dst_port: Some(PortRange::One(443)), ..rule("web") },
+            ],
+            ..QueueConfig::default()
+        };
+        // UDP to 443 matches both rules: the first wins.
+        assert_eq!(placed(&config, &[packet(Protocol::Udp, 443)]), vec![1, 0, 0]);
+        assert_eq!(placed(&config, &[packet(Protocol::Tcp, 443)]), vec![0, 1, 0]);
+        // Nothing matches: the default class, the last one unless named.
+        assert_eq!(placed(&config, &[packet(Protocol::Tcp, 80)]), vec![0, 0, 1]);
+        let named = QueueConfig { default_class: Some("web".into()), ..config };
+        assert_eq!(placed(&named, &[packet(Protocol::Tcp, 80)]), vec![0, 1, 0]);
+    }
+}
