@@ -101,3 +101,74 @@ fn pie_steers_the_queueing_delay_of_saturating_tcp_to_its_target() {
         assert!((0.5 * target..=1.5 * target).contains(&pie), "{flows} flow(s): PIE median {pie} s, target {target} s");
     }
 }
+
+/// Classes and background load written in a scenario file: a CBR
+/// background of half the link in a strict-priority class above the TCP
+/// flow's class leaves the flow at most the other half (seed 003 §2.2);
+/// the exact (1 - rho) C share is tested in squall-link's
+/// tests/background.rs with a saturating foreground.
+#[test]
+fn background_class_in_a_scenario_takes_its_share_from_tcp() {
+    let s = scenario_with(
+        r#"queue = { scheduler = "strict_priority", default_class = "data", classes = [{ name = "bg", packets = 100 }, { name = "data", packets = 1000 }] }
+background = [{ name = "cbr", rate = "5 Mbit/s", size = "1000 B", class = "bg" }]"#,
+    );
+    let options = RunOptions { record_events: false, record_packets: false, record_captures: false };
+    let r = run_bounded(&s, 1, options, BOUND).expect("run succeeds");
+    let goodput = r.tcp_flows[0].goodput_bps;
+    let down = r.stages.iter().find(|st| st.name == "down").unwrap();
+    println!("goodput {goodput} bit/s, background {:?}", down.background);
+    // At most what the background leaves: (10 - 5) Mbit/s, less TCP/IP
+    // headers (40 B per 1448 B of payload).
+    let bound = 5e6 * 1448.0 / 1488.0;
+    assert!(goodput <= bound, "goodput {goodput} bit/s above (1-rho)C {bound}");
+    // 30 s of 5 Mbit/s in 1000 B packets, the first at 0; its class goes
+    // first, so none is dropped and at most one is inside at the end.
+    assert!(down.background.generated.abs_diff(18_750) <= 1, "{:?}", down.background);
+    assert_eq!(down.background.dropped, 0);
+    assert!(down.background.generated - down.background.served <= 101);
+    // Without the background the same flow gets more than that bound.
+    let alone = scenario_with(
+        r#"queue = { default_class = "data", classes = [{ name = "bg", packets = 100 }, { name = "data", packets = 1000 }] }"#,
+    );
+    let r = run_bounded(&alone, 1, options, BOUND).expect("run succeeds");
+    assert!(r.tcp_flows[0].goodput_bps > bound, "alone: {} bit/s", r.tcp_flows[0].goodput_bps);
+}
+
+/// [`scenario`]'s two hosts and one bulk TCP flow, with `down_keys` as
+/// the downlink stage's queue and other keys.
+fn scenario_with(down_keys: &str) -> Scenario {
+    let s = format!(
+        r#"
+name = "classes"
+duration = "30 s"
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+[[hosts]]
+name = "b"
+address = "10.0.1.1"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+delay = "20 ms"
+{down_keys}
+[[links.uplink]]
+name = "up"
+rate = "10 Mbit/s"
+delay = "20 ms"
+[[workload.tcp]]
+name = "f"
+from = "a"
+to = "b"
+app = {{ bulk = "1 GB" }}
+mss = "1448 B"
+rwnd = "4 MB"
+"#
+    );
+    let s: Scenario = toml::from_str(&s).expect("test scenario parses");
+    s.check().expect("test scenario checks");
+    s
+}
