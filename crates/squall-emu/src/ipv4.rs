@@ -65,6 +65,7 @@ pub fn parse(id: PacketId, bytes: Vec<u8>) -> Result<Packet, Refused> {
         ecn: Ecn::from_bits(bytes[1]),
         payload: Some(bytes),
         corrupted: false,
+        background: false,
     })
 }
 

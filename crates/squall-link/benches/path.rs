@@ -1,5 +1,7 @@
 //! Link-model speed: packets per second through a 3-stage path with a
-//! queue, fragmentation and errors (issue: foundation, "Done when").
+//! queue, fragmentation and errors (issue: foundation, "Done when"), and
+//! through one stage with a single queue beside one with 8 classes, DRR
+//! and CoDel (issue 12).
 //!
 //! Run: `cargo bench -p squall-link --bench path`
 
@@ -81,5 +83,95 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// One stage at 1 Gbit/s: a single tail-drop queue, or 8 classes (rules on
+/// the destination port) served by DRR, each with CoDel.
+fn one_stage(classes: bool) -> PathConfig {
+    let mut s = StageConfig::named("qdisc");
+    s.rate = Some("1 Gbit/s".parse().unwrap());
+    s.queue.packets = Some(1000);
+    if classes {
+        s.queue = QueueConfig {
+            scheduler: Scheduler::Drr,
+            classes: (0..8)
+                .map(|i| ClassConfig {
+                    name: format!("c{i}"),
+                    packets: Some(1000),
+                    bytes: None,
+                    drop: DropPolicy::Tail,
+                    red: None,
+                    codel: Some(CodelConfig::default()),
+                    pie: None,
+                    max_sojourn: None,
+                    weight: None,
+                    quantum: Some(Bytes(1500)),
+                })
+                .collect(),
+            rules: (0..8)
+                .map(|i| Rule {
+                    class: format!("c{i}"),
+                    ip_version: None,
+                    protocol: None,
+                    dscp: None,
+                    tos: None,
+                    ecn: None,
+                    src: None,
+                    dst: None,
+                    src_port: None,
+                    dst_port: Some(PortRange::One(5000 + i)),
+                    min_size: None,
+                    max_size: None,
+                })
+                .collect(),
+            ..QueueConfig::default()
+        };
+    }
+    PathConfig { direction: Direction::Downlink, stages: vec![s] }
+}
+
+/// Pushes `PACKETS` packets of 8 flows (one per class) at 1.1 times the
+/// stage's rate, so queues build and CoDel acts, and drains the path.
+fn run_one_stage(config: &PathConfig) -> u64 {
+    let mut path = Path::new(config, 1).unwrap();
+    path.set_recording(Recording::Off);
+    let flow = |i: u16| FlowKey {
+        protocol: Protocol::Udp,
+        src: Ipv4Addr::new(10, 0, 0, 1),
+        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src_port: 1,
+        dst_port: 5000 + i,
+    };
+    // 1000 B at 1 Gbit/s: 8 us; send every 7.27 us.
+    let gap = Duration::from_nanos(7_270);
+    let mut now = Instant::ZERO;
+    let mut delivered = 0;
+    for i in 0..PACKETS {
+        while let Some(t) = path.next_wakeup().filter(|&t| t <= now) {
+            while path.poll(t).is_some() {
+                delivered += 1;
+            }
+        }
+        path.push(now, Packet::new(PacketId(i), 1000, flow((i % 8) as u16)));
+        now += gap;
+    }
+    while let Some(t) = path.next_wakeup() {
+        while path.poll(t).is_some() {
+            delivered += 1;
+        }
+    }
+    assert!(path.stats().conserved());
+    delivered
+}
+
+fn bench_classes(c: &mut Criterion) {
+    let single = one_stage(false);
+    let classes = one_stage(true);
+    let mut g = c.benchmark_group("stage_qdisc");
+    g.throughput(Throughput::Elements(PACKETS));
+    g.sample_size(10);
+    g.bench_function("single_queue", |b| b.iter(|| black_box(run_one_stage(&single))));
+    g.bench_function("8_classes_drr_codel", |b| b.iter(|| black_box(run_one_stage(&classes))));
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_classes);
 criterion_main!(benches);

@@ -9,6 +9,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::background::{Arrivals, BackgroundConfig};
+pub use crate::classes::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig, Rule, Scheduler};
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
 use crate::time::Duration;
@@ -78,6 +80,11 @@ pub struct StageConfig {
     /// in a following stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radio: Option<crate::radio::RadioConfig>,
+    /// Virtual traffic generators feeding the queue (seed 003 §2.2, seed
+    /// 000 §5.1): their packets take queue space and link time, never
+    /// reach a host, and are counted apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundConfig>,
 }
 
 impl StageConfig {
@@ -98,6 +105,7 @@ impl StageConfig {
             jitter: None,
             reorder: false,
             radio: None,
+            background: Vec::new(),
         }
     }
 
@@ -137,6 +145,7 @@ impl StageConfig {
             }
         }
         self.queue.validate(&key("queue"))?;
+        crate::background::validate(&self.background, &self.queue, &key("background"))?;
         self.error.validate(&key("error"))?;
         if let Some(radio) = &self.radio {
             let clash = [
@@ -149,6 +158,7 @@ impl StageConfig {
                 ("jitter", self.jitter.is_some()),
                 ("allocation_delay", self.allocation_delay.is_some()),
                 ("receive_buffer", self.receive_buffer.is_some()),
+                ("background", !self.background.is_empty()),
             ];
             if let Some((k, _)) = clash.iter().find(|(_, set)| *set) {
                 return Err(ConfigError::new(
@@ -177,14 +187,61 @@ pub struct QueueConfig {
     pub drop: DropPolicy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub red: Option<RedConfig>,
+    /// CoDel at dequeue (RFC 8289); one AQM per queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<CodelConfig>,
+    /// PIE at enqueue (RFC 8033); one AQM per queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<PieConfig>,
+    /// FQ-CoDel (RFC 8290) as the whole queue, instead of one queue or
+    /// classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<FqCodelConfig>,
     /// Packets that waited longer than this are dropped when they reach the
     /// head of the queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_sojourn: Option<Duration>,
+    /// Classes, each with its own queue (seed 003 §2.2). None: one queue
+    /// with the limits above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassConfig>,
+    /// How the classes share the link.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub scheduler: Scheduler,
+    /// The classifier: the first rule that matches picks the class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<Rule>,
+    /// The class of packets no rule matches (default: the last class).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_class: Option<String>,
+}
+
+fn is_default<T: Default + PartialEq>(t: &T) -> bool {
+    *t == T::default()
 }
 
 impl QueueConfig {
-    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+    /// The class unmatched packets go to, as an index into `classes`.
+    pub fn default_class_index(&self) -> usize {
+        self.default_class
+            .as_ref()
+            .and_then(|d| self.classes.iter().position(|c| &c.name == d))
+            .unwrap_or(self.classes.len().saturating_sub(1))
+    }
+
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        let aqms = [("red", self.red.is_some()), ("codel", self.codel.is_some()), ("pie", self.pie.is_some())];
+        if aqms.iter().filter(|(_, set)| *set).count() > 1 {
+            let second = aqms.iter().filter(|(_, set)| *set).nth(1).map_or("codel", |(k, _)| k);
+            return Err(ConfigError::new(&format!("{key}.{second}"), "give one AQM: either `red`, `codel` or `pie`"));
+        }
+        if let Some(c) = &self.codel {
+            c.validate(&format!("{key}.codel"))?;
+        }
+        if let Some(p) = &self.pie {
+            p.validate(&format!("{key}.pie"))?;
+        }
+        crate::classes::validate(self, key)?;
         if let Some(red) = &self.red {
             if !(red.min_threshold >= 0.0 && red.min_threshold < red.max_threshold) {
                 return Err(ConfigError::new(
@@ -449,6 +506,10 @@ pub struct StagePatch {
     /// prediction NMSE, modulation, scheduling, ARQ, residual errors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radio: Option<crate::radio::RadioPatch>,
+    /// Replaces the stage's background generators (an empty list stops
+    /// them); they restart at the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<Vec<BackgroundConfig>>,
 }
 
 impl StagePatch {
@@ -500,6 +561,9 @@ impl StagePatch {
         }
         if let (Some(p), Some(r)) = (&self.radio, c.radio.as_mut()) {
             *r = r.patched(p);
+        }
+        if let Some(b) = &self.background {
+            c.background = b.clone();
         }
         c
     }

@@ -47,16 +47,24 @@ pub enum DropReason {
     Blackout,
     /// The packet waited in the queue longer than the maximum sojourn time.
     SojournLimit,
+    /// CoDel's drop at dequeue (RFC 8289), for a packet that is not
+    /// ECN-capable.
+    Codel,
+    /// PIE's drop at enqueue (RFC 8033), for a packet that is not
+    /// ECN-capable or when the drop probability is above 10%.
+    Pie,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::QueueOverflow,
         DropReason::Red,
         DropReason::Error,
         DropReason::ArqLimit,
         DropReason::Blackout,
         DropReason::SojournLimit,
+        DropReason::Codel,
+        DropReason::Pie,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -66,6 +74,8 @@ impl DropReason {
             DropReason::ArqLimit => "arq_limit",
             DropReason::Blackout => "blackout",
             DropReason::SojournLimit => "sojourn_limit",
+            DropReason::Codel => "codel",
+            DropReason::Pie => "pie",
         }
     }
     pub fn index(self) -> usize {
@@ -87,7 +97,8 @@ pub enum EventKind {
     Enqueue,
     /// Dropped, and why.
     Drop(DropReason),
-    /// RED marked it Congestion Experienced instead of dropping it.
+    /// An AQM (RED or PIE at enqueue, CoDel at dequeue) marked it Congestion
+    /// Experienced instead of dropping it.
     EcnMark,
     /// Held at the stage by a blackout in "hold" mode.
     Hold,

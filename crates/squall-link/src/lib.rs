@@ -25,6 +25,8 @@ macro_rules! serde_via_string {
     )+};
 }
 
+pub mod background;
+pub mod classes;
 pub mod config;
 pub mod dist;
 pub mod event;
@@ -37,6 +39,10 @@ pub mod state;
 pub mod time;
 pub mod units;
 
+pub use background::{Arrivals, BackgroundConfig};
+pub use classes::{
+    ClassConfig, CodelConfig, EcnMatch, FqCodelConfig, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
+};
 pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, Fragmentation,
     GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch,
@@ -45,7 +51,7 @@ pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
 pub use path::{Delivery, Path, PathStats};
-pub use stage::StageStats;
+pub use stage::{BackgroundStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
 pub use units::{Bytes, Probability, Rate};

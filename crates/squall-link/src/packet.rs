@@ -110,12 +110,15 @@ pub struct Packet {
     pub payload: Option<Vec<u8>>,
     /// Set once a stage delivered it with bit errors ("corrupt" error mode).
     pub corrupted: bool,
+    /// A virtual packet of a stage's background load: it never leaves the
+    /// stage that made it.
+    pub background: bool,
 }
 
 impl Packet {
     /// A packet without real bytes, as the simulator makes them.
     pub fn new(id: PacketId, size: u32, flow: FlowKey) -> Self {
-        Packet { id, size, flow, dscp: 0, ecn: Ecn::NotEct, payload: None, corrupted: false }
+        Packet { id, size, flow, dscp: 0, ecn: Ecn::NotEct, payload: None, corrupted: false, background: false }
     }
 }
 

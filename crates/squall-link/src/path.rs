@@ -204,7 +204,7 @@ impl Path {
     pub fn drops_by_reason(&self) -> Vec<(DropReason, u64)> {
         DropReason::ALL
             .iter()
-            .map(|&r| (r, self.stages.iter().map(|s| s.stats(self.now).dropped[r.index()]).sum()))
+            .map(|&r| (r, self.stages.iter().map(|s| s.stats(self.now).dropped.get(r)).sum()))
             .collect()
     }
 }

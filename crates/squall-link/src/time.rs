@@ -88,6 +88,9 @@ impl Duration {
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }
+    pub fn saturating_sub(self, other: Duration) -> Duration {
+        Duration(self.0.saturating_sub(other.0))
+    }
     pub fn saturating_mul(self, factor: u64) -> Duration {
         Duration(self.0.saturating_mul(factor))
     }

@@ -16,8 +16,9 @@ fn arb_stage(name: String) -> impl Strategy<Value = StageConfig> {
         (prop::option::of(8_000u64..10_000_000), 0u64..50, prop::option::of(0u64..30), any::<bool>()),
         (0u8..5, 0.0f64..0.5, 0u8..3, 0u32..4),
         (prop::option::of((50u64..600, 0u64..40)), 1u32..5, prop::option::of(1u32..6), prop::option::of(0u64..20)),
+        prop::option::of((2usize..9, 0u8..3, 0u8..3, 1u32..4)),
     )
-        .prop_map(move |(q, l, e, b)| {
+        .prop_map(move |(q, l, e, b, classes)| {
             let (packets, bytes, head, sojourn) = q;
             let (rate, delay, jitter, reorder) = l;
             let (model, p, mode, retries) = e;
@@ -54,8 +55,49 @@ fn arb_stage(name: String) -> impl Strategy<Value = StageConfig> {
             s.send_buffer = BufferLimit::Packets(send);
             s.receive_buffer = receive.map(BufferLimit::Packets);
             s.allocation_delay = alloc.map(|a| Distribution::constant(ms(a)));
+            if let Some((n, scheduler, aqm, weight)) = classes {
+                s.queue = classful(&s.queue, n, scheduler, aqm, weight);
+            }
             s
         })
+}
+
+/// `n` classes, each with `base`'s limits and no AQM, CoDel or PIE (`aqm`
+/// 0, 1, 2); flow k (source port k) goes to class k-1, the rest to the
+/// last class.
+fn classful(base: &QueueConfig, n: usize, scheduler: u8, aqm: u8, weight: u32) -> QueueConfig {
+    let scheduler = [Scheduler::StrictPriority, Scheduler::Wrr, Scheduler::Drr][scheduler as usize];
+    let classes = (0..n)
+        .map(|i| ClassConfig {
+            name: format!("c{i}"),
+            packets: base.packets,
+            bytes: base.bytes,
+            drop: base.drop,
+            red: None,
+            codel: (aqm == 1).then(CodelConfig::default),
+            pie: (aqm == 2).then(PieConfig::default),
+            max_sojourn: base.max_sojourn,
+            weight: (scheduler == Scheduler::Wrr).then_some(weight + i as u32),
+            quantum: (scheduler == Scheduler::Drr).then_some(Bytes(300 * (i as u64 + 1))),
+        })
+        .collect();
+    let rules = (0..n - 1)
+        .map(|i| Rule {
+            class: format!("c{i}"),
+            ip_version: None,
+            protocol: None,
+            dscp: None,
+            tos: None,
+            ecn: None,
+            src: None,
+            dst: None,
+            src_port: Some(PortRange::One(i as u16 + 1)),
+            dst_port: None,
+            min_size: None,
+            max_size: None,
+        })
+        .collect();
+    QueueConfig { classes, scheduler, rules, ..QueueConfig::default() }
 }
 
 fn arb_path() -> impl Strategy<Value = PathConfig> {

@@ -58,7 +58,20 @@ impl KeyPath {
     /// (`queue.red.weight`).
     pub(crate) fn dotted(&self, dotted: &str) -> Self {
         let mut p = self.clone();
-        p.0.extend(dotted.split('.').filter(|s| !s.is_empty()).map(|s| Segment::Key(s.to_string())));
+        // `queue.classes[1].weight`: a key may carry array indices.
+        for part in dotted.split('.').filter(|s| !s.is_empty()) {
+            let mut pieces = part.split('[');
+            let key = pieces.next().unwrap_or_default();
+            if !key.is_empty() {
+                p.0.push(Segment::Key(key.to_string()));
+            }
+            for index in pieces {
+                match index.trim_end_matches(']').parse() {
+                    Ok(n) => p.0.push(Segment::Index(n)),
+                    Err(_) => p.0.push(Segment::Key(format!("[{index}"))),
+                }
+            }
+        }
         p
     }
 }

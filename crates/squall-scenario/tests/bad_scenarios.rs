@@ -478,5 +478,208 @@ fn udp_packet_larger_than_ipv4_allows() {
         25,
         "workload.udp[0].size",
         &["4000000000 B", "larger than an IPv4 packet can be (65535 bytes, RFC 791)", "like size = \"1200 B\""],
+// Classes, schedulers and AQMs inside a stage's queue (issue 12).
+
+const Q: &str = "links[0].downlink[0].queue";
+
+#[test]
+fn rule_naming_an_unknown_class() {
+    expect(
+        "class_rule_unknown_class.toml",
+        ErrorKind::Check,
+        25,
+        &format!("{Q}.rules[0].class"),
+        &["names no class of this stage", "`voice`, `bulk`"],
+    );
+}
+
+#[test]
+fn wrr_weight_zero() {
+    expect("class_weight_zero.toml", ErrorKind::Check, 22, &format!("{Q}.classes[0].weight"), &["at least 1"]);
+}
+
+#[test]
+fn wrr_weight_negative() {
+    expect("class_weight_negative.toml", ErrorKind::Schema, 22, &format!("{Q}.classes[0].weight"), &["`-2`"]);
+}
+
+#[test]
+fn codel_target_not_below_interval() {
+    expect(
+        "codel_target_above_interval.toml",
+        ErrorKind::Check,
+        22,
+        &format!("{Q}.classes[0].codel"),
+        &["0 < target < interval", "RFC 8289"],
+    );
+}
+
+#[test]
+fn prefix_that_does_not_parse() {
+    expect(
+        "class_prefix_bad.toml",
+        ErrorKind::Schema,
+        25,
+        &format!("{Q}.rules[0].src"),
+        &["\"10.0.0.0/33\"", "like \"10.0.0.0/24\""],
+    );
+}
+
+#[test]
+fn port_range_low_above_high() {
+    expect(
+        "class_port_range_reversed.toml",
+        ErrorKind::Check,
+        25,
+        &format!("{Q}.rules[0].dst_port"),
+        &["low <= high", "\"5000-5100\""],
+    );
+}
+
+#[test]
+fn two_classes_with_one_name() {
+    expect(
+        "class_duplicate_name.toml",
+        ErrorKind::Check,
+        22,
+        &format!("{Q}.classes[1].name"),
+        &["another class of this stage has this name"],
+    );
+}
+
+#[test]
+fn default_class_naming_no_class() {
+    expect("class_default_unknown.toml", ErrorKind::Check, 19, &format!("{Q}.default_class"), &["names no class"]);
+}
+
+#[test]
+fn rules_without_classes() {
+    expect("class_rules_without_classes.toml", ErrorKind::Check, 19, &format!("{Q}.rules"), &["need classes"]);
+}
+
+#[test]
+fn drr_quantum_zero() {
+    expect("class_quantum_zero.toml", ErrorKind::Check, 22, &format!("{Q}.classes[0].quantum"), &["at least 1 B"]);
+}
+
+#[test]
+fn weight_under_drr() {
+    expect(
+        "class_weight_without_wrr.toml",
+        ErrorKind::Check,
+        22,
+        &format!("{Q}.classes[0].weight"),
+        &["scheduler = \"wrr\" only"],
+    );
+}
+
+#[test]
+fn dscp_beyond_six_bits() {
+    expect("class_dscp_out_of_range.toml", ErrorKind::Check, 25, &format!("{Q}.rules[0].dscp"), &["0..=63"]);
+}
+
+#[test]
+fn unknown_protocol_name() {
+    expect(
+        "class_protocol_unknown.toml",
+        ErrorKind::Check,
+        25,
+        &format!("{Q}.rules[0].protocol"),
+        &["\"tcp\", \"udp\", \"icmp\" or a protocol number"],
+    );
+}
+
+#[test]
+fn red_and_codel_together() {
+    expect("red_and_codel.toml", ErrorKind::Check, 20, &format!("{Q}.codel"), &["either `red`, `codel` or `pie`"]);
+}
+
+#[test]
+fn stage_wide_limit_beside_classes() {
+    expect("class_shared_limit.toml", ErrorKind::Check, 19, &format!("{Q}.packets"), &["per class"]);
+}
+
+#[test]
+fn unknown_scheduler() {
+    expect(
+        "class_unknown_scheduler.toml",
+        ErrorKind::Schema,
+        19,
+        &format!("{Q}.scheduler"),
+        &["unknown variant `fifo`", "`strict_priority`, `wrr`, `drr`"],
+    );
+}
+
+#[test]
+fn state_with_a_rule_naming_an_unknown_class() {
+    expect(
+        "class_state_unknown_class.toml",
+        ErrorKind::Check,
+        39,
+        "states[0].set.down.queue.rules[0].class",
+        &["names no class of this stage"],
+    );
+}
+
+#[test]
+fn pie_with_a_negative_alpha() {
+    expect("pie_negative_alpha.toml", ErrorKind::Check, 20, &format!("{Q}.pie"), &["alpha and beta >= 0", "RFC 8033"]);
+}
+
+// Background load (issue 12).
+
+const BG: &str = "links[0].downlink[0].background[0]";
+
+#[test]
+fn background_with_a_negative_rate() {
+    expect(
+        "background_negative_rate.toml",
+        ErrorKind::Schema,
+        20,
+        &format!("{BG}.rate"),
+        &["\"-2 Mbit/s\"", "a positive rate"],
+    );
+}
+
+#[test]
+fn background_on_without_off() {
+    expect("background_on_without_off.toml", ErrorKind::Check, 22, &format!("{BG}.on"), &["needs `off` too"]);
+}
+
+#[test]
+fn background_naming_an_unknown_class() {
+    expect("background_unknown_class.toml", ErrorKind::Check, 24, &format!("{BG}.class"), &["names no class"]);
+}
+
+#[test]
+fn background_with_rate_and_gap() {
+    expect(
+        "background_rate_and_gap.toml",
+        ErrorKind::Check,
+        21,
+        &format!("{BG}.gap"),
+        &["either `rate` or `gap`, not both"],
+    );
+}
+
+#[test]
+fn fq_codel_target_not_below_interval() {
+    expect(
+        "fq_codel_target_at_interval.toml",
+        ErrorKind::Check,
+        19,
+        &format!("{Q}.fq_codel"),
+        &["0 < target < interval"],
+    );
+}
+
+#[test]
+fn fq_codel_beside_a_stage_wide_limit() {
+    expect(
+        "fq_codel_with_packets.toml",
+        ErrorKind::Check,
+        19,
+        &format!("{Q}.packets"),
+        &["fq_codel is the whole queue"],
     );
 }

@@ -202,6 +202,10 @@ pub struct StageSummary {
     pub corrupted: u64,
     pub mean_queue_len: f64,
     pub max_queue_len: usize,
+    /// Background (virtual) packets of the stage, counted apart from the
+    /// real ones above; absent when the stage has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<squall_link::BackgroundStats>,
 }
 
 #[derive(Serialize)]
@@ -234,13 +238,14 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
         direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
         entered: s.entered,
         delivered: s.delivered,
-        dropped: DropReason::ALL.iter().map(|r| (r.as_str(), s.dropped[r.index()])).filter(|(_, n)| *n > 0).collect(),
+        dropped: s.dropped.iter().filter(|(_, n)| *n > 0).map(|(r, n)| (r.as_str(), n)).collect(),
         ecn_marked: s.ecn_marked,
         frame_errors: s.frame_errors,
         retransmissions: s.retransmissions,
         corrupted: s.corrupted,
         mean_queue_len: s.mean_queue_len,
         max_queue_len: s.max_queue_len,
+        background: (s.background.generated > 0).then_some(s.background),
     }
 }
 

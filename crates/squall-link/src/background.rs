@@ -1,0 +1,137 @@
+//! Background load: virtual packets generated inside a stage (seed 003
+//! §2.2, the degrader's background traffic generators; seed 000 §5.1,
+//! Seawind's background load). They take queue space and transmission
+//! time and are dropped like real packets, but never reach a host; the
+//! stage counts them apart from real traffic and records no events for
+//! them.
+//!
+//! ```toml
+//! background = [
+//!   { name = "cbr", rate = "2 Mbit/s", size = "1000 B" },
+//!   { name = "web", rate = "1 Mbit/s", arrivals = "poisson", size = { kind = "exponential", mean = "800 B" },
+//!     on = { kind = "exponential", mean = "1 s" }, off = { kind = "exponential", mean = "3 s" }, class = "bulk" },
+//! ]
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, QueueConfig};
+use crate::dist::{Distribution, constant_or_table};
+use crate::time::Duration;
+use crate::units::{Bytes, Rate};
+
+/// How packets of a rate-driven source are spaced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Constant bit rate: one packet every mean size · 8 / rate.
+    #[default]
+    Cbr,
+    /// A Poisson process: exponential gaps with that mean.
+    Poisson,
+}
+
+/// One virtual traffic generator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundConfig {
+    /// Unique within the stage; names the generator's random stream.
+    pub name: String,
+    /// Mean rate while on. Give `rate` or `gap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Rate>,
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// Time between packets from a distribution, instead of `rate`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
+    pub gap: Option<Distribution<Duration>>,
+    /// Packet size (IP packet).
+    #[serde(deserialize_with = "constant_or_table::deserialize")]
+    pub size: Distribution<Bytes>,
+    /// On/off source: lengths of the on periods (packets are generated)
+    /// and of the off periods (silence). Both or neither.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
+    pub on: Option<Distribution<Duration>>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
+    pub off: Option<Distribution<Duration>>,
+    /// The class the packets join; absent: the classifier decides (the
+    /// default class, or the single queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
+}
+
+impl BackgroundConfig {
+    /// The gap distribution: `gap`, or the rate's with the mean size.
+    pub fn gap_distribution(&self) -> Distribution<Duration> {
+        if let Some(g) = &self.gap {
+            return g.clone();
+        }
+        let mean_size = self.size.mean().unwrap_or(0.0).max(1.0);
+        let rate = self.rate.map_or(1, |r| r.bits_per_sec().max(1)) as f64;
+        let mean = Duration::from_nanos((mean_size * 8.0 * 1e9 / rate).round().max(1.0) as u64);
+        match self.arrivals {
+            Arrivals::Cbr => Distribution::constant(mean),
+            Arrivals::Poisson => Distribution::Exponential { mean },
+        }
+    }
+}
+
+/// Checks the stage's generators; `key` is `stage.background`.
+pub(crate) fn validate(sources: &[BackgroundConfig], queue: &QueueConfig, key: &str) -> Result<(), ConfigError> {
+    for (i, b) in sources.iter().enumerate() {
+        let k = |f: &str| format!("{key}[{i}].{f}");
+        if b.name.is_empty() {
+            return Err(ConfigError::new(&k("name"), "a background source needs a non-empty name"));
+        }
+        if sources[..i].iter().any(|o| o.name == b.name) {
+            return Err(ConfigError::new(&k("name"), "another background source of this stage has this name"));
+        }
+        match (&b.rate, &b.gap) {
+            (Some(_), Some(_)) => return Err(ConfigError::new(&k("gap"), "give either `rate` or `gap`, not both")),
+            (None, None) => {
+                return Err(ConfigError::new(&k("rate"), "give a mean rate like rate = \"2 Mbit/s\" (or a gap)"));
+            }
+            (Some(r), None) if r.bits_per_sec() == 0 => {
+                return Err(ConfigError::new(&k("rate"), "must be above zero, like \"2 Mbit/s\""));
+            }
+            _ => {}
+        }
+        if let Some(g) = &b.gap {
+            g.validate().map_err(|e| ConfigError::new(&k("gap"), &e.to_string()))?;
+            if g.mean().is_some_and(|m| m <= 0.0) {
+                return Err(ConfigError::new(&k("gap"), "needs a mean gap above zero"));
+            }
+        }
+        b.size.validate().map_err(|e| ConfigError::new(&k("size"), &e.to_string()))?;
+        if b.size.mean().is_some_and(|m| m < 1.0) {
+            return Err(ConfigError::new(&k("size"), "needs a mean size of at least 1 B"));
+        }
+        match (&b.on, &b.off) {
+            (Some(on), Some(off)) => {
+                on.validate().map_err(|e| ConfigError::new(&k("on"), &e.to_string()))?;
+                off.validate().map_err(|e| ConfigError::new(&k("off"), &e.to_string()))?;
+            }
+            (Some(_), None) => return Err(ConfigError::new(&k("on"), "an on/off source needs `off` too")),
+            (None, Some(_)) => return Err(ConfigError::new(&k("off"), "an on/off source needs `on` too")),
+            (None, None) => {}
+        }
+        if let Some(c) = &b.class
+            && !queue.classes.iter().any(|q| &q.name == c)
+        {
+            return Err(ConfigError::new(&k("class"), "names no class of this stage's queue"));
+        }
+    }
+    Ok(())
+}

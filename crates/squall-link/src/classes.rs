@@ -1,0 +1,667 @@
+//! Classes inside a stage's queue: the classifier's rules, each class's
+//! queue, and the scheduler between classes (seed 003 §2.2: the FPGA
+//! degrader's classifier into 8 queues served by strict priority or
+//! weighted round robin; seed 000 §4.2: multiple queues per channel).
+//!
+//! ```toml
+//! queue = { scheduler = "drr", default_class = "bulk", classes = [
+//!     { name = "voice", packets = 20, quantum = "300 B" },
+//!     { name = "bulk", packets = 200, quantum = "1500 B", codel = { target = "5 ms", interval = "100 ms" } },
+//!   ], rules = [ { class = "voice", protocol = "udp", dst_port = "5000-5100" } ] }
+//! ```
+
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, DropPolicy, QueueConfig, RedConfig};
+use crate::packet::{Ecn, Packet};
+use crate::time::Duration;
+use crate::units::{Bytes, UnitError};
+
+/// Most classes a stage may have.
+pub const MAX_CLASSES: usize = 64;
+
+/// How the link's time is shared between classes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduler {
+    /// The first class (in the order listed) with a packet goes first; a
+    /// packet on the link is never pre-empted (seed 003 §2.2).
+    #[default]
+    StrictPriority,
+    /// Weighted round robin in packets: each class sends up to `weight`
+    /// packets per round (seed 003 §2.2).
+    Wrr,
+    /// Deficit round robin in bytes: each class may send `quantum` bytes per
+    /// round (Shreedhar and Varghese 1996; the byte-fair variant of RFC
+    /// 8290 §4.2, where a deficit may go negative).
+    Drr,
+}
+
+/// One class: its own queue limits, drop policy and AQM, and its share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassConfig {
+    /// Unique within the stage; rules and `default_class` name it.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub drop: DropPolicy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<RedConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<CodelConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<PieConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_sojourn: Option<Duration>,
+    /// Packets per round under `wrr` (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    /// Bytes per round under `drr` (default 1500 B).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<Bytes>,
+}
+
+impl ClassConfig {
+    /// The class's own queue.
+    pub fn queue(&self) -> QueueConfig {
+        QueueConfig {
+            packets: self.packets,
+            bytes: self.bytes,
+            drop: self.drop,
+            red: self.red.clone(),
+            codel: self.codel.clone(),
+            pie: self.pie.clone(),
+            max_sojourn: self.max_sojourn,
+            ..QueueConfig::default()
+        }
+    }
+
+    pub fn weight(&self) -> u32 {
+        self.weight.unwrap_or(1)
+    }
+
+    pub fn quantum(&self) -> u64 {
+        self.quantum.map_or(1500, |q| q.0)
+    }
+}
+
+/// CoDel, Controlled Delay (RFC 8289): drops (or marks, for ECN-capable
+/// packets) at dequeue once packets have waited longer than `target` for
+/// at least `interval`, then at intervals shrinking as 1/sqrt(count).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    /// Acceptable standing queue delay (RFC 8289 §4.3: 5 ms).
+    #[serde(default = "CodelConfig::default_target")]
+    pub target: Duration,
+    /// Sliding window for the minimum delay, about a worst-case RTT
+    /// (RFC 8289 §4.2: 100 ms).
+    #[serde(default = "CodelConfig::default_interval")]
+    pub interval: Duration,
+    /// Mark ECN-capable packets instead of dropping them (RFC 8289 §5.6).
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl CodelConfig {
+    fn default_target() -> Duration {
+        Duration::from_millis(5)
+    }
+    fn default_interval() -> Duration {
+        Duration::from_millis(100)
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.target.is_zero() || self.target >= self.interval {
+            return Err(ConfigError::new(key, "needs 0 < target < interval (RFC 8289: target 5 ms, interval 100 ms)"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for CodelConfig {
+    fn default() -> Self {
+        CodelConfig { target: Self::default_target(), interval: Self::default_interval(), ecn: true }
+    }
+}
+
+/// PIE, Proportional Integral controller Enhanced (RFC 8033): drops (or
+/// marks) at enqueue with a probability that a controller updates every
+/// `t_update` from the queueing delay and its trend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    /// QDELAY_REF, the queueing delay PIE steers to (RFC 8033 §4.2: 15 ms).
+    #[serde(default = "PieConfig::default_target")]
+    pub target: Duration,
+    /// T_UPDATE, how often the drop probability is recomputed (15 ms).
+    #[serde(default = "PieConfig::default_target")]
+    pub t_update: Duration,
+    /// Weight of the delay error, per second (0.125).
+    #[serde(default = "PieConfig::default_alpha")]
+    pub alpha: f64,
+    /// Weight of the delay trend, per second (1.25).
+    #[serde(default = "PieConfig::default_beta")]
+    pub beta: f64,
+    /// Bursts this long pass without drops (RFC 8033 §4.4: 150 ms).
+    #[serde(default = "PieConfig::default_max_burst")]
+    pub max_burst: Duration,
+    /// Mark ECN-capable packets instead of dropping them while the drop
+    /// probability is at most 10% (RFC 8033 §5.1).
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+impl PieConfig {
+    fn default_target() -> Duration {
+        Duration::from_millis(15)
+    }
+    fn default_alpha() -> f64 {
+        0.125
+    }
+    fn default_beta() -> f64 {
+        1.25
+    }
+    fn default_max_burst() -> Duration {
+        Duration::from_millis(150)
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.target.is_zero() || self.t_update.is_zero() {
+            return Err(ConfigError::new(key, "needs target and t_update above zero (RFC 8033: 15 ms each)"));
+        }
+        if !(self.alpha >= 0.0 && self.alpha.is_finite() && self.beta >= 0.0 && self.beta.is_finite()) {
+            return Err(ConfigError::new(key, "needs alpha and beta >= 0 (RFC 8033: 0.125 and 1.25 per second)"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        PieConfig {
+            target: Self::default_target(),
+            t_update: Self::default_target(),
+            alpha: Self::default_alpha(),
+            beta: Self::default_beta(),
+            max_burst: Self::default_max_burst(),
+            ecn: true,
+        }
+    }
+}
+
+/// FQ-CoDel (RFC 8290): the queue is `flows` flow queues chosen by a hash
+/// of the 5-tuple, each with CoDel, served by deficit round robin with a
+/// byte `quantum`, newly active flows first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    /// Number of flow queues (RFC 8290 §4.1.1: 1024).
+    #[serde(default = "FqCodelConfig::default_flows")]
+    pub flows: u32,
+    /// Bytes a flow may send per round (§4.2: 1514 B, one MTU frame).
+    #[serde(default = "FqCodelConfig::default_quantum")]
+    pub quantum: Bytes,
+    /// Packets the whole queue holds; beyond it the longest flow (in
+    /// bytes) loses its head packet (§4.1: 10240).
+    #[serde(default = "FqCodelConfig::default_packets")]
+    pub packets: u32,
+    /// CoDel's target and interval in every flow queue (§4.3: 5 ms, 100 ms).
+    #[serde(default = "CodelConfig::default_target")]
+    pub target: Duration,
+    #[serde(default = "CodelConfig::default_interval")]
+    pub interval: Duration,
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+impl FqCodelConfig {
+    fn default_flows() -> u32 {
+        1024
+    }
+    fn default_quantum() -> Bytes {
+        Bytes(1514)
+    }
+    fn default_packets() -> u32 {
+        10240
+    }
+    /// The CoDel of each flow queue.
+    pub fn codel(&self) -> CodelConfig {
+        CodelConfig { target: self.target, interval: self.interval, ecn: self.ecn }
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if !(1..=65_536).contains(&self.flows) {
+            return Err(ConfigError::new(&format!("{key}.flows"), "must be 1..=65536 (RFC 8290: 1024)"));
+        }
+        if self.quantum.0 == 0 {
+            return Err(ConfigError::new(&format!("{key}.quantum"), "must be at least 1 B (RFC 8290: 1514 B)"));
+        }
+        if self.packets == 0 {
+            return Err(ConfigError::new(&format!("{key}.packets"), "must be at least 1 (RFC 8290: 10240)"));
+        }
+        self.codel().validate(key)
+    }
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        FqCodelConfig {
+            flows: Self::default_flows(),
+            quantum: Self::default_quantum(),
+            packets: Self::default_packets(),
+            target: CodelConfig::default_target(),
+            interval: CodelConfig::default_interval(),
+            ecn: true,
+        }
+    }
+}
+
+/// An IPv4 address or prefix: `"10.0.0.0/24"`, `"10.0.1.1"` (= /32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv4Prefix {
+    pub addr: Ipv4Addr,
+    pub len: u8,
+}
+
+impl Ipv4Prefix {
+    pub fn contains(self, a: Ipv4Addr) -> bool {
+        let mask = if self.len == 0 { 0 } else { u32::MAX << (32 - self.len as u32) };
+        u32::from(a) & mask == u32::from(self.addr) & mask
+    }
+}
+
+impl FromStr for Ipv4Prefix {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
+        let err = || UnitError { found: s.to_string(), expected: "an IPv4 address or prefix like \"10.0.0.0/24\"" };
+        let (addr, len) = match s.trim().split_once('/') {
+            Some((a, l)) => (a, l.parse::<u8>().map_err(|_| err())?),
+            None => (s.trim(), 32),
+        };
+        let addr: Ipv4Addr = addr.parse().map_err(|_| err())?;
+        if len > 32 {
+            return Err(err());
+        }
+        Ok(Ipv4Prefix { addr, len })
+    }
+}
+
+impl fmt::Display for Ipv4Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+serde_via_string!(Ipv4Prefix);
+
+/// A port or an inclusive range of ports: `80` or `"5000-5100"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PortRange {
+    One(u16),
+    Range(String),
+}
+
+impl PortRange {
+    /// (low, high), inclusive; `None` if the range does not parse or is
+    /// empty.
+    pub fn bounds(&self) -> Option<(u16, u16)> {
+        match self {
+            PortRange::One(p) => Some((*p, *p)),
+            PortRange::Range(s) => {
+                let (lo, hi) = match s.split_once('-') {
+                    Some((lo, hi)) => (lo.trim().parse().ok()?, hi.trim().parse().ok()?),
+                    None => {
+                        let p = s.trim().parse().ok()?;
+                        (p, p)
+                    }
+                };
+                (lo <= hi).then_some((lo, hi))
+            }
+        }
+    }
+}
+
+/// An IP protocol by name (`"tcp"`, `"udp"`, `"icmp"`) or number.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProtocolMatch {
+    Number(u8),
+    Name(String),
+}
+
+impl ProtocolMatch {
+    pub fn number(&self) -> Option<u8> {
+        match self {
+            ProtocolMatch::Number(n) => Some(*n),
+            ProtocolMatch::Name(s) => match s.to_ascii_lowercase().as_str() {
+                "tcp" => Some(6),
+                "udp" => Some(17),
+                "icmp" => Some(1),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// ECN bits a rule matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMatch {
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+    /// ECT(0) or ECT(1).
+    Capable,
+}
+
+impl EcnMatch {
+    fn matches(self, e: Ecn) -> bool {
+        match self {
+            EcnMatch::NotEct => e == Ecn::NotEct,
+            EcnMatch::Ect0 => e == Ecn::Ect0,
+            EcnMatch::Ect1 => e == Ecn::Ect1,
+            EcnMatch::Ce => e == Ecn::Ce,
+            EcnMatch::Capable => e.is_capable(),
+        }
+    }
+}
+
+/// A classifier rule: every field given must match; the first rule that
+/// matches puts the packet in its class.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    pub class: String,
+    /// 4 or 6. The model carries IPv4 packets, so a rule for 6 never
+    /// matches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_version: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<ProtocolMatch>,
+    /// DSCP, the upper six bits of the TOS byte, 0..=63.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<u8>,
+    /// The whole TOS byte (DSCP and ECN bits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<EcnMatch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<Ipv4Prefix>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<Ipv4Prefix>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_port: Option<PortRange>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_port: Option<PortRange>,
+    /// Packets of at least this size (IP packet, headers included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_size: Option<Bytes>,
+    /// Packets of at most this size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size: Option<Bytes>,
+}
+
+/// A rule ready to match packets: ranges and names parsed once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matcher {
+    ip_version: Option<u8>,
+    protocol: Option<Option<u8>>,
+    dscp: Option<u8>,
+    tos: Option<u8>,
+    ecn: Option<EcnMatch>,
+    src: Option<Ipv4Prefix>,
+    dst: Option<Ipv4Prefix>,
+    src_port: Option<Option<(u16, u16)>>,
+    dst_port: Option<Option<(u16, u16)>>,
+    min_size: Option<u64>,
+    max_size: Option<u64>,
+}
+
+impl Matcher {
+    /// Whether `p` matches every field the rule gives.
+    pub fn matches(&self, p: &Packet) -> bool {
+        let in_range = |r: Option<Option<(u16, u16)>>, port: u16| {
+            r.is_none_or(|r| r.is_some_and(|(lo, hi)| (lo..=hi).contains(&port)))
+        };
+        self.ip_version.is_none_or(|v| v == 4)
+            && self.protocol.is_none_or(|n| n == Some(p.flow.protocol.number()))
+            && self.dscp.is_none_or(|d| d == p.dscp)
+            && self.tos.is_none_or(|t| t == (p.dscp << 2) | p.ecn.bits())
+            && self.ecn.is_none_or(|e| e.matches(p.ecn))
+            && self.src.is_none_or(|n| n.contains(p.flow.src))
+            && self.dst.is_none_or(|n| n.contains(p.flow.dst))
+            && in_range(self.src_port, p.flow.src_port)
+            && in_range(self.dst_port, p.flow.dst_port)
+            && self.min_size.is_none_or(|s| p.size as u64 >= s)
+            && self.max_size.is_none_or(|s| p.size as u64 <= s)
+    }
+}
+
+impl Rule {
+    /// The rule ready to match packets.
+    pub fn matcher(&self) -> Matcher {
+        Matcher {
+            ip_version: self.ip_version,
+            protocol: self.protocol.as_ref().map(ProtocolMatch::number),
+            dscp: self.dscp,
+            tos: self.tos,
+            ecn: self.ecn,
+            src: self.src,
+            dst: self.dst,
+            src_port: self.src_port.as_ref().map(PortRange::bounds),
+            dst_port: self.dst_port.as_ref().map(PortRange::bounds),
+            min_size: self.min_size.map(|b| b.0),
+            max_size: self.max_size.map(|b| b.0),
+        }
+    }
+
+    fn validate(&self, key: &str, classes: &[ClassConfig]) -> Result<(), ConfigError> {
+        if !classes.iter().any(|c| c.name == self.class) {
+            let names: Vec<String> = classes.iter().map(|c| format!("`{}`", c.name)).collect();
+            return Err(ConfigError::new(
+                &format!("{key}.class"),
+                &format!("names no class of this stage; the classes are {}", names.join(", ")),
+            ));
+        }
+        if self.ip_version.is_some_and(|v| v != 4 && v != 6) {
+            return Err(ConfigError::new(&format!("{key}.ip_version"), "must be 4 or 6"));
+        }
+        if let Some(p) = &self.protocol
+            && p.number().is_none()
+        {
+            return Err(ConfigError::new(
+                &format!("{key}.protocol"),
+                "must be \"tcp\", \"udp\", \"icmp\" or a protocol number like 47",
+            ));
+        }
+        if self.dscp.is_some_and(|d| d > 63) {
+            return Err(ConfigError::new(&format!("{key}.dscp"), "must be 0..=63 (the TOS byte's upper six bits)"));
+        }
+        for (k, r) in [("src_port", &self.src_port), ("dst_port", &self.dst_port)] {
+            if r.as_ref().is_some_and(|r| r.bounds().is_none()) {
+                return Err(ConfigError::new(
+                    &format!("{key}.{k}"),
+                    "must be a port like 80 or a range low-high like \"5000-5100\" with low <= high",
+                ));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (self.min_size, self.max_size)
+            && lo.0 > hi.0
+        {
+            return Err(ConfigError::new(&format!("{key}.min_size"), "must not exceed max_size"));
+        }
+        Ok(())
+    }
+}
+
+/// Checks a classful queue: classes, their limits and AQMs, rules, the
+/// default class. `key` is the queue's key (`stage.queue`).
+pub(crate) fn validate(q: &QueueConfig, key: &str) -> Result<(), ConfigError> {
+    if let Some(fq) = &q.fq_codel {
+        let other = [
+            ("classes", !q.classes.is_empty()),
+            ("packets", q.packets.is_some()),
+            ("bytes", q.bytes.is_some()),
+            ("red", q.red.is_some()),
+            ("codel", q.codel.is_some()),
+            ("pie", q.pie.is_some()),
+            ("max_sojourn", q.max_sojourn.is_some()),
+        ];
+        if let Some((k, _)) = other.iter().find(|(_, set)| *set) {
+            return Err(ConfigError::new(
+                &format!("{key}.{k}"),
+                "fq_codel is the whole queue: set its limit and CoDel inside fq_codel = { packets = ..., target = ... }",
+            ));
+        }
+        fq.validate(&format!("{key}.fq_codel"))?;
+    }
+    if q.classes.is_empty() {
+        if !q.rules.is_empty() || q.default_class.is_some() {
+            return Err(ConfigError::new(
+                &format!("{key}.rules"),
+                "rules and default_class need classes: add classes = [{ name = \"...\" }, ...]",
+            ));
+        }
+        return Ok(());
+    }
+    if q.classes.len() > MAX_CLASSES {
+        return Err(ConfigError::new(&format!("{key}.classes"), &format!("at most {MAX_CLASSES} classes")));
+    }
+    let shared = [
+        ("packets", q.packets.is_some()),
+        ("bytes", q.bytes.is_some()),
+        ("red", q.red.is_some()),
+        ("codel", q.codel.is_some()),
+        ("pie", q.pie.is_some()),
+        ("max_sojourn", q.max_sojourn.is_some()),
+        ("drop", q.drop != DropPolicy::Tail),
+    ];
+    if let Some((k, _)) = shared.iter().find(|(_, set)| *set) {
+        return Err(ConfigError::new(
+            &format!("{key}.{k}"),
+            "with classes, give limits, drop policy and AQM per class (classes = [{ name = \"a\", packets = 50 }])",
+        ));
+    }
+    for (i, c) in q.classes.iter().enumerate() {
+        let ck = format!("{key}.classes[{i}]");
+        if c.name.is_empty() {
+            return Err(ConfigError::new(&format!("{ck}.name"), "a class needs a non-empty name"));
+        }
+        if q.classes[..i].iter().any(|o| o.name == c.name) {
+            return Err(ConfigError::new(&format!("{ck}.name"), "another class of this stage has this name"));
+        }
+        if c.weight == Some(0) {
+            return Err(ConfigError::new(&format!("{ck}.weight"), "must be at least 1 (packets per round)"));
+        }
+        if c.quantum.is_some_and(|b| b.0 == 0) {
+            return Err(ConfigError::new(&format!("{ck}.quantum"), "must be at least 1 B (like \"1500 B\")"));
+        }
+        if c.weight.is_some() && q.scheduler != Scheduler::Wrr {
+            return Err(ConfigError::new(&format!("{ck}.weight"), "is used by scheduler = \"wrr\" only"));
+        }
+        if c.quantum.is_some() && q.scheduler != Scheduler::Drr {
+            return Err(ConfigError::new(&format!("{ck}.quantum"), "is used by scheduler = \"drr\" only"));
+        }
+        c.queue().validate(&ck)?;
+    }
+    for (i, r) in q.rules.iter().enumerate() {
+        r.validate(&format!("{key}.rules[{i}]"), &q.classes)?;
+    }
+    if let Some(d) = &q.default_class
+        && !q.classes.iter().any(|c| &c.name == d)
+    {
+        return Err(ConfigError::new(&format!("{key}.default_class"), "names no class of this stage"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{FlowKey, PacketId, Protocol};
+
+    fn packet(protocol: Protocol, src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, size: u32) -> Packet {
+        let flow = FlowKey { protocol, src: src.into(), dst: dst.into(), src_port: sport, dst_port: dport };
+        Packet::new(PacketId(1), size, flow)
+    }
+
+    fn rule() -> Rule {
+        Rule {
+            class: "c".into(),
+            ip_version: None,
+            protocol: None,
+            dscp: None,
+            tos: None,
+            ecn: None,
+            src: None,
+            dst: None,
+            src_port: None,
+            dst_port: None,
+            min_size: None,
+            max_size: None,
+        }
+    }
+
+    #[test]
+    fn each_field_of_a_rule_must_match() {
+        let p = packet(Protocol::Udp, [10, 0, 0, 7], 4000, [192, 168, 1, 9], 5060, 300);
+        let m = |r: Rule| r.matcher().matches(&p);
+        assert!(m(rule()), "an empty rule matches everything");
+        assert!(m(Rule { protocol: Some(ProtocolMatch::Name("udp".into())), ..rule() }));
+        assert!(m(Rule { protocol: Some(ProtocolMatch::Number(17)), ..rule() }));
+        assert!(!m(Rule { protocol: Some(ProtocolMatch::Name("tcp".into())), ..rule() }));
+        assert!(m(Rule { src: Some("10.0.0.0/24".parse().unwrap()), ..rule() }));
+        assert!(!m(Rule { src: Some("10.0.1.0/24".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst: Some("192.168.1.9".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst: Some("0.0.0.0/0".parse().unwrap()), ..rule() }));
+        assert!(!m(Rule { dst: Some("192.168.1.8".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst_port: Some(PortRange::Range("5000-5100".into())), ..rule() }));
+        assert!(m(Rule { dst_port: Some(PortRange::Range("5060".into())), ..rule() }));
+        assert!(!m(Rule { dst_port: Some(PortRange::Range("5061-5100".into())), ..rule() }));
+        assert!(m(Rule { src_port: Some(PortRange::One(4000)), ..rule() }));
+        assert!(!m(Rule { src_port: Some(PortRange::One(4001)), ..rule() }));
+        assert!(m(Rule { min_size: Some(Bytes(300)), max_size: Some(Bytes(300)), ..rule() }));
+        assert!(!m(Rule { min_size: Some(Bytes(301)), ..rule() }));
+        assert!(m(Rule { ip_version: Some(4), ..rule() }));
+        assert!(!m(Rule { ip_version: Some(6), ..rule() }), "the model's packets are IPv4");
+    }
+
+    #[test]
+    fn dscp_tos_and_ecn_come_from_the_tos_byte() {
+        let mut p = packet(Protocol::Tcp, [10, 0, 0, 1], 1, [10, 0, 0, 2], 2, 100);
+        p.dscp = 46; // EF
+        p.ecn = Ecn::Ect0;
+        let m = |r: Rule| r.matcher().matches(&p);
+        assert!(m(Rule { dscp: Some(46), ..rule() }));
+        assert!(!m(Rule { dscp: Some(0), ..rule() }));
+        // TOS = DSCP << 2 | ECN = 0xb8 | 0b10.
+        assert!(m(Rule { tos: Some(0xba), ..rule() }));
+        assert!(!m(Rule { tos: Some(0xb8), ..rule() }));
+        assert!(m(Rule { ecn: Some(EcnMatch::Ect0), ..rule() }));
+        assert!(m(Rule { ecn: Some(EcnMatch::Capable), ..rule() }));
+        assert!(!m(Rule { ecn: Some(EcnMatch::NotEct), ..rule() }));
+    }
+
+    #[test]
+    fn prefixes_and_ranges_refuse_nonsense() {
+        for bad in ["10.0.0.0/33", "10.0.0", "ten", "10.0.0.0/x"] {
+            assert!(bad.parse::<Ipv4Prefix>().is_err(), "{bad}");
+        }
+        assert_eq!("10.1.2.3/8".parse::<Ipv4Prefix>().unwrap().to_string(), "10.1.2.3/8");
+        assert_eq!(PortRange::Range("6000-5000".into()).bounds(), None);
+        assert_eq!(PortRange::Range("80 - 90".into()).bounds(), Some((80, 90)));
+    }
+}

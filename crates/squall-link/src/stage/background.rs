@@ -1,0 +1,127 @@
+//! The stage's background generators (crate::background): sans-IO sources
+//! with `next_wakeup()` and `poll(now)`, each with its own random streams.
+
+use std::net::Ipv4Addr;
+
+use crate::background::BackgroundConfig;
+use crate::config::QueueConfig;
+use crate::dist::Sampler;
+use crate::packet::{FlowKey, Packet, PacketId, Protocol};
+use crate::rng::StreamRng;
+use crate::time::{Duration, Instant};
+use crate::units::Bytes;
+
+#[derive(Debug)]
+struct Source {
+    /// The class index the packets join, if one is named.
+    class: Option<usize>,
+    gap: Sampler<Duration>,
+    size: Sampler<Bytes>,
+    /// On and off period lengths of an on/off source.
+    on_off: Option<(Sampler<Duration>, Sampler<Duration>)>,
+    /// End of the current on period.
+    on_until: Instant,
+    next: Instant,
+    flow: FlowKey,
+}
+
+impl Source {
+    /// Moves `next` past any off period it fell into.
+    fn skip_off_periods(&mut self) {
+        let Some((on, off)) = self.on_off.as_mut() else { return };
+        // Bounded: a source whose periods are all zero would spin.
+        for _ in 0..1_000_000 {
+            if self.next < self.on_until {
+                return;
+            }
+            let start = self.on_until + off.sample();
+            self.on_until = start + on.sample();
+            self.next = start;
+        }
+    }
+}
+
+/// A packet a generator made, and the class it joins (if it names one).
+#[derive(Debug)]
+pub(crate) struct Generated {
+    pub packet: Packet,
+    pub class: Option<usize>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Background {
+    sources: Vec<Source>,
+    made: u64,
+}
+
+impl Background {
+    /// Generators starting at `now`; `rng(component)` gives the stage's
+    /// random stream of that name ("background/<name>/gap", ...).
+    pub(crate) fn new(
+        configs: &[BackgroundConfig],
+        queue: &QueueConfig,
+        now: Instant,
+        mut rng: impl FnMut(&str) -> StreamRng,
+    ) -> Self {
+        let sources = configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut stream = |part: &str| rng(&format!("background/{}/{part}", c.name));
+                let mut gap = Sampler::new(c.gap_distribution(), stream("gap"));
+                let size = Sampler::new(c.size.clone(), stream("size"));
+                let mut on_off = match (&c.on, &c.off) {
+                    (Some(on), Some(off)) => {
+                        Some((Sampler::new(on.clone(), stream("on")), Sampler::new(off.clone(), stream("off"))))
+                    }
+                    _ => None,
+                };
+                let on_until = on_off.as_mut().map_or(Instant::FAR_FUTURE, |(on, _)| now + on.sample());
+                // A Poisson source starts with a random gap; a CBR one at once.
+                let first = if c.gap.is_none() && c.arrivals == crate::background::Arrivals::Cbr {
+                    Duration::ZERO
+                } else {
+                    gap.sample()
+                };
+                let mut s = Source {
+                    class: c.class.as_ref().and_then(|n| queue.classes.iter().position(|q| &q.name == n)),
+                    gap,
+                    size,
+                    on_off,
+                    on_until,
+                    next: now + first,
+                    flow: FlowKey {
+                        protocol: Protocol::Other(0),
+                        src: Ipv4Addr::UNSPECIFIED,
+                        dst: Ipv4Addr::UNSPECIFIED,
+                        src_port: i as u16,
+                        dst_port: 0,
+                    },
+                };
+                s.skip_off_periods();
+                s
+            })
+            .collect();
+        Background { sources, made: 0 }
+    }
+
+    pub(crate) fn next_wakeup(&self) -> Option<Instant> {
+        self.sources.iter().map(|s| s.next).min()
+    }
+
+    /// The next packet due at or before `now` (the earliest source first).
+    pub(crate) fn poll(&mut self, now: Instant) -> Option<(Instant, Generated)> {
+        let (i, at) = self.sources.iter().enumerate().map(|(i, s)| (i, s.next)).min_by_key(|&(i, t)| (t, i))?;
+        if at > now {
+            return None;
+        }
+        let s = &mut self.sources[i];
+        let size = s.size.sample().0.clamp(1, u32::MAX as u64) as u32;
+        let mut packet = Packet::new(PacketId(u64::MAX - self.made), size, s.flow);
+        packet.background = true;
+        self.made += 1;
+        s.next = at + s.gap.sample();
+        s.skip_off_periods();
+        Some((at, Generated { packet, class: s.class }))
+    }
+}

@@ -1,0 +1,682 @@
+//! The link part of Seawind's channel (seed 000 §4.3, Figure 3):
+//!
+//! allocation → fragmentation → link send buffer → transmission → errors
+//! (drop, corrupt, ARQ) → propagation → link receive buffer (reassembly,
+//! order) → out.
+//!
+//! The stage's queue discipline feeds it: [`Channel::has_room_for`] says whether
+//! the send buffer has room for a packet, [`Channel::take`] puts one in.
+//! Its timers are handled one at a time by [`Channel::fire_timer`], in time order.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use rustc_hash::FxHashMap;
+
+use super::Recorder;
+use super::errors::ErrorProcess;
+use super::link::LinkStats;
+use crate::config::{BufferLimit, ErrorMode, Fragmentation, StageConfig};
+use crate::dist::{Distribution, Sampler};
+use crate::event::{DropReason, Event, EventKind};
+use crate::packet::{FlowKey, Packet};
+use crate::rng::StreamRng;
+use crate::time::{Duration, Instant};
+
+/// Rare timers, kept in a heap. The two that fire for every frame —
+/// the end of the transmission and the frame's arrival — have their own
+/// cheaper structures ([`Channel::transmit_end`], [`Channel::arrivals`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    AllocationDone,
+    RetransmitReady,
+}
+
+/// Which pending timer is next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    Heap,
+    TransmitEnd,
+    Arrival,
+}
+
+/// A packet that left the queue: in the send buffer, on the link, or in
+/// the receive buffer.
+#[derive(Debug)]
+struct InFlight {
+    packet: Packet,
+    seq: u64,
+    frames: u32,
+    /// Next frame to send for the first time.
+    next_frame: u32,
+    /// Frames sent without error (or corrupted and passed on).
+    frames_done: u32,
+    frames_arrived: u32,
+    propagation: Duration,
+    in_send_buffer: bool,
+    in_receive_buffer: bool,
+    complete: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Transmission {
+    slot: usize,
+    seq: u64,
+    frame: u32,
+    attempt: u32,
+}
+
+/// A frame waiting to be sent again by link ARQ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Retransmission {
+    ready: Instant,
+    order: u64,
+    slot: usize,
+    seq: u64,
+    frame: u32,
+    attempt: u32,
+}
+
+/// The channel's parameters, taken from the stage's configuration.
+#[derive(Debug, Clone)]
+struct ChannelConfig {
+    fragmentation: Option<Fragmentation>,
+    send_buffer: BufferLimit,
+    receive_buffer: Option<BufferLimit>,
+    rate: Option<crate::units::Rate>,
+    error_mode: ErrorMode,
+    delay: Duration,
+    reorder: bool,
+}
+
+impl ChannelConfig {
+    fn of(c: &StageConfig) -> Self {
+        ChannelConfig {
+            fragmentation: c.fragmentation.clone(),
+            send_buffer: c.send_buffer,
+            receive_buffer: c.receive_buffer,
+            rate: c.rate,
+            error_mode: c.error_mode.clone(),
+            delay: c.delay,
+            reorder: c.reorder,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Channel {
+    config: ChannelConfig,
+    recorder: Recorder,
+    errors: ErrorProcess,
+    service: Option<Sampler<Duration>>,
+    allocation: Option<Sampler<Duration>>,
+    jitter: Option<Sampler<Duration>>,
+    timers: BinaryHeap<Reverse<(Instant, u64, Timer)>>,
+    /// Sequence number given to every timer when set: equal times fire in
+    /// the order they were set.
+    timer_seq: u64,
+    /// End of the transmission in progress: (time, timer sequence).
+    transmit_end: Option<(Instant, u64)>,
+    /// Frames on their way to the receiver: (arrival, timer sequence, slot,
+    /// packet seq), in (arrival, sequence) order. With a fixed propagation
+    /// delay they arrive in the order they were sent, so inserting is an
+    /// append; jitter or a delay change inserts in place.
+    arrivals: VecDeque<(Instant, u64, usize, u64)>,
+    allocated: bool,
+    allocating: bool,
+    /// In a blackout (either mode) nothing is sent.
+    blackout: bool,
+    transmitting: Option<Transmission>,
+    retransmissions: BinaryHeap<Reverse<Retransmission>>,
+    /// Packets in the send buffer with frames not yet sent once, in order.
+    tx_order: VecDeque<(usize, u64)>,
+    send_packets: u32,
+    send_frames: u32,
+    receive_packets: u32,
+    receive_frames: u32,
+    slots: Vec<Option<InFlight>>,
+    free_slots: Vec<usize>,
+    next_seq: u64,
+    /// Per flow, packets on the link in the order they entered it.
+    flow_order: FxHashMap<FlowKey, VecDeque<(usize, u64)>>,
+    last_tx_time: Duration,
+    stats: LinkStats,
+}
+
+impl Channel {
+    /// `rng(component)` gives the stage's random stream of that name.
+    pub(crate) fn new(config: &StageConfig, recorder: Recorder, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
+        let mut sampler = |d: &Option<Distribution<Duration>>, c: &str| d.clone().map(|d| Sampler::new(d, rng(c)));
+        let allocation = sampler(&config.allocation_delay, "allocation");
+        let service = sampler(&config.service_time, "service");
+        let jitter = sampler(&config.jitter, "jitter");
+        Channel {
+            config: ChannelConfig::of(config),
+            recorder,
+            errors: ErrorProcess::new(config.error.clone(), rng("error")),
+            service,
+            allocated: allocation.is_none(),
+            allocation,
+            jitter,
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            transmit_end: None,
+            arrivals: VecDeque::new(),
+            allocating: false,
+            blackout: false,
+            transmitting: None,
+            retransmissions: BinaryHeap::new(),
+            tx_order: VecDeque::new(),
+            send_packets: 0,
+            send_frames: 0,
+            receive_packets: 0,
+            receive_frames: 0,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            next_seq: 0,
+            flow_order: FxHashMap::default(),
+            last_tx_time: Duration::from_millis(1),
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Takes the stage's new configuration (a state change).
+    pub(crate) fn reconfigure(&mut self, config: &StageConfig, mut rng: impl FnMut(&str) -> StreamRng) {
+        self.errors.set_model(config.error.clone());
+        let mut update = |sampler: &mut Option<Sampler<Duration>>, d: &Option<Distribution<Duration>>, c: &str| match (
+            sampler.as_mut(),
+            d,
+        ) {
+            (_, None) => *sampler = None,
+            (Some(s), Some(d)) => s.set_distribution(d.clone()),
+            (None, Some(d)) => *sampler = Some(Sampler::new(d.clone(), rng(c))),
+        };
+        update(&mut self.service, &config.service_time, "service");
+        update(&mut self.jitter, &config.jitter, "jitter");
+        update(&mut self.allocation, &config.allocation_delay, "allocation");
+        if self.allocation.is_none() {
+            self.allocated = true;
+        }
+        self.config = ChannelConfig::of(config);
+    }
+
+    pub(crate) fn set_recorder(&mut self, recorder: Recorder) {
+        self.recorder = recorder;
+    }
+
+    pub(crate) fn counters(&self) -> &LinkStats {
+        &self.stats
+    }
+
+    /// The time the last transmission took (1 ms before the first).
+    pub(crate) fn last_tx_time(&self) -> Duration {
+        self.last_tx_time
+    }
+
+    /// Packets in the send buffer, on the link or in the receive buffer.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// Nothing waits in the send buffer.
+    pub(crate) fn send_buffer_empty(&self) -> bool {
+        self.send_packets == 0
+    }
+
+    /// A blackout starts (`true`) or ends: nothing is sent during one.
+    pub(crate) fn set_blackout(&mut self, blackout: bool) {
+        self.blackout = blackout;
+    }
+
+    /// The earliest pending timer: (time, sequence, which).
+    #[inline]
+    fn next_due(&self) -> Option<(Instant, u64, Due)> {
+        let mut best = self.timers.peek().map(|Reverse((t, q, _))| (*t, *q, Due::Heap));
+        let mut consider = |t: Instant, q: u64, d: Due| {
+            if best.as_ref().is_none_or(|b| (t, q) < (b.0, b.1)) {
+                best = Some((t, q, d));
+            }
+        };
+        if let Some((t, q)) = self.transmit_end {
+            consider(t, q, Due::TransmitEnd);
+        }
+        if let Some(&(t, q, _, _)) = self.arrivals.front() {
+            consider(t, q, Due::Arrival);
+        }
+        best
+    }
+
+    /// The earliest pending timer and which it is.
+    pub(crate) fn next_timer(&self) -> Option<(Instant, Due)> {
+        self.next_due().map(|(t, _, d)| (t, d))
+    }
+
+    /// Handles `due`, the earliest pending timer (at `now`). `queue_empty`
+    /// says whether the queue in front holds packets (the allocation is
+    /// released when nothing waits).
+    pub(crate) fn fire_timer(
+        &mut self,
+        now: Instant,
+        due: Due,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        match due {
+            Due::Heap => {
+                let Some(Reverse((_, _, timer))) = self.timers.pop() else { return };
+                match timer {
+                    Timer::AllocationDone => {
+                        self.allocating = false;
+                        self.allocated = true;
+                        self.release_allocation_if_empty(queue_empty);
+                    }
+                    Timer::RetransmitReady => {}
+                }
+            }
+            Due::TransmitEnd => {
+                self.transmit_end = None;
+                if let Some(tx) = self.transmitting.take() {
+                    self.transmit_end(now, tx, queue_empty, log, out);
+                }
+            }
+            Due::Arrival => {
+                let Some((_, _, slot, seq)) = self.arrivals.pop_front() else { return };
+                self.frame_arrival(now, slot, seq, log, out);
+            }
+        }
+    }
+
+    /// A packet waits for the link at `now` where nothing waited before:
+    /// resources are allocated (seed 000 §4.3, allocation delay).
+    pub(crate) fn allocate(&mut self, now: Instant) {
+        if self.allocated || self.allocating {
+            return;
+        }
+        let delay = self.allocation.as_mut().map_or(Duration::ZERO, |s| s.sample());
+        if delay.is_zero() {
+            self.allocated = true;
+        } else {
+            self.allocating = true;
+            self.schedule(now + delay, Timer::AllocationDone);
+        }
+    }
+
+    fn schedule(&mut self, at: Instant, timer: Timer) {
+        self.timer_seq += 1;
+        self.timers.push(Reverse((at, self.timer_seq, timer)));
+    }
+
+    /// Resources are released when nothing waits for the link.
+    pub(crate) fn release_allocation_if_empty(&mut self, queue_empty: bool) {
+        if self.allocation.is_some() && queue_empty && self.send_packets == 0 {
+            self.allocated = false;
+        }
+    }
+
+    /// Frames a packet takes.
+    fn frames_of(&self, size: u32) -> u32 {
+        match &self.config.fragmentation {
+            None => 1,
+            Some(f) => {
+                let s = (size as f64 * f.compression).ceil() as u64;
+                s.div_ceil(f.frame_payload.0).max(1) as u32
+            }
+        }
+    }
+
+    /// A frame's size on the wire.
+    fn frame_wire_bytes(&self, size: u32, frame: u32) -> u64 {
+        match &self.config.fragmentation {
+            None => size as u64,
+            Some(f) => {
+                let s = (size as f64 * f.compression).ceil() as u64;
+                let n = s.div_ceil(f.frame_payload.0).max(1);
+                let payload = if (frame as u64) + 1 < n { f.frame_payload.0 } else { s - (n - 1) * f.frame_payload.0 };
+                payload + f.frame_header.0
+            }
+        }
+    }
+
+    /// Whether the send buffer has room for a packet of `size` bytes.
+    pub(crate) fn has_room_for(&self, size: u32) -> bool {
+        match self.config.send_buffer {
+            BufferLimit::Packets(n) => self.send_packets < n,
+            BufferLimit::Frames(n) => self.send_packets == 0 || self.send_frames + self.frames_of(size) <= n,
+        }
+    }
+
+    fn receive_buffer_has_room(&self, frames: u32) -> bool {
+        match self.config.receive_buffer {
+            None => true,
+            Some(BufferLimit::Packets(n)) => self.receive_packets < n,
+            Some(BufferLimit::Frames(n)) => self.receive_packets == 0 || self.receive_frames + frames <= n,
+        }
+    }
+
+    /// Puts a packet the queue released into the send buffer (the caller
+    /// checked [`Channel::has_room_for`]).
+    pub(crate) fn take(&mut self, packet: Packet) {
+        let frames = self.frames_of(packet.size);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let flow = packet.flow;
+        let entry = InFlight {
+            packet,
+            seq,
+            frames,
+            next_frame: 0,
+            frames_done: 0,
+            frames_arrived: 0,
+            propagation: Duration::ZERO,
+            in_send_buffer: true,
+            in_receive_buffer: false,
+            complete: false,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s] = Some(entry);
+                s
+            }
+            None => {
+                self.slots.push(Some(entry));
+                self.slots.len() - 1
+            }
+        };
+        self.send_packets += 1;
+        self.send_frames += frames;
+        self.tx_order.push_back((slot, seq));
+        if !self.config.reorder {
+            self.flow_order.entry(flow).or_default().push_back((slot, seq));
+        }
+    }
+
+    fn packet_in(&self, slot: usize) -> Option<&Packet> {
+        self.slots[slot].as_ref().map(|f| &f.packet)
+    }
+
+    fn live(&self, slot: usize, seq: u64) -> bool {
+        matches!(self.slots.get(slot), Some(Some(f)) if f.seq == seq)
+    }
+
+    /// Starts the next frame if the link is free: ARQ retransmissions
+    /// first, then new frames in order (seed 002 §II: "retransmissions go
+    /// first").
+    pub(crate) fn try_transmit(&mut self, now: Instant, log: &mut Vec<Event>) {
+        if self.transmitting.is_some() || !self.allocated || self.blackout {
+            return;
+        }
+        // Drop stale retransmissions (their packet is gone).
+        while let Some(&Reverse(r)) = self.retransmissions.peek() {
+            if self.live(r.slot, r.seq) {
+                break;
+            }
+            self.retransmissions.pop();
+        }
+        let next = match self.retransmissions.peek() {
+            Some(&Reverse(r)) if r.ready <= now => {
+                self.retransmissions.pop();
+                Some((r.slot, r.seq, r.frame, r.attempt))
+            }
+            _ => self.next_new_frame(),
+        };
+        let Some((slot, seq, frame, attempt)) = next else { return };
+        let size = self.slots[slot].as_ref().expect("live slot").packet.size;
+        let wire = self.frame_wire_bytes(size, frame);
+        let duration = match (&mut self.service, self.config.rate) {
+            (Some(s), _) => s.sample(),
+            (None, Some(rate)) => rate.transmission_time(wire),
+            (None, None) => Duration::ZERO,
+        };
+        self.last_tx_time = if duration.is_zero() { self.last_tx_time } else { duration };
+        let tx = Transmission { slot, seq, frame, attempt };
+        self.transmitting = Some(tx);
+        self.timer_seq += 1;
+        self.transmit_end = Some((now + duration, self.timer_seq));
+        let packet = self.slots[slot].as_ref().map(|f| &f.packet);
+        if attempt > 0 {
+            self.recorder.log(log, now, EventKind::Retransmit { frame, attempt }, packet);
+        }
+        self.recorder.log(log, now, EventKind::TransmitStart { frame }, packet);
+    }
+
+    /// The next frame sent for the first time, if the receive buffer (the
+    /// link's window) has room for a new packet.
+    fn next_new_frame(&mut self) -> Option<(usize, u64, u32, u32)> {
+        loop {
+            let &(slot, seq) = self.tx_order.front()?;
+            if !self.live(slot, seq) {
+                self.tx_order.pop_front();
+                continue;
+            }
+            let f = self.slots[slot].as_ref().expect("live slot");
+            if f.next_frame == 0 && !self.receive_buffer_has_room(f.frames) {
+                return None;
+            }
+            let first = f.next_frame == 0;
+            let frames = f.frames;
+            if first {
+                let propagation = self.config.delay + self.jitter.as_mut().map_or(Duration::ZERO, |j| j.sample());
+                self.receive_packets += 1;
+                self.receive_frames += frames;
+                let f = self.slots[slot].as_mut().expect("live slot");
+                f.propagation = propagation;
+                f.in_receive_buffer = true;
+            }
+            let f = self.slots[slot].as_mut().expect("live slot");
+            let frame = f.next_frame;
+            f.next_frame += 1;
+            if f.next_frame == f.frames {
+                self.tx_order.pop_front();
+            }
+            return Some((slot, seq, frame, 0));
+        }
+    }
+
+    fn transmit_end(
+        &mut self,
+        now: Instant,
+        tx: Transmission,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        if !self.live(tx.slot, tx.seq) {
+            return;
+        }
+        let size = self.slots[tx.slot].as_ref().expect("live slot").packet.size;
+        let wire = self.frame_wire_bytes(size, tx.frame);
+        self.recorder.log(log, now, EventKind::TransmitEnd { frame: tx.frame }, self.packet_in(tx.slot));
+        if self.errors.frame_hit(wire) {
+            self.stats.frame_errors += 1;
+            self.recorder.log(log, now, EventKind::FrameError { frame: tx.frame }, self.packet_in(tx.slot));
+            match self.config.error_mode.clone() {
+                ErrorMode::Drop => {
+                    self.remove_and_drop(now, tx.slot, DropReason::Error, queue_empty, log, out);
+                    return;
+                }
+                ErrorMode::Arq(arq) => {
+                    if tx.attempt >= arq.retries {
+                        self.remove_and_drop(now, tx.slot, DropReason::ArqLimit, queue_empty, log, out);
+                    } else {
+                        self.stats.retransmissions += 1;
+                        let ready = now + arq.delay;
+                        self.timer_seq += 1;
+                        self.retransmissions.push(Reverse(Retransmission {
+                            ready,
+                            order: self.timer_seq,
+                            slot: tx.slot,
+                            seq: tx.seq,
+                            frame: tx.frame,
+                            attempt: tx.attempt + 1,
+                        }));
+                        self.schedule(ready, Timer::RetransmitReady);
+                    }
+                    return;
+                }
+                ErrorMode::Corrupt => {
+                    // One flipped bit in this frame's share of the packet.
+                    let frames = self.slots[tx.slot].as_ref().expect("live slot").frames as u64;
+                    let bits = size as u64 * 8;
+                    let span = bits.div_ceil(frames);
+                    let bit = tx.frame as u64 * span + self.errors.bit_to_flip(span);
+                    let f = self.slots[tx.slot].as_mut().expect("live slot");
+                    let first_corruption = !f.packet.corrupted;
+                    f.packet.flip_bit(bit.min(bits.saturating_sub(1)));
+                    if first_corruption {
+                        self.stats.corrupted += 1;
+                    }
+                    self.recorder.log(log, now, EventKind::Corrupt, self.packet_in(tx.slot));
+                }
+            }
+        }
+        let f = self.slots[tx.slot].as_mut().expect("live slot");
+        f.frames_done += 1;
+        let arrival = now + f.propagation;
+        let left_send_buffer = f.frames_done == f.frames;
+        if left_send_buffer {
+            f.in_send_buffer = false;
+        }
+        self.send_frames -= 1;
+        if left_send_buffer {
+            self.send_packets -= 1;
+        }
+        self.timer_seq += 1;
+        let entry = (arrival, self.timer_seq, tx.slot, tx.seq);
+        match self.arrivals.back() {
+            Some(last) if (last.0, last.1) > (entry.0, entry.1) => {
+                let at = self.arrivals.partition_point(|e| (e.0, e.1) <= (entry.0, entry.1));
+                self.arrivals.insert(at, entry);
+            }
+            _ => self.arrivals.push_back(entry),
+        }
+        self.release_allocation_if_empty(queue_empty);
+    }
+
+    fn frame_arrival(
+        &mut self,
+        now: Instant,
+        slot: usize,
+        seq: u64,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        if !self.live(slot, seq) {
+            return;
+        }
+        let f = self.slots[slot].as_mut().expect("live slot");
+        f.frames_arrived += 1;
+        if f.frames_arrived < f.frames {
+            return;
+        }
+        f.complete = true;
+        let flow = f.packet.flow;
+        if self.config.reorder {
+            self.deliver(now, slot, log, out);
+        } else {
+            self.release_in_order(now, flow, log, out);
+        }
+    }
+
+    /// Delivers the flow's complete packets from the head of its order,
+    /// skipping dropped ones.
+    fn release_in_order(
+        &mut self,
+        now: Instant,
+        flow: FlowKey,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        let Some(order) = self.flow_order.get_mut(&flow) else { return };
+        let mut ready = Vec::new();
+        while let Some(&(slot, seq)) = order.front() {
+            match self.slots.get(slot) {
+                Some(Some(f)) if f.seq == seq => {
+                    if !f.complete {
+                        break;
+                    }
+                    ready.push(slot);
+                    order.pop_front();
+                }
+                _ => {
+                    order.pop_front();
+                }
+            }
+        }
+        if order.is_empty() {
+            self.flow_order.remove(&flow);
+        }
+        for slot in ready {
+            self.deliver(now, slot, log, out);
+        }
+    }
+
+    fn take_slot(&mut self, slot: usize) -> InFlight {
+        let f = self.slots[slot].take().expect("live slot");
+        self.free_slots.push(slot);
+        if f.in_send_buffer {
+            self.send_packets -= 1;
+            self.send_frames -= f.frames - f.frames_done;
+        }
+        if f.in_receive_buffer {
+            self.receive_packets -= 1;
+            self.receive_frames -= f.frames;
+        }
+        if self.transmitting.is_some_and(|t| t.slot == slot && t.seq == f.seq) {
+            self.transmitting = None;
+            self.transmit_end = None;
+        }
+        f
+    }
+
+    fn deliver(&mut self, now: Instant, slot: usize, log: &mut Vec<Event>, out: &mut Vec<(Instant, Packet)>) {
+        let f = self.take_slot(slot);
+        if f.packet.background {
+            // Virtual load ends here: it took its link time.
+            self.stats.background_delivered += 1;
+            return;
+        }
+        self.stats.delivered += 1;
+        self.recorder.log(log, now, EventKind::Deliver, Some(&f.packet));
+        out.push((now, f.packet));
+    }
+
+    fn remove_and_drop(
+        &mut self,
+        now: Instant,
+        slot: usize,
+        reason: DropReason,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        let f = self.take_slot(slot);
+        let flow = f.packet.flow;
+        if f.packet.background {
+            self.stats.background_dropped += 1;
+        } else {
+            self.stats.dropped.add(reason);
+            self.recorder.log(log, now, EventKind::Drop(reason), Some(&f.packet));
+        }
+        self.release_allocation_if_empty(queue_empty);
+        if !self.config.reorder {
+            // Packets of the flow waiting behind this one may go now.
+            self.release_in_order(now, flow, log, out);
+        }
+    }
+
+    /// A blackout in drop mode: every packet not yet sent is dropped.
+    pub(crate) fn drop_waiting(
+        &mut self,
+        now: Instant,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        let waiting: Vec<usize> =
+            (0..self.slots.len()).filter(|&s| self.slots[s].as_ref().is_some_and(|f| f.in_send_buffer)).collect();
+        for slot in waiting {
+            self.remove_and_drop(now, slot, DropReason::Blackout, queue_empty, log, out);
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! A classful queue discipline (ns-3's `QueueDisc` with filters and
+//! classes): a classifier puts each packet in one of several classes, each
+//! class has its own queue ([`Fifo`]: limits, drop policy, RED or CoDel),
+//! and a scheduler decides which class sends next (seed 003 §2.2: the
+//! degrader's 8 queues with strict priority or weighted round robin).
+
+use std::collections::VecDeque;
+
+use super::{Dequeued, Dropped, Enqueued, Fifo, LinkHint, QueueDisc};
+use crate::classes::{Matcher, Scheduler};
+use crate::config::QueueConfig;
+use crate::packet::Packet;
+use crate::rng::StreamRng;
+use crate::time::Instant;
+
+/// A classifier rule and the class it picks.
+#[derive(Debug)]
+struct Filter {
+    matcher: Matcher,
+    class: usize,
+}
+
+#[derive(Debug)]
+struct Class {
+    name: String,
+    queue: Fifo,
+    weight: u32,
+    quantum: i64,
+}
+
+/// The scheduler's running state.
+#[derive(Debug)]
+enum SchedulerState {
+    StrictPriority,
+    /// The class whose turn it is and the packets it may still send.
+    Wrr {
+        current: usize,
+        credit: u32,
+    },
+    /// Classes with packets, in service order, and each class's deficit
+    /// in bytes (may go negative: the overshoot is paid back next round).
+    Drr {
+        active: VecDeque<usize>,
+        is_active: Vec<bool>,
+        deficit: Vec<i64>,
+    },
+}
+
+impl SchedulerState {
+    fn new(kind: Scheduler, classes: &[Class]) -> Self {
+        match kind {
+            Scheduler::StrictPriority => SchedulerState::StrictPriority,
+            Scheduler::Wrr => SchedulerState::Wrr { current: 0, credit: classes[0].weight },
+            Scheduler::Drr => {
+                let mut s = SchedulerState::Drr {
+                    active: VecDeque::new(),
+                    is_active: vec![false; classes.len()],
+                    deficit: vec![0; classes.len()],
+                };
+                for (i, c) in classes.iter().enumerate() {
+                    if !c.queue.is_empty() {
+                        s.on_enqueue(i, classes);
+                    }
+                }
+                s
+            }
+        }
+    }
+
+    /// Class `i` received a packet.
+    fn on_enqueue(&mut self, i: usize, classes: &[Class]) {
+        if let SchedulerState::Drr { active, is_active, deficit } = self
+            && !is_active[i]
+        {
+            is_active[i] = true;
+            deficit[i] = classes[i].quantum;
+            active.push_back(i);
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Classful {
+    classes: Vec<Class>,
+    filters: Vec<Filter>,
+    default: usize,
+    kind: Scheduler,
+    scheduler: SchedulerState,
+    /// Packets waiting in all classes.
+    len: usize,
+}
+
+impl Classful {
+    /// `config.classes` is not empty (validated).
+    pub(crate) fn new(config: &QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
+        let classes: Vec<Class> = config
+            .classes
+            .iter()
+            .map(|c| Class {
+                name: c.name.clone(),
+                queue: Fifo::new(c.queue(), |aqm| rng(&format!("class/{}/{aqm}", c.name))),
+                weight: c.weight(),
+                quantum: c.quantum() as i64,
+            })
+            .collect();
+        let scheduler = SchedulerState::new(config.scheduler, &classes);
+        let mut q = Classful { classes, filters: Vec::new(), default: 0, kind: config.scheduler, scheduler, len: 0 };
+        q.set_rules(config);
+        q
+    }
+
+    fn set_rules(&mut self, config: &QueueConfig) {
+        let index = |name: &str| self.classes.iter().position(|c| c.name == name);
+        self.filters = config
+            .rules
+            .iter()
+            .filter_map(|r| index(&r.class).map(|class| Filter { matcher: r.matcher(), class }))
+            .collect();
+        self.default = config.default_class_index();
+    }
+
+    /// Whether `config` has the same classes, by name and order.
+    pub(crate) fn has_classes_of(&self, config: &QueueConfig) -> bool {
+        self.classes.len() == config.classes.len()
+            && self.classes.iter().zip(&config.classes).all(|(a, b)| a.name == b.name)
+    }
+
+    /// The class a packet belongs to: the first rule that matches, else
+    /// the default class.
+    fn classify(&self, p: &Packet) -> usize {
+        self.filters.iter().find(|f| f.matcher.matches(p)).map_or(self.default, |f| f.class)
+    }
+
+    /// Takes a packet from class `i`, keeping the count of waiting packets.
+    fn take(
+        &mut self,
+        i: usize,
+        now: Instant,
+        fits: &mut impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Dequeued> {
+        let q = &mut self.classes[i].queue;
+        let before = q.len();
+        let d = q.dequeue(now, &mut *fits, drops);
+        self.len -= before - q.len();
+        d
+    }
+
+    fn strict_priority(
+        &mut self,
+        now: Instant,
+        fits: &mut impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Dequeued> {
+        for i in 0..self.classes.len() {
+            if self.classes[i].queue.is_empty() {
+                continue;
+            }
+            if let Some(d) = self.take(i, now, fits, drops) {
+                return Some(d);
+            }
+            if !self.classes[i].queue.is_empty() {
+                // Its head does not fit the link: lower classes wait too.
+                return None;
+            }
+        }
+        None
+    }
+
+    fn wrr(&mut self, now: Instant, fits: &mut impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
+        let n = self.classes.len();
+        for _ in 0..=n {
+            let SchedulerState::Wrr { current, credit } = self.scheduler else { return None };
+            if credit > 0 && !self.classes[current].queue.is_empty() {
+                match self.take(current, now, fits, drops) {
+                    Some(d) => {
+                        let left = credit - 1;
+                        self.scheduler = if left == 0 {
+                            let next = (current + 1) % n;
+                            SchedulerState::Wrr { current: next, credit: self.classes[next].weight }
+                        } else {
+                            SchedulerState::Wrr { current, credit: left }
+                        };
+                        return Some(d);
+                    }
+                    None if !self.classes[current].queue.is_empty() => return None,
+                    None => {}
+                }
+            }
+            let next = (current + 1) % n;
+            self.scheduler = SchedulerState::Wrr { current: next, credit: self.classes[next].weight };
+        }
+        None
+    }
+
+    fn drr(&mut self, now: Instant, fits: &mut impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
+        loop {
+            let SchedulerState::Drr { active, deficit, .. } = &mut self.scheduler else { return None };
+            let &i = active.front()?;
+            if deficit[i] <= 0 {
+                // The class used its share of this round.
+                deficit[i] += self.classes[i].quantum;
+                active.rotate_left(1);
+                continue;
+            }
+            let d = self.take(i, now, fits, drops);
+            let empty = self.classes[i].queue.is_empty();
+            let SchedulerState::Drr { active, is_active, deficit } = &mut self.scheduler else { return None };
+            if let Some(d) = &d {
+                deficit[i] -= d.packet.size as i64;
+            }
+            if empty {
+                active.pop_front();
+                is_active[i] = false;
+                deficit[i] = 0;
+            }
+            match d {
+                Some(d) => return Some(d),
+                None if !empty => return None,
+                None => {}
+            }
+        }
+    }
+}
+
+impl QueueDisc for Classful {
+    fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
+        let i = self.classify(&packet);
+        self.enqueue_into(now, packet, Some(i), link, drops)
+    }
+
+    fn enqueue_into(
+        &mut self,
+        now: Instant,
+        packet: Packet,
+        class: Option<usize>,
+        link: LinkHint,
+        drops: &mut Vec<Dropped>,
+    ) -> Enqueued {
+        let i = class.filter(|&i| i < self.classes.len()).unwrap_or_else(|| self.classify(&packet));
+        let q = &mut self.classes[i].queue;
+        let before = q.len();
+        let verdict = q.enqueue(now, packet, link, drops);
+        let after = q.len();
+        self.len = self.len + after - before;
+        if verdict != Enqueued::Refused {
+            self.scheduler.on_enqueue(i, &self.classes);
+        }
+        verdict
+    }
+
+    fn dequeue(
+        &mut self,
+        now: Instant,
+        mut fits: impl FnMut(u32) -> bool,
+        drops: &mut Vec<Dropped>,
+    ) -> Option<Dequeued> {
+        if self.len == 0 {
+            return None;
+        }
+        match self.kind {
+            Scheduler::StrictPriority => self.strict_priority(now, &mut fits, drops),
+            Scheduler::Wrr => self.wrr(now, &mut fits, drops),
+            Scheduler::Drr => self.drr(now, &mut fits, drops),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+        let mut all = Vec::with_capacity(self.len);
+        for c in &mut self.classes {
+            all.extend(c.queue.drain(now));
+        }
+        self.len = 0;
+        self.scheduler = SchedulerState::new(self.kind, &self.classes);
+        all
+    }
+
+    /// The same classes (checked by the caller): new limits, AQMs, shares,
+    /// rules and scheduler.
+    fn set_config(&mut self, config: &QueueConfig) {
+        for (c, new) in self.classes.iter_mut().zip(&config.classes) {
+            c.queue.set_config(&new.queue());
+            c.weight = new.weight();
+            c.quantum = new.quantum() as i64;
+        }
+        self.set_rules(config);
+        if config.scheduler != self.kind {
+            self.kind = config.scheduler;
+            self.scheduler = SchedulerState::new(self.kind, &self.classes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classes::{ClassConfig, PortRange, ProtocolMatch, Rule};
+    use crate::config::DropPolicy;
+    use crate::packet::{FlowKey, PacketId, Protocol};
+    use crate::rng::stream;
+    use crate::time::Duration;
+
+    fn class(n: &str) -> ClassConfig {
+        ClassConfig {
+            name: n.into(),
+            packets: None,
+            bytes: None,
+            drop: DropPolicy::Tail,
+            red: None,
+            codel: None,
+            pie: None,
+            max_sojourn: None,
+            weight: None,
+            quantum: None,
+        }
+    }
+
+    fn rule(class: &str) -> Rule {
+        Rule {
+            class: class.into(),
+            ip_version: None,
+            protocol: None,
+            dscp: None,
+            tos: None,
+            ecn: None,
+            src: None,
+            dst: None,
+            src_port: None,
+            dst_port: None,
+            min_size: None,
+            max_size: None,
+        }
+    }
+
+    fn packet(protocol: Protocol, dst_port: u16) -> Packet {
+        let flow = FlowKey { protocol, src: [1, 1, 1, 1].into(), dst: [2, 2, 2, 2].into(), src_port: 1, dst_port };
+        Packet::new(PacketId(1), 100, flow)
+    }
+
+    /// How many packets each class holds after offering `packets`.
+    fn placed(config: &QueueConfig, packets: &[Packet]) -> Vec<usize> {
+        let mut q = Classful::new(config, |c| stream(1, c));
+        let hint = LinkHint { typical_tx: Duration::from_millis(1) };
+        for p in packets {
+            q.enqueue(Instant::ZERO, p.clone(), hint, &mut Vec::new());
+        }
+        q.classes.iter().map(|c| c.queue.len()).collect()
+    }
+
+    #[test]
+    fn the_first_matching_rule_picks_the_class_and_others_go_to_the_default() {
+        let config = QueueConfig {
+            classes: vec![class("voice"), class("web"), class("rest")],
+            rules: vec![
+                Rule { protocol: Some(ProtocolMatch::Name("udp".into())), ..rule("voice") },
+                Rule { dst_port: Some(PortRange::One(443)), ..rule("web") },
+            ],
+            ..QueueConfig::default()
+        };
+        // UDP to 443 matches both rules: the first wins.
+        assert_eq!(placed(&config, &[packet(Protocol::Udp, 443)]), vec![1, 0, 0]);
+        assert_eq!(placed(&config, &[packet(Protocol::Tcp, 443)]), vec![0, 1, 0]);
+        // Nothing matches: the default class, the last one unless named.
+        assert_eq!(placed(&config, &[packet(Protocol::Tcp, 80)]), vec![0, 0, 1]);
+        let named = QueueConfig { default_class: Some("web".into()), ..config };
+        assert_eq!(placed(&named, &[packet(Protocol::Tcp, 80)]), vec![0, 1, 0]);
+    }
+}

@@ -1,0 +1,191 @@
+//! Background load (seed 003 §2.2, seed 000 §5.1) against theory: a CBR
+//! background of load rho leaves (1 - rho) C to a saturating foreground;
+//! a Poisson background alone is an M/D/1 or M/M/1 queue; virtual packets
+//! are counted apart and never leave the stage.
+
+mod common;
+
+use common::*;
+use squall_link::*;
+
+fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
+    BackgroundConfig {
+        name: name.into(),
+        rate: Some(rate.parse().unwrap()),
+        arrivals: Arrivals::Cbr,
+        gap: None,
+        size: Distribution::constant(Bytes(size)),
+        on: None,
+        off: None,
+        class: None,
+    }
+}
+
+fn class(name: &str) -> ClassConfig {
+    ClassConfig {
+        name: name.into(),
+        packets: None,
+        bytes: None,
+        drop: DropPolicy::Tail,
+        red: None,
+        codel: None,
+        pie: None,
+        max_sojourn: None,
+        weight: None,
+        quantum: None,
+    }
+}
+
+/// Runs the path up to `horizon`, returning the deliveries.
+fn run_until(path: &mut Path, horizon: Instant) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    while let Some(t) = path.next_wakeup().filter(|&t| t <= horizon) {
+        while let Some(d) = path.poll(t) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+#[test]
+fn cbr_background_at_load_rho_leaves_one_minus_rho_to_a_saturating_foreground() {
+    for rho in [0.1, 0.3, 0.6] {
+        let c = 10e6;
+        let mut s = StageConfig::named("s");
+        s.rate = Some(Rate::from_bits_per_sec(c as u64));
+        // The background in its own class above the foreground (strict
+        // priority), so it gets exactly its load.
+        s.queue.classes = vec![class("bg"), class("fg")];
+        let mut bg = cbr("bg", &format!("{} bit/s", rho * c), 1000);
+        bg.class = Some("bg".into());
+        s.background = vec![bg];
+        let mut p = path(vec![s]);
+        // The foreground: 1500 B packets, more than the link can carry in 10 s.
+        for i in 0..10_000 {
+            p.push(Instant::ZERO, packet(i, 1500));
+        }
+        let horizon = Instant::from_secs(10);
+        let out = run_until(&mut p, horizon);
+        let fg = out.iter().map(|d| d.packet.size as f64 * 8.0).sum::<f64>() / horizon.as_secs_f64();
+        let expect = (1.0 - rho) * c;
+        assert!((fg - expect).abs() <= 0.01 * expect, "rho {rho}: foreground {fg} bit/s, (1-rho)C = {expect}");
+        assert!(out.iter().all(|d| !d.packet.background), "a virtual packet left the stage");
+        let bg = p.stage_stats(horizon)[0].background;
+        // 10 s of CBR at rho C with 1000 B packets, the first at time zero.
+        let made = (10.0 * rho * c / 8000.0).round() as u64;
+        assert!(bg.generated.abs_diff(made) <= 1, "generated {} for {made}", bg.generated);
+    }
+}
+
+/// Mean number waiting in a queue fed only by a Poisson background of load
+/// `rho` at 8 Mbit/s with 1000 B mean packets (1 ms mean service), over
+/// `reps` seeds: (mean, 95% half-width).
+fn poisson_queue(rho: f64, size: Distribution<Bytes>, reps: u64) -> (f64, f64) {
+    let samples: Vec<f64> = (1..=reps)
+        .map(|seed| {
+            let mut s = StageConfig::named("s");
+            s.rate = Some(Rate::from_bits_per_sec(8_000_000));
+            s.background = vec![BackgroundConfig {
+                arrivals: Arrivals::Poisson,
+                size: size.clone(),
+                ..cbr("poisson", &format!("{} bit/s", rho * 8e6), 1000)
+            }];
+            let mut p = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![s] }, seed).unwrap();
+            let horizon = Instant::from_secs(200);
+            run_until(&mut p, horizon);
+            p.stage_stats(horizon)[0].mean_queue_len
+        })
+        .collect();
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    // Student t, 9 degrees of freedom, 97.5%.
+    (mean, 2.262 * (var / n).sqrt())
+}
+
+#[test]
+fn poisson_background_with_fixed_sizes_is_an_md1_queue() {
+    let rho: f64 = 0.6;
+    let (mean, half) = poisson_queue(rho, Distribution::constant(Bytes(1000)), 10);
+    // Pollaczek-Khinchine: Lq = rho^2 / (2 (1 - rho)).
+    let theory = rho * rho / (2.0 * (1.0 - rho));
+    println!("M/D/1 rho {rho}: Lq {mean} +- {half}, theory {theory}");
+    assert!((mean - theory).abs() <= half, "M/D/1 Lq {mean} +- {half}, theory {theory}");
+}
+
+#[test]
+fn poisson_background_with_exponential_sizes_is_an_mm1_queue() {
+    let rho: f64 = 0.6;
+    let (mean, half) = poisson_queue(rho, Distribution::Exponential { mean: Bytes(1000) }, 10);
+    // Lq = rho^2 / (1 - rho).
+    let theory = rho * rho / (1.0 - rho);
+    println!("M/M/1 rho {rho}: Lq {mean} +- {half}, theory {theory}");
+    assert!((mean - theory).abs() <= half, "M/M/1 Lq {mean} +- {half}, theory {theory}");
+}
+
+#[test]
+fn virtual_packets_are_counted_apart_and_real_ones_are_conserved() {
+    let mut s = StageConfig::named("s");
+    s.rate = Some("8 Mbit/s".parse().unwrap());
+    s.queue.packets = Some(20);
+    s.background = vec![BackgroundConfig { arrivals: Arrivals::Poisson, ..cbr("bg", "4 Mbit/s", 1000) }];
+    let mut p = path(vec![s]);
+    // Real traffic at 6 Mbit/s on top: 125% load, so both kinds are dropped.
+    let horizon = Instant::from_secs(20);
+    let mut t = Instant::ZERO;
+    let mut id = 0;
+    let mut out = Vec::new();
+    while t < horizon {
+        out.extend(run_until(&mut p, t));
+        p.push(t, packet(id, 750));
+        id += 1;
+        t += Duration::from_millis(1);
+    }
+    out.extend(run_until(&mut p, horizon));
+    let stats = p.stats();
+    assert!(stats.conserved(), "{stats:?}");
+    assert_eq!(stats.entered, id);
+    assert!(stats.dropped > 0);
+    let st = &p.stage_stats(horizon)[0];
+    assert_eq!(st.entered, id, "virtual packets are not counted as entered");
+    let bg = st.background;
+    assert!(bg.dropped > 0 && bg.served > 0, "{bg:?}");
+    assert!(bg.generated >= bg.served + bg.dropped);
+    assert!(bg.generated - bg.served - bg.dropped <= 21, "at most a queue and a link of virtual packets inside");
+    assert!(out.iter().all(|d| !d.packet.background));
+    let events = p.drain_events();
+    assert!(events.iter().all(|e| e.packet.is_none_or(|id| id.0 < 1 << 62)), "an event for a virtual packet");
+    assert_eq!(events.iter().filter(|e| matches!(e.kind, EventKind::Drop(_))).count() as u64, stats.dropped);
+}
+
+#[test]
+fn on_off_source_sends_only_in_its_on_periods() {
+    let mut s = StageConfig::named("s");
+    s.rate = Some("100 Mbit/s".parse().unwrap());
+    // 1 packet per ms while on; on 300 ms, off 700 ms.
+    s.background = vec![BackgroundConfig {
+        on: Some(Distribution::constant(Duration::from_millis(300))),
+        off: Some(Distribution::constant(Duration::from_millis(700))),
+        ..cbr("onoff", "8 Mbit/s", 1000)
+    }];
+    let mut p = path(vec![s]);
+    let horizon = Instant::from_millis(9_999);
+    run_until(&mut p, horizon);
+    // 10 on periods of 300 packets each (at 0, 1, ..., 299 ms of each).
+    assert_eq!(p.stage_stats(horizon)[0].background.generated, 3_000);
+}
+
+#[test]
+fn a_state_change_sets_a_new_background_rate() {
+    let mut s = StageConfig::named("s");
+    s.rate = Some("100 Mbit/s".parse().unwrap());
+    s.background = vec![cbr("bg", "8 Mbit/s", 1000)];
+    let mut p = path(vec![s]);
+    run_until(&mut p, Instant::from_millis(999));
+    let patch = StagePatch { background: Some(vec![cbr("bg", "16 Mbit/s", 1000)]), ..StagePatch::default() };
+    assert!(p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
+    let horizon = Instant::from_millis(1_999);
+    run_until(&mut p, horizon);
+    // 1000 packets in the first second, 2000 in the next.
+    assert_eq!(p.stage_stats(horizon)[0].background.generated, 3_000);
+}
