@@ -469,3 +469,25 @@ fn radio_state_on_a_stage_without_radio() {
         &["the stage has no radio link", "radio = { ... } only to a radio stage"],
     );
 }
+
+#[test]
+fn sysctl_value_not_a_string_or_number() {
+    expect(
+        "sysctl_bad_value.toml",
+        ErrorKind::Schema,
+        11,
+        "hosts[1].sysctl.\"net.ipv4.tcp_rmem\"",
+        &["a string or a whole number", "like \"4096 131072 67108864\""],
+    );
+}
+
+#[test]
+fn sysctl_outside_the_network_namespace() {
+    expect(
+        "sysctl_not_net.toml",
+        ErrorKind::Check,
+        14,
+        "hosts[1].sysctl.\"kernel.hostname\"",
+        &["only net.* sysctls belong to a host's network namespace", "whole machine"],
+    );
+}
