@@ -6,8 +6,10 @@
 //!
 //! The data plane never waits for the writer: when the queue is full, a
 //! record is dropped and counted by kind ([`RecordCounts`]), and the
-//! packet it describes is forwarded as if nothing had happened. So the
-//! memory a run needs is the queue's bound, whatever its length.
+//! packet it describes is forwarded as if nothing had happened. The queue
+//! is bounded twice: in records, and in the bytes they hold (a wake-up's
+//! events are one record of any length). So the memory a run needs is the
+//! queue's bound, whatever its length.
 //!
 //! events.csv stays in time order without holding the run's events: the
 //! data plane sends each wake-up's events with a time before which no
@@ -20,6 +22,8 @@ use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
@@ -34,6 +38,10 @@ use crate::routing::HostIndex;
 /// packet, one wake-up's events, or one delivery's timing). With whole
 /// 1500-byte packets that is at most about 25 MB queued.
 pub const DEFAULT_QUEUE: usize = 16_384;
+
+/// Default bound of the bytes the queued records hold (packet bytes,
+/// events, the records themselves).
+pub const DEFAULT_QUEUE_BYTES: usize = 32 << 20;
 
 /// What to record and where.
 #[derive(Clone, Debug)]
@@ -51,6 +59,8 @@ pub struct RecordingOptions {
     pub snaplen: u32,
     /// Records the queue to the writer holds before new ones are dropped.
     pub queue: usize,
+    /// Bytes the queued records may hold before new ones are dropped.
+    pub queue_bytes: usize,
 }
 
 impl RecordingOptions {
@@ -63,6 +73,7 @@ impl RecordingOptions {
             deliveries: true,
             snaplen: SNAPLEN,
             queue: DEFAULT_QUEUE,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
         }
     }
 }
@@ -143,6 +154,18 @@ enum Record {
     Delivery(DeliveryRecord),
 }
 
+impl Record {
+    /// The memory the record holds, bytes.
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Record>()
+            + match self {
+                Record::Capture { data, .. } => data.capacity(),
+                Record::Events { events, .. } => events.capacity() * std::mem::size_of::<Event>(),
+                Record::Delivery(_) => 0,
+            }
+    }
+}
+
 /// The data plane's end of the recording: hands records to the writer
 /// thread without ever waiting.
 pub struct Recorder {
@@ -151,6 +174,10 @@ pub struct Recorder {
     captures: bool,
     deliveries: bool,
     snaplen: usize,
+    /// Bytes held by the records in the queue (added here, taken off by
+    /// the writer), and their bound.
+    queued_bytes: Arc<AtomicUsize>,
+    max_bytes: usize,
     dropped: RecordCounts,
     writer: Option<JoinHandle<(RecordCounts, Option<RecordingError>)>>,
 }
@@ -164,6 +191,8 @@ impl Recorder {
             captures: false,
             deliveries: false,
             snaplen: 0,
+            queued_bytes: Arc::default(),
+            max_bytes: 0,
             dropped: RecordCounts::default(),
             writer: None,
         }
@@ -200,9 +229,11 @@ impl Recorder {
             files.timing = Some((path, file));
         }
         let (sender, receiver) = sync_channel(options.queue.max(1));
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
+        let writer_bytes = Arc::clone(&queued_bytes);
         let writer = std::thread::Builder::new()
             .name("squall-recording".into())
-            .spawn(move || write_records(files, receiver))
+            .spawn(move || write_records(files, receiver, &writer_bytes))
             .context(|| "start the recording thread".to_string())?;
         Ok(Recorder {
             sender: Some(sender),
@@ -210,6 +241,8 @@ impl Recorder {
             captures: options.captures,
             deliveries: options.deliveries,
             snaplen: options.snaplen.clamp(1, SNAPLEN) as usize,
+            queued_bytes,
+            max_bytes: options.queue_bytes,
             dropped: RecordCounts::default(),
             writer: Some(writer),
         })
@@ -274,9 +307,18 @@ impl Recorder {
 
     fn send(&mut self, record: Record, count_drop: impl FnOnce(&mut RecordCounts)) {
         let Some(sender) = &self.sender else { return count_drop(&mut self.dropped) };
+        let bytes = record.bytes();
+        // Only this thread adds, so the bound holds without a loop.
+        if self.queued_bytes.load(Ordering::Relaxed) + bytes > self.max_bytes {
+            return count_drop(&mut self.dropped);
+        }
+        self.queued_bytes.fetch_add(bytes, Ordering::Relaxed);
         match sender.try_send(record) {
             Ok(()) => {}
-            Err(TrySendError::Full(_)) => count_drop(&mut self.dropped),
+            Err(TrySendError::Full(_)) => {
+                self.queued_bytes.fetch_sub(bytes, Ordering::Relaxed);
+                count_drop(&mut self.dropped)
+            }
             // The writer has stopped on an error: reported by finish.
             Err(TrySendError::Disconnected(_)) => {
                 count_drop(&mut self.dropped);
@@ -334,7 +376,11 @@ impl Ord for Pending {
 /// The writer thread: writes records until the queue is closed. On the
 /// first error it stops writing and keeps draining the queue (so the data
 /// plane is never blocked), and returns the error.
-fn write_records(mut files: Files, receiver: Receiver<Record>) -> (RecordCounts, Option<RecordingError>) {
+fn write_records(
+    mut files: Files,
+    receiver: Receiver<Record>,
+    queued_bytes: &AtomicUsize,
+) -> (RecordCounts, Option<RecordingError>) {
     let mut written = RecordCounts::default();
     let mut pending: BinaryHeap<Reverse<Pending>> = BinaryHeap::new();
     let mut seq = 0u64;
@@ -345,6 +391,7 @@ fn write_records(mut files: Files, receiver: Receiver<Record>) -> (RecordCounts,
             // still sends as dropped.
             break;
         }
+        queued_bytes.fetch_sub(record.bytes(), Ordering::Relaxed);
         result = match record {
             Record::Capture { host, time, orig_len, data } => match files.pcaps.get_mut(host) {
                 Some((path, pcap)) => pcap
@@ -450,6 +497,23 @@ mod tests {
 
     fn options(dir: &Path, queue: usize) -> RecordingOptions {
         RecordingOptions { queue, ..RecordingOptions::all(dir) }
+    }
+
+    #[test]
+    fn the_queue_is_bounded_in_bytes_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = options(dir.path(), 1_000_000);
+        options.queue_bytes = 64 * 1024;
+        let mut r = Recorder::start(&options, &["a".into()]).unwrap();
+        let packet = vec![0x45u8; 1500];
+        let sent = 20_000u64;
+        for i in 0..sent {
+            r.capture(0, Instant::from_nanos(i), &packet);
+            assert!(r.queued_bytes.load(Ordering::Relaxed) <= 64 * 1024);
+        }
+        let report = r.finish();
+        assert!(report.dropped.packets > 0);
+        assert_eq!(report.written.packets + report.dropped.packets, sent);
     }
 
     #[test]

@@ -204,7 +204,7 @@ fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCod
 }
 
 /// Peak resident set of this process, kB (Linux), or None.
-fn vm_hwm_kb() -> Option<u64> {
+pub(crate) fn vm_hwm_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
@@ -334,6 +334,7 @@ fn soak(
             false,
         )?,
     ];
+    // The default bounds of `squall emu`'s queue.
     let mut recording = RecordingOptions::all(run_dir.path());
     recording.snaplen = snaplen;
     let options = EmulationOptions {

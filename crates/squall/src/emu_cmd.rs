@@ -19,7 +19,7 @@ use clap::Args;
 use serde::Serialize;
 use squall_analysis::{Summary, summarize};
 use squall_emu::dataplane::{DataplaneOptions, DataplaneReport};
-use squall_emu::recording::{DEFAULT_QUEUE, RecordCounts, RecordingOptions};
+use squall_emu::recording::{DEFAULT_QUEUE, DEFAULT_QUEUE_BYTES, RecordCounts, RecordingOptions};
 use squall_emu::workload::{CommandOutcome, CommandSpec, WorkloadFile};
 use squall_emu::{EmulationOptions, EmulationReport, EndReason};
 use squall_link::{DropReason, Duration};
@@ -127,6 +127,9 @@ struct EmuDetails {
     /// Bytes of each packet kept in the pcaps.
     snaplen: u32,
     record_queue: usize,
+    /// Peak resident set of squall (VmHWM) when the run ended, before the
+    /// pcaps were analysed, kB.
+    peak_rss_kb: Option<u64>,
 }
 
 fn commands(args: &EmuArgs, scenario: &Scenario) -> Result<Vec<CommandSpec>> {
@@ -193,6 +196,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             deliveries: true,
             snaplen: args.snaplen.unwrap_or(SNAPLEN),
             queue: args.record_queue,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
         }),
         stop_when_workloads_exit: commands.iter().any(|c| !c.background),
         commands,
@@ -209,7 +213,8 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         std::process::id()
     );
     let report = squall_emu::run(&scenario, options, signal).context("emulation failed")?;
-    write_outputs(&out, &rep, &args, source, scenario, &report)?;
+    let peak_rss_kb = crate::bench_cmd::vm_hwm_kb();
+    write_outputs(&out, &rep, &args, source, scenario, &report, peak_rss_kb)?;
     let shell = !args.command.is_empty();
     let failed = report.workloads.iter().filter(|w| !w.background).find(|w| w.exit_code != Some(0));
     Ok(match (shell, failed) {
@@ -229,6 +234,7 @@ fn write_outputs(
     source: String,
     scenario: Scenario,
     report: &EmulationReport,
+    peak_rss_kb: Option<u64>,
 ) -> Result<()> {
     let d: &DataplaneReport = &report.dataplane;
     let recording = &d.recording;
@@ -289,6 +295,7 @@ fn write_outputs(
             capture_dropped: recording.dropped,
             snaplen: args.snaplen.unwrap_or(SNAPLEN),
             record_queue: args.record_queue,
+            peak_rss_kb,
         },
     };
     let path = out.join("summary.json");
