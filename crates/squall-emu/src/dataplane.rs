@@ -10,6 +10,10 @@
 //! spins (still reading the devices) for the rest, so deliveries leave
 //! within microseconds of their scheduled time. Each delivery's scheduled
 //! and actual time are recorded ([`crate::timing`]).
+//!
+//! Captures, events and timing rows go to a [`Recorder`], which hands them
+//! to a writer thread without waiting; nothing is kept here between
+//! wake-ups.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,6 +32,7 @@ use squall_scenario::BlackoutDirection;
 use crate::clock::{Clock, enter_realtime_class, minimise_timer_slack, to_std};
 use crate::device::PacketDevice;
 use crate::ipv4::{self, Refused};
+use crate::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::routing::{HostIndex, Routing};
 use crate::timing::{TimingRecorder, TimingSummary};
 
@@ -39,12 +44,6 @@ pub struct DataplaneOptions {
     pub early_wakeup: Duration,
     /// A delivery later than this is counted late and flags the run.
     pub late_threshold: Duration,
-    /// Record the model's events (events.csv).
-    pub record_events: bool,
-    /// Keep every packet each host sent and received (pcaps).
-    pub record_captures: bool,
-    /// Keep each delivery's scheduled and actual time (timing.csv).
-    pub record_deliveries: bool,
     /// Run the loop in the SCHED_FIFO class at this priority (needs root
     /// or CAP_SYS_NICE; on failure the loop runs as a normal thread). Off
     /// by default: at high packet rates the loop spins nearly all the time,
@@ -58,9 +57,6 @@ impl Default for DataplaneOptions {
         DataplaneOptions {
             early_wakeup: Duration::from_micros(200),
             late_threshold: Duration::from_millis(1),
-            record_events: true,
-            record_captures: true,
-            record_deliveries: true,
             realtime_priority: None,
         }
     }
@@ -86,23 +82,6 @@ pub struct ControlMessage {
     pub reply: Sender<Result<serde_json::Value, String>>,
 }
 
-/// One delivery's timing, for timing.csv.
-#[derive(Clone, Debug, Serialize)]
-pub struct DeliveryRecord {
-    pub packet: u64,
-    pub host: HostIndex,
-    pub size: u32,
-    pub scheduled: Instant,
-    pub actual: Instant,
-}
-
-/// A packet as a host's device saw it, for the host's pcap.
-#[derive(Clone, Debug)]
-pub struct Captured {
-    pub time: Instant,
-    pub packet: Packet,
-}
-
 /// Per-host packet counts.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct HostCounters {
@@ -122,9 +101,9 @@ pub struct DataplaneReport {
     pub hosts: Vec<HostCounters>,
     pub paths: Vec<PathStats>,
     pub stages: Vec<StageStats>,
-    pub events: Vec<Event>,
-    pub captures: Vec<Vec<Captured>>,
-    pub deliveries: Vec<DeliveryRecord>,
+    /// What was written and what was dropped of the pcaps, events.csv and
+    /// timing.csv.
+    pub recording: RecordingReport,
 }
 
 struct PathSlot {
@@ -144,9 +123,9 @@ pub struct Dataplane {
     uplink_stages: Vec<String>,
     timing: TimingRecorder,
     hosts: Vec<HostCounters>,
+    recorder: Recorder,
+    /// Events of the current wake-up, sent to the recorder at its end.
     events: Vec<Event>,
-    captures: Vec<Vec<Captured>>,
-    deliveries: Vec<DeliveryRecord>,
     next_id: u64,
     buf: Vec<u8>,
     /// Packets delivered at an intermediate host, to push on.
@@ -166,12 +145,13 @@ impl Dataplane {
         schedule: StateSchedule,
         downlink_stages: Vec<String>,
         uplink_stages: Vec<String>,
+        recorder: Recorder,
     ) -> Self {
         let n = routing.names.len();
         let mut paths: Vec<PathSlot> = paths.into_iter().map(|path| PathSlot { path }).collect();
         for slot in &mut paths {
             if let Some(p) = slot.path.as_mut() {
-                p.set_recording(if options.record_events { Recording::All } else { Recording::Off });
+                p.set_recording(if recorder.records_events() { Recording::All } else { Recording::Off });
             }
         }
         Dataplane {
@@ -185,9 +165,8 @@ impl Dataplane {
             downlink_stages,
             uplink_stages,
             hosts: vec![HostCounters::default(); n],
+            recorder,
             events: Vec::new(),
-            captures: vec![Vec::new(); n],
-            deliveries: Vec::new(),
             next_id: 0,
             buf: vec![0; 65_536],
             forward: Vec::new(),
@@ -218,6 +197,9 @@ impl Dataplane {
             self.deliver_due(now);
             self.read_devices();
             self.drain_events();
+            // Every path has been advanced to `now` (deliver_due) and the
+            // schedule polled up to it: no later event is earlier.
+            self.recorder.events(std::mem::take(&mut self.events), now);
             let deadline = self.next_deadline(now).min(end);
             self.wait_until(deadline);
         }
@@ -267,7 +249,7 @@ impl Dataplane {
 
     fn enter_state(&mut self, at: Instant, now: Instant, state: &State) {
         self.drain_events();
-        if self.options.record_events {
+        if self.recorder.records_events() {
             self.events.push(Event {
                 time: at,
                 stage: Arc::from(state.name.as_str()),
@@ -346,11 +328,9 @@ impl Dataplane {
                 self.options.late_threshold
             );
         }
-        if self.options.record_deliveries {
-            self.deliveries.push(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
-        }
-        if self.options.record_captures {
-            self.captures[host].push(Captured { time: actual, packet });
+        self.recorder.delivery(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
+        if let Some(bytes) = packet.payload {
+            self.recorder.capture_owned(host, actual, bytes);
         }
     }
 
@@ -392,8 +372,8 @@ impl Dataplane {
         let counters = &mut self.hosts[host];
         counters.sent_packets += 1;
         counters.sent_bytes += u64::from(packet.size);
-        if self.options.record_captures {
-            self.captures[host].push(Captured { time: now, packet: packet.clone() });
+        if let Some(bytes) = packet.payload.as_deref() {
+            self.recorder.capture(host, now, bytes);
         }
         self.enter_path(next, now, packet);
     }
@@ -411,12 +391,12 @@ impl Dataplane {
     }
 
     fn drain_events(&mut self) {
-        if !self.options.record_events {
+        if !self.recorder.records_events() {
             return;
         }
         for slot in &mut self.paths {
             if let Some(p) = slot.path.as_mut() {
-                self.events.extend(p.drain_events());
+                p.drain_events_into(&mut self.events);
             }
         }
     }
@@ -432,6 +412,7 @@ impl Dataplane {
                     Some(serde_json::json!({"link": e.link, "direction": e.direction, "stats": p.stats()}))
                 }).collect::<Vec<_>>(),
                 "timing": self.timing.summary(),
+                "capture_dropped": self.recorder.dropped(),
             })),
             ControlRequest::EnterState(name) => {
                 let state = self.schedule.enter(&name).cloned().ok_or_else(|| {
@@ -466,17 +447,17 @@ impl Dataplane {
     fn finish(mut self) -> DataplaneReport {
         let end = self.clock.now();
         self.drain_events();
-        self.events.sort_by_key(|e| e.time);
+        self.recorder.events(std::mem::take(&mut self.events), end);
         let live = self.paths.iter().filter_map(|s| s.path.as_ref());
+        let paths = live.clone().map(|p| p.stats()).collect();
+        let stages = live.flat_map(|p| p.stage_stats(end)).collect();
         DataplaneReport {
             end,
             timing: self.timing.summary(),
             hosts: self.hosts,
-            paths: live.clone().map(|p| p.stats()).collect(),
-            stages: live.flat_map(|p| p.stage_stats(end)).collect(),
-            events: self.events,
-            captures: self.captures,
-            deliveries: self.deliveries,
+            paths,
+            stages,
+            recording: self.recorder.finish(),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::device::{PacketDevice, TunDevice};
 use crate::error::{Context, EmuError};
 use crate::naming::RunId;
 use crate::netns::NetNs;
+use crate::recording::{Recorder, RecordingOptions};
 use crate::routing::Routing;
 use crate::workload::{CommandOutcome, CommandSpec, Workloads};
 
@@ -28,6 +29,9 @@ use crate::workload::{CommandOutcome, CommandSpec, Workloads};
 #[derive(Clone, Debug)]
 pub struct EmulationOptions {
     pub dataplane: DataplaneOptions,
+    /// What to record, streamed to disk while the run goes on; `None`:
+    /// nothing.
+    pub recording: Option<RecordingOptions>,
     pub commands: Vec<CommandSpec>,
     /// Where workload output goes (created if missing).
     pub workload_dir: PathBuf,
@@ -44,6 +48,7 @@ impl Default for EmulationOptions {
     fn default() -> Self {
         EmulationOptions {
             dataplane: DataplaneOptions::default(),
+            recording: None,
             commands: Vec::new(),
             workload_dir: PathBuf::from("."),
             mtu: 1500,
@@ -115,6 +120,12 @@ pub fn run(
         let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
         let tun = TunDevice::create(&hosts.namespaces[i], routing.addresses[i], &peers, options.mtu)?;
         devices.push(Box::new(tun));
+        // After the device, so per-device keys (net.ipv4.conf.squall0.*) exist.
+        if let Some(host) = scenario.hosts.iter().find(|h| &h.name == name) {
+            for (key, value) in &host.sysctl {
+                hosts.namespaces[i].set_sysctl(name, key, &value.0)?;
+            }
+        }
     }
 
     // The model.
@@ -171,6 +182,12 @@ pub fn run(
     });
     let control = if options.control { Some(ControlServer::start(id, info, to_dataplane)?) } else { None };
 
+    // Recording: the files are made now, the writer starts with the run.
+    let recorder = match &options.recording {
+        Some(r) => Recorder::start(r, &routing.names)?,
+        None => Recorder::off(),
+    };
+
     // Run.
     let clock = Clock::start();
     let done = Arc::new(AtomicBool::new(false));
@@ -183,6 +200,7 @@ pub fn run(
         schedule,
         scenario.stage_names(Direction::Downlink),
         scenario.stage_names(Direction::Uplink),
+        recorder,
     );
     let thread_done = Arc::clone(&done);
     let handle = std::thread::Builder::new()

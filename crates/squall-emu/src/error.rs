@@ -21,6 +21,10 @@ pub enum EmuError {
     /// The model rejected a path configuration.
     #[error("path {what}: {source}")]
     Path { what: String, source: squall_link::ConfigError },
+    /// A host's sysctl could not be set in its namespace: the key does
+    /// not exist there, or the kernel refused the value.
+    #[error("host `{host}`: sysctl `{key}` = \"{value}\": {message}")]
+    Sysctl { host: String, key: String, value: String, message: String },
     /// The control socket could not be used.
     #[error("control socket {path}: {message}")]
     Control { path: String, message: String },

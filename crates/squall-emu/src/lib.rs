@@ -6,6 +6,8 @@
 //!
 //! - [`emulation::run`]: one run, set up and torn down.
 //! - [`dataplane`]: the real-time loop and its timing record.
+//! - [`recording`]: pcaps, events.csv and timing.csv streamed to disk by a
+//!   writer thread through a bounded queue.
 //! - [`netns`], [`device`]: namespaces and the [`device::PacketDevice`]
 //!   trait with its TUN implementation.
 //! - [`cleanup`]: stale objects of dead runs, signals.
@@ -26,6 +28,7 @@ pub mod error;
 pub mod ipv4;
 pub mod naming;
 pub mod netns;
+pub mod recording;
 pub mod routing;
 pub mod tcp_info;
 pub mod timing;

@@ -60,6 +60,35 @@ impl NetNs {
         })
     }
 
+    /// Sets the sysctl `key` (dotted, `net.*`) to `value` inside this
+    /// namespace, by writing /proc/sys from a thread that has entered it.
+    /// `host` names the host in the error.
+    pub fn set_sysctl(&self, host: &str, key: &str, value: &str) -> Result<(), EmuError> {
+        let fail = |message: String| EmuError::Sysctl {
+            host: host.to_string(),
+            key: key.to_string(),
+            value: value.to_string(),
+            message,
+        };
+        // The scenario checks keys; this guards the path all the same.
+        if !key.starts_with("net.") || key.split('.').any(|p| p.is_empty() || p.contains('/')) {
+            return Err(fail("only net.* keys can be set in a host's network namespace".into()));
+        }
+        let path = Path::new("/proc/sys").join(key.replace('.', "/"));
+        let result = self.run_in(|| {
+            Ok(std::fs::OpenOptions::new().write(true).open(&path).and_then(|mut f| {
+                use std::io::Write;
+                f.write_all(value.as_bytes())
+            }))
+        })?;
+        result.map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                fail(format!("no such setting in the namespace ({} does not exist)", path.display()))
+            }
+            _ => fail(format!("the kernel refused it ({e})")),
+        })
+    }
+
     /// Makes `command` start inside this namespace, in its own process
     /// group unless it shares the terminal (`own_group` false), and die with squall (PR_SET_PDEATHSIG) even if squall is
     /// killed with SIGKILL.

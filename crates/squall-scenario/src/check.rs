@@ -80,6 +80,27 @@ fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// Checks a deserialized scenario whose empirical files have been read.
+/// A host's sysctl key must name a setting that Linux keeps per network
+/// namespace (`net.*`), written with dots, without a way out of
+/// /proc/sys/net.
+fn check_sysctl_key(key: &str) -> Result<(), String> {
+    let well_formed = key
+        .split('.')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c)));
+    if !well_formed {
+        return Err(format!(
+            "`{key}` is not a sysctl name: dot-separated words of letters, digits, `_` and `-`, like \"net.ipv4.tcp_rmem\""
+        ));
+    }
+    if !key.starts_with("net.") {
+        return Err(format!(
+            "`{key}` is not a network setting: only net.* sysctls belong to a host's network namespace; \
+             others would change the whole machine, like \"net.core.rmem_max\""
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
     let c = Checker { src };
     let root = KeyPath::root();
@@ -119,6 +140,9 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                     h.address
                 ),
             ));
+        }
+        for key in h.sysctl.keys() {
+            check_sysctl_key(key).map_err(|message| c.fail(&p.key("sysctl").key(key), message))?;
         }
     }
     let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));

@@ -80,6 +80,8 @@ impl fmt::Display for KeyPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, s) in self.0.iter().enumerate() {
             match s {
+                // A key with dots in it (a sysctl) is quoted, as in TOML.
+                Segment::Key(k) if k.contains('.') => write!(f, "{}\"{k}\"", if i == 0 { "" } else { "." })?,
                 Segment::Key(k) if i == 0 => write!(f, "{k}")?,
                 Segment::Key(k) => write!(f, ".{k}")?,
                 Segment::Index(n) => write!(f, "[{n}]")?,

@@ -19,6 +19,7 @@
 //! Correlations, `reorder`, `duplicate`, `slot`, `ecn`, the four-state loss
 //! model and the Pareto distributions are refused with a clear error.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use squall_link::{
@@ -66,8 +67,8 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         duration: Duration::from_secs(60),
         replications: 1,
         hosts: vec![
-            Host { name: "fixed".to_string(), address: [10, 0, 0, 1].into() },
-            Host { name: "mobile".to_string(), address: [10, 0, 1, 1].into() },
+            Host { name: "fixed".to_string(), address: [10, 0, 0, 1].into(), sysctl: BTreeMap::new() },
+            Host { name: "mobile".to_string(), address: [10, 0, 1, 1].into(), sysctl: BTreeMap::new() },
         ],
         links: vec![Link {
             between: ["fixed".to_string(), "mobile".to_string()],

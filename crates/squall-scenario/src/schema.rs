@@ -151,6 +151,40 @@ fn default_replications() -> u32 {
 pub struct Host {
     pub name: String,
     pub address: Ipv4Addr,
+    /// Kernel settings for the host's network namespace in emulation,
+    /// like `sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 67108864" }`.
+    /// Only `net.*` keys (the ones Linux keeps per namespace). The
+    /// simulator ignores them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctl: BTreeMap<String, SysctlValue>,
+}
+
+/// A sysctl value as written to `/proc/sys`: a string (`"4096 131072
+/// 67108864"`) or a whole number (`67108864`), kept as its text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct SysctlValue(pub String);
+
+impl<'de> Deserialize<'de> for SysctlValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = SysctlValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a whole number, like \"4096 131072 67108864\" or 67108864")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<SysctlValue, E> {
+                Ok(SysctlValue(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<SysctlValue, E> {
+                Ok(SysctlValue(v.to_string()))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<SysctlValue, E> {
+                Ok(SysctlValue(v.to_string()))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// The two paths between two hosts.

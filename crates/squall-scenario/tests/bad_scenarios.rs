@@ -470,14 +470,6 @@ fn radio_state_on_a_stage_without_radio() {
     );
 }
 
-#[test]
-fn udp_packet_larger_than_ipv4_allows() {
-    expect(
-        "udp_size_too_large.toml",
-        ErrorKind::Check,
-        25,
-        "workload.udp[0].size",
-        &["4000000000 B", "larger than an IPv4 packet can be (65535 bytes, RFC 791)", "like size = \"1200 B\""],
 // Classes, schedulers and AQMs inside a stage's queue (issue 12).
 
 const Q: &str = "links[0].downlink[0].queue";
@@ -681,5 +673,38 @@ fn fq_codel_beside_a_stage_wide_limit() {
         19,
         &format!("{Q}.packets"),
         &["fq_codel is the whole queue"],
+    );
+}
+
+#[test]
+fn udp_packet_larger_than_ipv4_allows() {
+    expect(
+        "udp_size_too_large.toml",
+        ErrorKind::Check,
+        25,
+        "workload.udp[0].size",
+        &["4000000000 B", "larger than an IPv4 packet can be (65535 bytes, RFC 791)", "like size = \"1200 B\""],
+    );
+}
+
+#[test]
+fn sysctl_value_not_a_string_or_number() {
+    expect(
+        "sysctl_bad_value.toml",
+        ErrorKind::Schema,
+        11,
+        "hosts[1].sysctl.\"net.ipv4.tcp_rmem\"",
+        &["a string or a whole number", "like \"4096 131072 67108864\""],
+    );
+}
+
+#[test]
+fn sysctl_outside_the_network_namespace() {
+    expect(
+        "sysctl_not_net.toml",
+        ErrorKind::Check,
+        14,
+        "hosts[1].sysctl.\"kernel.hostname\"",
+        &["only net.* sysctls belong to a host's network namespace", "whole machine"],
     );
 }

@@ -42,6 +42,13 @@ pub enum PcapWriteError {
     /// pcap timestamps hold whole seconds in 32 bits (about 136 years).
     #[error("packet {}: time {time} s is past the largest pcap timestamp", .packet.0)]
     TimeOutOfRange { packet: PacketId, time: Instant },
+    /// A captured packet's time is past the largest pcap timestamp.
+    #[error("captured packet: time {time} s is past the largest pcap timestamp")]
+    CapturedTimeOutOfRange { time: Instant },
+    /// A captured packet is longer than an IPv4 packet, or holds more
+    /// bytes than its original length.
+    #[error("captured packet: {captured} bytes captured of {orig_len}; at most 65535 and at most the original length")]
+    CapturedTooLarge { orig_len: u32, captured: usize },
 }
 
 /// Writes packets to a pcap file, one record per call.
@@ -50,12 +57,27 @@ pub enum PcapWriteError {
 /// the same bytes everywhere.
 pub struct PcapWriter<W: Write> {
     pcap: pcap_file::pcap::PcapWriter<W>,
+    /// Most bytes a record holds (the file header's snaplen).
+    snaplen: u32,
 }
 
 impl<W: Write> PcapWriter<W> {
     /// Writes the file header (nanosecond magic, LINKTYPE_RAW, snaplen
-    /// [`SNAPLEN`]).
+    /// [`SNAPLEN`]); records hold whole packets.
     pub fn new(writer: W) -> Result<Self, PcapWriteError> {
+        Self::with_snaplen(writer, SNAPLEN)
+    }
+
+    /// Like [`Self::new`], but every record holds at most `snaplen` bytes
+    /// of its packet (`tcpdump -s`); the record's original length stays the
+    /// packet's. `snaplen` is clamped to 1..=[`SNAPLEN`].
+    ///
+    /// The file header still says [`SNAPLEN`]: pcap-file 2.0's reader (and
+    /// so squall's analysis) refuses a record whose original length exceeds
+    /// the header's snaplen, though tcpdump writes such files; records no
+    /// longer than the header's snaplen are valid for every reader.
+    pub fn with_snaplen(writer: W, snaplen: u32) -> Result<Self, PcapWriteError> {
+        let snaplen = snaplen.clamp(1, SNAPLEN);
         let header = PcapHeader {
             snaplen: SNAPLEN,
             datalink: DataLink::RAW,
@@ -63,7 +85,20 @@ impl<W: Write> PcapWriter<W> {
             endianness: Endianness::Little,
             ..PcapHeader::default()
         };
-        Ok(PcapWriter { pcap: pcap_file::pcap::PcapWriter::with_header(writer, header)? })
+        Ok(PcapWriter { pcap: pcap_file::pcap::PcapWriter::with_header(writer, header)?, snaplen })
+    }
+
+    /// Writes the first bytes of a captured packet, `data` (already cut
+    /// short by the caller or not), as seen at `time`; the packet was
+    /// `orig_len` bytes long. `data` beyond the snaplen is not written.
+    pub fn write_captured(&mut self, time: Instant, data: &[u8], orig_len: u32) -> Result<(), PcapWriteError> {
+        let timestamp = timestamp(time).ok_or(PcapWriteError::CapturedTimeOutOfRange { time })?;
+        if orig_len > SNAPLEN || data.len() > orig_len as usize {
+            return Err(PcapWriteError::CapturedTooLarge { orig_len, captured: data.len() });
+        }
+        let data = &data[..data.len().min(self.snaplen as usize)];
+        self.pcap.write_packet(&PcapPacket { timestamp, orig_len, data: Cow::Borrowed(data) })?;
+        Ok(())
     }
 
     /// Writes `packet` as seen at `time`: its bytes if it carries them,
@@ -91,11 +126,7 @@ impl<W: Write> PcapWriter<W> {
     }
 
     fn write(&mut self, time: Instant, packet: &Packet, tcp: Option<&TcpHeaderInfo>) -> Result<(), PcapWriteError> {
-        let nanos = time.as_nanos();
-        if nanos / 1_000_000_000 > u64::from(u32::MAX) {
-            return Err(PcapWriteError::TimeOutOfRange { packet: packet.id, time });
-        }
-        let timestamp = std::time::Duration::from_nanos(nanos);
+        let timestamp = timestamp(time).ok_or(PcapWriteError::TimeOutOfRange { packet: packet.id, time })?;
         let (data, orig_len) = match &packet.payload {
             Some(bytes) => {
                 let len = u32::try_from(bytes.len()).ok().filter(|&len| len <= SNAPLEN);
@@ -104,9 +135,22 @@ impl<W: Write> PcapWriter<W> {
             }
             None => (Cow::Owned(synthesise_headers(packet, tcp)?), packet.size),
         };
+        let data = match data {
+            Cow::Borrowed(d) => Cow::Borrowed(&d[..d.len().min(self.snaplen as usize)]),
+            Cow::Owned(mut d) => {
+                d.truncate(self.snaplen as usize);
+                Cow::Owned(d)
+            }
+        };
         self.pcap.write_packet(&PcapPacket { timestamp, orig_len, data })?;
         Ok(())
     }
+}
+
+/// `time` as a pcap timestamp; `None` past what 32-bit seconds hold.
+fn timestamp(time: Instant) -> Option<std::time::Duration> {
+    let nanos = time.as_nanos();
+    (nanos / 1_000_000_000 <= u64::from(u32::MAX)).then(|| std::time::Duration::from_nanos(nanos))
 }
 
 /// The headers of a packet that carries no bytes: IPv4 (total length
@@ -349,6 +393,31 @@ mod tests {
         let pseudo = [10, 0, 0, 1, 10, 0, 0, 2, 0, 6, 0, 40];
         assert_eq!(ones_complement_sum([&pseudo[..], &bytes[20..]]), 0xffff);
         assert_eq!(bytes[36..38], [0x05, 0x1d], "checksum computed by hand");
+    }
+
+    #[test]
+    fn snaplen_cuts_records_and_keeps_the_original_length() {
+        let mut w = PcapWriter::with_snaplen(Vec::new(), 64).unwrap();
+        let bytes: Vec<u8> = (0..200u8).collect();
+        w.write_captured(Instant::from_micros(1), &bytes, 200).unwrap();
+        w.write_captured(Instant::from_micros(2), &bytes[..64], 1500).unwrap();
+        w.write_captured(Instant::from_micros(3), &bytes[..10], 10).unwrap();
+        let mut p = udp_packet(4, 100);
+        p.payload = Some(bytes.clone());
+        w.write_packet(Instant::from_micros(4), &p).unwrap();
+        assert!(w.write_captured(Instant::ZERO, &bytes, 100).is_err(), "more bytes than the packet had");
+        let file = w.into_inner();
+        assert_eq!(file[16..20], SNAPLEN.to_le_bytes(), "header snaplen: see with_snaplen");
+        let recs: Vec<_> = records(&file).into_iter().map(|(_, orig, data)| (orig, data)).collect();
+        assert_eq!(
+            recs,
+            vec![
+                (200, bytes[..64].to_vec()),
+                (1500, bytes[..64].to_vec()),
+                (10, bytes[..10].to_vec()),
+                (200, bytes[..64].to_vec())
+            ]
+        );
     }
 
     #[test]

@@ -2,6 +2,11 @@
 //! same traffic over a plain veth pair, and how well it keeps time at
 //! 100 Mbit/s.
 //!
+//! `squall bench emu --soak DURATION`: a long run with recording on (pcaps
+//! and events.csv streamed to disk), UDP offered at ten times a 100 Mbit/s
+//! link; reports peak memory, whether every packet is accounted for, and
+//! how many records the recording dropped.
+//!
 //! `squall bench tcp`: how fast the simulate engine runs one bulk NewReno
 //! flow (10 Mbit/s, 30 ms one way, 0.1% loss, 100 simulated seconds), in
 //! delivered segments per wall-clock second: the scenario of `cargo bench
@@ -15,10 +20,12 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use squall_emu::blast::SinkReport;
-use squall_emu::dataplane::DataplaneOptions;
+use squall_emu::dataplane::{DataplaneOptions, DataplaneReport};
+use squall_emu::recording::{RecordCounts, RecordingOptions};
 use squall_emu::timing::TimingSummary;
 use squall_emu::workload::CommandSpec;
 use squall_emu::{EmulationOptions, baseline};
+use squall_link::Duration;
 
 #[path = "../../squall-sim/benches/common/single_flow.rs"]
 mod single_flow;
@@ -41,6 +48,23 @@ pub enum BenchWhat {
         /// Write the results as JSON here too.
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// Instead: one run this long ("10m", "10 min", "600 s") with pcaps
+        /// and events.csv on, 1500-byte UDP packets offered at 1 Gbit/s
+        /// into a 100 Mbit/s stage; reports peak RSS, packet conservation
+        /// and dropped capture records.
+        #[arg(long, value_parser = parse_soak_duration)]
+        soak: Option<Duration>,
+        /// Bytes of each packet kept in the soak's pcaps (whole packets at
+        /// 1 Gbit/s would need 7.5 GB a minute of disk).
+        #[arg(long, default_value_t = 96)]
+        soak_snaplen: u32,
+        /// Where the soak's run directory goes (removed after, unless
+        /// --soak-keep).
+        #[arg(long)]
+        soak_dir: Option<std::path::PathBuf>,
+        /// Keep the soak's pcaps, events.csv and timing.csv.
+        #[arg(long)]
+        soak_keep: bool,
     },
     /// Simulate engine speed: one bulk NewReno flow, 10 Mbit/s, 30 ms one
     /// way, 0.1% packet loss, 100 simulated seconds; delivered segments
@@ -116,12 +140,8 @@ fn through_squall(
         )?,
     ];
     let options = EmulationOptions {
-        dataplane: DataplaneOptions {
-            record_events: false,
-            record_captures: false,
-            record_deliveries: false,
-            ..Default::default()
-        },
+        dataplane: DataplaneOptions::default(),
+        recording: None,
         commands,
         workload_dir: dir.path().to_path_buf(),
         control: false,
@@ -136,7 +156,10 @@ fn through_squall(
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
     match args.what {
-        BenchWhat::Emu { seconds, json } => emu(seconds, json),
+        BenchWhat::Emu { soak: Some(duration), json, soak_snaplen, soak_dir, soak_keep, .. } => {
+            soak(duration, soak_snaplen, soak_dir, soak_keep, json)
+        }
+        BenchWhat::Emu { seconds, json, .. } => emu(seconds, json),
         BenchWhat::Tcp { runs, seed, json } => tcp(runs, seed, json),
     }
 }
@@ -181,7 +204,7 @@ fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCod
 }
 
 /// Peak resident set of this process, kB (Linux), or None.
-fn vm_hwm_kb() -> Option<u64> {
+pub(crate) fn vm_hwm_kb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
@@ -225,4 +248,203 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A soak duration: squall's time units, plus "10m" for ten minutes.
+fn parse_soak_duration(s: &str) -> Result<Duration, String> {
+    let minutes = s.strip_suffix('m').filter(|n| !n.is_empty() && n.trim().parse::<f64>().is_ok());
+    let text = minutes.map_or_else(|| s.to_string(), |n| format!("{n} min"));
+    let d: Duration = text.parse().map_err(|e| format!("{e}"))?;
+    if d == Duration::ZERO {
+        return Err("the soak needs a positive duration, like 10m".into());
+    }
+    Ok(d)
+}
+
+/// Every packet the data plane read from the sender, accounted for.
+#[derive(Serialize)]
+struct Conservation {
+    /// Datagrams the sending program handed to its socket.
+    offered: u64,
+    /// Of those, read by squall from the sender's TUN device (the rest were
+    /// dropped by the sender's kernel before squall could read them).
+    read_by_squall: u64,
+    /// Not carried (malformed, no route), by reason.
+    refused: std::collections::BTreeMap<&'static str, u64>,
+    /// Entered the model's path.
+    entered: u64,
+    /// Delivered by the model and written to the receiver's device.
+    delivered: u64,
+    /// Delivered but the write to the receiver's device failed.
+    write_errors: u64,
+    /// Dropped by the model, by reason.
+    dropped: std::collections::BTreeMap<String, u64>,
+    /// Still inside the path when the run ended.
+    in_flight: u64,
+    /// Counted by the receiving program.
+    received_by_sink: u64,
+    /// read_by_squall = refused + entered and entered = delivered +
+    /// write_errors + dropped + in_flight.
+    conserved: bool,
+}
+
+#[derive(Serialize)]
+struct SoakReport {
+    seconds: f64,
+    offered_bps: f64,
+    link_bps: f64,
+    snaplen: u32,
+    /// Peak resident set of this process (VmHWM), kB.
+    peak_rss_kb: Option<u64>,
+    packets: Conservation,
+    recorded: RecordCounts,
+    capture_dropped: RecordCounts,
+    /// Bytes written to the run directory.
+    written_bytes: u64,
+    timing: TimingSummary,
+}
+
+fn soak(
+    duration: Duration,
+    snaplen: u32,
+    dir: Option<std::path::PathBuf>,
+    keep: bool,
+    json: Option<std::path::PathBuf>,
+) -> Result<ExitCode> {
+    const LINK_BPS: f64 = 100e6;
+    const OFFERED_BPS: f64 = 10.0 * LINK_BPS;
+    const IP_SIZE: usize = 1500;
+    let exe = std::env::current_exe().context("where is squall?")?;
+    let text = SCENARIO
+        .replace("RATE", "rate = \"100 Mbit/s\"")
+        .replace("\"60 s\"", &format!("\"{} s\"", duration.as_secs_f64() + 60.0));
+    let scenario = squall_scenario::parse("soak.toml", &text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let base = dir.unwrap_or_else(std::env::temp_dir);
+    std::fs::create_dir_all(&base).with_context(|| format!("cannot create {}", base.display()))?;
+    let run_dir = tempfile::Builder::new().prefix("squall-soak-").tempdir_in(&base)?;
+    let workloads = run_dir.path().join("workloads");
+    let seconds = duration.as_secs_f64();
+    let exe_s = exe.display();
+    let commands = vec![
+        CommandSpec::parse(&format!("mobile@0s={exe_s} tool udp --sink --seconds {seconds}"), false)?,
+        CommandSpec::parse(
+            &format!(
+                "fixed@0.2s={exe_s} tool udp --send 10.0.1.1 --size {IP_SIZE} --seconds {seconds} --rate-bps {OFFERED_BPS}"
+            ),
+            false,
+        )?,
+    ];
+    // The default bounds of `squall emu`'s queue.
+    let mut recording = RecordingOptions::all(run_dir.path());
+    recording.snaplen = snaplen;
+    let options = EmulationOptions {
+        dataplane: DataplaneOptions::default(),
+        recording: Some(recording),
+        commands,
+        workload_dir: workloads.clone(),
+        control: false,
+        ..Default::default()
+    };
+    eprintln!(
+        "soak: {seconds} s of {IP_SIZE}-byte UDP at {:.0} Mbit/s into {:.0} Mbit/s, pcaps (snaplen {snaplen}) and events.csv in {}",
+        OFFERED_BPS / 1e6,
+        LINK_BPS / 1e6,
+        run_dir.path().display()
+    );
+    let signal = squall_emu::cleanup::stop_on_signals()?;
+    let report = squall_emu::run(&scenario, options, signal)?;
+    let peak_rss_kb = vm_hwm_kb();
+    let read_json = |name: &str| -> Result<serde_json::Value> {
+        let out = std::fs::read_to_string(workloads.join(name))?;
+        serde_json::from_str(out.trim()).with_context(|| format!("{name}: {out:?}"))
+    };
+    let sink: SinkReport = serde_json::from_value(read_json("0-mobile.stdout")?)?;
+    let offered = read_json("1-fixed.stdout")?["sent"].as_u64().context("sender output")?;
+    let packets = conservation(&report.dataplane, offered, sink.packets);
+    let d = &report.dataplane;
+    if let Some(e) = &d.recording.error {
+        anyhow::bail!("recording failed: {e}");
+    }
+    let written_bytes = std::fs::read_dir(run_dir.path())?
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let result = SoakReport {
+        seconds: d.end.as_secs_f64(),
+        offered_bps: OFFERED_BPS,
+        link_bps: LINK_BPS,
+        snaplen,
+        peak_rss_kb,
+        packets,
+        recorded: d.recording.written,
+        capture_dropped: d.recording.dropped,
+        written_bytes,
+        timing: d.timing.clone(),
+    };
+    println!("{}", serde_json::to_string_pretty(&result)?);
+    let p = &result.packets;
+    println!(
+        "soak {:.0} s: offered {} packets, squall read {}, delivered {}, dropped {:?}, in flight {}, refused {:?}: {}; \
+         peak RSS {} kB; recorded {} packet records, {} events, {} timing rows ({:.2} GB); dropped {} packet records, {} events, {} timing rows",
+        result.seconds,
+        p.offered,
+        p.read_by_squall,
+        p.delivered,
+        p.dropped,
+        p.in_flight,
+        p.refused,
+        if p.conserved { "conserved" } else { "NOT CONSERVED" },
+        peak_rss_kb.map_or("?".into(), |v| v.to_string()),
+        result.recorded.packets,
+        result.recorded.events,
+        result.recorded.deliveries,
+        written_bytes as f64 / 1e9,
+        result.capture_dropped.packets,
+        result.capture_dropped.events,
+        result.capture_dropped.deliveries,
+    );
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&result)?)?;
+    }
+    if keep {
+        let kept = run_dir.keep();
+        eprintln!("soak: kept {}", kept.display());
+    }
+    Ok(if result.packets.conserved { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Accounts for every packet of the soak from the run's counters (host 0
+/// is the sender, fixed; host 1 the receiver, mobile; path 0 the downlink).
+fn conservation(d: &DataplaneReport, offered: u64, received_by_sink: u64) -> Conservation {
+    let (sender, receiver) = (&d.hosts[0], &d.hosts[1]);
+    let path = d.paths.first().cloned().unwrap_or_default();
+    let mut dropped = std::collections::BTreeMap::new();
+    // The soak's downlink is its only path with traffic; the uplink stage
+    // carries nothing.
+    for stage in &d.stages {
+        for (reason, n) in stage.dropped.iter() {
+            if n > 0 {
+                *dropped.entry(reason.as_str().to_string()).or_default() += n;
+            }
+        }
+    }
+    let refused: u64 = sender.refused.values().sum();
+    let dropped_total: u64 = dropped.values().sum();
+    let conserved = sender.sent_packets == path.entered
+        && path.entered == path.delivered + path.dropped + path.in_flight
+        && path.dropped == dropped_total
+        && path.delivered == receiver.received_packets + receiver.write_errors;
+    Conservation {
+        offered,
+        read_by_squall: sender.sent_packets + refused,
+        refused: sender.refused.clone(),
+        entered: path.entered,
+        delivered: receiver.received_packets,
+        write_errors: receiver.write_errors,
+        dropped,
+        in_flight: path.in_flight,
+        received_by_sink,
+        conserved,
+    }
 }

@@ -3,10 +3,14 @@
 //! sim`: summary.json (engine "emu"), scenario.toml, rep-0/events.csv and
 //! rep-0/HOST.pcap, plus rep-0/timing.csv (scheduled and actual time of
 //! every delivery) and rep-0/workloads/ (each command's output).
+//!
+//! The pcaps, events.csv and timing.csv are written while the run goes on
+//! (squall_emu::recording): memory stays flat however long it runs, and a
+//! record the writer cannot keep up with is dropped and counted
+//! (`emu.capture_dropped` in summary.json), never the packet.
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -15,11 +19,12 @@ use clap::Args;
 use serde::Serialize;
 use squall_analysis::{Summary, summarize};
 use squall_emu::dataplane::{DataplaneOptions, DataplaneReport};
+use squall_emu::recording::{DEFAULT_QUEUE, DEFAULT_QUEUE_BYTES, RecordCounts, RecordingOptions};
 use squall_emu::workload::{CommandOutcome, CommandSpec, WorkloadFile};
 use squall_emu::{EmulationOptions, EmulationReport, EndReason};
 use squall_link::{DropReason, Duration};
 use squall_scenario::Scenario;
-use squall_trace::{EventLogWriter, PcapWriter};
+use squall_trace::SNAPLEN;
 
 use crate::sim_cmd::{self, Loaded, ScenarioArgs, StageSummary, stage_summary};
 
@@ -56,6 +61,16 @@ pub struct EmuArgs {
     /// MTU of the hosts' TUN devices, bytes.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
+    /// Keep at most this many bytes of each packet in the pcaps (like
+    /// `tcpdump -s`); a record's original length stays the packet's.
+    /// Default: whole packets.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..=SNAPLEN as i64))]
+    pub snaplen: Option<u32>,
+    /// Records (packets, a wake-up's events, delivery timings) the queue to
+    /// the recording thread holds; when it is full, records are dropped and
+    /// counted (summary.json `emu.capture_dropped`), packets never.
+    #[arg(long, value_name = "RECORDS", default_value_t = DEFAULT_QUEUE, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 24))]
+    pub record_queue: usize,
     /// Shell mode: run this command on the mobile host (the second host of
     /// the first link) with SQUALL_PEER set to the fixed host's address; the
     /// run ends when it exits.
@@ -105,6 +120,16 @@ struct EmuDetails {
     early_wakeup: f64,
     workloads: Vec<CommandOutcome>,
     stale_removed: Vec<String>,
+    /// Records written to the pcaps, events.csv and timing.csv.
+    recorded: RecordCounts,
+    /// Records dropped because the recording queue was full.
+    capture_dropped: RecordCounts,
+    /// Bytes of each packet kept in the pcaps.
+    snaplen: u32,
+    record_queue: usize,
+    /// Peak resident set of squall (VmHWM) when the run ended, before the
+    /// pcaps were analysed, kB.
+    peak_rss_kb: Option<u64>,
 }
 
 fn commands(args: &EmuArgs, scenario: &Scenario) -> Result<Vec<CommandSpec>> {
@@ -230,11 +255,17 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         dataplane: DataplaneOptions {
             early_wakeup: args.early_wakeup,
             late_threshold: args.late_threshold,
-            record_events: !args.common.no_events,
-            record_captures: !args.common.no_pcap,
-            record_deliveries: true,
             realtime_priority: args.realtime,
         },
+        recording: Some(RecordingOptions {
+            dir: rep.clone(),
+            events: !args.common.no_events,
+            captures: !args.common.no_pcap,
+            deliveries: true,
+            snaplen: args.snaplen.unwrap_or(SNAPLEN),
+            queue: args.record_queue,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
+        }),
         stop_when_workloads_exit: commands.iter().any(|c| !c.background),
         commands,
         workload_dir: rep.join("workloads"),
@@ -250,7 +281,8 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         std::process::id()
     );
     let report = squall_emu::run(&scenario, options, signal).context("emulation failed")?;
-    write_outputs(&out, &rep, &args, source, scenario, &report)?;
+    let peak_rss_kb = crate::bench_cmd::vm_hwm_kb();
+    write_outputs(&out, &rep, &args, source, scenario, &report, peak_rss_kb)?;
     let shell = !args.command.is_empty();
     let failed = report.workloads.iter().filter(|w| !w.background).find(|w| w.exit_code != Some(0));
     Ok(match (shell, failed) {
@@ -270,44 +302,13 @@ fn write_outputs(
     source: String,
     scenario: Scenario,
     report: &EmulationReport,
+    peak_rss_kb: Option<u64>,
 ) -> Result<()> {
     let d: &DataplaneReport = &report.dataplane;
-    if !args.common.no_events {
-        let path = rep.join("events.csv");
-        let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut log = EventLogWriter::new(BufWriter::new(file))?;
-        for e in &d.events {
-            log.write_event(e)?;
-        }
-        log.flush()?;
+    let recording = &d.recording;
+    if let Some(e) = &recording.error {
+        anyhow::bail!("recording failed: {e}");
     }
-    if !args.common.no_pcap {
-        for (host, captured) in report.host_names.iter().zip(&d.captures) {
-            let path = rep.join(format!("{host}.pcap"));
-            let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            let mut pcap = PcapWriter::new(BufWriter::new(file))?;
-            for c in captured {
-                pcap.write_packet(c.time, &c.packet)?;
-            }
-            pcap.into_inner().flush()?;
-        }
-    }
-    let path = rep.join("timing.csv");
-    let mut w = BufWriter::new(fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?);
-    writeln!(w, "packet,host,size,scheduled,actual,error_us")?;
-    for r in &d.deliveries {
-        writeln!(
-            w,
-            "{},{},{},{},{},{:.3}",
-            r.packet,
-            report.host_names[r.host],
-            r.size,
-            r.scheduled,
-            r.actual,
-            r.actual.saturating_since(r.scheduled).as_nanos() as f64 / 1e3
-        )?;
-    }
-    w.flush()?;
 
     let stages: Vec<StageSummary> = d.stages.iter().map(stage_summary).collect();
     let hosts: Vec<squall_analysis::RunHost> =
@@ -358,6 +359,11 @@ fn write_outputs(
             early_wakeup: args.early_wakeup.as_secs_f64(),
             workloads: report.workloads.clone(),
             stale_removed: report.stale_removed.clone(),
+            recorded: recording.written,
+            capture_dropped: recording.dropped,
+            snaplen: args.snaplen.unwrap_or(SNAPLEN),
+            record_queue: args.record_queue,
+            peak_rss_kb,
         },
     };
     let path = out.join("summary.json");
@@ -381,6 +387,15 @@ fn write_outputs(
         "wrote {}/summary.json, scenario.toml and rep-0/ (events.csv, HOST.pcap, timing.csv, workloads/)",
         out.display()
     );
+    let dropped = recording.dropped;
+    if dropped.total() > 0 {
+        eprintln!(
+            "squall emu: warning: the recording could not keep up; dropped {} packet records, {} events and {} timing rows \
+             (summary.json emu.capture_dropped); forwarding was not affected — a larger --record-queue, --snaplen or \
+             --no-events helps",
+            dropped.packets, dropped.events, dropped.deliveries
+        );
+    }
     if d.hosts.iter().any(|h| !h.refused.is_empty()) {
         for (name, h) in report.host_names.iter().zip(&d.hosts) {
             if !h.refused.is_empty() {

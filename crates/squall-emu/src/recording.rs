@@ -1,0 +1,550 @@
+//! What a run records — each host's pcap, the model's events (events.csv)
+//! and each delivery's timing (timing.csv) — streamed to disk while the
+//! run goes on, by a writer thread fed through a bounded queue (DESIGN.md,
+//! "Recording"; seed 000: Seawind kept its logs without disturbing the
+//! timing).
+//!
+//! The data plane never waits for the writer: when the queue is full, a
+//! record is dropped and counted by kind ([`RecordCounts`]), and the
+//! packet it describes is forwarded as if nothing had happened. The queue
+//! is bounded twice: in records, and in the bytes they hold (a wake-up's
+//! events are one record of any length). So the memory a run needs is the
+//! queue's bound, whatever its length.
+//!
+//! events.csv stays in time order without holding the run's events: the
+//! data plane sends each wake-up's events with a time before which no
+//! later event can fall (every path has been advanced to it), and the
+//! writer keeps only the events at or after that time, in a heap, until
+//! a later batch settles them.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
+use std::thread::JoinHandle;
+
+use serde::Serialize;
+use squall_link::{Event, Instant};
+use squall_trace::{EventLogError, EventLogWriter, PcapWriteError, PcapWriter, SNAPLEN};
+
+use crate::error::{Context, EmuError};
+use crate::routing::HostIndex;
+
+/// Default bound of the queue to the writer, in records (a captured
+/// packet, one wake-up's events, or one delivery's timing). With whole
+/// 1500-byte packets that is at most about 25 MB queued.
+pub const DEFAULT_QUEUE: usize = 16_384;
+
+/// Default bound of the bytes the queued records hold (packet bytes,
+/// events, the records themselves).
+pub const DEFAULT_QUEUE_BYTES: usize = 32 << 20;
+
+/// What to record and where.
+#[derive(Clone, Debug)]
+pub struct RecordingOptions {
+    /// The run's directory (rep-0): HOST.pcap, events.csv, timing.csv.
+    pub dir: PathBuf,
+    /// Write events.csv.
+    pub events: bool,
+    /// Write one pcap per host of what it sent and received.
+    pub captures: bool,
+    /// Write timing.csv.
+    pub deliveries: bool,
+    /// Bytes of each packet kept in the pcaps (the records' original
+    /// length stays the packet's); [`SNAPLEN`] for whole packets.
+    pub snaplen: u32,
+    /// Records the queue to the writer holds before new ones are dropped.
+    pub queue: usize,
+    /// Bytes the queued records may hold before new ones are dropped.
+    pub queue_bytes: usize,
+}
+
+impl RecordingOptions {
+    /// Everything, whole packets, the default queue, into `dir`.
+    pub fn all(dir: impl Into<PathBuf>) -> Self {
+        RecordingOptions {
+            dir: dir.into(),
+            events: true,
+            captures: true,
+            deliveries: true,
+            snaplen: SNAPLEN,
+            queue: DEFAULT_QUEUE,
+            queue_bytes: DEFAULT_QUEUE_BYTES,
+        }
+    }
+}
+
+/// Counts per kind of record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RecordCounts {
+    /// Packet records in the pcaps (a forwarded packet is captured twice:
+    /// at its sender and at its receiver).
+    pub packets: u64,
+    /// Rows of events.csv.
+    pub events: u64,
+    /// Rows of timing.csv.
+    pub deliveries: u64,
+}
+
+impl RecordCounts {
+    pub fn total(&self) -> u64 {
+        self.packets + self.events + self.deliveries
+    }
+}
+
+/// Why a recording file could not be written. The run goes on; the first
+/// error is reported at its end.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    /// A pcap file could not be written.
+    #[error("{path}: {source}")]
+    Pcap { path: PathBuf, source: PcapWriteError },
+    /// events.csv could not be written.
+    #[error("{path}: {source}")]
+    Events { path: PathBuf, source: EventLogError },
+    /// timing.csv could not be written.
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    /// The writer thread panicked.
+    #[error("the recording thread panicked")]
+    Panicked,
+}
+
+/// What the recording of a run did.
+#[derive(Debug)]
+pub struct RecordingReport {
+    /// Records written to the files.
+    pub written: RecordCounts,
+    /// Records dropped because the queue was full (or the writer had
+    /// failed).
+    pub dropped: RecordCounts,
+    /// The first write error, if any.
+    pub error: Option<RecordingError>,
+}
+
+/// One wake-up's timing of a delivery, for timing.csv.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeliveryRecord {
+    pub packet: u64,
+    pub host: HostIndex,
+    pub size: u32,
+    pub scheduled: Instant,
+    pub actual: Instant,
+}
+
+enum Record {
+    /// The first bytes (at most the snaplen) of a packet of `orig_len`
+    /// bytes that `host`'s device passed at `time`.
+    Capture {
+        host: HostIndex,
+        time: Instant,
+        orig_len: u32,
+        data: Vec<u8>,
+    },
+    /// Events of one wake-up; no event sent later is earlier than
+    /// `settled`.
+    Events {
+        events: Vec<Event>,
+        settled: Instant,
+    },
+    Delivery(DeliveryRecord),
+}
+
+impl Record {
+    /// The memory the record holds, bytes.
+    fn bytes(&self) -> usize {
+        std::mem::size_of::<Record>()
+            + match self {
+                Record::Capture { data, .. } => data.capacity(),
+                Record::Events { events, .. } => events.capacity() * std::mem::size_of::<Event>(),
+                Record::Delivery(_) => 0,
+            }
+    }
+}
+
+/// The data plane's end of the recording: hands records to the writer
+/// thread without ever waiting.
+pub struct Recorder {
+    sender: Option<SyncSender<Record>>,
+    events: bool,
+    captures: bool,
+    deliveries: bool,
+    snaplen: usize,
+    /// Bytes held by the records in the queue (added here, taken off by
+    /// the writer), and their bound.
+    queued_bytes: Arc<AtomicUsize>,
+    max_bytes: usize,
+    dropped: RecordCounts,
+    writer: Option<JoinHandle<(RecordCounts, Option<RecordingError>)>>,
+}
+
+impl Recorder {
+    /// Records nothing.
+    pub fn off() -> Self {
+        Recorder {
+            sender: None,
+            events: false,
+            captures: false,
+            deliveries: false,
+            snaplen: 0,
+            queued_bytes: Arc::default(),
+            max_bytes: 0,
+            dropped: RecordCounts::default(),
+            writer: None,
+        }
+    }
+
+    /// Creates the files (so a directory that cannot be written fails the
+    /// run before it starts) and starts the writer thread. `hosts` are the
+    /// hosts' names, by index.
+    pub fn start(options: &RecordingOptions, hosts: &[String]) -> Result<Self, EmuError> {
+        let create = |name: &str| -> Result<(PathBuf, BufWriter<File>), EmuError> {
+            let path = options.dir.join(name);
+            let file = File::create(&path).context(|| format!("create {}", path.display()))?;
+            Ok((path, BufWriter::with_capacity(1 << 20, file)))
+        };
+        let mut files = Files { events: None, pcaps: Vec::new(), timing: None, hosts: hosts.to_vec() };
+        if options.events {
+            let (path, file) = create("events.csv")?;
+            let log = EventLogWriter::new(file)
+                .map_err(|source| EmuError::Scenario(format!("{}: {source}", path.display())))?;
+            files.events = Some((path, log));
+        }
+        if options.captures {
+            for host in hosts {
+                let (path, file) = create(&format!("{host}.pcap"))?;
+                let pcap = PcapWriter::with_snaplen(file, options.snaplen)
+                    .map_err(|source| EmuError::Scenario(format!("{}: {source}", path.display())))?;
+                files.pcaps.push((path, pcap));
+            }
+        }
+        if options.deliveries {
+            let (path, mut file) = create("timing.csv")?;
+            writeln!(file, "packet,host,size,scheduled,actual,error_us")
+                .context(|| format!("write {}", path.display()))?;
+            files.timing = Some((path, file));
+        }
+        let (sender, receiver) = sync_channel(options.queue.max(1));
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
+        let writer_bytes = Arc::clone(&queued_bytes);
+        let writer = std::thread::Builder::new()
+            .name("squall-recording".into())
+            .spawn(move || write_records(files, receiver, &writer_bytes))
+            .context(|| "start the recording thread".to_string())?;
+        Ok(Recorder {
+            sender: Some(sender),
+            events: options.events,
+            captures: options.captures,
+            deliveries: options.deliveries,
+            snaplen: options.snaplen.clamp(1, SNAPLEN) as usize,
+            queued_bytes,
+            max_bytes: options.queue_bytes,
+            dropped: RecordCounts::default(),
+            writer: Some(writer),
+        })
+    }
+
+    pub fn records_events(&self) -> bool {
+        self.events
+    }
+
+    pub fn records_captures(&self) -> bool {
+        self.captures
+    }
+
+    pub fn records_deliveries(&self) -> bool {
+        self.deliveries
+    }
+
+    /// Records dropped so far.
+    pub fn dropped(&self) -> RecordCounts {
+        self.dropped
+    }
+
+    /// A packet `host`'s device passed at `time`; only the first snaplen
+    /// bytes are copied.
+    pub fn capture(&mut self, host: HostIndex, time: Instant, bytes: &[u8]) {
+        if !self.captures {
+            return;
+        }
+        let data = bytes[..bytes.len().min(self.snaplen)].to_vec();
+        self.send(Record::Capture { host, time, orig_len: bytes.len() as u32, data }, |d| d.packets += 1);
+    }
+
+    /// Like [`Self::capture`], taking the packet's bytes (no copy when the
+    /// whole packet is kept).
+    pub fn capture_owned(&mut self, host: HostIndex, time: Instant, mut bytes: Vec<u8>) {
+        if !self.captures {
+            return;
+        }
+        let orig_len = bytes.len() as u32;
+        if bytes.len() > self.snaplen {
+            // A short copy, so the queue holds only what will be written.
+            bytes = bytes[..self.snaplen].to_vec();
+        }
+        self.send(Record::Capture { host, time, orig_len, data: bytes }, |d| d.packets += 1);
+    }
+
+    /// One wake-up's events (in any order); no later event may be earlier
+    /// than `settled`.
+    pub fn events(&mut self, events: Vec<Event>, settled: Instant) {
+        if !self.events || events.is_empty() {
+            return;
+        }
+        let n = events.len() as u64;
+        self.send(Record::Events { events, settled }, |d| d.events += n);
+    }
+
+    pub fn delivery(&mut self, record: DeliveryRecord) {
+        if self.deliveries {
+            self.send(Record::Delivery(record), |d| d.deliveries += 1);
+        }
+    }
+
+    fn send(&mut self, record: Record, count_drop: impl FnOnce(&mut RecordCounts)) {
+        let Some(sender) = &self.sender else { return count_drop(&mut self.dropped) };
+        let bytes = record.bytes();
+        // Only this thread adds, so the bound holds without a loop.
+        if self.queued_bytes.load(Ordering::Relaxed) + bytes > self.max_bytes {
+            return count_drop(&mut self.dropped);
+        }
+        self.queued_bytes.fetch_add(bytes, Ordering::Relaxed);
+        match sender.try_send(record) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.queued_bytes.fetch_sub(bytes, Ordering::Relaxed);
+                count_drop(&mut self.dropped)
+            }
+            // The writer has stopped on an error: reported by finish.
+            Err(TrySendError::Disconnected(_)) => {
+                count_drop(&mut self.dropped);
+                self.sender = None;
+            }
+        }
+    }
+
+    /// Closes the queue, waits for the writer to write what is in it and
+    /// flush the files, and reports.
+    pub fn finish(mut self) -> RecordingReport {
+        drop(self.sender.take());
+        let (written, error) = match self.writer.take().map(JoinHandle::join) {
+            None => (RecordCounts::default(), None),
+            Some(Ok(result)) => result,
+            Some(Err(_)) => (RecordCounts::default(), Some(RecordingError::Panicked)),
+        };
+        RecordingReport { written, dropped: self.dropped, error }
+    }
+}
+
+/// The writer thread's files.
+struct Files {
+    events: Option<(PathBuf, EventLogWriter<BufWriter<File>>)>,
+    pcaps: Vec<(PathBuf, PcapWriter<BufWriter<File>>)>,
+    timing: Option<(PathBuf, BufWriter<File>)>,
+    hosts: Vec<String>,
+}
+
+/// An event waiting for the events before it, ordered by time, then by
+/// arrival (so events at one time keep the order the paths gave them).
+struct Pending {
+    time: Instant,
+    seq: u64,
+    event: Event,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        (self.time, self.seq) == (other.time, other.seq)
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.time, self.seq).cmp(&(other.time, other.seq))
+    }
+}
+
+/// The writer thread: writes records until the queue is closed. On the
+/// first error it stops writing and keeps draining the queue (so the data
+/// plane is never blocked), and returns the error.
+fn write_records(
+    mut files: Files,
+    receiver: Receiver<Record>,
+    queued_bytes: &AtomicUsize,
+) -> (RecordCounts, Option<RecordingError>) {
+    let mut written = RecordCounts::default();
+    let mut pending: BinaryHeap<Reverse<Pending>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut result = Ok(());
+    for record in receiver.iter() {
+        if result.is_err() {
+            // Stop: the queue closes and the data plane counts what it
+            // still sends as dropped.
+            break;
+        }
+        queued_bytes.fetch_sub(record.bytes(), Ordering::Relaxed);
+        result = match record {
+            Record::Capture { host, time, orig_len, data } => match files.pcaps.get_mut(host) {
+                Some((path, pcap)) => pcap
+                    .write_captured(time, &data, orig_len)
+                    .map(|()| written.packets += 1)
+                    .map_err(|source| RecordingError::Pcap { path: path.clone(), source }),
+                None => Ok(()),
+            },
+            Record::Events { events, settled } => {
+                for event in events {
+                    pending.push(Reverse(Pending { time: event.time, seq, event }));
+                    seq += 1;
+                }
+                write_settled(&mut files, &mut pending, Some(settled), &mut written)
+            }
+            Record::Delivery(r) => write_delivery(&mut files, &r, &mut written),
+        };
+    }
+    drop(receiver);
+    if result.is_ok() {
+        result = write_settled(&mut files, &mut pending, None, &mut written);
+    }
+    if result.is_ok() {
+        result = flush(&mut files);
+    }
+    (written, result.err())
+}
+
+/// Writes the pending events before `settled` (all of them for `None`).
+fn write_settled(
+    files: &mut Files,
+    pending: &mut BinaryHeap<Reverse<Pending>>,
+    settled: Option<Instant>,
+    written: &mut RecordCounts,
+) -> Result<(), RecordingError> {
+    let Some((path, log)) = files.events.as_mut() else {
+        pending.clear();
+        return Ok(());
+    };
+    while let Some(Reverse(first)) = pending.peek() {
+        if settled.is_some_and(|s| first.time >= s) {
+            break;
+        }
+        let Some(Reverse(p)) = pending.pop() else { break };
+        log.write_event(&p.event).map_err(|source| RecordingError::Events { path: path.clone(), source })?;
+        written.events += 1;
+    }
+    Ok(())
+}
+
+fn write_delivery(files: &mut Files, r: &DeliveryRecord, written: &mut RecordCounts) -> Result<(), RecordingError> {
+    let Some((path, w)) = files.timing.as_mut() else { return Ok(()) };
+    let host = files.hosts.get(r.host).map_or("?", String::as_str);
+    writeln!(
+        w,
+        "{},{},{},{},{},{:.3}",
+        r.packet,
+        host,
+        r.size,
+        r.scheduled,
+        r.actual,
+        r.actual.saturating_since(r.scheduled).as_nanos() as f64 / 1e3
+    )
+    .map_err(|source| RecordingError::Io { path: path.clone(), source })?;
+    written.deliveries += 1;
+    Ok(())
+}
+
+fn flush(files: &mut Files) -> Result<(), RecordingError> {
+    if let Some((path, log)) = files.events.as_mut() {
+        log.flush().map_err(|source| RecordingError::Events { path: path.clone(), source })?;
+    }
+    for (path, pcap) in files.pcaps.drain(..) {
+        pcap.into_inner().flush().map_err(|source| RecordingError::Io { path: path.clone(), source })?;
+    }
+    if let Some((path, w)) = files.timing.as_mut() {
+        w.flush().map_err(|source| RecordingError::Io { path: path.clone(), source })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use squall_link::{Direction, EventKind};
+    use squall_trace::EventLogReader;
+
+    use super::*;
+
+    fn event(nanos: u64) -> Event {
+        Event {
+            time: Instant::from_nanos(nanos),
+            stage: Arc::from("s"),
+            direction: Direction::Downlink,
+            kind: EventKind::Enqueue,
+            packet: None,
+            flow: None,
+            size: nanos as u32,
+        }
+    }
+
+    fn options(dir: &Path, queue: usize) -> RecordingOptions {
+        RecordingOptions { queue, ..RecordingOptions::all(dir) }
+    }
+
+    #[test]
+    fn the_queue_is_bounded_in_bytes_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = options(dir.path(), 1_000_000);
+        options.queue_bytes = 64 * 1024;
+        let mut r = Recorder::start(&options, &["a".into()]).unwrap();
+        let packet = vec![0x45u8; 1500];
+        let sent = 20_000u64;
+        for i in 0..sent {
+            r.capture(0, Instant::from_nanos(i), &packet);
+            assert!(r.queued_bytes.load(Ordering::Relaxed) <= 64 * 1024);
+        }
+        let report = r.finish();
+        assert!(report.dropped.packets > 0);
+        assert_eq!(report.written.packets + report.dropped.packets, sent);
+    }
+
+    #[test]
+    fn events_come_out_in_time_order_across_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Recorder::start(&options(dir.path(), 1024), &["a".into()]).unwrap();
+        // Each batch may hold events later than the next batch's, but none
+        // earlier than the previous batch's `settled`.
+        r.events(vec![event(30), event(10), event(50)], Instant::from_nanos(20));
+        r.events(vec![event(40), event(20), event(20)], Instant::from_nanos(45));
+        r.events(vec![event(45), event(60)], Instant::from_nanos(60));
+        let report = r.finish();
+        assert!(report.error.is_none());
+        assert_eq!(report.written.events, 8);
+        let file = File::open(dir.path().join("events.csv")).unwrap();
+        let times: Vec<u64> = EventLogReader::new(file).unwrap().map(|e| e.unwrap().time.as_nanos()).collect();
+        assert_eq!(times, [10, 20, 20, 30, 40, 45, 50, 60]);
+    }
+
+    #[test]
+    fn a_full_queue_drops_and_counts_instead_of_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Recorder::start(&options(dir.path(), 1), &["a".into(), "b".into()]).unwrap();
+        let sent = 20_000u64;
+        let packet = vec![0x45u8; 1500];
+        for i in 0..sent {
+            r.capture(usize::from(i % 2 == 0), Instant::from_nanos(i), &packet);
+        }
+        let report = r.finish();
+        assert!(report.error.is_none());
+        assert!(report.dropped.packets > 0, "a one-record queue kept up with {sent} records");
+        assert_eq!(report.written.packets + report.dropped.packets, sent);
+    }
+}
