@@ -51,7 +51,7 @@ pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
 pub use path::{Delivery, Path, PathStats};
-pub use stage::{BackgroundStats, DropCounts, StageStats};
+pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
 pub use units::{Bytes, Probability, Rate};

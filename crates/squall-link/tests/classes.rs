@@ -114,6 +114,13 @@ fn wrr_shares_follow_packet_weights_with_every_class_backlogged() {
     let out = run(&mut p, backlog(2000, &[(1000, 1), (1000, 2), (1000, 3)]));
     let window = &out[..2000];
     let total: u32 = weights.iter().sum();
+    // The classes' counters agree with what left the path.
+    let classes = &p.stage_stats(Instant::FAR_FUTURE)[0].classes;
+    assert_eq!(classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["c0", "c1", "c2"]);
+    for (i, c) in classes.iter().enumerate() {
+        let left = out.iter().filter(|o| o.port == i as u16 + 1).count() as u64;
+        assert_eq!((c.enqueued, c.sent, c.dropped, c.sent_bytes), (2000, left, 0, left * 1000));
+    }
     for (i, &w) in weights.iter().enumerate() {
         let got = window.iter().filter(|o| o.port == i as u16 + 1).count() as f64 / window.len() as f64;
         let expect = w as f64 / total as f64;

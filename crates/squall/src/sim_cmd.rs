@@ -206,6 +206,9 @@ pub struct StageSummary {
     /// real ones above; absent when the stage has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub background: Option<squall_link::BackgroundStats>,
+    /// Per class of a classful queue; absent without classes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<squall_link::ClassStats>,
 }
 
 #[derive(Serialize)]
@@ -246,6 +249,7 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
         mean_queue_len: s.mean_queue_len,
         max_queue_len: s.max_queue_len,
         background: (s.background.generated > 0).then_some(s.background),
+        classes: s.classes.clone(),
     }
 }
 

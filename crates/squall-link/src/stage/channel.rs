@@ -229,7 +229,7 @@ impl Channel {
     }
 
     /// The earliest pending timer: (time, sequence, which).
-    #[inline]
+    #[inline(always)]
     fn next_due(&self) -> Option<(Instant, u64, Due)> {
         let mut best = self.timers.peek().map(|Reverse((t, q, _))| (*t, *q, Due::Heap));
         let mut consider = |t: Instant, q: u64, d: Due| {
@@ -247,6 +247,7 @@ impl Channel {
     }
 
     /// The earliest pending timer and which it is.
+    #[inline(always)]
     pub(crate) fn next_timer(&self) -> Option<(Instant, Due)> {
         self.next_due().map(|(t, _, d)| (t, d))
     }

@@ -79,6 +79,29 @@ pub struct StageStats {
     /// Background (virtual) packets, counted apart from the real ones
     /// above.
     pub background: BackgroundStats,
+    /// Per class, in class order, when the queue has classes (real and
+    /// background packets together: both take the class's share).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassStats>,
+}
+
+/// What one class of a stage's queue counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ClassStats {
+    pub name: String,
+    /// Packets the class accepted.
+    pub enqueued: u64,
+    /// Packets it handed to the link, and their bytes.
+    pub sent: u64,
+    pub sent_bytes: u64,
+    /// Drops in the class (tail or head drop, AQM, sojourn limit).
+    pub dropped: u64,
+}
+
+impl ClassStats {
+    pub(crate) fn count_drops(&mut self, drops: &[qdisc::Dropped]) {
+        self.dropped += drops.len() as u64;
+    }
 }
 
 /// What became of a stage's background (virtual) packets.
@@ -287,6 +310,7 @@ impl Stage {
                 served: link.background_delivered,
                 dropped: self.stats.background_dropped + link.background_dropped,
             },
+            classes: self.qdisc.class_stats(),
         }
     }
 

@@ -11,6 +11,7 @@ use crate::classes::{Matcher, Scheduler};
 use crate::config::QueueConfig;
 use crate::packet::Packet;
 use crate::rng::StreamRng;
+use crate::stage::ClassStats;
 use crate::time::Instant;
 
 /// A classifier rule and the class it picks.
@@ -26,6 +27,7 @@ struct Class {
     queue: Fifo,
     weight: u32,
     quantum: i64,
+    stats: ClassStats,
 }
 
 /// The scheduler's running state.
@@ -101,6 +103,7 @@ impl Classful {
                 queue: Fifo::new(c.queue(), |aqm| rng(&format!("class/{}/{aqm}", c.name))),
                 weight: c.weight(),
                 quantum: c.quantum() as i64,
+                stats: ClassStats { name: c.name.clone(), ..ClassStats::default() },
             })
             .collect();
         let scheduler = SchedulerState::new(config.scheduler, &classes);
@@ -117,6 +120,11 @@ impl Classful {
             .filter_map(|r| index(&r.class).map(|class| Filter { matcher: r.matcher(), class }))
             .collect();
         self.default = config.default_class_index();
+    }
+
+    /// Each class's counters, in class order.
+    pub(crate) fn class_stats(&self) -> Vec<ClassStats> {
+        self.classes.iter().map(|c| c.stats.clone()).collect()
     }
 
     /// Whether `config` has the same classes, by name and order.
@@ -139,10 +147,15 @@ impl Classful {
         fits: &mut impl FnMut(u32) -> bool,
         drops: &mut Vec<Dropped>,
     ) -> Option<Dequeued> {
-        let q = &mut self.classes[i].queue;
-        let before = q.len();
-        let d = q.dequeue(now, &mut *fits, drops);
-        self.len -= before - q.len();
+        let c = &mut self.classes[i];
+        let (before, dropped) = (c.queue.len(), drops.len());
+        let d = c.queue.dequeue(now, &mut *fits, drops);
+        self.len -= before - c.queue.len();
+        c.stats.count_drops(&drops[dropped..]);
+        if let Some(d) = &d {
+            c.stats.sent += 1;
+            c.stats.sent_bytes += d.packet.size as u64;
+        }
         d
     }
 
@@ -238,12 +251,14 @@ impl QueueDisc for Classful {
         drops: &mut Vec<Dropped>,
     ) -> Enqueued {
         let i = class.filter(|&i| i < self.classes.len()).unwrap_or_else(|| self.classify(&packet));
-        let q = &mut self.classes[i].queue;
-        let before = q.len();
-        let verdict = q.enqueue(now, packet, link, drops);
-        let after = q.len();
+        let c = &mut self.classes[i];
+        let (before, dropped) = (c.queue.len(), drops.len());
+        let verdict = c.queue.enqueue(now, packet, link, drops);
+        let after = c.queue.len();
         self.len = self.len + after - before;
+        c.stats.count_drops(&drops[dropped..]);
         if verdict != Enqueued::Refused {
+            c.stats.enqueued += 1;
             self.scheduler.on_enqueue(i, &self.classes);
         }
         verdict

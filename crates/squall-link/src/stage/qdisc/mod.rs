@@ -104,6 +104,14 @@ pub(crate) enum AnyQueueDisc {
 }
 
 impl AnyQueueDisc {
+    /// Each class's counters (empty without classes).
+    pub(crate) fn class_stats(&self) -> Vec<crate::stage::ClassStats> {
+        match self {
+            AnyQueueDisc::Classful(c) => c.class_stats(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The queue discipline `config` describes; `rng(component)` gives the
     /// stage's random stream of that name.
     pub(crate) fn new(config: &QueueConfig, rng: impl FnMut(&str) -> StreamRng) -> Self {
