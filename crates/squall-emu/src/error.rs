@@ -25,6 +25,9 @@ pub enum EmuError {
     /// not exist there, or the kernel refused the value.
     #[error("host `{host}`: sysctl `{key}` = \"{value}\": {message}")]
     Sysctl { host: String, key: String, value: String, message: String },
+    /// A recording file could not be started.
+    #[error("recording: {0}")]
+    Recording(#[from] crate::recording::RecordingError),
     /// The control socket could not be used.
     #[error("control socket {path}: {message}")]
     Control { path: String, message: String },

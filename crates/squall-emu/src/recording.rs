@@ -96,8 +96,9 @@ impl RecordCounts {
     }
 }
 
-/// Why a recording file could not be written. The run goes on; the first
-/// error is reported at its end.
+/// Why a recording file could not be written. Before the run, the run
+/// does not start; during it, the run goes on and the first error is
+/// reported at its end.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
     /// A pcap file could not be written.
@@ -210,22 +211,22 @@ impl Recorder {
         let mut files = Files { events: None, pcaps: Vec::new(), timing: None, hosts: hosts.to_vec() };
         if options.events {
             let (path, file) = create("events.csv")?;
-            let log = EventLogWriter::new(file)
-                .map_err(|source| EmuError::Scenario(format!("{}: {source}", path.display())))?;
+            let log =
+                EventLogWriter::new(file).map_err(|source| RecordingError::Events { path: path.clone(), source })?;
             files.events = Some((path, log));
         }
         if options.captures {
             for host in hosts {
                 let (path, file) = create(&format!("{host}.pcap"))?;
                 let pcap = PcapWriter::with_snaplen(file, options.snaplen)
-                    .map_err(|source| EmuError::Scenario(format!("{}: {source}", path.display())))?;
+                    .map_err(|source| RecordingError::Pcap { path: path.clone(), source })?;
                 files.pcaps.push((path, pcap));
             }
         }
         if options.deliveries {
             let (path, mut file) = create("timing.csv")?;
             writeln!(file, "packet,host,size,scheduled,actual,error_us")
-                .context(|| format!("write {}", path.display()))?;
+                .map_err(|source| RecordingError::Io { path: path.clone(), source })?;
             files.timing = Some((path, file));
         }
         let (sender, receiver) = sync_channel(options.queue.max(1));
