@@ -32,7 +32,7 @@ targets=("$@")
 cargo +nightly fuzz build -O
 failed=()
 for t in "${targets[@]}"; do
-    mkdir -p "corpus/$t"
+    mkdir -p "corpus/$t" "regressions/$t"
     dict=()
     case $t in scenario | scenario_sim | set_override | experiment) dict=(-dict=dict/scenario.dict) ;; esac
     log=$(mktemp)
