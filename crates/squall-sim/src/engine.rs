@@ -233,6 +233,11 @@ impl Simulation {
         for a in 0..agents.len() {
             net.scheduler.schedule(Instant::ZERO, Wake::Start(AgentId(a as u32)));
         }
+        // Paths with work of their own from the start (background
+        // generators) wake before any packet reaches them.
+        for p in 0..net.paths.len() {
+            net.after_call(Instant::ZERO, PathId(p as u32));
+        }
         Ok(Simulation {
             seed,
             net,

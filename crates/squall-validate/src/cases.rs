@@ -1,6 +1,6 @@
 //! Cases of docs/validation.md: queueing theory and link mechanics (1–9)
 //! here, TCP (10–12) in `tcp_cases`, the radio link (13–14) in
-//! `radio_cases`.
+//! `radio_cases`, multi-class stages (15–19) in `class_cases`.
 
 use squall_analysis::{confidence_interval, mean};
 use squall_link::DropReason;
@@ -8,11 +8,12 @@ use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult};
 
 use crate::measure::*;
-use crate::{Case, Check, Evaluate, radio_cases, tcp_cases};
+use crate::{Case, Check, Evaluate, class_cases, radio_cases, tcp_cases};
 
 const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
 const COUNTERS: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: false };
 const PACKETS_AND_EVENTS: RunOptions = RunOptions { record_events: true, record_packets: true, record_captures: false };
+const EVENTS: RunOptions = RunOptions { record_events: true, record_packets: false, record_captures: false };
 const CAPTURES: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: true };
 
 macro_rules! scenario {
@@ -54,6 +55,11 @@ pub fn cases() -> Vec<Case> {
         case(12, "Asymmetric link", scenario!("12-asymmetric.toml"), COUNTERS, tcp_cases::asymmetric),
         case(13, "Radio capacity (Table II)", scenario!("13-radio-capacity.toml"), CAPTURES, radio_cases::capacity),
         model(14, "Fading statistics", scenario!("14-fading.toml"), radio_cases::fading_statistics),
+        case(15, "Strict priority", scenario!("15-strict-priority.toml"), PACKETS, class_cases::strict_priority),
+        case(16, "WRR and DRR", scenario!("16-wrr-drr.toml"), PACKETS, class_cases::wrr_drr),
+        case(17, "CoDel and PIE", scenario!("17-aqm.toml"), EVENTS, class_cases::aqm),
+        case(18, "FQ-CoDel", scenario!("18-fq-codel.toml"), PACKETS, class_cases::fq_codel),
+        case(19, "Background load", scenario!("19-background.toml"), PACKETS, class_cases::background),
     ]
 }
 

@@ -5,6 +5,7 @@
 //! replications to give a 95% confidence interval.
 
 mod cases;
+pub mod class_cases;
 mod measure;
 pub mod radio_cases;
 pub mod tcp_cases;

@@ -71,6 +71,26 @@ fn case_13_radio_capacity() {
 fn case_14_fading_statistics() {
     passes(14);
 }
+#[test]
+fn case_15_strict_priority() {
+    passes(15);
+}
+#[test]
+fn case_16_wrr_drr() {
+    passes(16);
+}
+#[test]
+fn case_17_codel_pie() {
+    passes(17);
+}
+#[test]
+fn case_18_fq_codel() {
+    passes(18);
+}
+#[test]
+fn case_19_background() {
+    passes(19);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
@@ -109,4 +129,18 @@ fn checks_fail_when_the_model_is_off() {
     fails_with(14, &[("stage.air.radio.channel.shadowing.pole", "0.8")]);
     // 80 km/h: a Doppler of 140.8 Hz instead of 132 Hz.
     fails_with(14, &[("stage.air.radio.channel.speed", "\"80 km/h\"")]);
+}
+
+#[test]
+fn multi_class_checks_fail_when_the_model_is_off() {
+    // A 2% faster link leaves the low class 7.2 Mbit/s, not 7.
+    fails_with(15, &[("stage.bottleneck.rate", "\"10.2 Mbit/s\"")]);
+    // 3% more capacity than the 10 Mbit/s the shares are checked against.
+    fails_with(16, &[("stage.drr.rate", "\"10.3 Mbit/s\"")]);
+    // CoDel steering to 12 ms settles above 2 x 5 ms.
+    fails_with(17, &[("stage.codel.queue.codel.target", "\"12 ms\"")]);
+    // At 50 Mbit/s a bulk packet takes 240 us, beyond the 120 us bound.
+    fails_with(18, &[("stage.fq.rate", "\"50 Mbit/s\"")]);
+    // 2.5% more capacity: rho 0.585, Lq 0.41 instead of 0.45.
+    fails_with(19, &[("stage.md1.rate", "\"8.2 Mbit/s\"")]);
 }

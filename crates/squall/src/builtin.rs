@@ -71,6 +71,24 @@ pub const ALL: &[Builtin] = &[
         "validation case 14: seed 002's fading channel (Rayleigh, J0, shadowing), UDP with adaptive modulation"
     ),
     builtin!(
+        "strict-priority",
+        "validation/15-strict-priority.toml",
+        "validation case 15: strict priority between a CBR class and a saturating class"
+    ),
+    builtin!("wrr-drr", "validation/16-wrr-drr.toml", "validation case 16: WRR weights 1:2:5 and byte-fair DRR"),
+    builtin!("aqm", "validation/17-aqm.toml", "validation case 17: CoDel and PIE beside tail drop, 4 TCP flows each"),
+    builtin!("fq-codel", "validation/18-fq-codel.toml", "validation case 18: a sparse flow beside a bulk flow in FQ-CoDel"),
+    builtin!(
+        "background",
+        "validation/19-background.toml",
+        "validation case 19: CBR background under strict priority; Poisson background in M/D/1 and M/M/1 queues"
+    ),
+    builtin!(
+        "degrader",
+        "degrader.toml",
+        "seed 003 §2.2: the quality degrader's 8 classified queues with background load, WRR, rate and delay"
+    ),
+    builtin!(
         "seed002",
         "seed002.toml",
         "seed 002 §III: TCP bulk download over the 4G radio downlink (16 dB, 75 km/h), adaptive, 10 link retransmissions"
