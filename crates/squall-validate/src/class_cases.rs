@@ -71,7 +71,14 @@ fn median_sojourn(run: &RunResult, stage: &str, after: f64) -> Option<f64> {
 
 /// A check that cannot be evaluated (a flow or stage missing).
 fn missing(what: &str) -> Check {
-    Check { name: format!("{what} present"), expected: 1.0, measured: 0.0, ci: None, tolerance: "exact".into(), pass: false }
+    Check {
+        name: format!("{what} present"),
+        expected: 1.0,
+        measured: 0.0,
+        ci: None,
+        tolerance: "exact".into(),
+        pass: false,
+    }
 }
 
 /// Passes when `low` ≤ measured ≤ `high`.
@@ -88,12 +95,26 @@ fn in_range(name: impl Into<String>, low: f64, high: f64, measured: f64) -> Chec
 
 /// Passes when measured ≤ `bound`.
 fn at_most(name: impl Into<String>, bound: f64, measured: f64) -> Check {
-    Check { name: name.into(), expected: bound, measured, ci: None, tolerance: "at most".into(), pass: measured <= bound }
+    Check {
+        name: name.into(),
+        expected: bound,
+        measured,
+        ci: None,
+        tolerance: "at most".into(),
+        pass: measured <= bound,
+    }
 }
 
 /// Passes when measured ≥ `bound`.
 fn at_least(name: impl Into<String>, bound: f64, measured: f64) -> Check {
-    Check { name: name.into(), expected: bound, measured, ci: None, tolerance: "at least".into(), pass: measured >= bound }
+    Check {
+        name: name.into(),
+        expected: bound,
+        measured,
+        ci: None,
+        tolerance: "at least".into(),
+        pass: measured >= bound,
+    }
 }
 
 fn transmission_s(bytes: u64, rate: &str) -> f64 {
@@ -112,8 +133,11 @@ pub fn strict_priority(s: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     let fixed = 0.010 + transmission_s(500, "10 Mbit/s");
     let one_low = transmission_s(1500, "10 Mbit/s");
     let longest = runs.iter().flat_map(|r| queueing_delays(r, "voice", fixed)).fold(0.0, f64::max);
-    let voice_drops: u64 =
-        runs.iter().flat_map(|r| r.flows.iter().filter(|f| f.name == "voice")).map(|f| f.dropped.values().sum::<u64>()).sum();
+    let voice_drops: u64 = runs
+        .iter()
+        .flat_map(|r| r.flows.iter().filter(|f| f.name == "voice"))
+        .map(|f| f.dropped.values().sum::<u64>())
+        .sum();
     vec![
         Check::within_relative("low class rate C - high (Mbit/s)", 7.0, low / 1e6, None, 0.01),
         Check::within_relative("high class rate, all it offers (Mbit/s)", 3.0, high / 1e6, None, 0.01),
@@ -140,7 +164,13 @@ pub fn wrr_drr(s: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     // All WRR packets are 1000 B, so packet shares are byte shares.
     let Some(wrr) = share(&["wrr-w1", "wrr-w2", "wrr-w5"]) else { return vec![missing("flows wrr-w1/w2/w5")] };
     for (name, weight, got) in [("w1", 1.0, wrr[0]), ("w2", 2.0, wrr[1]), ("w5", 5.0, wrr[2])] {
-        checks.push(Check::within_relative(format!("WRR share of {name} (weight {weight}/8)"), weight / 8.0, got, None, 0.02));
+        checks.push(Check::within_relative(
+            format!("WRR share of {name} (weight {weight}/8)"),
+            weight / 8.0,
+            got,
+            None,
+            0.02,
+        ));
     }
     let Some(drr) = share(&["drr-small", "drr-medium", "drr-large"]) else {
         return vec![missing("flows drr-small/medium/large")];
@@ -148,7 +178,8 @@ pub fn wrr_drr(s: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     for (name, got) in [("200 B", drr[0]), ("700 B", drr[1]), ("1500 B", drr[2])] {
         checks.push(Check::within_relative(format!("DRR byte share of the {name} class"), 1.0 / 3.0, got, None, 0.02));
     }
-    let total: f64 = ["drr-small", "drr-medium", "drr-large"].iter().filter_map(|n| mean_rate(runs, n, 2.0, until)).sum();
+    let total: f64 =
+        ["drr-small", "drr-medium", "drr-large"].iter().filter_map(|n| mean_rate(runs, n, 2.0, until)).sum();
     checks.push(Check::within_relative("DRR link fully used (Mbit/s)", 10.0, total / 1e6, None, 0.01));
     checks
 }
@@ -186,7 +217,8 @@ pub fn fq_codel(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     if fq.is_empty() || single.is_empty() {
         return vec![missing("flows fq-sparse and single-sparse")];
     }
-    let sent: u64 = runs.iter().flat_map(|r| r.flows.iter().filter(|f| f.name == "fq-sparse")).map(|f| f.sent_packets).sum();
+    let sent: u64 =
+        runs.iter().flat_map(|r| r.flows.iter().filter(|f| f.name == "fq-sparse")).map(|f| f.sent_packets).sum();
     let longest = fq.iter().copied().fold(0.0, f64::max);
     vec![
         Check::exact("sparse packets delivered through FQ-CoDel", sent as f64, fq.len() as f64),
@@ -223,7 +255,11 @@ pub fn background(s: &Scenario, runs: &[RunResult]) -> Vec<Check> {
         checks.push(Check::ci_contains(format!("{name}: mean number waiting Lq"), lq, confidence_interval(&lqs, 0.95)));
         // Service is 1 ms on average in both stages.
         let waits: Vec<f64> = runs.iter().map(|r| mean(&queueing_delays(r, name, 1.0 / mu)) * 1e3).collect();
-        checks.push(Check::ci_contains(format!("{name}: real packets' mean wait Wq (ms)"), wq * 1e3, confidence_interval(&waits, 0.95)));
+        checks.push(Check::ci_contains(
+            format!("{name}: real packets' mean wait Wq (ms)"),
+            wq * 1e3,
+            confidence_interval(&waits, 0.95),
+        ));
     }
     checks
 }

@@ -77,7 +77,11 @@ pub const ALL: &[Builtin] = &[
     ),
     builtin!("wrr-drr", "validation/16-wrr-drr.toml", "validation case 16: WRR weights 1:2:5 and byte-fair DRR"),
     builtin!("aqm", "validation/17-aqm.toml", "validation case 17: CoDel and PIE beside tail drop, 4 TCP flows each"),
-    builtin!("fq-codel", "validation/18-fq-codel.toml", "validation case 18: a sparse flow beside a bulk flow in FQ-CoDel"),
+    builtin!(
+        "fq-codel",
+        "validation/18-fq-codel.toml",
+        "validation case 18: a sparse flow beside a bulk flow in FQ-CoDel"
+    ),
     builtin!(
         "background",
         "validation/19-background.toml",
