@@ -7,6 +7,8 @@
 //! {"cmd":"status"}
 //! {"cmd":"state","name":"weak-signal"}
 //! {"cmd":"blackout","on":true,"mode":"hold","direction":"both"}
+//! {"cmd":"background","stage":"cell","generator":"cbr","action":"stop"}
+//! {"cmd":"background","stage":"cell","generator":"cbr","action":{"rate":"2 Mbit/s"}}
 //! ```
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -22,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use squall_link::BlackoutMode;
 use squall_scenario::BlackoutDirection;
 
-use crate::dataplane::{ControlMessage, ControlRequest};
+use crate::dataplane::{BackgroundAction, ControlMessage, ControlRequest};
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, control_dir};
 
@@ -42,6 +44,14 @@ pub enum Request {
         mode: BlackoutMode,
         #[serde(default = "default_direction")]
         direction: BlackoutDirection,
+    },
+    /// Start, stop or re-rate one background generator of a stage (seed
+    /// 003 §2.2: the degrader's generators are started, stopped and
+    /// configured independently).
+    Background {
+        stage: String,
+        generator: String,
+        action: BackgroundAction,
     },
 }
 
@@ -159,6 +169,9 @@ fn handle(stream: UnixStream, info: &serde_json::Value, to_dataplane: &Sender<Co
                 Request::Blackout { on, mode, direction } => {
                     ControlRequest::Blackout { mode: on.then_some(mode), direction }
                 }
+                Request::Background { stage, generator, action } => {
+                    ControlRequest::Background { stage, generator, action }
+                }
                 Request::Info => unreachable!("answered above"),
             };
             let (reply, answer) = mpsc::channel();
@@ -223,6 +236,21 @@ mod tests {
         let r: Request = serde_json::from_str(r#"{"cmd":"state","name":"weak"}"#).unwrap();
         assert_eq!(r, Request::State { name: "weak".into() });
         assert!(serde_json::from_str::<Request>(r#"{"cmd":"reboot"}"#).is_err());
+        let r: Request = serde_json::from_str(
+            r#"{"cmd":"background","stage":"cell","generator":"cbr","action":{"rate":"2 Mbit/s"}}"#,
+        )
+        .unwrap();
+        let rate = "2 Mbit/s".parse().unwrap();
+        assert_eq!(
+            r,
+            Request::Background { stage: "cell".into(), generator: "cbr".into(), action: BackgroundAction::Rate(rate) }
+        );
+        let bad = r#"{"cmd":"background","stage":"cell","generator":"cbr","action":{"rate":"fast"}}"#;
+        assert!(
+            parse_request(bad.as_bytes()).is_err_and(|e| e.contains("rate")),
+            "{:?}",
+            parse_request(bad.as_bytes())
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@ use nix::poll::{PollFd, PollFlags, ppoll};
 use nix::sys::time::TimeSpec;
 use serde::Serialize;
 use squall_link::{
-    BlackoutMode, Change, Direction, Duration, Event, EventKind, Instant, Packet, PacketId, Path, PathStats, Recording,
-    StageStats, State, StateSchedule,
+    BackgroundConfig, BlackoutMode, Change, Direction, Duration, Event, EventKind, Instant, Packet, PacketId, Path,
+    PathStats, Rate, Recording, StagePatch, StageStats, State, StateSchedule,
 };
 use squall_scenario::BlackoutDirection;
 
@@ -74,6 +74,24 @@ pub enum ControlRequest {
         mode: Option<BlackoutMode>,
         direction: BlackoutDirection,
     },
+    /// Start, stop or re-rate a background generator of a stage.
+    Background {
+        stage: String,
+        generator: String,
+        action: BackgroundAction,
+    },
+}
+
+/// What `squall ctl background` does to one generator.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundAction {
+    /// Start a generator stopped before, with the configuration it had.
+    Start,
+    /// Stop it; the others run on as they were.
+    Stop,
+    /// Set its mean rate (a generator given by `rate`, running or stopped).
+    Rate(Rate),
 }
 
 /// A request with where to send the answer.
@@ -130,6 +148,9 @@ pub struct Dataplane {
     buf: Vec<u8>,
     /// Packets delivered at an intermediate host, to push on.
     forward: Vec<(Instant, Packet, HostIndex)>,
+    /// Background generators stopped by `squall ctl`, by stage and name,
+    /// to start again as they were.
+    stopped_background: BTreeMap<(String, String), BackgroundConfig>,
 }
 
 impl Dataplane {
@@ -170,6 +191,7 @@ impl Dataplane {
             next_id: 0,
             buf: vec![0; 65_536],
             forward: Vec::new(),
+            stopped_background: BTreeMap::new(),
         }
     }
 
@@ -441,7 +463,85 @@ impl Dataplane {
                 self.enter_state(now, now, &State { name: name.into(), changes });
                 Ok(serde_json::json!({"blackout": mode.is_some(), "stages": stages, "time": now.as_secs_f64()}))
             }
+            ControlRequest::Background { stage, generator, action } => {
+                let state = self.background_change(&stage, &generator, &action)?;
+                self.enter_state(now, now, &state);
+                let running = self
+                    .paths
+                    .iter()
+                    .filter_map(|s| s.path.as_ref()?.stage_config(&stage))
+                    .flat_map(|c| c.background.iter().map(|g| g.name.clone()))
+                    .collect::<Vec<_>>();
+                let stopped = self.stopped_background.keys().filter(|(s, _)| *s == stage).map(|(_, g)| g.clone());
+                Ok(serde_json::json!({
+                    "stage": stage,
+                    "running": running,
+                    "stopped": stopped.collect::<Vec<_>>(),
+                    "time": now.as_secs_f64(),
+                }))
+            }
         }
+    }
+
+    /// The stage's background generators after `action` on `generator`,
+    /// as a scenario state to enter: the others are left as they were, so
+    /// they run on undisturbed (crate `squall_link`, `Background::replaced`).
+    fn background_change(&mut self, stage: &str, generator: &str, action: &BackgroundAction) -> Result<State, String> {
+        let config = self
+            .paths
+            .iter()
+            .filter_map(|s| s.path.as_ref()?.stage_config(stage))
+            .next()
+            .ok_or_else(|| format!("no stage `{stage}` in this run"))?
+            .clone();
+        let mut list = config.background.clone();
+        let running = list.iter().position(|g| g.name == generator);
+        let key = (stage.to_string(), generator.to_string());
+        match (action, running) {
+            (BackgroundAction::Stop, Some(i)) => {
+                self.stopped_background.insert(key, list.remove(i));
+            }
+            (BackgroundAction::Start, None) => {
+                let g = self
+                    .stopped_background
+                    .remove(&key)
+                    .ok_or_else(|| format!("stage `{stage}` has no stopped background generator `{generator}`"))?;
+                list.push(g);
+            }
+            (BackgroundAction::Rate(rate), _) => {
+                let g = match running {
+                    Some(i) => &mut list[i],
+                    None => self
+                        .stopped_background
+                        .get_mut(&key)
+                        .ok_or_else(|| format!("stage `{stage}` has no background generator `{generator}`"))?,
+                };
+                if g.rate.is_none() {
+                    return Err(format!(
+                        "background generator `{generator}` of stage `{stage}` is given by `gap`, not `rate`"
+                    ));
+                }
+                if rate.bits_per_sec() == 0 {
+                    return Err("the rate must be above 0 bit/s (stop the generator instead)".into());
+                }
+                g.rate = Some(*rate);
+                if running.is_none() {
+                    return Ok(State { name: "ctl-background".into(), changes: Vec::new() });
+                }
+            }
+            (BackgroundAction::Stop, None) => {
+                return Err(format!("stage `{stage}` runs no background generator `{generator}`"));
+            }
+            (BackgroundAction::Start, Some(_)) => {
+                return Err(format!("background generator `{generator}` of stage `{stage}` is already running"));
+            }
+        }
+        let patch = StagePatch { background: Some(list), ..StagePatch::default() };
+        patch.check(&config).map_err(|e| e.to_string())?;
+        Ok(State {
+            name: "ctl-background".into(),
+            changes: vec![Change::Set { stage: stage.to_string(), patch: Box::new(patch) }],
+        })
     }
 
     fn finish(mut self) -> DataplaneReport {

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Change, ConfigError, PathConfig};
+use crate::config::{Change, ConfigError, PathConfig, StageConfig};
 use crate::event::{Direction, DropReason, Event, Recording};
 use crate::packet::Packet;
 use crate::stage::{Stage, StageStats};
@@ -80,6 +80,12 @@ impl Path {
 
     pub fn stage_names(&self) -> impl Iterator<Item = &str> {
         self.stages.iter().map(|s| s.name())
+    }
+
+    /// The configuration in force of stage `name` (the scenario's, with
+    /// the changes applied so far), if the path has that stage.
+    pub fn stage_config(&self, name: &str) -> Option<&StageConfig> {
+        self.stages.iter().find(|s| s.name() == name).map(|s| s.config())
     }
 
     /// Which events to keep (default: all). Counters are kept either way.

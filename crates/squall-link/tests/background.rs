@@ -189,3 +189,32 @@ fn a_state_change_sets_a_new_background_rate() {
     // 1000 packets in the first second, 2000 in the next.
     assert_eq!(p.stage_stats(horizon)[0].background.generated, 3_000);
 }
+
+#[test]
+fn a_change_to_one_generator_leaves_the_others_running_as_they_were() {
+    let mut s = StageConfig::named("s");
+    s.rate = Some("100 Mbit/s".parse().unwrap());
+    // `a`: one 1000 B packet every 8 ms from 0; `b`: every 4 ms.
+    s.background = vec![cbr("a", "1 Mbit/s", 1000), cbr("b", "2 Mbit/s", 1000)];
+    let mut p = path(vec![s]);
+    run_until(&mut p, Instant::from_millis(500));
+    // At 501 ms `b` is re-rated, `a` is left as it was: `a` sends on at
+    // 504, 512, ... (63 packets in [0, 500], 62 more by 996 ms); a
+    // restarted `a` would send at 501 ms and every 8 ms after (63 more).
+    let patch = StagePatch {
+        background: Some(vec![cbr("a", "1 Mbit/s", 1000), cbr("b", "4 Mbit/s", 1000)]),
+        ..StagePatch::default()
+    };
+    assert!(p.apply(Instant::from_millis(501), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
+    let horizon = Instant::from_millis(999);
+    run_until(&mut p, horizon);
+    // `b`: 126 packets in [0, 500] (0, 4, ..., 500), then from 501 one every
+    // 2 ms up to 999: 250.
+    assert_eq!(p.stage_stats(horizon)[0].background.generated, 63 + 62 + 126 + 250);
+    // Stopping `b` leaves `a` alone too: 63 more from 1000 to 1496 ms.
+    let stop_b = StagePatch { background: Some(vec![cbr("a", "1 Mbit/s", 1000)]), ..StagePatch::default() };
+    assert!(p.apply(Instant::from_millis(999), &Change::Set { stage: "s".into(), patch: Box::new(stop_b) }));
+    let horizon = Instant::from_millis(1_499);
+    run_until(&mut p, horizon);
+    assert_eq!(p.stage_stats(horizon)[0].background.generated, 63 + 62 + 126 + 250 + 63);
+}

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use squall_emu::control::{self, Request};
+use squall_emu::dataplane::BackgroundAction;
 use squall_emu::naming::RunId;
-use squall_link::BlackoutMode;
+use squall_link::{BlackoutMode, Rate};
 use squall_scenario::BlackoutDirection;
 
 #[derive(Args)]
@@ -33,6 +34,27 @@ pub enum CtlCommand {
         #[arg(long, value_enum, default_value = "both")]
         direction: Dir,
     },
+    /// Start, stop or re-rate one background generator of a stage now
+    /// (the stage's other generators run on as they were).
+    Background {
+        id: u32,
+        /// The stage, as named in the scenario.
+        stage: String,
+        /// The generator's `name` in the stage's `background` list.
+        generator: String,
+        #[command(subcommand)]
+        action: GeneratorAction,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum GeneratorAction {
+    /// Start a generator stopped before, as it was.
+    Start,
+    /// Stop it.
+    Stop,
+    /// Set its mean rate, e.g. "2 Mbit/s" (a generator given by `rate`).
+    Rate { rate: Rate },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -81,6 +103,18 @@ pub fn run(args: CtlArgs) -> Result<ExitCode> {
                     Dir::Downlink => BlackoutDirection::Downlink,
                     Dir::Uplink => BlackoutDirection::Uplink,
                     Dir::Both => BlackoutDirection::Both,
+                },
+            },
+        ),
+        CtlCommand::Background { id, stage, generator, action } => (
+            id,
+            Request::Background {
+                stage,
+                generator,
+                action: match action {
+                    GeneratorAction::Start => BackgroundAction::Start,
+                    GeneratorAction::Stop => BackgroundAction::Stop,
+                    GeneratorAction::Rate { rate } => BackgroundAction::Rate(rate),
                 },
             },
         ),

@@ -33,7 +33,7 @@ enum Command {
     /// Run a scenario in the emulate engine (real time, real Linux TCP in
     /// network namespaces; needs root).
     Emu(emu_cmd::EmuArgs),
-    /// Talk to running emulations: list, status, state, blackout.
+    /// Talk to running emulations: list, status, state, blackout, background.
     Ctl(ctl_cmd::CtlArgs),
     /// Traffic tools to run as workloads (bulk TCP transfer).
     Tool(tool_cmd::ToolArgs),

@@ -848,3 +848,88 @@ fn host_sysctls_apply_in_the_host_namespace() {
         assert!(namespaces_of(pid).is_empty(), "a failed setup left namespaces: {:?}", namespaces_of(pid));
     }
 }
+
+/// `squall ctl background` re-rates, stops and restarts one generator while
+/// the stage's other generator runs on: the generated counts match CBR
+/// arithmetic over the times the changes took effect (their rows in
+/// events.csv).
+#[test]
+fn control_socket_starts_stops_and_re_rates_background_generators() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenario("blackout.toml")).unwrap().replacen(
+        "queue = { packets = 200, drop = \"tail\" }\n",
+        "queue = { packets = 200, drop = \"tail\" }\nbackground = [{ name = \"cbr\", rate = \"800 kbit/s\", size = \"1000 B\" }, { name = \"other\", rate = \"400 kbit/s\", size = \"1000 B\" }]\n",
+        1,
+    );
+    let file = dir.path().join("background.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&file)
+        .args(["--out", out.to_str().unwrap(), "--duration", "20 s", "--run", "mobile@0s=sleep 2.5"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = child.id().to_string();
+    let ctl = |args: &[&str]| {
+        let out = Command::new(SQUALL).arg("ctl").args(args).output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    for _ in 0..100 {
+        if ctl(&["list"]).0 && ctl(&["list"]).1.contains(&id) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let (ok, answer) = ctl(&["background", &id, "down", "cbr", "rate", "1600 kbit/s"]);
+    assert!(ok, "{answer}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(ctl(&["background", &id, "down", "cbr", "stop"]).0);
+    let (ok, answer) = ctl(&["background", &id, "down", "cbr", "stop"]);
+    assert!(!ok && answer.contains("runs no background generator `cbr`"), "{answer}");
+    let (ok, answer) = ctl(&["background", &id, "down", "nope", "start"]);
+    assert!(!ok && answer.contains("no stopped background generator `nope`"), "{answer}");
+    let (ok, answer) = ctl(&["background", &id, "nowhere", "cbr", "stop"]);
+    assert!(!ok && answer.contains("no stage `nowhere`"), "{answer}");
+    std::thread::sleep(Duration::from_millis(500));
+    let (ok, answer) = ctl(&["background", &id, "down", "cbr", "start"]);
+    assert!(ok && answer.contains("\"running\""), "{answer}");
+    assert!(child.wait().unwrap().success());
+
+    // The times the three accepted changes took effect, and the run's end.
+    let events = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
+    let times: Vec<f64> = events
+        .lines()
+        .filter(|l| l.contains("ctl-background"))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(times.len(), 3, "{events}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let run = &summary["runs"][0];
+    let end = run["end"].as_f64().unwrap();
+    let down = run["stages"].as_array().unwrap().iter().find(|s| s["name"] == "down").unwrap();
+    let generated = down["background"]["generated"].as_f64().unwrap();
+    // CBR sources send their first packet when they start: `cbr` at 100/s
+    // from 0, at 200/s from the re-rate to the stop, and at 200/s again
+    // from the restart; `other` at 50/s throughout, undisturbed.
+    let (t1, t2, t3) = (times[0], times[1], times[2]);
+    let count = |from: f64, to: f64, per_s: f64| ((to - from) * per_s).floor() + 1.0;
+    let expected = count(0.0, t1, 100.0) + count(t1, t2, 200.0) + count(t3, end, 200.0) + count(0.0, end, 50.0);
+    println!("generated {generated}, expected {expected}, changes at {times:?}, end {end}");
+    assert!(
+        (generated - expected).abs() <= 4.0,
+        "generated {generated}, expected {expected} (changes at {times:?}, end {end})"
+    );
+    // Without the stop it would be about 100 more.
+    assert!(t3 - t2 > 0.4, "{times:?}");
+}

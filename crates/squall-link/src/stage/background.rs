@@ -13,6 +13,9 @@ use crate::units::Bytes;
 
 #[derive(Debug)]
 struct Source {
+    /// What it was built from: a change that leaves it as it was keeps
+    /// the source running as it is.
+    config: BackgroundConfig,
     /// The class index the packets join, if one is named.
     class: Option<usize>,
     gap: Sampler<Duration>,
@@ -84,6 +87,7 @@ impl Background {
                     gap.sample()
                 };
                 let mut s = Source {
+                    config: c.clone(),
                     class: c.class.as_ref().and_then(|n| queue.classes.iter().position(|q| &q.name == n)),
                     gap,
                     size,
@@ -103,6 +107,31 @@ impl Background {
             })
             .collect();
         Background { sources, made: 0 }
+    }
+
+    /// The generators of `configs` from `now`: a source whose
+    /// configuration is unchanged (same name, same keys) keeps its phase and
+    /// random streams, as a degrader's other generators run on when one is
+    /// re-rated or stopped (seed 003 §2.2); the others start at `now`.
+    pub(crate) fn replaced(
+        self,
+        configs: &[BackgroundConfig],
+        queue: &QueueConfig,
+        now: Instant,
+        mut rng: impl FnMut(&str) -> StreamRng,
+    ) -> Self {
+        let mut fresh = Background::new(configs, queue, now, &mut rng);
+        let mut old = self.sources;
+        for (i, source) in fresh.sources.iter_mut().enumerate() {
+            if let Some(j) = old.iter().position(|o| o.config == source.config) {
+                let mut kept = old.swap_remove(j);
+                kept.class = source.class;
+                kept.flow.src_port = i as u16;
+                *source = kept;
+            }
+        }
+        fresh.made = self.made;
+        fresh
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {

@@ -258,6 +258,11 @@ impl Stage {
         &self.recorder.stage
     }
 
+    /// The configuration in force: the scenario's, with the changes applied since.
+    pub(crate) fn config(&self) -> &StageConfig {
+        &self.config
+    }
+
     pub(crate) fn set_recording(&mut self, recording: Recording) {
         self.recorder.recording = recording;
         self.link.set_recorder(self.recorder.clone());
@@ -457,8 +462,11 @@ impl Stage {
                 let (seed, direction) = (self.seed, self.recorder.direction);
                 if patch.background.is_some() {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
-                    self.background = (!config.background.is_empty())
-                        .then(|| Background::new(&config.background, &config.queue, now, rng));
+                    self.background = match self.background.take() {
+                        _ if config.background.is_empty() => None,
+                        Some(old) => Some(old.replaced(&config.background, &config.queue, now, rng)),
+                        None => Some(Background::new(&config.background, &config.queue, now, rng)),
+                    };
                 }
                 let rng = component_rng(seed, direction, &self.recorder.stage);
                 // Checked with the scenario (`StagePatch::check`); a radio
