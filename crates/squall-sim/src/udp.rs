@@ -39,11 +39,12 @@ struct OnOff {
     on_until: Instant,
 }
 
-/// A UDP source (seed 001 §3.1's source process).
+/// When a UDP source sends and how big each packet is: the pure part of
+/// the source (seed 001 §3.1), shared by the simulator's agent and the
+/// emulator's sender (`squall tool udp-flow`), so the same scenario and
+/// seed give the same packets in both engines.
 #[derive(Debug)]
-pub struct UdpSource {
-    flow: FlowKey,
-    ecn: bool,
+pub struct UdpPacer {
     size: Sampler<Bytes>,
     pace: Pace,
     start: Instant,
@@ -55,14 +56,16 @@ pub struct UdpSource {
     /// With a rate: start of the current sending period and bits sent in it.
     period_start: Instant,
     period_bits: u128,
+    /// When the next packet is due, once the first has been asked for.
+    next: Option<Instant>,
 }
 
-impl UdpSource {
-    /// The source of `config` sending on `flow`. Its random streams are
-    /// named after the flow ("udp/NAME/size", ".../gap", ".../on",
-    /// ".../off"). It sends nothing at or after `end` (the end of the run)
-    /// or its own `stop`. Errors name the key and what is wrong.
-    pub fn new(config: &UdpFlow, flow: FlowKey, seed: u64, end: Instant) -> Result<Self, String> {
+impl UdpPacer {
+    /// The pacer of `config`. Its random streams are named after the flow
+    /// ("udp/NAME/size", ".../gap", ".../on", ".../off"). It sends nothing
+    /// at or after `end` (the end of the run) or its own `stop`. Errors
+    /// name the key and what is wrong.
+    pub fn new(config: &UdpFlow, seed: u64, end: Instant) -> Result<Self, String> {
         let name = &config.name;
         let rng = |component: &str| stream(seed, &format!("udp/{name}/{component}"));
         let check = |key: &str, r: Result<(), squall_link::dist::DistributionError>| {
@@ -113,9 +116,7 @@ impl UdpSource {
             _ => return Err(format!("workload.udp `{name}`: give both `on` and `off`, or neither")),
         };
         let start = Instant::ZERO + config.start;
-        Ok(UdpSource {
-            flow,
-            ecn: config.ecn,
+        Ok(UdpPacer {
             size: Sampler::new(config.size.clone(), rng("size")),
             pace,
             start,
@@ -124,12 +125,44 @@ impl UdpSource {
             on_off,
             period_start: start,
             period_bits: 0,
+            next: None,
         })
     }
 
-    /// Requests the next send at `at`, or at the start of the next sending
-    /// period if `at` falls in a silence; nothing if the source is done.
-    fn schedule_send(&mut self, at: Instant, ctx: &mut Ctx<'_>) {
+    /// The next packet: when it is sent (time from the start of the run)
+    /// and its IP size in bytes; None once the source is done. Each random
+    /// stream is drawn in the same order whatever calls this, so the
+    /// packets depend on the flow and the seed only.
+    pub fn next_packet(&mut self) -> Option<(Instant, u32)> {
+        let at = match self.next {
+            Some(at) => at,
+            None => {
+                if let Some(oo) = &mut self.on_off {
+                    oo.on_until = self.start + oo.on.sample();
+                }
+                self.start
+            }
+        };
+        let at = self.in_sending_period(at)?;
+        // A packet has at least one byte.
+        let size = self.size.sample().0.clamp(1, u32::MAX as u64) as u32;
+        if let Some(n) = &mut self.remaining {
+            *n -= 1;
+        }
+        self.next = Some(match &mut self.pace {
+            Pace::Rate(rate) => {
+                self.period_bits += size as u128 * 8;
+                let ns = (self.period_bits * 1_000_000_000).div_ceil(rate.bits_per_sec().max(1) as u128);
+                self.period_start + Duration::from_nanos(ns.min(u64::MAX as u128) as u64)
+            }
+            Pace::Gaps(gaps) => at + gaps.sample(),
+        });
+        Some((at, size))
+    }
+
+    /// `at`, or the start of the next sending period if `at` falls in a
+    /// silence; None if the source is done by then.
+    fn in_sending_period(&mut self, at: Instant) -> Option<Instant> {
         let mut at = at;
         if let Some(oo) = &mut self.on_off {
             let mut empty = 0;
@@ -141,55 +174,56 @@ impl UdpSource {
                 self.period_bits = 0;
                 empty += 1;
                 if at >= self.stop || empty > MAX_EMPTY_PERIODS {
-                    return;
+                    return None;
                 }
             }
         }
-        if at < self.stop && self.remaining != Some(0) {
-            ctx.set_timer(SEND, at);
-        }
+        (at < self.stop && self.remaining != Some(0)).then_some(at)
+    }
+}
+
+/// A UDP source (seed 001 §3.1's source process): a [`UdpPacer`] sending
+/// on a flow.
+#[derive(Debug)]
+pub struct UdpSource {
+    flow: FlowKey,
+    ecn: bool,
+    pacer: UdpPacer,
+    /// The size of the packet the send timer is set for.
+    pending: Option<u32>,
+}
+
+impl UdpSource {
+    /// The source of `config` sending on `flow` (see [`UdpPacer::new`]).
+    pub fn new(config: &UdpFlow, flow: FlowKey, seed: u64, end: Instant) -> Result<Self, String> {
+        Ok(UdpSource { flow, ecn: config.ecn, pacer: UdpPacer::new(config, seed, end)?, pending: None })
     }
 
-    fn send_one(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
-        // A packet has at least one byte.
-        let size = self.size.sample().0.clamp(1, u32::MAX as u64) as u32;
-        let mut packet = Packet::new(PacketId(0), size, self.flow);
-        if self.ecn {
-            packet.ecn = Ecn::Ect0;
+    fn schedule_next(&mut self, ctx: &mut Ctx<'_>) {
+        if let Some((at, size)) = self.pacer.next_packet() {
+            self.pending = Some(size);
+            ctx.set_timer(SEND, at);
         }
-        if ctx.send(packet).is_err() {
-            // The engine checked the route when it built the run.
-            self.remaining = Some(0);
-            return;
-        }
-        if let Some(n) = &mut self.remaining {
-            *n -= 1;
-        }
-        let next = match &mut self.pace {
-            Pace::Rate(rate) => {
-                self.period_bits += size as u128 * 8;
-                let ns = (self.period_bits * 1_000_000_000).div_ceil(rate.bits_per_sec().max(1) as u128);
-                self.period_start + Duration::from_nanos(ns.min(u64::MAX as u128) as u64)
-            }
-            Pace::Gaps(gaps) => now + gaps.sample(),
-        };
-        self.schedule_send(next, ctx);
     }
 }
 
 impl Agent for UdpSource {
     fn start(&mut self, _now: Instant, ctx: &mut Ctx<'_>) {
-        if let Some(oo) = &mut self.on_off {
-            oo.on_until = self.start + oo.on.sample();
-        }
-        self.schedule_send(self.start, ctx);
+        self.schedule_next(ctx);
     }
 
     fn on_packet(&mut self, _now: Instant, _packet: Packet, _tcp: Option<squall_tcp::Segment>, _ctx: &mut Ctx<'_>) {}
 
-    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
-        if token == SEND && now < self.stop && self.remaining != Some(0) {
-            self.send_one(now, ctx);
+    fn on_timer(&mut self, _now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
+        let Some(size) = self.pending.take().filter(|_| token == SEND) else { return };
+        let mut packet = Packet::new(PacketId(0), size, self.flow);
+        if self.ecn {
+            packet.ecn = Ecn::Ect0;
+        }
+        // The engine checked the route when it built the run; a refused
+        // send ends the source.
+        if ctx.send(packet).is_ok() {
+            self.schedule_next(ctx);
         }
     }
 }
