@@ -32,6 +32,7 @@ pub mod recording;
 pub mod routing;
 pub mod tcp_info;
 pub mod timing;
+pub mod udp_flow;
 pub mod workload;
 
 pub use emulation::{EmulationOptions, EmulationReport, EndReason, run};

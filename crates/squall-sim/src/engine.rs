@@ -32,6 +32,20 @@ const MAX_STATES_PER_INSTANT: u32 = 1 << 16;
 const UDP_SOURCE_PORT_BASE: u32 = 10_000;
 const UDP_SINK_PORT: u16 = 5001;
 
+/// The source and destination ports of `[[workload.udp]]` entry number
+/// `index`: its `src_port` and `dst_port`, or 10000 + index and 5001. The
+/// emulator sends from and to the same ports.
+pub fn udp_ports(flow: &squall_scenario::UdpFlow, index: usize) -> Result<(u16, u16), String> {
+    let src = match flow.src_port {
+        Some(p) => p,
+        None => u32::try_from(index)
+            .ok()
+            .and_then(|i| u16::try_from(UDP_SOURCE_PORT_BASE.checked_add(i)?).ok())
+            .ok_or_else(|| format!("give `src_port` (10000 + {index} is not a port)"))?,
+    };
+    Ok((src, flow.dst_port.unwrap_or(UDP_SINK_PORT)))
+}
+
 /// One replication in progress.
 pub(crate) struct Simulation {
     seed: u64,
@@ -115,12 +129,7 @@ impl Simulation {
             if net.next_hop(from, to).is_none() {
                 return Err(scenario_error(format!("{what}: no route from `{}` to `{}`", f.from, f.to)));
             }
-            let src_port = match f.src_port {
-                Some(p) => p,
-                None => u16::try_from(UDP_SOURCE_PORT_BASE + i as u32)
-                    .map_err(|_| scenario_error(format!("{what}: give `src_port` (10000 + {i} is not a port)")))?,
-            };
-            let dst_port = f.dst_port.unwrap_or(UDP_SINK_PORT);
+            let (src_port, dst_port) = udp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
             let key = FlowKey {
                 protocol: Protocol::Udp,
                 src: net.host_address(from),

@@ -132,7 +132,9 @@ struct EmuDetails {
     peak_rss_kb: Option<u64>,
 }
 
-fn commands(args: &EmuArgs, scenario: &Scenario) -> Result<Vec<CommandSpec>> {
+/// Every command of the run. `resolved` is where the resolved scenario
+/// will be, for the UDP senders to read.
+fn commands(args: &EmuArgs, scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec>> {
     let mut out: Vec<CommandSpec> = scenario
         .workload
         .commands
@@ -155,6 +157,7 @@ fn commands(args: &EmuArgs, scenario: &Scenario) -> Result<Vec<CommandSpec>> {
         out.extend(WorkloadFile::load(file)?.commands);
     }
     out.extend(tcp_workloads(scenario)?);
+    out.extend(udp_workloads(scenario, resolved)?);
     if !args.command.is_empty() {
         let mobile = scenario.links.first().map(|l| l.between[1].clone()).context("the scenario has no link")?;
         let run = args.command.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
@@ -222,6 +225,44 @@ fn tcp_workloads(scenario: &Scenario) -> Result<Vec<CommandSpec>> {
     Ok(out)
 }
 
+/// `[[workload.udp]]` in emulation: `squall tool udp-flow` on each flow's
+/// `from` host sends the packets the simulator would (same pacer, seed,
+/// sizes and ports), and a `squall tool udp-sink` on each destination host
+/// and port takes them.
+fn udp_workloads(scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec>> {
+    let mut out = Vec::new();
+    let mut sinks = std::collections::BTreeSet::new();
+    let absolute = std::path::absolute(resolved).with_context(|| format!("{}", resolved.display()))?;
+    for (i, f) in scenario.workload.udp.iter().enumerate() {
+        let what = format!("[[workload.udp]] `{}`", f.name);
+        let (_, dst_port) = squall_sim::udp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+        if sinks.insert((f.to.clone(), dst_port)) {
+            out.push(CommandSpec {
+                host: f.to.clone(),
+                at: Duration::ZERO,
+                run: format!("squall tool udp-sink --port {dst_port}"),
+                background: true,
+                interactive: false,
+            });
+        }
+        // The flow's own `start` is in its packet times: the sender starts
+        // with the run.
+        out.push(CommandSpec {
+            host: f.from.clone(),
+            at: Duration::ZERO,
+            run: format!(
+                "squall tool udp-flow --scenario {} --flow {} --seed {}",
+                shell_quote(&absolute.to_string_lossy()),
+                shell_quote(&f.name),
+                scenario.seed
+            ),
+            background: false,
+            interactive: false,
+        });
+    }
+    Ok(out)
+}
+
 fn shell_quote(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
         s.to_string()
@@ -236,16 +277,8 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         scenario.duration = d;
     }
     scenario.replications = 1;
-    // Not yet run in emulation (issue 14): said, never silently skipped.
-    let udp: Vec<&str> = scenario.workload.udp.iter().map(|f| f.name.as_str()).collect();
-    if !udp.is_empty() {
-        eprintln!(
-            "squall emu: [[workload.udp]] {} not run: UDP workloads run in the simulator only so far",
-            udp.join(", ")
-        );
-    }
-    let commands = commands(&args, &scenario)?;
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
+    let commands = commands(&args, &scenario, &out.join("scenario.toml"))?;
     let rep = out.join("rep-0");
     fs::create_dir_all(&rep).with_context(|| format!("cannot create output directory {}", rep.display()))?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;

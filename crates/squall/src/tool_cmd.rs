@@ -25,6 +25,28 @@ pub enum Tool {
     /// UDP datagrams for benchmarks: `--send ADDR --size 64 --seconds 3
     /// [--rate-bps R]`, or `--sink` (prints one JSON line: packets, pps, bps).
     Udp(UdpArgs),
+    /// A scenario's `[[workload.udp]]` flow sent from real sockets: the
+    /// packets the simulator sends for it with the same seed, at the same
+    /// times from the tool's start (`squall emu` runs it for every flow).
+    UdpFlow(UdpFlowArgs),
+    /// Takes UDP datagrams on a port until stopped.
+    UdpSink {
+        #[arg(long)]
+        port: u16,
+    },
+}
+
+#[derive(Args)]
+pub struct UdpFlowArgs {
+    /// The scenario file (a run's resolved scenario.toml).
+    #[arg(long)]
+    pub scenario: PathBuf,
+    /// The flow's `name` in [[workload.udp]].
+    #[arg(long)]
+    pub flow: String,
+    /// The run's seed (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
 }
 
 #[derive(Args)]
@@ -78,6 +100,11 @@ pub fn run(args: ToolArgs) -> Result<ExitCode> {
     match args.tool {
         Tool::Bulk(b) => bulk_cmd(b),
         Tool::Udp(u) => udp_cmd(u),
+        Tool::UdpFlow(f) => udp_flow_cmd(f),
+        Tool::UdpSink { port } => {
+            squall_emu::udp_flow::sink(port).with_context(|| format!("UDP sink on port {port}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -124,5 +151,33 @@ fn udp_cmd(args: UdpArgs) -> Result<ExitCode> {
     let sent =
         blast::send(to, args.size, args.seconds, args.rate_bps).with_context(|| format!("UDP sender to {to}"))?;
     println!("{{\"sent\":{sent}}}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn udp_flow_cmd(args: UdpFlowArgs) -> Result<ExitCode> {
+    let scenario = squall_scenario::load(&args.scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (index, flow) = scenario
+        .workload
+        .udp
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.name == args.flow)
+        .with_context(|| format!("{}: no [[workload.udp]] named `{}`", args.scenario.display(), args.flow))?;
+    let what = format!("[[workload.udp]] `{}`", flow.name);
+    let to = scenario
+        .hosts
+        .iter()
+        .find(|h| h.name == flow.to)
+        .with_context(|| format!("{what}: no host `{}`", flow.to))?
+        .address;
+    let (src_port, dst_port) = squall_sim::udp_ports(flow, index).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+    let seed = args.seed.unwrap_or(scenario.seed);
+    let end = squall_link::Instant::ZERO + scenario.duration;
+    let mut pacer = squall_sim::udp::UdpPacer::new(flow, seed, end).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let packets = std::iter::from_fn(move || pacer.next_packet())
+        .map(|(at, size)| (std::time::Duration::from_nanos((at - squall_link::Instant::ZERO).as_nanos()), size));
+    let report = squall_emu::udp_flow::send(std::net::SocketAddrV4::new(to, dst_port), src_port, flow.ecn, packets)
+        .with_context(|| format!("{what}: sending to {to}:{dst_port} from port {src_port}"))?;
+    println!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }

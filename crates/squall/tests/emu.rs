@@ -578,9 +578,12 @@ fn the_four_link_example_routes_real_packets_as_the_simulator_does() {
 /// One scenario file, two engines (issue 14): the [[workload.tcp]] bulk
 /// transfer of scenarios/emu/tcp-workload.toml runs as squall's TCP model
 /// in `squall sim` and as real Linux TCP in `squall emu`. Both deliver the
-/// 500 KB, no faster than the 10 Mbit/s link allows (0.4 s).
+/// 500 KB, no faster than the 10 Mbit/s link allows (0.4 s). Its
+/// [[workload.udp]] flow sends, in both engines, the same datagrams: tshark
+/// reads the same sequence of IP lengths from both engines' pcaps of the
+/// sending host, over the same span of time.
 #[test]
-fn a_tcp_workload_runs_in_both_engines() {
+fn tcp_and_udp_workloads_run_in_both_engines() {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !namespaces_available() {
         return;
@@ -613,6 +616,37 @@ fn a_tcp_workload_runs_in_both_engines() {
     assert!((0.4..3.0).contains(&t), "emu transfer time {t}");
     let client = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads/1-fixed.stdout")).unwrap();
     assert!(client.contains("\"bytes\":500000"), "{client}");
+
+    // The UDP flow: 10000 is its default source port (the first entry).
+    let sim_sent =
+        sim["runs"][0]["flows"].as_array().unwrap().iter().find(|f| f["name"] == "upload").unwrap()["sent_packets"]
+            .as_u64()
+            .unwrap();
+    let datagrams = |engine: &str| -> Vec<(u32, f64)> {
+        let pcap = dir.path().join(engine).join("rep-0/mobile.pcap");
+        let o = Command::new("tshark")
+            .args(["-r", pcap.to_str().unwrap(), "-Y", "udp.srcport == 10000", "-T", "fields"])
+            .args(["-e", "ip.len", "-e", "frame.time_epoch"])
+            .output();
+        let Ok(o) = o else { panic!("tshark is needed (apt-get install tshark)") };
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(|l| {
+                let (len, t) = l.split_once('\t').unwrap();
+                (len.parse().unwrap(), t.parse().unwrap())
+            })
+            .collect()
+    };
+    let (sim_udp, emu_udp) = (datagrams("sim"), datagrams("emu"));
+    assert!(sim_udp.len() > 100 && sim_udp.len() as u64 == sim_sent, "{} datagrams, {sim_sent} sent", sim_udp.len());
+    let lengths = |d: &[(u32, f64)]| d.iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(lengths(&sim_udp), lengths(&emu_udp), "the engines sent different datagrams");
+    // Poisson gaps over 1.9 s: the real sender keeps the schedule within 20 ms.
+    let span = |d: &[(u32, f64)]| d.last().unwrap().1 - d[0].1;
+    assert!((span(&sim_udp) - span(&emu_udp)).abs() < 0.02, "spans {} s and {} s", span(&sim_udp), span(&emu_udp));
+    let sender = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads/3-mobile.stdout")).unwrap();
+    assert!(sender.contains(&format!("\"sent\":{sim_sent},")) && sender.contains("\"refused\":0"), "{sender}");
 }
 
 /// A run of `squall tool udp` from fixed to mobile over tcp-10mbit.toml:
