@@ -20,11 +20,36 @@ use crate::tcp_info::{self, TcpInfo};
 /// Default port of the bulk tool.
 pub const DEFAULT_PORT: u16 = 5201;
 
+/// Socket settings of the receiving end, inherited by each connection
+/// it accepts (a scenario's `[[workload.tcp]]` keys in emulation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ServerOptions {
+    /// TCP_MAXSEG: the largest segment the server announces in its SYN-ACK.
+    pub mss: Option<u32>,
+    /// The largest window the server offers (TCP_WINDOW_CLAMP), with a
+    /// receive buffer (SO_RCVBUFFORCE) of four times that so the buffer
+    /// never limits it first.
+    pub window: Option<u32>,
+}
+
 /// Serves transfers on `port` until killed (or after one, with `once`).
-pub fn serve(port: u16, once: bool) -> io::Result<()> {
+pub fn serve(port: u16, once: bool, options: ServerOptions) -> io::Result<()> {
     let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, port))?;
+    if let Some(mss) = options.mss {
+        set_int(&listener, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
+    }
+    if let Some(window) = options.window {
+        let buffer = window.min(i32::MAX as u32);
+        set_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buffer, "SO_RCVBUFFORCE")?;
+        set_int(&listener, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, window, "TCP_WINDOW_CLAMP")?;
+    }
     for stream in listener.incoming() {
         let mut stream = stream?;
+        // The listener's clamp shapes the SYN-ACK; each connection keeps it
+        // only if told again.
+        if let Some(window) = options.window {
+            set_int(&stream, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, window, "TCP_WINDOW_CLAMP")?;
+        }
         let handle = std::thread::spawn(move || receive(&mut stream));
         if once {
             return handle.join().unwrap_or_else(|_| Err(io::Error::other("receiver panicked")));
@@ -87,6 +112,9 @@ pub struct ClientOptions {
     pub interval: std::time::Duration,
     /// Give up connecting after this long.
     pub connect_timeout: std::time::Duration,
+    /// TCP_MAXSEG before connecting: the largest segment the client
+    /// announces and sends.
+    pub mss: Option<u32>,
 }
 
 /// Sends `options.bytes` to the server; returns the result and the samples.
@@ -159,6 +187,9 @@ fn connect_with_cc(options: &ClientOptions, start: std::time::Instant) -> io::Re
         let fd = socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
         setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(&options.cc))
             .map_err(|e| io::Error::new(io::Error::from(e).kind(), format!("TCP_CONGESTION {}: {e}", options.cc)))?;
+        if let Some(mss) = options.mss {
+            set_int(&fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
+        }
         match connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr) {
             Ok(()) => return Ok(TcpStream::from(fd)),
             Err(e) if start.elapsed() < options.connect_timeout => {
@@ -167,6 +198,27 @@ fn connect_with_cc(options: &ClientOptions, start: std::time::Instant) -> io::Re
             }
             Err(e) => return Err(io::Error::from(e)),
         }
+    }
+}
+
+/// Sets an integer socket option, naming it in the error.
+fn set_int(socket: &impl std::os::fd::AsRawFd, level: i32, option: i32, value: u32, name: &str) -> io::Result<()> {
+    let value = value as libc::c_int;
+    // SAFETY: the option takes a c_int that outlives the call.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            level,
+            option,
+            (&value as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        let e = io::Error::last_os_error();
+        Err(io::Error::new(e.kind(), format!("{name} = {value}: {e}")))
     }
 }
 
@@ -218,6 +270,7 @@ mod tests {
             cc: "reno".into(),
             interval: std::time::Duration::from_millis(1),
             connect_timeout: std::time::Duration::from_secs(2),
+            mss: None,
         };
         let (result, samples) = send(&options).unwrap();
         server.join().unwrap();

@@ -19,6 +19,7 @@ use clap::Args;
 use serde::Serialize;
 use squall_analysis::{Summary, summarize};
 use squall_emu::dataplane::{DataplaneOptions, DataplaneReport};
+use squall_emu::naming::TUN_NAME;
 use squall_emu::recording::{DEFAULT_QUEUE, DEFAULT_QUEUE_BYTES, RecordCounts, RecordingOptions};
 use squall_emu::workload::{CommandOutcome, CommandSpec, WorkloadFile};
 use squall_emu::{EmulationOptions, EmulationReport, EndReason};
@@ -132,9 +133,10 @@ struct EmuDetails {
     peak_rss_kb: Option<u64>,
 }
 
-/// Every command of the run. `resolved` is where the resolved scenario
-/// will be, for the UDP senders to read.
-fn commands(args: &EmuArgs, scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec>> {
+/// Every command of the run, and the sysctls its TCP workloads need.
+/// `resolved` is where the resolved scenario will be, for the UDP senders
+/// to read.
+fn commands(args: &EmuArgs, scenario: &Scenario, resolved: &Path) -> Result<(Vec<CommandSpec>, Sysctls)> {
     let mut out: Vec<CommandSpec> = scenario
         .workload
         .commands
@@ -156,14 +158,15 @@ fn commands(args: &EmuArgs, scenario: &Scenario, resolved: &Path) -> Result<Vec<
     if let Some(file) = &args.workload {
         out.extend(WorkloadFile::load(file)?.commands);
     }
-    out.extend(tcp_workloads(scenario)?);
+    let (tcp, sysctls) = tcp_workloads(scenario)?;
+    out.extend(tcp);
     out.extend(udp_workloads(scenario, resolved)?);
     if !args.command.is_empty() {
         let mobile = scenario.links.first().map(|l| l.between[1].clone()).context("the scenario has no link")?;
         let run = args.command.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
         out.push(CommandSpec { host: mobile, at: Duration::ZERO, run, background: false, interactive: true });
     }
-    Ok(out)
+    Ok((out, sysctls))
 }
 
 /// First port of the bulk servers that stand for `[[workload.tcp]]` flows
@@ -172,40 +175,62 @@ const TCP_WORKLOAD_PORT: u16 = 15_000;
 
 /// `[[workload.tcp]]` flows as real Linux TCP: for a bulk application, a
 /// `squall tool bulk` server on the flow's `to` host and a client on its
-/// `from` host at `start`, with the congestion control Linux has for the
-/// scenario's (RFC 5681 Reno, NewReno and SACK recovery are all Linux's
-/// `reno`, which recovers with SACK; Tahoe has no Linux equivalent). The
-/// other applications and the keys Linux is not told here are said, one
-/// line each, never silently dropped.
-fn tcp_workloads(scenario: &Scenario) -> Result<Vec<CommandSpec>> {
-    use squall_scenario::{TcpApp, TcpCc};
+/// `from` host at `start`, told every key Linux can express (see
+/// [`LinuxTcp`]); the keys it cannot are said, one line each, never
+/// silently dropped. Returns the commands and the sysctls the flows need in
+/// their hosts' namespaces.
+fn tcp_workloads(scenario: &Scenario) -> Result<(Vec<CommandSpec>, Sysctls)> {
+    use squall_scenario::TcpApp;
     let mut out = Vec::new();
+    let mut sysctls = Sysctls::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
         let TcpApp::Bulk(bytes) = &f.app else {
             eprintln!("squall emu: {what} not run: only `bulk` applications run in emulation so far");
             continue;
         };
-        let cc = match f.cc {
-            TcpCc::Tahoe => anyhow::bail!("{what}: Linux has no Tahoe; use cc = \"reno\" or \"cubic\" in emulation"),
-            TcpCc::Reno | TcpCc::NewReno | TcpCc::Sack => "reno",
-            TcpCc::Cubic => "cubic",
+        let address = |name: &str| {
+            scenario
+                .hosts
+                .iter()
+                .find(|h| h.name == name)
+                .map(|h| h.address)
+                .with_context(|| format!("{what}: no host `{name}`"))
         };
-        let server =
-            scenario.hosts.iter().find(|h| h.name == f.to).with_context(|| format!("{what}: no host `{}`", f.to))?;
-        if f.proxy.is_some() {
-            eprintln!("squall emu: {what}: runs end to end; the split-TCP proxy exists in the simulator only");
+        let (client, server) = (address(&f.from)?, address(&f.to)?);
+        let linux = LinuxTcp::of(f).with_context(|| what.clone())?;
+        for note in &linux.notes {
+            eprintln!("squall emu: {what}: {note}");
         }
-        eprintln!(
-            "squall emu: {what}: Linux TCP ({cc}) with Linux's own MSS, receive window, initial window, RTO and \
-             delayed-ACK settings; the scenario's mss, rwnd, initial_window, min_rto and delayed_ack apply in \
-             the simulator only"
-        );
+        for host in [&f.from, &f.to] {
+            for (key, value) in &linux.sysctls {
+                let set = sysctls.entry(host.clone()).or_default();
+                match set.insert(key.to_string(), value.clone()) {
+                    Some(other) if &other != value => anyhow::bail!(
+                        "{what}: needs {key} = {value} on host `{host}`, where another [[workload.tcp]] needs {other} \
+                         (Linux keeps it per namespace)"
+                    ),
+                    _ => {}
+                }
+            }
+        }
         let port = TCP_WORKLOAD_PORT + i as u16;
+        let route = |to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[String]| {
+            if attrs.is_empty() {
+                String::new()
+            } else {
+                format!("ip route change {to}/32 dev {TUN_NAME} src {from} {} && ", attrs.join(" "))
+            }
+        };
         out.push(CommandSpec {
             host: f.to.clone(),
             at: Duration::ZERO,
-            run: format!("squall tool bulk --server --port {port}"),
+            run: format!(
+                "{}squall tool bulk --server --port {port} --mss {} --window {}",
+                route(client, server, &linux.receiver_route),
+                f.mss.0,
+                f.rwnd.0
+            ),
             background: true,
             interactive: false,
         });
@@ -213,16 +238,93 @@ fn tcp_workloads(scenario: &Scenario) -> Result<Vec<CommandSpec>> {
             host: f.from.clone(),
             at: f.start,
             run: format!(
-                "squall tool bulk --client {} --port {port} --bytes {} --cc {cc} --info-csv {}",
-                server.address,
+                "{}squall tool bulk --client {server} --port {port} --bytes {} --cc {} --mss {} --info-csv {}",
+                route(server, client, &linux.sender_route),
                 bytes.0,
+                linux.cc,
+                f.mss.0,
                 shell_quote(&format!("tcp-{}.csv", f.name))
             ),
             background: false,
             interactive: false,
         });
     }
-    Ok(out)
+    Ok((out, sysctls))
+}
+
+/// Sysctls per host name.
+type Sysctls = BTreeMap<String, BTreeMap<String, String>>;
+
+/// What Linux is told for one `[[workload.tcp]]` flow: the congestion
+/// control, route attributes on the sender's route to the receiver and the
+/// receiver's route back (ip-route(8): `initcwnd`, `rto_min`, `ssthresh`,
+/// `cwnd ... lock cwnd`, `quickack`), per-namespace sysctls (`tcp_sack`,
+/// `tcp_window_scaling`); TCP_MAXSEG and TCP_WINDOW_CLAMP go to the bulk
+/// tool. `notes` say what Linux does instead for the keys it cannot take.
+#[derive(Debug, PartialEq)]
+struct LinuxTcp {
+    cc: &'static str,
+    sender_route: Vec<String>,
+    receiver_route: Vec<String>,
+    sysctls: Vec<(&'static str, String)>,
+    notes: Vec<String>,
+}
+
+impl LinuxTcp {
+    fn of(f: &squall_scenario::TcpFlow) -> Result<Self> {
+        use squall_scenario::{DelayedAckSpec, RtoSpec, TcpCc, WindowSize};
+        let cc = match f.cc {
+            TcpCc::Tahoe => anyhow::bail!("Linux has no Tahoe; use cc = \"reno\" or \"cubic\" in emulation"),
+            // Linux's `reno` recovers with SACK when it is on (RFC 6675)
+            // and as NewReno (RFC 6582) when it is off.
+            TcpCc::Reno | TcpCc::NewReno | TcpCc::Sack => "reno",
+            TcpCc::Cubic => "cubic",
+        };
+        let segments = |w: WindowSize| match w {
+            WindowSize::Segments(n) => n,
+            WindowSize::Bytes(b) => b.0.div_ceil(f.mss.0.max(1)),
+        };
+        let mut sender_route = vec![
+            format!("initcwnd {}", f.initial_window),
+            format!("rto_min {}ms", f.min_rto.as_nanos().div_ceil(1_000_000)),
+        ];
+        if let Some(w) = f.initial_ssthresh {
+            sender_route.push(format!("ssthresh {}", segments(w)));
+        }
+        if let Some(w) = f.max_window {
+            sender_route.push(format!("cwnd {} lock cwnd", segments(w)));
+        }
+        let mut receiver_route = Vec::new();
+        let mut notes = Vec::new();
+        match f.delayed_ack {
+            DelayedAckSpec::Enabled(false) => receiver_route.push("quickack 1".to_string()),
+            DelayedAckSpec::Enabled(true) | DelayedAckSpec::Timer(_) => notes.push(
+                "Linux delays ACKs by its own rules (quick-ACK at the start, then 40 ms to 200 ms), not by \
+                 `delayed_ack`; `delayed_ack = false` is the one setting it takes (route `quickack`)"
+                    .to_string(),
+            ),
+        }
+        if f.rto != RtoSpec::Rfc6298 {
+            notes.push("Linux computes its RTO as RFC 6298 with its own rules; `rto` is not applied".into());
+        }
+        if !f.limited_transmit {
+            notes.push(
+                "Linux always uses limited transmit (RFC 3042); `limited_transmit = false` is not applied".into(),
+            );
+        }
+        if f.drain.is_some() {
+            notes.push("the receiving tool reads at once; `drain` is not applied".into());
+        }
+        if f.proxy.is_some() {
+            notes.push("runs end to end; the split-TCP proxy exists in the simulator only".into());
+        }
+        let sack = f.sack.unwrap_or(matches!(f.cc, TcpCc::Sack | TcpCc::Cubic));
+        let sysctls = vec![
+            ("net.ipv4.tcp_sack", u8::from(sack).to_string()),
+            ("net.ipv4.tcp_window_scaling", u8::from(f.window_scaling).to_string()),
+        ];
+        Ok(LinuxTcp { cc, sender_route, receiver_route, sysctls, notes })
+    }
 }
 
 /// `[[workload.udp]]` in emulation: `squall tool udp-flow` on each flow's
@@ -278,7 +380,21 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     }
     scenario.replications = 1;
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
-    let commands = commands(&args, &scenario, &out.join("scenario.toml"))?;
+    let (commands, sysctls) = commands(&args, &scenario, &out.join("scenario.toml"))?;
+    for (host, keys) in sysctls {
+        let Some(h) = scenario.hosts.iter_mut().find(|h| h.name == host) else { continue };
+        for (key, value) in keys {
+            match h.sysctl.get(&key) {
+                Some(mine) if mine.0 != value => anyhow::bail!(
+                    "host `{host}`: sysctl `{key}` = \"{}\", but its [[workload.tcp]] flows need \"{value}\"",
+                    mine.0
+                ),
+                _ => {
+                    h.sysctl.insert(key, squall_scenario::SysctlValue(value));
+                }
+            }
+        }
+    }
     let rep = out.join("rep-0");
     fs::create_dir_all(&rep).with_context(|| format!("cannot create output directory {}", rep.display()))?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;

@@ -94,6 +94,12 @@ pub struct BulkArgs {
     /// Give up connecting after this many seconds.
     #[arg(long, default_value_t = 10)]
     pub connect_timeout_s: u64,
+    /// Largest segment announced and sent (TCP_MAXSEG), bytes.
+    #[arg(long)]
+    pub mss: Option<u32>,
+    /// With --server: the largest window offered (TCP_WINDOW_CLAMP), bytes.
+    #[arg(long, requires = "server")]
+    pub window: Option<u32>,
 }
 
 pub fn run(args: ToolArgs) -> Result<ExitCode> {
@@ -110,7 +116,8 @@ pub fn run(args: ToolArgs) -> Result<ExitCode> {
 
 fn bulk_cmd(args: BulkArgs) -> Result<ExitCode> {
     if args.server {
-        bulk::serve(args.port, args.once).with_context(|| format!("bulk server on port {}", args.port))?;
+        let options = bulk::ServerOptions { mss: args.mss, window: args.window };
+        bulk::serve(args.port, args.once, options).with_context(|| format!("bulk server on port {}", args.port))?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(server) = args.client else { bail!("give --server, or --client ADDR") };
@@ -129,6 +136,7 @@ fn bulk_cmd(args: BulkArgs) -> Result<ExitCode> {
             std::time::Duration::ZERO
         },
         connect_timeout: std::time::Duration::from_secs(args.connect_timeout_s),
+        mss: args.mss,
     };
     let (result, samples) = bulk::send(&options).with_context(|| format!("bulk transfer to {server}:{}", args.port))?;
     if let Some(path) = &args.info_csv {

@@ -967,3 +967,69 @@ fn control_socket_starts_stops_and_re_rates_background_generators() {
     // Without the stop it would be about 100 more.
     assert!(t3 - t2 > 0.4, "{times:?}");
 }
+
+/// A [[workload.tcp]] flow's keys reach Linux in emulation (issue 14): MSS
+/// (TCP_MAXSEG, both SYNs), receive window (the server never offers more
+/// than `rwnd`), SACK off (per-namespace sysctl: no SACK-permitted option),
+/// initial window 4 (route `initcwnd`: four data segments before the first
+/// ACK of data), an ACK for every segment (`delayed_ack = false`, route
+/// `quickack`) and a 300 ms minimum RTO (route `rto_min`: TCP_INFO's RTO is
+/// at least that), read back from the pcaps with tshark and from TCP_INFO.
+#[test]
+fn linux_is_told_the_tcp_keys_it_can_express() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenario("tcp-workload.toml")).unwrap().replacen(
+        "app = { bulk = \"500 KB\" }\n",
+        "app = { bulk = \"500 KB\" }\ninitial_window = 4\nmin_rto = \"300 ms\"\nsack = false\ndelayed_ack = false\nmss = \"1000 B\"\nrwnd = \"32 KB\"\n",
+        1,
+    );
+    let file = dir.path().join("keys.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL).arg("emu").arg(&file).args(["--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let tshark = |pcap: &str, filter: &str, fields: &[&str]| -> Vec<Vec<String>> {
+        let mut cmd = Command::new("tshark");
+        cmd.args(["-r", out.join("rep-0").join(pcap).to_str().unwrap(), "-Y", filter, "-T", "fields"]);
+        for f in fields {
+            cmd.args(["-e", f]);
+        }
+        let o = cmd.output().expect("tshark is needed (apt-get install tshark)");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()
+    };
+    let syns = tshark(
+        "fixed.pcap",
+        "tcp.port == 15000 && tcp.flags.syn == 1",
+        &["tcp.options.mss_val", "tcp.options.sack_perm"],
+    );
+    assert_eq!(syns.len(), 2, "{syns:?}");
+    for syn in &syns {
+        assert_eq!(syn[0], "1000", "MSS option: {syns:?}");
+        assert_eq!(syn[1], "", "SACK permitted although sack = false: {syns:?}");
+    }
+    let windows: Vec<u64> = tshark("mobile.pcap", "tcp.srcport == 15000", &["tcp.window_size"])
+        .iter()
+        .map(|w| w[0].parse().unwrap())
+        .collect();
+    let largest = windows.iter().copied().max().unwrap();
+    assert!((28_000..=32_000).contains(&largest), "largest window offered {largest} B, rwnd 32000 B");
+    // Data segments of the client up to the server's first ACK of data.
+    let client = tshark("fixed.pcap", "tcp.port == 15000", &["ip.src", "tcp.len", "tcp.ack"]);
+    let first_ack = client.iter().position(|p| p[0] == "10.0.1.1" && p[2].parse::<u64>().unwrap() > 1).unwrap();
+    let flight = client[..first_ack].iter().filter(|p| p[0] == "10.0.0.1" && p[1] != "0").count();
+    assert_eq!(flight, 4, "initial flight {flight} segments, initial_window 4");
+    let data = client.iter().filter(|p| p[0] == "10.0.0.1" && p[1] != "0").count();
+    let acks = client.iter().filter(|p| p[0] == "10.0.1.1" && p[1] == "0").count();
+    assert!(acks as f64 >= 0.9 * data as f64, "{acks} ACKs for {data} data segments with delayed_ack = false");
+    let stdout = std::fs::read_to_string(out.join("rep-0/workloads/1-fixed.stdout")).unwrap();
+    let result: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let rto = f(&result["final_info"]["rto_us"]);
+    assert!(rto >= 300_000.0, "RTO {rto} us below min_rto 300 ms");
+    let resolved = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(resolved.contains("\"net.ipv4.tcp_sack\" = \"0\""), "{resolved}");
+}
