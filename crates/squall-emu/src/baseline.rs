@@ -29,13 +29,56 @@ pub fn veth(exe: &Path, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuE
     result
 }
 
-fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
+/// Two namespaces joined by a veth pair, removed when the closure returns.
+fn with_veth<T>(f: impl FnOnce(&NetNs, &NetNs) -> Result<T, EmuError>) -> Result<T, EmuError> {
+    let id = RunId::current();
+    let a = NetNs::create(&id.netns_name("veth-a"))?;
+    let b = match NetNs::create(&id.netns_name("veth-b")) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = a.delete();
+            return Err(e);
+        }
+    };
+    let result = join(&a, &b).and_then(|()| f(&a, &b));
+    let _ = a.delete();
+    let _ = b.delete();
+    result
+}
+
+/// 10.0.0.1 in `a` and 10.0.1.1 in `b`, each routed to the other.
+fn join(a: &NetNs, b: &NetNs) -> Result<(), EmuError> {
     a.ip(&["link", "add", TUN_NAME, "type", "veth", "peer", "name", TUN_NAME, "netns", b.name()])?;
     for (ns, me, peer) in [(a, "10.0.0.1", "10.0.1.1"), (b, "10.0.1.1", "10.0.0.1")] {
         ns.ip(&["addr", "add", &format!("{me}/32"), "dev", TUN_NAME])?;
         ns.ip(&["link", "set", TUN_NAME, "up"])?;
         ns.ip(&["route", "add", &format!("{peer}/32"), "dev", TUN_NAME])?;
     }
+    Ok(())
+}
+
+/// A `exe tool bulk` transfer of `bytes` (cubic) from one namespace to the
+/// other over a veth pair; returns the client's result.
+pub fn veth_bulk(exe: &Path, bytes: u64) -> Result<crate::bulk::BulkResult, EmuError> {
+    with_veth(|a, b| {
+        let mut server = Command::new(exe);
+        server.args(["tool", "bulk", "--server", "--once"]).stdout(Stdio::null()).stderr(Stdio::inherit());
+        b.prepare(&mut server, true)?;
+        let mut server = server.spawn().context(|| "start the bulk server".to_string())?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let mut client = Command::new(exe);
+        client.args(["tool", "bulk", "--client", "10.0.1.1", "--cc", "cubic", "--bytes", &bytes.to_string()]);
+        client.stderr(Stdio::inherit());
+        a.prepare(&mut client, true)?;
+        let out = client.output().context(|| "run the bulk client".to_string());
+        let _ = server.kill();
+        let _ = server.wait();
+        serde_json::from_slice(&out?.stdout).map_err(|e| EmuError::Scenario(format!("bulk client output: {e}")))
+    })
+}
+
+fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
+    join(a, b)?;
     let mut sink = Command::new(exe);
     sink.args(["tool", "udp", "--sink"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
     b.prepare(&mut sink, true)?;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn, connect, setsockopt, socket, sockopt};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::tcp_info::{self, TcpInfo};
 
@@ -84,7 +84,7 @@ pub struct Sample {
 }
 
 /// What the client reports (one JSON line on stdout).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BulkResult {
     pub bytes: u64,
     pub cc: String,

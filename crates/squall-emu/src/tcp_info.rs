@@ -3,7 +3,7 @@
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The kernel's `struct tcp_info` up to `tcpi_reord_seen` (Linux 5.4+),
 /// field for field.
@@ -65,7 +65,7 @@ struct RawTcpInfo {
 }
 
 /// The fields squall records, in the kernel's units.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfo {
     /// Congestion window, segments.
     pub cwnd: u32,

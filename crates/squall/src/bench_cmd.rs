@@ -91,6 +91,8 @@ struct Forwarding {
     /// squall pps / veth pps.
     ratio: f64,
     squall_timing: TimingSummary,
+    /// CPU time of the data plane (this process) per forwarded packet, us.
+    cpu_us_per_packet: f64,
 }
 
 #[derive(Serialize)]
@@ -99,6 +101,12 @@ struct BenchReport {
     /// 1500-byte packets paced at 95 Mbit/s into a 100 Mbit/s stage.
     timing_100mbit: TimingSummary,
     sink_100mbit: SinkReport,
+    /// 1500-byte packets paced at 950 Mbit/s into a 1 Gbit/s stage.
+    timing_1gbit: TimingSummary,
+    sink_1gbit: SinkReport,
+    tcp_unlimited: crate::bench_more::TcpUnlimited,
+    rates: Vec<crate::bench_more::RatePoint>,
+    ping: Option<crate::bench_more::PingFigures>,
 }
 
 const SCENARIO: &str = r#"
@@ -214,36 +222,86 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("where is squall?")?;
     let mut forwarding = Vec::new();
     for ip_size in [64, 1500] {
+        let cpu = crate::bench_more::cpu_seconds();
         let (squall, squall_timing) = through_squall(&exe, None, ip_size, seconds, None)?;
+        let cpu = crate::bench_more::cpu_seconds() - cpu;
+        let cpu_us_per_packet = cpu * 1e6 / squall_timing.deliveries.max(1) as f64;
         let veth = baseline::veth(&exe, ip_size, seconds)?;
         let ratio = if veth.pps > 0.0 { squall.pps / veth.pps } else { 0.0 };
-        forwarding.push(Forwarding { ip_size, squall, veth, ratio, squall_timing });
+        forwarding.push(Forwarding { ip_size, squall, veth, ratio, squall_timing, cpu_us_per_packet });
     }
-    let (sink_100mbit, timing_100mbit) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
-    println!("{:>6} {:>12} {:>10} {:>12} {:>10} {:>7}", "bytes", "squall pps", "Gbit/s", "veth pps", "Gbit/s", "ratio");
+    println!(
+        "{:>6} {:>12} {:>10} {:>12} {:>10} {:>7} {:>12}",
+        "bytes", "squall pps", "Gbit/s", "veth pps", "Gbit/s", "ratio", "CPU us/pkt"
+    );
     for f in &forwarding {
         println!(
-            "{:>6} {:>12.0} {:>10.3} {:>12.0} {:>10.3} {:>7.3}",
+            "{:>6} {:>12.0} {:>10.3} {:>12.0} {:>10.3} {:>7.3} {:>12.2}",
             f.ip_size,
             f.squall.pps,
             f.squall.bps / 1e9,
             f.veth.pps,
             f.veth.bps / 1e9,
-            f.ratio
+            f.ratio,
+            f.cpu_us_per_packet
         );
     }
-    let t = &timing_100mbit;
+    let (sink_100mbit, timing_100mbit) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
+    let (sink_1gbit, timing_1gbit) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
+    for (name, t, sink) in [("100 Mbit/s", &timing_100mbit, &sink_100mbit), ("1 Gbit/s", &timing_1gbit, &sink_1gbit)] {
+        println!(
+            "{name}, 1500 B: {} deliveries at {:.1} Mbit/s; departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us, {} late (> 1 ms)",
+            t.deliveries,
+            sink.bps / 1e6,
+            t.error_p50 * 1e6,
+            t.error_p99 * 1e6,
+            t.error_p999 * 1e6,
+            t.error_max * 1e6,
+            t.late
+        );
+    }
+    let tcp_unlimited = crate::bench_more::tcp_unlimited(&exe, 1_000_000_000)?;
     println!(
-        "100 Mbit/s, 1500 B: {} deliveries at {:.1} Mbit/s; departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us, {} late (> 1 ms)",
-        t.deliveries,
-        sink_100mbit.bps / 1e6,
-        t.error_p50 * 1e6,
-        t.error_p99 * 1e6,
-        t.error_p999 * 1e6,
-        t.error_max * 1e6,
-        t.late
+        "TCP (cubic, 1 GB) through a stage with no limit: {:.2} Gbit/s; plain veth {:.2} Gbit/s; ratio {:.3}",
+        tcp_unlimited.squall_bps / 1e9,
+        tcp_unlimited.veth_bps / 1e9,
+        tcp_unlimited.ratio
     );
-    let report = BenchReport { forwarding, timing_100mbit, sink_100mbit };
+    let rates = crate::bench_more::rate_sweep(&exe, &[12.0, 120.0, 600.0, 1200.0, 5000.0], &[0.0, 20.0], 5.0)?;
+    println!("TCP (cubic, 5 s of data, buffers for the BDP) achieved / configured rate:");
+    for r in &rates {
+        println!(
+            "  {:>6} Mbit/s, {:>4} ms each way: {:.3} (steady {}), {} retransmitted",
+            r.rate_mbps,
+            r.delay_ms,
+            r.achieved,
+            r.steady.map_or("-".to_string(), |s| format!("{s:.3}")),
+            r.retransmitted_segments
+        );
+    }
+    let ping = match crate::bench_more::ping(25.0, 500) {
+        Ok(p) => {
+            println!(
+                "ping over 25 ms each way ({} of {} replies): avg {:.3} ms (mdev {:.3}), median {:.2} ms, p99 {:.2} ms; configured {:.1} ms",
+                p.received, p.sent, p.avg_ms, p.mdev_ms, p.median_ms, p.p99_ms, p.configured_ms
+            );
+            Some(p)
+        }
+        Err(e) => {
+            println!("ping: not measured ({e:#}); apt-get install iputils-ping");
+            None
+        }
+    };
+    let report = BenchReport {
+        forwarding,
+        timing_100mbit,
+        sink_100mbit,
+        timing_1gbit,
+        sink_1gbit,
+        tcp_unlimited,
+        rates,
+        ping,
+    };
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     }

@@ -2,6 +2,7 @@
 //! work is done by the library crates.
 
 mod bench_cmd;
+mod bench_more;
 mod builtin;
 mod ctl_cmd;
 mod emu_cmd;

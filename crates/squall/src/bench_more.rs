@@ -1,0 +1,188 @@
+//! The rest of `squall bench emu` (issue 10's list): TCP through a stage
+//! with no limit against plain veth, TCP achieved/configured rate with and
+//! without 20 ms each way (as Mahimahi was measured), departure-time error
+//! at 1 Gbit/s, ping RTT over 25 ms each way, and the data plane's CPU
+//! time per forwarded packet. Each figure is printed beside its reference,
+//! measured in the same run.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use squall_emu::bulk::BulkResult;
+use squall_emu::workload::CommandSpec;
+use squall_emu::{EmulationOptions, EmulationReport, baseline};
+
+/// CPU time (user + system) of this process so far, s: the data plane, not
+/// the workloads (they are other processes).
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Two hosts, `down` and `up` as the stages' extra keys, and a `sysctl`
+/// table for both hosts.
+fn scenario(down: &str, up: &str, sysctl: &str) -> String {
+    format!(
+        r#"
+name = "bench"
+duration = "300 s"
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+{sysctl}
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+{sysctl}
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+{down}
+[[links.uplink]]
+name = "up"
+{up}
+"#
+    )
+}
+
+/// Buffers large enough for a 5 Gbit/s, 40 ms path (25 MB in flight).
+const BIG_BUFFERS: &str = r#"sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 268435456", "net.ipv4.tcp_wmem" = "4096 131072 268435456" }"#;
+
+/// Runs `text` with `commands`; returns the report, the workloads'
+/// directory and the CPU time the run took in this process.
+fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
+    let scenario = squall_scenario::parse("bench.toml", text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let dir = tempfile::tempdir()?;
+    let commands = commands.iter().map(|c| CommandSpec::parse(c, false)).collect::<Result<Vec<_>, _>>()?;
+    let options = EmulationOptions {
+        recording: None,
+        commands,
+        workload_dir: dir.path().to_path_buf(),
+        control: false,
+        ..Default::default()
+    };
+    let signal = squall_emu::cleanup::stop_on_signals()?;
+    let cpu = cpu_seconds();
+    let report = squall_emu::run(&scenario, options, signal)?;
+    Ok((report, dir, cpu_seconds() - cpu))
+}
+
+/// A bulk transfer of `bytes` from fixed to mobile through squall.
+fn bulk_through_squall(exe: &Path, text: &str, bytes: u64, cc: &str) -> Result<BulkResult> {
+    let exe = exe.display();
+    let (_, dir, _) = emulate(
+        text,
+        &[
+            &format!("mobile@0s={exe} tool bulk --server --once"),
+            &format!("fixed@0.2s={exe} tool bulk --client 10.0.1.1 --bytes {bytes} --cc {cc}"),
+        ],
+    )?;
+    let out = std::fs::read_to_string(dir.path().join("1-fixed.stdout"))?;
+    serde_json::from_str(out.trim()).with_context(|| {
+        let err = std::fs::read_to_string(dir.path().join("1-fixed.stderr")).unwrap_or_default();
+        let server = std::fs::read_to_string(dir.path().join("0-mobile.stderr")).unwrap_or_default();
+        format!("bulk client printed {out:?}, said {err:?}; server said {server:?}")
+    })
+}
+
+#[derive(Serialize)]
+pub struct TcpUnlimited {
+    pub squall_bps: f64,
+    pub veth_bps: f64,
+    pub ratio: f64,
+}
+
+/// TCP through a stage with no rate limit, against plain veth.
+pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
+    let squall = bulk_through_squall(exe, &scenario("queue = { packets = 10000 }", "", ""), bytes, "cubic")?;
+    let veth = baseline::veth_bulk(exe, bytes)?;
+    Ok(TcpUnlimited { squall_bps: squall.goodput_bps, veth_bps: veth.goodput_bps, ratio: squall.goodput_bps / veth.goodput_bps })
+}
+
+#[derive(Serialize)]
+pub struct RatePoint {
+    pub rate_mbps: f64,
+    pub delay_ms: f64,
+    /// Goodput of the whole transfer / configured rate (IP bytes are more
+    /// than goodput by the headers: at most 1460/1500 = 0.973).
+    pub achieved: f64,
+    /// The same without the handshake and slow start.
+    pub steady: Option<f64>,
+    pub retransmitted_segments: u64,
+}
+
+/// TCP (cubic) achieved/configured rate at each rate, alone and with
+/// `delay` each way, with buffers for the bandwidth-delay product and a
+/// queue of twice it.
+pub fn rate_sweep(exe: &Path, rates_mbps: &[f64], delays_ms: &[f64], seconds: f64) -> Result<Vec<RatePoint>> {
+    let mut out = Vec::new();
+    for &delay in delays_ms {
+        for &rate in rates_mbps {
+            let bdp_packets = (rate * 1e6 * 2.0 * delay / 1e3 / 8.0 / 1500.0).ceil() as u64;
+            let queue = (2 * bdp_packets).max(1000);
+            let stage = |q: u64| format!("rate = \"{rate} Mbit/s\"\ndelay = \"{delay} ms\"\nqueue = {{ packets = {q} }}");
+            let text = scenario(&stage(queue), &stage(queue), BIG_BUFFERS);
+            let bytes = (rate * 1e6 / 8.0 * seconds) as u64;
+            eprintln!("bench: TCP at {rate} Mbit/s, {delay} ms each way, {bytes} bytes");
+            let r = bulk_through_squall(exe, &text, bytes, "cubic")
+                .with_context(|| format!("TCP at {rate} Mbit/s, {delay} ms each way"))?;
+            let configured = rate * 1e6;
+            out.push(RatePoint {
+                rate_mbps: rate,
+                delay_ms: delay,
+                achieved: r.goodput_bps / configured,
+                steady: r.steady_goodput_bps.map(|s| s / configured),
+                retransmitted_segments: r.final_info.total_retrans as u64,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Serialize)]
+pub struct PingFigures {
+    pub sent: u64,
+    pub received: u64,
+    /// From ping's summary line (microsecond resolution).
+    pub avg_ms: f64,
+    pub mdev_ms: f64,
+    /// From its per-reply lines (0.1 ms resolution above 10 ms).
+    pub median_ms: f64,
+    pub p99_ms: f64,
+    pub configured_ms: f64,
+}
+
+/// `ping` from fixed to mobile over `one_way_ms` each way, `count` echoes
+/// 20 ms apart.
+pub fn ping(one_way_ms: f64, count: u32) -> Result<PingFigures> {
+    let stage = format!("delay = \"{one_way_ms} ms\"");
+    let (_, dir, _) = emulate(
+        &scenario(&stage, &stage, ""),
+        &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")],
+    )?;
+    let out = std::fs::read_to_string(dir.path().join("0-fixed.stdout"))?;
+    let mut times: Vec<f64> = out
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok())
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let summary = out.lines().find(|l| l.contains("min/avg/max")).with_context(|| format!("ping printed {out}"))?;
+    let numbers: Vec<f64> =
+        summary.split('=').nth(1).unwrap_or("").trim().trim_end_matches(" ms").split('/').filter_map(|x| x.parse().ok()).collect();
+    anyhow::ensure!(numbers.len() == 4 && !times.is_empty(), "ping printed {out}");
+    let pick = |q: f64| times[((q * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1];
+    Ok(PingFigures {
+        sent: count as u64,
+        received: times.len() as u64,
+        avg_ms: numbers[1],
+        mdev_ms: numbers[3],
+        median_ms: pick(0.5),
+        p99_ms: pick(0.99),
+        configured_ms: 2.0 * one_way_ms,
+    })
+}
