@@ -18,6 +18,7 @@ fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
         on: None,
         off: None,
         class: None,
+        forward: false,
     }
 }
 

@@ -185,6 +185,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                     ));
                 }
                 c.stage(st, &sp)?;
+                squall_link::check_stage_in_path(stages, j).map_err(|e| c.config(e, &st.name, &sp))?;
                 stage_at.insert(&st.name, sp);
             }
         }
