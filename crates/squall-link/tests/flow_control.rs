@@ -133,3 +133,33 @@ fn flow_control_that_cannot_run_is_refused_by_key() {
     zero.flow_control = Some(FlowControl { window: BufferLimit::Packets(0) });
     assert_eq!(zero.validate().unwrap_err().key, "zero.flow_control.window");
 }
+
+/// A state change announces the window at 500 ms: the slow stage drops
+/// until then and not after; the fast stage's queue takes the excess.
+#[test]
+fn a_state_change_turns_flow_control_on() {
+    let mut p = fast_then_slow(3000, None);
+    let change = Instant::from_millis(500);
+    let patch =
+        StagePatch { flow_control: Some(FlowControl { window: BufferLimit::Packets(5) }), ..StagePatch::default() };
+    let mut drops_at_change = None;
+    let mut delivered = 0;
+    for i in 0..2500u64 {
+        let at = Instant::from_micros(i * 400);
+        if at == change {
+            assert!(p.apply(change, &Change::Set { stage: "slow".into(), patch: Box::new(patch.clone()) }));
+            drops_at_change = Some(p.stage_stats(change)[1].dropped_total());
+        }
+        while p.poll(at).is_some() {
+            delivered += 1;
+        }
+        p.push(at, Packet::new(PacketId(i), 1000, flow(1)));
+    }
+    delivered += drain(&mut p).len();
+    let st = p.stage_stats(Instant::from_secs(10));
+    let before = drops_at_change.unwrap();
+    assert!(before > 500, "{before}");
+    assert_eq!(st[1].dropped_total(), before, "no drops at the slow stage after the change");
+    assert_eq!(st[0].dropped_total(), 0);
+    assert_eq!(delivered as u64 + before, 2500);
+}
