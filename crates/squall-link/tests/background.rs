@@ -34,6 +34,7 @@ fn class(name: &str) -> ClassConfig {
         max_sojourn: None,
         weight: None,
         quantum: None,
+        fq_codel: None,
     }
 }
 

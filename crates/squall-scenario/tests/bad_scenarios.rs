@@ -761,3 +761,14 @@ fn flow_control_on_the_first_stage() {
         &["no stage before it"],
     );
 }
+
+#[test]
+fn fq_codel_class_beside_a_class_limit() {
+    expect(
+        "class_fq_codel_with_packets.toml",
+        ErrorKind::Check,
+        20,
+        &format!("{Q}.classes[1].packets"),
+        &["fq_codel is the whole queue"],
+    );
+}
