@@ -296,8 +296,11 @@ impl Stage {
             Some(b) => earliest(link, b.next_wakeup()),
         };
         match &self.vacation {
-            None => link,
-            Some(v) => earliest(link, Some(v.next_wakeup())),
+            // Vacations matter only to packets waiting to be sent: an empty
+            // stage lets its path go idle, and catches up with the schedule
+            // (the same samples, in the same order) when a packet arrives.
+            Some(v) if !(self.qdisc.is_empty() && self.link.idle()) => earliest(link, Some(v.next_wakeup())),
+            _ => link,
         }
     }
 
