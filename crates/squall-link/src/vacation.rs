@@ -1,12 +1,13 @@
-//! A server with vacations (seed 003, "Hardware network emulator", §1 and
-//! §2.2: the quality degrader's alternative to background traffic, "the
-//! queue server takes vacations that correspond to servicing the other
-//! streams"). The link serves for a while, then goes on vacation: it starts
+//! A server with vacations (seed 003, the FPGA network "quality degrader",
+//! whose copy has no title; §1 and §2.2: the degrader's alternative to
+//! background traffic, "the queue server takes vacations that correspond
+//! to servicing the other streams"). The link serves for a while, then goes on vacation: it starts
 //! no new transmission (one in progress finishes) and packets wait in the
 //! queue, dropped by it when it is full with its usual reason.
 //!
 //! ```toml
 //! vacation = { serving = "9 ms", length = "1 ms" }     # away 10 % of the time
+//! # serving: how long the link works between vacations; length: each vacation
 //! vacation = { serving = { kind = "exponential", mean = "18 ms" }, length = { kind = "exponential", mean = "2 ms" } }
 //! ```
 

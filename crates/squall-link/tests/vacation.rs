@@ -1,4 +1,5 @@
-//! A server with vacations (seed 003, "Hardware network emulator", §2.2)
+//! A server with vacations (seed 003, the FPGA network "quality degrader",
+//! §2.2)
 //! against hand computations: a saturated link away a fraction f of the
 //! time carries (1 - f) C; a packet that arrives during a vacation waits
 //! exactly what is left of it; a transmission in progress finishes.
