@@ -94,8 +94,8 @@ fn with_flow_control_the_packets_wait_upstream() {
 }
 
 /// With a small upstream queue the drops move upstream. The path holds at
-/// most 500 (fast queue) + 1 (fast send buffer, waiting for the window)
-/// + 5 (window) + 1 (slow link) = 507 packets; the slow stage finishes a
+/// most 500 (fast queue), 1 (fast send buffer, waiting for the window),
+/// 5 (window) and 1 (slow link): 507 packets. The slow stage finishes a
 /// packet every 0.8 ms from 0.08 ms, 1249 of them by the last arrival at
 /// 999.6 ms; so 2500 - 1249 - 507 = 744 are dropped, all upstream.
 #[test]
