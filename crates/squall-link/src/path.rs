@@ -88,8 +88,8 @@ impl Path {
 
     /// Gives each stage before a flow-controlled one the room left in that
     /// stage's window at `now`: its window minus the packets the stage before
-    /// has started sending and those waiting in its queue. A stage given room
-    /// where it had none starts sending again at `now`.
+    /// has started sending and those waiting in its queue. A stage with room
+    /// tries to send at `now` (it may have been held for want of it).
     fn refresh_windows(&mut self, now: Instant) {
         self.flow_controlled = self.stages.iter().skip(1).any(|s| s.window().is_some());
         if !self.flow_controlled {
