@@ -772,3 +772,14 @@ fn fq_codel_class_beside_a_class_limit() {
         &["fq_codel is the whole queue"],
     );
 }
+
+#[test]
+fn flow_control_set_by_a_state_on_the_first_stage() {
+    expect(
+        "flow_control_state_first_stage.toml",
+        ErrorKind::Check,
+        26,
+        "states[0].set.down.flow_control",
+        &["no stage before it"],
+    );
+}
