@@ -66,6 +66,7 @@ pub fn parse(id: PacketId, bytes: Vec<u8>) -> Result<Packet, Refused> {
         payload: Some(bytes),
         corrupted: false,
         background: false,
+        forward: false,
     })
 }
 

@@ -104,6 +104,7 @@ fn one_stage(classes: bool) -> PathConfig {
                     max_sojourn: None,
                     weight: None,
                     quantum: Some(Bytes(1500)),
+                    fq_codel: None,
                 })
                 .collect(),
             rules: (0..8)

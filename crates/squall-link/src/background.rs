@@ -70,6 +70,15 @@ pub struct BackgroundConfig {
     /// default class, or the single queue).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<String>,
+    /// Seawind's BGL channel (seed 000 §5.1, Figure 4): after this stage's
+    /// link the packets go on to the next stage of the path, taking queue
+    /// space and link time there too, and so on to the end of the path,
+    /// where they are consumed. Off: consumed after this stage's link. At
+    /// later stages the classifier picks their class (their flow: protocol
+    /// 0, addresses 0.0.0.0, source port the source's index) and they count
+    /// against flow-control windows like real packets.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub forward: bool,
 }
 
 impl BackgroundConfig {

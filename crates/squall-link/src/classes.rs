@@ -67,6 +67,12 @@ pub struct ClassConfig {
     /// Bytes per round under `drr` (default 1500 B).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantum: Option<Bytes>,
+    /// FQ-CoDel (RFC 8290) as the class's queue: its flows share the
+    /// class's turn under the stage's scheduler (an FQ-CoDel best-effort
+    /// class below a strict-priority one, say). Instead of the limits and
+    /// AQM above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<FqCodelConfig>,
 }
 
 impl ClassConfig {
@@ -80,6 +86,7 @@ impl ClassConfig {
             codel: self.codel.clone(),
             pie: self.pie.clone(),
             max_sojourn: self.max_sojourn,
+            fq_codel: self.fq_codel.clone(),
             ..QueueConfig::default()
         }
     }

@@ -15,6 +15,7 @@ use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
 use crate::time::Duration;
 use crate::units::{Bytes, Probability, Rate, UnitError};
+pub use crate::vacation::VacationConfig;
 
 /// One network element with its outgoing link: input queue, allocation,
 /// fragmentation, link send buffer, transmission, errors, propagation, link
@@ -85,6 +86,14 @@ pub struct StageConfig {
     /// reach a host, and are counted apart.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<BackgroundConfig>,
+    /// A server with vacations (seed 003 §2.2): the link stops starting
+    /// transmissions for a while, again and again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacation: Option<VacationConfig>,
+    /// Link-level flow control (seed 000 §4.2): the window this stage
+    /// announces to the stage before it in the path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_control: Option<FlowControl>,
 }
 
 impl StageConfig {
@@ -106,6 +115,8 @@ impl StageConfig {
             reorder: false,
             radio: None,
             background: Vec::new(),
+            vacation: None,
+            flow_control: None,
         }
     }
 
@@ -147,6 +158,12 @@ impl StageConfig {
         self.queue.validate(&key("queue"))?;
         crate::background::validate(&self.background, &self.queue, &key("background"))?;
         self.error.validate(&key("error"))?;
+        if let Some(v) = &self.vacation {
+            v.validate(&key("vacation"))?;
+        }
+        if let Some(f) = &self.flow_control {
+            f.validate(&key("flow_control"))?;
+        }
         if let Some(radio) = &self.radio {
             let clash = [
                 ("rate", self.rate.is_some()),
@@ -159,6 +176,7 @@ impl StageConfig {
                 ("allocation_delay", self.allocation_delay.is_some()),
                 ("receive_buffer", self.receive_buffer.is_some()),
                 ("background", !self.background.is_empty()),
+                ("vacation", self.vacation.is_some()),
             ];
             if let Some((k, _)) = clash.iter().find(|(_, set)| *set) {
                 return Err(ConfigError::new(
@@ -450,6 +468,92 @@ pub enum BlackoutMode {
     Drop,
 }
 
+/// Link-level flow control (seed 000 §4.2: "the rate at which the packets
+/// are transmitted from one network element to another is controlled by the
+/// receiving network element ... by using a sliding window"). The stage
+/// announces a window of packets to the stage before it: that stage starts
+/// sending a packet only while fewer than `window` packets are on their way
+/// (started, propagating or handed over) or waiting in this stage's queue.
+/// Packets then wait upstream instead of being dropped here when this
+/// stage's queue holds at least `window` packets. The window's updates take
+/// no time (no feedback delay is modelled).
+///
+/// ```toml
+/// flow_control = { window = "8 packets" }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowControl {
+    /// The window, in packets (`"8 packets"`).
+    pub window: BufferLimit,
+}
+
+impl FlowControl {
+    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        match self.window {
+            BufferLimit::Packets(0) => Err(ConfigError::new(
+                &format!("{key}.window"),
+                "must be at least 1 packet (the stage before could never send), like window = \"8 packets\"",
+            )),
+            BufferLimit::Packets(_) => Ok(()),
+            BufferLimit::Frames(_) => Err(ConfigError::new(
+                &format!("{key}.window"),
+                "counts packets, not frames, like window = \"8 packets\"",
+            )),
+        }
+    }
+
+    /// The window in packets.
+    pub fn packets(&self) -> u32 {
+        self.window.count()
+    }
+}
+
+/// Checks what the `i`th stage of a path asks of its neighbours: background
+/// load forwarded to a next stage that exists and has a channel, flow
+/// control announced to a stage before it that has a channel. Errors name
+/// the key from the stage name.
+pub fn check_stage_in_path(stages: &[StageConfig], i: usize) -> Result<(), ConfigError> {
+    let s = &stages[i];
+    if let Some(j) = s.background.iter().position(|b| b.forward) {
+        let key = format!("{}.background[{j}].forward", s.name);
+        match stages.get(i + 1) {
+            None => {
+                return Err(ConfigError::new(
+                    &key,
+                    "the last stage of a path has no next stage to forward background load to; remove `forward` (its load is consumed here)",
+                ));
+            }
+            Some(_) if stages[i + 1..].iter().any(|n| n.radio.is_some()) => {
+                return Err(ConfigError::new(
+                    &key,
+                    "forwarded background load would reach a radio stage, which takes no virtual packets; forward it from a stage after the radio, or not at all",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if s.flow_control.is_some() {
+        let key = format!("{}.flow_control", s.name);
+        match i.checked_sub(1).map(|p| &stages[p]) {
+            None => {
+                return Err(ConfigError::new(
+                    &key,
+                    "the first stage of a path has no stage before it to announce a window to; put flow_control on a later stage",
+                ));
+            }
+            Some(before) if before.radio.is_some() => {
+                return Err(ConfigError::new(
+                    &key,
+                    "the stage before is a radio stage, which cannot hold packets for a window; put a plain stage between them",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
 /// One direction's path: an ordered list of stages.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PathConfig {
@@ -462,8 +566,9 @@ impl PathConfig {
         if self.stages.is_empty() {
             return Err(ConfigError::new(&self.direction.to_string(), "a path needs at least one stage"));
         }
-        for s in &self.stages {
+        for (i, s) in self.stages.iter().enumerate() {
             s.validate()?;
+            check_stage_in_path(&self.stages, i)?;
         }
         Ok(())
     }
@@ -510,6 +615,13 @@ pub struct StagePatch {
     /// them); they restart at the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub background: Option<Vec<BackgroundConfig>>,
+    /// Replaces the vacation schedule; it restarts at the change with a
+    /// service period (`length = "0 s"` stops vacations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacation: Option<VacationConfig>,
+    /// Sets the flow-control window this stage announces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_control: Option<FlowControl>,
 }
 
 impl StagePatch {
@@ -564,6 +676,12 @@ impl StagePatch {
         }
         if let Some(b) = &self.background {
             c.background = b.clone();
+        }
+        if let Some(v) = &self.vacation {
+            c.vacation = Some(v.clone());
+        }
+        if let Some(f) = &self.flow_control {
+            c.flow_control = Some(f.clone());
         }
         c
     }

@@ -38,14 +38,15 @@ mod stage;
 pub mod state;
 pub mod time;
 pub mod units;
+pub mod vacation;
 
 pub use background::{Arrivals, BackgroundConfig};
 pub use classes::{
     ClassConfig, CodelConfig, EcnMatch, FqCodelConfig, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
 };
 pub use config::{
-    ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, Fragmentation,
-    GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch,
+    ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, FlowControl,
+    Fragmentation, GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch, check_stage_in_path,
 };
 pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
@@ -55,3 +56,4 @@ pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
 pub use units::{Bytes, Probability, Rate};
+pub use vacation::VacationConfig;

@@ -111,14 +111,27 @@ pub struct Packet {
     /// Set once a stage delivered it with bit errors ("corrupt" error mode).
     pub corrupted: bool,
     /// A virtual packet of a stage's background load: it never leaves the
-    /// stage that made it.
+    /// stage that made it, unless `forward`.
     pub background: bool,
+    /// A virtual packet that goes on to the following stages of the path
+    /// (Seawind's BGL channel, seed 000 §5.1) and is consumed at its end.
+    pub forward: bool,
 }
 
 impl Packet {
     /// A packet without real bytes, as the simulator makes them.
     pub fn new(id: PacketId, size: u32, flow: FlowKey) -> Self {
-        Packet { id, size, flow, dscp: 0, ecn: Ecn::NotEct, payload: None, corrupted: false, background: false }
+        Packet {
+            id,
+            size,
+            flow,
+            dscp: 0,
+            ecn: Ecn::NotEct,
+            payload: None,
+            corrupted: false,
+            background: false,
+            forward: false,
+        }
     }
 }
 

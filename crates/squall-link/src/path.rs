@@ -55,6 +55,9 @@ pub struct Path {
     now: Instant,
     entered: u64,
     polled: u64,
+    /// A stage announces a flow-control window (seed 000 §4.2): the
+    /// stages then move together, one instant at a time.
+    flow_controlled: bool,
 }
 
 impl Path {
@@ -62,16 +65,75 @@ impl Path {
     /// component's stream is derived by name.
     pub fn new(config: &PathConfig, seed: u64) -> Result<Self, ConfigError> {
         config.validate()?;
-        Ok(Path {
+        let mut stages: Vec<Stage> =
+            config.stages.iter().map(|s| Stage::new(s.clone(), config.direction, seed)).collect();
+        let last = stages.len() - 1;
+        for (i, s) in stages.iter_mut().enumerate() {
+            s.set_has_next(i < last);
+        }
+        let mut path = Path {
             direction: config.direction,
-            stages: config.stages.iter().map(|s| Stage::new(s.clone(), config.direction, seed)).collect(),
+            stages,
             out: VecDeque::new(),
             events: Vec::new(),
             hand_over: Vec::new(),
             now: Instant::ZERO,
             entered: 0,
             polled: 0,
-        })
+            flow_controlled: false,
+        };
+        path.refresh_windows(Instant::ZERO);
+        Ok(path)
+    }
+
+    /// Gives each stage before a flow-controlled one the room left in that
+    /// stage's window at `now`: its window minus the packets the stage before
+    /// has started sending and those waiting in its queue. A stage with room
+    /// tries to send at `now` (it may have been held for want of it).
+    fn refresh_windows(&mut self, now: Instant) {
+        self.flow_controlled = self.stages.iter().skip(1).any(|s| s.window().is_some());
+        if !self.flow_controlled {
+            return;
+        }
+        for i in 1..self.stages.len() {
+            let Some(window) = self.stages[i].window() else { continue };
+            let used = self.stages[i - 1].sending() + self.stages[i].queue_len();
+            let room = u64::from(window).saturating_sub(used) as u32;
+            self.stages[i - 1].set_credit(now, Some(room), &mut self.events);
+        }
+    }
+
+    /// [`Path::advance`] with flow control: a stage's room depends on the
+    /// stage after it, so every stage handles each instant before any moves
+    /// past it, and the windows are brought up to date after each instant.
+    fn advance_in_step(&mut self, now: Instant) {
+        let now = now.max(self.now);
+        self.now = now;
+        self.refresh_windows(now);
+        while let Some(t) = self.stages.iter().filter_map(Stage::next_wakeup).min().filter(|&t| t <= now) {
+            self.step(t);
+            self.refresh_windows(t);
+        }
+        self.step(now);
+    }
+
+    /// Every stage, in order, handles what is due at or before `t`; a
+    /// packet a stage delivers at `t` enters the next one at `t`.
+    fn step(&mut self, t: Instant) {
+        let last = self.stages.len() - 1;
+        for (i, stage) in self.stages.iter_mut().enumerate() {
+            let mut incoming = std::mem::take(&mut self.hand_over);
+            for (at, p) in incoming.drain(..) {
+                stage.push(at, p, &mut self.events);
+            }
+            stage.run_until(t, &mut self.events);
+            self.hand_over = incoming;
+            if i == last {
+                self.out.extend(stage.out.drain(..).map(|(at, packet)| Delivery { at, packet }));
+            } else {
+                self.hand_over.append(&mut stage.out);
+            }
+        }
     }
 
     pub fn direction(&self) -> Direction {
@@ -98,6 +160,9 @@ impl Path {
     /// Brings every stage up to `now`, stage by stage: a packet a stage
     /// delivers at `t` enters the next one at `t`.
     fn advance(&mut self, now: Instant) {
+        if self.flow_controlled {
+            return self.advance_in_step(now);
+        }
         let now = now.max(self.now);
         self.now = now;
         let last = self.stages.len() - 1;
@@ -171,6 +236,7 @@ impl Path {
             return false;
         };
         self.stages[i].apply(self.now, change, &mut self.events);
+        self.refresh_windows(self.now);
         self.advance(self.now);
         true
     }
@@ -196,8 +262,8 @@ impl Path {
         let dropped = self.stages.iter().map(|s| s.stats(self.now).dropped_total()).sum();
         let in_flight = self.stages.iter().map(|s| s.occupancy()).sum::<u64>()
             + self.out.len() as u64
-            + self.hand_over.len() as u64
-            + self.stages.iter().map(|s| s.out.len() as u64).sum::<u64>();
+            + self.hand_over.iter().filter(|(_, p)| !p.background).count() as u64
+            + self.stages.iter().map(|s| s.out.iter().filter(|(_, p)| !p.background).count() as u64).sum::<u64>();
         PathStats { entered: self.entered, delivered, dropped, in_flight }
     }
 

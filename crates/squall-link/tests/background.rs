@@ -18,6 +18,7 @@ fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
         on: None,
         off: None,
         class: None,
+        forward: false,
     }
 }
 
@@ -33,6 +34,7 @@ fn class(name: &str) -> ClassConfig {
         max_sojourn: None,
         weight: None,
         quantum: None,
+        fq_codel: None,
     }
 }
 

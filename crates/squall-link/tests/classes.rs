@@ -27,6 +27,7 @@ fn class(name: &str, f: impl FnOnce(&mut ClassConfig)) -> ClassConfig {
         max_sojourn: None,
         weight: None,
         quantum: None,
+        fq_codel: None,
     };
     f(&mut c);
     c
@@ -351,4 +352,75 @@ fn fq_codel_keeps_a_sparse_flow_below_a_millisecond_beside_a_bulk_flow() {
         ..QueueConfig::default()
     });
     assert!(single > Duration::from_millis(2), "single CoDel queue: sparse flow waited only {single}");
+}
+
+/// FQ-CoDel as one class's queue (RFC 8290 inside a class): strict
+/// priority with a high class (20 Mbit/s CBR of 1000 B) above a
+/// best-effort FQ-CoDel class holding a bulk backlog (8000 packets of
+/// 1500 B) and a sparse flow (100 B every 10 ms), on 100 Mbit/s. The sparse
+/// flow is a new flow at each packet and goes before the bulk flow: it
+/// waits at most for the packet in transmission (1500 B: 120 us) and a
+/// high-class packet (80 us), under 1 ms. In a plain FIFO best-effort class
+/// it waits behind the bulk backlog instead (seconds). The high class gets
+/// its 20 Mbit/s either way.
+#[test]
+fn sparse_flow_in_an_fq_codel_class_under_strict_priority_sees_under_1_ms() {
+    for fq in [true, false] {
+        let be = class("be", |c| {
+            if fq {
+                c.fq_codel = Some(FqCodelConfig::default());
+            } else {
+                c.packets = Some(10_000);
+            }
+        });
+        let mut p = classful("100 Mbit/s", Scheduler::StrictPriority, vec![class("high", |_| {}), be]);
+        // Arrivals, in time order: (time, packet).
+        let mut arrivals: Vec<(Instant, Packet)> = Vec::new();
+        let mut id = 0;
+        let mut next_id = || {
+            id += 1;
+            id
+        };
+        for _ in 0..8000 {
+            arrivals.push((Instant::ZERO, pkt(next_id(), 1500, 2)));
+        }
+        for k in 0..2500u64 {
+            arrivals.push((Instant::from_micros(400 * k), pkt(next_id(), 1000, 1)));
+        }
+        for k in 0..100u64 {
+            arrivals.push((Instant::from_micros(5000 + 10_000 * k), pkt(next_id(), 100, 3)));
+        }
+        arrivals.sort_by_key(|(t, _)| *t);
+        let sent: HashMap<u64, Instant> = arrivals.iter().map(|(t, p)| (p.id.0, *t)).collect();
+        let mut out = Vec::new();
+        for (t, packet) in arrivals {
+            while let Some(d) = p.poll(t) {
+                out.push(d);
+            }
+            p.push(t, packet);
+        }
+        let horizon = Instant::from_secs(1);
+        while let Some(t) = p.next_wakeup().filter(|&t| t <= horizon) {
+            while let Some(d) = p.poll(t) {
+                out.push(d);
+            }
+        }
+        // Queueing: time in the stage less the packet's own 8 us on the link.
+        let waits: Vec<f64> = out
+            .iter()
+            .filter(|d| d.packet.flow.src_port == 3)
+            .map(|d| (d.at.as_nanos() - sent[&d.packet.id.0].as_nanos()) as f64 * 1e-9 - 8e-6)
+            .collect();
+        let worst = waits.iter().cloned().fold(0.0, f64::max);
+        let high_bits: f64 =
+            out.iter().filter(|d| d.packet.flow.src_port == 1).map(|d| d.packet.size as f64 * 8.0).sum();
+        println!("fq_codel class {fq}: sparse packets {} worst wait {worst} s, high {high_bits} bit/s", waits.len());
+        assert!((high_bits - 20e6).abs() <= 0.01 * 20e6, "high class {high_bits} bit/s");
+        if fq {
+            assert_eq!(waits.len(), 100, "every sparse packet delivered");
+            assert!(worst < 1e-3, "sparse flow waited {worst} s");
+        } else {
+            assert!(waits.is_empty() || worst > 0.1, "behind the FIFO backlog: {worst} s");
+        }
+    }
 }

@@ -16,9 +16,10 @@ fn arb_stage(name: String) -> impl Strategy<Value = StageConfig> {
         (prop::option::of(8_000u64..10_000_000), 0u64..50, prop::option::of(0u64..30), any::<bool>()),
         (0u8..5, 0.0f64..0.5, 0u8..3, 0u32..4),
         (prop::option::of((50u64..600, 0u64..40)), 1u32..5, prop::option::of(1u32..6), prop::option::of(0u64..20)),
-        prop::option::of((2usize..9, 0u8..3, 0u8..3, 1u32..4)),
+        prop::option::of((2usize..9, 0u8..3, 0u8..4, 1u32..4)),
+        (prop::option::of((1u64..20, 0u64..10)), prop::option::of(1u32..8)),
     )
-        .prop_map(move |(q, l, e, b, classes)| {
+        .prop_map(move |(q, l, e, b, classes, extras)| {
             let (packets, bytes, head, sojourn) = q;
             let (rate, delay, jitter, reorder) = l;
             let (model, p, mode, retries) = e;
@@ -55,6 +56,15 @@ fn arb_stage(name: String) -> impl Strategy<Value = StageConfig> {
             s.send_buffer = BufferLimit::Packets(send);
             s.receive_buffer = receive.map(BufferLimit::Packets);
             s.allocation_delay = alloc.map(|a| Distribution::constant(ms(a)));
+            // A server with vacations (seed 003 §2.2); flow control toward
+            // the stage before (seed 000 §4.2; ignored on the first stage by
+            // arb_path).
+            let (vacation, window) = extras;
+            s.vacation = vacation.map(|(serving, length)| VacationConfig {
+                serving: Distribution::Exponential { mean: ms(serving) },
+                length: Distribution::constant(ms(length)),
+            });
+            s.flow_control = window.map(|n| FlowControl { window: BufferLimit::Packets(n) });
             if let Some((n, scheduler, aqm, weight)) = classes {
                 s.queue = classful(&s.queue, n, scheduler, aqm, weight);
             }
@@ -70,15 +80,17 @@ fn classful(base: &QueueConfig, n: usize, scheduler: u8, aqm: u8, weight: u32) -
     let classes = (0..n)
         .map(|i| ClassConfig {
             name: format!("c{i}"),
-            packets: base.packets,
-            bytes: base.bytes,
+            // FQ-CoDel (aqm 3) sets its own limit.
+            packets: base.packets.filter(|_| aqm != 3),
+            bytes: base.bytes.filter(|_| aqm != 3),
             drop: base.drop,
             red: None,
             codel: (aqm == 1).then(CodelConfig::default),
             pie: (aqm == 2).then(PieConfig::default),
-            max_sojourn: base.max_sojourn,
+            max_sojourn: base.max_sojourn.filter(|_| aqm != 3),
             weight: (scheduler == Scheduler::Wrr).then_some(weight + i as u32),
             quantum: (scheduler == Scheduler::Drr).then_some(Bytes(300 * (i as u64 + 1))),
+            fq_codel: (aqm == 3).then(|| FqCodelConfig { flows: 4, ..FqCodelConfig::default() }),
         })
         .collect();
     let rules = (0..n - 1)
@@ -101,9 +113,13 @@ fn classful(base: &QueueConfig, n: usize, scheduler: u8, aqm: u8, weight: u32) -
 }
 
 fn arb_path() -> impl Strategy<Value = PathConfig> {
-    (1usize..4)
-        .prop_flat_map(|n| (0..n).map(|i| arb_stage(format!("s{i}"))).collect::<Vec<_>>())
-        .prop_map(|stages| PathConfig { direction: Direction::Downlink, stages })
+    (1usize..4).prop_flat_map(|n| (0..n).map(|i| arb_stage(format!("s{i}"))).collect::<Vec<_>>()).prop_map(
+        |mut stages| {
+            // The first stage has no stage before it to announce a window to.
+            stages[0].flow_control = None;
+            PathConfig { direction: Direction::Downlink, stages }
+        },
+    )
 }
 
 /// Packets as (arrival ms, flow, size).

@@ -185,6 +185,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                     ));
                 }
                 c.stage(st, &sp)?;
+                squall_link::check_stage_in_path(stages, j).map_err(|e| c.config(e, &st.name, &sp))?;
                 stage_at.insert(&st.name, sp);
             }
         }
@@ -233,6 +234,15 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                 }
             }
             patch.check(base).map_err(|e| c.config(e, name, &sp))?;
+            // What the patched stage asks of its neighbours (forwarding to a
+            // next stage, a window for the stage before).
+            for path in s.links.iter().flat_map(|l| [&l.downlink, &l.uplink]) {
+                if let Some(j) = path.iter().position(|st| st.name == *name) {
+                    let mut patched = path.clone();
+                    patched[j] = patch.applied_to(base);
+                    squall_link::check_stage_in_path(&patched, j).map_err(|e| c.config(e, name, &sp))?;
+                }
+            }
         }
     }
 

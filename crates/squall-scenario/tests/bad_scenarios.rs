@@ -708,3 +708,78 @@ fn sysctl_outside_the_network_namespace() {
         &["only net.* sysctls belong to a host's network namespace", "whole machine"],
     );
 }
+
+// Vacations, BGL forwarding and flow control (issue 12).
+
+const STAGE: &str = "links[0].downlink[0]";
+
+#[test]
+fn vacation_that_never_serves() {
+    expect(
+        "vacation_serving_zero.toml",
+        ErrorKind::Check,
+        18,
+        &format!("{STAGE}.vacation.serving"),
+        &["a server that never serves", "like serving = \"9 ms\""],
+    );
+}
+
+#[test]
+fn vacation_of_negative_length() {
+    expect("vacation_negative_length.toml", ErrorKind::Schema, 18, &format!("{STAGE}.vacation.length"), &["\"-1 ms\""]);
+}
+
+#[test]
+fn background_forwarded_from_the_last_stage() {
+    expect(
+        "background_forward_last_stage.toml",
+        ErrorKind::Check,
+        22,
+        &format!("{STAGE}.background[0].forward"),
+        &["no next stage to forward background load to"],
+    );
+}
+
+#[test]
+fn flow_control_window_of_zero() {
+    expect(
+        "flow_control_window_zero.toml",
+        ErrorKind::Check,
+        22,
+        "links[0].downlink[1].flow_control.window",
+        &["at least 1 packet", "like window = \"8 packets\""],
+    );
+}
+
+#[test]
+fn flow_control_on_the_first_stage() {
+    expect(
+        "flow_control_first_stage.toml",
+        ErrorKind::Check,
+        18,
+        &format!("{STAGE}.flow_control"),
+        &["no stage before it"],
+    );
+}
+
+#[test]
+fn fq_codel_class_beside_a_class_limit() {
+    expect(
+        "class_fq_codel_with_packets.toml",
+        ErrorKind::Check,
+        20,
+        &format!("{Q}.classes[1].packets"),
+        &["fq_codel is the whole queue"],
+    );
+}
+
+#[test]
+fn flow_control_set_by_a_state_on_the_first_stage() {
+    expect(
+        "flow_control_state_first_stage.toml",
+        ErrorKind::Check,
+        26,
+        "states[0].set.down.flow_control",
+        &["no stage before it"],
+    );
+}

@@ -292,16 +292,8 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             None
         }
     };
-    let report = BenchReport {
-        forwarding,
-        timing_100mbit,
-        sink_100mbit,
-        timing_1gbit,
-        sink_1gbit,
-        tcp_unlimited,
-        rates,
-        ping,
-    };
+    let report =
+        BenchReport { forwarding, timing_100mbit, sink_100mbit, timing_1gbit, sink_1gbit, tcp_unlimited, rates, ping };
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     }

@@ -51,7 +51,8 @@ name = "up"
 }
 
 /// Buffers large enough for a 5 Gbit/s, 40 ms path (25 MB in flight).
-const BIG_BUFFERS: &str = r#"sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 268435456", "net.ipv4.tcp_wmem" = "4096 131072 268435456" }"#;
+const BIG_BUFFERS: &str =
+    r#"sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 268435456", "net.ipv4.tcp_wmem" = "4096 131072 268435456" }"#;
 
 /// Runs `text` with `commands`; returns the report, the workloads'
 /// directory and the CPU time the run took in this process.
@@ -101,7 +102,11 @@ pub struct TcpUnlimited {
 pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
     let squall = bulk_through_squall(exe, &scenario("queue = { packets = 10000 }", "", ""), bytes, "cubic")?;
     let veth = baseline::veth_bulk(exe, bytes)?;
-    Ok(TcpUnlimited { squall_bps: squall.goodput_bps, veth_bps: veth.goodput_bps, ratio: squall.goodput_bps / veth.goodput_bps })
+    Ok(TcpUnlimited {
+        squall_bps: squall.goodput_bps,
+        veth_bps: veth.goodput_bps,
+        ratio: squall.goodput_bps / veth.goodput_bps,
+    })
 }
 
 #[derive(Serialize)]
@@ -125,7 +130,8 @@ pub fn rate_sweep(exe: &Path, rates_mbps: &[f64], delays_ms: &[f64], seconds: f6
         for &rate in rates_mbps {
             let bdp_packets = (rate * 1e6 * 2.0 * delay / 1e3 / 8.0 / 1500.0).ceil() as u64;
             let queue = (2 * bdp_packets).max(1000);
-            let stage = |q: u64| format!("rate = \"{rate} Mbit/s\"\ndelay = \"{delay} ms\"\nqueue = {{ packets = {q} }}");
+            let stage =
+                |q: u64| format!("rate = \"{rate} Mbit/s\"\ndelay = \"{delay} ms\"\nqueue = {{ packets = {q} }}");
             let text = scenario(&stage(queue), &stage(queue), BIG_BUFFERS);
             let bytes = (rate * 1e6 / 8.0 * seconds) as u64;
             eprintln!("bench: TCP at {rate} Mbit/s, {delay} ms each way, {bytes} bytes");
@@ -161,19 +167,16 @@ pub struct PingFigures {
 /// 20 ms apart.
 pub fn ping(one_way_ms: f64, count: u32) -> Result<PingFigures> {
     let stage = format!("delay = \"{one_way_ms} ms\"");
-    let (_, dir, _) = emulate(
-        &scenario(&stage, &stage, ""),
-        &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")],
-    )?;
+    let (_, dir, _) =
+        emulate(&scenario(&stage, &stage, ""), &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")])?;
     let out = std::fs::read_to_string(dir.path().join("0-fixed.stdout"))?;
-    let mut times: Vec<f64> = out
-        .lines()
-        .filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok())
-        .collect();
+    let mut times: Vec<f64> =
+        out.lines().filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok()).collect();
     times.sort_by(f64::total_cmp);
     let summary = out.lines().find(|l| l.contains("min/avg/max")).with_context(|| format!("ping printed {out}"))?;
     let numbers: Vec<f64> =
-        summary.split('=').nth(1).unwrap_or("").trim().trim_end_matches(" ms").split('/').filter_map(|x| x.parse().ok()).collect();
+        // "rtt min/avg/max/mdev = 50.086/50.483/65.143/1.478 ms, pipe 3"
+        summary.split('=').nth(1).and_then(|v| v.split_whitespace().next()).unwrap_or("").split('/').filter_map(|x| x.parse().ok()).collect();
     anyhow::ensure!(numbers.len() == 4 && !times.is_empty(), "ping printed {out}");
     let pick = |q: f64| times[((q * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1];
     Ok(PingFigures {

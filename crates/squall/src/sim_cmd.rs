@@ -248,7 +248,7 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
         corrupted: s.corrupted,
         mean_queue_len: s.mean_queue_len,
         max_queue_len: s.max_queue_len,
-        background: (s.background.generated > 0).then_some(s.background),
+        background: (s.background.generated + s.background.received > 0).then_some(s.background),
         classes: s.classes.clone(),
     }
 }

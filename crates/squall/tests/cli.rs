@@ -169,10 +169,10 @@ fn validate_passes_and_lists_every_case() {
     let o = squall(&["validate"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}");
-    for n in 1..=14 {
+    for n in 1..=19 {
         assert!(out.contains(&format!("case {n}:")), "case {n} missing:\n{out}");
     }
-    assert!(out.contains("14 case(s): 14 passed, 0 failed"), "{out}");
+    assert!(out.contains("19 case(s): 19 passed, 0 failed"), "{out}");
 }
 
 /// Seed 000 §7 Table 2 (Seawind's GSM case study, 20 replications of a
@@ -261,4 +261,21 @@ fn a_netem_link_takes_a_workload_and_set() {
     let bad =
         std::process::Command::new(squall).args(["sim", "--link", "rate 1mbit", "--tcp", "vegas"]).output().unwrap();
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected tahoe, reno, newreno, sack or cubic"));
+}
+
+/// The shipped BGL scenario (seed 000 §5.1): summary.json shows the
+/// forwarded load leaving the router and arriving at the radio stage.
+#[test]
+fn forwarded_background_appears_in_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/seawind-bgl.toml");
+    let o = squall(&["sim", file, "--out", dir.path().to_str().unwrap(), "--replications", "1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&read(dir.path().join("summary.json"))).unwrap();
+    let stages = summary["runs"][0]["stages"].as_array().unwrap();
+    let stage = |name: &str| stages.iter().find(|s| s["name"] == name).unwrap()["background"].clone();
+    // 20 s of 1 Mbit/s in 500 B packets, the first at 0; one still on its way.
+    assert_eq!(stage("router")["generated"], 5001);
+    assert_eq!(stage("router")["forwarded"], 5000);
+    assert_eq!(stage("radio-down")["received"], 5000);
 }

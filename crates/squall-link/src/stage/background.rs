@@ -26,6 +26,8 @@ struct Source {
     on_until: Instant,
     next: Instant,
     flow: FlowKey,
+    /// Packets go on to the next stage (BGL channel).
+    forward: bool,
 }
 
 impl Source {
@@ -101,6 +103,7 @@ impl Background {
                         src_port: i as u16,
                         dst_port: 0,
                     },
+                    forward: c.forward,
                 };
                 s.skip_off_periods();
                 s
@@ -148,6 +151,7 @@ impl Background {
         let size = s.size.sample().0.clamp(1, u32::MAX as u64) as u32;
         let mut packet = Packet::new(PacketId(u64::MAX - self.made), size, s.flow);
         packet.background = true;
+        packet.forward = s.forward;
         self.made += 1;
         s.next = at + s.gap.sample();
         s.skip_off_periods();

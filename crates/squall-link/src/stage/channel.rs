@@ -126,6 +126,13 @@ pub(crate) struct Channel {
     allocating: bool,
     /// In a blackout (either mode) nothing is sent.
     blackout: bool,
+    /// On vacation (seed 003 §2.2) no new transmission starts.
+    vacation: bool,
+    /// Forwarded background packets go on to a next stage.
+    forwarding: bool,
+    /// New packets the link may still start under the next stage's flow
+    /// control window (seed 000 §4.2); `None`: no window.
+    credit: Option<u32>,
     transmitting: Option<Transmission>,
     retransmissions: BinaryHeap<Reverse<Retransmission>>,
     /// Packets in the send buffer with frames not yet sent once, in order.
@@ -164,6 +171,9 @@ impl Channel {
             arrivals: VecDeque::new(),
             allocating: false,
             blackout: false,
+            vacation: false,
+            forwarding: false,
+            credit: None,
             transmitting: None,
             retransmissions: BinaryHeap::new(),
             tx_order: VecDeque::new(),
@@ -226,6 +236,25 @@ impl Channel {
     /// A blackout starts (`true`) or ends: nothing is sent during one.
     pub(crate) fn set_blackout(&mut self, blackout: bool) {
         self.blackout = blackout;
+    }
+
+    /// A vacation starts (`true`) or ends: no transmission starts during one.
+    pub(crate) fn set_vacation(&mut self, vacation: bool) {
+        self.vacation = vacation;
+    }
+
+    pub(crate) fn set_forwarding(&mut self, forwarding: bool) {
+        self.forwarding = forwarding;
+    }
+
+    pub(crate) fn set_credit(&mut self, credit: Option<u32>) {
+        self.credit = credit;
+    }
+
+    /// Packets whose first frame has been sent and that have not been
+    /// delivered or dropped yet.
+    pub(crate) fn started(&self) -> u32 {
+        self.receive_packets
     }
 
     /// The earliest pending timer: (time, sequence, which).
@@ -404,7 +433,7 @@ impl Channel {
     /// first, then new frames in order (seed 002 §II: "retransmissions go
     /// first").
     pub(crate) fn try_transmit(&mut self, now: Instant, log: &mut Vec<Event>) {
-        if self.transmitting.is_some() || !self.allocated || self.blackout {
+        if self.transmitting.is_some() || !self.allocated || self.blackout || self.vacation {
             return;
         }
         // Drop stale retransmissions (their packet is gone).
@@ -451,7 +480,7 @@ impl Channel {
                 continue;
             }
             let f = self.slots[slot].as_ref().expect("live slot");
-            if f.next_frame == 0 && !self.receive_buffer_has_room(f.frames) {
+            if f.next_frame == 0 && (!self.receive_buffer_has_room(f.frames) || self.credit == Some(0)) {
                 return None;
             }
             let first = f.next_frame == 0;
@@ -460,6 +489,9 @@ impl Channel {
                 let propagation = self.config.delay + self.jitter.as_mut().map_or(Duration::ZERO, |j| j.sample());
                 self.receive_packets += 1;
                 self.receive_frames += frames;
+                if let Some(c) = self.credit.as_mut() {
+                    *c -= 1;
+                }
                 let f = self.slots[slot].as_mut().expect("live slot");
                 f.propagation = propagation;
                 f.in_receive_buffer = true;
@@ -633,8 +665,14 @@ impl Channel {
     fn deliver(&mut self, now: Instant, slot: usize, log: &mut Vec<Event>, out: &mut Vec<(Instant, Packet)>) {
         let f = self.take_slot(slot);
         if f.packet.background {
-            // Virtual load ends here: it took its link time.
-            self.stats.background_delivered += 1;
+            if f.packet.forward && self.forwarding {
+                // On to the next stage over the BGL channel.
+                self.stats.background_forwarded += 1;
+                out.push((now, f.packet));
+            } else {
+                // Virtual load ends here: it took its link time.
+                self.stats.background_delivered += 1;
+            }
             return;
         }
         self.stats.delivered += 1;

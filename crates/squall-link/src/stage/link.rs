@@ -22,6 +22,8 @@ pub(crate) struct LinkStats {
     /// Background (virtual) packets that left the link, and that it dropped.
     pub background_delivered: u64,
     pub background_dropped: u64,
+    /// Background packets passed on to the next stage (BGL channel).
+    pub background_forwarded: u64,
 }
 
 /// A link: takes packets from the queue discipline when it has room and
@@ -230,6 +232,40 @@ impl AnyLink {
     pub(crate) fn set_blackout(&mut self, on: bool) {
         if let AnyLink::Channel(c) = self {
             c.set_blackout(on);
+        }
+    }
+
+    /// A vacation starts or ends: a channel starts no transmission during
+    /// one (a radio stage takes no vacations: refused with the stage).
+    pub(crate) fn set_vacation(&mut self, on: bool) {
+        if let AnyLink::Channel(c) = self {
+            c.set_vacation(on);
+        }
+    }
+
+    /// Whether forwarded background packets go on after this link (a
+    /// next stage exists) or are consumed here.
+    pub(crate) fn set_forwarding(&mut self, on: bool) {
+        if let AnyLink::Channel(c) = self {
+            c.set_forwarding(on);
+        }
+    }
+
+    /// How many new packets the link may start sending into the next
+    /// stage (flow control); `None`: no limit. A radio stage before a
+    /// flow-controlled stage is refused with the path.
+    pub(crate) fn set_credit(&mut self, credit: Option<u32>) {
+        if let AnyLink::Channel(c) = self {
+            c.set_credit(credit);
+        }
+    }
+
+    /// Packets whose transmission has started and that have not left the
+    /// link yet (they count against the next stage's window).
+    pub(crate) fn started(&self) -> u64 {
+        match self {
+            AnyLink::Channel(c) => c.started() as u64,
+            AnyLink::Radio(r) => r.0.occupancy() as u64,
         }
     }
 

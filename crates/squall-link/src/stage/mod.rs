@@ -13,6 +13,7 @@ mod channel;
 mod errors;
 mod link;
 mod qdisc;
+mod vacation;
 
 use std::sync::Arc;
 
@@ -24,6 +25,7 @@ use crate::time::Instant;
 use background::Background;
 use link::{AnyLink, Link};
 use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
+use vacation::Vacations;
 
 /// Drops counted per [`DropReason`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -108,9 +110,19 @@ impl ClassStats {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct BackgroundStats {
     pub generated: u64,
+    /// Arrived from the stage before over the BGL channel (seed 000 §5.1).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub received: u64,
     /// Sent over the link (then discarded).
     pub served: u64,
+    /// Sent over the link and passed on to the next stage.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub forwarded: u64,
     pub dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl StageStats {
@@ -193,6 +205,8 @@ impl QueueLength {
 struct QueueStats {
     entered: u64,
     background_generated: u64,
+    /// Forwarded background packets from the stage before.
+    background_received: u64,
     background_dropped: u64,
     dropped: DropCounts,
     ecn_marked: u64,
@@ -208,6 +222,8 @@ pub(crate) struct Stage {
     link: AnyLink,
     /// Virtual traffic generators, if the stage has any.
     background: Option<Background>,
+    /// The server's vacations, if it takes any.
+    vacation: Option<Vacations>,
     blackout: Option<BlackoutMode>,
     now: Instant,
     queue_length: QueueLength,
@@ -238,6 +254,11 @@ impl Stage {
         let background = (!config.background.is_empty()).then(|| {
             Background::new(&config.background, &config.queue, Instant::ZERO, component_rng(seed, direction, &name))
         });
+        let vacation = config
+            .vacation
+            .as_ref()
+            .filter(|v| !v.is_off())
+            .map(|v| Vacations::new(v, Instant::ZERO, component_rng(seed, direction, &name)));
         Stage {
             recorder,
             seed,
@@ -245,6 +266,7 @@ impl Stage {
             qdisc,
             link,
             background,
+            vacation,
             blackout: None,
             now: Instant::ZERO,
             queue_length: QueueLength::default(),
@@ -269,29 +291,72 @@ impl Stage {
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
+        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let link = self.link.next_wakeup();
-        match &self.background {
+        let link = match &self.background {
             None => link,
-            Some(b) => match b.next_wakeup() {
-                Some(b) => Some(link.map_or(b, |l| l.min(b))),
-                None => link,
-            },
+            Some(b) => earliest(link, b.next_wakeup()),
+        };
+        match &self.vacation {
+            // Vacations matter only to packets waiting to be sent: an empty
+            // stage lets its path go idle, and catches up with the schedule
+            // (the same samples, in the same order) when a packet arrives.
+            Some(v) if !(self.qdisc.is_empty() && self.link.idle()) => earliest(link, Some(v.next_wakeup())),
+            _ => link,
         }
     }
 
     /// Background packets inside the stage (queue, buffers, link).
     fn background_inside(&self) -> u64 {
         let link = self.link.stats();
-        self.stats.background_generated
+        self.stats.background_generated + self.stats.background_received
             - self.stats.background_dropped
             - link.background_dropped
             - link.background_delivered
+            - link.background_forwarded
     }
 
     /// Real packets inside the stage (queue, buffers, link).
     pub(crate) fn occupancy(&self) -> u64 {
         let inside = self.qdisc.len() as u64 + self.link.occupancy();
-        if self.background.is_some() { inside - self.background_inside() } else { inside }
+        inside - self.background_inside()
+    }
+
+    /// The flow-control window this stage announces to the one before it
+    /// (seed 000 §4.2), in packets.
+    pub(crate) fn window(&self) -> Option<u32> {
+        self.config.flow_control.as_ref().map(|f| f.packets())
+    }
+
+    /// Packets (real and virtual) waiting in the queue discipline: the
+    /// input buffer a window protects.
+    pub(crate) fn queue_len(&self) -> u64 {
+        self.qdisc.len() as u64
+    }
+
+    /// Packets this stage has started sending on to the next one and that
+    /// have not arrived there yet.
+    pub(crate) fn sending(&self) -> u64 {
+        self.link.started()
+    }
+
+    /// Whether a next stage follows: forwarded background load goes on to
+    /// it instead of ending here.
+    pub(crate) fn set_has_next(&mut self, has_next: bool) {
+        self.link.set_forwarding(has_next);
+    }
+
+    /// The next stage's window has room for `credit` more packets (`None`:
+    /// no flow control); the link may start sending again at `now`.
+    pub(crate) fn set_credit(&mut self, now: Instant, credit: Option<u32>, log: &mut Vec<Event>) {
+        self.link.set_credit(credit);
+        if credit.is_some_and(|c| c > 0) {
+            self.now = self.now.max(now);
+            self.feed_link(log);
+        }
     }
 
     pub(crate) fn stats(&self, now: Instant) -> StageStats {
@@ -312,7 +377,9 @@ impl Stage {
             max_queue_len: self.stats.max_len,
             background: BackgroundStats {
                 generated: self.stats.background_generated,
+                received: self.stats.background_received,
                 served: link.background_delivered,
+                forwarded: link.background_forwarded,
                 dropped: self.stats.background_dropped + link.background_dropped,
             },
             classes: self.qdisc.class_stats(),
@@ -325,7 +392,7 @@ impl Stage {
 
     /// Handles every timer due at or before `now`, in time order.
     pub(crate) fn run_until(&mut self, now: Instant, log: &mut Vec<Event>) {
-        if self.background.is_none() {
+        if self.background.is_none() && self.vacation.is_none() {
             // The common case: only the link's timers.
             while let Some((at, timer)) = self.link.next_timer() {
                 if at > now {
@@ -341,6 +408,21 @@ impl Stage {
         loop {
             let link = self.link.next_timer().filter(|(at, _)| *at <= now);
             let background = self.background.as_ref().and_then(Background::next_wakeup).filter(|&at| at <= now);
+            // A vacation starting or ending goes first at equal times: a
+            // transmission that ends as a vacation starts has no successor.
+            let vacation = self.vacation.as_ref().map(Vacations::next_wakeup).filter(|&v| v <= now);
+            if let Some(v) = vacation
+                && link.is_none_or(|(at, _)| v <= at)
+                && background.is_none_or(|at| v <= at)
+            {
+                self.now = self.now.max(v);
+                let away = self.vacation.as_mut().is_some_and(Vacations::toggle);
+                self.link.set_vacation(away);
+                if !away {
+                    self.feed_link(log);
+                }
+                continue;
+            }
             match (link, background) {
                 (None, None) => break,
                 // The link's timers go first at equal times.
@@ -365,7 +447,11 @@ impl Stage {
     /// `run_until`).
     pub(crate) fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
         self.run_until(now, log);
-        self.stats.entered += 1;
+        if packet.background {
+            self.stats.background_received += 1;
+        } else {
+            self.stats.entered += 1;
+        }
         self.admit(packet, None, log);
         // Zero-time transmissions and deliveries happen now.
         self.run_until(now, log);
@@ -423,7 +509,7 @@ impl Stage {
     /// Moves packets from the queue discipline into the link while it has
     /// room (not during a blackout in hold mode).
     fn feed_link(&mut self, log: &mut Vec<Event>) {
-        if self.blackout == Some(BlackoutMode::Hold) {
+        if self.blackout == Some(BlackoutMode::Hold) || self.vacation.as_ref().is_some_and(Vacations::away) {
             return;
         }
         if !self.qdisc.is_empty() {
@@ -467,6 +553,13 @@ impl Stage {
                         Some(old) => Some(old.replaced(&config.background, &config.queue, now, rng)),
                         None => Some(Background::new(&config.background, &config.queue, now, rng)),
                     };
+                }
+                if patch.vacation.is_some() {
+                    let rng = component_rng(seed, direction, &self.recorder.stage);
+                    self.vacation =
+                        config.vacation.as_ref().filter(|v| !v.is_off()).map(|v| Vacations::new(v, now, rng));
+                    // The new schedule starts with a service period.
+                    self.link.set_vacation(false);
                 }
                 let rng = component_rng(seed, direction, &self.recorder.stage);
                 // Checked with the scenario (`StagePatch::check`); a radio

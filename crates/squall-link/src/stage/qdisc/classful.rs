@@ -6,8 +6,8 @@
 
 use std::collections::VecDeque;
 
-use super::{Dequeued, Dropped, Enqueued, Fifo, LinkHint, QueueDisc};
-use crate::classes::{Matcher, Scheduler};
+use super::{Dequeued, Dropped, Enqueued, Fifo, FqCodel, LinkHint, QueueDisc};
+use crate::classes::{ClassConfig, Matcher, Scheduler};
 use crate::config::QueueConfig;
 use crate::packet::Packet;
 use crate::rng::StreamRng;
@@ -21,10 +21,68 @@ struct Filter {
     class: usize,
 }
 
+/// A class's own queue: one queue with its limits, drop policy and AQM, or
+/// FQ-CoDel (RFC 8290) inside the class.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+enum ClassQueue {
+    Fifo(Fifo),
+    FqCodel(FqCodel),
+}
+
+impl ClassQueue {
+    fn new(config: QueueConfig, rng: impl FnMut(&str) -> StreamRng) -> Self {
+        match &config.fq_codel {
+            Some(fq) => ClassQueue::FqCodel(FqCodel::new(fq)),
+            None => ClassQueue::Fifo(Fifo::new(config, rng)),
+        }
+    }
+
+    /// Whether `config` describes a queue of the same kind (and, for
+    /// FQ-CoDel, as many flow queues): a state change then keeps it.
+    fn same_kind(&self, config: &ClassConfig) -> bool {
+        match (self, &config.fq_codel) {
+            (ClassQueue::Fifo(_), None) => true,
+            (ClassQueue::FqCodel(f), Some(new)) => f.has_flows(new.flows),
+            _ => false,
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            ClassQueue::Fifo($q) => $e,
+            ClassQueue::FqCodel($q) => $e,
+        }
+    };
+}
+
+impl QueueDisc for ClassQueue {
+    #[inline]
+    fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
+        dispatch!(self, q => q.enqueue(now, packet, link, drops))
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
+        dispatch!(self, q => q.dequeue(now, fits, drops))
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        dispatch!(self, q => q.len())
+    }
+    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+        dispatch!(self, q => q.drain(now))
+    }
+    fn set_config(&mut self, config: &QueueConfig) {
+        dispatch!(self, q => q.set_config(config))
+    }
+}
+
 #[derive(Debug)]
 struct Class {
     name: String,
-    queue: Fifo,
+    queue: ClassQueue,
     weight: u32,
     quantum: i64,
     stats: ClassStats,
@@ -100,7 +158,7 @@ impl Classful {
             .iter()
             .map(|c| Class {
                 name: c.name.clone(),
-                queue: Fifo::new(c.queue(), |aqm| rng(&format!("class/{}/{aqm}", c.name))),
+                queue: ClassQueue::new(c.queue(), |aqm| rng(&format!("class/{}/{aqm}", c.name))),
                 weight: c.weight(),
                 quantum: c.quantum() as i64,
                 stats: ClassStats { name: c.name.clone(), ..ClassStats::default() },
@@ -130,7 +188,7 @@ impl Classful {
     /// Whether `config` has the same classes, by name and order.
     pub(crate) fn has_classes_of(&self, config: &QueueConfig) -> bool {
         self.classes.len() == config.classes.len()
-            && self.classes.iter().zip(&config.classes).all(|(a, b)| a.name == b.name)
+            && self.classes.iter().zip(&config.classes).all(|(a, b)| a.name == b.name && a.queue.same_kind(b))
     }
 
     /// The class a packet belongs to: the first rule that matches, else
@@ -331,6 +389,7 @@ mod tests {
             max_sojourn: None,
             weight: None,
             quantum: None,
+            fq_codel: None,
         }
     }
 
