@@ -93,6 +93,21 @@ pub const ALL: &[Builtin] = &[
         "seed 003 §2.2: the quality degrader's 8 classified queues with background load, WRR, rate and delay"
     ),
     builtin!(
+        "degrader-vacations",
+        "degrader-vacations.toml",
+        "seed 003 §2.2: the degrader's server with vacations instead of background traffic"
+    ),
+    builtin!(
+        "seawind-bgl",
+        "seawind-bgl.toml",
+        "seed 000 Figure 4: background load generated at one stage and forwarded to the next (BGL)"
+    ),
+    builtin!(
+        "seawind-flow-control",
+        "seawind-flow-control.toml",
+        "seed 000 §4.2: link-level flow control between a router stage and a slow radio stage"
+    ),
+    builtin!(
         "seed002",
         "seed002.toml",
         "seed 002 §III: TCP bulk download over the 4G radio downlink (16 dB, 75 km/h), adaptive, 10 link retransmissions"
