@@ -433,7 +433,15 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let peak_rss_kb = crate::bench_cmd::vm_hwm_kb();
     write_outputs(&out, &rep, &args, source, scenario, &report, peak_rss_kb)?;
     let shell = !args.command.is_empty();
-    let failed = report.workloads.iter().filter(|w| !w.background).find(|w| w.exit_code != Some(0));
+    // A workload still running when the scenario's duration ends is
+    // stopped with the run, as the simulator's flows are: said, not failed
+    // (a bulk transfer that cannot finish in time is a result, not an error).
+    let cut = |w: &&CommandOutcome| w.exit_code.is_none() && report.ended_by == EndReason::Duration;
+    for w in report.workloads.iter().filter(|w| !w.background).filter(cut) {
+        eprintln!("squall emu: `{}` on {} was still running at the end of the run and was stopped", w.run, w.host);
+    }
+    let failed =
+        report.workloads.iter().filter(|w| !w.background && !(cut(w) && !shell)).find(|w| w.exit_code != Some(0));
     Ok(match (shell, failed) {
         (true, Some(w)) => ExitCode::from(w.exit_code.unwrap_or(1).clamp(1, 255) as u8),
         (false, Some(w)) => {
