@@ -441,7 +441,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         eprintln!("squall emu: `{}` on {} was still running at the end of the run and was stopped", w.run, w.host);
     }
     let failed =
-        report.workloads.iter().filter(|w| !w.background && !(cut(w) && !shell)).find(|w| w.exit_code != Some(0));
+        report.workloads.iter().filter(|w| !w.background && (!cut(w) || shell)).find(|w| w.exit_code != Some(0));
     Ok(match (shell, failed) {
         (true, Some(w)) => ExitCode::from(w.exit_code.unwrap_or(1).clamp(1, 255) as u8),
         (false, Some(w)) => {
