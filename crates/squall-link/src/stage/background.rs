@@ -137,6 +137,14 @@ impl Background {
         fresh
     }
 
+    /// Finds each source's class again in a new queue configuration (a
+    /// state that reorders, renames or replaces the classes).
+    pub(crate) fn set_classes(&mut self, queue: &QueueConfig) {
+        for s in &mut self.sources {
+            s.class = s.config.class.as_ref().and_then(|n| queue.classes.iter().position(|q| &q.name == n));
+        }
+    }
+
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
         self.sources.iter().map(|s| s.next).min()
     }

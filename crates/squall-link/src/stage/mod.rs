@@ -553,6 +553,10 @@ impl Stage {
                         Some(old) => Some(old.replaced(&config.background, &config.queue, now, rng)),
                         None => Some(Background::new(&config.background, &config.queue, now, rng)),
                     };
+                } else if patch.queue.is_some()
+                    && let Some(b) = &mut self.background
+                {
+                    b.set_classes(&config.queue);
                 }
                 if patch.vacation.is_some() {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
@@ -585,7 +589,7 @@ impl Stage {
                 self.link.set_blackout(true);
                 if *mode == BlackoutMode::Drop {
                     self.queue_length.advance(now, self.qdisc.len());
-                    for p in self.qdisc.drain(now) {
+                    for (p, _) in self.qdisc.drain(now) {
                         self.drop_packet(p, DropReason::Blackout, log);
                     }
                     self.link.drop_waiting(self.now, self.qdisc.is_empty(), log, &mut self.out);

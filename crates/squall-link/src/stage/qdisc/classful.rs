@@ -71,7 +71,7 @@ impl QueueDisc for ClassQueue {
     fn len(&self) -> usize {
         dispatch!(self, q => q.len())
     }
-    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         dispatch!(self, q => q.drain(now))
     }
     fn set_config(&mut self, config: &QueueConfig) {
@@ -342,7 +342,7 @@ impl QueueDisc for Classful {
         self.len
     }
 
-    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         let mut all = Vec::with_capacity(self.len);
         for c in &mut self.classes {
             all.extend(c.queue.drain(now));

@@ -253,10 +253,10 @@ impl QueueDisc for Fifo {
         self.packets.len()
     }
 
-    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         self.bytes = 0;
         self.red.on_empty(now);
-        self.packets.drain(..).map(|q| q.packet).collect()
+        self.packets.drain(..).map(|q| (q.packet, q.since)).collect()
     }
 
     fn set_config(&mut self, config: &QueueConfig) {

@@ -181,7 +181,7 @@ impl QueueDisc for FqCodel {
         self.len
     }
 
-    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         let mut all = Vec::with_capacity(self.len);
         for f in self.flows.iter_mut().flatten() {
             all.extend(f.queue.drain(now));

@@ -84,8 +84,9 @@ pub(crate) trait QueueDisc {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Removes every waiting packet (a blackout in drop mode).
-    fn drain(&mut self, now: Instant) -> Vec<Packet>;
+    /// Removes every waiting packet (a blackout in drop mode, a new queue
+    /// shape), each with the time it arrived.
+    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)>;
     /// Takes a new configuration (a state change); waiting packets stay.
     fn set_config(&mut self, config: &QueueConfig);
 }
@@ -145,10 +146,14 @@ impl AnyQueueDisc {
             self.set_config(config);
             return;
         }
-        let waiting = self.drain(now);
+        // In arrival order (classes and flow queues drain one after the
+        // other), each with the time it arrived, so sojourn times (CoDel,
+        // PIE, `max_sojourn`) go on counting from its arrival.
+        let mut waiting = self.drain(now);
+        waiting.sort_by_key(|&(_, since)| since);
         *self = AnyQueueDisc::new(config, rng);
-        for p in waiting {
-            self.enqueue(now, p, link, drops);
+        for (p, since) in waiting {
+            self.enqueue(since, p, link, drops);
         }
     }
 }
@@ -185,7 +190,7 @@ impl QueueDisc for AnyQueueDisc {
     fn len(&self) -> usize {
         dispatch!(self, q => q.len())
     }
-    fn drain(&mut self, now: Instant) -> Vec<Packet> {
+    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         dispatch!(self, q => q.drain(now))
     }
     fn set_config(&mut self, config: &QueueConfig) {
