@@ -220,3 +220,28 @@ fn a_change_to_one_generator_leaves_the_others_running_as_they_were() {
     run_until(&mut p, horizon);
     assert_eq!(p.stage_stats(horizon)[0].background.generated, 63 + 62 + 126 + 250 + 63);
 }
+
+#[test]
+fn frame_errors_and_retransmissions_of_virtual_packets_are_counted_apart() {
+    // Only background traffic over a link with 30% frame errors and 3 ARQ
+    // retries: the stage's own counters (real packets) stay at zero; each
+    // background frame error is either retransmitted or, after the third
+    // retry, dropped (an exact identity), and retransmissions are about
+    // n (f + f^2 + f^3) = 0.417 n (binomial, 4 sigma).
+    let mut s = StageConfig::named("s");
+    s.rate = Some("10 Mbit/s".parse().unwrap());
+    s.error = ErrorModel::Packet(Probability::new(0.3).unwrap());
+    s.error_mode = ErrorMode::Arq(ArqConfig { delay: Duration::from_millis(1), retries: 3 });
+    s.background = vec![cbr("bg", "1 Mbit/s", 1000)];
+    let mut p = path(vec![s]);
+    let horizon = Instant::from_secs(20);
+    run_until(&mut p, horizon);
+    let st = &p.stage_stats(horizon)[0];
+    assert_eq!((st.frame_errors, st.retransmissions), (0, 0), "{st:?}");
+    let bg = st.background;
+    assert_eq!(bg.frame_errors, bg.retransmissions + bg.dropped, "{bg:?}");
+    let n = bg.generated as f64;
+    let expect = n * (0.3 + 0.09 + 0.027);
+    let sd = (n * 0.3 * 0.7).sqrt() * 2.0;
+    assert!((bg.retransmissions as f64 - expect).abs() < 4.0 * sd, "{bg:?}, expected about {expect}");
+}

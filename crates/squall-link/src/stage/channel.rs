@@ -517,11 +517,16 @@ impl Channel {
         if !self.live(tx.slot, tx.seq) {
             return;
         }
-        let size = self.slots[tx.slot].as_ref().expect("live slot").packet.size;
+        let (size, background) =
+            self.slots[tx.slot].as_ref().map(|s| (s.packet.size, s.packet.background)).expect("live slot");
         let wire = self.frame_wire_bytes(size, tx.frame);
         self.recorder.log(log, now, EventKind::TransmitEnd { frame: tx.frame }, self.packet_in(tx.slot));
         if self.errors.frame_hit(wire) {
-            self.stats.frame_errors += 1;
+            if background {
+                self.stats.background_frame_errors += 1;
+            } else {
+                self.stats.frame_errors += 1;
+            }
             self.recorder.log(log, now, EventKind::FrameError { frame: tx.frame }, self.packet_in(tx.slot));
             match self.config.error_mode.clone() {
                 ErrorMode::Drop => {
@@ -532,7 +537,11 @@ impl Channel {
                     if tx.attempt >= arq.retries {
                         self.remove_and_drop(now, tx.slot, DropReason::ArqLimit, queue_empty, log, out);
                     } else {
-                        self.stats.retransmissions += 1;
+                        if background {
+                            self.stats.background_retransmissions += 1;
+                        } else {
+                            self.stats.retransmissions += 1;
+                        }
                         let ready = now + arq.delay;
                         self.timer_seq += 1;
                         self.retransmissions.push(Reverse(Retransmission {

@@ -24,6 +24,10 @@ pub(crate) struct LinkStats {
     pub background_dropped: u64,
     /// Background packets passed on to the next stage (BGL channel).
     pub background_forwarded: u64,
+    /// Frame errors and ARQ retransmissions of background packets, apart
+    /// from the real ones above.
+    pub background_frame_errors: u64,
+    pub background_retransmissions: u64,
 }
 
 /// A link: takes packets from the queue discipline when it has room and

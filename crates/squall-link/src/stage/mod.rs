@@ -119,6 +119,13 @@ pub struct BackgroundStats {
     #[serde(skip_serializing_if = "is_zero")]
     pub forwarded: u64,
     pub dropped: u64,
+    /// Frames of background packets hit by errors, and their ARQ
+    /// retransmissions (the stage's `frame_errors` and `retransmissions`
+    /// count real packets only).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frame_errors: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retransmissions: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -381,6 +388,8 @@ impl Stage {
                 served: link.background_delivered,
                 forwarded: link.background_forwarded,
                 dropped: self.stats.background_dropped + link.background_dropped,
+                frame_errors: link.background_frame_errors,
+                retransmissions: link.background_retransmissions,
             },
             classes: self.qdisc.class_stats(),
         }
