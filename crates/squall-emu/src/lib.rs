@@ -28,6 +28,7 @@ pub mod error;
 pub mod ipv4;
 pub mod naming;
 pub mod netns;
+pub mod packet_socket;
 pub mod recording;
 pub mod routing;
 pub mod tcp_info;

@@ -1,0 +1,153 @@
+//! An existing network interface as a packet device: an AF_PACKET socket
+//! (packet(7)) bound to it, reading and writing whole Ethernet frames, for
+//! squall to sit inline between real interfaces as the seeds' emulators do
+//! (Seawind, seed 000 §4.1; WIPEMU, seed 002 §II.A; the degrader, seed 003
+//! §2). The interface is put in promiscuous mode through a packet-socket
+//! membership (PACKET_MR_PROMISC), which the kernel drops when the socket
+//! closes, however the process ends: nothing to restore after a SIGKILL.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+use crate::device::PacketDevice;
+use crate::error::EmuError;
+
+/// ETH_P_ALL in network byte order: every protocol.
+const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
+
+/// An AF_PACKET socket on one interface, non-blocking.
+pub struct PacketSocket {
+    fd: OwnedFd,
+    label: String,
+    ifindex: i32,
+}
+
+impl PacketSocket {
+    /// Opens interface `name` in the current network namespace. Errors
+    /// name the interface and say what is wrong (no such interface, down,
+    /// not permitted).
+    pub fn open(name: &str) -> Result<Self, EmuError> {
+        let what = |m: &str| format!("interface `{name}`: {m}");
+        let c_name = CString::new(name).map_err(|_| EmuError::Scenario(what("the name contains a NUL byte")))?;
+        if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+            return Err(EmuError::Scenario(what(&format!("an interface name has 1 to {} bytes", libc::IFNAMSIZ - 1))));
+        }
+        // SAFETY: if_nametoindex reads a NUL-terminated string.
+        let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err(EmuError::Scenario(what("no such interface (see `ip link`)")));
+        }
+        // SAFETY: socket() returns a new descriptor or -1.
+        let raw = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                ETH_P_ALL_BE as i32,
+            )
+        };
+        if raw < 0 {
+            return Err(EmuError::io(what("open an AF_PACKET socket (needs CAP_NET_RAW)"), io::Error::last_os_error()));
+        }
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        if !is_up(&fd, &c_name).map_err(|e| EmuError::io(what("read its flags"), e))? {
+            return Err(EmuError::Scenario(what("the interface is down (`ip link set NAME up`)")));
+        }
+        // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = ETH_P_ALL_BE;
+        addr.sll_ifindex = ifindex;
+        // SAFETY: `addr` is a sockaddr_ll of the size given.
+        let r = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&addr as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            return Err(EmuError::io(what("bind the packet socket"), io::Error::last_os_error()));
+        }
+        // SAFETY: packet_mreq is plain data; zeroed is a valid value.
+        let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
+        mreq.mr_ifindex = ifindex;
+        mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
+        set_opt(&fd, libc::PACKET_ADD_MEMBERSHIP, &mreq).map_err(|e| EmuError::io(what("promiscuous mode"), e))?;
+        // Frames this socket sends are not read back by it (Linux 4.20).
+        set_opt(&fd, libc::PACKET_IGNORE_OUTGOING, &1 as &libc::c_int)
+            .map_err(|e| EmuError::io(what("PACKET_IGNORE_OUTGOING"), e))?;
+        Ok(PacketSocket { fd, label: name.to_string(), ifindex })
+    }
+
+    pub fn ifindex(&self) -> i32 {
+        self.ifindex
+    }
+}
+
+/// Whether interface `name` is administratively up (SIOCGIFFLAGS on
+/// `fd`, which answers for the socket's own network namespace).
+fn is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
+    // SAFETY: ifreq is plain data; zeroed is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+        *dst = src as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: SIOCGIFFLAGS wrote the flags member of the union.
+    let flags = unsafe { req.ifr_ifru.ifru_flags };
+    Ok(flags as i32 & libc::IFF_UP != 0)
+}
+
+fn set_opt<T>(fd: &OwnedFd, option: libc::c_int, value: &T) -> io::Result<()> {
+    // SAFETY: `value` points to a T of the size given, alive for the call.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            option,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+impl PacketDevice for PacketSocket {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Reads one Ethernet frame.
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        // SAFETY: `buf` is writable for its length.
+        let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+        }
+        let n = n as usize;
+        if n > buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: a {n}-byte frame does not fit the {}-byte buffer", self.label, buf.len()),
+            ));
+        }
+        Ok(Some(n))
+    }
+
+    /// Writes one Ethernet frame as it is.
+    fn send(&mut self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: `frame` is readable for its length.
+        let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+        if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    }
+}
