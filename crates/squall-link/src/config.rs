@@ -145,7 +145,7 @@ impl StageConfig {
             }
         }
         self.queue.validate(&key("queue"))?;
-        crate::background::validate(&self.background, &self.queue, &key("background"))?;
+        crate::background::validate(&self.background, &self.queue, self.rate, &key("background"))?;
         self.error.validate(&key("error"))?;
         if let Some(radio) = &self.radio {
             let clash = [

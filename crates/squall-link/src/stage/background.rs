@@ -9,7 +9,7 @@ use crate::dist::Sampler;
 use crate::packet::{FlowKey, Packet, PacketId, Protocol};
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
-use crate::units::Bytes;
+use crate::units::{Bytes, Rate};
 
 #[derive(Debug)]
 struct Source {
@@ -60,6 +60,7 @@ impl Background {
     pub(crate) fn new(
         configs: &[BackgroundConfig],
         queue: &QueueConfig,
+        stage_rate: Option<Rate>,
         now: Instant,
         mut rng: impl FnMut(&str) -> StreamRng,
     ) -> Self {
@@ -68,7 +69,7 @@ impl Background {
             .enumerate()
             .map(|(i, c)| {
                 let mut stream = |part: &str| rng(&format!("background/{}/{part}", c.name));
-                let mut gap = Sampler::new(c.gap_distribution(), stream("gap"));
+                let mut gap = Sampler::new(c.gap_distribution(stage_rate), stream("gap"));
                 let size = Sampler::new(c.size.clone(), stream("size"));
                 let mut on_off = match (&c.on, &c.off) {
                     (Some(on), Some(off)) => {
@@ -98,7 +99,11 @@ impl Background {
                         dst_port: 0,
                     },
                 };
-                s.skip_off_periods();
+                if c.is_silent() {
+                    s.next = Instant::FAR_FUTURE;
+                } else {
+                    s.skip_off_periods();
+                }
                 s
             })
             .collect();

@@ -236,7 +236,13 @@ impl Stage {
         let qdisc = AnyQueueDisc::new(&config.queue, component_rng(seed, direction, &name));
         let link = AnyLink::new(&config, recorder.clone(), seed, component_rng(seed, direction, &name));
         let background = (!config.background.is_empty()).then(|| {
-            Background::new(&config.background, &config.queue, Instant::ZERO, component_rng(seed, direction, &name))
+            Background::new(
+                &config.background,
+                &config.queue,
+                config.rate,
+                Instant::ZERO,
+                component_rng(seed, direction, &name),
+            )
         });
         Stage {
             recorder,
@@ -458,7 +464,7 @@ impl Stage {
                 if patch.background.is_some() {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
                     self.background = (!config.background.is_empty())
-                        .then(|| Background::new(&config.background, &config.queue, now, rng));
+                        .then(|| Background::new(&config.background, &config.queue, config.rate, now, rng));
                 }
                 let rng = component_rng(seed, direction, &self.recorder.stage);
                 // Checked with the scenario (`StagePatch::check`); a radio
