@@ -127,13 +127,24 @@ fn draw_series<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Means with 95% confidence bars against a parameter; `log_x` for
-/// parameters swept over decades (bit error rates).
-pub fn bars_plot(title: &str, x_label: &str, y_label: &str, bars: &[Bars], log_x: bool) -> String {
+/// Axes of a [`bars_plot`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Axes {
+    /// Log x, for parameters swept over decades (bit error rates).
+    pub log_x: bool,
+    /// Log y, for metrics that grow by decades (seed 003 Figures 5 and 6:
+    /// download durations).
+    pub log_y: bool,
+}
+
+/// Means with 95% confidence bars against a parameter. Where curves have
+/// a point at x = 0 (no load, the reference of seed 003 §3), a dashed
+/// line marks its mean across them.
+pub fn bars_plot(title: &str, x_label: &str, y_label: &str, bars: &[Bars], axes: Axes) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = draw_bars(&root, title, x_label, y_label, bars, log_x);
+        let _ = draw_bars(&root, title, x_label, y_label, bars, axes);
         let _ = root.present();
     }
     svg
@@ -145,12 +156,18 @@ fn draw_bars<DB: DrawingBackend>(
     x_label: &str,
     y_label: &str,
     bars: &[Bars],
-    log_x: bool,
+    axes: Axes,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
+    let log_x = axes.log_x;
     let tx = |x: f64| if log_x { x.max(f64::MIN_POSITIVE).log10() } else { x };
+    // On a log y axis, bars reaching zero or below stop at half the
+    // smallest positive mean.
+    let floor =
+        bars.iter().flat_map(|b| b.points.iter().map(|p| p.1)).filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min) / 2.0;
+    let ty = |y: f64| if axes.log_y { y.max(floor).log10() } else { y };
     let (x0, x1) = range(bars.iter().flat_map(|b| b.points.iter().map(|p| tx(p.0))));
-    let (y0, y1) = range(bars.iter().flat_map(|b| b.points.iter().flat_map(|p| [p.2, p.3, p.1])));
+    let (y0, y1) = range(bars.iter().flat_map(|b| b.points.iter().flat_map(|p| [ty(p.2), ty(p.3), ty(p.1)])));
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 16))
         .margin(10)
@@ -158,16 +175,27 @@ fn draw_bars<DB: DrawingBackend>(
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)?;
     let x_desc = if log_x { format!("log10 {x_label}") } else { x_label.to_string() };
-    chart.configure_mesh().x_desc(x_desc).y_desc(y_label).draw()?;
+    let y_desc = if axes.log_y { format!("log10 {y_label}") } else { y_label.to_string() };
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw()?;
+    let at_zero: Vec<f64> = bars.iter().flat_map(|b| b.points.iter().filter(|p| p.0 == 0.0).map(|p| p.1)).collect();
+    if !at_zero.is_empty() && !log_x {
+        let reference = at_zero.iter().sum::<f64>() / at_zero.len() as f64;
+        let y = ty(reference);
+        let grey = RGBColor(90, 90, 90);
+        chart
+            .draw_series(DashedLineSeries::new([(x0, y), (x1, y)], 6, 4, grey.stroke_width(1)))?
+            .label(format!("reference at x = 0: {reference:.4}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], grey));
+    }
     for (i, b) in bars.iter().enumerate() {
         let c = color(i);
-        let pts: Vec<(f64, f64)> = b.points.iter().map(|p| (tx(p.0), p.1)).collect();
+        let pts: Vec<(f64, f64)> = b.points.iter().map(|p| (tx(p.0), ty(p.1))).collect();
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
             .label(b.name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 12, y + 3)], c.filled()));
         chart.draw_series(
-            b.points.iter().map(|p| ErrorBar::new_vertical(tx(p.0), p.2, p.1, p.3, c.stroke_width(1), 8)),
+            b.points.iter().map(|p| ErrorBar::new_vertical(tx(p.0), ty(p.2), ty(p.1), ty(p.3), c.stroke_width(1), 8)),
         )?;
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
@@ -193,8 +221,16 @@ mod tests {
             "BER",
             "goodput",
             &[Bars { name: "split".into(), points: vec![(1e-6, 1.0, 0.9, 1.1), (1e-4, 0.5, 0.4, 0.6)] }],
-            true,
+            Axes { log_x: true, log_y: false },
         );
         assert!(b.contains("split") && b.contains("log10 BER") && b.contains("<line"));
+        let b = bars_plot(
+            "t",
+            "load",
+            "duration (s)",
+            &[Bars { name: "cbr".into(), points: vec![(0.0, 30.0, 29.0, 31.0), (1.0, 900.0, -5.0, 1800.0)] }],
+            Axes { log_x: false, log_y: true },
+        );
+        assert!(b.contains("log10 duration (s)") && b.contains("reference at x = 0: 30"), "{b}");
     }
 }

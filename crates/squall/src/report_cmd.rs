@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use squall_analysis::detail::run_detail;
-use squall_analysis::report::{RunRecord, SetInfo, metric, write_report};
-use squall_analysis::{RunHost, analyse_run, jain_index, summarize};
+use squall_analysis::report::{RunRecord, SetInfo, detail_points, metric, write_report};
+use squall_analysis::{RunHost, analyse_run, by_workload, jain_index, summarize};
 
 use crate::run_cmd::Manifest;
 
@@ -35,12 +35,15 @@ pub fn build(out: &Path) -> Result<()> {
         let hosts: Vec<RunHost> =
             set.hosts.iter().map(|(name, address)| RunHost { name: name.clone(), address: *address }).collect();
         let mut details = BTreeMap::new();
+        let detailed = detail_points(set.points.len());
         for (pi, point) in set.points.iter().enumerate() {
             for (replication, seed, dir) in &point.runs {
                 let dir = out.join(dir);
                 let flows = analyse_run(&dir, &hosts).with_context(|| format!("analysing {}", dir.display()))?;
+                // One row per workload: a web page's connections together.
+                let flows = by_workload(flows);
                 let throughputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
-                if *replication == 0 {
+                if *replication == 0 && detailed.contains(&pi) {
                     details.insert(pi, run_detail(&dir, &hosts).with_context(|| format!("reading {}", dir.display()))?);
                 }
                 runs.push(RunRecord {
