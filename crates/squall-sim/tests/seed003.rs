@@ -142,3 +142,99 @@ fn scenario(overrides: &[(&str, String)]) -> Scenario {
     let text = squall_scenario::apply_overrides(SCENARIO, &text, overrides).expect("overrides apply");
     squall_scenario::parse(SCENARIO, &text, path.parent().unwrap_or(Path::new("."))).expect("scenario parses")
 }
+
+/// Site download durations (s) of `reps` replications at background
+/// `load` with `arrivals`, keep-alive off or on (Apache's limits), and
+/// how many of them finished.
+fn durations(load: &str, arrivals: &str, keep_alive: bool, reps: u32, duration: &str) -> (Vec<f64>, usize) {
+    let mut o = vec![
+        ("stage.down.background.0.load", load.to_string()),
+        ("stage.down.background.0.arrivals", arrivals.to_string()),
+        ("workload.tcp.0.app.web.keep_alive", keep_alive.to_string()),
+        ("replications", reps.to_string()),
+        ("duration", duration.to_string()),
+    ];
+    if keep_alive {
+        o.push(("workload.tcp.0.app.web.max_requests", "100".into()));
+        o.push(("workload.tcp.0.app.web.keep_alive_timeout", "15 s".into()));
+    }
+    let s = scenario(&o);
+    let runs = run_replications(&s, RunOptions::default(), 2).expect("runs");
+    let done = runs.iter().filter(|r| r.tcp_flows[0].completed).count();
+    (runs.iter().map(|r| r.tcp_flows[0].transfer_time).collect(), done)
+}
+
+#[test]
+fn unloaded_site_download_takes_a_round_trip_or_two_per_file() {
+    let (off, done_off) = durations("0%", "cbr", false, 1, "900 s");
+    let (on, done_on) = durations("0%", "cbr", true, 1, "900 s");
+    println!("unloaded: keep-alive off {:.2} s, on {:.2} s", off[0], on[0]);
+    assert_eq!((done_off, done_on), (1, 1));
+    // Off: a handshake and a request per file, ≥ 2 RTT of 25 ms each, plus
+    // the bytes at 10 Mbit/s; on: one RTT per file and 5 handshakes.
+    let bytes_time = TOTAL as f64 * 8.0 / 10e6;
+    assert!(off[0] > 499.0 * 0.050 + bytes_time && off[0] < 499.0 * 0.080, "off {}", off[0]);
+    assert!(on[0] > 499.0 * 0.025 + bytes_time && on[0] < 499.0 * 0.035, "on {}", on[0]);
+}
+
+/// The reduced Figures 5 and 6: loads 0, 60, 80, 90 and 95% × CBR and
+/// Poisson × keep-alive off and on, 6 replications each (120 runs), and
+/// 100% CBR (3 replications each, 300 s limit).
+#[test]
+fn background_load_orders_site_download_durations() {
+    use squall_analysis::summarize;
+    const REPS: u32 = 6;
+    let loads = ["0%", "60%", "80%", "90%", "95%"];
+    for keep_alive in [false, true] {
+        let mut table = Vec::new();
+        for load in loads {
+            let (cbr, cbr_done) = durations(load, "cbr", keep_alive, REPS, "900 s");
+            let (poisson, poisson_done) = durations(load, "poisson", keep_alive, REPS, "900 s");
+            assert_eq!((cbr_done, poisson_done), (REPS as usize, REPS as usize), "{load}: a download failed");
+            table.push((load, summarize(&cbr), summarize(&poisson)));
+        }
+        let ka = if keep_alive { "on" } else { "off" };
+        for (load, c, p) in &table {
+            println!(
+                "keep-alive {ka}, load {load:>4}: CBR {:7.2} s [{:.2}, {:.2}]   Poisson {:7.2} s [{:.2}, {:.2}]",
+                c.mean, c.ci95.low, c.ci95.high, p.mean, p.ci95.low, p.ci95.high
+            );
+        }
+        let reference = table[0].1.mean;
+        for (load, c, p) in &table {
+            let l: f64 = load.trim_end_matches('%').parse().unwrap();
+            // CBR is a constant loss of bandwidth: nearly flat below 90%
+            // (seed 003 Figure 5), within 10% of the unloaded reference
+            // (keep-alive on is bandwidth-bound sooner: 1.6 MB at 2 Mbit/s
+            // is 6.4 s of its 15).
+            if l < 90.0 {
+                assert!(
+                    c.mean < 1.10 * reference,
+                    "keep-alive {ka}, CBR at {load}: {} s against {reference} s",
+                    c.mean
+                );
+            }
+            // Poisson's bursts make it slower than CBR from 60% on, beyond
+            // both confidence intervals.
+            if l >= 60.0 {
+                assert!(p.ci95.low > c.ci95.high, "keep-alive {ka}, {load}: Poisson {p:?} not above CBR {c:?}");
+            }
+        }
+        // Poisson's excess over the reference grows with load.
+        for w in table[1..].windows(2) {
+            assert!(w[1].2.mean > w[0].2.mean, "keep-alive {ka}: Poisson at {} not above {}", w[1].0, w[0].0);
+        }
+        // At 100% CBR the link has no room left: the download fails
+        // ("denial of service ... complete application failure").
+        let (_, done) = durations("100%", "cbr", keep_alive, 3, "300 s");
+        assert_eq!(done, 0, "keep-alive {ka}: a download finished under 100% CBR load");
+    }
+    // Keep-alive on is faster at every point (seed 003 Figure 6).
+    for load in loads {
+        for arrivals in ["cbr", "poisson"] {
+            let off = summarize(&durations(load, arrivals, false, REPS, "900 s").0);
+            let on = summarize(&durations(load, arrivals, true, REPS, "900 s").0);
+            assert!(on.ci95.high < off.ci95.low, "{arrivals} at {load}: keep-alive on {on:?}, off {off:?}");
+        }
+    }
+}
