@@ -41,7 +41,8 @@ pub fn build(out: &Path) -> Result<()> {
                 let dir = out.join(dir);
                 let flows = analyse_run(&dir, &hosts).with_context(|| format!("analysing {}", dir.display()))?;
                 // One row per workload: a web page's connections together.
-                let flows = by_workload(flows);
+                let mut flows = by_workload(flows);
+                mark_unfinished(&dir, &mut flows);
                 let throughputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
                 if *replication == 0 && detailed.contains(&pi) {
                     details.insert(pi, run_detail(&dir, &hosts).with_context(|| format!("reading {}", dir.display()))?);
@@ -68,6 +69,25 @@ pub fn build(out: &Path) -> Result<()> {
     print_summary(&sets, &runs);
     println!("\nwrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
     Ok(())
+}
+
+/// A run whose TCP application did not finish by the end of the run
+/// (result.json: a `tcp_flows` entry not `completed`; seed 003 §3's failed
+/// download) has its TCP workloads' elapsed time run to the end of the
+/// run: what the captures show is only how far it got.
+fn mark_unfinished(dir: &Path, flows: &mut [squall_analysis::FlowStats]) {
+    let Ok(text) = std::fs::read_to_string(dir.join("result.json")) else { return };
+    let Ok(result) = serde_json::from_str::<serde_json::Value>(&text) else { return };
+    let unfinished = result["tcp_flows"]
+        .as_array()
+        .is_some_and(|flows| flows.iter().any(|f| f["completed"].as_bool() == Some(false)));
+    let Some(end) = result["end"].as_f64() else { return };
+    if !unfinished {
+        return;
+    }
+    for f in flows.iter_mut().filter(|f| f.label.starts_with("tcp ")) {
+        f.elapsed = f.elapsed.max(end - f.opened);
+    }
 }
 
 /// Seed 000 Table 2 on the terminal: per set, point and flow.
