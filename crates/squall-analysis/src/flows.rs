@@ -427,6 +427,34 @@ mod tests {
     use super::*;
     use crate::capture::TcpFields;
 
+    #[test]
+    fn a_workloads_connections_merge_into_one_flow() {
+        let conn = |opened: f64, last: f64, bytes: u64, drops: u64| FlowStats {
+            label: "tcp server:80 > client:*".into(),
+            connections: 1,
+            opened,
+            last_data: last,
+            elapsed: last - opened,
+            received_packets: 2,
+            received_bytes: bytes,
+            app_bytes: bytes - 80,
+            delay_mean: opened,
+            dropped: BTreeMap::from([("queue_overflow".to_string(), drops)]),
+            ..FlowStats::default()
+        };
+        let other = FlowStats { label: "udp a:1 > b:2".into(), connections: 1, elapsed: 7.0, ..FlowStats::default() };
+        let merged = by_workload(vec![conn(0.0, 0.05, 1000, 1), other.clone(), conn(0.06, 0.2, 3000, 2)]);
+        assert_eq!(merged.len(), 2);
+        let site = &merged[0];
+        assert_eq!(site.connections, 2);
+        assert!((site.elapsed - 0.2).abs() < 1e-12, "{}", site.elapsed);
+        assert_eq!(site.received_bytes, 4000);
+        assert_eq!(site.dropped["queue_overflow"], 3);
+        assert!((site.goodput_bps - 3840.0 * 8.0 / 0.2).abs() < 1e-6);
+        assert!((site.delay_mean - 0.03).abs() < 1e-12);
+        assert_eq!(merged[1], other);
+    }
+
     fn seg(t_ms: u64, seq: u32, len: u32) -> Captured {
         Captured {
             time: Instant::from_millis(t_ms),

@@ -140,7 +140,17 @@ pub(crate) struct TcpPlan {
     pub record_traces: bool,
 }
 
+/// TCP variables are traced for this many connections of a flow at most
+/// (the first): a web page without keep-alive would otherwise write a
+/// file pair per object.
+pub const TRACED_CONNECTIONS: usize = 8;
+
 impl TcpPlan {
+    /// Whether connection `slot` of the flow has its variables traced.
+    fn traced(&self, slot: usize) -> bool {
+        self.record_traces && slot < TRACED_CONNECTIONS
+    }
+
     fn key(&self, client_port: u16, towards_server: bool) -> FlowKey {
         if towards_server {
             FlowKey {
@@ -443,7 +453,7 @@ impl TcpClient {
         // connection's packets; the scenario check keeps flows apart.
         let _ = ctx.bind(Protocol::Tcp, port);
         let conn = Connection::connect(self.plan.client_cfg.clone(), now);
-        let trace = self.plan.record_traces.then_some((self.plan.name.as_str(), slot as u32, "client"));
+        let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "client"));
         let key = self.plan.key(port, true);
         self.conns.push(Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now));
         slot
@@ -752,7 +762,7 @@ impl Agent for TcpServer {
             None if seg.syn() && !seg.has_ack() && !packet.corrupted => {
                 let slot = self.conns.len();
                 let conn = Connection::listen(self.plan.server_cfg.clone());
-                let trace = self.plan.record_traces.then_some((self.plan.name.as_str(), slot as u32, "server"));
+                let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "server"));
                 let key = self.plan.key(port, false);
                 let end = Endpoint::new(conn, key, self.plan.down_flow, 2 * slot as u64, self.plan.drain, trace, now);
                 self.conns.push(ServerConn {
@@ -894,7 +904,7 @@ impl Agent for TcpProxy {
             None if from_client && seg.syn() && !seg.has_ack() && !packet.corrupted => {
                 let slot = self.splits.len();
                 let p = &self.plan;
-                let trace = |end| p.record_traces.then_some((p.name.as_str(), slot as u32, end));
+                let trace = |end| p.traced(slot).then_some((p.name.as_str(), slot as u32, end));
                 let wired = Endpoint::new(
                     Connection::listen(p.proxy_wired_cfg.clone()),
                     p.key(client_port, false),

@@ -327,7 +327,11 @@ fn web_workload(
         CommandSpec {
             host: f.to.clone(),
             at: Duration::ZERO,
-            run: format!("exec apache2 -f {} -DFOREGROUND", shell_quote(&conf_file.display().to_string())),
+            // Debian installs apache2 in /usr/sbin, outside some users' PATH.
+            run: format!(
+                "PATH=\"$PATH:/usr/sbin\" exec apache2 -f {} -DFOREGROUND",
+                shell_quote(&conf_file.display().to_string())
+            ),
             background: true,
             interactive: false,
         },
