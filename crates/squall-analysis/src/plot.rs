@@ -141,7 +141,7 @@ fn draw_series<DB: DrawingBackend>(
     for (i, s) in series.iter().enumerate() {
         let c = color(i);
         let drawn = match s.mark {
-            Mark::Line => chart.draw_series(LineSeries::new(thin(&s.points).into_iter(), c.stroke_width(1)))?,
+            Mark::Line => chart.draw_series(LineSeries::new(thin(&s.points), c.stroke_width(1)))?,
             Mark::Dots => chart.draw_series(thin(&s.points).into_iter().map(|p| Circle::new(p, 2, c.filled())))?,
             Mark::Crosses => {
                 chart.draw_series(thin(&s.points).into_iter().map(|p| Cross::new(p, 4, c.stroke_width(2))))?

@@ -462,7 +462,7 @@ fn check_tcp(
                     {
                         return Err(c.fail(
                             &wp.key("objects"),
-                            &format!(
+                            format!(
                                 "the site has {} files; objects may be at most that (or left out: every file)",
                                 web.site_files.len()
                             ),
