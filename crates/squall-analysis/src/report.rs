@@ -43,10 +43,10 @@ pub struct SetInfo {
 /// ([`detail_points`]): a sweep of hundreds of points keeps a report of a
 /// few dozen plots.
 pub const MAX_DETAIL_POINTS: usize = 4;
-/// Time-sequence diagrams per detailed run: the connections with the most
-/// retransmissions (then the first); a web page's hundreds of connections
-/// are summarised, not drawn one by one.
-pub const MAX_SEQUENCE_PLOTS: usize = 3;
+/// Time-sequence diagrams (and TCP trace files drawn) per detailed run:
+/// the connections with the most retransmissions (then the first); a web
+/// page's hundreds of connections are summarised, not drawn one by one.
+pub const MAX_SEQUENCE_PLOTS: usize = 2;
 
 /// The points of a set of `points` whose first replication gets time
 /// plots: the first, the last, and evenly between, at most
@@ -557,6 +557,13 @@ mod tests {
         assert_eq!(sweep_curves(&g, &fixed, r, "throughput_bps", true).unwrap()[1].name, "fixed, modulation=bpsk");
         // Without other keys or a set name, a curve is named by its flow.
         assert_eq!(sweep_curves(&g, &adaptive, r, "throughput_bps", false).unwrap()[0].name, "tcp a:* > b:5000");
+    }
+
+    #[test]
+    fn detailed_points_are_at_most_four_with_the_first_and_the_last() {
+        assert_eq!(detail_points(3), [0, 1, 2]);
+        assert_eq!(detail_points(22), [0, 7, 14, 21]);
+        assert_eq!(detail_points(5), [0, 1, 2, 4]);
     }
 
     #[test]
