@@ -59,6 +59,16 @@ pub struct FlowStats {
     /// (jitter), seconds.
     pub interarrival_mean: f64,
     pub jitter: f64,
+    /// Connections (TCP) or flows merged into this one: 1 for a single
+    /// flow, more for a workload of many ([`by_workload`]).
+    pub connections: u64,
+    /// The first packet of the connection in either direction (a TCP
+    /// client's SYN), seconds from the start of the run.
+    pub opened: f64,
+    /// The last packet received that carried data (UDP: any), seconds.
+    pub last_data: f64,
+    /// Application bytes received (what `goodput_bps` counts).
+    pub app_bytes: u64,
 }
 
 impl FlowStats {
@@ -115,9 +125,16 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
             continue;
         }
         let (receiver, arrivals) = received.get(key).map_or((String::new(), &[][..]), |(h, v)| (h.clone(), &v[..]));
+        // A TCP connection's client (the end whose first packet is a SYN
+        // without ACK) has a port that changes with every connection: the
+        // label leaves it out, so a workload's connections share one.
+        let first_of = |k: &FlowKey| sent.get(k).and_then(|(_, v)| v.first());
+        let is_syn = |c: Option<&Captured>| c.and_then(|c| c.tcp).is_some_and(|t| t.syn && !t.has_ack);
+        let client_sends = is_tcp && is_syn(first_of(key));
+        let client_receives = is_tcp && is_syn(first_of(&reverse(key)));
         let mut s = FlowStats {
             flow: key.to_string(),
-            label: flow_label(key, sender, &receiver),
+            label: workload_label(key, sender, &receiver, client_sends, client_receives),
             sender: sender.clone(),
             receiver,
             sent_packets: packets.len() as u64,
@@ -132,6 +149,15 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         if let (Some(a), Some(b)) = (first_sent, last_received) {
             s.elapsed = (b - a).as_secs_f64();
         }
+        s.connections = 1;
+        let first_back = first_of(&reverse(key)).map(|c| c.time);
+        s.opened = first_sent.into_iter().chain(first_back).min().map_or(0.0, |t| t.as_secs_f64());
+        s.last_data = arrivals
+            .iter()
+            .rev()
+            .find(|p| p.tcp.is_none_or(|t| t.payload_len > 0))
+            .or(arrivals.last())
+            .map_or(s.opened, |p| p.time.as_secs_f64());
         let app_bytes = if is_tcp {
             s.retransmitted = count_retransmissions(packets);
             s.data_segments = count_data_segments(packets);
@@ -139,6 +165,7 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         } else {
             arrivals.iter().map(|p| p.size.saturating_sub(UDP_OVERHEAD) as u64).sum()
         };
+        s.app_bytes = app_bytes;
         if s.elapsed > 0.0 {
             s.throughput_bps = s.received_bytes as f64 * 8.0 / s.elapsed;
             s.goodput_bps = app_bytes as f64 * 8.0 / s.elapsed;
@@ -164,6 +191,91 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         out.push(s);
     }
     Ok(out)
+}
+
+/// A flow's label with a TCP client's port as `*` (`client_sends`: the
+/// flow goes from the client; `client_receives`: to it).
+fn workload_label(key: &FlowKey, sender: &str, receiver: &str, client_sends: bool, client_receives: bool) -> String {
+    let mut k = *key;
+    let base = flow_label(&k, sender, receiver);
+    if !(client_sends || client_receives) {
+        return base;
+    }
+    // Mark the client's port ephemeral, so flow_label writes `*`.
+    if client_sends {
+        k.src_port = k.src_port.max(EPHEMERAL);
+    } else {
+        k.dst_port = k.dst_port.max(EPHEMERAL);
+    }
+    flow_label(&k, sender, receiver)
+}
+
+/// The flows of one run merged per workload: every flow with the same
+/// label (a web page's hundreds of connections, one per object) becomes
+/// one, so that a run's results and plots stay one per workload however
+/// many connections it opens. A merged flow's `elapsed` runs from its
+/// first connection's first packet (the SYN) to the last data received
+/// on any of them (seed 003 §3's site download duration); counts and
+/// drops are summed, throughput and goodput are over that time, delays,
+/// RTT and inter-arrival times are the connections' means weighted by
+/// their packets (`delay_p50` too; `delay_p99` is the largest). Flows with
+/// a label of their own are kept as they are.
+pub fn by_workload(flows: Vec<FlowStats>) -> Vec<FlowStats> {
+    let mut groups: BTreeMap<String, Vec<FlowStats>> = BTreeMap::new();
+    let mut order = Vec::new();
+    for f in flows {
+        if !groups.contains_key(&f.label) {
+            order.push(f.label.clone());
+        }
+        groups.entry(f.label.clone()).or_default().push(f);
+    }
+    order.into_iter().filter_map(|label| groups.remove(&label)).map(merge).collect()
+}
+
+fn merge(mut flows: Vec<FlowStats>) -> FlowStats {
+    if flows.len() == 1 {
+        return flows.pop().unwrap_or_default();
+    }
+    let weighted = |value: fn(&FlowStats) -> f64, weight: fn(&FlowStats) -> u64| {
+        let w: u64 = flows.iter().map(weight).sum();
+        if w == 0 { 0.0 } else { flows.iter().map(|f| value(f) * weight(f) as f64).sum::<f64>() / w as f64 }
+    };
+    let first = &flows[0];
+    let mut m = FlowStats {
+        flow: format!("{} connections", flows.len()),
+        label: first.label.clone(),
+        sender: first.sender.clone(),
+        receiver: first.receiver.clone(),
+        connections: flows.iter().map(|f| f.connections).sum(),
+        opened: flows.iter().map(|f| f.opened).fold(f64::INFINITY, f64::min),
+        last_data: flows.iter().map(|f| f.last_data).fold(0.0, f64::max),
+        sent_packets: flows.iter().map(|f| f.sent_packets).sum(),
+        sent_bytes: flows.iter().map(|f| f.sent_bytes).sum(),
+        received_packets: flows.iter().map(|f| f.received_packets).sum(),
+        received_bytes: flows.iter().map(|f| f.received_bytes).sum(),
+        retransmitted: flows.iter().map(|f| f.retransmitted).sum(),
+        data_segments: flows.iter().map(|f| f.data_segments).sum(),
+        app_bytes: flows.iter().map(|f| f.app_bytes).sum(),
+        rtt_samples: flows.iter().map(|f| f.rtt_samples).sum(),
+        delay_mean: weighted(|f| f.delay_mean, |f| f.received_packets),
+        delay_p50: weighted(|f| f.delay_p50, |f| f.received_packets),
+        delay_p99: flows.iter().map(|f| f.delay_p99).fold(0.0, f64::max),
+        rtt_mean: weighted(|f| f.rtt_mean, |f| f.rtt_samples),
+        interarrival_mean: weighted(|f| f.interarrival_mean, |f| f.received_packets),
+        jitter: weighted(|f| f.jitter, |f| f.received_packets),
+        ..FlowStats::default()
+    };
+    for f in &flows {
+        for (reason, n) in &f.dropped {
+            *m.dropped.entry(reason.clone()).or_default() += n;
+        }
+    }
+    m.elapsed = (m.last_data - m.opened).max(0.0);
+    if m.elapsed > 0.0 {
+        m.throughput_bps = m.received_bytes as f64 * 8.0 / m.elapsed;
+        m.goodput_bps = m.app_bytes as f64 * 8.0 / m.elapsed;
+    }
+    m
 }
 
 /// Linux's default ephemeral port range starts here.
@@ -314,6 +426,34 @@ pub fn jain_index(xs: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use crate::capture::TcpFields;
+
+    #[test]
+    fn a_workloads_connections_merge_into_one_flow() {
+        let conn = |opened: f64, last: f64, bytes: u64, drops: u64| FlowStats {
+            label: "tcp server:80 > client:*".into(),
+            connections: 1,
+            opened,
+            last_data: last,
+            elapsed: last - opened,
+            received_packets: 2,
+            received_bytes: bytes,
+            app_bytes: bytes - 80,
+            delay_mean: opened,
+            dropped: BTreeMap::from([("queue_overflow".to_string(), drops)]),
+            ..FlowStats::default()
+        };
+        let other = FlowStats { label: "udp a:1 > b:2".into(), connections: 1, elapsed: 7.0, ..FlowStats::default() };
+        let merged = by_workload(vec![conn(0.0, 0.05, 1000, 1), other.clone(), conn(0.06, 0.2, 3000, 2)]);
+        assert_eq!(merged.len(), 2);
+        let site = &merged[0];
+        assert_eq!(site.connections, 2);
+        assert!((site.elapsed - 0.2).abs() < 1e-12, "{}", site.elapsed);
+        assert_eq!(site.received_bytes, 4000);
+        assert_eq!(site.dropped["queue_overflow"], 3);
+        assert!((site.goodput_bps - 3840.0 * 8.0 / 0.2).abs() < 1e-6);
+        assert!((site.delay_mean - 0.03).abs() < 1e-12);
+        assert_eq!(merged[1], other);
+    }
 
     fn seg(t_ms: u64, seq: u32, len: u32) -> Captured {
         Captured {

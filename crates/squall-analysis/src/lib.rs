@@ -10,5 +10,5 @@ pub mod plot;
 pub mod report;
 pub mod stats;
 
-pub use flows::{FlowStats, RunHost, analyse_run, jain_index};
+pub use flows::{FlowStats, RunHost, analyse_run, by_workload, jain_index};
 pub use stats::*;

@@ -72,6 +72,32 @@ fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     (lo - pad, hi + pad)
 }
 
+/// Most points a series is drawn with: an SVG stays tens of kilobytes
+/// however long the run (the plot is 760 pixels wide).
+pub const MAX_DRAWN_POINTS: usize = 1600;
+
+/// `points` (in x order) thinned to at most [`MAX_DRAWN_POINTS`]: the
+/// lowest and the highest point of each of 800 consecutive groups, in
+/// their order, so peaks and dips survive.
+pub fn thin(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    if points.len() <= MAX_DRAWN_POINTS {
+        return points.to_vec();
+    }
+    let groups = MAX_DRAWN_POINTS / 2;
+    let size = points.len().div_ceil(groups);
+    let mut out = Vec::with_capacity(MAX_DRAWN_POINTS);
+    for chunk in points.chunks(size) {
+        let lo = chunk.iter().enumerate().min_by(|a, b| a.1.1.total_cmp(&b.1.1)).map_or(0, |(i, _)| i);
+        let hi = chunk.iter().enumerate().max_by(|a, b| a.1.1.total_cmp(&b.1.1)).map_or(0, |(i, _)| i);
+        let (a, b) = (lo.min(hi), lo.max(hi));
+        out.push(chunk[a]);
+        if b != a {
+            out.push(chunk[b]);
+        }
+    }
+    out
+}
+
 /// A plot of series against time (or any x), with shaded intervals.
 pub fn series_plot(title: &str, x_label: &str, y_label: &str, series: &[Series], shades: &[Shade]) -> String {
     let mut svg = String::new();
@@ -102,7 +128,7 @@ fn draw_series<DB: DrawingBackend>(
         .x_label_area_size(36)
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)?;
-    chart.configure_mesh().x_desc(x_label).y_desc(y_label).light_line_style(WHITE.mix(0.0)).draw()?;
+    chart.configure_mesh().x_desc(x_label).y_desc(y_label).max_light_lines(0).draw()?;
     for s in shades {
         chart
             .draw_series(std::iter::once(Rectangle::new(
@@ -115,9 +141,11 @@ fn draw_series<DB: DrawingBackend>(
     for (i, s) in series.iter().enumerate() {
         let c = color(i);
         let drawn = match s.mark {
-            Mark::Line => chart.draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(1)))?,
-            Mark::Dots => chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled())))?,
-            Mark::Crosses => chart.draw_series(s.points.iter().map(|&p| Cross::new(p, 4, c.stroke_width(2))))?,
+            Mark::Line => chart.draw_series(LineSeries::new(thin(&s.points), c.stroke_width(1)))?,
+            Mark::Dots => chart.draw_series(thin(&s.points).into_iter().map(|p| Circle::new(p, 2, c.filled())))?,
+            Mark::Crosses => {
+                chart.draw_series(thin(&s.points).into_iter().map(|p| Cross::new(p, 4, c.stroke_width(2))))?
+            }
         };
         drawn.label(s.name.clone()).legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 12, y + 3)], c.filled()));
     }
@@ -127,13 +155,24 @@ fn draw_series<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Means with 95% confidence bars against a parameter; `log_x` for
-/// parameters swept over decades (bit error rates).
-pub fn bars_plot(title: &str, x_label: &str, y_label: &str, bars: &[Bars], log_x: bool) -> String {
+/// Axes of a [`bars_plot`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Axes {
+    /// Log x, for parameters swept over decades (bit error rates).
+    pub log_x: bool,
+    /// Log y, for metrics that grow by decades (seed 003 Figures 5 and 6:
+    /// download durations).
+    pub log_y: bool,
+}
+
+/// Means with 95% confidence bars against a parameter. Where curves have
+/// a point at x = 0 (no load, the reference of seed 003 §3), a dashed
+/// line marks each distinct value there.
+pub fn bars_plot(title: &str, x_label: &str, y_label: &str, bars: &[Bars], axes: Axes) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        let _ = draw_bars(&root, title, x_label, y_label, bars, log_x);
+        let _ = draw_bars(&root, title, x_label, y_label, bars, axes);
         let _ = root.present();
     }
     svg
@@ -145,12 +184,18 @@ fn draw_bars<DB: DrawingBackend>(
     x_label: &str,
     y_label: &str,
     bars: &[Bars],
-    log_x: bool,
+    axes: Axes,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
+    let log_x = axes.log_x;
     let tx = |x: f64| if log_x { x.max(f64::MIN_POSITIVE).log10() } else { x };
+    // On a log y axis, bars reaching zero or below stop at half the
+    // smallest positive mean.
+    let floor =
+        bars.iter().flat_map(|b| b.points.iter().map(|p| p.1)).filter(|y| *y > 0.0).fold(f64::INFINITY, f64::min) / 2.0;
+    let ty = |y: f64| if axes.log_y { y.max(floor).log10() } else { y };
     let (x0, x1) = range(bars.iter().flat_map(|b| b.points.iter().map(|p| tx(p.0))));
-    let (y0, y1) = range(bars.iter().flat_map(|b| b.points.iter().flat_map(|p| [p.2, p.3, p.1])));
+    let (y0, y1) = range(bars.iter().flat_map(|b| b.points.iter().flat_map(|p| [ty(p.2), ty(p.3), ty(p.1)])));
     let mut chart = ChartBuilder::on(root)
         .caption(title, ("sans-serif", 16))
         .margin(10)
@@ -158,16 +203,46 @@ fn draw_bars<DB: DrawingBackend>(
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)?;
     let x_desc = if log_x { format!("log10 {x_label}") } else { x_label.to_string() };
-    chart.configure_mesh().x_desc(x_desc).y_desc(y_label).draw()?;
+    let y_desc = if axes.log_y { format!("log10 {y_label}") } else { y_label.to_string() };
+    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).max_light_lines(0).draw()?;
+    // The value at x = 0 (no load: seed 003's reference), once per
+    // distinct value (within 2%) among the curves.
+    let mut at_zero: Vec<f64> = bars
+        .iter()
+        .flat_map(|b| b.points.iter().filter(|p| p.0 == 0.0).map(|p| p.1))
+        .filter(|y| y.is_finite())
+        .collect();
+    at_zero.sort_by(f64::total_cmp);
+    let mut references: Vec<f64> = Vec::new();
+    for y in at_zero {
+        if references.last().is_none_or(|r| (y - r).abs() > 0.02 * r.abs()) {
+            references.push(y);
+        }
+    }
+    if !log_x {
+        let grey = RGBColor(90, 90, 90);
+        for reference in references {
+            let y = ty(reference);
+            chart
+                .draw_series(DashedLineSeries::new([(x0, y), (x1, y)], 6, 4, grey.stroke_width(1)))?
+                .label(format!("reference at x = 0: {reference:.4}"))
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], grey));
+        }
+    }
     for (i, b) in bars.iter().enumerate() {
         let c = color(i);
-        let pts: Vec<(f64, f64)> = b.points.iter().map(|p| (tx(p.0), p.1)).collect();
+        let pts: Vec<(f64, f64)> = b.points.iter().map(|p| (tx(p.0), ty(p.1))).collect();
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))?
             .label(b.name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 3), (x + 12, y + 3)], c.filled()));
+        // A bar of no width (a deterministic point) is left out: it would
+        // draw nothing but three lines on the mean.
         chart.draw_series(
-            b.points.iter().map(|p| ErrorBar::new_vertical(tx(p.0), p.2, p.1, p.3, c.stroke_width(1), 8)),
+            b.points
+                .iter()
+                .filter(|p| p.3 - p.2 > 1e-9 * p.1.abs().max(1e-300))
+                .map(|p| ErrorBar::new_vertical(tx(p.0), ty(p.2), ty(p.1), ty(p.3), c.stroke_width(1), 8)),
         )?;
     }
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
@@ -193,8 +268,21 @@ mod tests {
             "BER",
             "goodput",
             &[Bars { name: "split".into(), points: vec![(1e-6, 1.0, 0.9, 1.1), (1e-4, 0.5, 0.4, 0.6)] }],
-            true,
+            Axes { log_x: true, log_y: false },
         );
         assert!(b.contains("split") && b.contains("log10 BER") && b.contains("<line"));
+        let b = bars_plot(
+            "t",
+            "load",
+            "duration (s)",
+            &[Bars { name: "cbr".into(), points: vec![(0.0, 30.0, 29.0, 31.0), (1.0, 900.0, -5.0, 1800.0)] }],
+            Axes { log_x: false, log_y: true },
+        );
+        assert!(b.contains("log10 duration (s)") && b.contains("reference at x = 0: 30"), "{b}");
+        // A long series is drawn with at most MAX_DRAWN_POINTS points,
+        // keeping its extremes.
+        let long: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, if i == 54_321 { 99.0 } else { 1.0 })).collect();
+        let t = thin(&long);
+        assert!(t.len() <= MAX_DRAWN_POINTS && t.contains(&(54_321.0, 99.0)));
     }
 }

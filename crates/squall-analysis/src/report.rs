@@ -12,7 +12,7 @@ use std::path::Path;
 
 use crate::detail::RunDetail;
 use crate::flows::FlowStats;
-use crate::plot::{Bars, bars_plot, series_plot};
+use crate::plot::{Axes, Bars, bars_plot, series_plot};
 use crate::stats::{Summary, summarize};
 
 /// One replication's analysed flows.
@@ -37,6 +37,27 @@ pub struct SetInfo {
     pub points: Vec<Vec<(String, String)>>,
     /// The first replication of each point, for the time plots.
     pub details: BTreeMap<usize, RunDetail>,
+}
+
+/// Time plots are drawn for at most this many points of a set
+/// ([`detail_points`]): a sweep of hundreds of points keeps a report of a
+/// few dozen plots.
+pub const MAX_DETAIL_POINTS: usize = 4;
+/// Time-sequence diagrams (and TCP trace files drawn) per detailed run:
+/// the connections with the most retransmissions (then the first); a web
+/// page's hundreds of connections are summarised, not drawn one by one.
+pub const MAX_SEQUENCE_PLOTS: usize = 2;
+
+/// The points of a set of `points` whose first replication gets time
+/// plots: the first, the last, and evenly between, at most
+/// [`MAX_DETAIL_POINTS`].
+pub fn detail_points(points: usize) -> Vec<usize> {
+    if points <= MAX_DETAIL_POINTS {
+        return (0..points).collect();
+    }
+    let mut chosen: Vec<usize> = (0..MAX_DETAIL_POINTS).map(|i| i * (points - 1) / (MAX_DETAIL_POINTS - 1)).collect();
+    chosen.dedup();
+    chosen
 }
 
 /// The per-flow metrics summarised and plotted, with their labels.
@@ -143,7 +164,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
     for (m, _) in METRICS {
         write!(csv, ",{m}").unwrap();
     }
-    csv.push_str(",delay_p50,delay_p99,rtt_samples,fairness\n");
+    csv.push_str(",delay_p50,delay_p99,rtt_samples,connections,fairness\n");
     for r in runs {
         let pp = point_params(&r.set, r.point);
         for f in &r.flows {
@@ -165,7 +186,8 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             for (m, _) in METRICS {
                 write!(csv, ",{}", metric(f, m)).unwrap();
             }
-            writeln!(csv, ",{},{},{},{}", f.delay_p50, f.delay_p99, f.rtt_samples, r.fairness).unwrap();
+            writeln!(csv, ",{},{},{},{},{}", f.delay_p50, f.delay_p99, f.rtt_samples, f.connections, r.fairness)
+                .unwrap();
         }
     }
     fs::write(out.join("results.csv"), csv)?;
@@ -251,7 +273,24 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 .map(|p| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
                 .unwrap_or_default();
             let suffix = if at.is_empty() { String::new() } else { format!(" ({at})") };
-            for (flow, series) in &d.sequence {
+            // The most eventful connections (retransmissions), at most
+            // MAX_SEQUENCE_PLOTS of them.
+            let mut ranked: Vec<(usize, &(String, Vec<crate::plot::Series>))> = d
+                .sequence
+                .iter()
+                .map(|f| (f.1.iter().filter(|s| s.name != "sent").map(|s| s.points.len()).sum(), f))
+                .collect();
+            ranked.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+            let shown = ranked.len().min(MAX_SEQUENCE_PLOTS);
+            if shown < ranked.len() {
+                writeln!(
+                    page,
+                    "<p>Time-sequence diagrams{suffix}: {shown} of {} connections, those with the most retransmissions.</p>",
+                    ranked.len()
+                )
+                .unwrap();
+            }
+            for (_, (flow, series)) in ranked.into_iter().take(shown) {
                 let svg =
                     series_plot(&format!("time-sequence {flow}"), "time (s)", "sequence / packet", series, &d.shades);
                 figure(
@@ -272,7 +311,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                     svg,
                 )?;
             }
-            for (file, series) in &d.tcp {
+            for (file, series) in d.tcp.iter().take(MAX_SEQUENCE_PLOTS) {
                 for wanted in [["cwnd", "ssthresh"].as_slice(), ["srtt", "rtt", "rttvar", "rto"].as_slice()] {
                     let chosen: Vec<_> =
                         series.iter().filter(|s| wanted.iter().any(|w| s.name.starts_with(w))).cloned().collect();
@@ -302,7 +341,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 if bars.is_empty() {
                     continue;
                 }
-                let svg = bars_plot(&format!("{label} vs {key}"), key, label, &bars, log_scale(&bars));
+                let svg = bars_plot(&format!("{label} vs {key}"), key, label, &bars, axes(&bars));
                 figure(
                     &mut page,
                     &format!("{}-{m}-vs-{key}", set.name),
@@ -327,7 +366,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             if bars.is_empty() {
                 continue;
             }
-            let svg = bars_plot(&format!("{label} vs {key}, all sets"), key, label, &bars, log_scale(&bars));
+            let svg = bars_plot(&format!("{label} vs {key}, all sets"), key, label, &bars, axes(&bars));
             figure(
                 &mut across,
                 &format!("all-{m}-vs-{key}"),
@@ -394,11 +433,18 @@ fn sweep_curves(grouped: &Grouped, set: &SetInfo, key: &str, m: &str, with_set: 
     Some(bars)
 }
 
-/// A log x axis for positive values spanning two decades or more.
-fn log_scale(bars: &[Bars]) -> bool {
-    let xs: Vec<f64> = bars.iter().flat_map(|b| b.points.iter().map(|p| p.0)).collect();
-    let (lo, hi) = xs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    !xs.is_empty() && lo > 0.0 && hi / lo >= 100.0
+/// A log x axis for positive values spanning two decades or more; a log y
+/// axis for positive means spanning one decade or more (a duration that
+/// grows tenfold under load, seed 003 Figures 5 and 6).
+fn axes(bars: &[Bars]) -> Axes {
+    let span = |xs: Vec<f64>, decades: f64| {
+        let (lo, hi) = xs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        !xs.is_empty() && lo > 0.0 && hi / lo >= 10f64.powf(decades)
+    };
+    Axes {
+        log_x: span(bars.iter().flat_map(|b| b.points.iter().map(|p| p.0)).collect(), 2.0),
+        log_y: span(bars.iter().flat_map(|b| b.points.iter().map(|p| p.1)).collect(), 1.0),
+    }
 }
 
 /// Seed 000 Table 2's summary for one point: per flow, elapsed time
@@ -511,6 +557,13 @@ mod tests {
         assert_eq!(sweep_curves(&g, &fixed, r, "throughput_bps", true).unwrap()[1].name, "fixed, modulation=bpsk");
         // Without other keys or a set name, a curve is named by its flow.
         assert_eq!(sweep_curves(&g, &adaptive, r, "throughput_bps", false).unwrap()[0].name, "tcp a:* > b:5000");
+    }
+
+    #[test]
+    fn detailed_points_are_at_most_four_with_the_first_and_the_last() {
+        assert_eq!(detail_points(3), [0, 1, 2]);
+        assert_eq!(detail_points(22), [0, 7, 14, 21]);
+        assert_eq!(detail_points(5), [0, 1, 2, 4]);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{ConfigError, QueueConfig};
 use crate::dist::{Distribution, constant_or_table};
 use crate::time::Duration;
-use crate::units::{Bytes, Rate};
+use crate::units::{Bytes, Probability, Rate};
 
 /// How packets of a rate-driven source are spaced.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,9 +37,14 @@ pub enum Arrivals {
 pub struct BackgroundConfig {
     /// Unique within the stage; names the generator's random stream.
     pub name: String,
-    /// Mean rate while on. Give `rate` or `gap`.
+    /// Mean rate while on. Give `rate`, `load` or `gap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// Mean rate as a share of the stage's `rate` (seed 003 §3's "offered
+    /// background-traffic load", 0 to 100%); 0% is a source that never
+    /// sends, so a sweep can start at no load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<Probability>,
     #[serde(default)]
     pub arrivals: Arrivals,
     /// Time between packets from a distribution, instead of `rate`.
@@ -82,13 +87,28 @@ pub struct BackgroundConfig {
 }
 
 impl BackgroundConfig {
-    /// The gap distribution: `gap`, or the rate's with the mean size.
-    pub fn gap_distribution(&self) -> Distribution<Duration> {
+    /// A source with `load = "0%"`: it never sends.
+    pub fn is_silent(&self) -> bool {
+        self.load.is_some_and(|l| l.get() == 0.0)
+    }
+
+    /// The mean rate, bit/s: `rate`, or `load` × the stage's rate.
+    pub fn mean_rate(&self, stage_rate: Option<Rate>) -> f64 {
+        match (self.rate, self.load) {
+            (Some(r), _) => r.bits_per_sec() as f64,
+            (None, Some(l)) => l.get() * stage_rate.map_or(0.0, |r| r.bits_per_sec() as f64),
+            (None, None) => 0.0,
+        }
+    }
+
+    /// The gap distribution: `gap`, or the mean rate's with the mean
+    /// size; `stage_rate` is the rate of the stage the source is in.
+    pub fn gap_distribution(&self, stage_rate: Option<Rate>) -> Distribution<Duration> {
         if let Some(g) = &self.gap {
             return g.clone();
         }
         let mean_size = self.size.mean().unwrap_or(0.0).max(1.0);
-        let rate = self.rate.map_or(1, |r| r.bits_per_sec().max(1)) as f64;
+        let rate = self.mean_rate(stage_rate).max(1.0);
         let mean = Duration::from_nanos((mean_size * 8.0 * 1e9 / rate).round().max(1.0) as u64);
         match self.arrivals {
             Arrivals::Cbr => Distribution::constant(mean),
@@ -97,8 +117,14 @@ impl BackgroundConfig {
     }
 }
 
-/// Checks the stage's generators; `key` is `stage.background`.
-pub(crate) fn validate(sources: &[BackgroundConfig], queue: &QueueConfig, key: &str) -> Result<(), ConfigError> {
+/// Checks the stage's generators; `key` is `stage.background`,
+/// `stage_rate` the stage's `rate`.
+pub(crate) fn validate(
+    sources: &[BackgroundConfig],
+    queue: &QueueConfig,
+    stage_rate: Option<Rate>,
+    key: &str,
+) -> Result<(), ConfigError> {
     for (i, b) in sources.iter().enumerate() {
         let k = |f: &str| format!("{key}[{i}].{f}");
         if b.name.is_empty() {
@@ -107,10 +133,22 @@ pub(crate) fn validate(sources: &[BackgroundConfig], queue: &QueueConfig, key: &
         if sources[..i].iter().any(|o| o.name == b.name) {
             return Err(ConfigError::new(&k("name"), "another background source of this stage has this name"));
         }
+        if b.load.is_some() && (b.rate.is_some() || b.gap.is_some()) {
+            return Err(ConfigError::new(&k("load"), "give one of `rate`, `load` and `gap`, not two"));
+        }
+        if b.load.is_some() && stage_rate.is_none() {
+            return Err(ConfigError::new(
+                &k("load"),
+                "is a share of the stage's `rate`, and this stage has none: give the source a rate like rate = \"2 Mbit/s\"",
+            ));
+        }
         match (&b.rate, &b.gap) {
             (Some(_), Some(_)) => return Err(ConfigError::new(&k("gap"), "give either `rate` or `gap`, not both")),
-            (None, None) => {
-                return Err(ConfigError::new(&k("rate"), "give a mean rate like rate = \"2 Mbit/s\" (or a gap)"));
+            (None, None) if b.load.is_none() => {
+                return Err(ConfigError::new(
+                    &k("rate"),
+                    "give a mean rate like rate = \"2 Mbit/s\" (or load = \"50%\" of the stage's rate, or a gap)",
+                ));
             }
             (Some(r), None) if r.bits_per_sec() == 0 => {
                 return Err(ConfigError::new(&k("rate"), "must be above zero, like \"2 Mbit/s\""));

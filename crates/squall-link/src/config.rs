@@ -156,7 +156,7 @@ impl StageConfig {
             }
         }
         self.queue.validate(&key("queue"))?;
-        crate::background::validate(&self.background, &self.queue, &key("background"))?;
+        crate::background::validate(&self.background, &self.queue, self.rate, &key("background"))?;
         self.error.validate(&key("error"))?;
         if let Some(v) = &self.vacation {
             v.validate(&key("vacation"))?;

@@ -12,6 +12,7 @@ fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
     BackgroundConfig {
         name: name.into(),
         rate: Some(rate.parse().unwrap()),
+        load: None,
         arrivals: Arrivals::Cbr,
         gap: None,
         size: Distribution::constant(Bytes(size)),
@@ -244,4 +245,26 @@ fn frame_errors_and_retransmissions_of_virtual_packets_are_counted_apart() {
     let expect = n * (0.3 + 0.09 + 0.027);
     let sd = (n * 0.3 * 0.7).sqrt() * 2.0;
     assert!((bg.retransmissions as f64 - expect).abs() < 4.0 * sd, "{bg:?}, expected about {expect}");
+
+#[test]
+fn a_load_is_a_share_of_the_stage_rate_and_zero_sends_nothing() {
+    // Seed 003 §3: the background's offered load from 0 to 100% of the link.
+    for (load, packets) in [("40%", 2_000), ("0%", 0)] {
+        let mut s = StageConfig::named("s");
+        s.rate = Some("10 Mbit/s".parse().unwrap());
+        s.background =
+            vec![BackgroundConfig { rate: None, load: Some(load.parse().unwrap()), ..cbr("bg", "1 bit/s", 1000) }];
+        s.validate().unwrap();
+        let mut p = path(vec![s]);
+        let horizon = Instant::from_millis(3_999);
+        run_until(&mut p, horizon);
+        // 4 Mbit/s of 1000-byte packets: one every 2 ms, from time 0.
+        assert_eq!(p.stage_stats(horizon)[0].background.generated, packets, "load {load}");
+    }
+    // A load needs a stage rate to be a share of.
+    let mut s = StageConfig::named("s");
+    s.service_time = Some(Distribution::constant(Duration::from_millis(1)));
+    s.background =
+        vec![BackgroundConfig { rate: None, load: Some("50%".parse().unwrap()), ..cbr("bg", "1 bit/s", 1000) }];
+    assert!(s.validate().is_err());
 }

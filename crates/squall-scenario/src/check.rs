@@ -450,13 +450,63 @@ fn check_tcp(
         }
         TcpApp::Web(web) => {
             let wp = app.key("web");
-            if web.objects == 0 {
+            match (&web.size, &web.site) {
+                (Some(_), Some(_)) => {
+                    return Err(c.fail(&wp.key("site"), "give either `size` or `site`, not both"));
+                }
+                (None, None) => {
+                    return Err(c.fail(
+                        &wp.key("size"),
+                        "a page needs object sizes: size = \"3 KB\" (or a distribution), or site = \"site.csv\"",
+                    ));
+                }
+                (Some(size), None) => {
+                    if web.objects.is_none() {
+                        return Err(c.fail(&wp.key("objects"), "how many objects of `size`, like objects = 10"));
+                    }
+                    c.dist(size, &wp.key("size"))?;
+                }
+                (None, Some(_)) => {
+                    if let Some(n) = web.objects
+                        && n as usize > web.site_files.len()
+                    {
+                        return Err(c.fail(
+                            &wp.key("objects"),
+                            format!(
+                                "the site has {} files; objects may be at most that (or left out: every file)",
+                                web.site_files.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            if web.object_count() == 0 {
                 return Err(c.fail(&wp.key("objects"), "a page has at least one object, like objects = 10"));
             }
             if web.request.0 == 0 {
                 return Err(c.fail(&wp.key("request"), "a request has at least one byte, like request = \"300 B\""));
             }
-            c.dist(&web.size, &wp.key("size"))?;
+            if !web.keep_alive && web.max_requests > 0 {
+                return Err(c.fail(
+                    &wp.key("max_requests"),
+                    "limits requests per persistent connection: needs keep_alive = true (without keep-alive every connection carries one)",
+                ));
+            }
+            if web.keep_alive_timeout.is_some_and(|t| t == Duration::ZERO) {
+                return Err(c.fail(
+                    &wp.key("keep_alive_timeout"),
+                    "must be positive, like keep_alive_timeout = \"15 s\" (Apache's default), or left out: no limit",
+                ));
+            }
+            if !web.keep_alive && web.keep_alive_timeout.is_some() {
+                return Err(c.fail(&wp.key("keep_alive_timeout"), "needs keep_alive = true"));
+            }
+            if web.server_timeout.is_some_and(|t| t == Duration::ZERO) {
+                return Err(c.fail(
+                    &wp.key("server_timeout"),
+                    "must be positive, like server_timeout = \"300 s\" (Apache's Timeout), or left out: no limit",
+                ));
+            }
         }
     }
     Ok(())

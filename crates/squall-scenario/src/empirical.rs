@@ -84,7 +84,7 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
     for (i, flow) in s.workload.tcp.iter_mut().enumerate() {
         if let crate::schema::TcpApp::Web(web) = &mut flow.app {
             let p = root.key("workload").key("tcp").index(i).key("app").key("web");
-            fill_one(&mut web.size, &p.key("size"), base_dir, src)?;
+            fill(&mut web.size, &p.key("size"), base_dir, src)?;
         }
     }
     Ok(())

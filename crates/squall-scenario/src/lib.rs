@@ -17,6 +17,7 @@ mod netem;
 mod overrides;
 mod resolve;
 pub mod schema;
+pub mod site;
 pub mod snr_file;
 mod spans;
 pub mod topology;

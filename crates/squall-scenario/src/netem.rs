@@ -65,6 +65,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         description: Some(description),
         seed: 1,
         duration: Duration::from_secs(60),
+        stop_when_done: false,
         replications: 1,
         hosts: vec![
             Host { name: "fixed".to_string(), address: [10, 0, 0, 1].into(), sysctl: BTreeMap::new() },

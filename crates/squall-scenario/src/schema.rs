@@ -125,6 +125,13 @@ pub struct Scenario {
     pub seed: u64,
     /// How long a run lasts (simulated time; the emulator's time limit).
     pub duration: Duration,
+    /// The simulator ends a run as soon as every `[[workload.tcp]]`
+    /// application is done, instead of at `duration` (which stays the
+    /// limit: a transfer not done by then is not `completed`). For
+    /// experiments that measure how long a download takes under
+    /// background load that never stops.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_when_done: bool,
     #[serde(default = "default_replications")]
     pub replications: u32,
     pub hosts: Vec<Host>,
@@ -436,19 +443,82 @@ fn one() -> u32 {
     1
 }
 
+/// A web page or site, fetched the way wget 1.8 does (seed 003 §3): one
+/// object at a time, each request sent when the previous response is
+/// complete.
+///
+/// ```toml
+/// app = { web = { objects = 20, size = { kind = "exponential", mean = "3 KB" } } }
+/// # or a site manifest (CSV `path,bytes`, relative to the scenario file),
+/// # its objects fetched in the file's order, with Apache's keep-alive limits:
+/// app = { web = { site = "seed003-site.csv", keep_alive = true, max_requests = 100,
+///                 keep_alive_timeout = "15 s", server_timeout = "300 s" } }
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebPage {
-    pub objects: u32,
-    /// Size of each object (a constant or a distribution).
-    #[serde(deserialize_with = "constant_or_table::deserialize")]
-    pub size: Distribution<Bytes>,
+    /// Objects to fetch (default: every file of `site`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<u32>,
+    /// Size of each object (a constant or a distribution); give `size` or
+    /// `site`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize"
+    )]
+    pub size: Option<Distribution<Bytes>>,
+    /// A site manifest: a CSV file of `path,bytes` lines (a header line
+    /// `path,bytes` and `#` comments allowed), relative to the scenario
+    /// file. The loader fills `site_files`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// The manifest's files in order, as the loader read them (a run's
+    /// resolved scenario keeps them, so it repeats without the file).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub site_files: Vec<SiteFile>,
     /// Size of each request.
     #[serde(default = "default_request")]
     pub request: Bytes,
-    /// One connection for all objects (HTTP/1.1 keep-alive) or one each.
+    /// Persistent connections (HTTP keep-alive, Apache `KeepAlive`), or a
+    /// new connection per object.
     #[serde(default = "yes")]
     pub keep_alive: bool,
+    /// Requests on one connection before the server closes it (Apache
+    /// `MaxKeepAliveRequests`; 0: no limit, the default).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub max_requests: u32,
+    /// How long the server keeps an idle persistent connection open after
+    /// a response before it closes it (Apache `KeepAliveTimeout`; default:
+    /// forever).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_alive_timeout: Option<Duration>,
+    /// How long the server waits for progress (a request's bytes, or an
+    /// acknowledgement of what it sent) before it abandons a connection
+    /// (Apache `Timeout`; default: forever). A site whose download cannot
+    /// finish then fails: its flow is not `completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_timeout: Option<Duration>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One file of a site manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SiteFile {
+    /// Path of the file under the site's root, like `img/0007.gif`.
+    pub path: String,
+    pub bytes: u64,
+}
+
+impl WebPage {
+    /// How many objects a fetch takes: `objects`, or every site file.
+    pub fn object_count(&self) -> u32 {
+        self.objects.unwrap_or(self.site_files.len().min(u32::MAX as usize) as u32)
+    }
 }
 
 fn default_request() -> Bytes {

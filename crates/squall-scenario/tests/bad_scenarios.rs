@@ -783,3 +783,58 @@ fn flow_control_set_by_a_state_on_the_first_stage() {
         &["no stage before it"],
     );
 }
+
+#[test]
+fn web_max_requests_without_keep_alive() {
+    expect(
+        "web_max_requests_without_keep_alive.toml",
+        ErrorKind::Check,
+        27,
+        "workload.tcp[0].app.web.max_requests",
+        &["needs keep_alive = true"],
+    );
+}
+
+#[test]
+fn web_keep_alive_timeout_zero() {
+    expect(
+        "web_keep_alive_timeout_zero.toml",
+        ErrorKind::Check,
+        27,
+        "workload.tcp[0].app.web.keep_alive_timeout",
+        &["must be positive", "\"15 s\""],
+    );
+}
+
+#[test]
+fn web_site_and_size() {
+    expect(
+        "web_site_and_size.toml",
+        ErrorKind::Check,
+        27,
+        "workload.tcp[0].app.web.site",
+        &["either `size` or `site`"],
+    );
+}
+
+#[test]
+fn web_site_manifest_with_a_bad_line() {
+    expect(
+        "web_site_bad_line.toml",
+        ErrorKind::DistributionFile,
+        27,
+        "workload.tcp[0].app.web.site",
+        &["web-site-bad-line.csv:4:", "is not `path,bytes`", "like `img/0007.gif,2400`"],
+    );
+}
+
+#[test]
+fn background_load_without_a_stage_rate() {
+    expect(
+        "background_load_without_rate.toml",
+        ErrorKind::Check,
+        17,
+        &format!("{BG}.load"),
+        &["share of the stage's `rate`", "rate = \"2 Mbit/s\""],
+    );
+}

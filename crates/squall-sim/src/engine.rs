@@ -17,7 +17,7 @@ use crate::network::{Network, PathId, PathSlot};
 use crate::result::{HostCapture, RunResult};
 use crate::routing::Routes;
 use crate::scheduler::Wake;
-use crate::tcp::{AppPlan, ResponseSize, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
+use crate::tcp::{AppPlan, ResponseSize, ServerLimits, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
 use crate::{RunOptions, SimError};
 
@@ -54,6 +54,8 @@ pub(crate) struct Simulation {
     tcp_plans: Vec<Arc<TcpPlan>>,
     schedule: StateSchedule,
     end: Instant,
+    /// End the run once every TCP application is done.
+    stop_when_done: bool,
     /// Wakeups handled so far, and how many of them at the current instant.
     wakeups: u64,
     instant: Instant,
@@ -254,6 +256,7 @@ impl Simulation {
             tcp_plans,
             schedule,
             end: Instant::ZERO + scenario.duration,
+            stop_when_done: scenario.stop_when_done,
             wakeups: 0,
             instant: Instant::ZERO,
             at_instant: 0,
@@ -299,7 +302,25 @@ impl Simulation {
             if !self.step()? {
                 return Ok(());
             }
+            if self.stop_when_done && self.all_tcp_done() {
+                self.end = self.instant;
+                return Ok(());
+            }
         }
+    }
+
+    /// Whether every TCP flow's application is done (none: false).
+    fn all_tcp_done(&self) -> bool {
+        let mut done = vec![false; self.tcp_plans.len()];
+        for a in &self.agents {
+            let (index, finished) = match a {
+                AnyAgent::TcpClient(c) => (c.flow_index(), c.is_done()),
+                AnyAgent::TcpServer(s) => (s.flow_index(), s.is_done()),
+                _ => continue,
+            };
+            done[index] |= finished;
+        }
+        !done.is_empty() && done.iter().all(|d| *d)
     }
 
     fn count_wakeup(&mut self, now: Instant) -> Result<(), SimError> {
@@ -512,16 +533,24 @@ fn app_plan(f: &TcpFlow, seed: u64, end: Instant) -> AppPlan {
             response: ResponseSize::Fixed(rr.response.0),
             think: rr.think,
             keep_alive: true,
+            limits: ServerLimits::default(),
         },
         TcpApp::Web(web) => AppPlan::Exchanges {
-            count: web.objects.into(),
+            count: web.object_count().into(),
             request: web.request.0,
-            response: ResponseSize::Drawn(Sampler::new(
-                web.size.clone(),
-                stream(seed, &format!("tcp/{}/size", f.name)),
-            )),
+            response: match &web.size {
+                Some(size) => {
+                    ResponseSize::Drawn(Sampler::new(size.clone(), stream(seed, &format!("tcp/{}/size", f.name))))
+                }
+                None => ResponseSize::Listed(web.site_files.iter().map(|f| f.bytes).collect()),
+            },
             think: squall_link::Duration::ZERO,
             keep_alive: web.keep_alive,
+            limits: ServerLimits {
+                max_requests: web.max_requests,
+                keep_alive_timeout: web.keep_alive_timeout,
+                server_timeout: web.server_timeout,
+            },
         },
     }
 }

@@ -32,8 +32,31 @@ pub(crate) enum AppPlan {
     /// The client sends until `stop`, then closes.
     BulkUntil { stop: Instant },
     /// `count` exchanges of `request` bytes answered by a response, in
-    /// order; over one connection (`keep_alive`) or one each.
-    Exchanges { count: u64, request: u64, response: ResponseSize, think: squall_link::Duration, keep_alive: bool },
+    /// order; over persistent connections (`keep_alive`) or one each.
+    Exchanges {
+        count: u64,
+        request: u64,
+        response: ResponseSize,
+        think: squall_link::Duration,
+        keep_alive: bool,
+        limits: ServerLimits,
+    },
+}
+
+/// The web server's connection limits (Apache's `MaxKeepAliveRequests`,
+/// `KeepAliveTimeout` and `Timeout`; seed 003 §3).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ServerLimits {
+    /// Responses on one persistent connection before it is closed; 0: no
+    /// limit.
+    pub max_requests: u32,
+    /// An idle persistent connection is closed this long after its last
+    /// response.
+    pub keep_alive_timeout: Option<squall_link::Duration>,
+    /// A connection without progress (request bytes in, or its data
+    /// acknowledged) for this long is abandoned: the server sends nothing
+    /// more on it and ignores what arrives.
+    pub server_timeout: Option<squall_link::Duration>,
 }
 
 /// The size of each response: one for all, or drawn per exchange.
@@ -43,6 +66,8 @@ pub(crate) enum ResponseSize {
     /// Drawn in exchange order from a sampler that the client and the
     /// server each copy, so both see the same sizes.
     Drawn(Sampler<Bytes>),
+    /// The files of a site, in order (cycled if there are more exchanges).
+    Listed(Arc<[u64]>),
 }
 
 /// The exchanges of an [`AppPlan::Exchanges`] one at a time: memory does
@@ -50,6 +75,7 @@ pub(crate) enum ResponseSize {
 #[derive(Clone, Debug)]
 pub(crate) struct ExchangeSequence {
     left: u64,
+    taken: u64,
     request: u64,
     response: ResponseSize,
 }
@@ -59,7 +85,7 @@ impl ExchangeSequence {
     fn of(app: &AppPlan) -> Option<Self> {
         match app {
             AppPlan::Exchanges { count, request, response, .. } => {
-                Some(ExchangeSequence { left: *count, request: *request, response: response.clone() })
+                Some(ExchangeSequence { left: *count, taken: 0, request: *request, response: response.clone() })
             }
             _ => None,
         }
@@ -81,7 +107,11 @@ impl ExchangeSequence {
         let response = match &mut self.response {
             ResponseSize::Fixed(n) => *n,
             ResponseSize::Drawn(sampler) => sampler.sample().0,
+            ResponseSize::Listed(sizes) => {
+                sizes.get((self.taken % sizes.len().max(1) as u64) as usize).copied().unwrap_or(0)
+            }
         };
+        self.taken += 1;
         Some((self.request, response))
     }
 }
@@ -110,7 +140,17 @@ pub(crate) struct TcpPlan {
     pub record_traces: bool,
 }
 
+/// TCP variables are traced for this many connections of a flow at most
+/// (the first): a web page without keep-alive would otherwise write a
+/// file pair per object.
+pub const TRACED_CONNECTIONS: usize = 8;
+
 impl TcpPlan {
+    /// Whether connection `slot` of the flow has its variables traced.
+    fn traced(&self, slot: usize) -> bool {
+        self.record_traces && slot < TRACED_CONNECTIONS
+    }
+
     fn key(&self, client_port: u16, towards_server: bool) -> FlowKey {
         if towards_server {
             FlowKey {
@@ -382,13 +422,28 @@ pub struct TcpClient {
     /// Exchanges still to request, and response bytes still expected.
     exchanges: Option<ExchangeSequence>,
     awaiting: u64,
+    /// The exchange in progress: its request bytes and the response bytes
+    /// received so far.
+    request: u64,
+    received: u64,
+    /// Requests sent on the newest connection.
+    on_connection: u32,
     done_at: Option<Instant>,
 }
 
 impl TcpClient {
     pub(crate) fn new(plan: Arc<TcpPlan>) -> Self {
         let exchanges = ExchangeSequence::of(&plan.app);
-        TcpClient { plan, conns: Vec::new(), exchanges, awaiting: 0, done_at: None }
+        TcpClient {
+            plan,
+            conns: Vec::new(),
+            exchanges,
+            awaiting: 0,
+            request: 0,
+            received: 0,
+            on_connection: 0,
+            done_at: None,
+        }
     }
 
     fn open(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> usize {
@@ -398,35 +453,62 @@ impl TcpClient {
         // connection's packets; the scenario check keeps flows apart.
         let _ = ctx.bind(Protocol::Tcp, port);
         let conn = Connection::connect(self.plan.client_cfg.clone(), now);
-        let trace = self.plan.record_traces.then_some((self.plan.name.as_str(), slot as u32, "client"));
+        let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "client"));
         let key = self.plan.key(port, true);
         self.conns.push(Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now));
         slot
     }
 
-    /// Sends the next request (on a new connection without keep-alive).
+    /// Sends the next request: on the newest connection while it may
+    /// carry more (keep-alive, under the server's request limit, not
+    /// closed by the server), otherwise on a new one.
     fn request_next(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
-        let AppPlan::Exchanges { keep_alive, .. } = self.plan.app else { return };
         let Some((request, response)) = self.exchanges.as_mut().and_then(ExchangeSequence::take) else { return };
         self.awaiting = response;
-        let slot = if keep_alive && !self.conns.is_empty() { self.conns.len() - 1 } else { self.open(now, ctx) };
+        self.request = request;
+        self.received = 0;
+        self.send_request(now, ctx);
+    }
+
+    /// Sends the current request, on the newest connection if it may take
+    /// it. Called again when the server closed the connection before
+    /// answering (wget retries on a new connection).
+    fn send_request(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
+        let AppPlan::Exchanges { keep_alive, limits, .. } = self.plan.app else { return };
+        let reusable = self.conns.last().is_some_and(|e| {
+            keep_alive
+                && !e.conn.peer_closed()
+                && !e.conn.is_closed()
+                && (limits.max_requests == 0 || self.on_connection < limits.max_requests)
+        });
+        let slot = if reusable {
+            self.conns.len() - 1
+        } else {
+            self.on_connection = 0;
+            self.open(now, ctx)
+        };
+        self.on_connection += 1;
         let e = &mut self.conns[slot];
-        let _ = e.conn.send(request);
+        let _ = e.conn.send(self.request);
         e.flush(now, ctx);
     }
 
     fn step(&mut self, now: Instant, slot: usize, ctx: &mut Ctx<'_>) {
+        let newest = slot + 1 == self.conns.len();
         let e = &mut self.conns[slot];
         let got = e.read(now, ctx);
         let mut next = false;
-        if let AppPlan::Exchanges { think, keep_alive, .. } = &self.plan.app
+        let mut retry = false;
+        if let AppPlan::Exchanges { think, keep_alive, limits, .. } = &self.plan.app
             && got > 0
             && self.awaiting > 0
         {
             self.awaiting = self.awaiting.saturating_sub(got);
+            self.received += got;
             if self.awaiting == 0 {
                 let last = self.exchanges.as_ref().is_none_or(|x| x.left() == 0);
-                if !*keep_alive || last {
+                let spent = limits.max_requests > 0 && self.on_connection >= limits.max_requests;
+                if !*keep_alive || last || spent {
                     e.conn.close();
                 }
                 if last {
@@ -440,10 +522,16 @@ impl TcpClient {
         }
         if e.conn.peer_closed() {
             e.conn.close();
+            // The server closed the newest connection (its keep-alive
+            // timeout) before any of the awaited response came: ask again
+            // on a new connection, as wget does.
+            retry = newest && self.awaiting > 0 && self.received == 0 && !next;
         }
         e.flush(now, ctx);
         if next {
             self.request_next(now, ctx);
+        } else if retry {
+            self.send_request(now, ctx);
         }
     }
 
@@ -520,6 +608,28 @@ struct ServerConn {
     end: Endpoint,
     /// Request bytes read and not yet answered.
     pending: u64,
+    /// Responses sent on this connection.
+    answered: u32,
+    /// The server closed the connection (request limit or keep-alive
+    /// timeout): requests that still arrive are not answered.
+    closing: bool,
+    /// The server timeout passed without progress: nothing more is sent
+    /// or handled on this connection.
+    abandoned: bool,
+    /// Last progress (request bytes in, data acknowledged) and the counts
+    /// that tell it.
+    progress_at: Instant,
+    progress: (u64, u64),
+    /// When the last response was sent, and the request bytes received by
+    /// then: the keep-alive timeout runs from there until the next request.
+    last_answer: (Instant, u64),
+}
+
+impl ServerConn {
+    /// Request bytes received and bytes of the responses acknowledged.
+    fn progress_counts(&self) -> (u64, u64) {
+        (self.end.conn.received_total(), self.end.conn.stats().bytes_acked)
+    }
 }
 
 /// The server of a flow: accepts connections on the flow's port.
@@ -540,16 +650,45 @@ impl TcpServer {
 
     fn step(&mut self, now: Instant, slot: usize, ctx: &mut Ctx<'_>) {
         let c = &mut self.conns[slot];
+        if c.abandoned {
+            return;
+        }
         let got = c.end.read(now, ctx);
+        let counts = c.progress_counts();
+        if counts != c.progress {
+            c.progress = counts;
+            c.progress_at = now;
+        }
         match &self.plan.app {
-            AppPlan::Exchanges { .. } => {
+            AppPlan::Exchanges { keep_alive, limits, .. } => {
                 c.pending += got;
+                if c.closing {
+                    c.pending = 0;
+                }
+                let mut answered = false;
                 if let Some(exchanges) = &mut self.exchanges {
-                    while exchanges.left() > 0 && c.pending >= exchanges.request() {
+                    while exchanges.left() > 0 && c.pending >= exchanges.request() && !c.closing {
                         let Some((request, response)) = exchanges.take() else { break };
                         c.pending -= request;
                         let _ = c.end.conn.send(response);
+                        c.answered += 1;
+                        answered = true;
+                        // Apache closes after the last response it allows
+                        // on a connection ("Connection: close").
+                        if !*keep_alive || (limits.max_requests > 0 && c.answered >= limits.max_requests) {
+                            c.closing = true;
+                            c.end.conn.close();
+                        }
                     }
+                }
+                if answered {
+                    c.last_answer = (now, c.end.conn.received_total());
+                }
+                if answered
+                    && !c.closing
+                    && let Some(idle) = limits.keep_alive_timeout
+                {
+                    ctx.set_timer(TimerToken(APP_TIMER + 2 * slot as u64), now + idle);
                 }
             }
             AppPlan::Bulk { bytes } => {
@@ -566,6 +705,39 @@ impl TcpServer {
         if c.end.conn.peer_closed() {
             c.end.conn.close();
         }
+        c.end.flush(now, ctx);
+    }
+
+    /// The keep-alive timeout or the server timeout of connection `slot`.
+    fn on_limit_timer(&mut self, now: Instant, slot: usize, server_timeout: bool, ctx: &mut Ctx<'_>) {
+        let AppPlan::Exchanges { limits, .. } = self.plan.app else { return };
+        let Some(c) = self.conns.get_mut(slot) else { return };
+        if c.abandoned || c.end.conn.is_closed() {
+            return;
+        }
+        if server_timeout {
+            let Some(limit) = limits.server_timeout else { return };
+            let counts = c.progress_counts();
+            if counts != c.progress {
+                c.progress = counts;
+                c.progress_at = now;
+            }
+            if now - c.progress_at >= limit {
+                c.abandoned = true;
+            } else {
+                ctx.set_timer(TimerToken(APP_TIMER + 2 * slot as u64 + 1), c.progress_at + limit);
+            }
+            return;
+        }
+        // Keep-alive timeout: close unless a request came since the
+        // response that armed it (the newest arming decides).
+        let Some(idle) = limits.keep_alive_timeout else { return };
+        let (answered_at, received) = c.last_answer;
+        if c.closing || now < answered_at + idle || c.end.conn.received_total() > received {
+            return;
+        }
+        c.closing = true;
+        c.end.conn.close();
         c.end.flush(now, ctx);
     }
 
@@ -590,22 +762,46 @@ impl Agent for TcpServer {
             None if seg.syn() && !seg.has_ack() && !packet.corrupted => {
                 let slot = self.conns.len();
                 let conn = Connection::listen(self.plan.server_cfg.clone());
-                let trace = self.plan.record_traces.then_some((self.plan.name.as_str(), slot as u32, "server"));
+                let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "server"));
                 let key = self.plan.key(port, false);
                 let end = Endpoint::new(conn, key, self.plan.down_flow, 2 * slot as u64, self.plan.drain, trace, now);
-                self.conns.push(ServerConn { client_port: port, end, pending: 0 });
+                self.conns.push(ServerConn {
+                    client_port: port,
+                    end,
+                    pending: 0,
+                    answered: 0,
+                    closing: false,
+                    abandoned: false,
+                    progress_at: now,
+                    progress: (0, 0),
+                    last_answer: (now, 0),
+                });
+                if let AppPlan::Exchanges { limits: ServerLimits { server_timeout: Some(t), .. }, .. } = self.plan.app {
+                    ctx.set_timer(TimerToken(APP_TIMER + 2 * slot as u64 + 1), now + t);
+                }
                 slot
             }
             None => return,
         };
+        if self.conns[slot].abandoned {
+            return;
+        }
         if self.conns[slot].end.on_segment(now, &packet, &seg) {
             self.step(now, slot, ctx);
         }
     }
 
     fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
+        if token.0 >= APP_TIMER {
+            let slot = ((token.0 - APP_TIMER) / 2) as usize;
+            let server_timeout = token.0 % 2 == 1;
+            self.on_limit_timer(now, slot, server_timeout, ctx);
+            return;
+        }
         let slot = (token.0 / 2) as usize;
-        if let Some(c) = self.conns.get_mut(slot) {
+        if let Some(c) = self.conns.get_mut(slot)
+            && !c.abandoned
+        {
             c.end.on_timer(now, token.0, ctx);
             self.step(now, slot, ctx);
         }
@@ -708,7 +904,7 @@ impl Agent for TcpProxy {
             None if from_client && seg.syn() && !seg.has_ack() && !packet.corrupted => {
                 let slot = self.splits.len();
                 let p = &self.plan;
-                let trace = |end| p.record_traces.then_some((p.name.as_str(), slot as u32, end));
+                let trace = |end| p.traced(slot).then_some((p.name.as_str(), slot as u32, end));
                 let wired = Endpoint::new(
                     Connection::listen(p.proxy_wired_cfg.clone()),
                     p.key(client_port, false),
@@ -763,10 +959,18 @@ impl TcpClient {
     pub(crate) fn flow_index(&self) -> usize {
         self.plan.index
     }
+    /// The application finished (the last response is in).
+    pub(crate) fn is_done(&self) -> bool {
+        self.done_at.is_some()
+    }
 }
 impl TcpServer {
     pub(crate) fn flow_index(&self) -> usize {
         self.plan.index
+    }
+    /// The application finished (a bulk transfer is all in).
+    pub(crate) fn is_done(&self) -> bool {
+        self.done_at.is_some()
     }
 }
 impl TcpProxy {

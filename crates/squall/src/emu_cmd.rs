@@ -14,7 +14,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
 use squall_analysis::{Summary, summarize};
@@ -135,8 +135,13 @@ struct EmuDetails {
 
 /// Every command of the run, and the sysctls its TCP workloads need.
 /// `resolved` is where the resolved scenario will be, for the UDP senders
-/// to read.
-fn commands(args: &EmuArgs, scenario: &Scenario, resolved: &Path) -> Result<(Vec<CommandSpec>, Sysctls)> {
+/// to read; `workload_dir` where the workloads' files go (a web site).
+fn commands(
+    args: &EmuArgs,
+    scenario: &Scenario,
+    resolved: &Path,
+    workload_dir: &Path,
+) -> Result<(Vec<CommandSpec>, Sysctls)> {
     let mut out: Vec<CommandSpec> = scenario
         .workload
         .commands
@@ -158,7 +163,7 @@ fn commands(args: &EmuArgs, scenario: &Scenario, resolved: &Path) -> Result<(Vec
     if let Some(file) = &args.workload {
         out.extend(WorkloadFile::load(file)?.commands);
     }
-    let (tcp, sysctls) = tcp_workloads(scenario)?;
+    let (tcp, sysctls) = tcp_workloads(scenario, workload_dir)?;
     out.extend(tcp);
     out.extend(udp_workloads(scenario, resolved)?);
     if !args.command.is_empty() {
@@ -176,17 +181,24 @@ const TCP_WORKLOAD_PORT: u16 = 15_000;
 /// `[[workload.tcp]]` flows as real Linux TCP: for a bulk application, a
 /// `squall tool bulk` server on the flow's `to` host and a client on its
 /// `from` host at `start`, told every key Linux can express (see
-/// [`LinuxTcp`]); the keys it cannot are said, one line each, never
-/// silently dropped. Returns the commands and the sysctls the flows need in
-/// their hosts' namespaces.
-fn tcp_workloads(scenario: &Scenario) -> Result<(Vec<CommandSpec>, Sysctls)> {
+/// [`LinuxTcp`]); for a web application with a site, Apache 2 and wget
+/// (`web_workload`). The keys Linux cannot take are said, one line each,
+/// never silently dropped. Returns the commands and the sysctls the flows
+/// need in their hosts' namespaces.
+fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<CommandSpec>, Sysctls)> {
     use squall_scenario::TcpApp;
     let mut out = Vec::new();
     let mut sysctls = Sysctls::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
+        if let TcpApp::Web(web) = &f.app {
+            out.extend(web_workload(scenario, f, web, workload_dir).with_context(|| what.clone())?);
+            continue;
+        }
         let TcpApp::Bulk(bytes) = &f.app else {
-            eprintln!("squall emu: {what} not run: only `bulk` applications run in emulation so far");
+            eprintln!(
+                "squall emu: {what} not run: only `bulk` and `web` (with a site) applications run in emulation so far"
+            );
             continue;
         };
         let address = |name: &str| {
@@ -365,6 +377,123 @@ fn udp_workloads(scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec
     Ok(out)
 }
 
+/// How long Apache gets to start before wget asks it for the first file.
+const WEB_SERVER_STARTUP: Duration = Duration::from_secs(1);
+
+/// A `web` application with a site manifest as real programs (seed 003
+/// §3): the site's files written under `workload_dir/site-NAME/`, Apache 2
+/// (Debian's `apache2`) on the `to` host with a configuration written
+/// beside them (`apache-NAME.conf`: KeepAlive, MaxKeepAliveRequests,
+/// KeepAliveTimeout and Timeout from the scenario), and wget on the `from`
+/// host fetching the files one at a time in the manifest's order
+/// (`urls-NAME.txt`; `--no-http-keep-alive` without keep-alive), one
+/// second after the start (Apache's start-up). The site download duration
+/// is read from the captures like the simulator's (first SYN to last
+/// byte).
+fn web_workload(
+    scenario: &Scenario,
+    f: &squall_scenario::TcpFlow,
+    web: &squall_scenario::WebPage,
+    workload_dir: &Path,
+) -> Result<Vec<CommandSpec>> {
+    use std::fmt::Write as _;
+    if web.site_files.is_empty() {
+        bail!("emulation fetches a site: give the web application a manifest (site = \"site.csv\") instead of sizes");
+    }
+    let server = scenario.hosts.iter().find(|h| h.name == f.to).with_context(|| format!("no host `{}`", f.to))?;
+    let port = f.dst_port.unwrap_or(80);
+    let site = workload_dir.join(format!("site-{}", f.name));
+    let count = web.object_count() as usize;
+    let mut urls = String::new();
+    for file in web.site_files.iter().take(count) {
+        let path = site.join(&file.path);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        fs::write(&path, vec![b'x'; file.bytes as usize])
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(urls, "http://{}:{port}/{}", server.address, file.path)?;
+    }
+    let dir = fs::canonicalize(workload_dir)?;
+    let site = fs::canonicalize(&site)?;
+    // Apache's children run as www-data: they must reach the site.
+    let mut p = Some(site.as_path());
+    while let Some(d) = p {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = fs::metadata(d)?.permissions().mode();
+        if mode & 0o005 != 0o005 {
+            fs::set_permissions(d, fs::Permissions::from_mode(mode | 0o005))?;
+        }
+        if d == dir {
+            break;
+        }
+        p = d.parent();
+    }
+    let secs = |d: Option<Duration>, default: u64| d.map_or(default, |d| d.as_secs_f64().ceil() as u64);
+    let conf = format!(
+        "# squall: [[workload.tcp]] `{name}` (seed 003 §3), Apache 2 on {host}\n\
+         LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so\n\
+         LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so\n\
+         ServerName {host}\n\
+         Listen {addr}:{port}\n\
+         User www-data\n\
+         Group www-data\n\
+         PidFile {dir}/apache-{name}.pid\n\
+         DefaultRuntimeDir {dir}\n\
+         Mutex file:{dir} default\n\
+         ErrorLog {dir}/apache-{name}-error.log\n\
+         DocumentRoot \"{site}\"\n\
+         <Directory \"{site}\">\n    Require all granted\n</Directory>\n\
+         KeepAlive {keep_alive}\n\
+         MaxKeepAliveRequests {max_requests}\n\
+         KeepAliveTimeout {keep_alive_timeout}\n\
+         Timeout {timeout}\n\
+         StartServers 2\n",
+        name = f.name,
+        host = f.to,
+        addr = server.address,
+        dir = dir.display(),
+        site = site.display(),
+        keep_alive = if web.keep_alive { "On" } else { "Off" },
+        max_requests = web.max_requests,
+        keep_alive_timeout = secs(web.keep_alive_timeout, 15),
+        timeout = secs(web.server_timeout, 300),
+    );
+    let conf_file = dir.join(format!("apache-{}.conf", f.name));
+    fs::write(&conf_file, conf)?;
+    fs::write(dir.join(format!("urls-{}.txt", f.name)), urls)?;
+    eprintln!(
+        "squall emu: [[workload.tcp]] `{}`: Apache 2 on {} ({}:{port}, {}) and wget on {} fetching {count} files; \
+         Linux's TCP settings (the host's sysctl net.ipv4.tcp_congestion_control for cc)",
+        f.name,
+        f.to,
+        server.address,
+        conf_file.display(),
+        f.from
+    );
+    let keep_alive = if web.keep_alive { "" } else { " --no-http-keep-alive" };
+    Ok(vec![
+        CommandSpec {
+            host: f.to.clone(),
+            at: Duration::ZERO,
+            // Debian installs apache2 in /usr/sbin, outside some users' PATH.
+            run: format!(
+                "PATH=\"$PATH:/usr/sbin\" exec apache2 -f {} -DFOREGROUND",
+                shell_quote(&conf_file.display().to_string())
+            ),
+            background: true,
+            interactive: false,
+        },
+        CommandSpec {
+            host: f.from.clone(),
+            at: f.start + WEB_SERVER_STARTUP,
+            run: format!("wget -nv -O /dev/null{keep_alive} -i {}", shell_quote(&format!("urls-{}.txt", f.name))),
+            background: false,
+            interactive: false,
+        },
+    ])
+}
+
 fn shell_quote(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
         s.to_string()
@@ -380,7 +509,10 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     }
     scenario.replications = 1;
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
-    let (commands, sysctls) = commands(&args, &scenario, &out.join("scenario.toml"))?;
+    let rep = out.join("rep-0");
+    fs::create_dir_all(rep.join("workloads"))
+        .with_context(|| format!("cannot create output directory {}", rep.display()))?;
+    let (commands, sysctls) = commands(&args, &scenario, &out.join("scenario.toml"), &rep.join("workloads"))?;
     for (host, keys) in sysctls {
         let Some(h) = scenario.hosts.iter_mut().find(|h| h.name == host) else { continue };
         for (key, value) in keys {
@@ -395,8 +527,6 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             }
         }
     }
-    let rep = out.join("rep-0");
-    fs::create_dir_all(&rep).with_context(|| format!("cannot create output directory {}", rep.display()))?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
     fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
 

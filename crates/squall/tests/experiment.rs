@@ -273,3 +273,43 @@ fn replication_seeds_wrap_past_the_largest_seed() {
     let sim_seeds: Vec<u64> = summary["runs"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
     assert_eq!(sim_seeds, vec![seed_of(0), seed_of(1)]);
 }
+
+/// A web page of 499 connections per run (seed 003 §3, keep-alive off)
+/// over 6 sweep points: the report has one row per run and workload, and
+/// a bounded number of plots, not one per connection.
+#[test]
+fn a_report_of_runs_with_hundreds_of_connections_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seed003-web.toml");
+    let text = format!(
+        r#"
+name = "web-small"
+[[sets]]
+name = "off"
+scenario = "{}"
+replications = 2
+set = {{ "workload.tcp.0.app.web.keep_alive" = false }}
+[sets.sweep]
+"stage.down.background.0.load" = ["0%", "20%", "40%", "60%", "80%", "90%"]
+"#,
+        scenario.display()
+    );
+    let file = dir.path().join("web.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    ok(squall(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let rows = csv_rows(&results);
+    let site: Vec<_> = rows.iter().filter(|r| r["label"] == "tcp server:80 > client:*").collect();
+    assert_eq!(site.len(), 12, "one row per run for the site's responses");
+    assert!(site.iter().all(|r| r["connections"] == "499"), "{site:?}");
+    let elapsed: f64 = site[0]["elapsed"].parse().unwrap();
+    assert!((30.0..34.0).contains(&elapsed), "unloaded site download {elapsed} s");
+    let plots = std::fs::read_dir(out.join("plots")).unwrap().count();
+    let html = std::fs::metadata(out.join("report.html")).unwrap().len();
+    println!("{plots} plots, report.html {html} bytes");
+    // 4 detailed points × (2 sequence diagrams + queue + 2 × 2 TCP trace
+    // plots) + 12 metrics against the load.
+    assert!(plots <= 4 * 7 + 12, "{plots} plots");
+    assert!(html < 2_000_000, "report.html {html} bytes");
+}

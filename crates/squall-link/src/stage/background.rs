@@ -9,7 +9,7 @@ use crate::dist::Sampler;
 use crate::packet::{FlowKey, Packet, PacketId, Protocol};
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
-use crate::units::Bytes;
+use crate::units::{Bytes, Rate};
 
 #[derive(Debug)]
 struct Source {
@@ -57,6 +57,9 @@ pub(crate) struct Generated {
 pub(crate) struct Background {
     sources: Vec<Source>,
     made: u64,
+    /// The stage's rate the sources were built with (a `load` is a share
+    /// of it).
+    stage_rate: Option<Rate>,
 }
 
 impl Background {
@@ -65,6 +68,7 @@ impl Background {
     pub(crate) fn new(
         configs: &[BackgroundConfig],
         queue: &QueueConfig,
+        stage_rate: Option<Rate>,
         now: Instant,
         mut rng: impl FnMut(&str) -> StreamRng,
     ) -> Self {
@@ -73,7 +77,7 @@ impl Background {
             .enumerate()
             .map(|(i, c)| {
                 let mut stream = |part: &str| rng(&format!("background/{}/{part}", c.name));
-                let mut gap = Sampler::new(c.gap_distribution(), stream("gap"));
+                let mut gap = Sampler::new(c.gap_distribution(stage_rate), stream("gap"));
                 let size = Sampler::new(c.size.clone(), stream("size"));
                 let mut on_off = match (&c.on, &c.off) {
                     (Some(on), Some(off)) => {
@@ -105,11 +109,15 @@ impl Background {
                     },
                     forward: c.forward,
                 };
-                s.skip_off_periods();
+                if c.is_silent() {
+                    s.next = Instant::FAR_FUTURE;
+                } else {
+                    s.skip_off_periods();
+                }
                 s
             })
             .collect();
-        Background { sources, made: 0 }
+        Background { sources, made: 0, stage_rate }
     }
 
     /// The generators of `configs` from `now`: a source whose
@@ -120,13 +128,17 @@ impl Background {
         self,
         configs: &[BackgroundConfig],
         queue: &QueueConfig,
+        stage_rate: Option<Rate>,
         now: Instant,
         mut rng: impl FnMut(&str) -> StreamRng,
     ) -> Self {
-        let mut fresh = Background::new(configs, queue, now, &mut rng);
+        let mut fresh = Background::new(configs, queue, stage_rate, now, &mut rng);
+        let same_rate = self.stage_rate == stage_rate;
         let mut old = self.sources;
         for (i, source) in fresh.sources.iter_mut().enumerate() {
-            if let Some(j) = old.iter().position(|o| o.config == source.config) {
+            // A source given as a share of the stage's rate changes with it.
+            let unchanged = |o: &Source| o.config == source.config && (same_rate || o.config.load.is_none());
+            if let Some(j) = old.iter().position(unchanged) {
                 let mut kept = old.swap_remove(j);
                 kept.class = source.class;
                 kept.flow.src_port = i as u16;

@@ -259,7 +259,13 @@ impl Stage {
         let qdisc = AnyQueueDisc::new(&config.queue, component_rng(seed, direction, &name));
         let link = AnyLink::new(&config, recorder.clone(), seed, component_rng(seed, direction, &name));
         let background = (!config.background.is_empty()).then(|| {
-            Background::new(&config.background, &config.queue, Instant::ZERO, component_rng(seed, direction, &name))
+            Background::new(
+                &config.background,
+                &config.queue,
+                config.rate,
+                Instant::ZERO,
+                component_rng(seed, direction, &name),
+            )
         });
         let vacation = config
             .vacation
@@ -559,8 +565,8 @@ impl Stage {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
                     self.background = match self.background.take() {
                         _ if config.background.is_empty() => None,
-                        Some(old) => Some(old.replaced(&config.background, &config.queue, now, rng)),
-                        None => Some(Background::new(&config.background, &config.queue, now, rng)),
+                        Some(old) => Some(old.replaced(&config.background, &config.queue, config.rate, now, rng)),
+                        None => Some(Background::new(&config.background, &config.queue, config.rate, now, rng)),
                     };
                 } else if patch.queue.is_some()
                     && let Some(b) = &mut self.background
