@@ -245,6 +245,7 @@ fn frame_errors_and_retransmissions_of_virtual_packets_are_counted_apart() {
     let expect = n * (0.3 + 0.09 + 0.027);
     let sd = (n * 0.3 * 0.7).sqrt() * 2.0;
     assert!((bg.retransmissions as f64 - expect).abs() < 4.0 * sd, "{bg:?}, expected about {expect}");
+}
 
 #[test]
 fn a_load_is_a_share_of_the_stage_rate_and_zero_sends_nothing() {

@@ -12,6 +12,7 @@ fn cbr(rate: &str, forward: bool) -> BackgroundConfig {
     BackgroundConfig {
         name: "bg".into(),
         rate: Some(rate.parse().unwrap()),
+        load: None,
         arrivals: Arrivals::Cbr,
         gap: None,
         size: Distribution::constant(Bytes(1000)),

@@ -475,6 +475,7 @@ fn background_follows_its_class_when_a_state_reorders_the_classes() {
     s.background = vec![BackgroundConfig {
         name: "cbr".into(),
         rate: Some("8 Mbit/s".parse().unwrap()),
+        load: None,
         arrivals: Arrivals::Cbr,
         gap: None,
         size: Distribution::constant(Bytes(1000)),
