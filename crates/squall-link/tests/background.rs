@@ -269,3 +269,23 @@ fn a_load_is_a_share_of_the_stage_rate_and_zero_sends_nothing() {
         vec![BackgroundConfig { rate: None, load: Some("50%".parse().unwrap()), ..cbr("bg", "1 bit/s", 1000) }];
     assert!(s.validate().is_err());
 }
+
+#[test]
+fn a_load_follows_a_state_that_changes_the_stage_rate() {
+    // 40% of 10 Mbit/s in 1000 B packets is one every 2 ms: 501 at 0, 2,
+    // ..., 1000 ms (the stage catches up to the change's instant first). At
+    // 1 s the rate doubles and the source starts again, with a packet at
+    // once (a CBR source starts with one), then one every 1 ms: 1000 from
+    // 1.000 s to 1.999 s. Without following the rate: 500 more, not 1000.
+    let mut s = StageConfig::named("s");
+    s.rate = Some("10 Mbit/s".parse().unwrap());
+    s.background =
+        vec![BackgroundConfig { rate: None, load: Some("40%".parse().unwrap()), ..cbr("bg", "1 bit/s", 1000) }];
+    let mut p = path(vec![s]);
+    run_until(&mut p, Instant::from_millis(999));
+    let patch = StagePatch { rate: Some("20 Mbit/s".parse().unwrap()), ..StagePatch::default() };
+    assert!(p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
+    let horizon = Instant::from_millis(1_999);
+    run_until(&mut p, horizon);
+    assert_eq!(p.stage_stats(horizon)[0].background.generated, 501 + 1000);
+}

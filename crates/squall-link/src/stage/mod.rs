@@ -561,7 +561,10 @@ impl Stage {
             Change::Set { patch, .. } => {
                 let mut config = patch.applied_to(&self.config);
                 let (seed, direction) = (self.seed, self.recorder.direction);
-                if patch.background.is_some() {
+                // A new rate changes the gaps of sources given as a share of
+                // it (`load`); `replaced` rebuilds just those.
+                let rate_moves_load = patch.rate.is_some() && config.background.iter().any(|b| b.load.is_some());
+                if patch.background.is_some() || rate_moves_load {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
                     self.background = match self.background.take() {
                         _ if config.background.is_empty() => None,
