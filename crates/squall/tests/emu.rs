@@ -823,13 +823,20 @@ fn snaplen_cuts_pcap_records_but_keeps_the_original_length() {
     assert!(summary["runs"][0]["flows"].as_array().is_some_and(|f| !f.is_empty()), "{}", summary["runs"][0]);
 }
 
+/// Shipped scenario `name` with the first `find` replaced by `with`,
+/// written into `dir`.
+fn edited_scenario(dir: &Path, name: &str, find: &str, with: &str) -> PathBuf {
+    let text = std::fs::read_to_string(scenario(name)).unwrap();
+    assert!(text.contains(find), "{name} has no `{find}`");
+    let path = dir.join(format!("edited-{name}"));
+    std::fs::write(&path, text.replacen(find, with, 1)).unwrap();
+    path
+}
+
 /// The scenario with a `sysctl` table on the mobile host.
 fn scenario_with_sysctl(dir: &Path, table: &str) -> PathBuf {
-    let text = std::fs::read_to_string(scenario("tcp-10mbit.toml")).unwrap();
-    let text = text.replacen("address = \"10.0.1.1\"\n", &format!("address = \"10.0.1.1\"\nsysctl = {table}\n"), 1);
-    let path = dir.join("sysctl.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    let address = "address = \"10.0.1.1\"\n";
+    edited_scenario(dir, "tcp-10mbit.toml", address, &format!("{address}sysctl = {table}\n"))
 }
 
 /// A host's sysctls are set in its namespace: a workload there sees them,
@@ -894,13 +901,9 @@ fn control_socket_starts_stops_and_re_rates_background_generators() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(scenario("blackout.toml")).unwrap().replacen(
-        "queue = { packets = 200, drop = \"tail\" }\n",
-        "queue = { packets = 200, drop = \"tail\" }\nbackground = [{ name = \"cbr\", rate = \"800 kbit/s\", size = \"1000 B\" }, { name = \"other\", rate = \"400 kbit/s\", size = \"1000 B\" }]\n",
-        1,
-    );
-    let file = dir.path().join("background.toml");
-    std::fs::write(&file, text).unwrap();
+    let queue = "queue = { packets = 200, drop = \"tail\" }\n";
+    let background = "background = [{ name = \"cbr\", rate = \"800 kbit/s\", size = \"1000 B\" }, { name = \"other\", rate = \"400 kbit/s\", size = \"1000 B\" }]\n";
+    let file = edited_scenario(dir.path(), "blackout.toml", queue, &format!("{queue}{background}"));
     let out = dir.path().join("out");
     let mut child = Command::new(SQUALL)
         .arg("emu")
@@ -982,13 +985,9 @@ fn linux_is_told_the_tcp_keys_it_can_express() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(scenario("tcp-workload.toml")).unwrap().replacen(
-        "app = { bulk = \"500 KB\" }\n",
-        "app = { bulk = \"500 KB\" }\ninitial_window = 4\nmin_rto = \"300 ms\"\nsack = false\ndelayed_ack = false\nmss = \"1000 B\"\nrwnd = \"32 KB\"\n",
-        1,
-    );
-    let file = dir.path().join("keys.toml");
-    std::fs::write(&file, text).unwrap();
+    let app = "app = { bulk = \"500 KB\" }\n";
+    let keys = "initial_window = 4\nmin_rto = \"300 ms\"\nsack = false\ndelayed_ack = false\nmss = \"1000 B\"\nrwnd = \"32 KB\"\n";
+    let file = edited_scenario(dir.path(), "tcp-workload.toml", app, &format!("{app}{keys}"));
     let out = dir.path().join("out");
     let o = Command::new(SQUALL).arg("emu").arg(&file).args(["--out", out.to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
