@@ -500,3 +500,37 @@ fn background_follows_its_class_when_a_state_reorders_the_classes() {
     assert_eq!(enqueued("fg"), 0, "{stats:?}");
     assert_eq!(enqueued("bg"), 99, "{stats:?}");
 }
+
+#[test]
+fn waiting_background_packets_keep_their_class_when_the_classes_change() {
+    // A 1 Mbit/s link and a CBR source of 2 Mbit/s in class `bg`: its
+    // packets pile up in `bg`. At 100 ms the classes swap places (a new
+    // shape: the waiting packets are moved). They must land in `bg` again;
+    // the classifier would put them in the default class, now `fg`.
+    let mut s = StageConfig::named("s");
+    s.rate = Some("1 Mbit/s".parse().unwrap());
+    s.queue.classes = vec![class("fg", |_| {}), class("bg", |_| {})];
+    s.background = vec![BackgroundConfig {
+        name: "cbr".into(),
+        rate: Some("2 Mbit/s".parse().unwrap()),
+        load: None,
+        arrivals: Arrivals::Cbr,
+        gap: None,
+        size: Distribution::constant(Bytes(1000)),
+        on: None,
+        off: None,
+        class: Some("bg".into()),
+        forward: false,
+    }];
+    let mut p = path(vec![s]);
+    run_to(&mut p, Instant::from_millis(99));
+    let swapped = QueueConfig { classes: vec![class("bg", |_| {}), class("fg", |_| {})], ..QueueConfig::default() };
+    let patch = StagePatch { queue: Some(swapped), ..StagePatch::default() };
+    assert!(p.apply(Instant::from_millis(100), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
+    let stats = &p.stage_stats(Instant::from_millis(100))[0];
+    let enqueued = |name: &str| stats.classes.iter().find(|c| c.name == name).unwrap().enqueued;
+    // By 100 ms: 26 made (one per 4 ms, 0 to 100 ms), 12 sent (8 ms each)
+    // and one on the link, so 13 waiting, all moved into `bg`.
+    assert_eq!(enqueued("fg"), 0, "{stats:?}");
+    assert_eq!(enqueued("bg"), 13, "{stats:?}");
+}

@@ -157,6 +157,12 @@ impl Background {
         }
     }
 
+    /// The class of a packet one of the sources made (its source is
+    /// numbered by the flow's source port), if the source names a class.
+    pub(crate) fn class_of(&self, packet: &Packet) -> Option<usize> {
+        self.sources.get(packet.flow.src_port as usize)?.class
+    }
+
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
         self.sources.iter().map(|s| s.next).min()
     }

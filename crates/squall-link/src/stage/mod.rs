@@ -594,7 +594,12 @@ impl Stage {
                 let rng = component_rng(seed, direction, &self.recorder.stage);
                 let mut drops = std::mem::take(&mut self.drops);
                 self.queue_length.advance(now, self.qdisc.len());
-                self.qdisc.reconfigure(now, &config.queue, hint, rng, &mut drops);
+                // This stage's own virtual packets go back into their
+                // source's class; forwarded ones (from here or from a stage
+                // before) are classified as on arrival.
+                let background = &self.background;
+                let class_of = |p: &Packet| background.as_ref().filter(|_| p.background && !p.forward)?.class_of(p);
+                self.qdisc.reconfigure(now, &config.queue, hint, rng, class_of, &mut drops);
                 for d in drops.drain(..) {
                     self.drop_packet(d.packet, d.reason, log);
                 }

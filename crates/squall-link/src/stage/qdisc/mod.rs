@@ -128,13 +128,15 @@ impl AnyQueueDisc {
     /// Takes a new configuration (a state change). Waiting packets stay
     /// when the shape is the same (one queue, or the same classes by
     /// name); otherwise they are moved, in order, into the new queue
-    /// discipline, and those it refuses are returned as drops.
+    /// discipline (into `class_of(packet)` where that names a class: a
+    /// background source's own), and those it refuses are returned as drops.
     pub(crate) fn reconfigure(
         &mut self,
         now: Instant,
         config: &QueueConfig,
         link: LinkHint,
         rng: impl FnMut(&str) -> StreamRng,
+        class_of: impl Fn(&Packet) -> Option<usize>,
         drops: &mut Vec<Dropped>,
     ) {
         let same_shape = match self {
@@ -153,7 +155,8 @@ impl AnyQueueDisc {
         waiting.sort_by_key(|&(_, since)| since);
         *self = AnyQueueDisc::new(config, rng);
         for (p, since) in waiting {
-            self.enqueue(since, p, link, drops);
+            let class = class_of(&p);
+            self.enqueue_into(since, p, class, link, drops);
         }
     }
 }
