@@ -8,21 +8,6 @@ mod common;
 use common::*;
 use squall_link::*;
 
-fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
-    BackgroundConfig {
-        name: name.into(),
-        rate: Some(rate.parse().unwrap()),
-        load: None,
-        arrivals: Arrivals::Cbr,
-        gap: None,
-        size: Distribution::constant(Bytes(size)),
-        on: None,
-        off: None,
-        class: None,
-        forward: false,
-    }
-}
-
 fn class(name: &str) -> ClassConfig {
     ClassConfig {
         name: name.into(),

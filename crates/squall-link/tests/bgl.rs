@@ -8,19 +8,8 @@ mod common;
 use common::*;
 use squall_link::*;
 
-fn cbr(rate: &str, forward: bool) -> BackgroundConfig {
-    BackgroundConfig {
-        name: "bg".into(),
-        rate: Some(rate.parse().unwrap()),
-        load: None,
-        arrivals: Arrivals::Cbr,
-        gap: None,
-        size: Distribution::constant(Bytes(1000)),
-        on: None,
-        off: None,
-        class: None,
-        forward,
-    }
+fn cbr_bg(rate: &str, forward: bool) -> BackgroundConfig {
+    BackgroundConfig { forward, ..cbr("bg", rate, 1000) }
 }
 
 /// A 100 Mbit/s router with a CBR background of `r` feeding a radio stage
@@ -28,7 +17,7 @@ fn cbr(rate: &str, forward: bool) -> BackgroundConfig {
 fn two_stages(forward: bool) -> Path {
     let router = StageConfig {
         rate: Some(Rate::from_bits_per_sec(100_000_000)),
-        background: vec![cbr("4 Mbit/s", forward)],
+        background: vec![cbr_bg("4 Mbit/s", forward)],
         ..StageConfig::named("router")
     };
     let radio = StageConfig { rate: Some(Rate::from_bits_per_sec(10_000_000)), ..StageConfig::named("radio") };
@@ -102,7 +91,7 @@ fn forwarded_background_leaves_c_minus_r_at_the_next_stage() {
 fn forwarded_background_is_dropped_downstream_as_background() {
     let router = StageConfig {
         rate: Some(Rate::from_bits_per_sec(100_000_000)),
-        background: vec![cbr("20 Mbit/s", true)],
+        background: vec![cbr_bg("20 Mbit/s", true)],
         ..StageConfig::named("router")
     };
     let mut radio = StageConfig { rate: Some(Rate::from_bits_per_sec(10_000_000)), ..StageConfig::named("radio") };
@@ -122,7 +111,7 @@ fn forwarded_background_is_dropped_downstream_as_background() {
 
 #[test]
 fn forward_from_the_last_stage_is_refused_by_key() {
-    let s = StageConfig { background: vec![cbr("1 Mbit/s", true)], ..StageConfig::named("last") };
+    let s = StageConfig { background: vec![cbr_bg("1 Mbit/s", true)], ..StageConfig::named("last") };
     let e = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![s] }, 1).unwrap_err();
     assert_eq!(e.key, "last.background[0].forward");
     assert!(e.message.contains("no next stage"), "{e}");

@@ -472,18 +472,7 @@ fn background_follows_its_class_when_a_state_reorders_the_classes() {
     let mut s = StageConfig::named("s");
     s.rate = Some("100 Mbit/s".parse().unwrap());
     s.queue.classes = vec![class("fg", |_| {}), class("bg", |_| {})];
-    s.background = vec![BackgroundConfig {
-        name: "cbr".into(),
-        rate: Some("8 Mbit/s".parse().unwrap()),
-        load: None,
-        arrivals: Arrivals::Cbr,
-        gap: None,
-        size: Distribution::constant(Bytes(1000)),
-        on: None,
-        off: None,
-        class: Some("bg".into()),
-        forward: false,
-    }];
+    s.background = vec![BackgroundConfig { class: Some("bg".into()), ..cbr("cbr", "8 Mbit/s", 1000) }];
     let mut p = path(vec![s]);
     run_to(&mut p, Instant::from_millis(99));
     let swapped = QueueConfig { classes: vec![class("bg", |_| {}), class("fg", |_| {})], ..QueueConfig::default() };
@@ -510,18 +499,7 @@ fn waiting_background_packets_keep_their_class_when_the_classes_change() {
     let mut s = StageConfig::named("s");
     s.rate = Some("1 Mbit/s".parse().unwrap());
     s.queue.classes = vec![class("fg", |_| {}), class("bg", |_| {})];
-    s.background = vec![BackgroundConfig {
-        name: "cbr".into(),
-        rate: Some("2 Mbit/s".parse().unwrap()),
-        load: None,
-        arrivals: Arrivals::Cbr,
-        gap: None,
-        size: Distribution::constant(Bytes(1000)),
-        on: None,
-        off: None,
-        class: Some("bg".into()),
-        forward: false,
-    }];
+    s.background = vec![BackgroundConfig { class: Some("bg".into()), ..cbr("cbr", "2 Mbit/s", 1000) }];
     let mut p = path(vec![s]);
     run_to(&mut p, Instant::from_millis(99));
     let swapped = QueueConfig { classes: vec![class("bg", |_| {}), class("fg", |_| {})], ..QueueConfig::default() };

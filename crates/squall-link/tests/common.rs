@@ -46,3 +46,20 @@ pub fn drain(path: &mut Path) -> Vec<Delivery> {
 pub fn ms(v: u64) -> Duration {
     Duration::from_millis(v)
 }
+
+/// A CBR background source `name` of `rate` in `size`-byte packets, in
+/// no particular class, consumed at its stage.
+pub fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
+    BackgroundConfig {
+        name: name.into(),
+        rate: Some(rate.parse().unwrap()),
+        load: None,
+        arrivals: Arrivals::Cbr,
+        gap: None,
+        size: Distribution::constant(Bytes(size)),
+        on: None,
+        off: None,
+        class: None,
+        forward: false,
+    }
+}

@@ -128,38 +128,31 @@ RATE
 name = "up"
 "#;
 
+/// UDP of `ip_size`-byte packets for `seconds` (paced to `pace_bps` if
+/// given) through a stage with `rate` (none: no limit) and a 1000-packet
+/// queue; returns what the sink counted, the departure timing and the data
+/// plane's CPU time, s.
 fn through_squall(
     exe: &Path,
     rate: Option<&str>,
     ip_size: usize,
     seconds: f64,
     pace_bps: Option<f64>,
-) -> Result<(SinkReport, TimingSummary)> {
-    let text = SCENARIO.replace("RATE", &rate.map(|r| format!("rate = \"{r}\"")).unwrap_or_default());
-    let scenario = squall_scenario::parse("bench.toml", &text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
-    let dir = tempfile::tempdir()?;
+) -> Result<(SinkReport, TimingSummary, f64)> {
+    let rate = rate.map(|r| format!("rate = \"{r}\"")).unwrap_or_default();
+    let text = crate::bench_more::scenario(&format!("queue = {{ packets = 1000 }}\n{rate}"), "", "");
     let exe = exe.display();
     let pace = pace_bps.map(|r| format!(" --rate-bps {r}")).unwrap_or_default();
-    let commands = vec![
-        CommandSpec::parse(&format!("mobile@0s={exe} tool udp --sink"), false)?,
-        CommandSpec::parse(
+    let (report, dir, cpu) = crate::bench_more::emulate(
+        &text,
+        &[
+            &format!("mobile@0s={exe} tool udp --sink"),
             &format!("fixed@0.2s={exe} tool udp --send 10.0.1.1 --size {ip_size} --seconds {seconds}{pace}"),
-            false,
-        )?,
-    ];
-    let options = EmulationOptions {
-        dataplane: DataplaneOptions::default(),
-        recording: None,
-        commands,
-        workload_dir: dir.path().to_path_buf(),
-        control: false,
-        ..Default::default()
-    };
-    let signal = squall_emu::cleanup::stop_on_signals()?;
-    let report = squall_emu::run(&scenario, options, signal)?;
+        ],
+    )?;
     let out = std::fs::read_to_string(dir.path().join("0-mobile.stdout"))?;
     let sink: SinkReport = serde_json::from_str(out.trim()).with_context(|| format!("sink output {out:?}"))?;
-    Ok((sink, report.dataplane.timing))
+    Ok((sink, report.dataplane.timing, cpu))
 }
 
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
@@ -222,9 +215,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("where is squall?")?;
     let mut forwarding = Vec::new();
     for ip_size in [64, 1500] {
-        let cpu = crate::bench_more::cpu_seconds();
-        let (squall, squall_timing) = through_squall(&exe, None, ip_size, seconds, None)?;
-        let cpu = crate::bench_more::cpu_seconds() - cpu;
+        let (squall, squall_timing, cpu) = through_squall(&exe, None, ip_size, seconds, None)?;
         let cpu_us_per_packet = cpu * 1e6 / squall_timing.deliveries.max(1) as f64;
         let veth = baseline::veth(&exe, ip_size, seconds)?;
         let ratio = if veth.pps > 0.0 { squall.pps / veth.pps } else { 0.0 };
@@ -246,8 +237,8 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             f.cpu_us_per_packet
         );
     }
-    let (sink_100mbit, timing_100mbit) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
-    let (sink_1gbit, timing_1gbit) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
+    let (sink_100mbit, timing_100mbit, _) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
+    let (sink_1gbit, timing_1gbit, _) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
     for (name, t, sink) in [("100 Mbit/s", &timing_100mbit, &sink_100mbit), ("1 Gbit/s", &timing_1gbit, &sink_1gbit)] {
         println!(
             "{name}, 1500 B: {} deliveries at {:.1} Mbit/s; departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us, {} late (> 1 ms)",

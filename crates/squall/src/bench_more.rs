@@ -25,7 +25,7 @@ pub fn cpu_seconds() -> f64 {
 
 /// Two hosts, `down` and `up` as the stages' extra keys, and a `sysctl`
 /// table for both hosts.
-fn scenario(down: &str, up: &str, sysctl: &str) -> String {
+pub(crate) fn scenario(down: &str, up: &str, sysctl: &str) -> String {
     format!(
         r#"
 name = "bench"
@@ -56,7 +56,7 @@ const BIG_BUFFERS: &str =
 
 /// Runs `text` with `commands`; returns the report, the workloads'
 /// directory and the CPU time the run took in this process.
-fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
+pub(crate) fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
     let scenario = squall_scenario::parse("bench.toml", text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let dir = tempfile::tempdir()?;
     let commands = commands.iter().map(|c| CommandSpec::parse(c, false)).collect::<Result<Vec<_>, _>>()?;

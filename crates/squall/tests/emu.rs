@@ -624,18 +624,9 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
             .unwrap();
     let datagrams = |engine: &str| -> Vec<(u32, f64)> {
         let pcap = dir.path().join(engine).join("rep-0/mobile.pcap");
-        let o = Command::new("tshark")
-            .args(["-r", pcap.to_str().unwrap(), "-Y", "udp.srcport == 10000", "-T", "fields"])
-            .args(["-e", "ip.len", "-e", "frame.time_epoch"])
-            .output();
-        let Ok(o) = o else { panic!("tshark is needed (apt-get install tshark)") };
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(|l| {
-                let (len, t) = l.split_once('\t').unwrap();
-                (len.parse().unwrap(), t.parse().unwrap())
-            })
+        tshark_fields(&pcap, "udp.srcport == 10000", &["ip.len", "frame.time_epoch"])
+            .iter()
+            .map(|p| (p[0].parse().unwrap(), p[1].parse().unwrap()))
             .collect()
     };
     let (sim_udp, emu_udp) = (datagrams("sim"), datagrams("emu"));
@@ -823,6 +814,19 @@ fn snaplen_cuts_pcap_records_but_keeps_the_original_length() {
     assert!(summary["runs"][0]["flows"].as_array().is_some_and(|f| !f.is_empty()), "{}", summary["runs"][0]);
 }
 
+/// The `fields` of each packet of `pcap` that matches the display
+/// `filter`, as tshark prints them (one row a packet).
+fn tshark_fields(pcap: &Path, filter: &str, fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.args(["-r", pcap.to_str().unwrap(), "-Y", filter, "-T", "fields"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let o = cmd.output().expect("tshark is needed (apt-get install tshark)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()
+}
+
 /// Shipped scenario `name` with the first `find` replaced by `with`,
 /// written into `dir`.
 fn edited_scenario(dir: &Path, name: &str, find: &str, with: &str) -> PathBuf {
@@ -991,16 +995,8 @@ fn linux_is_told_the_tcp_keys_it_can_express() {
     let out = dir.path().join("out");
     let o = Command::new(SQUALL).arg("emu").arg(&file).args(["--out", out.to_str().unwrap()]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let tshark = |pcap: &str, filter: &str, fields: &[&str]| -> Vec<Vec<String>> {
-        let mut cmd = Command::new("tshark");
-        cmd.args(["-r", out.join("rep-0").join(pcap).to_str().unwrap(), "-Y", filter, "-T", "fields"]);
-        for f in fields {
-            cmd.args(["-e", f]);
-        }
-        let o = cmd.output().expect("tshark is needed (apt-get install tshark)");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).lines().map(|l| l.split('\t').map(str::to_string).collect()).collect()
-    };
+    let tshark =
+        |pcap: &str, filter: &str, fields: &[&str]| tshark_fields(&out.join("rep-0").join(pcap), filter, fields);
     let syns = tshark(
         "fixed.pcap",
         "tcp.port == 15000 && tcp.flags.syn == 1",
