@@ -45,8 +45,10 @@ pub enum CaptureError {
     Record { file: String, record: usize, reason: String },
 }
 
-/// Reads every IPv4 packet of a pcap file. Non-IPv4 records are errors
-/// naming the record: both engines write IPv4 only.
+/// Reads every IPv4 packet of a pcap file. IPv6 packets (which only an
+/// inline emulation between real interfaces captures) are passed over:
+/// flows are analysed for IPv4. Other records are errors naming the
+/// record.
 pub fn read_capture(path: &Path) -> Result<Vec<Captured>, CaptureError> {
     let file = path.display().to_string();
     let f = File::open(path).map_err(|source| CaptureError::Open { file: file.clone(), source })?;
@@ -64,6 +66,9 @@ pub fn read_capture_from<R: std::io::Read>(file: &str, input: R) -> Result<Vec<C
         let p = p.map_err(|source| CaptureError::Format { file: file.clone(), source })?;
         let time = Instant::from_nanos(p.timestamp.as_nanos() as u64);
         let bad = |reason: String| CaptureError::Record { file: file.clone(), record, reason };
+        if p.data.first().is_some_and(|b| b >> 4 == 6) && p.data.len() >= 40 {
+            continue;
+        }
         out.push(parse_ipv4(time, &p.data).map_err(bad)?);
     }
     Ok(out)

@@ -4,6 +4,7 @@
 //! report.
 
 pub mod capture;
+pub mod compare;
 pub mod detail;
 pub mod flows;
 pub mod plot;

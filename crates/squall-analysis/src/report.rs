@@ -112,11 +112,11 @@ pub fn numeric(value: &str) -> Option<f64> {
     value.parse::<squall_link::Bytes>().ok().map(|b| b.0 as f64)
 }
 
-fn csv_field(s: &str) -> String {
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-fn html(s: &str) -> String {
+pub(crate) fn html(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -332,10 +332,11 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 }
             }
         }
-        // Each metric against each numeric swept parameter, with 95% CI
+        // Each metric against each numeric swept parameter of at least
+        // three values (two are read better in the tables), with 95% CI
         // bars: a curve per flow and per value of the set's other keys.
         let keys: BTreeSet<&String> = set.points.iter().flatten().map(|(k, _)| k).collect();
-        for key in keys {
+        for key in keys.into_iter().filter(|k| distinct_values(std::slice::from_ref(set), k) >= MIN_CURVE_POINTS) {
             for (m, label) in METRICS {
                 let Some(bars) = sweep_curves(&grouped, set, key, m, false) else { break };
                 if bars.is_empty() {
@@ -351,11 +352,19 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             }
         }
     }
-    // Sets that sweep the same numeric key, on one plot (seed 002 Figures
-    // 4 to 7: configurations against ARQ persistence).
+    // Sets that sweep the same numeric key, and nothing else, on one plot
+    // (seed 002 Figures 4 to 7: configurations against ARQ persistence).
+    // Sets that also sweep other keys already have a curve per value of
+    // them in their own plots; putting every set's curves together would
+    // only repeat those plots, less legibly.
     let shared: BTreeSet<&String> = sets.iter().flat_map(|s| s.points.iter().flatten().map(|(k, _)| k)).collect();
     let mut across = String::new();
-    for key in shared {
+    let only_key = |key: &str| {
+        sets.iter().all(|s| {
+            s.points.iter().flatten().all(|(k, _)| k == key) || !s.points.iter().flatten().any(|(k, _)| k == key)
+        })
+    };
+    for key in shared.into_iter().filter(|k| distinct_values(sets, k) >= MIN_CURVE_POINTS && only_key(k)) {
         for (m, label) in METRICS {
             let curves: Vec<Vec<Bars>> =
                 sets.iter().filter_map(|set| sweep_curves(&grouped, set, key, m, true)).collect();
@@ -383,6 +392,16 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
     }
     page.push_str("</body></html>\n");
     fs::write(out.join("report.html"), page)
+}
+
+/// A swept key with fewer values than this gets no plot against it.
+const MIN_CURVE_POINTS: usize = 3;
+
+/// How many values `key` takes over the points of `sets`.
+fn distinct_values(sets: &[SetInfo], key: &str) -> usize {
+    let values: BTreeSet<&String> =
+        sets.iter().flat_map(|s| s.points.iter().flatten()).filter(|(k, _)| k == key).map(|(_, v)| v).collect();
+    values.len()
 }
 
 /// Curves of metric `m` against the numeric swept key `key` in `set`: one

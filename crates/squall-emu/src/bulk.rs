@@ -222,17 +222,19 @@ fn set_int(socket: &impl std::os::fd::AsRawFd, level: i32, option: i32, value: u
     }
 }
 
-/// Writes samples as CSV with a header row.
+/// Writes samples as CSV with a header row: time (s since the client
+/// started), then the [`TcpInfo`] fields in the kernel's units (cwnd and
+/// ssthresh in segments of `snd_mss` bytes, times in µs).
 pub fn write_samples_csv(mut w: impl Write, samples: &[Sample]) -> io::Result<()> {
     writeln!(
         w,
-        "time,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,retransmits,bytes_acked,bytes_retrans,delivery_rate,ca_state"
+        "time,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,retransmits,bytes_acked,bytes_retrans,delivery_rate,ca_state,snd_mss"
     )?;
     for s in samples {
         let i = &s.info;
         writeln!(
             w,
-            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             s.time,
             i.cwnd,
             i.ssthresh,
@@ -245,7 +247,8 @@ pub fn write_samples_csv(mut w: impl Write, samples: &[Sample]) -> io::Result<()
             i.bytes_acked,
             i.bytes_retrans,
             i.delivery_rate,
-            i.ca_state
+            i.ca_state,
+            i.snd_mss
         )?;
     }
     Ok(())

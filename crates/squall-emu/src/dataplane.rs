@@ -31,6 +31,7 @@ use squall_scenario::BlackoutDirection;
 
 use crate::clock::{Clock, enter_realtime_class, minimise_timer_slack, to_std};
 use crate::device::PacketDevice;
+use crate::ethernet::Frame;
 use crate::ipv4::{self, Refused};
 use crate::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::routing::{HostIndex, Routing};
@@ -109,6 +110,9 @@ pub struct HostCounters {
     pub received_bytes: u64,
     /// Packets read from the host's device and not carried, by reason.
     pub refused: BTreeMap<&'static str, u64>,
+    /// Bridge mode: ARP and neighbour-discovery frames passed straight to
+    /// the other side, outside the model.
+    pub link_control: u64,
     pub write_errors: u64,
 }
 
@@ -145,12 +149,20 @@ pub struct Dataplane {
     /// Events of the current wake-up, sent to the recorder at its end.
     events: Vec<Event>,
     next_id: u64,
-    buf: Vec<u8>,
+    /// Deliveries of the current wake-up, written together at its end so
+    /// that packets leaving for one host at one instant go in one write.
+    outbox: Vec<(Instant, Packet, HostIndex)>,
     /// Packets delivered at an intermediate host, to push on.
     forward: Vec<(Instant, Packet, HostIndex)>,
     /// Background generators stopped by `squall ctl`, by stage and name,
     /// to start again as they were.
     stopped_background: BTreeMap<(String, String), BackgroundConfig>,
+    /// Bridge mode (inline between two interfaces): the devices read and
+    /// write Ethernet frames, a frame from one side crosses the path to the
+    /// other whatever its addresses.
+    bridge: bool,
+    /// When the paths were last advanced: no packet enters them earlier.
+    polled: Instant,
 }
 
 impl Dataplane {
@@ -189,10 +201,21 @@ impl Dataplane {
             recorder,
             events: Vec::new(),
             next_id: 0,
-            buf: vec![0; 65_536],
+            outbox: Vec::new(),
             forward: Vec::new(),
             stopped_background: BTreeMap::new(),
+            bridge: false,
+            polled: Instant::ZERO,
         }
+    }
+
+    /// Bridge mode: `routing` has two hosts joined by one link, and the
+    /// devices are the interfaces on either side; every IP frame read on
+    /// one crosses the link's path to the other, ARP and neighbour
+    /// discovery pass at once.
+    pub fn bridging(mut self) -> Self {
+        self.bridge = true;
+        self
     }
 
     /// Runs until `stop` is set or the clock reaches `end`.
@@ -294,6 +317,7 @@ impl Dataplane {
     /// Writes every packet delivered by now; forwards those that reached
     /// an intermediate host.
     fn deliver_due(&mut self, now: Instant) {
+        self.polled = now;
         for i in 0..self.paths.len() {
             let to = self.routing.paths[i].to;
             while let Some(d) = self.paths[i].path.as_mut().and_then(|p| p.poll(now)) {
@@ -303,11 +327,44 @@ impl Dataplane {
         for (at, packet, host) in std::mem::take(&mut self.forward) {
             self.arrive(at, packet, host);
         }
+        self.write_outbox();
+    }
+
+    /// Writes the wake-up's deliveries: per host in the order they were
+    /// delivered, each run with one departure instant as one batch (which
+    /// a device may join, as GRO does: no departure moves).
+    fn write_outbox(&mut self) {
+        let mut outbox = std::mem::take(&mut self.outbox);
+        outbox.sort_by_key(|(_, _, host)| *host);
+        let mut written = Vec::new();
+        let mut entries = outbox.drain(..).peekable();
+        let mut group = Vec::new();
+        while let Some(first) = entries.next() {
+            let (at, host) = (first.0, first.2);
+            group.clear();
+            group.push(first.1);
+            while let Some(next) = entries.next_if(|(t, _, h)| *t == at && *h == host) {
+                group.push(next.1);
+            }
+            let bytes: Vec<&[u8]> = group.iter().map(|p| p.payload.as_deref().unwrap_or(&[])).collect();
+            written.clear();
+            written.resize(group.len(), false);
+            self.devices[host].send_batch(&bytes, &mut written);
+            let actual = self.clock.now();
+            for (packet, ok) in group.drain(..).zip(&written) {
+                self.delivered(at, actual, packet, host, *ok);
+            }
+        }
+        drop(entries);
+        self.outbox = outbox;
     }
 
     /// `packet` reached `host` at model time `at`: hand it over, or push it
     /// on towards its destination.
     fn arrive(&mut self, at: Instant, packet: Packet, host: HostIndex) {
+        if self.bridge {
+            return self.write_to_host(at, packet, host);
+        }
         let dst = self.routing.host_of(packet.flow.dst);
         if dst == Some(host) || dst.is_none() {
             self.write_to_host(at, packet, host);
@@ -330,17 +387,20 @@ impl Dataplane {
         }
     }
 
+    /// Queues `packet` for `host`, written with the wake-up's other
+    /// deliveries ([`Self::write_outbox`]).
     fn write_to_host(&mut self, scheduled: Instant, packet: Packet, host: HostIndex) {
-        let bytes = packet.payload.as_deref().unwrap_or(&[]);
-        let result = self.devices[host].send(bytes);
-        let actual = self.clock.now();
+        self.outbox.push((scheduled, packet, host));
+    }
+
+    /// Counts, times and records a delivery written (`ok`) or not.
+    fn delivered(&mut self, scheduled: Instant, actual: Instant, packet: Packet, host: HostIndex, ok: bool) {
         let counters = &mut self.hosts[host];
-        match result {
-            Ok(()) => {
-                counters.received_packets += 1;
-                counters.received_bytes += u64::from(packet.size);
-            }
-            Err(_) => counters.write_errors += 1,
+        if ok {
+            counters.received_packets += 1;
+            counters.received_bytes += u64::from(packet.size);
+        } else {
+            counters.write_errors += 1;
         }
         if self.timing.record(scheduled, actual) && self.timing.late() == 1 {
             eprintln!(
@@ -352,8 +412,23 @@ impl Dataplane {
         }
         self.recorder.delivery(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
         if let Some(bytes) = packet.payload {
-            self.recorder.capture_owned(host, actual, bytes);
+            self.capture(host, actual, bytes);
         }
+    }
+
+    /// Records what `host` sent or received; in bridge mode the IP packet
+    /// inside the frame, so the pcaps are raw IP in both modes.
+    fn capture(&mut self, host: HostIndex, at: Instant, mut bytes: Vec<u8>) {
+        let l3 = self.ip_offset(&bytes);
+        bytes.drain(..l3);
+        self.recorder.capture_owned(host, at, bytes);
+    }
+
+    /// Where the IP packet starts in a device's bytes: after the Ethernet
+    /// header in bridge mode, at once otherwise.
+    fn ip_offset(&self, bytes: &[u8]) -> usize {
+        let l3 = if self.bridge { crate::offload::ethernet_header(bytes).map_or(0, |(l3, _)| l3) } else { 0 };
+        l3.min(bytes.len())
     }
 
     /// Reads every packet waiting on every device into its path; returns
@@ -364,8 +439,8 @@ impl Dataplane {
             // A bounded batch per device keeps one busy host from starving
             // the deliveries.
             for _ in 0..64 {
-                let n = match self.devices[host].recv(&mut self.buf) {
-                    Ok(Some(n)) => n,
+                let bytes = match self.devices[host].recv() {
+                    Ok(Some(bytes)) => bytes,
                     Ok(None) => break,
                     Err(e) => {
                         eprintln!("squall emu: reading {}: {e}", self.devices[host].label());
@@ -373,8 +448,14 @@ impl Dataplane {
                     }
                 };
                 count += 1;
-                let now = self.clock.now();
-                self.sent_by_host(now, host, self.buf[..n].to_vec());
+                // From when the packet reached the device, when it says,
+                // but never before the paths' last advance (`polled`).
+                let mut now = self.clock.now();
+                if let Some(age) = self.devices[host].last_age() {
+                    let age = age.as_nanos().min(u64::MAX as u128) as u64;
+                    now = Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled);
+                }
+                self.sent_by_host(now, host, bytes);
             }
         }
         count
@@ -384,18 +465,41 @@ impl Dataplane {
     fn sent_by_host(&mut self, now: Instant, host: HostIndex, bytes: Vec<u8>) {
         let id = PacketId(self.next_id);
         self.next_id += 1;
-        let packet = match ipv4::parse(id, bytes) {
-            Ok(p) => p,
-            Err(reason) => return self.refuse(host, reason),
-        };
-        let Some(next) = self.routing.host_of(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst)) else {
-            return self.refuse(host, Refused::NoRoute);
+        let (packet, next) = if self.bridge {
+            let other = 1 - host.min(1);
+            let packet = match crate::ethernet::parse(id, bytes) {
+                Ok(Frame::Ip { packet, .. }) => packet,
+                Ok(Frame::LinkControl(frame)) => {
+                    // Not the model's: the other side gets it at once.
+                    self.hosts[host].link_control += 1;
+                    if self.devices[other].send(&frame).is_err() {
+                        self.hosts[other].write_errors += 1;
+                    }
+                    return;
+                }
+                Err(reason) => return self.refuse(host, reason),
+            };
+            let Some(next) = self.routing.next_path(host, other) else {
+                return self.refuse(host, Refused::NoRoute);
+            };
+            (packet, next)
+        } else {
+            let packet = match ipv4::parse(id, bytes) {
+                Ok(p) => p,
+                Err(reason) => return self.refuse(host, reason),
+            };
+            let Some(next) = self.routing.host_of(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst))
+            else {
+                return self.refuse(host, Refused::NoRoute);
+            };
+            (packet, next)
         };
         let counters = &mut self.hosts[host];
         counters.sent_packets += 1;
         counters.sent_bytes += u64::from(packet.size);
         if let Some(bytes) = packet.payload.as_deref() {
-            self.recorder.capture(host, now, bytes);
+            let l3 = self.ip_offset(bytes);
+            self.recorder.capture(host, now, &bytes[l3..]);
         }
         self.enter_path(next, now, packet);
     }

@@ -1,13 +1,23 @@
 //! The devices through which hosts' packets enter and leave squall.
 //!
 //! [`PacketDevice`] is what the data plane needs from one: a pollable fd,
-//! read one IP packet, write one IP packet. [`TunDevice`] is a TUN device
-//! inside a host's namespace (seed 000 §4.1: the NPA's "virtual network
-//! interface"); an AF_PACKET bridge between two real interfaces would be a
-//! second implementation beside it.
+//! read one wire-sized IP packet, write packets. [`TunDevice`] is a TUN
+//! device inside a host's namespace (seed 000 §4.1: the NPA's "virtual
+//! network interface"); [`crate::packet_socket::PacketSocket`] an existing
+//! interface for inline mode.
+//!
+//! Both read and write with a `virtio_net_hdr` before each packet where
+//! the kernel allows (IFF_VNET_HDR, PACKET_VNET_HDR): a host may then hand
+//! squall a TCP flight of up to 64 KB in one read, which is cut into the
+//! segments a wire would carry before the model sees them
+//! ([`crate::offload::split`]), and segments that leave for one host at
+//! one instant are joined again into one write
+//! ([`crate::offload::coalesce`], what GRO does in the kernel), so no
+//! departure moves and the host's stack runs once for the flight.
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::net::Ipv4Addr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
@@ -15,41 +25,162 @@ use std::os::unix::fs::OpenOptionsExt;
 use crate::error::{Context, EmuError};
 use crate::naming::TUN_NAME;
 use crate::netns::NetNs;
+use crate::offload::{self, Framing, VNET_HDR_LEN, VnetHdr};
 
-/// A device carrying raw IPv4 packets between one host and squall.
+/// A device carrying raw IP packets (or Ethernet frames) between one host
+/// and squall.
 pub trait PacketDevice: Send {
     /// A name for logs: the host and device.
     fn label(&self) -> &str;
     /// The fd to poll for readability.
     fn fd(&self) -> BorrowedFd<'_>;
-    /// Reads one packet into `buf`; `Ok(None)` when none is waiting.
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>>;
+    /// The next wire-sized packet the host sent; `Ok(None)` when none is
+    /// waiting.
+    fn recv(&mut self) -> io::Result<Option<Vec<u8>>>;
     /// Hands one packet to the host.
     fn send(&mut self, packet: &[u8]) -> io::Result<()>;
+    /// Hands `packets`, which leave for the host at one instant, to it in
+    /// order, joined where the device can (GRO); `written[i]` says whether
+    /// packet `i` was written.
+    fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
+        for (p, ok) in packets.iter().zip(written.iter_mut()) {
+            *ok = self.send(p).is_ok();
+        }
+    }
+    /// How long before [`Self::recv`] returned it the last packet reached
+    /// the device, if the device knows (a kernel receive timestamp).
+    fn last_age(&self) -> Option<std::time::Duration> {
+        None
+    }
+}
+
+/// The reading and writing both devices share when the kernel puts a
+/// `virtio_net_hdr` before each packet.
+pub(crate) struct VnetIo {
+    pub framing: Framing,
+    /// A read: the header, then the packet.
+    pub rx: Vec<u8>,
+    /// Segments of a super-packet not yet handed out.
+    pub pending: VecDeque<Vec<u8>>,
+}
+
+impl VnetIo {
+    pub fn new(framing: Framing) -> VnetIo {
+        VnetIo { framing, rx: vec![0; VNET_HDR_LEN + 65_536], pending: VecDeque::new() }
+    }
+
+    /// Cuts the `n` bytes read into `rx` into wire-sized packets, queued
+    /// in `pending`. A super-packet that cannot be cut is queued as it
+    /// came, for the data plane to refuse with a reason.
+    pub fn cut(&mut self, n: usize, label: &str) -> io::Result<()> {
+        if n > self.rx.len() || n < VNET_HDR_LEN {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{label}: a {n}-byte read does not fit the {}-byte buffer", self.rx.len()),
+            ));
+        }
+        let hdr = VnetHdr::parse(&self.rx).expect("VNET_HDR_LEN bytes");
+        let packet = &self.rx[VNET_HDR_LEN..n];
+        match offload::split(&hdr, packet, self.framing) {
+            Ok(segments) => self.pending.extend(segments),
+            Err(_) => self.pending.push_back(packet.to_vec()),
+        }
+        Ok(())
+    }
+
+    /// Writes `packet` after an all-zero header (no offload asked).
+    pub fn send(fd: BorrowedFd<'_>, packet: &[u8]) -> io::Result<()> {
+        write_with_header(fd, &[0; VNET_HDR_LEN], packet)
+    }
+
+    /// Writes `packets` in order, each run that GRO may join as one GSO
+    /// super-packet.
+    pub fn send_batch(&self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool]) {
+        for run in offload::runs(packets, self.framing) {
+            let joined = if run.len() > 1 { offload::coalesce(&packets[run.clone()], self.framing) } else { None };
+            let ok = match joined {
+                Some((hdr, packet)) => write_with_header(fd, &hdr.to_bytes(), &packet).is_ok(),
+                None => {
+                    for i in run {
+                        written[i] = Self::send(fd, packets[i]).is_ok();
+                    }
+                    continue;
+                }
+            };
+            written[run].fill(ok);
+        }
+    }
+}
+
+fn write_with_header(fd: BorrowedFd<'_>, hdr: &[u8; VNET_HDR_LEN], packet: &[u8]) -> io::Result<()> {
+    let iov = [
+        libc::iovec { iov_base: hdr.as_ptr() as *mut libc::c_void, iov_len: hdr.len() },
+        libc::iovec { iov_base: packet.as_ptr() as *mut libc::c_void, iov_len: packet.len() },
+    ];
+    // SAFETY: both buffers are readable for their lengths during the call.
+    let n = unsafe { libc::writev(fd.as_raw_fd(), iov.as_ptr(), 2) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
 nix::ioctl_write_ptr_bad!(tun_set_iff, 0x4004_54ca, libc::ifreq);
 
+// TUNSETOFFLOAD: which offloads the kernel may use in packets it hands
+// to squall (include/uapi/linux/if_tun.h).
+nix::ioctl_write_int_bad!(tun_set_offload, 0x4004_54d0);
+
+/// Offload flags of TUNSETOFFLOAD (if_tun.h).
+const TUN_F_CSUM: u32 = 0x01;
+const TUN_F_TSO4: u32 = 0x02;
+const TUN_F_TSO6: u32 = 0x04;
+/// UDP segmentation (UDP_SEGMENT senders), Linux 6.2.
+const TUN_F_USO4: u32 = 0x20;
+const TUN_F_USO6: u32 = 0x40;
+
+/// What a TUN device was opened with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TunOffloads {
+    /// A virtio_net_hdr before each packet (IFF_VNET_HDR).
+    pub vnet_hdr: bool,
+    /// Checksums left to squall, and TCP segmentation (TSO4/TSO6).
+    pub tso: bool,
+    /// UDP segmentation (USO4/USO6).
+    pub uso: bool,
+}
+
 /// A TUN device (IFF_TUN | IFF_NO_PI: bare IP packets) in a host's
-/// namespace, opened non-blocking.
+/// namespace, opened non-blocking; with IFF_VNET_HDR and offloads when
+/// asked and the kernel has them.
 pub struct TunDevice {
     file: File,
     label: String,
+    /// `None`: plain reads and writes, one packet each.
+    vnet: Option<VnetIo>,
+    offloads: TunOffloads,
+    rx: Vec<u8>,
 }
 
 impl TunDevice {
     /// Creates the TUN device [`TUN_NAME`] inside `ns`, gives it `address`
     /// (/32), brings it up and routes each of `peers` (/32) through it.
     /// IPv6 is switched off in the namespace so the device carries only
-    /// the IPv4 traffic of the workloads.
-    pub fn create(ns: &NetNs, address: Ipv4Addr, peers: &[Ipv4Addr], mtu: u32) -> Result<Self, EmuError> {
-        let file = ns.run_in(|| {
+    /// the IPv4 traffic of the workloads. With `offloads`, the host's
+    /// stack may hand squall TCP (and UDP_SEGMENT) flights of up to 64 KB
+    /// and leave checksums to it; squall cuts them into wire-sized packets
+    /// before the model sees them.
+    pub fn create(
+        ns: &NetNs,
+        address: Ipv4Addr,
+        peers: &[Ipv4Addr],
+        mtu: u32,
+        offloads: bool,
+    ) -> Result<Self, EmuError> {
+        let (file, offloads) = ns.run_in(|| {
             for key in ["all", "default"] {
                 let path = format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6");
                 // A kernel without IPv6 has no such file: nothing to switch off.
                 let _ = std::fs::write(path, "1");
             }
-            open_tun(TUN_NAME)
+            open_tun(TUN_NAME, offloads)
         })?;
         let addr = format!("{address}/32");
         let mtu = mtu.to_string();
@@ -59,11 +190,24 @@ impl TunDevice {
             let dst = format!("{peer}/32");
             ns.ip(&["route", "add", &dst, "dev", TUN_NAME, "src", &address.to_string()])?;
         }
-        Ok(TunDevice { file, label: format!("{}/{TUN_NAME}", ns.name()) })
+        Ok(TunDevice {
+            file,
+            label: format!("{}/{TUN_NAME}", ns.name()),
+            vnet: offloads.vnet_hdr.then(|| VnetIo::new(Framing::Ip)),
+            offloads,
+            rx: vec![0; 65_536],
+        })
+    }
+
+    pub fn offloads(&self) -> TunOffloads {
+        self.offloads
     }
 }
 
-fn open_tun(name: &str) -> Result<File, EmuError> {
+/// Opens TUN device `name`; with `offloads`, asks for IFF_VNET_HDR and
+/// then for as many offloads as the kernel grants (all, then all but UDP
+/// segmentation, then none).
+fn open_tun(name: &str, offloads: bool) -> Result<(File, TunOffloads), EmuError> {
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -75,10 +219,26 @@ fn open_tun(name: &str) -> Result<File, EmuError> {
     for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
         *dst = src as libc::c_char;
     }
-    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    let mut flags = libc::IFF_TUN | libc::IFF_NO_PI;
+    if offloads {
+        flags |= libc::IFF_VNET_HDR;
+    }
+    req.ifr_ifru.ifru_flags = flags as libc::c_short;
     // SAFETY: the fd is a TUN control fd and `req` a valid ifreq.
     unsafe { tun_set_iff(file.as_raw_fd(), &req) }.context(|| format!("TUNSETIFF {name}"))?;
-    Ok(file)
+    let mut got = TunOffloads { vnet_hdr: offloads, ..TunOffloads::default() };
+    if offloads {
+        let tso = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+        for (mask, uso) in [(tso | TUN_F_USO4 | TUN_F_USO6, true), (tso, false)] {
+            // SAFETY: TUNSETOFFLOAD takes the flags by value.
+            if unsafe { tun_set_offload(file.as_raw_fd(), mask as libc::c_int) }.is_ok() {
+                got.tso = true;
+                got.uso = uso;
+                break;
+            }
+        }
+    }
+    Ok((file, got))
 }
 
 impl PacketDevice for TunDevice {
@@ -90,15 +250,42 @@ impl PacketDevice for TunDevice {
         self.file.as_fd()
     }
 
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        match self.file.read(buf) {
-            Ok(n) => Ok(Some(n)),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
-            Err(e) => Err(e),
+    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let Some(vnet) = self.vnet.as_mut() else {
+            return match self.file.read(&mut self.rx) {
+                Ok(n) => Ok(Some(self.rx[..n].to_vec())),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                Err(e) => Err(e),
+            };
+        };
+        if vnet.pending.is_empty() {
+            match self.file.read(&mut vnet.rx) {
+                Ok(n) => vnet.cut(n, &self.label)?,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) => return Err(e),
+            }
         }
+        Ok(vnet.pending.pop_front())
     }
 
     fn send(&mut self, packet: &[u8]) -> io::Result<()> {
-        self.file.write(packet).map(|_| ())
+        if self.vnet.is_some() {
+            VnetIo::send(self.file.as_fd(), packet)
+        } else {
+            // SAFETY: `packet` is readable for its length during the call.
+            let n = unsafe { libc::write(self.file.as_raw_fd(), packet.as_ptr().cast(), packet.len()) };
+            if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+        }
+    }
+
+    fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
+        match &self.vnet {
+            Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written),
+            None => {
+                for (p, ok) in packets.iter().zip(written.iter_mut()) {
+                    *ok = self.send(p).is_ok();
+                }
+            }
+        }
     }
 }

@@ -37,11 +37,18 @@ pub struct EmulationOptions {
     pub workload_dir: PathBuf,
     /// MTU of the TUN devices, bytes.
     pub mtu: u32,
+    /// Let hosts hand squall TCP/UDP flights of up to 64 KB with their
+    /// checksums left open (IFF_VNET_HDR, TUNSETOFFLOAD), cut into
+    /// wire-sized packets before the model sees them.
+    pub offloads: bool,
     /// Listen on a control socket.
     pub control: bool,
     /// Stop when the foreground workloads have exited (else run for the
     /// scenario's duration).
     pub stop_when_workloads_exit: bool,
+    /// Inline between two existing interfaces instead of namespaces of
+    /// its own ([`crate::inline`]).
+    pub inline: Option<crate::inline::InlineOptions>,
 }
 
 impl Default for EmulationOptions {
@@ -52,8 +59,10 @@ impl Default for EmulationOptions {
             commands: Vec::new(),
             workload_dir: PathBuf::from("."),
             mtu: 1500,
+            offloads: true,
             control: true,
             stop_when_workloads_exit: true,
+            inline: None,
         }
     }
 }
@@ -78,6 +87,8 @@ pub struct EmulationReport {
     pub workloads: Vec<CommandOutcome>,
     pub host_names: Vec<String>,
     pub stale_removed: Vec<String>,
+    /// What the hosts' TUN devices were granted (`None`: inline mode).
+    pub offloads: Option<crate::device::TunOffloads>,
 }
 
 /// The namespaces of a run; removed when dropped.
@@ -111,14 +122,38 @@ pub fn run(
     let routing = Routing::new(scenario)?;
     std::fs::create_dir_all(&options.workload_dir).context(|| format!("create {}", options.workload_dir.display()))?;
 
-    // Namespaces and devices.
+    // Namespaces and devices; inline, the two interfaces.
     let mut hosts = Hosts { namespaces: Vec::new() };
     let mut devices: Vec<Box<dyn PacketDevice>> = Vec::new();
-    for (i, name) in routing.names.iter().enumerate() {
+    let mut _inline_lock = None;
+    let mut offloads = None;
+    if let Some(inline) = &options.inline {
+        if !options.commands.is_empty() {
+            return Err(EmuError::Scenario(
+                "inline mode carries the traffic of real interfaces: it runs no workloads or commands (leave out \
+                 [[workload.*]], --run, --serve and the shell command)"
+                    .into(),
+            ));
+        }
+        let (lock, sides) = crate::inline::attach(scenario, &routing, inline)?;
+        _inline_lock = Some(lock);
+        devices = sides;
+    }
+    for (i, name) in routing.names.iter().enumerate().filter(|_| options.inline.is_none()) {
         let ns = NetNs::create(&id.netns_name(name))?;
         hosts.namespaces.push(ns);
         let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
-        let tun = TunDevice::create(&hosts.namespaces[i], routing.addresses[i], &peers, options.mtu)?;
+        let tun = TunDevice::create(&hosts.namespaces[i], routing.addresses[i], &peers, options.mtu, options.offloads)?;
+        if offloads.is_none() {
+            let got = tun.offloads();
+            if options.offloads && !(got.tso && got.uso) {
+                eprintln!(
+                    "squall emu: note: this kernel grants TUN offloads {got:?}; without the others hosts hand squall \
+                     wire-sized packets (slower, the same model)"
+                );
+            }
+            offloads = Some(got);
+        }
         devices.push(Box::new(tun));
         // After the device, so per-device keys (net.ipv4.conf.squall0.*) exist.
         if let Some(host) = scenario.hosts.iter().find(|h| &h.name == name) {
@@ -191,7 +226,7 @@ pub fn run(
     // Run.
     let clock = Clock::start();
     let done = Arc::new(AtomicBool::new(false));
-    let dataplane = Dataplane::new(
+    let mut dataplane = Dataplane::new(
         clock,
         options.dataplane.clone(),
         routing.clone(),
@@ -202,6 +237,9 @@ pub fn run(
         scenario.stage_names(Direction::Uplink),
         recorder,
     );
+    if options.inline.is_some() {
+        dataplane = dataplane.bridging();
+    }
     let thread_done = Arc::clone(&done);
     let handle = std::thread::Builder::new()
         .name("squall-dataplane".into())
@@ -243,6 +281,7 @@ pub fn run(
         workloads: outcomes,
         host_names: routing.names.clone(),
         stale_removed,
+        offloads,
     })
 }
 

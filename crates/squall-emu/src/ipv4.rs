@@ -12,6 +12,9 @@ use squall_link::{Ecn, FlowKey, Packet, PacketId, Protocol};
 pub enum Refused {
     /// Not IPv4 (IPv6, or garbage).
     NotIpv4,
+    /// A frame (bridge mode) that is neither IP nor the link's own ARP or
+    /// neighbour discovery: LLDP, spanning tree and the like.
+    NotIp,
     /// Shorter than its header, or a header length / total length that
     /// does not fit the bytes.
     Malformed,
@@ -24,15 +27,24 @@ impl Refused {
     pub fn as_str(self) -> &'static str {
         match self {
             Refused::NotIpv4 => "not_ipv4",
+            Refused::NotIp => "not_ip",
             Refused::Malformed => "malformed",
             Refused::NoRoute => "no_route",
         }
     }
 }
 
-/// Reads `bytes` as an IPv4 packet with id `id`; the bytes become its
-/// payload.
-pub fn parse(id: PacketId, bytes: Vec<u8>) -> Result<Packet, Refused> {
+/// What the model needs of an IP header: total length, 5-tuple, DSCP and
+/// ECN.
+pub(crate) struct IpHeader {
+    pub size: u32,
+    pub flow: FlowKey,
+    pub dscp: u8,
+    pub ecn: Ecn,
+}
+
+/// Reads the IPv4 header at the start of `bytes`.
+pub(crate) fn read_header(bytes: &[u8]) -> Result<IpHeader, Refused> {
     if bytes.is_empty() || bytes[0] >> 4 != 4 {
         return Err(Refused::NotIpv4);
     }
@@ -55,19 +67,36 @@ pub fn parse(id: PacketId, bytes: Vec<u8>) -> Result<Packet, Refused> {
         }
         _ => (0, 0),
     };
-    let mut bytes = bytes;
-    bytes.truncate(total);
-    Ok(Packet {
-        id,
+    Ok(IpHeader {
         size: total as u32,
         flow: FlowKey { protocol, src, dst, src_port, dst_port },
         dscp: bytes[1] >> 2,
         ecn: Ecn::from_bits(bytes[1]),
+    })
+}
+
+/// Reads `bytes` as an IPv4 packet with id `id`; the bytes become its
+/// payload.
+pub fn parse(id: PacketId, bytes: Vec<u8>) -> Result<Packet, Refused> {
+    let h = read_header(&bytes)?;
+    let mut bytes = bytes;
+    bytes.truncate(h.size as usize);
+    Ok(packet(id, h, bytes))
+}
+
+/// A model packet of header `h` carrying `bytes`.
+pub(crate) fn packet(id: PacketId, h: IpHeader, bytes: Vec<u8>) -> Packet {
+    Packet {
+        id,
+        size: h.size,
+        flow: h.flow,
+        dscp: h.dscp,
+        ecn: h.ecn,
         payload: Some(bytes),
         corrupted: false,
         background: false,
         forward: false,
-    })
+    }
 }
 
 /// The destination address of a packet's bytes, if it is IPv4.

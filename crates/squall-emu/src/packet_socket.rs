@@ -5,13 +5,19 @@
 //! §2). The interface is put in promiscuous mode through a packet-socket
 //! membership (PACKET_MR_PROMISC), which the kernel drops when the socket
 //! closes, however the process ends: nothing to restore after a SIGKILL.
+//!
+//! The socket reads with PACKET_VNET_HDR, so a GSO super-frame (a TCP
+//! flight that a veth or GRO passes as one frame of up to 64 KB) is cut
+//! into the frames a wire would carry and partial checksums are completed
+//! ([`crate::offload`]); [`PacketDevice::recv`] hands them out one by one.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-use crate::device::PacketDevice;
+use crate::device::{PacketDevice, VnetIo};
 use crate::error::EmuError;
+use crate::offload::Framing;
 
 /// ETH_P_ALL in network byte order: every protocol.
 const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
@@ -21,6 +27,11 @@ pub struct PacketSocket {
     fd: OwnedFd,
     label: String,
     ifindex: i32,
+    /// Reads cut into frames, writes joined where GRO would.
+    vnet: VnetIo,
+    /// How long before its read the last frame reached the interface
+    /// (from its kernel receive timestamp).
+    age: Option<std::time::Duration>,
 }
 
 impl PacketSocket {
@@ -78,7 +89,9 @@ impl PacketSocket {
         // Frames this socket sends are not read back by it (Linux 4.20).
         set_opt(&fd, libc::PACKET_IGNORE_OUTGOING, &1 as &libc::c_int)
             .map_err(|e| EmuError::io(what("PACKET_IGNORE_OUTGOING"), e))?;
-        Ok(PacketSocket { fd, label: name.to_string(), ifindex })
+        set_opt(&fd, libc::PACKET_VNET_HDR, &1 as &libc::c_int)
+            .map_err(|e| EmuError::io(what("PACKET_VNET_HDR"), e))?;
+        Ok(PacketSocket { fd, label: name.to_string(), ifindex, vnet: VnetIo::new(Framing::Ethernet), age: None })
     }
 
     pub fn ifindex(&self) -> i32 {
@@ -104,17 +117,58 @@ fn is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
 }
 
 fn set_opt<T>(fd: &OwnedFd, option: libc::c_int, value: &T) -> io::Result<()> {
+    set_sock_opt(fd, libc::SOL_PACKET, option, value)
+}
+
+fn set_sock_opt<T>(fd: &OwnedFd, level: libc::c_int, option: libc::c_int, value: &T) -> io::Result<()> {
     // SAFETY: `value` points to a T of the size given, alive for the call.
     let r = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
-            libc::SOL_PACKET,
+            level,
             option,
             (value as *const T).cast(),
             std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+impl PacketSocket {
+    /// One read (recvmsg(2)) into `rx`: its length and the kernel's
+    /// receive timestamp, if it gave one.
+    fn read_one(&mut self) -> io::Result<Option<(usize, Option<std::time::SystemTime>)>> {
+        let rx = &mut self.vnet.rx;
+        let mut iov = libc::iovec { iov_base: rx.as_mut_ptr().cast(), iov_len: rx.len() };
+        // Room for one cmsghdr and a timespec, 8-byte aligned.
+        let mut control = [0u64; 8];
+        // SAFETY: msghdr is plain data; zeroed is a valid value.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        // SAFETY: `msg` points to live buffers of the lengths it gives.
+        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+        }
+        let mut stamp = None;
+        // SAFETY: the CMSG_* macros walk the control buffer recvmsg filled,
+        // within msg_controllen.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    stamp = Some(std::time::UNIX_EPOCH + std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32));
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        Ok(Some((n as usize, stamp)))
+    }
 }
 
 impl PacketDevice for PacketSocket {
@@ -126,28 +180,30 @@ impl PacketDevice for PacketSocket {
         self.fd.as_fd()
     }
 
-    /// Reads one Ethernet frame.
-    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_TRUNC) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+    /// Reads one Ethernet frame: a whole frame, or the next segment of a
+    /// super-frame, every checksum complete. A super-frame that cannot be
+    /// cut is handed out as it came, for the data plane to refuse.
+    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if self.vnet.pending.is_empty() {
+            let Some((n, stamp)) = self.read_one()? else { return Ok(None) };
+            self.age = stamp.and_then(|t| std::time::SystemTime::now().duration_since(t).ok());
+            self.vnet.cut(n, &self.label)?;
         }
-        let n = n as usize;
-        if n > buf.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: a {n}-byte frame does not fit the {}-byte buffer", self.label, buf.len()),
-            ));
-        }
-        Ok(Some(n))
+        // The other segments of a super-frame arrived with the first.
+        Ok(self.vnet.pending.pop_front())
     }
 
-    /// Writes one Ethernet frame as it is.
+    fn last_age(&self) -> Option<std::time::Duration> {
+        self.age
+    }
+
+    /// Writes one Ethernet frame as it is (after an all-zero
+    /// virtio_net_hdr: no offload asked of the kernel).
     fn send(&mut self, frame: &[u8]) -> io::Result<()> {
-        // SAFETY: `frame` is readable for its length.
-        let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
-        if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+        VnetIo::send(self.fd.as_fd(), frame)
+    }
+
+    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool]) {
+        self.vnet.send_batch(self.fd.as_fd(), frames, written);
     }
 }

@@ -244,7 +244,9 @@ fn signal(child: &Child, interactive: bool, sig: Signal) {
 /// even when squall is not installed. The link lives in `workload_dir/bin`.
 fn path_with_own_binary(workload_dir: &std::path::Path) -> Option<std::ffi::OsString> {
     let exe = std::env::current_exe().ok()?;
-    let bin = workload_dir.join("bin");
+    // Absolute: a relative `--out` would otherwise put a relative entry in
+    // PATH, which a workload that changes directory no longer finds.
+    let bin = std::path::absolute(workload_dir.join("bin")).ok()?;
     let link = bin.join("squall");
     if std::fs::symlink_metadata(&link).is_err() {
         std::fs::create_dir_all(&bin).ok()?;

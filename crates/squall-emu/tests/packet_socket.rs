@@ -24,11 +24,10 @@ fn namespace(name: &str) -> Option<NetNs> {
 /// Waits up to half a second for a frame of EtherType 0x88b5 on `dev`
 /// (the kernel's own IPv6 neighbour traffic may come first).
 fn receive(dev: &mut PacketSocket) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; 2048];
     let deadline = Instant::now() + Duration::from_millis(500);
     while Instant::now() < deadline {
-        match dev.recv(&mut buf).unwrap() {
-            Some(n) if n >= 14 && buf[12..14] == [0x88, 0xb5] => return Some(buf[..n].to_vec()),
+        match dev.recv().unwrap() {
+            Some(frame) if frame.len() >= 14 && frame[12..14] == [0x88, 0xb5] => return Some(frame),
             Some(_) => {}
             None => std::thread::sleep(Duration::from_millis(2)),
         }

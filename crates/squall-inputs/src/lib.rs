@@ -186,7 +186,32 @@ fn empirical_file(data: &[u8]) -> Result<String, String> {
     }
 }
 
+/// The bytes as a packet from a host's TUN device (IPv4), and as a read
+/// with a virtio_net_hdr (from a TUN device with offloads: an IP packet;
+/// from an interface in inline mode: an Ethernet frame), cut into
+/// segments; the segments are then joined again as GRO would on the way
+/// out, and a joined super-packet must cut back into exactly them.
 fn host_packet(data: &[u8]) -> Result<String, String> {
+    use squall_emu::offload::{self, Framing};
+    if let Some(hdr) = offload::VnetHdr::parse(data) {
+        let frame = &data[offload::VNET_HDR_LEN..];
+        for framing in [Framing::Ethernet, Framing::Ip] {
+            let Ok(segments) = offload::split(&hdr, frame, framing) else { continue };
+            for s in &segments {
+                assert!(s.len() <= frame.len().max(64) + 64 * 1024, "a segment larger than its super-frame");
+                if framing == Framing::Ethernet {
+                    let _ = squall_emu::ethernet::parse(PacketId(2), s.clone());
+                }
+            }
+            let refs: Vec<&[u8]> = segments.iter().map(Vec::as_slice).collect();
+            for run in offload::runs(&refs, framing) {
+                assert!(!run.is_empty() && run.end <= refs.len(), "a run outside the packets");
+                let Some((joined_hdr, joined)) = offload::coalesce(&refs[run.clone()], framing) else { continue };
+                let again = offload::split(&joined_hdr, &joined, framing).expect("a joined super-packet cuts again");
+                assert_eq!(again, refs[run].to_vec(), "joined and cut again, the segments changed");
+            }
+        }
+    }
     let bytes = data.to_vec();
     let dst = squall_emu::ipv4::destination(&bytes);
     match squall_emu::ipv4::parse(PacketId(1), bytes) {

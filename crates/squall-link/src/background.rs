@@ -57,6 +57,16 @@ pub struct BackgroundConfig {
     /// Packet size (IP packet).
     #[serde(deserialize_with = "constant_or_table::deserialize")]
     pub size: Distribution<Bytes>,
+    /// Packets per arrival event (default 1): they arrive together, as
+    /// from a generator sending faster than the stage's link. CBR: exactly
+    /// this many every `burst` gaps; Poisson: geometrically distributed
+    /// batch sizes with this mean, the batches a Poisson process of rate
+    /// mean rate / (`burst` × mean size) (a compound Poisson, or batch
+    /// Poisson, process: Kleinrock, Queueing Systems vol. 1, §4.5, the
+    /// M^X/G/1 queue). The mean rate stays as given; with `gap`, the gap
+    /// is between bursts of exactly `burst` packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
     /// On/off source: lengths of the on periods (packets are generated)
     /// and of the off periods (silence). Both or neither.
     #[serde(
@@ -101,13 +111,19 @@ impl BackgroundConfig {
         }
     }
 
-    /// The gap distribution: `gap`, or the mean rate's with the mean
-    /// size; `stage_rate` is the rate of the stage the source is in.
+    /// Packets per arrival event (`burst`, default 1).
+    pub fn burst_mean(&self) -> u32 {
+        self.burst.unwrap_or(1).max(1)
+    }
+
+    /// The distribution of the gaps between arrival events: `gap`, or the
+    /// mean rate's with the mean size and the mean burst; `stage_rate` is
+    /// the rate of the stage the source is in.
     pub fn gap_distribution(&self, stage_rate: Option<Rate>) -> Distribution<Duration> {
         if let Some(g) = &self.gap {
             return g.clone();
         }
-        let mean_size = self.size.mean().unwrap_or(0.0).max(1.0);
+        let mean_size = self.size.mean().unwrap_or(0.0).max(1.0) * self.burst_mean() as f64;
         let rate = self.mean_rate(stage_rate).max(1.0);
         let mean = Duration::from_nanos((mean_size * 8.0 * 1e9 / rate).round().max(1.0) as u64);
         match self.arrivals {
@@ -162,6 +178,9 @@ pub(crate) fn validate(
             }
         }
         b.size.validate().map_err(|e| ConfigError::new(&k("size"), &e.to_string()))?;
+        if b.burst == Some(0) {
+            return Err(ConfigError::new(&k("burst"), "is the number of packets per arrival, at least 1"));
+        }
         if b.size.mean().is_some_and(|m| m < 1.0) {
             return Err(ConfigError::new(&k("size"), "needs a mean size of at least 1 B"));
         }

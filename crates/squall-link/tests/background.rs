@@ -69,6 +69,11 @@ fn cbr_background_at_load_rho_leaves_one_minus_rho_to_a_saturating_foreground() 
 /// `rho` at 8 Mbit/s with 1000 B mean packets (1 ms mean service), over
 /// `reps` seeds: (mean, 95% half-width).
 fn poisson_queue(rho: f64, size: Distribution<Bytes>, reps: u64) -> (f64, f64) {
+    batch_poisson_queue(rho, size, 1, reps)
+}
+
+/// As `poisson_queue`, with packets arriving in bursts of mean `burst`.
+fn batch_poisson_queue(rho: f64, size: Distribution<Bytes>, burst: u32, reps: u64) -> (f64, f64) {
     let samples: Vec<f64> = (1..=reps)
         .map(|seed| {
             let mut s = StageConfig::named("s");
@@ -76,6 +81,7 @@ fn poisson_queue(rho: f64, size: Distribution<Bytes>, reps: u64) -> (f64, f64) {
             s.background = vec![BackgroundConfig {
                 arrivals: Arrivals::Poisson,
                 size: size.clone(),
+                burst: Some(burst),
                 ..cbr("poisson", &format!("{} bit/s", rho * 8e6), 1000)
             }];
             let mut p = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![s] }, seed).unwrap();
@@ -109,6 +115,42 @@ fn poisson_background_with_exponential_sizes_is_an_mm1_queue() {
     let theory = rho * rho / (1.0 - rho);
     println!("M/M/1 rho {rho}: Lq {mean} +- {half}, theory {theory}");
     assert!((mean - theory).abs() <= half, "M/M/1 Lq {mean} +- {half}, theory {theory}");
+}
+
+#[test]
+fn poisson_bursts_with_fixed_sizes_are_an_mx_d1_queue() {
+    // Batch Poisson arrivals with geometric batch sizes of mean b (M^X/D/1):
+    // a packet waits for the work found (Pollaczek-Khinchine: rho S / (2 (1 -
+    // rho))) plus the packets ahead of it in its own batch, whose mean number
+    // is (E[X^2] - E[X]) / (2 E[X]) = b - 1 for the geometric law, each
+    // stretched by 1 / (1 - rho). With Little's law, Lq = rho (rho / 2 + b -
+    // 1) / (1 - rho) (Kleinrock, Queueing Systems vol. 1, §4.5).
+    let rho: f64 = 0.6;
+    for b in [1u32, 4] {
+        let (mean, half) = batch_poisson_queue(rho, Distribution::constant(Bytes(1000)), b, 10);
+        let theory = rho * (rho / 2.0 + b as f64 - 1.0) / (1.0 - rho);
+        println!("M^X/D/1 rho {rho}, mean batch {b}: Lq {mean} +- {half}, theory {theory}");
+        assert!((mean - theory).abs() <= half.max(0.02 * theory), "b {b}: Lq {mean} +- {half}, theory {theory}");
+    }
+}
+
+#[test]
+fn cbr_bursts_keep_the_mean_rate() {
+    let mut s = StageConfig::named("s");
+    s.rate = Some(Rate::from_bits_per_sec(10_000_000));
+    s.background = vec![BackgroundConfig { burst: Some(8), ..cbr("bg", "3 Mbit/s", 1000) }];
+    let mut p = path(vec![s]);
+    let horizon = Instant::from_secs(10);
+    run_until(&mut p, horizon);
+    let stats = p.stage_stats(horizon)[0].clone();
+    // 3 Mbit/s of 1000 B packets is 375/s: 3750 in 10 s, in bursts of 8
+    // every 8/375 s, the first at time zero (469 bursts, 3752 packets).
+    assert_eq!(stats.background.generated, 469 * 8);
+    // Eight packets arriving together: while the first is sent the queue
+    // holds 7, then 6, ... 0, each for a 0.8 ms transmission: 28 · 0.8 ms
+    // of packets waiting per 8/375 s period, Lq = 1.05.
+    let lq = 28.0 * 0.8e-3 / (8.0 / 375.0);
+    assert!((stats.mean_queue_len - lq).abs() < 0.01 * lq, "mean queue {}, expected {lq}", stats.mean_queue_len);
 }
 
 #[test]
@@ -273,4 +315,13 @@ fn a_load_follows_a_state_that_changes_the_stage_rate() {
     let horizon = Instant::from_millis(1_999);
     run_until(&mut p, horizon);
     assert_eq!(p.stage_stats(horizon)[0].background.generated, 501 + 1000);
+}
+
+#[test]
+fn a_burst_of_no_packets_is_refused_by_name() {
+    let mut s = StageConfig::named("s");
+    s.rate = Some(Rate::from_bits_per_sec(10_000_000));
+    s.background = vec![BackgroundConfig { burst: Some(0), ..cbr("bg", "3 Mbit/s", 1000) }];
+    let err = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![s] }, 1).unwrap_err().to_string();
+    assert!(err.contains("background[0].burst") && err.contains("at least 1"), "{err}");
 }

@@ -57,6 +57,7 @@ pub fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
         arrivals: Arrivals::Cbr,
         gap: None,
         size: Distribution::constant(Bytes(size)),
+        burst: None,
         on: None,
         off: None,
         class: None,

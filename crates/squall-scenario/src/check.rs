@@ -399,10 +399,10 @@ fn check_tcp(
     if !(1..=65_495).contains(&mss) {
         return Err(c.fail(&p.key("mss"), "the MSS must be between 1 and 65495 bytes, like mss = \"1460 B\""));
     }
-    if f.rwnd.0 == 0 || f.rwnd.0 > (65_535u64 << 14) {
+    if f.rwnd().0 == 0 || f.rwnd().0 > (65_535u64 << 14) {
         return Err(c.fail(&p.key("rwnd"), "the receive window must be between 1 B and 1 GiB, like rwnd = \"64 KiB\""));
     }
-    if f.initial_window == 0 {
+    if f.initial_window == Some(0) {
         return Err(
             c.fail(&p.key("initial_window"), "the initial window needs at least one segment, like initial_window = 2")
         );
@@ -424,7 +424,7 @@ fn check_tcp(
     if f.proxy_buffer.is_some() && f.proxy.is_none() {
         return Err(c.fail(&p.key("proxy_buffer"), "proxy_buffer needs a proxy, like proxy = \"base-station\""));
     }
-    if matches!(f.delayed_ack, DelayedAckSpec::Timer(t) if t == Duration::ZERO) {
+    if matches!(f.delayed_ack, Some(DelayedAckSpec::Timer(t)) if t == Duration::ZERO) {
         return Err(c.fail(
             &p.key("delayed_ack"),
             "the delayed-ACK timer must be positive, like delayed_ack = \"200 ms\" (or false)",

@@ -316,6 +316,7 @@ pub struct Command {
 /// to = "mobile"
 /// app = { bulk = "100 KB" }         # client → server; or { bulk_for = "60 s" },
 ///                                   # { request_response = { ... } }, { web = { ... } }
+/// profile = "rfc"                  # the defaults below; or "linux"
 /// cc = "reno"                       # tahoe, reno, newreno, sack, cubic
 /// mss = "1460 B"
 /// rwnd = "64 KiB"                   # receive buffer of each end
@@ -326,6 +327,13 @@ pub struct Command {
 /// initial_ssthresh = 32             # segments, or bytes like "64 KB"
 /// max_window = 50
 /// ```
+///
+/// `profile` picks the defaults of the keys left out: RFC values (`rfc`,
+/// the default) or Linux 6.x's (`linux`: `rwnd` 3 MiB, `delayed_ack` 40 ms
+/// with quick-ACK mode, `min_rto` 200 ms and Linux's RTO estimator,
+/// `initial_window` 10, SACK, timestamps, RACK-TLP loss detection, PRR,
+/// Linux's window growth and HyStart for `cubic`; squall-tcp's
+/// `TcpConfig::linux`). A key given explicitly wins over either profile.
 ///
 /// With `proxy`, the named host between them splits the connection in two
 /// (split TCP, seed 001 §3.3).
@@ -339,35 +347,51 @@ pub struct TcpFlow {
     /// When the client opens its (first) connection.
     #[serde(default)]
     pub start: Duration,
+    /// Whose defaults the keys left out take (default `rfc`).
+    #[serde(default, skip_serializing_if = "TcpProfile::is_rfc")]
+    pub profile: TcpProfile,
     #[serde(default)]
     pub cc: TcpCc,
-    /// Largest payload of a segment (both ends announce it).
+    /// Largest payload of a segment (both ends announce it); with
+    /// timestamps a segment carries 12 bytes less (1448 for 1460).
     #[serde(default = "default_mss")]
     pub mss: Bytes,
-    /// Receive buffer of each end: the largest window it offers.
-    #[serde(default = "default_rwnd")]
-    pub rwnd: Bytes,
-    /// Offer window scaling (RFC 7323); without it windows stop at 65535 B.
-    #[serde(default = "yes")]
-    pub window_scaling: bool,
-    /// Offer SACK (RFC 2018); default: on for `sack` and `cubic`.
+    /// Receive buffer of each end: the largest window it offers (default
+    /// 64 KiB − 1; `linux`: 3 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwnd: Option<Bytes>,
+    /// Offer window scaling (RFC 7323); without it windows stop at 65535 B
+    /// (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_scaling: Option<bool>,
+    /// Offer SACK (RFC 2018); default: on for `sack` and `cubic`, and for
+    /// every `cc` with `linux`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,
-    /// The delayed-ACK timer, or `false` for an ACK per segment.
-    #[serde(default = "default_delayed_ack")]
-    pub delayed_ack: DelayedAckSpec,
-    /// Lower bound of the retransmission timeout (RFC 6298: 1 s; Linux 200 ms).
-    #[serde(default = "default_min_rto")]
-    pub min_rto: Duration,
-    #[serde(default)]
-    pub rto: RtoSpec,
+    /// Offer the timestamp option (RFC 7323 §3; default off, `linux`: on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamps: Option<bool>,
+    /// The delayed-ACK timer, or `false` for an ACK per segment (default
+    /// 200 ms; `linux`: 40 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<DelayedAckSpec>,
+    /// Lower bound of the retransmission timeout (RFC 6298: 1 s, the
+    /// default; `linux`: 200 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<Duration>,
+    /// The RTO computation (default `rfc6298`; `linux`: `linux`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto: Option<RtoSpec>,
     /// Limited transmit (RFC 3042): a new segment on each of the first two
     /// duplicate ACKs (default on, as in Linux and ns-3).
     #[serde(default = "yes")]
     pub limited_transmit: bool,
-    /// Initial congestion window, segments (default 2).
-    #[serde(default = "default_initial_window")]
-    pub initial_window: u32,
+    /// HyStart for `cubic` (default off; `linux`: on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+    /// Initial congestion window, segments (default 2; `linux`: 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_window: Option<u32>,
     /// Initial slow-start threshold (default: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_ssthresh: Option<WindowSize>,
@@ -395,20 +419,36 @@ pub struct TcpFlow {
 fn default_mss() -> Bytes {
     Bytes(1460)
 }
-fn default_rwnd() -> Bytes {
-    Bytes(65_535)
-}
 fn yes() -> bool {
     true
 }
-fn default_delayed_ack() -> DelayedAckSpec {
-    DelayedAckSpec::Timer(Duration::from_millis(200))
+
+/// Whose defaults a `[[workload.tcp]]` flow takes for the keys it leaves
+/// out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TcpProfile {
+    /// RFC values (RFC 5681, 6298, 1122).
+    #[default]
+    Rfc,
+    /// Linux 6.x with default sysctls (squall-tcp's `TcpConfig::linux`).
+    Linux,
 }
-fn default_min_rto() -> Duration {
-    Duration::from_secs(1)
+
+impl TcpProfile {
+    pub fn is_rfc(&self) -> bool {
+        *self == TcpProfile::Rfc
+    }
 }
-fn default_initial_window() -> u32 {
-    2
+
+impl TcpFlow {
+    /// The receive buffer: `rwnd`, or the profile's.
+    pub fn rwnd(&self) -> Bytes {
+        self.rwnd.unwrap_or(match self.profile {
+            TcpProfile::Rfc => Bytes(65_535),
+            TcpProfile::Linux => Bytes(3 << 20),
+        })
+    }
 }
 
 /// What the application on a TCP connection does.
@@ -546,6 +586,9 @@ pub enum RtoSpec {
     Rfc6298,
     /// Seed 001 §3.2.1: backoff·(srtt + 4·rttvar + 1 tick).
     Seed001,
+    /// Linux's estimator (net/ipv4/tcp_input.c `tcp_rtt_estimator`):
+    /// RTO = SRTT + rttvar, rttvar at least `min_rto`.
+    Linux,
 }
 
 /// `delayed_ack = "200 ms"` or `delayed_ack = false`.

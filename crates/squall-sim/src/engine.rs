@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use squall_link::rng::stream;
 use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, Sampler, StateSchedule};
-use squall_scenario::{DelayedAckSpec, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow, Topology};
-use squall_tcp::{CcKind, DelayedAck, RtoVariant, TcpConfig};
+use squall_scenario::{DelayedAckSpec, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow, TcpProfile, Topology};
+use squall_tcp::{CcKind, DelayedAck, Profile, RtoVariant, TcpConfig};
 
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
 use crate::host::{Host, HostId};
@@ -44,6 +44,27 @@ pub fn udp_ports(flow: &squall_scenario::UdpFlow, index: usize) -> Result<(u16, 
             .ok_or_else(|| format!("give `src_port` (10000 + {index} is not a port)"))?,
     };
     Ok((src, flow.dst_port.unwrap_or(UDP_SINK_PORT)))
+}
+
+/// The first client port and the server port of `[[workload.tcp]]` entry
+/// number `index`: its `src_port` and `dst_port`, or 20000 + 1000·index
+/// and 5000 + index.
+pub fn tcp_ports(flow: &TcpFlow, index: usize) -> Result<(u16, u16), String> {
+    let client = match flow.src_port {
+        Some(p) => p,
+        None => u32::try_from(index)
+            .ok()
+            .and_then(|i| u16::try_from(i.checked_mul(1000)?.checked_add(20_000)?).ok())
+            .ok_or_else(|| format!("give `src_port` (20000 + 1000·{index} is not a port)"))?,
+    };
+    let server = match flow.dst_port {
+        Some(p) => p,
+        None => u32::try_from(index)
+            .ok()
+            .and_then(|i| u16::try_from(i.checked_add(5000)?).ok())
+            .ok_or_else(|| format!("give `dst_port` (5000 + {index} is not a port)"))?,
+    };
+    Ok((client, server))
 }
 
 /// One replication in progress.
@@ -176,16 +197,7 @@ impl Simulation {
                     Some(p)
                 }
             };
-            let client_port = match f.src_port {
-                Some(p) => p,
-                None => u16::try_from(20_000 + 1000 * i as u32)
-                    .map_err(|_| scenario_error(format!("{what}: give `src_port` (20000 + 1000·{i} is not a port)")))?,
-            };
-            let server_port = match f.dst_port {
-                Some(p) => p,
-                None => u16::try_from(5000 + i as u32)
-                    .map_err(|_| scenario_error(format!("{what}: give `dst_port` (5000 + {i} is not a port)")))?,
-            };
+            let (client_port, server_port) = tcp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
             let key = |towards_server: bool| {
                 let (c, s) = (net.host_address(from), net.host_address(to));
                 if towards_server {
@@ -209,9 +221,9 @@ impl Simulation {
                 index: i,
                 name: f.name.clone(),
                 cc: tcp_cc(f.cc).name(),
-                client_cfg: config(f.rwnd.0)?,
-                server_cfg: config(f.rwnd.0)?,
-                proxy_wired_cfg: config(f.proxy_buffer.map_or(f.rwnd.0, |b| b.bytes(mss)))?,
+                client_cfg: config(f.rwnd().0)?,
+                server_cfg: config(f.rwnd().0)?,
+                proxy_wired_cfg: config(f.proxy_buffer.map_or(f.rwnd().0, |b| b.bytes(mss)))?,
                 app: app_plan(f, seed, end),
                 start: Instant::ZERO + f.start,
                 client: net.host_address(from),
@@ -490,28 +502,43 @@ fn tcp_cc(cc: TcpCc) -> CcKind {
 }
 
 /// The squall-tcp settings of a `[[workload.tcp]]` entry, with a receive
-/// buffer of `rcv_buf` bytes.
+/// buffer of `rcv_buf` bytes: the profile's defaults (`TcpConfig::default`
+/// or `TcpConfig::linux`), overridden by every key the flow gives.
 fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
     let cc = tcp_cc(f.cc);
     let mss = f.mss.0.min(u32::MAX as u64) as u32;
-    let defaults = TcpConfig::default();
+    let defaults = TcpConfig::profile(match f.profile {
+        TcpProfile::Rfc => Profile::Rfc,
+        TcpProfile::Linux => Profile::Linux,
+    });
+    // The RFC profile offers SACK only where the algorithm recovers with
+    // it; Linux always does (net.ipv4.tcp_sack = 1).
+    let default_sack = match f.profile {
+        TcpProfile::Rfc => matches!(cc, CcKind::Sack | CcKind::Cubic),
+        TcpProfile::Linux => defaults.sack,
+    };
     let config = TcpConfig {
         cc,
         mss,
         rcv_buf,
-        window_scaling: f.window_scaling,
-        sack: f.sack.unwrap_or(matches!(cc, CcKind::Sack | CcKind::Cubic)),
+        window_scaling: f.window_scaling.unwrap_or(defaults.window_scaling),
+        sack: f.sack.unwrap_or(default_sack),
+        timestamps: f.timestamps.unwrap_or(defaults.timestamps),
         delayed_ack: match f.delayed_ack {
-            DelayedAckSpec::Enabled(false) => DelayedAck::Off,
-            DelayedAckSpec::Enabled(true) => DelayedAck::On(squall_link::Duration::from_millis(200)),
-            DelayedAckSpec::Timer(t) => DelayedAck::On(t),
+            None => defaults.delayed_ack,
+            Some(DelayedAckSpec::Enabled(false)) => DelayedAck::Off,
+            Some(DelayedAckSpec::Enabled(true)) => DelayedAck::On(squall_link::Duration::from_millis(200)),
+            Some(DelayedAckSpec::Timer(t)) => DelayedAck::On(t),
         },
-        min_rto: f.min_rto,
+        min_rto: f.min_rto.unwrap_or(defaults.min_rto),
         rto_variant: match f.rto {
-            RtoSpec::Rfc6298 => RtoVariant::Rfc6298,
-            RtoSpec::Seed001 => RtoVariant::Seed001,
+            None => defaults.rto_variant,
+            Some(RtoSpec::Rfc6298) => RtoVariant::Rfc6298,
+            Some(RtoSpec::Seed001) => RtoVariant::Seed001,
+            Some(RtoSpec::Linux) => RtoVariant::Linux,
         },
-        initial_window: f.initial_window,
+        hystart: f.hystart.unwrap_or(defaults.hystart),
+        initial_window: f.initial_window.unwrap_or(defaults.initial_window),
         limited_transmit: f.limited_transmit,
         initial_ssthresh: f.initial_ssthresh.map_or(defaults.initial_ssthresh, |w| w.bytes(mss as u64)),
         max_window: f.max_window.map_or(defaults.max_window, |w| w.bytes(mss as u64)),

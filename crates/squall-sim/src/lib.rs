@@ -34,7 +34,7 @@ mod scheduler;
 pub mod tcp;
 pub mod udp;
 
-pub use engine::udp_ports;
+pub use engine::{tcp_ports, udp_ports};
 pub use host::HostId;
 pub use replications::{run_replications, run_replications_with};
 pub use result::*;

@@ -142,7 +142,7 @@ pub fn tcp_header_info(seg: &squall_tcp::Segment) -> squall_trace::TcpHeaderInfo
         window_scale: seg.window_scale,
         sack_permitted: seg.sack_permitted,
         sack_blocks: seg.sack.as_slice().iter().map(|&(l, r)| (l as u32, r as u32)).collect(),
-        timestamps: None,
+        timestamps: seg.timestamp.map(|t| (t.value, t.echo)),
     }
 }
 

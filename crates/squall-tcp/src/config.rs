@@ -14,6 +14,48 @@ pub enum RtoVariant {
     /// RTTVAR from the new SRTT; RTO = backoff·(SRTT + 4·RTTVAR + 1 tick),
     /// the tick being `granularity`; at least `min_rto`.
     Seed001,
+    /// Linux's estimator (net/ipv4/tcp_input.c `tcp_rtt_estimator` and
+    /// `tcp_set_rto`, include/net/tcp.h `__tcp_set_rto`): SRTT as RFC 6298
+    /// §2.3; the deviation `mdev` gains 1/4, but only 1/32 when the sample
+    /// is below SRTT; `rttvar` is the largest `mdev` of the last window of
+    /// data, at least `min_rto`, and decays by a quarter of its excess once
+    /// per window; RTO = SRTT + rttvar, rounded up to whole milliseconds
+    /// (jiffies at HZ = 1000). The first sample R gives SRTT = R and
+    /// rttvar = max(2R, min_rto).
+    Linux,
+}
+
+/// How lost segments are detected (the connection's job; the congestion
+/// control only hears that a loss happened).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossDetection {
+    /// `dupack_threshold` duplicate ACKs (RFC 5681 §3.2), or as many
+    /// SACKed segments above a hole (RFC 6675 §4 IsLost).
+    #[default]
+    DupAck,
+    /// RACK-TLP (RFC 8985; Linux net/ipv4/tcp_recovery.c and
+    /// tcp_output.c `tcp_schedule_loss_probe`): a segment is lost when one
+    /// sent after it is delivered and a reordering window has passed
+    /// since; a tail loss probe two SRTTs after the last send makes the
+    /// receiver SACK a lost tail instead of waiting for the RTO. Needs SACK;
+    /// a connection without SACK falls back to duplicate ACKs.
+    Rack,
+}
+
+/// How the congestion window grows per acknowledged data.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WindowGrowth {
+    /// RFC 5681 §3.1: at most one SMSS per ACK in slow start, SMSS²/cwnd
+    /// per ACK in congestion avoidance.
+    #[default]
+    Rfc5681,
+    /// Linux (net/ipv4/tcp_cong.c `tcp_slow_start`, `tcp_cong_avoid_ai`):
+    /// the window counts in segments; slow start adds one segment per
+    /// segment acknowledged or SACKed, without RFC 3465's limit L, and
+    /// stops at ssthresh; congestion avoidance adds one segment per cwnd
+    /// segments delivered. The reduction on loss halves the congestion
+    /// window, not FlightSize (`tcp_reno_ssthresh`).
+    Linux,
 }
 
 /// Which congestion control and loss recovery a connection uses.
@@ -76,6 +118,34 @@ pub struct TcpConfig {
     /// Offer SACK (RFC 2018); used when both ends offer it.
     pub sack: bool,
     pub delayed_ack: DelayedAck,
+    /// Linux's delayed-ACK engine (net/ipv4/tcp_input.c, tcp_timer.c,
+    /// tcp_output.c): quick-ACK mode (`tcp_incr_quickack`,
+    /// `tcp_enter_quickack_mode`: every data segment
+    /// is ACKed at once for up to 16 ACKs, at most half the receive window
+    /// in segments, at the connection's first data, after data out of
+    /// order or duplicate, and after a silence longer than the RTO), and
+    /// the adaptive ACK timeout `ato` (`tcp_event_data_recv`,
+    /// `tcp_delack_timer_handler`, `tcp_send_delayed_ack`: it follows the
+    /// gaps between arrivals, doubles when the timer fires, and waits at
+    /// most SRTT and 500 ms), with `delayed_ack`'s delay as its floor.
+    pub quick_ack: bool,
+    /// Offer the timestamp option (RFC 7323 §3); used when both ends offer
+    /// it. Its 12 option bytes (with two NOPs) come out of each segment's
+    /// payload, as in Linux (1448 bytes with an MSS of 1460), and every
+    /// ACK echoes a timestamp, which gives RTT samples even for
+    /// retransmitted data (RFC 7323 §4).
+    pub timestamps: bool,
+    pub loss_detection: LossDetection,
+    /// Proportional rate reduction during SACK loss recovery (RFC 6937;
+    /// Linux net/ipv4/tcp_input.c `tcp_cwnd_reduction`) instead of RFC 6675's
+    /// cwnd = ssthresh at the start of recovery.
+    pub prr: bool,
+    pub window_growth: WindowGrowth,
+    /// HyStart for `cubic` (Ha and Rhee 2011; Linux net/ipv4/tcp_cubic.c
+    /// `hystart_update`): slow start ends at an ACK train as long as half
+    /// the minimum RTT, or when the round's minimum RTT rises by 1/8 of
+    /// the minimum (4 to 16 ms), from 16 segments on.
+    pub hystart: bool,
     /// Lower bound of the RTO (1 s in RFC 6298 §2.4; 200 ms in Linux).
     pub min_rto: Duration,
     /// Upper bound of the RTO, backoff included (RFC 6298 §2.5: at least
@@ -125,6 +195,12 @@ impl Default for TcpConfig {
             window_scaling: true,
             sack: true,
             delayed_ack: DelayedAck::On(Duration::from_millis(200)),
+            quick_ack: false,
+            timestamps: false,
+            loss_detection: LossDetection::DupAck,
+            prr: false,
+            window_growth: WindowGrowth::Rfc5681,
+            hystart: false,
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(120),
             initial_rto: Duration::from_secs(1),
@@ -141,6 +217,63 @@ impl Default for TcpConfig {
             persist_max: Duration::from_secs(60),
             time_wait: Duration::from_secs(60),
             iss: 0,
+        }
+    }
+}
+
+/// A set of defaults: the RFCs' or Linux's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// [`TcpConfig::default`]: RFC values.
+    #[default]
+    Rfc,
+    /// [`TcpConfig::linux`]: what Linux 6.x does with its default sysctls.
+    Linux,
+}
+
+impl TcpConfig {
+    /// The defaults of `profile`.
+    pub fn profile(profile: Profile) -> Self {
+        match profile {
+            Profile::Rfc => TcpConfig::default(),
+            Profile::Linux => TcpConfig::linux(),
+        }
+    }
+
+    /// Linux 6.x with default sysctls, as far as the model goes:
+    ///
+    /// - initial window 10 segments (RFC 6928; include/net/tcp.h
+    ///   `TCP_INIT_CWND`);
+    /// - min RTO 200 ms, max RTO 120 s, initial RTO 1 s (`TCP_RTO_MIN`,
+    ///   `TCP_RTO_MAX`, `TCP_TIMEOUT_INIT`), Linux's RTO estimator
+    ///   ([`RtoVariant::Linux`]) and exponential backoff without a limit
+    ///   below the 120 s cap;
+    /// - delayed ACKs from 40 ms (`TCP_ATO_MIN`) with Linux's adaptive
+    ///   timeout, an ACK every second full segment, and quick-ACK mode;
+    /// - SACK (RFC 2018), window scaling and timestamps (RFC 7323);
+    /// - RACK-TLP loss detection (RFC 8985), PRR (RFC 6937) and Linux's
+    ///   per-segment window growth; HyStart for `cubic`;
+    /// - a receive buffer of 3 MiB: what receive-buffer autotuning
+    ///   reaches with `tcp_rmem`'s 6 MiB maximum, half of it for the window.
+    pub fn linux() -> Self {
+        TcpConfig {
+            rcv_buf: 3 << 20,
+            window_scaling: true,
+            sack: true,
+            delayed_ack: DelayedAck::On(Duration::from_millis(40)),
+            quick_ack: true,
+            timestamps: true,
+            loss_detection: LossDetection::Rack,
+            prr: true,
+            window_growth: WindowGrowth::Linux,
+            hystart: true,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(120),
+            initial_rto: Duration::from_secs(1),
+            rto_variant: RtoVariant::Linux,
+            max_backoff: 1 << 15,
+            initial_window: 10,
+            ..TcpConfig::default()
         }
     }
 }

@@ -5,7 +5,11 @@
 //! ACK generation), RFC 6298 (the retransmission timer), RFC 6582
 //! (NewReno), RFC 2018 and RFC 6675 (SACK and its loss recovery), RFC 7323
 //! §2 (window scaling), RFC 1122 §4.2.2.17 and §4.2.3 (persist timer,
-//! delayed ACKs, silly window syndrome), and seed 004 §4.2.2–4.2.3.
+//! delayed ACKs, silly window syndrome), and seed 004 §4.2.2–4.2.3. The
+//! Linux profile's parts ([`TcpConfig::linux`]) add RFC 7323 §3–4
+//! (timestamps), RFC 8985 (RACK-TLP, `rack.rs` and the loss probe here),
+//! RFC 6937 (PRR) and Linux's net/ipv4/tcp_input.c (quick-ACK mode, the RTT
+//! samples), each cited where it is used.
 //!
 //! The driver calls:
 //!
@@ -25,10 +29,22 @@ use std::collections::VecDeque;
 
 use squall_link::{Duration, Instant};
 
-use crate::config::{DelayedAck, TcpConfig};
-use crate::congestion::{AckSample, AnyCongestionControl, CongestionControl, LossRecovery, RateSample};
+use crate::config::{DelayedAck, LossDetection, RtoVariant, TcpConfig};
+use crate::congestion::{AckSample, AnyCongestionControl, CongestionControl, LossRecovery, Prr, RateSample};
 use crate::rtt::RttEstimator;
-use crate::segment::{Flags, MAX_SACK_BLOCKS, SackBlocks, Segment};
+use crate::segment::{
+    Flags, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS, SackBlocks, Segment, TIMESTAMP_OPTION_LEN, Timestamp,
+};
+
+mod rack;
+use rack::Rack;
+
+/// Most ACKs sent at once in quick-ACK mode (`TCP_MAX_QUICKACKS`).
+const MAX_QUICKACKS: u32 = 16;
+/// Added to a loss probe's timeout when one segment is outstanding, for
+/// the peer's delayed ACK (`TCP_RTO_MIN` in tcp_schedule_loss_probe);
+/// otherwise [`rack::TIMEOUT_MIN`].
+const TLP_DELAYED_ACK_ALLOWANCE: Duration = Duration::from_millis(200);
 
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u32 = 536;
@@ -112,6 +128,8 @@ pub struct TcpStats {
     pub bytes_received: u64,
     /// Valid RTT samples taken.
     pub rtt_samples: u64,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub loss_probes: u64,
     /// Data segments acknowledged, and the sum of the times from their
     /// first transmission to the ACK that covered them, ns (seed 001 §4's
     /// packet delay).
@@ -147,6 +165,9 @@ struct Sent {
     timer_retransmitted: bool,
     sacked: bool,
     lost: bool,
+    /// RACK: its latest retransmission is in flight (Linux's
+    /// TCPCB_SACKED_RETRANS); cleared when RACK marks it lost again.
+    rack_rtx: bool,
     /// Delivery state when it was last sent, for rate samples.
     delivered: u64,
     delivered_time: Instant,
@@ -169,6 +190,22 @@ struct Recovery {
     high_rxt: u64,
     /// The first partial ACK has restarted the timer (RFC 6582 §3.2 step 5).
     partial_seen: bool,
+}
+
+/// What an ACK's SACK blocks newly covered: bytes, the newest segment
+/// among them (send time and delivery state, for rate samples), and the
+/// RTT of the oldest one sent only once (Linux's `sack_rtt_us`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Sacked {
+    bytes: u64,
+    newest: Option<(Instant, u64, Instant)>,
+    oldest_rtt: Option<Duration>,
+}
+
+/// The timestamp clock (RFC 7323 §5.4): milliseconds, as Linux's
+/// `TCP_TS_HZ`, plus one so that no TSval is 0 (Linux ignores a zero echo).
+fn ts_clock(now: Instant) -> u32 {
+    ((now.as_nanos() / 1_000_000) as u32).wrapping_add(1)
 }
 
 /// A block of data received out of order, with when it last grew.
@@ -239,6 +276,21 @@ pub struct Connection {
     delivered_time: Instant,
     /// Earliest time the pacer lets the next segment go.
     pace_at: Option<Instant>,
+    /// RACK-TLP (RFC 8985): the RACK state, the reordering timer, the
+    /// loss probe's timer, a probe to send, and the probe outstanding
+    /// (TLPRxtOut's end, `tlp_high_seq`) with whether it was a
+    /// retransmission.
+    rack: Rack,
+    rack_at: Option<Instant>,
+    tlp_at: Option<Instant>,
+    tlp_pending: bool,
+    tlp_high_seq: Option<u64>,
+    tlp_retrans: bool,
+    /// Proportional rate reduction during SACK recovery (RFC 6937).
+    prr: Option<Prr>,
+    /// Timestamps (RFC 7323 §3) are in use, and TS.Recent (§4.3).
+    ts_ok: bool,
+    ts_recent: u32,
 
     // --- receive side ---
     irs: u64,
@@ -260,6 +312,12 @@ pub struct Connection {
     last_ack_sent: u64,
     ack_now: bool,
     delack_at: Option<Instant>,
+    /// Linux's delayed-ACK engine: quick ACKs left to send at once
+    /// (`icsk_ack.quick`), when data last arrived (`lrcvtime`), and the
+    /// adaptive ACK timeout (`ato`; zero before the first data).
+    quick_acks: u32,
+    last_data_at: Option<Instant>,
+    ato: Duration,
     time_wait_at: Option<Instant>,
 
     stats: TcpStats,
@@ -313,6 +371,15 @@ impl Connection {
             delivered: 0,
             delivered_time: Instant::ZERO,
             pace_at: None,
+            rack: Rack::default(),
+            rack_at: None,
+            tlp_at: None,
+            tlp_pending: false,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            prr: None,
+            ts_ok: false,
+            ts_recent: 0,
             irs: 0,
             rcv_nxt: 0,
             rcv_adv: 0,
@@ -327,6 +394,9 @@ impl Connection {
             last_ack_sent: 0,
             ack_now: false,
             delack_at: None,
+            quick_acks: 0,
+            last_data_at: None,
+            ato: Duration::ZERO,
             time_wait_at: None,
             stats: TcpStats::default(),
             config,
@@ -358,6 +428,7 @@ impl Connection {
             timer_retransmitted: false,
             sacked: false,
             lost: false,
+            rack_rtx: false,
             delivered: 0,
             delivered_time: now,
         });
@@ -468,11 +539,11 @@ impl Connection {
 
     pub fn snapshot(&self) -> CcSnapshot {
         let in_flight = match self.recovery {
-            Some(r) if r.kind == LossRecovery::Sack => self.pipe(r.high_rxt),
+            Some(r) if r.kind == LossRecovery::Sack => self.in_flight(r),
             _ => self.snd_max - self.snd_una,
         };
         CcSnapshot {
-            cwnd: self.cc.window(),
+            cwnd: self.cwnd(),
             ssthresh: self.cc.ssthresh(),
             srtt: self.rtt.srtt(),
             rttvar: self.rtt.rttvar(),
@@ -488,7 +559,10 @@ impl Connection {
     /// When [`Self::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let pace = self.pace_at.filter(|_| self.has_data_to_send());
-        [self.rto_at, self.delack_at, self.persist_at, self.time_wait_at, pace].into_iter().flatten().min()
+        [self.rto_at, self.delack_at, self.persist_at, self.time_wait_at, pace, self.rack_at, self.tlp_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Runs the timers due at `now`.
@@ -501,8 +575,24 @@ impl Connection {
         if self.delack_at.is_some_and(|t| t <= now) {
             self.delack_at = None;
             self.ack_now = true;
+            if self.config.quick_ack {
+                // `tcp_delack_timer_handler`: "Delayed ACK missed: inflate
+                // ATO", up to the RTO.
+                self.ato = self.ato.saturating_mul(2).min(self.rtt.rto());
+            }
         }
-        if self.rto_at.is_some_and(|t| t <= now) {
+        if self.rack_at.is_some_and(|t| t <= now) {
+            self.rack_at = None;
+            self.on_reordering_timeout(now);
+        }
+        if self.tlp_at.is_some_and(|t| t <= now) {
+            self.tlp_at = None;
+            // RFC 8985 §7.3: the probe goes at the next poll_transmit.
+            if self.recovery.is_none() && self.snd_una < self.snd_max && self.tlp_high_seq.is_none() {
+                self.tlp_pending = true;
+            }
+        }
+        if self.rto_at.is_some_and(|t| t <= now) && !self.tlp_pending {
             self.rto_at = None;
             self.on_retransmission_timeout(now);
         }
@@ -543,6 +633,11 @@ impl Connection {
         let flight = self.snd_max - self.snd_una;
         self.cc.on_timeout(now, flight, self.snd_mss, repeat);
         self.recovery = None;
+        self.prr = None;
+        self.rack_at = None;
+        self.tlp_at = None;
+        self.tlp_pending = false;
+        self.tlp_high_seq = None;
         self.retransmit_now = None;
         self.dupacks = 0;
         self.limited_sent = 0;
@@ -644,6 +739,15 @@ impl Connection {
             }
         }
         self.sack_ok = self.config.sack && seg.sack_permitted;
+        // RFC 7323 §3.2: timestamps on every segment once both SYNs carry
+        // them; Linux takes their 12 bytes out of the payload
+        // (tcp_current_mss).
+        self.ts_ok = self.config.timestamps && seg.timestamp.is_some();
+        if let Some(ts) = seg.timestamp.filter(|_| self.ts_ok) {
+            self.ts_recent = ts.value;
+            self.snd_mss = self.snd_mss.saturating_sub(TIMESTAMP_OPTION_LEN).max(1);
+            self.rcv_mss = self.snd_mss;
+        }
         self.cc = AnyCongestionControl::new(&self.config, self.snd_mss);
     }
 
@@ -653,7 +757,7 @@ impl Connection {
         if let Some(syn) = self.sent.pop_front()
             && !syn.retransmitted
         {
-            self.rtt.sample(now - syn.first_sent);
+            self.rtt.sample_at(now - syn.first_sent, self.iss + 1, self.iss + 1);
             self.stats.rtt_samples += 1;
         }
         self.snd_una = self.iss + 1;
@@ -673,6 +777,11 @@ impl Connection {
             if !seg.rst() {
                 if seg.len > 0 {
                     self.stats.duplicate_segments += 1;
+                    if self.config.quick_ack {
+                        // `tcp_send_dupack`: an old segment (the sender's
+                        // RTO) enters quick-ACK mode.
+                        self.incr_quickack();
+                    }
                 }
                 self.ack_now = true;
             }
@@ -685,6 +794,13 @@ impl Connection {
             self.reset = true;
             self.enter_closed();
             return;
+        }
+        if let Some(ts) = seg.timestamp.filter(|_| self.ts_ok)
+            && seg.seq <= self.last_ack_sent
+            && ts.value >= self.ts_recent
+        {
+            // RFC 7323 §4.3: TS.Recent from the segment the next ACK covers.
+            self.ts_recent = ts.value;
         }
         if seg.syn() {
             // A SYN in a synchronized state: challenge ACK (RFC 5961 §4).
@@ -780,6 +896,7 @@ impl Connection {
                 timer_retransmitted: false,
                 sacked: false,
                 lost: false,
+                rack_rtx: false,
                 delivered: self.delivered,
                 delivered_time: self.delivered_time,
             });
@@ -804,26 +921,47 @@ impl Connection {
             self.persist_backoff = 0;
             self.probe_pending = false;
         }
-        let newly_sacked = if self.sack_ok { self.take_sack(seg) } else { (0, None) };
+        let sacked = if self.sack_ok { self.take_sack(now, seg) } else { Sacked::default() };
+        let una_before = self.snd_una;
+        let mut delivered = sacked.bytes;
         if ack > self.snd_una {
-            self.on_new_ack(now, ack, newly_sacked);
-        } else if ack == self.snd_una
-            && self.snd_max > self.snd_una
-            && seg.len == 0
-            && !seg.syn()
-            && !seg.fin()
-            && !window_changed
-        {
-            self.on_duplicate_ack(now, newly_sacked.0 > 0);
+            delivered += self.on_new_ack(now, ack, &sacked, seg.timestamp.filter(|_| self.ts_ok));
+        } else {
+            if let Some(r) = sacked.oldest_rtt.filter(|_| self.config.rto_variant == RtoVariant::Linux) {
+                // Linux takes an RTT sample from newly SACKed data too
+                // (tcp_ack_update_rtt's sack_rtt_us).
+                self.rtt.sample_at(r, self.snd_una, self.snd_max);
+                self.stats.rtt_samples += 1;
+            }
+            if ack == self.snd_una
+                && self.snd_max > self.snd_una
+                && seg.len == 0
+                && !seg.syn()
+                && !seg.fin()
+                && !window_changed
+            {
+                self.on_duplicate_ack(now, sacked.bytes > 0);
+            }
+        }
+        if self.rack_on() {
+            self.on_tlp_ack(now, ack, ack > una_before);
+            let newly_lost = if delivered > 0 { self.rack_detect_loss(now) } else { 0 };
+            if newly_lost > 0 && self.recovery.is_none() && self.snd_una >= self.recover {
+                self.enter_loss_recovery(now, LossRecovery::Sack);
+            }
+            self.prr_on_ack(delivered, ack > una_before, newly_lost > 0);
+            self.schedule_tlp(now, ack > una_before);
+        } else {
+            self.prr_on_ack(delivered, ack > una_before, false);
         }
         true
     }
 
-    /// Marks SACKed segments; returns the bytes newly SACKed and the newest
-    /// segment among them (its send time and delivery state).
-    fn take_sack(&mut self, seg: &Segment) -> (u64, Option<(Instant, u64, Instant)>) {
-        let mut newly = 0;
-        let mut newest: Option<(Instant, u64, Instant)> = None;
+    /// Marks SACKed segments (and tells RACK, RFC 8985 §6.2 step 2).
+    fn take_sack(&mut self, now: Instant, seg: &Segment) -> Sacked {
+        let mut out = Sacked::default();
+        let mut oldest_sent: Option<Instant> = None;
+        let rack = &mut self.rack;
         for &(left, right) in seg.sack.as_slice() {
             if right <= self.snd_una || left >= right {
                 continue;
@@ -835,28 +973,40 @@ impl Connection {
                 }
                 if !s.sacked && s.start >= left && s.end <= right {
                     s.sacked = true;
-                    newly += s.end - s.start;
-                    if newest.is_none_or(|(t, _, _)| s.last_sent > t) {
-                        newest = Some((s.last_sent, s.delivered, s.delivered_time));
+                    out.bytes += s.end - s.start;
+                    if out.newest.is_none_or(|(t, _, _)| s.last_sent > t) {
+                        out.newest = Some((s.last_sent, s.delivered, s.delivered_time));
                     }
+                    if !s.retransmitted && oldest_sent.is_none_or(|t| s.last_sent < t) {
+                        oldest_sent = Some(s.last_sent);
+                    }
+                    rack.on_delivered(now, s.last_sent, s.end, s.retransmitted);
                 }
             }
         }
-        (newly, newest)
+        out.oldest_rtt = oldest_sent.map(|t| now - t);
+        out
     }
 
-    fn on_new_ack(&mut self, now: Instant, ack: u64, sacked: (u64, Option<(Instant, u64, Instant)>)) {
+    /// Returns the bytes newly delivered by the cumulative ACK (not SACKed
+    /// before).
+    fn on_new_ack(&mut self, now: Instant, ack: u64, sacked: &Sacked, ts: Option<Timestamp>) -> u64 {
         let flight_before = self.snd_max - self.snd_una;
         let acked = ack - self.snd_una;
         let mut rtt_sample = None;
-        let mut newest = sacked.1;
-        let mut newly_delivered = sacked.0;
+        // Linux (tcp_clean_rtx_queue): the sample is from the oldest
+        // segment acknowledged (`first_ackt`), and none if any of them was
+        // retransmitted.
+        let (mut oldest_rtt, mut any_retransmitted) = (None, false);
+        let mut newest = sacked.newest;
+        let mut newly_delivered = 0;
         let mut data_acked = 0;
         while let Some(front) = self.sent.front_mut() {
             if front.end <= ack {
                 let s = self.sent.pop_front().expect("front exists");
                 if !s.sacked {
                     newly_delivered += s.end - s.start;
+                    self.rack.on_delivered(now, s.last_sent, s.end, s.retransmitted);
                 }
                 data_acked += s.data_len();
                 if s.data_len() > 0 {
@@ -866,6 +1016,10 @@ impl Connection {
                 // Karn's rule: only segments sent once give a sample; the
                 // newest acknowledged one is the least delayed by the ACK.
                 rtt_sample = if s.retransmitted { None } else { Some(now - s.last_sent) };
+                any_retransmitted |= s.retransmitted;
+                if !s.retransmitted && oldest_rtt.is_none() {
+                    oldest_rtt = Some(now - s.last_sent);
+                }
                 if newest.is_none_or(|(t, _, _)| s.last_sent > t) {
                     newest = Some((s.last_sent, s.delivered, s.delivered_time));
                 }
@@ -881,17 +1035,30 @@ impl Connection {
             }
         }
         self.stats.bytes_acked += data_acked;
-        if let Some(r) = rtt_sample {
-            self.rtt.sample(r);
-            self.stats.rtt_samples += 1;
-        }
-        self.delivered += newly_delivered;
+        // RFC 7323 §4: the echoed timestamp times the segment that caused
+        // the ACK, retransmitted or not (millisecond clock, at least 1 ms
+        // as Linux rounds it).
+        let ts_rtt =
+            ts.filter(|t| t.echo != 0).map(|t| Duration::from_millis(ts_clock(now).wrapping_sub(t.echo).max(1) as u64));
+        let estimator_sample = if self.config.rto_variant == RtoVariant::Linux {
+            let seq = if any_retransmitted { None } else { oldest_rtt };
+            seq.or(sacked.oldest_rtt).or(ts_rtt)
+        } else {
+            rtt_sample.or(ts_rtt)
+        };
+        let ack_rtt = rtt_sample.or(ts_rtt);
+        let delivered_now = sacked.bytes + newly_delivered;
+        self.delivered += delivered_now;
         self.delivered_time = now;
         let rate =
             newest.map(|(_, delivered, at)| RateSample { delivered: self.delivered - delivered, interval: now - at });
         self.snd_una = ack;
         if self.snd_nxt < ack {
             self.snd_nxt = ack;
+        }
+        if let Some(r) = estimator_sample {
+            self.rtt.sample_at(r, self.snd_una, self.snd_max);
+            self.stats.rtt_samples += 1;
         }
         self.dupacks = 0;
         self.limited_sent = 0;
@@ -900,11 +1067,14 @@ impl Connection {
             None => {
                 let sample = AckSample {
                     bytes_acked: acked,
-                    rtt: rtt_sample,
+                    delivered: delivered_now,
+                    rtt: ack_rtt,
                     srtt: self.rtt.srtt(),
                     flight_size: flight_before,
                     mss,
                     rate,
+                    snd_una: self.snd_una,
+                    snd_nxt: self.snd_max,
                 };
                 self.cc.on_ack(now, &sample);
             }
@@ -918,6 +1088,7 @@ impl Connection {
                     LossRecovery::NewReno | LossRecovery::Sack if ack >= rec.point => {
                         self.cc.on_recovery_end(now, flight, mss, rec.kind);
                         self.recovery = None;
+                        self.prr = None;
                     }
                     LossRecovery::NewReno => {
                         // Partial ACK: the next hole is lost too.
@@ -939,7 +1110,7 @@ impl Connection {
                 }
             }
         }
-        if self.sack_ok {
+        if self.sack_ok && !self.rack_on() {
             self.mark_lost();
         }
         // RFC 6298 §5.2–5.3.
@@ -948,6 +1119,7 @@ impl Connection {
         } else if !matches!(self.recovery, Some(r) if r.kind == LossRecovery::NewReno) {
             self.arm_rto(now);
         }
+        newly_delivered
     }
 
     fn on_duplicate_ack(&mut self, now: Instant, sacked_more: bool) {
@@ -957,9 +1129,14 @@ impl Connection {
         let kind = self.cc.recovery(self.sack_ok);
         if let Some(rec) = self.recovery {
             self.cc.on_recovery_dupack(now, mss, rec.kind);
-            if rec.kind == LossRecovery::Sack {
+            if rec.kind == LossRecovery::Sack && !self.rack_on() {
                 self.mark_lost();
             }
+            return;
+        }
+        if self.rack_on() {
+            // RACK alone decides what is lost (RFC 8985 §6; Linux's
+            // tcp_time_to_recover with RACK counts no duplicate ACKs).
             return;
         }
         let _ = sacked_more;
@@ -981,9 +1158,12 @@ impl Connection {
     fn enter_loss_recovery(&mut self, now: Instant, kind: LossRecovery) {
         let mss = self.snd_mss;
         let flight = self.snd_max - self.snd_una - self.limited_sent;
+        let prior_cwnd = self.cc.window();
         self.stats.fast_retransmits += 1;
         self.cc.on_fast_retransmit(now, flight, mss, kind);
         self.recover = self.snd_max;
+        self.tlp_at = None;
+        self.tlp_pending = false;
         match kind {
             LossRecovery::None => {
                 // Tahoe: go back to the lost segment with a window of one.
@@ -992,7 +1172,12 @@ impl Connection {
             _ => {
                 self.recovery =
                     Some(Recovery { kind, point: self.snd_max, high_rxt: self.snd_una, partial_seen: false });
-                self.retransmit_now = Some(self.snd_una);
+                if !(kind == LossRecovery::Sack && self.rack_on()) {
+                    self.retransmit_now = Some(self.snd_una);
+                }
+                if kind == LossRecovery::Sack && self.config.prr {
+                    self.prr = Some(Prr::new(prior_cwnd, self.cc.ssthresh()));
+                }
             }
         }
         self.arm_rto(now);
@@ -1028,9 +1213,151 @@ impl Connection {
             .sum()
     }
 
+    /// Bytes in flight during SACK recovery: RFC 6675's pipe, or with RACK
+    /// Linux's `tcp_packets_in_flight` (outstanding, less SACKed and lost,
+    /// plus retransmissions in flight).
+    fn in_flight(&self, rec: Recovery) -> u64 {
+        if !self.rack_on() {
+            return self.pipe(rec.high_rxt);
+        }
+        self.sent
+            .iter()
+            .filter(|s| !s.sacked)
+            .map(|s| {
+                let len = s.end - s.start;
+                (if s.lost { 0 } else { len }) + (if s.lost && s.rack_rtx { len } else { 0 })
+            })
+            .sum()
+    }
+
+    /// The congestion window in force: PRR's during its recovery, the
+    /// algorithm's otherwise.
+    fn cwnd(&self) -> u64 {
+        match (&self.prr, self.recovery) {
+            (Some(prr), Some(_)) => prr.window(),
+            _ => self.cc.window(),
+        }
+    }
+
+    /// RACK-TLP is on: configured, and both ends permitted SACK.
+    fn rack_on(&self) -> bool {
+        self.config.loss_detection == LossDetection::Rack && self.sack_ok
+    }
+
+    /// RFC 8985 §6.2 steps 4–5 after an ACK that delivered data, or when
+    /// the reordering timer fires: marks losses and arms the timer for the
+    /// segments not due yet (`tcp_rack_mark_lost`: the wait rounded up to
+    /// whole milliseconds plus two). Returns the bytes newly marked lost.
+    fn rack_detect_loss(&mut self, now: Instant) -> u64 {
+        let sacked_segments = self.sent.iter().filter(|s| s.sacked).count() as u64;
+        let reo_wnd = self.rack.reo_wnd(
+            self.rtt.srtt(),
+            self.recovery.is_some(),
+            sacked_segments,
+            self.config.dupack_threshold as u64,
+        );
+        let (lost, wait) = self.rack.detect_loss(now, &mut self.sent, reo_wnd);
+        self.rack_at = wait.map(|w| {
+            let ms = w.as_nanos().div_ceil(1_000_000);
+            now + Duration::from_millis(ms) + rack::TIMEOUT_MIN
+        });
+        lost
+    }
+
+    /// The reordering timer (`tcp_rack_reo_timeout`): losses found now
+    /// start recovery as if one segment had been delivered.
+    fn on_reordering_timeout(&mut self, now: Instant) {
+        if !self.rack_on() || self.snd_una >= self.snd_max {
+            return;
+        }
+        let lost = self.rack_detect_loss(now);
+        if lost == 0 {
+            return;
+        }
+        if self.recovery.is_none() && self.snd_una >= self.recover {
+            self.enter_loss_recovery(now, LossRecovery::Sack);
+            self.prr_on_ack(self.snd_mss as u64, false, false);
+        }
+    }
+
+    /// RFC 6937 on an ACK during SACK recovery that delivered `delivered`
+    /// bytes.
+    fn prr_on_ack(&mut self, delivered: u64, una_advanced: bool, newly_lost: bool) {
+        let Some(rec) = self.recovery else { return };
+        if self.prr.is_none() {
+            return;
+        }
+        let in_flight = self.in_flight(rec);
+        let mss = self.snd_mss;
+        if let Some(prr) = &mut self.prr {
+            prr.on_ack(delivered, in_flight, mss, una_advanced, newly_lost);
+        }
+    }
+
+    /// Arms the tail loss probe (RFC 8985 §7.2; Linux tcp_output.c
+    /// `tcp_schedule_loss_probe`): in Linux's Open state (no recovery,
+    /// nothing SACKed: RACK handles holes) with data outstanding and no
+    /// probe out, PTO = 2·SRTT plus 200 ms when one segment is out
+    /// (the peer's delayed ACK) or 2 ms otherwise (1 s without an RTT
+    /// sample), but never after the RTO would fire. `advancing_rto` when
+    /// the RTO is being restarted now (an ACK of new data).
+    fn schedule_tlp(&mut self, now: Instant, advancing_rto: bool) {
+        self.tlp_at = None;
+        if !self.rack_on()
+            || self.recovery.is_some()
+            || self.snd_una >= self.snd_max
+            || self.tlp_high_seq.is_some()
+            || !self.state.is_synchronized()
+            || self.sent.iter().any(|s| s.sacked)
+        {
+            return;
+        }
+        let mut pto = match self.rtt.srtt() {
+            Some(srtt) => {
+                let one_out = self.snd_max - self.snd_una <= self.snd_mss as u64;
+                srtt.saturating_mul(2) + if one_out { TLP_DELAYED_ACK_ALLOWANCE } else { rack::TIMEOUT_MIN }
+            }
+            None => self.config.initial_rto,
+        };
+        let rto_left = if advancing_rto { Some(self.rtt.rto()) } else { self.rto_at.map(|t| t.saturating_since(now)) };
+        if let Some(left) = rto_left.filter(|l| !l.is_zero()) {
+            pto = pto.min(left);
+        }
+        self.tlp_at = Some(now + pto);
+    }
+
+    /// The ACK side of a loss probe (RFC 8985 §7.4; Linux
+    /// `tcp_process_tlp_ack`): a probe of new data, or an ACK that only
+    /// duplicates, ends the episode; an ACK beyond a retransmitted probe
+    /// means the probe repaired a loss, and the window is reduced once as
+    /// for a fast retransmit.
+    fn on_tlp_ack(&mut self, now: Instant, ack: u64, una_advanced: bool) {
+        let Some(high) = self.tlp_high_seq else { return };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans || !una_advanced {
+            self.tlp_high_seq = None;
+        } else if ack > high {
+            let flight = self.snd_max - self.snd_una;
+            let mss = self.snd_mss;
+            self.cc.on_fast_retransmit(now, flight, mss, LossRecovery::Sack);
+            self.cc.on_recovery_end(now, flight, mss, LossRecovery::Sack);
+            self.tlp_high_seq = None;
+        }
+    }
+
     fn on_data(&mut self, now: Instant, seg: &Segment) {
         self.stats.data_segments_received += 1;
         self.rcv_mss = self.rcv_mss.max(seg.len);
+        if self.config.quick_ack {
+            self.on_data_timing(now);
+            // `tcp_data_queue`: a duplicate or out-of-order segment enters
+            // quick-ACK mode (`tcp_enter_quickack_mode`).
+            if seg.seq != self.rcv_nxt {
+                self.incr_quickack();
+            }
+        }
         // Keep what fits in the window we advertised.
         let right = self.rcv_adv.max(self.rcv_nxt);
         let start = seg.seq.max(self.rcv_nxt);
@@ -1062,12 +1389,15 @@ impl Connection {
             } else {
                 match self.config.delayed_ack {
                     DelayedAck::Off => self.ack_now = true,
+                    // Linux's quick-ACK mode: ACK at once.
+                    DelayedAck::On(_) if self.quick_acks > 0 => self.ack_now = true,
                     DelayedAck::On(delay) => {
                         // At least every second full-sized segment.
                         if self.rcv_nxt - self.last_ack_sent >= 2 * self.rcv_mss as u64 {
                             self.ack_now = true;
                         } else if self.delack_at.is_none() {
-                            self.delack_at = Some(now + delay);
+                            let wait = if self.config.quick_ack { self.delayed_ack_timeout(delay) } else { delay };
+                            self.delack_at = Some(now + wait);
                         }
                     }
                 }
@@ -1078,6 +1408,63 @@ impl Connection {
             self.insert_ooo(start, end);
             self.ack_now = true;
         }
+    }
+
+    /// Linux's `tcp_event_data_recv` on data arriving at `now`: the first
+    /// data starts quick-ACK mode with ato at its floor (the configured
+    /// delay, `TCP_ATO_MIN`); after that ato follows the gaps m between
+    /// arrivals: m ≤ floor/2 → ato/2 + floor/2; m < ato → ato/2 + m (at most
+    /// the RTO); m > RTO (a silence) → quick-ACK mode again.
+    fn on_data_timing(&mut self, now: Instant) {
+        let floor = match self.config.delayed_ack {
+            DelayedAck::On(delay) => delay,
+            DelayedAck::Off => Duration::ZERO,
+        };
+        let half = |d: Duration| Duration::from_nanos(d.as_nanos() / 2);
+        match self.last_data_at {
+            _ if self.ato.is_zero() => {
+                self.incr_quickack();
+                self.ato = floor;
+            }
+            None => {}
+            Some(last) => {
+                let m = now - last;
+                if m <= half(floor) {
+                    self.ato = half(self.ato) + half(floor);
+                } else if m < self.ato {
+                    self.ato = (half(self.ato) + m).min(self.rtt.rto());
+                } else if m > self.rtt.rto() {
+                    self.incr_quickack();
+                }
+            }
+        }
+        self.last_data_at = Some(now);
+    }
+
+    /// Linux's `tcp_send_delayed_ack`: the timer is ato, but above the
+    /// floor at most the smoothed RTT (itself at least the floor) and
+    /// 500 ms (HZ/2).
+    fn delayed_ack_timeout(&self, floor: Duration) -> Duration {
+        let ato = self.ato.max(floor);
+        if ato <= floor {
+            return ato;
+        }
+        let mut max_ato = Duration::from_millis(500);
+        if let Some(srtt) = self.rtt.srtt() {
+            max_ato = max_ato.min(srtt.max(floor));
+        }
+        ato.min(max_ato)
+    }
+
+    /// `tcp_incr_quickack`: up to 16 quick ACKs, at most half the offered
+    /// window in full segments (2 if that is none).
+    fn incr_quickack(&mut self) {
+        let window = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        let mut quick = (window / (2 * self.rcv_mss.max(1) as u64)) as u32;
+        if quick == 0 {
+            quick = 2;
+        }
+        self.quick_acks = self.quick_acks.max(quick.min(MAX_QUICKACKS));
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
@@ -1155,7 +1542,7 @@ impl Connection {
             _ => {}
         }
         if self.pace_at.is_some_and(|t| t > now) {
-            return self.pure_ack_if_due();
+            return self.pure_ack_if_due(now);
         }
         if self.state.is_synchronized() && self.state != State::TimeWait {
             if let Some(seg) = self.transmit_data(now) {
@@ -1170,15 +1557,15 @@ impl Connection {
             }
             self.start_persist_if_needed(now);
         }
-        self.pure_ack_if_due()
+        self.pure_ack_if_due(now)
     }
 
-    fn pure_ack_if_due(&mut self) -> Option<Segment> {
+    fn pure_ack_if_due(&mut self, now: Instant) -> Option<Segment> {
         if !self.ack_now {
             return None;
         }
         let mut seg = self.segment(self.snd_max, 0, Flags::ACK);
-        self.fill_ack(&mut seg);
+        self.fill_ack(now, &mut seg);
         self.stats.acks_sent += 1;
         self.stats.segments_sent += 1;
         Some(seg)
@@ -1190,7 +1577,7 @@ impl Connection {
 
     /// Sets the ACK field, window and SACK blocks, and clears pending ACKs:
     /// every segment after the handshake acknowledges.
-    fn fill_ack(&mut self, seg: &mut Segment) {
+    fn fill_ack(&mut self, now: Instant, seg: &mut Segment) {
         seg.flags |= Flags::ACK;
         seg.ack = self.rcv_nxt;
         let window = self.rcv_window();
@@ -1201,15 +1588,29 @@ impl Connection {
         }
         seg.window = field as u16;
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + (field << self.rcv_shift));
+        if self.ts_ok {
+            seg.timestamp = Some(Timestamp { value: ts_clock(now), echo: self.ts_recent });
+        }
         if self.sack_ok && !self.ooo.is_empty() {
             // Most recently changed block first (RFC 2018 §4).
             let mut blocks: Vec<&OooBlock> = self.ooo.iter().collect();
             blocks.sort_by_key(|b| std::cmp::Reverse(b.touched));
             let mut sack = SackBlocks::default();
-            for b in blocks.into_iter().take(MAX_SACK_BLOCKS) {
+            let room = if self.ts_ok { MAX_SACK_BLOCKS_WITH_TIMESTAMPS } else { MAX_SACK_BLOCKS };
+            for b in blocks.into_iter().take(room) {
                 sack.push((b.start, b.end));
             }
             seg.sack = sack;
+        }
+        if self.rcv_nxt > self.last_ack_sent && self.quick_acks > 0 {
+            // `tcp_dec_quickack_mode`: one quick ACK used per ACK of new
+            // data; leaving the mode deflates ato to its floor.
+            self.quick_acks -= 1;
+            if self.quick_acks == 0
+                && let DelayedAck::On(floor) = self.config.delayed_ack
+            {
+                self.ato = floor;
+            }
         }
         self.last_ack_sent = self.rcv_nxt;
         self.ack_now = false;
@@ -1228,6 +1629,10 @@ impl Connection {
         }
         if self.config.sack && (!listener_side || self.sack_ok) {
             seg.sack_permitted = true;
+        }
+        if self.config.timestamps && (!listener_side || self.ts_ok) {
+            let echo = if listener_side { self.ts_recent } else { 0 };
+            seg.timestamp = Some(Timestamp { value: ts_clock(now), echo });
         }
         // The window of a SYN is not scaled.
         let window = self.rcv_buf.min(65_535);
@@ -1258,6 +1663,12 @@ impl Connection {
 
     /// Retransmissions first, then new data, within the windows.
     fn transmit_data(&mut self, now: Instant) -> Option<Segment> {
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(seg) = self.transmit_loss_probe(now) {
+                return Some(seg);
+            }
+        }
         if let Some(seq) = self.retransmit_now.take()
             && let Some(i) = self.index_of(seq)
         {
@@ -1290,15 +1701,18 @@ impl Connection {
             return Some(self.retransmit(now, i));
         }
         let outstanding = self.snd_max - self.snd_una;
-        self.transmit_new(now, outstanding)
+        self.transmit_new(now, outstanding, false)
     }
 
     /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send NextSeg.
     fn transmit_sack_recovery(&mut self, now: Instant, rec: Recovery) -> Option<Segment> {
-        let pipe = self.pipe(rec.high_rxt);
-        let cwnd = self.cc.window();
+        let pipe = self.in_flight(rec);
+        let cwnd = self.cwnd();
         if cwnd < pipe + self.snd_mss as u64 {
             return None;
+        }
+        if self.rack_on() {
+            return self.transmit_rack_recovery(now);
         }
         let highest_sacked = self.sent.iter().rev().find(|s| s.sacked).map_or(self.snd_una, |s| s.end);
         // (1) the first lost, unSACKed segment above HighRxt.
@@ -1319,10 +1733,46 @@ impl Connection {
                 Some(self.retransmit(now, i))
             }
             None => {
-                let seg = self.transmit_new(now, 0)?;
+                let seg = self.transmit_new(now, 0, false)?;
                 Some(seg)
             }
         }
+    }
+
+    /// Recovery with RACK (Linux `tcp_xmit_retransmit_queue`): the first
+    /// segment marked lost and not retransmitted since, else new data.
+    fn transmit_rack_recovery(&mut self, now: Instant) -> Option<Segment> {
+        let seg = match self.sent.iter().position(|s| s.lost && !s.rack_rtx && !s.sacked) {
+            Some(i) => Some(self.retransmit(now, i)),
+            None => self.transmit_new(now, 0, false),
+        }?;
+        if let Some(prr) = &mut self.prr {
+            prr.on_send(seg.len.max(1) as u64);
+        }
+        Some(seg)
+    }
+
+    /// The tail loss probe (RFC 8985 §7.3; Linux `tcp_send_loss_probe`):
+    /// one new segment if the receive window allows, whatever the
+    /// congestion window; else the last segment sent again. The RTO
+    /// restarts from the probe.
+    fn transmit_loss_probe(&mut self, now: Instant) -> Option<Segment> {
+        let outstanding = self.snd_max - self.snd_una;
+        let seg = match self.transmit_new(now, outstanding, true) {
+            Some(seg) => {
+                self.tlp_retrans = false;
+                seg
+            }
+            None => {
+                let i = self.sent.iter().rposition(|s| !s.sacked && !s.syn)?;
+                self.tlp_retrans = true;
+                self.retransmit(now, i)
+            }
+        };
+        self.tlp_high_seq = Some(self.snd_max);
+        self.stats.loss_probes += 1;
+        self.arm_rto(now);
+        Some(seg)
     }
 
     /// RFC 3042 §2: on the first and second duplicate ACK outside loss
@@ -1352,6 +1802,7 @@ impl Connection {
         let (delivered, delivered_time) = (self.delivered, self.delivered_time);
         let s = &mut self.sent[i];
         s.retransmitted = true;
+        s.rack_rtx = true;
         s.last_sent = now;
         s.delivered = delivered;
         s.delivered_time = delivered_time;
@@ -1362,7 +1813,7 @@ impl Connection {
         }
         let len = s.data_len() as u32;
         let mut seg = self.segment(s.start, len, flags);
-        self.fill_ack(&mut seg);
+        self.fill_ack(now, &mut seg);
         self.stats.retransmitted_segments += 1;
         self.stats.retransmitted_bytes += len as u64;
         self.count_sent(&seg);
@@ -1374,13 +1825,14 @@ impl Connection {
 
     /// A new segment from `snd_max`, if the windows and sender-side SWS
     /// avoidance (RFC 9293 §3.8.6.2.1, Nagle when on) allow.
-    fn transmit_new(&mut self, now: Instant, outstanding: u64) -> Option<Segment> {
+    /// `ignore_cwnd` for a loss probe (RFC 8985 §7.3).
+    fn transmit_new(&mut self, now: Instant, outstanding: u64, ignore_cwnd: bool) -> Option<Segment> {
         let fin_pending = self.fin_queued && self.snd_max == self.app_end;
         if !self.has_new_data() && !fin_pending {
             return None;
         }
         let base_cwnd = self.cc.window().min(self.config.max_window);
-        let cwnd = base_cwnd + self.limited_transmit_allowance();
+        let cwnd = if ignore_cwnd { u64::MAX / 4 } else { base_cwnd + self.limited_transmit_allowance() };
         let wnd_right = self.snd_una + self.snd_wnd;
         let cwnd_room = cwnd.saturating_sub(outstanding);
         let rwnd_room = wnd_right.saturating_sub(self.snd_max);
@@ -1428,16 +1880,21 @@ impl Connection {
             timer_retransmitted: false,
             sacked: false,
             lost: false,
+            rack_rtx: false,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
         });
         self.snd_max = end;
         self.snd_nxt = self.snd_nxt.max(end);
         let mut seg = self.segment(start, len as u32, flags);
-        self.fill_ack(&mut seg);
+        self.fill_ack(now, &mut seg);
         self.count_sent(&seg);
         if self.rto_at.is_none() {
             self.arm_rto(now);
+        }
+        if !ignore_cwnd && self.rack_on() {
+            // Linux re-arms the loss probe after sending new data.
+            self.schedule_tlp(now, false);
         }
         Some(seg)
     }
@@ -1462,7 +1919,7 @@ impl Connection {
     fn transmit_probe(&mut self, now: Instant) -> Segment {
         self.probe_pending = false;
         let mut seg = self.segment(self.snd_max, 1, Flags::empty_flags());
-        self.fill_ack(&mut seg);
+        self.fill_ack(now, &mut seg);
         self.probe_end = Some(self.snd_max + 1);
         self.stats.window_probes += 1;
         self.count_sent(&seg);

@@ -19,7 +19,10 @@ pub mod connection;
 pub mod rtt;
 pub mod segment;
 
-pub use config::{CcKind, ConfigError, DelayedAck, RtoVariant, TcpConfig};
+pub use config::{CcKind, ConfigError, DelayedAck, LossDetection, Profile, RtoVariant, TcpConfig, WindowGrowth};
 pub use congestion::{AckSample, AnyCongestionControl, CongestionControl, LossRecovery, RateSample};
 pub use connection::{CcSnapshot, Connection, SendError, State, TcpStats};
-pub use segment::{Flags, IP_HEADER_LEN, MAX_SACK_BLOCKS, SackBlocks, Segment, TCP_HEADER_LEN};
+pub use segment::{
+    Flags, IP_HEADER_LEN, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS, SackBlocks, Segment, TCP_HEADER_LEN,
+    TIMESTAMP_OPTION_LEN, Timestamp,
+};

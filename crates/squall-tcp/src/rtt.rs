@@ -3,7 +3,9 @@
 //! Read RFC 6298 ("Computing TCP's Retransmission Timer") first; Karn and
 //! Partridge 1991 for why retransmitted segments give no sample and why the
 //! backed-off RTO is kept until a valid sample arrives; seed 001 §3.2.1 for
-//! the variant with "+1" tick and the order of the updates.
+//! the variant with "+1" tick and the order of the updates; Linux's
+//! net/ipv4/tcp_input.c (`tcp_rtt_estimator`, `tcp_set_rto`) for
+//! [`RtoVariant::Linux`].
 
 use squall_link::Duration;
 
@@ -24,6 +26,22 @@ pub struct RttEstimator {
     granularity: Duration,
     /// The latest sample, for traces.
     latest: Option<Duration>,
+    /// Linux's extra state (RtoVariant::Linux only).
+    linux: LinuxVar,
+}
+
+/// Linux's estimator in its units, microseconds: `srtt8` is eight times
+/// SRTT (kernel `srtt_us`), `mdev` four
+/// times the mean deviation (kernel `mdev_us`), `rttvar` the term added to
+/// SRTT (`rttvar_us`), `mdev_max` the largest `mdev` of the current window
+/// (`mdev_max_us`), `rtt_seq` where that window ends (`rtt_seq`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct LinuxVar {
+    srtt8: i64,
+    mdev: i64,
+    mdev_max: i64,
+    rttvar: i64,
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
@@ -46,12 +64,72 @@ impl RttEstimator {
             initial_rto,
             granularity,
             latest: None,
+            linux: LinuxVar::default(),
         }
+    }
+
+    /// Takes a valid sample at a moment when the first unacknowledged
+    /// sequence number is `snd_una` and the next to send `snd_nxt` (Linux's
+    /// estimator decays its variance once per window of data; the other
+    /// variants ignore both).
+    pub fn sample_at(&mut self, r: Duration, snd_una: u64, snd_nxt: u64) {
+        if self.variant != RtoVariant::Linux {
+            return self.sample(r);
+        }
+        self.latest = Some(r);
+        self.backoff = 1;
+        // The kernel's arithmetic, in its units: microseconds, SRTT kept
+        // eight times over (`srtt_us`), shifts rounding down.
+        let mut m = (r.as_nanos() / 1000) as i64;
+        let rto_min = (self.min_rto.as_nanos() / 1000) as i64;
+        let v = &mut self.linux;
+        if v.srtt8 == 0 {
+            // "make sure rto = 3*rtt": mdev = 2R, rttvar = max(mdev, rto_min).
+            v.srtt8 = (m << 3).max(1);
+            v.mdev = m << 1;
+            v.rttvar = v.mdev.max(rto_min);
+            v.mdev_max = v.rttvar;
+            v.rtt_seq = snd_nxt;
+        } else {
+            // SRTT = 7/8 SRTT + 1/8 R.
+            m -= v.srtt8 >> 3;
+            v.srtt8 = (v.srtt8 + m).max(1);
+            if m < 0 {
+                m = -m - (v.mdev >> 2);
+                // A sample below SRTT moves mdev with gain 1/32, not 1/4
+                // (the kernel's Eifel-like rule).
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= v.mdev >> 2;
+            }
+            v.mdev += m;
+            if v.mdev > v.mdev_max {
+                v.mdev_max = v.mdev;
+                v.rttvar = v.rttvar.max(v.mdev_max);
+            }
+            if snd_una > v.rtt_seq {
+                // Once per window: rttvar decays a quarter of the way to
+                // the window's largest mdev, and the next window starts
+                // at rto_min.
+                if v.mdev_max < v.rttvar {
+                    v.rttvar -= (v.rttvar - v.mdev_max) >> 2;
+                }
+                v.rtt_seq = snd_nxt;
+                v.mdev_max = rto_min;
+            }
+        }
+        self.srtt = Some(Duration::from_micros((v.srtt8 >> 3).max(1) as u64));
+        self.rttvar = Duration::from_micros((v.mdev.max(0) >> 2) as u64);
     }
 
     /// Takes a valid sample (from a segment that was never retransmitted,
     /// Karn's rule) and resets the backoff (RFC 6298 §5, note after 5.7).
     pub fn sample(&mut self, r: Duration) {
+        if self.variant == RtoVariant::Linux {
+            return self.sample_at(r, 0, 0);
+        }
         self.latest = Some(r);
         self.backoff = 1;
         let Some(srtt) = self.srtt else {
@@ -65,7 +143,7 @@ impl RttEstimator {
             // §2.3: RTTVAR first, from the old SRTT; beta 1/4, alpha 1/8.
             RtoVariant::Rfc6298 => ((7 * s + r) / 8, (3 * v + (s - r).abs()) / 4),
             // Seed 001: SRTT first, then RTTVAR from the new SRTT.
-            RtoVariant::Seed001 => {
+            RtoVariant::Seed001 | RtoVariant::Linux => {
                 let ns = (7 * s + r) / 8;
                 (ns, (3 * v + (r - ns).abs()) / 4)
             }
@@ -87,6 +165,12 @@ impl RttEstimator {
             Some(srtt) => match self.variant {
                 RtoVariant::Rfc6298 => srtt + self.granularity.max(self.rttvar.saturating_mul(4)),
                 RtoVariant::Seed001 => srtt + self.rttvar.saturating_mul(4) + self.granularity,
+                RtoVariant::Linux => {
+                    // `__tcp_set_rto`: usecs_to_jiffies(srtt + rttvar),
+                    // a jiffy being 1 ms.
+                    let us = srtt.as_nanos() / 1000 + self.linux.rttvar.max(0) as u64;
+                    Duration::from_millis(us.div_ceil(1000))
+                }
             },
         };
         base.max(self.min_rto).saturating_mul(self.backoff as u64).min(self.max_rto)
@@ -169,6 +253,38 @@ mod tests {
         assert_eq!(e.backoff(), 64);
         e.sample(ms(100));
         assert_eq!(e.backoff(), 1);
+    }
+
+    #[test]
+    fn linux_estimator_by_hand() {
+        let mut e = RttEstimator::new(RtoVariant::Linux, ms(200), Duration::from_secs(120), ms(1000), ms(1), 1 << 15);
+        // First sample 100 ms: SRTT 100, mdev 200, rttvar max(200, 200):
+        // RTO 300 ms.
+        e.sample_at(ms(100), 1, 10);
+        assert_eq!(e.rto(), ms(300));
+        // 60 ms, same window (snd_una 5 ≤ rtt_seq 10): err −40, SRTT 95;
+        // |err| − mdev/4 = 40 − 50 < 0 so mdev = 200 − 10 = 190 (the 1/32
+        // gain applies to positive corrections only); rttvar stays 200.
+        e.sample_at(ms(60), 5, 20);
+        assert_eq!(e.srtt(), Some(ms(95)));
+        assert_eq!(e.rto(), ms(295));
+        // 200 ms, next window (snd_una 11 > 10): err +105, SRTT 95 +
+        // 13.125 = 108.125; mdev = 190 + 105 − 47.5 = 247.5 > mdev_max 200,
+        // so rttvar 247.5; then the window ends: rttvar ≥ mdev_max, no
+        // decay; RTO = ⌈108.125 + 247.5⌉ = 356 ms.
+        e.sample_at(ms(200), 11, 30);
+        assert_eq!(e.srtt(), Some(Duration::from_micros(108_125)));
+        assert_eq!(e.rto(), ms(356));
+        // Many 100 ms samples, one per window: SRTT returns to exactly 100
+        // ms (kept ×8), mdev shrinks toward 0, and rttvar decays toward
+        // rto_min by ⌊excess/4⌋ µs a window, which stalls 1 to 3 µs above
+        // it (an excess of 3 loses ⌊3/4⌋ = 0): ⌈300.00x ms⌉ = 301 ms, the
+        // "rto:201"-like figure `ss -i` shows on short paths.
+        for i in 0..200 {
+            e.sample_at(ms(100), 31 + 10 * i, 40 + 10 * i);
+        }
+        assert_eq!(e.srtt(), Some(ms(100)));
+        assert_eq!(e.rto(), ms(301));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! TCP segments as the model exchanges them (RFC 9293 §3.1 header fields,
-//! RFC 7323 window scale, RFC 2018 SACK). Data is virtual: a segment says
+//! RFC 7323 window scale and timestamps, RFC 2018 SACK). Data is virtual: a segment says
 //! how many bytes it carries, not which.
 //!
 //! Sequence numbers are 64-bit and never wrap inside the model; the low 32
@@ -38,6 +38,23 @@ impl std::ops::BitOrAssign for Flags {
 /// At most this many SACK blocks fit in a header without timestamps
 /// (2 NOPs + 2 + 8·4 = 36 of the 40 option bytes; RFC 2018 §3).
 pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// At most this many SACK blocks fit beside the timestamp option (12 + 4 +
+/// 8·3 = 40 option bytes).
+pub const MAX_SACK_BLOCKS_WITH_TIMESTAMPS: usize = 3;
+
+/// Option bytes the timestamp option takes on every segment, two NOPs
+/// included (RFC 7323 §3.2, Appendix A's layout, as Linux sends it).
+pub const TIMESTAMP_OPTION_LEN: u32 = 12;
+
+/// The timestamp option (RFC 7323 §3): the sender's clock and the echo of
+/// the peer's, in the sender's clock unit (milliseconds here, as Linux's
+/// `TCP_TS_HZ`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Timestamp {
+    pub value: u32,
+    pub echo: u32,
+}
 
 /// The SACK blocks of one segment, (left edge, right edge) with the right
 /// edge exclusive, first block the most recently received (RFC 2018 §4).
@@ -96,6 +113,9 @@ pub struct Segment {
     /// SACK-permitted option (RFC 2018 §2), on SYNs.
     pub sack_permitted: bool,
     pub sack: SackBlocks,
+    /// Timestamp option (RFC 7323 §3), on every segment once both SYNs
+    /// carried it.
+    pub timestamp: Option<Timestamp>,
 }
 
 /// IPv4 header without options, bytes.
@@ -124,13 +144,16 @@ impl Segment {
     }
 
     /// Length of the options in bytes, NOP-padded to 4 as Linux lays them
-    /// out (MSS 4, SACK-permitted 4, window scale 4, SACK blocks 4 + 8·n).
+    /// out (MSS 4, SACK-permitted 4, window scale 4, SACK blocks 4 + 8·n,
+    /// timestamps 12, or 12 for SACK-permitted and timestamps together).
     pub fn options_len(&self) -> u32 {
         let mss = if self.mss.is_some() { 4 } else { 0 };
-        let sack_ok = if self.sack_permitted { 4 } else { 0 };
+        let ts = if self.timestamp.is_some() { TIMESTAMP_OPTION_LEN } else { 0 };
+        // Linux puts SACK-permitted in the timestamp option's two NOPs.
+        let sack_ok = if self.sack_permitted && self.timestamp.is_none() { 4 } else { 0 };
         let ws = if self.window_scale.is_some() { 4 } else { 0 };
         let sack = if self.sack.is_empty() { 0 } else { 4 + 8 * self.sack.len() as u32 };
-        mss + sack_ok + ws + sack
+        mss + sack_ok + ws + sack + ts
     }
 
     /// Size of the IP packet carrying this segment: 40 bytes of headers,
@@ -174,5 +197,28 @@ mod tests {
             ack.sack.push((i, i + 1));
         }
         assert_eq!(ack.sack.len(), MAX_SACK_BLOCKS);
+    }
+
+    #[test]
+    fn timestamps_take_twelve_bytes() {
+        // Linux's SYN: MSS 4, SACK-permitted and timestamps 12, window
+        // scale 4 = 20 option bytes, a 60-byte packet.
+        let ts = Some(Timestamp { value: 1, echo: 0 });
+        let syn = Segment {
+            flags: Flags::SYN,
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            timestamp: ts,
+            ..Default::default()
+        };
+        assert_eq!(syn.ip_size(), 60);
+        let data = Segment { len: 1448, flags: Flags::ACK, timestamp: ts, ..Default::default() };
+        assert_eq!(data.ip_size(), 1500);
+        let mut ack = Segment { flags: Flags::ACK, timestamp: ts, ..Default::default() };
+        for i in 0..3 {
+            ack.sack.push((i, i + 1));
+        }
+        assert_eq!(ack.options_len(), 40, "three SACK blocks fill the option space beside timestamps");
     }
 }

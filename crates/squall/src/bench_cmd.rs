@@ -66,6 +66,18 @@ pub enum BenchWhat {
         #[arg(long)]
         soak_keep: bool,
     },
+    /// squall between two interfaces (`emu --inline`) against a plain Linux
+    /// bridge on the same two veths, in one run: UDP packets per second at
+    /// 64 and 1500 bytes, one cubic TCP connection's Gbit/s, departure-time
+    /// error at 1 Gbit/s. Needs root.
+    Bridge {
+        /// Seconds of UDP traffic per measurement.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Write the results as JSON here too.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
     /// Simulate engine speed: one bulk NewReno flow, 10 Mbit/s, 30 ms one
     /// way, 0.1% packet loss, 100 simulated seconds; delivered segments
     /// (bytes received / 1460) per wall-clock second, for seeds
@@ -162,7 +174,51 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         }
         BenchWhat::Emu { seconds, json, .. } => emu(seconds, json),
         BenchWhat::Tcp { runs, seed, json } => tcp(runs, seed, json),
+        BenchWhat::Bridge { seconds, json } => bridge(seconds, json),
     }
+}
+
+fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
+    let exe = std::env::current_exe().context("where is squall?")?;
+    let f = crate::bench_bridge::run(&exe, seconds)?;
+    println!(
+        "{:>6} {:>14} {:>10} {:>12} {:>10} {:>7}",
+        "bytes", "Linux bridge pps", "Gbit/s", "squall pps", "Gbit/s", "ratio"
+    );
+    for (size, linux, squall) in &f.udp {
+        let ratio = if linux.pps > 0.0 { squall.pps / linux.pps } else { 0.0 };
+        println!(
+            "{size:>6} {:>16.0} {:>10.3} {:>12.0} {:>10.3} {ratio:>7.3}",
+            linux.pps,
+            linux.bps / 1e9,
+            squall.pps,
+            squall.bps / 1e9
+        );
+    }
+    println!(
+        "TCP (cubic, 1 GB): Linux bridge {:.2} Gbit/s, squall {:.2} Gbit/s, ratio {:.3}",
+        f.tcp_linux_bps / 1e9,
+        f.tcp_squall_bps / 1e9,
+        f.tcp_squall_bps / f.tcp_linux_bps
+    );
+    let t = &f.timing_1gbit;
+    println!(
+        "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",
+        f.sink_1gbit.bps / 1e6,
+        t.error_p50 * 1e6,
+        t.error_p99 * 1e6,
+        t.error_max * 1e6,
+        t.late
+    );
+    let p = &f.ping_20ms;
+    println!(
+        "ping over 20 ms each way ({} of {} replies): avg {:.3} ms (mdev {:.3}), median {:.2} ms, p99 {:.2} ms; configured {:.1} ms",
+        p.received, p.sent, p.avg_ms, p.mdev_ms, p.median_ms, p.p99_ms, p.configured_ms
+    );
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&f)?)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(Serialize)]

@@ -170,22 +170,29 @@ pub fn ping(one_way_ms: f64, count: u32) -> Result<PingFigures> {
     let (_, dir, _) =
         emulate(&scenario(&stage, &stage, ""), &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")])?;
     let out = std::fs::read_to_string(dir.path().join("0-fixed.stdout"))?;
-    let mut times: Vec<f64> =
-        out.lines().filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok()).collect();
-    times.sort_by(f64::total_cmp);
-    let summary = out.lines().find(|l| l.contains("min/avg/max")).with_context(|| format!("ping printed {out}"))?;
-    let numbers: Vec<f64> =
-        // "rtt min/avg/max/mdev = 50.086/50.483/65.143/1.478 ms, pipe 3"
-        summary.split('=').nth(1).and_then(|v| v.split_whitespace().next()).unwrap_or("").split('/').filter_map(|x| x.parse().ok()).collect();
-    anyhow::ensure!(numbers.len() == 4 && !times.is_empty(), "ping printed {out}");
-    let pick = |q: f64| times[((q * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1];
-    Ok(PingFigures {
-        sent: count as u64,
-        received: times.len() as u64,
-        avg_ms: numbers[1],
-        mdev_ms: numbers[3],
-        median_ms: pick(0.5),
-        p99_ms: pick(0.99),
-        configured_ms: 2.0 * one_way_ms,
-    })
+    PingFigures::from_output(&out, count, 2.0 * one_way_ms)
+}
+
+impl PingFigures {
+    /// The figures of `ping -c count` printed as `out`.
+    pub fn from_output(out: &str, count: u32, configured_ms: f64) -> Result<PingFigures> {
+        let mut times: Vec<f64> =
+            out.lines().filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok()).collect();
+        times.sort_by(f64::total_cmp);
+        let summary = out.lines().find(|l| l.contains("min/avg/max")).with_context(|| format!("ping printed {out}"))?;
+        let numbers: Vec<f64> =
+            // "rtt min/avg/max/mdev = 50.086/50.483/65.143/1.478 ms, pipe 3"
+            summary.split('=').nth(1).and_then(|v| v.split_whitespace().next()).unwrap_or("").split('/').filter_map(|x| x.parse().ok()).collect();
+        anyhow::ensure!(numbers.len() == 4 && !times.is_empty(), "ping printed {out}");
+        let pick = |q: f64| times[((q * times.len() as f64).ceil() as usize).clamp(1, times.len()) - 1];
+        Ok(PingFigures {
+            sent: count as u64,
+            received: times.len() as u64,
+            avg_ms: numbers[1],
+            mdev_ms: numbers[3],
+            median_ms: pick(0.5),
+            p99_ms: pick(0.99),
+            configured_ms,
+        })
+    }
 }

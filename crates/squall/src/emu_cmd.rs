@@ -62,6 +62,11 @@ pub struct EmuArgs {
     /// MTU of the hosts' TUN devices, bytes.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
+    /// Open the hosts' TUN devices without offloads: each write of a host
+    /// is one wire-sized packet (slower; the model sees the same packets
+    /// either way, as offloaded flights are cut before it).
+    #[arg(long)]
+    pub no_offloads: bool,
     /// Keep at most this many bytes of each packet in the pcaps (like
     /// `tcpdump -s`); a record's original length stays the packet's.
     /// Default: whole packets.
@@ -72,11 +77,30 @@ pub struct EmuArgs {
     /// counted (summary.json `emu.capture_dropped`), packets never.
     #[arg(long, value_name = "RECORDS", default_value_t = DEFAULT_QUEUE, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 24))]
     pub record_queue: usize,
+    /// Inline mode: carry every frame between two existing interfaces
+    /// through the scenario's link instead of making namespaces: frames
+    /// from the first take the downlink (links[0].between[0]'s side),
+    /// frames from the second the uplink. `--inline eth1,eth2`. Needs a
+    /// scenario of two hosts and one link (or --link) and no workloads.
+    #[arg(long, value_name = "IFACE,IFACE", value_parser = parse_interface_pair)]
+    pub inline: Option<[String; 2]>,
+    /// With --inline: attach even to an interface with this machine's
+    /// default route or one of its global addresses.
+    #[arg(long, requires = "inline")]
+    pub force: bool,
     /// Shell mode: run this command on the mobile host (the second host of
     /// the first link) with SQUALL_PEER set to the fixed host's address; the
     /// run ends when it exits.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// `A,B`: two interface names.
+fn parse_interface_pair(s: &str) -> Result<[String; 2], String> {
+    match s.split(',').map(str::trim).collect::<Vec<_>>()[..] {
+        [a, b] if !a.is_empty() && !b.is_empty() => Ok([a.to_string(), b.to_string()]),
+        _ => Err(format!("expected two interface names separated by a comma, like `eth1,eth2`; got `{s}`")),
+    }
 }
 
 #[derive(Serialize)]
@@ -118,6 +142,8 @@ struct Aggregate {
 struct EmuDetails {
     run_id: u32,
     ended_by: EndReason,
+    /// TUN offloads granted to the hosts (absent inline).
+    offloads: Option<squall_emu::device::TunOffloads>,
     early_wakeup: f64,
     workloads: Vec<CommandOutcome>,
     stale_removed: Vec<String>,
@@ -178,6 +204,16 @@ fn commands(
 /// (flow i listens on `TCP_WORKLOAD_PORT + i`).
 const TCP_WORKLOAD_PORT: u16 = 15_000;
 
+/// The port the server of `[[workload.tcp]]` entry number `index` listens
+/// on in emulation: a bulk server's `TCP_WORKLOAD_PORT + index`, Apache's
+/// `dst_port` or 80 (the simulator's: `squall_sim::tcp_ports`).
+pub(crate) fn tcp_server_port(f: &squall_scenario::TcpFlow, index: usize) -> u16 {
+    match f.app {
+        squall_scenario::TcpApp::Web(_) => f.dst_port.unwrap_or(80),
+        _ => TCP_WORKLOAD_PORT + index as u16,
+    }
+}
+
 /// `[[workload.tcp]]` flows as real Linux TCP: for a bulk application, a
 /// `squall tool bulk` server on the flow's `to` host and a client on its
 /// `from` host at `start`, told every key Linux can express (see
@@ -226,7 +262,7 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
                 }
             }
         }
-        let port = TCP_WORKLOAD_PORT + i as u16;
+        let port = tcp_server_port(f, i);
         let route = |to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[String]| {
             if attrs.is_empty() {
                 String::new()
@@ -238,10 +274,10 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
             host: f.to.clone(),
             at: Duration::ZERO,
             run: format!(
-                "{}squall tool bulk --server --port {port} --mss {} --window {}",
+                "{}squall tool bulk --server --port {port} --mss {}{}",
                 route(client, server, &linux.receiver_route),
                 f.mss.0,
-                f.rwnd.0
+                linux.window.map(|w| format!(" --window {w}")).unwrap_or_default()
             ),
             background: true,
             interactive: false,
@@ -255,13 +291,19 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
                 bytes.0,
                 linux.cc,
                 f.mss.0,
-                shell_quote(&format!("tcp-{}.csv", f.name))
+                shell_quote(&tcp_info_file(&f.name))
             ),
             background: false,
             interactive: false,
         });
     }
     Ok((out, sysctls))
+}
+
+/// The file in `workloads/` where a `[[workload.tcp]]` bulk client writes
+/// its TCP_INFO samples.
+pub(crate) fn tcp_info_file(flow: &str) -> String {
+    format!("tcp-{flow}.csv")
 }
 
 /// Sysctls per host name.
@@ -273,9 +315,17 @@ type Sysctls = BTreeMap<String, BTreeMap<String, String>>;
 /// `cwnd ... lock cwnd`, `quickack`), per-namespace sysctls (`tcp_sack`,
 /// `tcp_window_scaling`); TCP_MAXSEG and TCP_WINDOW_CLAMP go to the bulk
 /// tool. `notes` say what Linux does instead for the keys it cannot take.
+///
+/// With `profile = "rfc"` every key is applied at its resolved value (RFC
+/// defaults included). With `profile = "linux"` a key left out is Linux's
+/// own default already, and one given at Linux's default changes nothing:
+/// neither is set, so the kernel runs as it would unconfigured.
 #[derive(Debug, PartialEq)]
 struct LinuxTcp {
     cc: &'static str,
+    /// TCP_WINDOW_CLAMP for the receiving tool, bytes; `None` leaves
+    /// Linux's receive-buffer autotuning alone.
+    window: Option<u64>,
     sender_route: Vec<String>,
     receiver_route: Vec<String>,
     sysctls: Vec<(&'static str, String)>,
@@ -284,7 +334,7 @@ struct LinuxTcp {
 
 impl LinuxTcp {
     fn of(f: &squall_scenario::TcpFlow) -> Result<Self> {
-        use squall_scenario::{DelayedAckSpec, RtoSpec, TcpCc, WindowSize};
+        use squall_scenario::{DelayedAckSpec, RtoSpec, TcpCc, TcpProfile, WindowSize};
         let cc = match f.cc {
             TcpCc::Tahoe => anyhow::bail!("Linux has no Tahoe; use cc = \"reno\" or \"cubic\" in emulation"),
             // Linux's `reno` recovers with SACK when it is on (RFC 6675)
@@ -296,10 +346,20 @@ impl LinuxTcp {
             WindowSize::Segments(n) => n,
             WindowSize::Bytes(b) => b.0.div_ceil(f.mss.0.max(1)),
         };
-        let mut sender_route = vec![
-            format!("initcwnd {}", f.initial_window),
-            format!("rto_min {}ms", f.min_rto.as_nanos().div_ceil(1_000_000)),
-        ];
+        let linux = f.profile == TcpProfile::Linux;
+        // A key to apply: always with the RFC profile (at its resolved
+        // value), with the Linux profile only if given and not Linux's own
+        // default.
+        let apply = |given: bool, at_linux_default: bool| !linux || (given && !at_linux_default);
+        let mut sender_route = Vec::new();
+        let initial_window = f.initial_window.unwrap_or(if linux { LINUX_INITCWND } else { 2 });
+        if apply(f.initial_window.is_some(), initial_window == LINUX_INITCWND) {
+            sender_route.push(format!("initcwnd {initial_window}"));
+        }
+        let min_rto = f.min_rto.unwrap_or(if linux { LINUX_RTO_MIN } else { Duration::from_secs(1) });
+        if apply(f.min_rto.is_some(), min_rto == LINUX_RTO_MIN) {
+            sender_route.push(format!("rto_min {}ms", min_rto.as_nanos().div_ceil(1_000_000)));
+        }
         if let Some(w) = f.initial_ssthresh {
             sender_route.push(format!("ssthresh {}", segments(w)));
         }
@@ -309,19 +369,29 @@ impl LinuxTcp {
         let mut receiver_route = Vec::new();
         let mut notes = Vec::new();
         match f.delayed_ack {
-            DelayedAckSpec::Enabled(false) => receiver_route.push("quickack 1".to_string()),
-            DelayedAckSpec::Enabled(true) | DelayedAckSpec::Timer(_) => notes.push(
+            Some(DelayedAckSpec::Enabled(false)) => receiver_route.push("quickack 1".to_string()),
+            // The Linux profile's delayed ACKs are Linux's own.
+            None if linux => {}
+            None | Some(DelayedAckSpec::Enabled(true)) | Some(DelayedAckSpec::Timer(_)) => notes.push(
                 "Linux delays ACKs by its own rules (quick-ACK at the start, then 40 ms to 200 ms), not by \
                  `delayed_ack`; `delayed_ack = false` is the one setting it takes (route `quickack`)"
                     .to_string(),
             ),
         }
-        if f.rto != RtoSpec::Rfc6298 {
-            notes.push("Linux computes its RTO as RFC 6298 with its own rules; `rto` is not applied".into());
+        let rto = f.rto.unwrap_or(if linux { RtoSpec::Linux } else { RtoSpec::Rfc6298 });
+        if rto == RtoSpec::Seed001 || (linux && rto == RtoSpec::Rfc6298) {
+            notes.push("Linux computes its RTO with its own rules (rto = \"linux\"); `rto` is not applied".into());
         }
         if !f.limited_transmit {
             notes.push(
                 "Linux always uses limited transmit (RFC 3042); `limited_transmit = false` is not applied".into(),
+            );
+        }
+        if f.hystart == Some(false) && f.cc == TcpCc::Cubic {
+            notes.push(
+                "HyStart is a global tcp_cubic module parameter, not a per-namespace setting; `hystart = false` is \
+                 not applied"
+                    .into(),
             );
         }
         if f.drain.is_some() {
@@ -330,14 +400,32 @@ impl LinuxTcp {
         if f.proxy.is_some() {
             notes.push("runs end to end; the split-TCP proxy exists in the simulator only".into());
         }
-        let sack = f.sack.unwrap_or(matches!(f.cc, TcpCc::Sack | TcpCc::Cubic));
-        let sysctls = vec![
-            ("net.ipv4.tcp_sack", u8::from(sack).to_string()),
-            ("net.ipv4.tcp_window_scaling", u8::from(f.window_scaling).to_string()),
-        ];
-        Ok(LinuxTcp { cc, sender_route, receiver_route, sysctls, notes })
+        let mut sysctls = Vec::new();
+        let sack = f.sack.unwrap_or(linux || matches!(f.cc, TcpCc::Sack | TcpCc::Cubic));
+        if apply(f.sack.is_some(), sack) {
+            sysctls.push(("net.ipv4.tcp_sack", u8::from(sack).to_string()));
+        }
+        let window_scaling = f.window_scaling.unwrap_or(true);
+        if apply(f.window_scaling.is_some(), window_scaling) {
+            sysctls.push(("net.ipv4.tcp_window_scaling", u8::from(window_scaling).to_string()));
+        }
+        // Timestamps only when asked for: the RFC profile has always left
+        // Linux's default (on) alone.
+        if let Some(ts) = f.timestamps
+            && apply(true, ts)
+        {
+            sysctls.push(("net.ipv4.tcp_timestamps", u8::from(ts).to_string()));
+        }
+        let window = (!linux || f.rwnd.is_some()).then(|| f.rwnd().0);
+        Ok(LinuxTcp { cc, window, sender_route, receiver_route, sysctls, notes })
     }
 }
+
+/// Linux's initial congestion window, segments (include/net/tcp.h
+/// `TCP_INIT_CWND`, RFC 6928).
+const LINUX_INITCWND: u32 = 10;
+/// Linux's lower bound of the RTO (`TCP_RTO_MIN`).
+const LINUX_RTO_MIN: Duration = Duration::from_millis(200);
 
 /// `[[workload.udp]]` in emulation: `squall tool udp-flow` on each flow's
 /// `from` host sends the packets the simulator would (same pacer, seed,
@@ -401,7 +489,7 @@ fn web_workload(
         bail!("emulation fetches a site: give the web application a manifest (site = \"site.csv\") instead of sizes");
     }
     let server = scenario.hosts.iter().find(|h| h.name == f.to).with_context(|| format!("no host `{}`", f.to))?;
-    let port = f.dst_port.unwrap_or(80);
+    let port = tcp_server_port(f, 0);
     let site = workload_dir.join(format!("site-{}", f.name));
     let count = web.object_count() as usize;
     let mut urls = String::new();
@@ -548,7 +636,12 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         stop_when_workloads_exit: commands.iter().any(|c| !c.background),
         commands,
         workload_dir: rep.join("workloads"),
+        inline: args
+            .inline
+            .clone()
+            .map(|interfaces| squall_emu::inline::InlineOptions { interfaces, force: args.force }),
         mtu: args.mtu,
+        offloads: !args.no_offloads,
         control: true,
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
@@ -643,6 +736,7 @@ fn write_outputs(
         emu: EmuDetails {
             run_id: report.id.0,
             ended_by: report.ended_by,
+            offloads: report.offloads,
             early_wakeup: args.early_wakeup.as_secs_f64(),
             workloads: report.workloads.clone(),
             stale_removed: report.stale_removed.clone(),
@@ -691,4 +785,55 @@ fn write_outputs(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(keys: &str) -> squall_scenario::TcpFlow {
+        toml::from_str(&format!("name = \"f\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk = \"1 MB\" }}\n{keys}")).unwrap()
+    }
+
+    #[test]
+    fn rfc_profile_sets_every_key_as_before() {
+        let l = LinuxTcp::of(&flow("")).unwrap();
+        assert_eq!(l.sender_route, vec!["initcwnd 2", "rto_min 1000ms"]);
+        assert_eq!(l.window, Some(65_535));
+        assert_eq!(
+            l.sysctls,
+            vec![("net.ipv4.tcp_sack", "0".to_string()), ("net.ipv4.tcp_window_scaling", "1".to_string())]
+        );
+        assert_eq!(l.notes.len(), 1, "delayed_ack's note: {:?}", l.notes);
+    }
+
+    #[test]
+    fn linux_profile_leaves_linux_defaults_alone() {
+        let l = LinuxTcp::of(&flow("profile = \"linux\"\ncc = \"cubic\"")).unwrap();
+        assert_eq!(
+            l,
+            LinuxTcp {
+                cc: "cubic",
+                window: None,
+                sender_route: vec![],
+                receiver_route: vec![],
+                sysctls: vec![],
+                notes: vec![],
+            }
+        );
+        // Given at Linux's own values: still nothing to set.
+        let same = "profile = \"linux\"\ninitial_window = 10\nmin_rto = \"200 ms\"\nsack = true\ntimestamps = true";
+        let l = LinuxTcp::of(&flow(same)).unwrap();
+        assert!(l.sender_route.is_empty() && l.sysctls.is_empty());
+        // Different from Linux's: set.
+        let other =
+            "profile = \"linux\"\ninitial_window = 4\nmin_rto = \"300 ms\"\ntimestamps = false\nrwnd = \"256 KiB\"";
+        let l = LinuxTcp::of(&flow(other)).unwrap();
+        assert_eq!(l.sender_route, vec!["initcwnd 4", "rto_min 300ms"]);
+        assert_eq!(l.sysctls, vec![("net.ipv4.tcp_timestamps", "0".to_string())]);
+        assert_eq!(l.window, Some(256 * 1024));
+        // A key Linux cannot take keeps its note.
+        let l = LinuxTcp::of(&flow("profile = \"linux\"\nrto = \"seed001\"\ndelayed_ack = \"100 ms\"")).unwrap();
+        assert_eq!(l.notes.len(), 2, "{:?}", l.notes);
+    }
 }

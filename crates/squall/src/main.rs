@@ -1,9 +1,11 @@
 //! The `squall` command line: flags, progress and printing live here; the
 //! work is done by the library crates.
 
+mod bench_bridge;
 mod bench_cmd;
 mod bench_more;
 mod builtin;
+mod compare_cmd;
 mod ctl_cmd;
 mod emu_cmd;
 mod report_cmd;
@@ -44,6 +46,9 @@ enum Command {
     Validate(validate_cmd::ValidateArgs),
     /// Run an experiment: replication sets and parameter sweeps, then the report.
     Run(run_cmd::RunArgs),
+    /// Run a scenario in both engines and compare them: simulator against
+    /// real Linux TCP, per flow and metric, against a tolerance (needs root).
+    Compare(compare_cmd::CompareArgs),
     /// Rebuild an experiment's results.csv, summary.csv and report.html from its runs.
     Report(report_cmd::ReportArgs),
     /// List the built-in scenarios (use them as `builtin:NAME`).
@@ -62,6 +67,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
+        Command::Compare(args) => compare_cmd::run(args),
         Command::Emu(args) => emu_cmd::run(args),
         Command::Ctl(args) => ctl_cmd::run(args),
         Command::Tool(args) => tool_cmd::run(args),

@@ -72,22 +72,28 @@ pub fn build(out: &Path) -> Result<()> {
 }
 
 /// A run whose TCP application did not finish by the end of the run
-/// (result.json: a `tcp_flows` entry not `completed`; seed 003 §3's failed
-/// download) has its TCP workloads' elapsed time run to the end of the
-/// run: what the captures show is only how far it got.
-fn mark_unfinished(dir: &Path, flows: &mut [squall_analysis::FlowStats]) {
-    let Ok(text) = std::fs::read_to_string(dir.join("result.json")) else { return };
-    let Ok(result) = serde_json::from_str::<serde_json::Value>(&text) else { return };
-    let unfinished = result["tcp_flows"]
+/// (result.json of a simulated run: a `tcp_flows` entry not `completed`,
+/// seed 003 §3's failed download; of an emulated run: a foreground
+/// workload stopped at the end of the run, `emu.workloads` with no exit
+/// code) has its TCP workloads' elapsed time run to the end of the run:
+/// what the captures show is only how far it got. Returns whether it did.
+pub(crate) fn mark_unfinished(dir: &Path, flows: &mut [squall_analysis::FlowStats]) -> bool {
+    let Ok(text) = std::fs::read_to_string(dir.join("result.json")) else { return false };
+    let Ok(result) = serde_json::from_str::<serde_json::Value>(&text) else { return false };
+    let simulated = result["tcp_flows"]
         .as_array()
         .is_some_and(|flows| flows.iter().any(|f| f["completed"].as_bool() == Some(false)));
-    let Some(end) = result["end"].as_f64() else { return };
-    if !unfinished {
-        return;
+    let emulated = result["emu"]["workloads"]
+        .as_array()
+        .is_some_and(|w| w.iter().any(|w| w["background"].as_bool() == Some(false) && w["exit_code"].is_null()));
+    let Some(end) = result["end"].as_f64().or_else(|| result["runs"][0]["end"].as_f64()) else { return false };
+    if !(simulated || emulated) {
+        return false;
     }
     for f in flows.iter_mut().filter(|f| f.label.starts_with("tcp ")) {
         f.elapsed = f.elapsed.max(end - f.opened);
     }
+    true
 }
 
 /// Seed 000 Table 2 on the terminal: per set, point and flow.

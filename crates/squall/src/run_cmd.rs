@@ -212,10 +212,28 @@ fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, V
     Ok((Manifest { experiment: experiment.name.clone(), sets }, scenarios, jobs))
 }
 
+/// One simulation replication, written into `dir` as `squall run` keeps
+/// it: events.csv (`events` says which), one pcap per host, the TCP trace
+/// files and result.json.
+pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events: EventLog, dir: &Path) -> Result<()> {
+    let options = RunOptions { record_events: true, record_packets: false, record_captures: true };
+    let mut result = squall_sim::run(scenario, seed, options)?;
+    if events == EventLog::Drops {
+        result.events.retain(|e| {
+            use squall_link::EventKind::*;
+            matches!(e.kind, Drop(_) | Corrupt | StateChange | BlackoutStart | BlackoutEnd)
+        });
+    }
+    let summary = write_replication(dir, replication, result, Outputs { events: true, pcap: true })?;
+    fs::write(dir.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
+    Ok(())
+}
+
 /// One emulation replication: `squall emu` in a child process on the
 /// resolved scenario (its own namespaces, cleaned up when it ends), its
-/// files moved into `dir` like a simulated run's.
-fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> {
+/// files moved into `dir` like a simulated run's (result.json is the
+/// child's summary.json).
+pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> {
     fs::create_dir_all(dir)?;
     let resolved = dir.join("scenario.toml");
     fs::write(&resolved, toml::to_string(scenario)?)?;
@@ -278,18 +296,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             fs::remove_dir_all(&tmp)?;
         }
         match experiment.sets[job.set].engine {
-            Engine::Sim => {
-                let options = RunOptions { record_events: true, record_packets: false, record_captures: true };
-                let mut result = squall_sim::run(scenario, job.seed, options)?;
-                if args.events == EventLog::Drops {
-                    result.events.retain(|e| {
-                        use squall_link::EventKind::*;
-                        matches!(e.kind, Drop(_) | Corrupt | StateChange | BlackoutStart | BlackoutEnd)
-                    });
-                }
-                let summary = write_replication(&tmp, job.replication, result, Outputs { events: true, pcap: true })?;
-                fs::write(tmp.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
-            }
+            Engine::Sim => simulate(scenario, job.replication, job.seed, args.events, &tmp)?,
             Engine::Emu => emulate(scenario, job.seed, &tmp)?,
         }
         if final_dir.exists() {

@@ -298,13 +298,19 @@ pub fn write_replication(
     })
 }
 
+/// The name of a TCP trace file without `.csv`: tcp-FLOW-CONNECTION-ENDPOINT,
+/// with anything in the flow's name but letters, digits, `-` and `_` as `_`.
+pub fn tcp_trace_stem(flow: &str, connection: u32, endpoint: &str) -> String {
+    let safe: String =
+        flow.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    format!("tcp-{safe}-{connection}-{endpoint}")
+}
+
 /// tcp-FLOW-CONNECTION-ENDPOINT.csv: time (s), cwnd and ssthresh (bytes),
 /// srtt, rttvar and rto (s), bytes in flight.
 fn write_tcp_trace(rep_dir: &Path, trace: &TcpTrace) -> Result<()> {
     use std::io::Write;
-    let safe: String =
-        trace.flow.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    let path = rep_dir.join(format!("tcp-{safe}-{}-{}.csv", trace.connection, trace.endpoint));
+    let path = rep_dir.join(format!("{}.csv", tcp_trace_stem(&trace.flow, trace.connection, trace.endpoint)));
     let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
     let mut w = BufWriter::new(file);
     writeln!(w, "time,cwnd,ssthresh,srtt,rttvar,rto,in_flight")?;

@@ -11,6 +11,25 @@ use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
 use crate::units::{Bytes, Rate};
 
+/// The sizes of a source's bursts (`burst`, packets per arrival event).
+#[derive(Debug)]
+enum Bursts {
+    /// Every arrival is this many packets (CBR, or a `gap` source).
+    Fixed(u32),
+    /// Batch sizes 1, 2, ... with mean 1/p: 1 + Geometric(p) failures
+    /// (a Poisson source's compound arrivals).
+    Geometric(rand_distr::Geometric, StreamRng),
+}
+
+impl Bursts {
+    fn sample(&mut self) -> u32 {
+        match self {
+            Bursts::Fixed(n) => *n,
+            Bursts::Geometric(g, rng) => 1 + rand_distr::Distribution::sample(g, rng).min(u32::MAX as u64 - 1) as u32,
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Source {
     /// What it was built from: a change that leaves it as it was keeps
@@ -20,6 +39,9 @@ struct Source {
     class: Option<usize>,
     gap: Sampler<Duration>,
     size: Sampler<Bytes>,
+    bursts: Bursts,
+    /// Packets of the current burst still to come (at `next`).
+    burst_left: u32,
     /// On and off period lengths of an on/off source.
     on_off: Option<(Sampler<Duration>, Sampler<Duration>)>,
     /// End of the current on period.
@@ -92,11 +114,22 @@ impl Background {
                 } else {
                     gap.sample()
                 };
+                let b = c.burst_mean();
+                let mut bursts = match c.arrivals {
+                    crate::background::Arrivals::Poisson if c.gap.is_none() && b > 1 => {
+                        let p = 1.0 / b as f64;
+                        Bursts::Geometric(rand_distr::Geometric::new(p).expect("0 < p <= 1"), stream("burst"))
+                    }
+                    _ => Bursts::Fixed(b),
+                };
+                let burst_left = bursts.sample();
                 let mut s = Source {
                     config: c.clone(),
                     class: c.class.as_ref().and_then(|n| queue.classes.iter().position(|q| &q.name == n)),
                     gap,
                     size,
+                    bursts,
+                    burst_left,
                     on_off,
                     on_until,
                     next: now + first,
@@ -179,8 +212,12 @@ impl Background {
         packet.background = true;
         packet.forward = s.forward;
         self.made += 1;
-        s.next = at + s.gap.sample();
-        s.skip_off_periods();
+        s.burst_left -= 1;
+        if s.burst_left == 0 {
+            s.burst_left = s.bursts.sample();
+            s.next = at + s.gap.sample();
+            s.skip_off_periods();
+        }
         Some((at, Generated { packet, class: s.class }))
     }
 }

@@ -95,7 +95,17 @@ mod tests {
     const MSS: u32 = 1000;
 
     fn ack(bytes: u64) -> AckSample {
-        AckSample { bytes_acked: bytes, rtt: None, srtt: None, flight_size: 10_000, mss: MSS, rate: None }
+        AckSample {
+            bytes_acked: bytes,
+            delivered: bytes,
+            rtt: None,
+            srtt: None,
+            flight_size: 10_000,
+            mss: MSS,
+            rate: None,
+            snd_una: 0,
+            snd_nxt: 0,
+        }
     }
 
     #[test]

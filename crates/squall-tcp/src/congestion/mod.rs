@@ -11,13 +11,19 @@
 
 mod aimd;
 mod cubic;
+mod hystart;
+mod linux_reno;
+mod prr;
 
 pub use aimd::Aimd;
 pub use cubic::Cubic;
+pub use hystart::{HyStart, HyStartExit};
+pub use linux_reno::LinuxReno;
+pub use prr::Prr;
 
 use squall_link::{Duration, Instant};
 
-use crate::config::{CcKind, TcpConfig};
+use crate::config::{CcKind, TcpConfig, WindowGrowth};
 
 /// How lost segments are recovered after fast retransmit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +61,9 @@ impl RateSample {
 pub struct AckSample {
     /// Bytes newly acknowledged cumulatively.
     pub bytes_acked: u64,
+    /// Bytes newly delivered: acknowledged cumulatively or SACKed, each
+    /// byte counted once (Linux's `acked_sacked`).
+    pub delivered: u64,
     /// The RTT sample this ACK gave, if any (Karn's rule applied).
     pub rtt: Option<Duration>,
     /// The smoothed RTT after this ACK, if there is one.
@@ -64,6 +73,10 @@ pub struct AckSample {
     /// Sender MSS, bytes.
     pub mss: u32,
     pub rate: Option<RateSample>,
+    /// The cumulative ACK point after this ACK, and the next sequence
+    /// number to send (HyStart's rounds).
+    pub snd_una: u64,
+    pub snd_nxt: u64,
 }
 
 /// A congestion control algorithm. Windows are in bytes.
@@ -104,6 +117,8 @@ pub enum AnyCongestionControl {
     NewReno(Aimd),
     Sack(Aimd),
     Cubic(Cubic),
+    /// `reno`, `newreno` or `sack` with Linux's window growth.
+    LinuxReno(LinuxReno),
 }
 
 impl AnyCongestionControl {
@@ -112,6 +127,18 @@ impl AnyCongestionControl {
     pub fn new(config: &TcpConfig, mss: u32) -> Self {
         let iw = config.initial_window as u64 * mss as u64;
         let (ssthresh, max) = (config.initial_ssthresh, config.max_window);
+        if config.window_growth == WindowGrowth::Linux {
+            return match config.cc {
+                // Linux has no Tahoe: this is the RFC window's Tahoe.
+                CcKind::Tahoe => AnyCongestionControl::Tahoe(Aimd::new(LossRecovery::None, iw, ssthresh, max)),
+                CcKind::Reno | CcKind::NewReno | CcKind::Sack => {
+                    AnyCongestionControl::LinuxReno(LinuxReno::new(iw, ssthresh, max, mss))
+                }
+                CcKind::Cubic => {
+                    AnyCongestionControl::Cubic(Cubic::linux(iw, ssthresh, max, config.hystart.then(HyStart::default)))
+                }
+            };
+        }
         match config.cc {
             CcKind::Tahoe => AnyCongestionControl::Tahoe(Aimd::new(LossRecovery::None, iw, ssthresh, max)),
             CcKind::Reno => AnyCongestionControl::Reno(Aimd::new(LossRecovery::Reno, iw, ssthresh, max)),
@@ -130,6 +157,7 @@ macro_rules! dispatch {
             | AnyCongestionControl::NewReno($cc)
             | AnyCongestionControl::Sack($cc) => $e,
             AnyCongestionControl::Cubic($cc) => $e,
+            AnyCongestionControl::LinuxReno($cc) => $e,
         }
     };
 }

@@ -652,3 +652,324 @@ fn lost_syn_and_syn_ack_are_retransmitted() {
     assert_eq!((client.stats().retransmitted_segments, server.stats().retransmitted_segments), (1, 1));
     assert_eq!(client.stats().bytes_acked, 1000);
 }
+
+/// The Linux profile ([`TcpConfig::linux`]): each behaviour against a
+/// figure worked out by hand from the RFC or the kernel's formula.
+mod linux {
+    use super::*;
+    use crate::congestion::HyStartExit;
+
+    /// Linux's settings with the scripted peer's MSS of 1000 bytes.
+    fn linux() -> TcpConfig {
+        TcpConfig { mss: MSS, iss: 0, ..TcpConfig::linux() }
+    }
+
+    /// RFC 6928's IW10, and RFC 7323 timestamps taking 12 bytes of each
+    /// segment: with an MSS of 1460 the payload is 1448 and the packet 1500
+    /// bytes (Linux's `tcp_current_mss`).
+    #[test]
+    fn ten_segments_of_1448_bytes_in_the_first_rtt() {
+        let cfg = TcpConfig { iss: 0, ..TcpConfig::linux() };
+        let mut c = Connection::connect(cfg, at(0));
+        let syn = send!(c, at(0));
+        let ts = syn[0].timestamp.expect("the SYN offers timestamps");
+        assert_eq!(syn[0].ip_size(), 60, "MSS, SACK-permitted + timestamps, window scale: 20 option bytes");
+        let synack = Segment {
+            seq: PEER_ISS,
+            ack: 1,
+            flags: Flags::SYN | Flags::ACK,
+            window: 65_535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            sack_permitted: true,
+            timestamp: Some(Timestamp { value: 7000, echo: ts.value }),
+            ..Default::default()
+        };
+        c.handle_segment(at(100), &synack);
+        c.send(1_000_000).unwrap();
+        let out = send!(c, at(100));
+        let sizes: Vec<(u32, u32)> = out.iter().filter(|s| s.len > 0).map(|s| (s.len, s.ip_size())).collect();
+        assert_eq!(sizes, vec![(1448, 1500); 10]);
+        assert!(out.iter().all(|s| s.timestamp.is_some_and(|t| t.echo == 7000)), "every segment echoes TS.Recent");
+        assert_eq!(c.send_mss(), 1448);
+    }
+
+    /// The kernel's RTO after the SYN-ACK's 100 ms sample: SRTT 100,
+    /// rttvar max(2·100, rto_min 200) = 200, RTO 300 ms. The loss probe
+    /// (RFC 8985 §7.2) is armed at 2·SRTT + 2 ms = 202 ms after the
+    /// flight of 10 segments, before that RTO.
+    #[test]
+    fn rto_and_probe_timeout_after_the_handshake() {
+        let mut c = established(linux(), 65_535, 100_000, true);
+        assert_eq!(c.snapshot().rto, ms(300));
+        assert_eq!(data(&send!(c, at(100))).len(), 10);
+        assert_eq!(c.rto_at, Some(at(400)));
+        assert_eq!(c.poll_timeout(), Some(at(302)));
+    }
+
+    /// RACK (RFC 8985 §6.2): ten segments sent at 100 ms; the 8th (k = 7)
+    /// is lost. The ACK at 200 of the first seven gives RACK.min_rtt 100.
+    /// SACKs of k = 8 (at 201) and k = 8..9 (at 202) are only two
+    /// duplicate ACKs: RFC 5681 would wait for the RTO. RACK: k = 7 was
+    /// sent no later than the delivered k = 9, so it is lost at 100 +
+    /// RACK.rtt (102) + reo_wnd (min_rtt/4 = 25, fewer than 3 SACKed
+    /// segments) = 227 ms; the reordering timer is armed for the wait
+    /// (25 ms) plus 2 ms at 202: the retransmission leaves at 229 ms.
+    #[test]
+    fn rack_retransmits_after_the_reordering_window_with_two_dupacks() {
+        let mut c = established(linux(), 65_535, 10_000, true);
+        assert_eq!(data(&send!(c, at(100))).len(), 10);
+        let s = seg_start;
+        recv!(c, at(200), ack = s(7), wnd = 65_535);
+        assert!(send!(c, at(200)).is_empty());
+        recv!(c, at(201), ack = s(7), wnd = 65_535, sack = [(s(8), s(9))]);
+        recv!(c, at(202), ack = s(7), wnd = 65_535, sack = [(s(8), s(10))]);
+        assert!(send!(c, at(202)).is_empty());
+        assert_eq!(c.stats().dupacks_received, 2);
+        assert_eq!(c.poll_timeout(), Some(at(229)));
+        c.handle_timeout(at(229));
+        assert_eq!(data(&send!(c, at(229))), vec![(s(7), 1000)]);
+        assert_eq!((c.stats().fast_retransmits, c.stats().timeouts), (1, 0));
+        // PRR (RFC 6937) on entering recovery: nothing else in flight
+        // (k = 8, 9 SACKed), so the window is the one retransmission.
+        assert_eq!(c.snapshot().cwnd, 1000);
+        // Recovery ends with everything acknowledged: cwnd = ssthresh =
+        // half of the 17-segment window (10 + 7 in slow start) = 8.
+        recv!(c, at(330), ack = s(10), wnd = 65_535);
+        assert!(c.recovery.is_none());
+        assert_eq!(c.snapshot().cwnd, 8000);
+    }
+
+    /// PRR (RFC 6937) in a connection: ten segments at 100 ms, the first
+    /// lost, the others SACKed one per ms from 200 ms. The first two SACKs
+    /// let one new segment each go (k = 10, 11: RFC 3042, as Linux's
+    /// in-flight count does). The third finds segment 0 lost (RACK's
+    /// reo_wnd is 0 with 3 SACKed): recovery, ssthresh = 10/2 = 5 segments
+    /// (Linux halves cwnd), prior_cwnd 10. Then per SACK, with pipe =
+    /// the retransmission + unSACKed segments:
+    ///
+    /// | SACK | delivered | pipe | sndcnt | sent |
+    /// | --- | --- | --- | --- | --- |
+    /// | 3 | 1 | 8 > 5 | ⌈1·5/10⌉ − 0 = 1 | segment 0 again |
+    /// | 4 | 2 | 8 | ⌈2·5/10⌉ − 1 = 0 | — |
+    /// | 5 | 3 | 7 | ⌈3·5/10⌉ − 1 = 1 | 12 |
+    /// | 6 | 4 | 7 | 2 − 2 = 0 | — |
+    /// | 7 | 5 | 6 | ⌈5·5/10⌉ − 2 = 1 | 13 |
+    /// | 8 | 6 | 6 | 3 − 3 = 0 | — |
+    /// | 9 | 7 | 5 ≤ 5 | min(5 − 5, max(0, 1)) = 0 | — |
+    ///
+    /// one segment per two delivered while pipe > ssthresh.
+    #[test]
+    fn prr_sends_one_segment_per_two_delivered_in_recovery() {
+        let mut c = established(linux(), 65_535, 1_000_000, true);
+        assert_eq!(data(&send!(c, at(100))).len(), 10);
+        let s = seg_start;
+        let mut sent = vec![];
+        for k in 1..=9u64 {
+            recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
+            sent.push(data(&send!(c, at(199 + k))));
+        }
+        assert_eq!(sent[0], vec![(s(10), 1000)]);
+        assert_eq!(sent[1], vec![(s(11), 1000)]);
+        assert_eq!(c.stats().fast_retransmits, 1);
+        assert_eq!(c.snapshot().ssthresh, 5000);
+        let counts: Vec<usize> = sent[2..].iter().map(Vec::len).collect();
+        assert_eq!(counts, vec![1, 0, 1, 0, 1, 0, 0]);
+        assert_eq!(sent[2], vec![(s(0), 1000)]);
+        assert_eq!((sent[4][0].0, sent[6][0].0), (s(12), s(13)));
+    }
+
+    /// TLP (RFC 8985 §7): the last two of ten segments are lost. The ACK of
+    /// the first eight comes at 200 ms (SRTT 100 ms, RTO 300 ms); the probe
+    /// goes at 200 + 2·100 + 2 = 402 ms (RTO would be at 500), resending
+    /// the last segment. Its SACK at 502 (an RTT later) lets RACK find the
+    /// other one lost at once: retransmitted at 502, no timeout.
+    #[test]
+    fn tail_loss_probe_recovers_before_the_rto() {
+        let mut c = established(linux(), 65_535, 10_000, true);
+        assert_eq!(data(&send!(c, at(100))).len(), 10);
+        let s = seg_start;
+        recv!(c, at(200), ack = s(8), wnd = 65_535);
+        assert!(send!(c, at(200)).is_empty());
+        assert_eq!(c.rto_at, Some(at(500)));
+        assert_eq!(c.poll_timeout(), Some(at(402)));
+        c.handle_timeout(at(402));
+        assert_eq!(data(&send!(c, at(402))), vec![(s(9), 1000)], "the probe resends the last segment");
+        assert_eq!(c.stats().loss_probes, 1);
+        recv!(c, at(502), ack = s(8), wnd = 65_535, sack = [(s(9), s(10))]);
+        assert_eq!(data(&send!(c, at(502))), vec![(s(8), 1000)]);
+        recv!(c, at(602), ack = s(10), wnd = 65_535);
+        assert!(c.all_acked());
+        assert_eq!(c.stats().timeouts, 0);
+    }
+
+    /// Quick-ACK mode (Linux `tcp_incr_quickack`): the offered window of
+    /// 65535 bytes holds 32 two-segment pairs, so the first data starts
+    /// min(32, 16) = 16 quick ACKs: one ACK per segment. Then an ACK every
+    /// second full segment, a lone segment waits 40 ms, and data out of
+    /// order starts quick-ACK mode again.
+    #[test]
+    fn first_segments_are_acked_at_once_then_every_second_or_after_40_ms() {
+        let mut server = answered_syn(linux());
+        let base = PEER_ISS + 1;
+        let seg = |k: u64| peer_data(base + k * 1000, 1000);
+        for k in 0..16 {
+            server.handle_segment(at(100 + k), &seg(k));
+            let acks = send!(server, at(100 + k));
+            assert_eq!(acks.len(), 1, "segment {k} is ACKed at once");
+        }
+        server.handle_segment(at(120), &seg(16));
+        assert!(send!(server, at(120)).is_empty(), "the 17th waits");
+        server.handle_segment(at(121), &seg(17));
+        assert_eq!(send!(server, at(121)).len(), 1, "two full segments");
+        server.handle_segment(at(130), &seg(18));
+        assert!(send!(server, at(130)).is_empty());
+        assert_eq!(server.poll_timeout(), Some(at(170)), "40 ms delayed-ACK timer");
+        server.handle_timeout(at(170));
+        assert_eq!(send!(server, at(170)).len(), 1);
+        // A gap: k = 20 before 19. Out of order → quick-ACK mode again.
+        server.handle_segment(at(200), &seg(20));
+        assert_eq!(send!(server, at(200)).len(), 1);
+        server.handle_segment(at(201), &seg(19));
+        assert_eq!(send!(server, at(201)).len(), 1);
+        server.handle_segment(at(202), &seg(21));
+        assert_eq!(send!(server, at(202)).len(), 1, "quick-ACK mode after the reordering");
+    }
+
+    /// Whole transfers through periodic loss, with and without timestamps
+    /// on the peer, finish (RACK, TLP, PRR and the RTO together do not
+    /// livelock) and retransmit.
+    #[test]
+    fn linux_transfers_complete_through_periodic_loss() {
+        for cc in [CcKind::Reno, CcKind::Cubic] {
+            for timestamps in [true, false] {
+                let cfg = TcpConfig { cc, timestamps, rcv_buf: 20_000, ..linux() };
+                let (client, server, _) =
+                    transfer(cfg.clone(), cfg, 300_000, ms(20), |n, _| n % 13 == 0 || n % 29 == 0, 200_000);
+                assert_eq!(server.stats().bytes_received, 300_000, "{cc:?} {timestamps}");
+                assert_eq!(client.stats().bytes_acked, 300_000, "{cc:?} {timestamps}");
+                assert!(client.stats().retransmitted_segments > 0);
+            }
+        }
+    }
+
+    /// Linux's adaptive ACK timeout (`tcp_event_data_recv`,
+    /// `tcp_delack_timer_handler`, `tcp_send_delayed_ack`). The handshake's
+    /// 100 ms sample gives SRTT 100 ms and RTO 300 ms. After the 16 quick
+    /// ACKs (segments 1 ms apart keep ato at 40 ms), a lone segment at
+    /// 130 ms waits the 40 ms floor; the timer firing doubles ato to 80
+    /// ms. The next lone segment (at 300, a gap of 170 ms: above ato, below
+    /// the RTO, ato unchanged) waits min(80, SRTT 100, 500) = 80 ms. After
+    /// that timer ato is min(160, RTO 300) = 160; a segment after a gap of
+    /// 350 ms > RTO restarts quick-ACK mode: ACKed at once.
+    #[test]
+    fn a_missed_delayed_ack_doubles_the_ack_timeout() {
+        let mut server = answered_syn(linux());
+        let base = PEER_ISS + 1;
+        let seg = |k: u64| peer_data(base + k * 1000, 1000);
+        for k in 0..16 {
+            server.handle_segment(at(100 + k), &seg(k));
+            assert_eq!(send!(server, at(100 + k)).len(), 1);
+        }
+        assert_eq!(server.ato, ms(40));
+        server.handle_segment(at(130), &seg(16));
+        assert!(send!(server, at(130)).is_empty());
+        assert_eq!(server.poll_timeout(), Some(at(170)));
+        server.handle_timeout(at(170));
+        assert_eq!(send!(server, at(170)).len(), 1);
+        assert_eq!(server.ato, ms(80));
+        server.handle_segment(at(300), &seg(17));
+        assert!(send!(server, at(300)).is_empty());
+        assert_eq!(server.poll_timeout(), Some(at(380)));
+        server.handle_timeout(at(380));
+        assert_eq!(send!(server, at(380)).len(), 1);
+        assert_eq!(server.ato, ms(160));
+        server.handle_segment(at(730), &seg(18));
+        assert_eq!(send!(server, at(730)).len(), 1, "quick-ACK mode after a silence longer than the RTO");
+    }
+
+    /// A sender behind a bottleneck: `rate` bytes per second, a FIFO of
+    /// `queue` packets, `delay` each way; ACKs come back without queueing.
+    /// Returns the client after `until` and the packets the queue dropped.
+    fn through_bottleneck(
+        cfg: TcpConfig,
+        rate: u64,
+        queue: usize,
+        delay: Duration,
+        until: Instant,
+    ) -> (Connection, u64) {
+        let mut client = Connection::connect(cfg.clone(), Instant::ZERO);
+        client.send(1 << 40).unwrap();
+        let mut server = Connection::listen(cfg);
+        // (arrival time, to server, segment); the bottleneck's departures.
+        let mut wire: Vec<(Instant, bool, Segment)> = Vec::new();
+        let mut departures: VecDeque<Instant> = VecDeque::new();
+        let mut free_at = Instant::ZERO;
+        let mut drops = 0;
+        let mut now = Instant::ZERO;
+        for _ in 0..2_000_000 {
+            wire.sort_by_key(|(t, _, _)| *t);
+            while wire.first().is_some_and(|(t, _, _)| *t <= now) {
+                let (_, to_server, seg) = wire.remove(0);
+                if to_server { server.handle_segment(now, &seg) } else { client.handle_segment(now, &seg) }
+            }
+            for c in [&mut client, &mut server] {
+                if c.poll_timeout().is_some_and(|t| t <= now) {
+                    c.handle_timeout(now);
+                }
+            }
+            server.read(u64::MAX);
+            while departures.front().is_some_and(|&t| t <= now) {
+                departures.pop_front();
+            }
+            while let Some(seg) = client.poll_transmit(now) {
+                if departures.len() >= queue {
+                    drops += 1;
+                    continue;
+                }
+                let tx = Duration::from_nanos(seg.ip_size() as u64 * 1_000_000_000 / rate);
+                free_at = free_at.max(now) + tx;
+                departures.push_back(free_at);
+                wire.push((free_at + delay, true, seg));
+            }
+            while let Some(seg) = server.poll_transmit(now) {
+                wire.push((now + delay, false, seg));
+            }
+            let next = [wire.iter().map(|x| x.0).min(), client.poll_timeout(), server.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("something to do");
+            now = next.max(now);
+            if now >= until {
+                return (client, drops);
+            }
+        }
+        panic!("step bound reached at {now}");
+    }
+
+    /// HyStart (Linux tcp_cubic.c): 10 Mbit/s (1.25 MB/s), 30 ms each way,
+    /// 1500-byte packets (1.2 ms each), a 200-packet queue. The pipe holds
+    /// 50 packets. Slow start doubles the window each round; from the round
+    /// that starts with more than 50 packets out, a standing queue of 30
+    /// packets (36 ms) delays even the round's first ACKs, above the
+    /// minimum (61 ms) + max(4 ms, 61/8 ms): HyStart's delay test ends slow
+    /// start after 8 such samples, at about 176 packets, 126 of them
+    /// queued. ACKs every second packet are 2.4 ms apart, more than the
+    /// 2 ms of an ACK train, so only the delay test can fire. Without
+    /// HyStart slow start runs on to ~330 packets and overflows the queue
+    /// (363 drops in the model by 3 s, the first at 0.51 s).
+    #[test]
+    fn hystart_leaves_slow_start_before_the_queue_overflows() {
+        let cubic = TcpConfig { cc: CcKind::Cubic, mss: 1460, ..linux() };
+        let (with, drops_with) = through_bottleneck(cubic.clone(), 1_250_000, 200, ms(30), at(3000));
+        let AnyCongestionControl::Cubic(cc) = &with.cc else { panic!("cubic") };
+        assert_eq!(cc.hystart_exit(), Some(HyStartExit::DelayIncrease));
+        assert!((150..=200).contains(&(cc.ssthresh() / 1448)), "ssthresh {} B", cc.ssthresh());
+        let without = TcpConfig { hystart: false, ..cubic };
+        let (plain, drops_without) = through_bottleneck(without, 1_250_000, 200, ms(30), at(3000));
+        assert_eq!(drops_with, 0, "no loss with HyStart in the first 3 s");
+        assert!(drops_without > 10, "plain slow start overflows the queue: {drops_without} drops");
+        assert!(plain.stats().retransmitted_segments > 10);
+    }
+}

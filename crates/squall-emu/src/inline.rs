@@ -1,0 +1,152 @@
+//! Inline mode: squall between two existing interfaces, as the seeds'
+//! emulators sit between real networks (Seawind, seed 000 §4.1; WIPEMU,
+//! seed 002 §II.A, a gateway between two Ethernet interfaces; the
+//! degrader, seed 003 §2, a box between two ports). Every frame read on
+//! one interface crosses the scenario's link to the other: frames from
+//! the first interface take the downlink (the side of
+//! `links[0].between[0]`), frames from the second the uplink.
+//!
+//! What squall changes on an interface is a promiscuous-mode membership
+//! of its packet socket, which the kernel drops with the socket, however
+//! the process ends; offloads stay as they are (super-frames are cut in
+//! software, [`crate::offload`]). A lock file per interface, held with
+//! flock(2) for the run and released by the kernel even after SIGKILL,
+//! keeps two runs off one interface.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::process::Command;
+
+use squall_scenario::Scenario;
+
+use crate::device::PacketDevice;
+use crate::error::{Context, EmuError};
+use crate::naming::control_dir;
+use crate::packet_socket::PacketSocket;
+use crate::routing::Routing;
+
+/// Which interfaces, and whether to attach to one the machine itself uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlineOptions {
+    /// The side of `links[0].between[0]` (its frames take the downlink),
+    /// then the other side.
+    pub interfaces: [String; 2],
+    /// Attach even to an interface with the machine's default route or one
+    /// of its own global addresses (its own traffic would cross the model
+    /// too, or stop).
+    pub force: bool,
+}
+
+/// The interfaces' lock files, held for the run and removed at its end.
+pub struct InlineLock {
+    files: Vec<(PathBuf, File)>,
+}
+
+impl Drop for InlineLock {
+    fn drop(&mut self) {
+        for (path, file) in self.files.drain(..) {
+            let _ = std::fs::remove_file(&path);
+            drop(file);
+        }
+    }
+}
+
+/// Checks the scenario and the interfaces and opens them: the devices in
+/// the order of `routing`'s hosts.
+pub fn attach(
+    scenario: &Scenario,
+    routing: &Routing,
+    options: &InlineOptions,
+) -> Result<(InlineLock, Vec<Box<dyn PacketDevice>>), EmuError> {
+    if routing.names.len() != 2 || routing.paths.len() != 2 {
+        return Err(EmuError::Scenario(format!(
+            "inline mode needs a scenario of two hosts and one link (the two sides); `{}` has {} hosts and {} links",
+            scenario.name,
+            routing.names.len(),
+            routing.paths.len() / 2
+        )));
+    }
+    let [a, b] = &options.interfaces;
+    if a == b {
+        return Err(EmuError::Scenario(format!("inline mode needs two different interfaces, not `{a}` twice")));
+    }
+    for name in [a, b] {
+        if !options.force {
+            refuse_if_in_use_by_the_machine(name)?;
+        }
+    }
+    let mut lock = InlineLock { files: Vec::new() };
+    for name in [a, b] {
+        lock.files.push(lock_interface(name)?);
+    }
+    let first = PacketSocket::open(a)?;
+    let second = PacketSocket::open(b)?;
+    // Host paths[0].from is links[0].between[0]: the first interface.
+    let mut devices: Vec<Option<Box<dyn PacketDevice>>> = vec![None, None];
+    devices[routing.paths[0].from] = Some(Box::new(first));
+    devices[routing.paths[0].to] = Some(Box::new(second));
+    Ok((lock, devices.into_iter().map(|d| d.expect("two hosts, one link")).collect()))
+}
+
+/// Refuses an interface that carries a default route of the machine or
+/// has one of its global addresses: attaching would put the machine's
+/// own traffic through the model (or cut it off).
+fn refuse_if_in_use_by_the_machine(name: &str) -> Result<(), EmuError> {
+    let what = |m: String| EmuError::Scenario(format!("interface `{name}`: {m}; give --force to attach anyway"));
+    for family in ["-4", "-6"] {
+        let routes = ip_json(&[family, "route", "show", "default"])?;
+        if routes.iter().any(|r| r["dev"].as_str() == Some(name)) {
+            return Err(what(format!("it carries this machine's default route (ip {family} route show default)")));
+        }
+    }
+    let links = ip_json(&["addr", "show", "dev", name])?;
+    for link in &links {
+        for a in link["addr_info"].as_array().into_iter().flatten() {
+            if a["scope"].as_str() == Some("global") {
+                let addr = a["local"].as_str().unwrap_or("?");
+                return Err(what(format!("it has this machine's address {addr}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `ip -j ARGS` as JSON rows; an interface `ip` does not know gives no
+/// rows here (opening it names the problem).
+fn ip_json(args: &[&str]) -> Result<Vec<serde_json::Value>, EmuError> {
+    let out = Command::new("ip").arg("-j").args(args).output().context(|| format!("ip -j {}", args.join(" ")))?;
+    if !out.status.success() {
+        return Ok(Vec::new());
+    }
+    Ok(serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap_or_default())
+}
+
+/// Takes the lock of interface `name` (control_dir()/inline-NAME.lock)
+/// without waiting; held until the file is closed.
+fn lock_interface(name: &str) -> Result<(PathBuf, File), EmuError> {
+    let dir = control_dir();
+    std::fs::create_dir_all(&dir).context(|| format!("create {}", dir.display()))?;
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let path = dir.join(format!("inline-{safe}.lock"));
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .context(|| format!("open {}", path.display()))?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let holder = std::fs::read_to_string(&path).unwrap_or_default();
+        return Err(EmuError::Scenario(format!(
+            "interface `{name}` is in use by another squall run (process {}; lock {})",
+            holder.trim(),
+            path.display()
+        )));
+    }
+    file.set_len(0).context(|| format!("truncate {}", path.display()))?;
+    write!(file, "{}", std::process::id()).context(|| format!("write {}", path.display()))?;
+    Ok((path, file))
+}

@@ -1,0 +1,648 @@
+//! Frames as the kernel hands them to a packet socket with
+//! PACKET_VNET_HDR (packet(7)): each read starts with a `virtio_net_hdr`
+//! (the virtio 1.x specification, §5.1.6 "Device Operation"; Linux
+//! include/uapi/linux/virtio_net.h) saying whether the frame is a GSO
+//! super-frame of many segments (veth, and any interface with GRO, passes
+//! TCP flights of up to 64 KB as one frame) and whether its transport
+//! checksum is still to be filled in. The model must see the segments that
+//! would cross a wire, each with a correct checksum, so [`split`] cuts a
+//! super-frame into MTU-sized frames (what the kernel's software GSO does,
+//! net/ipv4/tcp_offload.c and udp_offload.c: per-segment sequence numbers,
+//! IPv4 identifiers and lengths, FIN and PSH on the last segment only, CWR
+//! on the first) and completes every checksum (RFC 1071 one's-complement
+//! sums with the RFC 793 / RFC 8200 §8.1 pseudo-headers).
+
+/// Bytes of a `virtio_net_hdr` without the mergeable-buffers field.
+pub const VNET_HDR_LEN: usize = 10;
+
+const F_NEEDS_CSUM: u8 = 1;
+const GSO_NONE: u8 = 0;
+const GSO_TCPV4: u8 = 1;
+/// UDP fragmentation offload (UFO), gone from Linux since 4.14: refused.
+#[cfg(test)]
+const GSO_UDP: u8 = 3;
+const GSO_TCPV6: u8 = 4;
+const GSO_UDP_L4: u8 = 5;
+const GSO_ECN: u8 = 0x80;
+
+/// The header before each frame (native byte order: the legacy layout the
+/// kernel uses for packet sockets).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VnetHdr {
+    pub flags: u8,
+    pub gso_type: u8,
+    pub hdr_len: u16,
+    pub gso_size: u16,
+    pub csum_start: u16,
+    pub csum_offset: u16,
+}
+
+impl VnetHdr {
+    pub fn parse(b: &[u8]) -> Option<VnetHdr> {
+        let u = |i: usize| u16::from_ne_bytes([b[i], b[i + 1]]);
+        (b.len() >= VNET_HDR_LEN).then(|| VnetHdr {
+            flags: b[0],
+            gso_type: b[1],
+            hdr_len: u(2),
+            gso_size: u(4),
+            csum_start: u(6),
+            csum_offset: u(8),
+        })
+    }
+}
+
+/// Why a frame could not be cut or completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitError {
+    /// Headers that do not fit the bytes, or a GSO type this code does
+    /// not know (UFO, SCTP).
+    Malformed,
+}
+
+/// Where the headers of an IP frame are.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// Start of the IP header.
+    l3: usize,
+    v6: bool,
+    /// Start of the transport header.
+    l4: usize,
+    /// End of the IP packet (frames may carry padding after it).
+    end: usize,
+    protocol: u8,
+}
+
+/// Bytes of the Ethernet header, with up to two VLAN tags (IEEE 802.1Q),
+/// and the EtherType after them.
+pub fn ethernet_header(frame: &[u8]) -> Option<(usize, u16)> {
+    let mut at = 12;
+    loop {
+        let t = u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]);
+        if (t == 0x8100 || t == 0x88a8) && at < 20 {
+            at += 4;
+            continue;
+        }
+        return Some((at + 2, t));
+    }
+}
+
+/// How the bytes of a device start: with an Ethernet header (a packet
+/// socket on an interface) or with the IP header (a TUN device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    Ethernet,
+    Ip,
+}
+
+fn layout(frame: &[u8], framing: Framing) -> Option<Layout> {
+    let (l3, ethertype) = match framing {
+        Framing::Ethernet => ethernet_header(frame)?,
+        Framing::Ip => match frame.first()? >> 4 {
+            4 => (0, 0x0800),
+            6 => (0, 0x86dd),
+            _ => return None,
+        },
+    };
+    let ip = frame.get(l3..)?;
+    match ethertype {
+        0x0800 => {
+            let ihl = usize::from(*ip.first()? & 0x0f) * 4;
+            let total = usize::from(u16::from_be_bytes([*ip.get(2)?, *ip.get(3)?]));
+            (ihl >= 20 && total >= ihl && total <= ip.len()).then(|| Layout {
+                l3,
+                v6: false,
+                l4: l3 + ihl,
+                end: l3 + total,
+                protocol: ip[9],
+            })
+        }
+        0x86dd => {
+            let total = 40 + usize::from(u16::from_be_bytes([*ip.get(4)?, *ip.get(5)?]));
+            if total > ip.len() {
+                return None;
+            }
+            // Extension headers (RFC 8200 §4) before the transport header.
+            let (mut next, mut at) = (ip[6], 40);
+            while matches!(next, 0 | 43 | 60) {
+                next = *ip.get(at)?;
+                at += 8 + usize::from(*ip.get(at + 1)?) * 8;
+            }
+            (at <= total).then_some(Layout { l3, v6: true, l4: l3 + at, end: l3 + total, protocol: next })
+        }
+        _ => None,
+    }
+}
+
+/// The RFC 1071 one's-complement sum of `bytes` added to `sum`, unfolded.
+fn sum(mut acc: u64, bytes: &[u8]) -> u64 {
+    let mut chunks = bytes.chunks_exact(2);
+    for c in &mut chunks {
+        acc += u64::from(u16::from_be_bytes([c[0], c[1]]));
+    }
+    if let [last] = chunks.remainder() {
+        acc += u64::from(*last) << 8;
+    }
+    acc
+}
+
+fn fold(mut acc: u64) -> u16 {
+    while acc > 0xffff {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    acc as u16
+}
+
+/// The transport checksum of the segment at `l4..end` of `frame`, with
+/// the pseudo-header of its IP header.
+fn transport_checksum(frame: &[u8], at: &Layout) -> u16 {
+    let ip = &frame[at.l3..];
+    let len = (at.end - at.l4) as u64;
+    let pseudo = if at.v6 {
+        sum(0, &ip[8..40]) + len + u64::from(at.protocol)
+    } else {
+        sum(0, &ip[12..20]) + len + u64::from(at.protocol)
+    };
+    !fold(sum(pseudo, &frame[at.l4..at.end]))
+}
+
+/// Rewrites the transport checksum of `frame` (TCP or UDP) from scratch.
+fn fill_transport_checksum(frame: &mut [u8], at: &Layout) {
+    let field = match at.protocol {
+        6 => at.l4 + 16,
+        17 => at.l4 + 6,
+        _ => return,
+    };
+    if field + 2 > at.end {
+        return;
+    }
+    frame[field..field + 2].fill(0);
+    let mut c = transport_checksum(frame, at);
+    if at.protocol == 17 && c == 0 {
+        c = 0xffff; // RFC 768: a computed zero is sent as all ones.
+    }
+    frame[field..field + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+fn fill_ipv4_checksum(frame: &mut [u8], at: &Layout) {
+    let h = at.l3..at.l4;
+    frame[at.l3 + 10..at.l3 + 12].fill(0);
+    let c = !fold(sum(0, &frame[h]));
+    frame[at.l3 + 10..at.l3 + 12].copy_from_slice(&c.to_be_bytes());
+}
+
+/// The frames that `frame` (read after `hdr`) stands for: itself with its
+/// checksum completed, or the segments of a GSO super-frame.
+pub fn split(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Vec<Vec<u8>>, SplitError> {
+    let gso = hdr.gso_type & !GSO_ECN;
+    if gso == GSO_NONE {
+        let mut f = frame.to_vec();
+        if hdr.flags & F_NEEDS_CSUM != 0 {
+            let at = layout(&f, framing).ok_or(SplitError::Malformed)?;
+            fill_transport_checksum(&mut f, &at);
+        }
+        return Ok(vec![f]);
+    }
+    let at = layout(frame, framing).ok_or(SplitError::Malformed)?;
+    let mss = usize::from(hdr.gso_size);
+    let (header_len, is_tcp) = match (gso, at.protocol) {
+        (GSO_TCPV4 | GSO_TCPV6, 6) => {
+            let doff = usize::from(*frame.get(at.l4 + 12).ok_or(SplitError::Malformed)? >> 4) * 4;
+            // A TCP header has at least 20 bytes (RFC 9293 §3.1).
+            if doff < 20 {
+                return Err(SplitError::Malformed);
+            }
+            (at.l4 - at.l3 + doff, true)
+        }
+        (GSO_UDP_L4, 17) => (at.l4 - at.l3 + 8, false),
+        _ => return Err(SplitError::Malformed),
+    };
+    let payload_start = at.l3 + header_len;
+    if mss == 0 || payload_start > at.end {
+        return Err(SplitError::Malformed);
+    }
+    let payload = &frame[payload_start..at.end];
+    let count = payload.len().div_ceil(mss).max(1);
+    let mut out = Vec::with_capacity(count);
+    for (i, chunk) in payload.chunks(mss).enumerate() {
+        let mut f = Vec::with_capacity(payload_start + chunk.len());
+        f.extend_from_slice(&frame[..payload_start]);
+        f.extend_from_slice(chunk);
+        let seg = Layout { end: f.len(), protocol: at.protocol, ..at };
+        let ip_len = (f.len() - at.l3) as u16;
+        if at.v6 {
+            f[at.l3 + 4..at.l3 + 6].copy_from_slice(&(ip_len - 40).to_be_bytes());
+        } else {
+            f[at.l3 + 2..at.l3 + 4].copy_from_slice(&ip_len.to_be_bytes());
+            let id = u16::from_be_bytes([f[at.l3 + 4], f[at.l3 + 5]]).wrapping_add(i as u16);
+            f[at.l3 + 4..at.l3 + 6].copy_from_slice(&id.to_be_bytes());
+            fill_ipv4_checksum(&mut f, &seg);
+        }
+        if is_tcp {
+            let seq =
+                u32::from_be_bytes(f[at.l4 + 4..at.l4 + 8].try_into().expect("4 bytes")).wrapping_add((i * mss) as u32);
+            f[at.l4 + 4..at.l4 + 8].copy_from_slice(&seq.to_be_bytes());
+            let last = i + 1 == count;
+            let flags = &mut f[at.l4 + 13];
+            if !last {
+                *flags &= !(0x01 | 0x08); // FIN, PSH
+            }
+            if i > 0 {
+                *flags &= !0x80; // CWR
+            }
+        } else {
+            let udp_len = (f.len() - at.l4) as u16;
+            f[at.l4 + 4..at.l4 + 6].copy_from_slice(&udp_len.to_be_bytes());
+        }
+        fill_transport_checksum(&mut f, &seg);
+        out.push(f);
+    }
+    Ok(out)
+}
+
+impl VnetHdr {
+    /// The header as the kernel reads it before a frame.
+    pub fn to_bytes(self) -> [u8; VNET_HDR_LEN] {
+        let mut b = [0; VNET_HDR_LEN];
+        b[0] = self.flags;
+        b[1] = self.gso_type;
+        for (i, v) in [self.hdr_len, self.gso_size, self.csum_start, self.csum_offset].into_iter().enumerate() {
+            b[2 + 2 * i..4 + 2 * i].copy_from_slice(&v.to_ne_bytes());
+        }
+        b
+    }
+}
+
+/// TCP flags GRO lets differ between the segments it joins, on the last
+/// one only (tcp_offload.c, tcp_gro_receive): FIN and PSH.
+const LAST_ONLY: u8 = 0x01 | 0x08;
+/// Flags that end a run at once: SYN, RST, URG, CWR, ECE.
+const NEVER_JOINED: u8 = 0x02 | 0x04 | 0x20 | 0x80 | 0x40;
+
+/// A TCP segment's fields that decide whether GRO may join it to the one
+/// before.
+struct Segment {
+    at: Layout,
+    /// Bytes of the TCP header.
+    doff: usize,
+    seq: u32,
+    flags: u8,
+}
+
+impl Segment {
+    fn payload(&self) -> usize {
+        self.at.end - self.at.l4 - self.doff
+    }
+}
+
+fn segment(frame: &[u8], framing: Framing) -> Option<Segment> {
+    let at = layout(frame, framing)?;
+    if at.protocol != 6 {
+        return None;
+    }
+    // IPv4 options or IPv6 extension headers: not joined.
+    if at.l4 - at.l3 != if at.v6 { 40 } else { 20 } {
+        return None;
+    }
+    let tcp = frame.get(at.l4..at.end)?;
+    let doff = usize::from(*tcp.get(12)? >> 4) * 4;
+    if doff < 20 || doff > tcp.len() {
+        return None;
+    }
+    let seq = u32::from_be_bytes(tcp[4..8].try_into().ok()?);
+    Some(Segment { doff, seq, flags: tcp[13], at })
+}
+
+/// Whether GRO may put segment `next` after `prev` (the last of a run
+/// whose segments carry `mss` payload bytes), the rules of Linux's
+/// inet_gro_receive and tcp_gro_receive (net/ipv4/af_inet.c,
+/// tcp_offload.c; read, not copied): the same link header, addresses, IP
+/// fields and TCP header but for lengths, checksums, the sequence number
+/// and the last segment's FIN/PSH; IPv4 identifiers counting up by one; no
+/// fragment; payloads of exactly `mss` bytes but the last, which may be
+/// shorter; data in sequence.
+fn follows(prev: (&[u8], &Segment), next: (&[u8], &Segment), mss: usize) -> bool {
+    let ((p, ps), (n, ns)) = (prev, next);
+    let (pa, na) = (&ps.at, &ns.at);
+    let (p_payload, n_payload) = (ps.payload(), ns.payload());
+    if pa.l3 != na.l3 || pa.v6 != na.v6 || ps.doff != ns.doff || p[..pa.l3] != n[..na.l3] {
+        return false;
+    }
+    if p_payload != mss || n_payload == 0 || n_payload > mss {
+        return false;
+    }
+    if ps.flags & (LAST_ONLY | NEVER_JOINED) != 0 || ns.flags & NEVER_JOINED != 0 {
+        return false;
+    }
+    if (ps.flags ^ ns.flags) & !LAST_ONLY != 0 || ns.seq != ps.seq.wrapping_add(p_payload as u32) {
+        return false;
+    }
+    let (pi, ni) = (&p[pa.l3..pa.l4], &n[na.l3..na.l4]);
+    let ip_same = if pa.v6 {
+        // Version, class, flow label; next header, hop limit, addresses.
+        pi[..4] == ni[..4] && pi[6..] == ni[6..]
+    } else {
+        let id = |h: &[u8]| u16::from_be_bytes([h[4], h[5]]);
+        let fragment = |h: &[u8]| u16::from_be_bytes([h[6], h[7]]) & 0x3fff != 0;
+        pi[..2] == ni[..2]
+            && pi[6..10] == ni[6..10]
+            && pi[12..20] == ni[12..20]
+            && id(ni) == id(pi).wrapping_add(1)
+            && !fragment(pi)
+    };
+    // Ports, acknowledgement, window and options; not the sequence
+    // number, flags byte or checksum.
+    let (pt, nt) = (&p[pa.l4..pa.l4 + ps.doff], &n[na.l4..na.l4 + ns.doff]);
+    ip_same && pt[..4] == nt[..4] && pt[8..13] == nt[8..13] && pt[14..16] == nt[14..16] && pt[18..] == nt[18..]
+}
+
+/// Splits `frames` (packets leaving for one host at one instant, in order)
+/// into the runs that GRO may join: consecutive ranges of indexes. A run
+/// stays within the 64 KB an IP length can say.
+pub fn runs(frames: &[&[u8]], framing: Framing) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut mss, mut ip_len) = (0, 0, 0);
+    let mut prev: Option<Segment> = None;
+    for (i, f) in frames.iter().enumerate() {
+        let seg = segment(f, framing);
+        let joined = match (&prev, &seg) {
+            (Some(p), Some(s)) => {
+                if i == start + 1 {
+                    mss = p.payload();
+                }
+                follows((frames[i - 1], p), (f, s), mss) && ip_len + s.payload() <= 65_535
+            }
+            _ => false,
+        };
+        if joined {
+            ip_len += seg.as_ref().map_or(0, Segment::payload);
+        } else {
+            if i > start {
+                out.push(start..i);
+            }
+            start = i;
+            ip_len = seg.as_ref().map_or(0, |s| s.at.end - s.at.l3);
+        }
+        prev = seg;
+    }
+    if start < frames.len() {
+        out.push(start..frames.len());
+    }
+    out
+}
+
+/// One GSO super-frame standing for `frames`, a run that [`runs`] found
+/// joinable (two or more TCP segments), and the virtio_net_hdr to write
+/// before it: the first segment's headers with the run's length, the
+/// last one's FIN and PSH, and the TCP checksum left for the kernel to
+/// complete (NEEDS_CSUM: the field holds the pseudo-header sum, as
+/// CHECKSUM_PARTIAL expects). `None` if they are not such a run.
+pub fn coalesce(frames: &[&[u8]], framing: Framing) -> Option<(VnetHdr, Vec<u8>)> {
+    if frames.len() < 2 || runs(frames, framing).len() != 1 {
+        return None;
+    }
+    let first = segment(frames[0], framing)?;
+    let at = &first.at;
+    let head = at.l4 + first.doff;
+    let mss = at.end - head;
+    let mut f = Vec::with_capacity(head + mss * frames.len());
+    f.extend_from_slice(&frames[0][..head]);
+    for g in frames {
+        let s = segment(g, framing)?;
+        f.extend_from_slice(&g[s.at.l4 + s.doff..s.at.end]);
+    }
+    let last = segment(frames[frames.len() - 1], framing)?;
+    f[at.l4 + 13] |= last.flags & LAST_ONLY;
+    let joined = Layout { end: f.len(), protocol: 6, ..*at };
+    let ip_len = (f.len() - at.l3) as u16;
+    if at.v6 {
+        f[at.l3 + 4..at.l3 + 6].copy_from_slice(&(ip_len - 40).to_be_bytes());
+    } else {
+        f[at.l3 + 2..at.l3 + 4].copy_from_slice(&ip_len.to_be_bytes());
+        fill_ipv4_checksum(&mut f, &joined);
+    }
+    // The pseudo-header sum (RFC 793 / RFC 8200 §8.1), not complemented.
+    let ip = &f[at.l3..];
+    let pseudo = if at.v6 { sum(0, &ip[8..40]) } else { sum(0, &ip[12..20]) } + (joined.end - joined.l4) as u64 + 6;
+    let partial = fold(pseudo);
+    f[at.l4 + 16..at.l4 + 18].copy_from_slice(&partial.to_be_bytes());
+    let hdr = VnetHdr {
+        flags: F_NEEDS_CSUM,
+        gso_type: if at.v6 { GSO_TCPV6 } else { GSO_TCPV4 },
+        hdr_len: head as u16,
+        gso_size: mss as u16,
+        csum_start: at.l4 as u16,
+        csum_offset: 16,
+    };
+    Some((hdr, f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Ethernet + IPv4 + TCP frame with `payload` bytes, seq 1000,
+    /// flags PSH|ACK|FIN, IP id 7.
+    fn tcp4(payload: usize) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        let total = (20 + 20 + payload) as u16;
+        f.extend_from_slice(&[0x45, 0, 0, 0, 0, 7, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f[16..18].copy_from_slice(&total.to_be_bytes());
+        f.extend_from_slice(&[
+            0x13, 0x88, 0x00, 0x50, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0x50, 0x19, 0xff, 0xff, 0, 0, 0, 0,
+        ]);
+        f.extend((0..payload).map(|i| i as u8));
+        f
+    }
+
+    /// The RFC 1071 check: a header or segment whose checksum is right
+    /// sums (with its pseudo-header) to 0xffff.
+    fn verifies(f: &[u8]) -> bool {
+        let at = layout(f, Framing::Ethernet).unwrap();
+        let ip_ok = at.v6 || fold(sum(0, &f[at.l3..at.l4])) == 0xffff;
+        let ip = &f[at.l3..];
+        let len = (at.end - at.l4) as u64;
+        let pseudo = if at.v6 { sum(0, &ip[8..40]) } else { sum(0, &ip[12..20]) } + len + u64::from(at.protocol);
+        ip_ok && fold(sum(pseudo, &f[at.l4..at.end])) == 0xffff
+    }
+
+    #[test]
+    fn a_tcp_super_frame_becomes_segments_like_the_kernels_gso() {
+        let f = tcp4(3000);
+        let hdr = VnetHdr {
+            flags: F_NEEDS_CSUM,
+            gso_type: GSO_TCPV4,
+            hdr_len: 54,
+            gso_size: 1448,
+            csum_start: 34,
+            csum_offset: 16,
+        };
+        let segs = split(&hdr, &f, Framing::Ethernet).unwrap();
+        // 3000 bytes of 1448: 1448, 1448, 104.
+        let lens: Vec<usize> = segs.iter().map(|s| s.len() - 54).collect();
+        assert_eq!(lens, vec![1448, 1448, 104]);
+        for (i, s) in segs.iter().enumerate() {
+            assert!(verifies(s), "segment {i} checksums");
+            assert_eq!(u16::from_be_bytes([s[16], s[17]]) as usize, s.len() - 14, "IP total length");
+            assert_eq!(u16::from_be_bytes([s[18], s[19]]), 7 + i as u16, "IP id");
+            let seq = u32::from_be_bytes(s[38..42].try_into().unwrap());
+            assert_eq!(seq, 1000 + (i * 1448) as u32);
+            let flags = s[47];
+            assert_eq!(flags & 0x01 != 0, i == 2, "FIN on the last only");
+            assert_eq!(flags & 0x08 != 0, i == 2, "PSH on the last only");
+            // The payload continues where the previous segment stopped.
+            assert_eq!(s[54], ((i * 1448) % 256) as u8);
+        }
+    }
+
+    #[test]
+    fn a_partial_checksum_is_completed() {
+        let mut f = tcp4(100);
+        // The IP header checksum as a sender computes it.
+        let at = layout(&f, Framing::Ethernet).unwrap();
+        fill_ipv4_checksum(&mut f, &at);
+        assert!(!verifies(&f));
+        let hdr = VnetHdr { flags: F_NEEDS_CSUM, csum_start: 34, csum_offset: 16, ..VnetHdr::default() };
+        let out = split(&hdr, &f, Framing::Ethernet).unwrap();
+        assert_eq!(out.len(), 1);
+        assert!(verifies(&out[0]));
+        assert_eq!(out[0][..50], f[..50], "only the checksum changed");
+    }
+
+    #[test]
+    fn a_udp_l4_super_frame_gets_a_header_per_datagram() {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd];
+        let payload = 2500usize;
+        f.extend_from_slice(&[0x60, 0, 0, 0]);
+        f.extend_from_slice(&((8 + payload) as u16).to_be_bytes());
+        f.extend_from_slice(&[17, 64]);
+        f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&[0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]);
+        f.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 0, 0, 0, 0]);
+        f.extend((0..payload).map(|i| (i * 7) as u8));
+        let hdr = VnetHdr { gso_type: GSO_UDP_L4, gso_size: 1200, ..VnetHdr::default() };
+        let segs = split(&hdr, &f, Framing::Ethernet).unwrap();
+        assert_eq!(segs.iter().map(|s| s.len() - 62).collect::<Vec<_>>(), vec![1200, 1200, 100]);
+        for s in &segs {
+            assert!(verifies(s));
+            assert_eq!(u16::from_be_bytes([s[58], s[59]]) as usize, s.len() - 54, "UDP length");
+            assert_eq!(u16::from_be_bytes([s[18], s[19]]) as usize, s.len() - 54, "IPv6 payload length");
+        }
+    }
+
+    #[test]
+    fn bad_frames_are_refused_without_panicking() {
+        let hdr = VnetHdr { flags: F_NEEDS_CSUM, gso_type: GSO_TCPV4, gso_size: 100, ..VnetHdr::default() };
+        let f = tcp4(500);
+        for n in 0..f.len() {
+            let _ = split(&hdr, &f[..n], Framing::Ethernet);
+            let _ = split(&VnetHdr { gso_type: GSO_NONE, ..hdr }, &f[..n], Framing::Ethernet);
+        }
+        assert_eq!(split(&VnetHdr { gso_size: 0, ..hdr }, &f, Framing::Ethernet), Err(SplitError::Malformed));
+        // A TCP data offset below 5 words (found by the host_packet fuzzer).
+        let mut short = f.clone();
+        short[46] = 0x00;
+        assert_eq!(split(&hdr, &short, Framing::Ethernet), Err(SplitError::Malformed));
+        assert_eq!(split(&VnetHdr { gso_type: GSO_UDP, ..hdr }, &f, Framing::Ethernet), Err(SplitError::Malformed));
+    }
+
+    /// The segments of a TCP super-frame of `payload` bytes cut at `mss`.
+    fn segments(payload: usize, mss: u16, framing: Framing) -> Vec<Vec<u8>> {
+        let f = tcp4(payload);
+        let f = if framing == Framing::Ip { f[14..].to_vec() } else { f };
+        let l4 = if framing == Framing::Ip { 20 } else { 34 };
+        let hdr = VnetHdr {
+            flags: F_NEEDS_CSUM,
+            gso_type: GSO_TCPV4,
+            hdr_len: (l4 + 20) as u16,
+            gso_size: mss,
+            csum_start: l4 as u16,
+            csum_offset: 16,
+        };
+        split(&hdr, &f, framing).unwrap()
+    }
+
+    fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
+        v.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn joined_segments_cut_again_are_the_same_segments() {
+        for framing in [Framing::Ethernet, Framing::Ip] {
+            let segs = segments(5000, 1448, framing);
+            assert_eq!(segs.len(), 4);
+            assert_eq!(runs(&refs(&segs), framing), vec![0..4]);
+            let (hdr, frame) = coalesce(&refs(&segs), framing).unwrap();
+            assert_eq!((hdr.gso_type, hdr.gso_size, hdr.flags), (GSO_TCPV4, 1448, F_NEEDS_CSUM));
+            // The kernel would read the header it is given back as written.
+            assert_eq!(VnetHdr::parse(&hdr.to_bytes()), Some(hdr));
+            assert_eq!(split(&hdr, &frame, framing).unwrap(), segs, "{framing:?}");
+        }
+    }
+
+    #[test]
+    fn runs_end_where_linux_gro_would_flush() {
+        let f = Framing::Ethernet;
+        let segs = segments(4 * 1000, 1000, f);
+        // A lost segment: the sequence numbers jump.
+        let gap = [&segs[0][..], &segs[2][..], &segs[3][..]];
+        assert_eq!(runs(&gap, f), vec![0..1, 1..3]);
+        // PSH in the middle ends the run after it.
+        let mut push = segs.clone();
+        push[1][47] |= 0x08;
+        // (its checksum is now wrong, but GRO looks at the headers only)
+        assert_eq!(runs(&refs(&push), f), vec![0..2, 2..4]);
+        // The acknowledgement number moves on from the third segment.
+        let mut ack = segs.clone();
+        ack[2][45] ^= 1;
+        ack[3][45] ^= 1;
+        assert_eq!(runs(&refs(&ack), f), vec![0..2, 2..4]);
+        // A short segment can only be a run's last.
+        let short = segments(1000 + 500, 1000, f);
+        let mut middle = short[1].clone();
+        middle[47] &= !LAST_ONLY;
+        let mut after = segs[1].clone();
+        after[38..42].copy_from_slice(&2500u32.to_be_bytes());
+        assert_eq!(runs(&[&short[0], &middle, &after], f), vec![0..2, 2..3]);
+        // Not TCP: alone.
+        let mut udp = segs[1].clone();
+        udp[23] = 17;
+        assert_eq!(runs(&[&segs[0], &udp, &segs[2]], f), vec![0..1, 1..2, 2..3]);
+        assert!(coalesce(&[&segs[0]], f).is_none(), "one segment is written as it is");
+        assert!(coalesce(&gap, f).is_none());
+    }
+
+    #[test]
+    fn every_run_of_a_lossy_flight_rejoins_into_its_segments() {
+        // Super-frames of many sizes and segment sizes, with segments
+        // dropped by a fixed pattern: each run GRO may join, joined and
+        // cut again, gives back exactly its segments, checksums verified.
+        for framing in [Framing::Ethernet, Framing::Ip] {
+            for (payload, mss) in [(1, 1448), (2896, 1448), (9000, 1448), (60_000, 1448), (7777, 536), (64_000, 8960)] {
+                let segs = segments(payload, mss, framing);
+                for drop_every in [0, 2, 3, 7] {
+                    let kept: Vec<&[u8]> = segs
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| drop_every == 0 || i % drop_every != 1)
+                        .map(|(_, s)| s.as_slice())
+                        .collect();
+                    let rs = runs(&kept, framing);
+                    assert_eq!(rs.iter().map(|r| r.len()).sum::<usize>(), kept.len());
+                    for r in rs {
+                        let run = &kept[r.clone()];
+                        if run.len() == 1 {
+                            continue;
+                        }
+                        let (hdr, frame) = coalesce(run, framing).unwrap();
+                        assert!(frame.len() - if framing == Framing::Ip { 0 } else { 14 } <= 65_535);
+                        let again = split(&hdr, &frame, framing).unwrap();
+                        assert_eq!(again, run, "{payload} B, mss {mss}, run {r:?}");
+                        if framing == Framing::Ethernet {
+                            assert!(again.iter().all(|s| verifies(s)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The `linux` TCP profile in the engine: a bulk flow against the
+//! loss-throughput formulas, and the profile's defaults on the wire.
+
+use squall_scenario::Scenario;
+use squall_sim::{RunOptions, RunResult, run_bounded};
+
+const BOUND: u64 = 200_000_000;
+
+fn scenario(toml: &str) -> Scenario {
+    let s: Scenario = toml::from_str(toml).expect("test scenario parses");
+    s.check().expect("test scenario checks");
+    s
+}
+
+fn run(s: &Scenario, seed: u64) -> RunResult {
+    let options = RunOptions { record_events: false, record_packets: false, record_captures: false };
+    run_bounded(s, seed, options, BOUND).expect("run succeeds")
+}
+
+/// 10 Mbit/s each way, 30 ms each way (60 ms RTT), a 100-packet queue,
+/// random loss `loss` on the data direction, one bulk flow a → b with
+/// `flow` keys for `secs` seconds.
+fn path(loss: &str, flow: &str, secs: u32) -> Scenario {
+    scenario(&format!(
+        r#"
+name = "linux-tcp"
+duration = "{secs} s"
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+[[hosts]]
+name = "b"
+address = "10.0.1.1"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+delay = "30 ms"
+queue = {{ packets = 100 }}
+error = {{ packet = "{loss}" }}
+[[links.uplink]]
+name = "up"
+rate = "10 Mbit/s"
+delay = "30 ms"
+queue = {{ packets = 100 }}
+[[workload.tcp]]
+name = "f"
+from = "a"
+to = "b"
+app = {{ bulk_for = "{secs} s" }}
+{flow}
+"#
+    ))
+}
+
+/// Linux Reno (RACK-TLP, PRR, per-segment growth, delayed ACKs with
+/// quick-ACK, timestamps) at p = 1% on a 60 ms path, mean goodput of five
+/// 120 s runs. Per-segment window growth (Linux's `tcp_cong_avoid_ai`,
+/// RFC 3465-like) grows the window one segment per RTT even with delayed
+/// ACKs, so Mathis et al.'s constant is √(3/2) = 1.22 (b = 1):
+/// 1.22·1448 B/(0.0612 s·√0.01) = 288.6 kB/s (RTT: 60 ms + 1.2 ms of
+/// serialisation; the payload is 1448 B beside timestamps). Padhye et al.
+/// (b = 1, T0 = the Linux RTO ≈ SRTT + 200 ms = 261 ms) give 264.4 kB/s.
+/// The model must fall within 15% of Mathis.
+#[test]
+fn linux_reno_goodput_is_near_mathis_at_one_percent_loss() {
+    let s = path("1%", "profile = \"linux\"\ncc = \"reno\"", 120);
+    let flows: Vec<_> = (1..=5).map(|seed| run(&s, seed).tcp_flows[0].clone()).collect();
+    let rates: Vec<f64> = flows.iter().map(|f| f.goodput_bps / 8.0).collect();
+    let f = &flows[0];
+    eprintln!(
+        "seed 1: {} B in {:.1} s, {} segments, {} retransmitted, {} fast retransmits, {} timeouts",
+        f.delivered_bytes,
+        f.transfer_time,
+        f.sender.data_segments_sent,
+        f.sender.retransmitted_segments,
+        f.sender.fast_retransmits,
+        f.sender.timeouts
+    );
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    let (rtt, p, mss) = (0.0612, 0.01f64, 1448.0);
+    let mathis = 1.22 * mss / (rtt * p.sqrt());
+    let t0 = 0.261;
+    let padhye =
+        mss / (rtt * (2.0 * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p));
+    eprintln!(
+        "linux reno, p = 1%: goodput {:.1} kB/s (runs {:?}); Mathis {:.1} kB/s, Padhye {:.1} kB/s",
+        mean / 1e3,
+        rates.iter().map(|r| (r / 1e3).round()).collect::<Vec<_>>(),
+        mathis / 1e3,
+        padhye / 1e3
+    );
+    assert!((mean / mathis - 1.0).abs() < 0.15, "goodput {mean:.0} B/s vs Mathis {mathis:.0} B/s");
+}
+
+/// The profile's defaults reach the connection: with `mss = "1460 B"`
+/// every data segment carries 1448 bytes beside the timestamp option, as
+/// Linux's do; with `timestamps = false` 1460.
+#[test]
+fn linux_profile_segments_carry_1448_bytes_beside_timestamps() {
+    for (keys, payload) in [("", 1448), ("timestamps = false", 1460)] {
+        let s = path("0%", &format!("profile = \"linux\"\ncc = \"cubic\"\n{keys}"), 2);
+        let t = &run(&s, 1).tcp_flows[0];
+        assert!(t.sender.data_segments_sent > 10);
+        assert_eq!(t.sender.data_bytes_sent, payload * t.sender.data_segments_sent, "{keys:?}");
+    }
+}

@@ -1,0 +1,199 @@
+//! `squall bench bridge` (issue 11): frames between two namespaces, each
+//! joined by a veth to this namespace, carried once by a plain Linux bridge
+//! and once by `squall emu --inline` through a stage with no limit, in the
+//! same run on the same veths: UDP packets per second at 64 and 1500 bytes,
+//! TCP (cubic, one connection) Gbit/s, and squall's departure-time error
+//! at 1 Gbit/s.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use squall_emu::blast::SinkReport;
+use squall_emu::inline::InlineOptions;
+use squall_emu::naming::RunId;
+use squall_emu::netns::NetNs;
+use squall_emu::timing::TimingSummary;
+use squall_emu::{EmulationOptions, EmulationReport};
+
+/// The two namespaces and the two root-side veth ends; removed when
+/// dropped (a veth goes with its namespace end). After a SIGKILL the next
+/// squall run sweeps the namespaces, which takes the veths with them.
+struct Testbed {
+    ns: Vec<NetNs>,
+    side: [String; 2],
+}
+
+impl Testbed {
+    fn new() -> Result<Testbed> {
+        let id = RunId::current();
+        let mut bed = Testbed { ns: Vec::new(), side: [format!("sqbra{}", id.0), format!("sqbrb{}", id.0)] };
+        for (i, tag) in ["bridge-a", "bridge-b"].into_iter().enumerate() {
+            let ns = NetNs::create(&id.netns_name(tag))?;
+            let side = &bed.side[i];
+            bed.ns.push(ns);
+            let ns = &bed.ns[i];
+            squall_emu::netns::ip(&["link", "add", side, "type", "veth", "peer", "name", "eth0", "netns", ns.name()])?;
+            squall_emu::netns::ip(&["link", "set", side, "up"])?;
+            ns.ip(&["addr", "add", &format!("10.0.0.{}/24", i + 1), "dev", "eth0"])?;
+            ns.ip(&["link", "set", "eth0", "up"])?;
+            ns.ip(&["link", "set", "lo", "up"])?;
+        }
+        Ok(bed)
+    }
+
+    /// `exe tool ARGS` in namespace `i`.
+    fn tool(&self, exe: &Path, i: usize, args: &[&str]) -> Result<Command> {
+        let mut c = Command::new(exe);
+        c.arg("tool").args(args).stderr(Stdio::inherit());
+        self.ns[i].prepare(&mut c, true)?;
+        Ok(c)
+    }
+
+    /// UDP of `ip_size`-byte packets from a to b for `seconds`: what the
+    /// sink counted.
+    fn udp(&self, exe: &Path, ip_size: usize, seconds: f64, rate_bps: Option<f64>) -> Result<SinkReport> {
+        let sink = self.tool(exe, 1, &["udp", "--sink"])?.stdout(Stdio::piped()).spawn()?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let size = ip_size.to_string();
+        let secs = seconds.to_string();
+        let rate = rate_bps.map(|r| r.to_string());
+        let mut args = vec!["udp", "--send", "10.0.0.2", "--size", &size, "--seconds", &secs];
+        if let Some(r) = &rate {
+            args.extend(["--rate-bps", r]);
+        }
+        self.tool(exe, 0, &args)?.stdout(Stdio::null()).status().context("run the UDP sender")?;
+        let out = sink.wait_with_output()?;
+        serde_json::from_slice(&out.stdout).context("the UDP sink's report")
+    }
+
+    /// One cubic connection from a to b carrying `bytes`: goodput, bit/s.
+    fn tcp(&self, exe: &Path, bytes: u64) -> Result<f64> {
+        let mut server = self.tool(exe, 1, &["bulk", "--server", "--once"])?.stdout(Stdio::null()).spawn()?;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let out = self
+            .tool(exe, 0, &["bulk", "--client", "10.0.0.2", "--cc", "cubic", "--bytes", &bytes.to_string()])?
+            .output()
+            .context("run the bulk client");
+        let _ = server.kill();
+        let _ = server.wait();
+        let r: squall_emu::bulk::BulkResult =
+            serde_json::from_slice(&out?.stdout).context("the bulk client's report")?;
+        Ok(r.goodput_bps)
+    }
+
+    /// Waits until a ping from a reaches b (ARP done, the path up).
+    fn wait_for_path(&self) -> Result<()> {
+        for _ in 0..50 {
+            let mut ping = Command::new("ping");
+            ping.args(["-c", "1", "-W", "1", "10.0.0.2"]).stdout(Stdio::null()).stderr(Stdio::null());
+            self.ns[0].prepare(&mut ping, true)?;
+            if ping.status().is_ok_and(|s| s.success()) {
+                return Ok(());
+            }
+        }
+        bail!("no ping from 10.0.0.1 to 10.0.0.2 across the bridge")
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        for ns in self.ns.drain(..) {
+            let _ = ns.delete();
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub struct BridgeFigures {
+    /// UDP forwarding, (ip_size, Linux bridge, squall).
+    pub udp: Vec<(usize, SinkReport, SinkReport)>,
+    pub tcp_linux_bps: f64,
+    pub tcp_squall_bps: f64,
+    /// squall's departure-time error with 1500-byte UDP paced at 950
+    /// Mbit/s into a 1 Gbit/s stage.
+    pub timing_1gbit: TimingSummary,
+    pub sink_1gbit: SinkReport,
+    /// `ping` from a to b through a stage with 20 ms each way.
+    pub ping_20ms: crate::bench_more::PingFigures,
+}
+
+/// `squall emu --inline` on the testbed's sides with `down` and `up` as
+/// the two directions' stage keys, while `f` runs; stopped when `f`
+/// returns.
+fn through_squall<T>(
+    bed: &Testbed,
+    down: &str,
+    up: &str,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<(T, EmulationReport)> {
+    let text = crate::bench_more::scenario(down, up, "");
+    let scenario = squall_scenario::parse("bench.toml", &text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    let options = EmulationOptions {
+        recording: None,
+        control: false,
+        inline: Some(InlineOptions { interfaces: bed.side.clone(), force: false }),
+        ..Default::default()
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let run = std::thread::spawn(move || squall_emu::run(&scenario, options, flag));
+    let result = bed.wait_for_path().and_then(|()| f());
+    stop.store(true, Ordering::Relaxed);
+    let report = run.join().map_err(|_| anyhow::anyhow!("the emulation thread panicked"))??;
+    Ok((result?, report))
+}
+
+pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
+    let bed = Testbed::new()?;
+    // A plain Linux bridge first.
+    let bridge = format!("sqbr{}", RunId::current().0);
+    squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
+    let linux = (|| -> Result<_> {
+        for side in &bed.side {
+            squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
+        }
+        squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
+        bed.wait_for_path()?;
+        let udp = [64, 1500].map(|size| bed.udp(exe, size, seconds, None));
+        let tcp = bed.tcp(exe, 1_000_000_000);
+        Ok((udp, tcp))
+    })();
+    let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
+    let (linux_udp, linux_tcp) = linux?;
+    // Then squall on the same veths.
+    let unlimited = "queue = { packets = 10000 }";
+    let ((squall_udp, squall_tcp), _) = through_squall(&bed, unlimited, "", || {
+        let udp = [64, 1500].map(|size| bed.udp(exe, size, seconds, None));
+        Ok((udp, bed.tcp(exe, 1_000_000_000)))
+    })?;
+    let (sink_1gbit, report) = through_squall(&bed, "queue = { packets = 10000 }\nrate = \"1 Gbit/s\"", "", || {
+        bed.udp(exe, 1500, seconds, Some(950e6))
+    })?;
+    let stage = "queue = { packets = 10000 }\ndelay = \"20 ms\"";
+    let (ping_out, _) = through_squall(&bed, stage, stage, || {
+        let mut ping = Command::new("ping");
+        ping.args(["-n", "-c", "500", "-i", "0.02", "10.0.0.2"]).stderr(Stdio::inherit());
+        bed.ns[0].prepare(&mut ping, true)?;
+        Ok(ping.output().context("run ping")?.stdout)
+    })?;
+    let ping_20ms = crate::bench_more::PingFigures::from_output(&String::from_utf8_lossy(&ping_out), 500, 40.0)?;
+    let mut udp = Vec::new();
+    for (i, size) in [64, 1500].into_iter().enumerate() {
+        let (l, s) = (&linux_udp[i], &squall_udp[i]);
+        let (l, s) =
+            (l.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?, s.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?);
+        udp.push((size, l.clone(), s.clone()));
+    }
+    Ok(BridgeFigures {
+        udp,
+        tcp_linux_bps: linux_tcp?,
+        tcp_squall_bps: squall_tcp?,
+        timing_1gbit: report.dataplane.timing,
+        sink_1gbit,
+        ping_20ms,
+    })
+}

@@ -1,0 +1,477 @@
+//! `squall compare SCENARIO`: the scenario's replications in the simulate
+//! engine and in the emulate engine (real Linux TCP, one `squall emu`
+//! child per replication, as `squall run` does), both analysed from their
+//! pcaps by the same code, side by side per flow and metric against a
+//! tolerance (squall_analysis::compare). Exits 1 when a metric is outside
+//! its tolerance, so CI can use it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use squall_analysis::compare::{
+    MatchedFlow, Overlay, PageInfo, TCP_METRICS, Tolerances, TraceFiles, UDP_METRICS, Verdict, display_relative,
+    display_summary, metric_title, overlays, parity, write_report,
+};
+use squall_analysis::detail::run_detail;
+use squall_analysis::flows::flow_label;
+use squall_analysis::{RunHost, analyse_run, by_workload};
+use squall_link::{FlowKey, Protocol};
+use squall_scenario::{Scenario, TcpApp, TcpCc};
+
+use crate::run_cmd::{EventLog, emulate, simulate};
+use crate::sim_cmd::{self, Loaded, ScenarioArgs};
+
+const AFTER_HELP: &str = "\
+The scenario runs N times in the simulator (squall's TCP and UDP models, virtual time) and N times in the \
+emulator (`squall emu` in a child process per replication: real Linux TCP and real UDP sockets in network \
+namespaces, through the same link model in real time; needs root). Replication i has seed S + i in both. \
+Both engines' runs are analysed from their pcaps by the same code, and each [[workload.tcp]] and \
+[[workload.udp]] entry is matched by name (its hosts, protocol and server port in each engine).
+
+Compared per flow: TCP goodput (bit/s), retransmitted data segments (%), mean RTT (s), elapsed time (s, first \
+packet to last received); UDP goodput, mean one-way delay, elapsed time. Each row has both engines' mean and \
+95% Student-t interval, the relative difference (emu - sim) / emu and a verdict: pass when its absolute value \
+is at most the tolerance.
+
+Writes DIR/compare.csv (the table), DIR/compare.html (the table, and the first replication of each engine \
+overlaid: time-sequence diagrams, cwnd and smoothed RTT of the simulator's TCP trace beside Linux's TCP_INFO), \
+DIR/plots/*.svg, DIR/sim/rep-N/ and DIR/emu/rep-N/ (each run's pcaps, events.csv and traces).
+
+Exit status: 0 when every metric is within its tolerance, 1 when one is not (listed on stderr), 2 on an error. \
+The scenario needs at least one [[workload.tcp]] (bulk, or web with a site) or [[workload.udp]]; \
+[[workload.commands]] cannot run in the simulator.
+
+Examples:
+  sudo squall compare scenarios/emu/tcp-workload.toml --replications 3
+  sudo squall compare my.toml --set links.0.downlink.0.error.packet=1% --tolerance 10% --tolerance rtt_mean=20%";
+
+#[derive(Args)]
+#[command(after_long_help = AFTER_HELP)]
+pub struct CompareArgs {
+    /// Scenario file, or builtin:NAME.
+    pub scenario: String,
+    /// Replications in each engine (at least 2 for confidence intervals).
+    #[arg(long, default_value_t = 3)]
+    pub replications: u32,
+    /// Output directory (default: out/SCENARIO-NAME-compare).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Largest |(emu - sim) / emu| that passes: `10%` (or `0.1`) for every
+    /// metric, `METRIC=20%` for one (goodput_bps, retransmitted_pct,
+    /// rtt_mean, delay_mean, elapsed). Repeatable.
+    #[arg(long = "tolerance", value_name = "[METRIC=]PERCENT", default_value = "10%")]
+    pub tolerance: Vec<String>,
+    /// Set a scenario key before running, as for `squall sim`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Seed of the first replication (replication i uses seed + i in both
+    /// engines).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+/// `10%`, `0.1`, `rtt_mean=20%`: a default tolerance and per-metric ones.
+fn parse_tolerances(specs: &[String]) -> Result<Tolerances> {
+    let mut t = Tolerances { default: 0.1, per_metric: Default::default() };
+    let known: Vec<&str> = TCP_METRICS.iter().chain(UDP_METRICS).copied().collect();
+    for spec in specs {
+        let (metric, value) = match spec.split_once('=') {
+            Some((m, v)) => (Some(m.trim()), v.trim()),
+            None => (None, spec.trim()),
+        };
+        let fraction = match value.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+            None => value.parse::<f64>(),
+        };
+        let fraction = match fraction {
+            Ok(f) if f.is_finite() && f >= 0.0 => f,
+            _ => bail!(
+                "--tolerance {spec:?}: expected a percentage like `10%` (or a fraction like `0.1`), optionally after METRIC="
+            ),
+        };
+        match metric {
+            None => t.default = fraction,
+            Some(m) if known.contains(&m) => {
+                t.per_metric.insert(m.to_string(), fraction);
+            }
+            Some(m) => bail!("--tolerance {spec:?}: no metric `{m}`; the metrics are {}", known.join(", ")),
+        }
+    }
+    Ok(t)
+}
+
+/// Refuses what cannot run in both engines, naming the file and the entry.
+fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
+    if let Some(c) = scenario.workload.commands.first() {
+        bail!(
+            "{source}: [[workload.commands]] `{}` on host `{}` cannot run in the simulator, which runs no real \
+             programs; `squall compare` runs the scenario in both engines: describe the traffic as [[workload.tcp]] \
+             or [[workload.udp]], or run this scenario with `squall emu` alone",
+            c.run,
+            c.host
+        );
+    }
+    if scenario.workload.tcp.is_empty() && scenario.workload.udp.is_empty() {
+        bail!(
+            "{source}: no [[workload.tcp]] or [[workload.udp]] to compare; add one, e.g.\n  [[workload.tcp]]\n  \
+             name = \"download\"\n  from = \"fixed\"\n  to = \"mobile\"\n  app = {{ bulk = \"5 MB\" }}"
+        );
+    }
+    for f in &scenario.workload.tcp {
+        let what = format!("{source}: [[workload.tcp]] `{}`", f.name);
+        match &f.app {
+            TcpApp::Bulk(_) => {}
+            TcpApp::Web(w) if !w.site_files.is_empty() => {}
+            TcpApp::Web(_) => bail!(
+                "{what}: a web application runs in emulation only with a site manifest (site = \"site.csv\"), not \
+                 with sizes"
+            ),
+            TcpApp::BulkFor(_) => bail!(
+                "{what}: app = {{ bulk_for = ... }} does not run in emulation yet; give the bytes to send instead, \
+                 app = {{ bulk = \"5 MB\" }}"
+            ),
+            TcpApp::RequestResponse(_) => {
+                bail!("{what}: request_response does not run in emulation yet; compare a bulk or web application")
+            }
+        }
+        if f.cc == TcpCc::Tahoe {
+            bail!("{what}: cc = \"tahoe\": Linux has no Tahoe; use \"reno\", \"newreno\", \"sack\" or \"cubic\"");
+        }
+    }
+    Ok(())
+}
+
+fn address(scenario: &Scenario, name: &str, what: &str) -> Result<std::net::Ipv4Addr> {
+    scenario
+        .hosts
+        .iter()
+        .find(|h| h.name == name)
+        .map(|h| h.address)
+        .with_context(|| format!("{what}: no host `{name}`"))
+}
+
+/// Each workload's data flow as each engine's analysis labels it: the
+/// hosts, the protocol, and the server's port (the client's is `*`). A
+/// bulk flow's data goes from `from` to `to`; a web page's from the server
+/// (`to`) back to the client. The simulator's and the emulator's servers
+/// listen on ports of their own (squall_sim::tcp_ports,
+/// emu_cmd::tcp_server_port); UDP flows use the same ports in both.
+fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
+    let mut out = Vec::new();
+    for (i, f) in scenario.workload.tcp.iter().enumerate() {
+        let what = format!("[[workload.tcp]] `{}`", f.name);
+        let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
+        let (_, sim_port) = squall_sim::tcp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+        let emu_port = crate::emu_cmd::tcp_server_port(f, i);
+        let label = |port: u16| {
+            // Any port at or above the ephemeral range is written `*`.
+            let client = u16::MAX;
+            if matches!(f.app, TcpApp::Web(_)) {
+                let key = FlowKey { protocol: Protocol::Tcp, src: to, dst: from, src_port: port, dst_port: client };
+                flow_label(&key, &f.to, &f.from)
+            } else {
+                let key = FlowKey { protocol: Protocol::Tcp, src: from, dst: to, src_port: client, dst_port: port };
+                flow_label(&key, &f.from, &f.to)
+            }
+        };
+        out.push(MatchedFlow {
+            name: f.name.clone(),
+            protocol: "tcp",
+            sim_label: label(sim_port),
+            emu_label: label(emu_port),
+            ..MatchedFlow::default()
+        });
+    }
+    for (i, f) in scenario.workload.udp.iter().enumerate() {
+        let what = format!("[[workload.udp]] `{}`", f.name);
+        let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
+        let (src_port, dst_port) = squall_sim::udp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+        let key = FlowKey { protocol: Protocol::Udp, src: from, dst: to, src_port, dst_port };
+        let label = flow_label(&key, &f.from, &f.to);
+        out.push(MatchedFlow {
+            name: f.name.clone(),
+            protocol: "udp",
+            sim_label: label.clone(),
+            emu_label: label,
+            ..MatchedFlow::default()
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Engine {
+    Sim,
+    Emu,
+}
+
+impl Engine {
+    fn name(self) -> &'static str {
+        match self {
+            Engine::Sim => "sim",
+            Engine::Emu => "emu",
+        }
+    }
+}
+
+/// Analyses `replications` runs under `dir` (rep-N) and files each
+/// workload's flow; returns notes on runs that did not finish or lacked a
+/// flow.
+fn analyse(
+    engine: Engine,
+    dir: &Path,
+    replications: u32,
+    hosts: &[RunHost],
+    flows: &mut [MatchedFlow],
+) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    for r in 0..replications {
+        let run = dir.join(format!("rep-{r}"));
+        let mut stats = by_workload(analyse_run(&run, hosts).with_context(|| format!("analysing {}", run.display()))?);
+        if crate::report_cmd::mark_unfinished(&run, &mut stats) {
+            notes.push(format!(
+                "{} rep-{r}: a TCP transfer did not finish by the end of the run; its elapsed time counts to the end",
+                engine.name()
+            ));
+        }
+        for f in flows.iter_mut() {
+            let label = if engine == Engine::Sim { &f.sim_label } else { &f.emu_label };
+            match stats.iter().find(|s| &s.label == label) {
+                Some(s) => {
+                    let runs = if engine == Engine::Sim { &mut f.sim } else { &mut f.emu };
+                    runs.push((r, s.clone()));
+                }
+                None => notes.push(format!(
+                    "{} rep-{r}: no flow `{label}` for `{}` in the captures (flows seen: {})",
+                    engine.name(),
+                    f.name,
+                    stats.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", ")
+                )),
+            }
+        }
+    }
+    Ok(notes)
+}
+
+/// The emulator's departure-time error per run (result.json `timing`):
+/// p99 in µs, and whether the run was flagged.
+fn emu_timing(dir: &Path, replications: u32) -> Vec<(f64, bool)> {
+    (0..replications)
+        .filter_map(|r| {
+            let text = std::fs::read_to_string(dir.join(format!("rep-{r}/result.json"))).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            Some((v["timing"]["error_p99"].as_f64()? * 1e6, v["timing"]["on_time"].as_bool() == Some(false)))
+        })
+        .collect()
+}
+
+pub fn run(args: CompareArgs) -> Result<ExitCode> {
+    let tolerances = parse_tolerances(&args.tolerance)?;
+    if args.replications == 0 {
+        bail!("--replications must be at least 1");
+    }
+    let scenario_args = ScenarioArgs {
+        scenario: Some(args.scenario.clone()),
+        link: None,
+        uplink: None,
+        out: None,
+        seed: args.seed,
+        overrides: args.overrides.clone(),
+        no_events: false,
+        no_pcap: false,
+    };
+    let Loaded { source, scenario } = sim_cmd::load(&scenario_args, Some(args.replications))?;
+    check_comparable(&source, &scenario)?;
+    let mut flows = workload_flows(&scenario).with_context(|| source.clone())?;
+    let n = scenario.replications;
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", scenario.name)));
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
+    // Earlier comparisons' runs in DIR are replaced whole.
+    for sub in ["sim", "emu"] {
+        let d = out.join(sub);
+        if d.exists() {
+            std::fs::remove_dir_all(&d).with_context(|| format!("cannot remove {}", d.display()))?;
+        }
+    }
+    std::fs::write(out.join("scenario.toml"), toml::to_string(&scenario)?)
+        .with_context(|| format!("cannot write {}/scenario.toml", out.display()))?;
+    eprintln!(
+        "squall compare: {} ({source}), {n} replication(s) in each engine from seed {}",
+        scenario.name, scenario.seed
+    );
+    for r in 0..n {
+        let dir = out.join(format!("sim/rep-{r}"));
+        simulate(&scenario, r, scenario.replication_seed(r), EventLog::All, &dir)
+            .with_context(|| format!("simulating replication {r}"))?;
+    }
+    eprintln!("squall compare: {n} simulated run(s) done; emulating (real time, one at a time)");
+    for r in 0..n {
+        eprintln!("squall compare: emulated replication {}/{n}", r + 1);
+        let dir = out.join(format!("emu/rep-{r}"));
+        emulate(&scenario, scenario.replication_seed(r), &dir)
+            .with_context(|| format!("emulating replication {r} (needs root and network namespaces)"))?;
+    }
+    let hosts: Vec<RunHost> =
+        scenario.hosts.iter().map(|h| RunHost { name: h.name.clone(), address: h.address }).collect();
+    let mut notes = analyse(Engine::Sim, &out.join("sim"), n, &hosts, &mut flows)?;
+    notes.extend(analyse(Engine::Emu, &out.join("emu"), n, &hosts, &mut flows)?);
+    let rows = parity(&flows, &tolerances);
+
+    // The first replication of each engine, overlaid.
+    let (sim0, emu0) = (out.join("sim/rep-0"), out.join("emu/rep-0"));
+    let sim_detail = run_detail(&sim0, &hosts).with_context(|| format!("reading {}", sim0.display()))?;
+    let emu_detail = run_detail(&emu0, &hosts).with_context(|| format!("reading {}", emu0.display()))?;
+    let mut plots: Vec<Overlay> = Vec::new();
+    for (f, spec) in flows.iter().zip(scenario.workload.tcp.iter().map(Some).chain(std::iter::repeat(None))) {
+        let traces = match spec {
+            Some(t) => TraceFiles {
+                sim: format!("{}.csv", sim_cmd::tcp_trace_stem(&t.name, 0, "client")),
+                emu: crate::emu_cmd::tcp_info_file(&t.name),
+                // Linux's segments carry the 12 bytes of timestamps.
+                mss: t.mss.0 as f64 - 12.0,
+            },
+            None => TraceFiles::default(),
+        };
+        plots.extend(overlays(f, &sim_detail, &emu_detail, &traces));
+    }
+
+    let timing = emu_timing(&out.join("emu"), n);
+    let flagged = timing.iter().filter(|t| t.1).count();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let tolerance_text = std::iter::once(format!("{:.3}%", tolerances.default * 100.0))
+        .chain(tolerances.per_metric.iter().map(|(m, t)| format!("{m} {:.3}%", t * 100.0)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut lines = vec![
+        format!(
+            "Scenario {} ({source}); {n} replication(s) in each engine, seeds {}..={} (the same in both).",
+            scenario.name,
+            scenario.seed,
+            scenario.replication_seed(n - 1)
+        ),
+        format!(
+            "sim: squall's TCP and UDP models in virtual time. emu: real Linux TCP (kernel {}) and UDP sockets in \
+             network namespaces, through the same link model in real time.",
+            kernel.trim()
+        ),
+        format!("Verdict: pass when |(emu − sim) / emu| of the means ≤ the tolerance ({tolerance_text})."),
+        format!(
+            "Emulator departure-time error p99 per run: {} µs{}.",
+            timing.iter().map(|t| format!("{:.0}", t.0)).collect::<Vec<_>>().join(", "),
+            if flagged > 0 { format!("; {flagged} run(s) flagged: timing was not kept") } else { String::new() }
+        ),
+    ];
+    lines.extend(notes.iter().cloned());
+    let info = PageInfo { title: format!("squall compare: {}", scenario.name), lines };
+    write_report(&out, &info, &rows, &plots)
+        .with_context(|| format!("cannot write the report in {}", out.display()))?;
+
+    println!(
+        "\n{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
+        "flow", "metric", "sim mean ± 95% CI", "emu mean ± 95% CI", "(emu-sim)/emu", "tolerance", "verdict"
+    );
+    for r in &rows {
+        println!(
+            "{:<14} {:<14} {:>28} {:>28} {:>14} {:>8.1}% {:>7}",
+            r.flow,
+            metric_title(r.metric),
+            display_summary(r.metric, &r.sim),
+            display_summary(r.metric, &r.emu),
+            display_relative(r.relative_difference),
+            r.tolerance * 100.0,
+            r.verdict.as_str()
+        );
+    }
+    for note in &notes {
+        eprintln!("squall compare: {note}");
+    }
+    if flagged > 0 {
+        eprintln!("squall compare: warning: {flagged} emulated run(s) did not keep timing (see emu/rep-N/result.json)");
+    }
+    println!("\nwrote {0}/compare.csv, {0}/compare.html, {0}/plots/, {0}/sim/ and {0}/emu/", out.display());
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| {
+            format!(
+                "{} {} ({} against a tolerance of {:.3}%)",
+                r.flow,
+                metric_title(r.metric),
+                display_relative(r.relative_difference),
+                r.tolerance * 100.0
+            )
+        })
+        .collect();
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "squall compare: FAIL: {} of {} metric(s) differ between the engines by more than their tolerance: {}",
+        failed.len(),
+        rows.len(),
+        failed.join("; ")
+    );
+    Ok(ExitCode::from(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerances_as_percentages_fractions_and_per_metric() {
+        let t = parse_tolerances(&["5%".into(), "rtt_mean=20%".into(), "elapsed=0.5".into()]).unwrap();
+        assert_eq!(t.default, 0.05);
+        assert_eq!(t.of("rtt_mean"), 0.2);
+        assert_eq!(t.of("elapsed"), 0.5);
+        assert_eq!(t.of("goodput_bps"), 0.05);
+        assert!((parse_tolerances(&["0.001%".into()]).unwrap().default - 1e-5).abs() < 1e-18);
+        let e = parse_tolerances(&["ten".into()]).unwrap_err().to_string();
+        assert!(e.contains("--tolerance \"ten\"") && e.contains("10%"), "{e}");
+        let e = parse_tolerances(&["speed=5%".into()]).unwrap_err().to_string();
+        assert!(e.contains("no metric `speed`") && e.contains("goodput_bps"), "{e}");
+        assert!(parse_tolerances(&["-1%".into()]).is_err());
+    }
+
+    #[test]
+    fn workloads_are_matched_by_their_servers_port_in_each_engine() {
+        let text = r#"
+name = "t"
+duration = "10 s"
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+[[links.uplink]]
+name = "up"
+rate = "10 Mbit/s"
+[[workload.tcp]]
+name = "download"
+from = "fixed"
+to = "mobile"
+app = { bulk = "1 MB" }
+[[workload.udp]]
+name = "voice"
+from = "mobile"
+to = "fixed"
+rate = "64 kbit/s"
+size = "200 B"
+"#;
+        let scenario = squall_scenario::parse("t.toml", text, Path::new(".")).unwrap();
+        check_comparable("t.toml", &scenario).unwrap();
+        let flows = workload_flows(&scenario).unwrap();
+        assert_eq!(flows[0].sim_label, "tcp fixed:* > mobile:5000");
+        assert_eq!(flows[0].emu_label, "tcp fixed:* > mobile:15000");
+        assert_eq!(flows[1].sim_label, "udp mobile:10000 > fixed:5001");
+        assert_eq!(flows[1].emu_label, flows[1].sim_label);
+    }
+}

@@ -1,0 +1,350 @@
+//! `squall emu --inline`: squall as a bridge between two existing
+//! interfaces (seed 002 §II.A's gateway between two Ethernet interfaces;
+//! seed 003 §2's box between two ports). The test makes two namespaces of
+//! its own, each joined by a veth to the root namespace, and runs
+//! unmodified tools (ping, iperf3) between them through squall attached to
+//! the two root-side ends. Needs root; under CI=true a namespace that
+//! cannot be made is a failure, not a skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip").args(args).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// Two namespaces, `a` at 10.201.0.1 and fd20::1, `b` at 10.201.0.2 and
+/// fd20::2 (one subnet: ARP and neighbour discovery must cross squall),
+/// each joined by a veth to the root namespace (`side_a`, `side_b`).
+struct Testbed {
+    ns: [String; 2],
+    side: [String; 2],
+}
+
+impl Testbed {
+    fn new(tag: &str) -> Option<Testbed> {
+        let pid = std::process::id();
+        let ns = [format!("sqi-{pid}-{tag}-a"), format!("sqi-{pid}-{tag}-b")];
+        let side = [format!("sqi{tag}a{}", pid % 100_000), format!("sqi{tag}b{}", pid % 100_000)];
+        let bed = Testbed { ns, side };
+        let ok = (0..2).all(|i| {
+            let (ns, side) = (&bed.ns[i], &bed.side[i]);
+            let v4 = format!("10.201.0.{}/24", i + 1);
+            let v6 = format!("fd20::{}/64", i + 1);
+            ip(&["netns", "add", ns])
+                && ip(&["link", "add", side, "type", "veth", "peer", "name", "eth0", "netns", ns])
+                && ip(&["link", "set", side, "up"])
+                && ip(&["-n", ns, "link", "set", "lo", "up"])
+                && ip(&["-n", ns, "addr", "add", &v4, "dev", "eth0"])
+                && ip(&["-n", ns, "addr", "add", &v6, "dev", "eth0", "nodad"])
+                && ip(&["-n", ns, "link", "set", "eth0", "up"])
+        });
+        if !ok {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true but the namespaces and veths cannot be made"
+            );
+            eprintln!("skipping: namespaces and veths cannot be made here (need root and iproute2)");
+            return None;
+        }
+        Some(bed)
+    }
+
+    fn exec(&self, i: usize, cmd: &[&str]) -> Output {
+        Command::new("ip").args(["netns", "exec", &self.ns[i]]).args(cmd).output().unwrap()
+    }
+
+    fn spawn(&self, i: usize, cmd: &[&str]) -> Child {
+        Command::new("ip")
+            .args(["netns", "exec", &self.ns[i]])
+            .args(cmd)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+}
+
+impl Drop for Testbed {
+    fn drop(&mut self) {
+        for ns in &self.ns {
+            ip(&["netns", "delete", ns]);
+        }
+    }
+}
+
+/// A two-host scenario: each direction `rate`, `delay` and `loss`, a
+/// 1000-packet queue.
+fn scenario(dir: &Path, rate: &str, delay: &str, loss: &str) -> PathBuf {
+    let text = format!(
+        r#"
+name = "inline"
+duration = "60 s"
+[[hosts]]
+name = "a"
+address = "10.201.0.1"
+[[hosts]]
+name = "b"
+address = "10.201.0.2"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "down"
+rate = "{rate}"
+delay = "{delay}"
+error = {{ packet = "{loss}" }}
+queue = {{ packets = 1000 }}
+[[links.uplink]]
+name = "up"
+rate = "{rate}"
+delay = "{delay}"
+queue = {{ packets = 1000 }}
+"#
+    );
+    let path = dir.join("inline.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `squall emu --inline` on the testbed's two sides, running until stopped.
+fn start(bed: &Testbed, scenario: &Path, out: &Path) -> Child {
+    let inline = format!("{},{}", bed.side[0], bed.side[1]);
+    let child = Command::new(SQUALL)
+        .args(["emu", "--inline", &inline, "--out", out.to_str().unwrap(), scenario.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready when a ping gets through.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if bed.exec(0, &["ping", "-c", "1", "-W", "1", "10.201.0.2"]).status.success() {
+            return child;
+        }
+    }
+    let mut child = child;
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("no ping through squall --inline within 10 s");
+}
+
+/// Stops the run with SIGINT and returns its summary.json.
+fn stop(child: Child, out: &Path) -> serde_json::Value {
+    // SAFETY: kill(2) with the pid of a child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "squall emu --inline failed: {stderr}");
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Round-trip times (ms) of `ping` output.
+fn rtts(out: &Output) -> Vec<f64> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split("time=").nth(1)?.split_whitespace().next()?.parse().ok())
+        .collect()
+}
+
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+#[test]
+fn ping_and_iperf3_through_a_bridge_see_the_configured_link() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bed) = Testbed::new("p") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), "100 Mbit/s", "20 ms", "0%");
+    let out = dir.path().join("out");
+    let run = start(&bed, &file, &out);
+
+    // IPv4: pings, 20 ms each way plus two 98-byte transmissions at
+    // 100 Mbit/s (7.8 µs each).
+    // 100 pings, so that p99 is a percentile and not the maximum.
+    let v4 = bed.exec(0, &["ping", "-c", "100", "-i", "0.05", "10.201.0.2"]);
+    let r4 = rtts(&v4);
+    let expect = 40.0 + 2.0 * 98.0 * 8.0 / 100e6 * 1e3;
+    assert_eq!(r4.len(), 100, "{}", String::from_utf8_lossy(&v4.stdout));
+    let (p1, p50, p99) = (percentile(&r4, 0.01), percentile(&r4, 0.5), percentile(&r4, 0.99));
+    let mut sorted = r4.clone();
+    sorted.sort_by(f64::total_cmp);
+    println!("IPv4 ping: p1 {p1:.3} ms, median {p50:.3}, p99 {p99:.3} ms, expected {expect:.3} ms; all {sorted:?}");
+    // Squall times each frame from its kernel receive timestamp, so what
+    // it adds beyond the model is the kernel's own path: writing a frame
+    // to a veth runs the receiver's stack in the writer's call (60-70 µs
+    // here, the summary's delivery error p50) where a plain Linux bridge
+    // between the same veths has a 0.07 ms round trip (0.15 ms at most).
+    // ping prints 0.1 ms steps above 10 ms.
+    // The tail (p99) and the overhead are timing figures and belong to
+    // `squall bench bridge` (median 40.10 ms there on a quiet machine):
+    // on a shared 2-core CI machine a few replies in 100 come back 1-4 ms
+    // late and the median rose to 40.3 ms (IPv6) whatever squall does.
+    // The test asserts behaviour: no reply is faster than the link, and
+    // the typical reply carries the configured delay and not another
+    // hop's worth (0.4 ms: two wake-ups and two veth writes on a busy
+    // machine; a model delay applied twice would add 20 ms).
+    assert!(p1 >= expect - 0.05, "ping RTT p1 {p1} ms, below the configured {expect} ms");
+    assert!(p50 <= expect + 0.4, "ping RTT median {p50} ms, expected {expect} ms + at most 0.4 ms");
+
+    // IPv6 through the same path (neighbour discovery passes at once).
+    let v6 = bed.exec(0, &["ping", "-6", "-c", "100", "-i", "0.05", "fd20::2"]);
+    let r6 = rtts(&v6);
+    assert_eq!(r6.len(), 100, "{}", String::from_utf8_lossy(&v6.stdout));
+    let p50 = percentile(&r6, 0.5);
+    println!("IPv6 ping: median {p50:.3} ms, p99 {:.3} ms", percentile(&r6, 0.99));
+    assert!(percentile(&r6, 0.0) >= 40.0 && p50 <= expect + 0.4, "IPv6 RTTs {r6:?}");
+
+    // TCP fills the link: iperf3 from a to b (the downlink), 2 s omitted
+    // for slow start. Goodput counts TCP payload: 1448 of each 1500-byte
+    // IP packet (RFC 7323 timestamps), 96.5 Mbit/s at most.
+    let mut server = bed.spawn(1, &["iperf3", "-s", "-1", "-B", "10.201.0.2"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let client = bed.exec(0, &["iperf3", "-c", "10.201.0.2", "-t", "6", "-O", "2", "-J"]);
+    let _ = server.wait();
+    let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let bps = report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
+    println!("iperf3 TCP: {:.2} Mbit/s", bps / 1e6);
+    assert!((0.95 * 100e6 * 1448.0 / 1500.0..=100e6).contains(&bps), "iperf3 {bps} bit/s");
+
+    let summary = stop(run, &out);
+    let hosts = &summary["runs"][0]["hosts"];
+    let a = &hosts["a"];
+    println!("side a: {a}");
+    assert!(a["link_control"].as_u64().unwrap() > 0, "ARP or neighbour discovery passed");
+    assert!(a["sent_packets"].as_u64().unwrap() > 1000);
+    // Every frame read on a side was carried or refused with a reason.
+    for side in ["a", "b"] {
+        let h = &hosts[side];
+        assert_eq!(h["write_errors"].as_u64(), Some(0), "{side}: {h}");
+    }
+    assert!(out.join("rep-0/a.pcap").exists() && out.join("rep-0/b.pcap").exists());
+}
+
+#[test]
+fn one_percent_loss_shows_in_iperf3s_udp_report() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bed) = Testbed::new("l") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), "100 Mbit/s", "5 ms", "1%");
+    let out = dir.path().join("out");
+    // Neighbour entries first, so that no ping of `start` is the one lost.
+    let run = start(&bed, &file, &out);
+    let mut server = bed.spawn(1, &["iperf3", "-s", "-1", "-B", "10.201.0.2"]);
+    std::thread::sleep(Duration::from_millis(300));
+    // 20 000 datagrams of 1200 bytes at 20 Mbit/s.
+    let client = bed.exec(0, &["iperf3", "-c", "10.201.0.2", "-u", "-b", "20M", "-l", "1200", "-k", "20000", "-J"]);
+    let _ = server.wait();
+    let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let sum = &report["end"]["sum"];
+    let (lost, total) = (sum["lost_packets"].as_f64().unwrap(), sum["packets"].as_f64().unwrap());
+    // Binomial: 1% of n, 95% interval ± 1.96 sqrt(n p (1 - p)).
+    let half = 1.96 * (total * 0.01 * 0.99).sqrt();
+    println!("iperf3 UDP: {lost} of {total} lost, expected {} ± {half:.0}", total * 0.01);
+    assert!((lost - total * 0.01).abs() <= half, "lost {lost} of {total}");
+    let summary = stop(run, &out);
+    // squall's own count of the same losses.
+    let dropped = summary["runs"][0]["stages"][0]["dropped"]["error"].as_f64().unwrap_or(0.0);
+    assert!(dropped >= lost, "squall dropped {dropped}, iperf3 lost {lost}");
+}
+
+#[test]
+fn bad_interfaces_and_a_busy_interface_are_refused_by_name() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bed) = Testbed::new("e") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), "10 Mbit/s", "1 ms", "0%");
+    let run_with = |inline: &str, extra: &[&str]| {
+        let out = dir.path().join("bad");
+        let o = Command::new(SQUALL)
+            .args(["emu", "--inline", inline, "--duration", "1 s", "--out", out.to_str().unwrap()])
+            .args(extra)
+            .arg(&file)
+            .output()
+            .unwrap();
+        (o.status.success(), String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (ok, err) = run_with(&format!("{},nosuchif0", bed.side[0]), &[]);
+    assert!(!ok && err.contains("interface `nosuchif0`") && err.contains("no such interface"), "{err}");
+    let (ok, err) = run_with(&format!("{0},{0}", bed.side[0]), &[]);
+    assert!(!ok && err.contains("two different interfaces"), "{err}");
+    let (ok, err) = run_with("justone", &[]);
+    assert!(!ok && err.contains("two interface names"), "{err}");
+    // An interface with one of the machine's own addresses: refused unless
+    // --force.
+    assert!(ip(&["addr", "add", "10.202.0.9/32", "dev", &bed.side[0]]));
+    let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &[]);
+    assert!(!ok && err.contains("this machine's address 10.202.0.9") && err.contains("--force"), "{err}");
+    let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &["--force"]);
+    assert!(ok, "--force: {err}");
+    assert!(ip(&["addr", "del", "10.202.0.9/32", "dev", &bed.side[0]]));
+    // A down interface.
+    assert!(ip(&["link", "set", &bed.side[1], "down"]));
+    let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &[]);
+    assert!(!ok && err.contains(&format!("interface `{}`", bed.side[1])) && err.contains("down"), "{err}");
+    assert!(ip(&["link", "set", &bed.side[1], "up"]));
+    // Two runs on one interface.
+    let out = dir.path().join("first");
+    let first = start(&bed, &file, &out);
+    let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &[]);
+    assert!(!ok && err.contains("in use by another squall run"), "{err}");
+    stop(first, &out);
+    // Promiscuous mode ends with the run.
+    let link = Command::new("ip").args(["-d", "link", "show", &bed.side[0]]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&link.stdout).contains("PROMISC"), "{}", String::from_utf8_lossy(&link.stdout));
+}
+
+#[test]
+fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bed) = Testbed::new("k") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), "10 Mbit/s", "1 ms", "0%");
+    let show = |side: &str| {
+        let o = Command::new("ip").args(["-d", "link", "show", side]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let before: Vec<String> = bed.side.iter().map(|s| show(s).replace("state UP", "")).collect();
+    let out = dir.path().join("killed");
+    let mut run = start(&bed, &file, &out);
+    assert!(show(&bed.side[0]).contains("promiscuity 1"), "{}", show(&bed.side[0]));
+    run.kill().unwrap(); // SIGKILL: no cleanup
+    run.wait().unwrap();
+    // The kernel dropped the packet sockets' promiscuous memberships with
+    // the process; nothing else was changed.
+    for (i, side) in bed.side.iter().enumerate() {
+        let now = show(side).replace("state UP", "");
+        assert!(now.contains("promiscuity 0"), "{now}");
+        assert_eq!(now, before[i], "{side} changed");
+    }
+    // The next run takes the interfaces again (the lock died with the
+    // process), here in the one-line form of the link.
+    let out = dir.path().join("next");
+    let inline = format!("{},{}", bed.side[0], bed.side[1]);
+    let next = Command::new(SQUALL)
+        .args(["emu", "--inline", &inline, "--link", "rate 10mbit delay 15ms", "--out", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut r = Vec::new();
+    for _ in 0..10 {
+        r = rtts(&bed.exec(0, &["ping", "-c", "3", "-i", "0.2", "10.201.0.2"]));
+        if r.len() == 3 {
+            break;
+        }
+    }
+    let summary = stop(next, &out);
+    assert_eq!(r.len(), 3, "no ping through the next run");
+    // 15 ms each way on the downlink, and (netem's rule) on the uplink too.
+    assert!(r.iter().all(|&t| (30.0..31.0).contains(&t)), "RTTs {r:?}");
+    assert!(summary["runs"][0]["hosts"].as_object().is_some_and(|h| h.len() == 2));
+}
