@@ -114,6 +114,9 @@ pub struct HostCounters {
     /// the other side, outside the model.
     pub link_control: u64,
     pub write_errors: u64,
+    /// What the host's device offloads did (super-packets cut on the way
+    /// in, deliveries joined on the way out).
+    pub offload: crate::device::OffloadCounts,
 }
 
 /// What a run of the loop leaves.
@@ -248,6 +251,12 @@ impl Dataplane {
             let deadline = self.next_deadline(now).min(end);
             self.wait_until(deadline);
         }
+        // The model runs to the run's last instant: what its paths (and
+        // their background sources) do before the end is in the run, as
+        // in the simulator.
+        let last = self.clock.now().min(end);
+        self.enter_due_states(last);
+        self.deliver_due(last);
         self.finish()
     }
 
@@ -438,6 +447,7 @@ impl Dataplane {
         for host in 0..self.devices.len() {
             // A bounded batch per device keeps one busy host from starving
             // the deliveries.
+            let mut read_at = None;
             for _ in 0..64 {
                 let bytes = match self.devices[host].recv() {
                     Ok(Some(bytes)) => bytes,
@@ -449,13 +459,18 @@ impl Dataplane {
                 };
                 count += 1;
                 // From when the packet reached the device, when it says,
-                // but never before the paths' last advance (`polled`).
-                let mut now = self.clock.now();
-                if let Some(age) = self.devices[host].last_age() {
-                    let age = age.as_nanos().min(u64::MAX as u128) as u64;
-                    now = Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled);
+                // but never before the paths' last advance (`polled`); the
+                // segments of one super-packet all reached squall with its
+                // read.
+                if !(self.devices[host].same_read() && read_at.is_some()) {
+                    let mut now = self.clock.now();
+                    if let Some(age) = self.devices[host].last_age() {
+                        let age = age.as_nanos().min(u64::MAX as u128) as u64;
+                        now = Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled);
+                    }
+                    read_at = Some(now);
                 }
-                self.sent_by_host(now, host, bytes);
+                self.sent_by_host(read_at.expect("set above"), host, bytes);
             }
         }
         count
@@ -650,6 +665,9 @@ impl Dataplane {
 
     fn finish(mut self) -> DataplaneReport {
         let end = self.clock.now();
+        for (counters, device) in self.hosts.iter_mut().zip(&self.devices) {
+            counters.offload = device.offload_counts();
+        }
         self.drain_events();
         self.recorder.events(std::mem::take(&mut self.events), end);
         let live = self.paths.iter().filter_map(|s| s.path.as_ref());

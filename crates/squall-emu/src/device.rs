@@ -52,6 +52,30 @@ pub trait PacketDevice: Send {
     fn last_age(&self) -> Option<std::time::Duration> {
         None
     }
+    /// Whether the packet the last [`Self::recv`] returned was cut from
+    /// the same read as the one before it: it reached squall at the same
+    /// instant.
+    fn same_read(&self) -> bool {
+        false
+    }
+    /// What the device's offloads did so far.
+    fn offload_counts(&self) -> OffloadCounts {
+        OffloadCounts::default()
+    }
+}
+
+/// What a device's offloads did: super-packets read and cut, segments
+/// joined into super-packets on the way out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OffloadCounts {
+    /// Reads that held more than one wire-sized packet.
+    pub super_packets_read: u64,
+    /// The wire-sized packets those reads were cut into.
+    pub segments_cut: u64,
+    /// Writes that joined more than one delivery (GRO).
+    pub joined_writes: u64,
+    /// The deliveries those writes carried.
+    pub segments_joined: u64,
 }
 
 /// The reading and writing both devices share when the kernel puts a
@@ -62,11 +86,21 @@ pub(crate) struct VnetIo {
     pub rx: Vec<u8>,
     /// Segments of a super-packet not yet handed out.
     pub pending: VecDeque<Vec<u8>>,
+    /// The last packet handed out came from `pending`, filled by an
+    /// earlier call's read.
+    pub same_read: bool,
+    pub counts: OffloadCounts,
 }
 
 impl VnetIo {
     pub fn new(framing: Framing) -> VnetIo {
-        VnetIo { framing, rx: vec![0; VNET_HDR_LEN + 65_536], pending: VecDeque::new() }
+        VnetIo {
+            framing,
+            rx: vec![0; VNET_HDR_LEN + 65_536],
+            pending: VecDeque::new(),
+            same_read: false,
+            counts: OffloadCounts::default(),
+        }
     }
 
     /// Cuts the `n` bytes read into `rx` into wire-sized packets, queued
@@ -82,7 +116,13 @@ impl VnetIo {
         let hdr = VnetHdr::parse(&self.rx).expect("VNET_HDR_LEN bytes");
         let packet = &self.rx[VNET_HDR_LEN..n];
         match offload::split(&hdr, packet, self.framing) {
-            Ok(segments) => self.pending.extend(segments),
+            Ok(segments) => {
+                if segments.len() > 1 {
+                    self.counts.super_packets_read += 1;
+                    self.counts.segments_cut += segments.len() as u64;
+                }
+                self.pending.extend(segments)
+            }
             Err(_) => self.pending.push_back(packet.to_vec()),
         }
         Ok(())
@@ -95,11 +135,15 @@ impl VnetIo {
 
     /// Writes `packets` in order, each run that GRO may join as one GSO
     /// super-packet.
-    pub fn send_batch(&self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool]) {
+    pub fn send_batch(&mut self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool]) {
         for run in offload::runs(packets, self.framing) {
             let joined = if run.len() > 1 { offload::coalesce(&packets[run.clone()], self.framing) } else { None };
             let ok = match joined {
-                Some((hdr, packet)) => write_with_header(fd, &hdr.to_bytes(), &packet).is_ok(),
+                Some((hdr, packet)) => {
+                    self.counts.joined_writes += 1;
+                    self.counts.segments_joined += run.len() as u64;
+                    write_with_header(fd, &hdr.to_bytes(), &packet).is_ok()
+                }
                 None => {
                     for i in run {
                         written[i] = Self::send(fd, packets[i]).is_ok();
@@ -258,7 +302,8 @@ impl PacketDevice for TunDevice {
                 Err(e) => Err(e),
             };
         };
-        if vnet.pending.is_empty() {
+        vnet.same_read = !vnet.pending.is_empty();
+        if !vnet.same_read {
             match self.file.read(&mut vnet.rx) {
                 Ok(n) => vnet.cut(n, &self.label)?,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
@@ -278,8 +323,16 @@ impl PacketDevice for TunDevice {
         }
     }
 
+    fn same_read(&self) -> bool {
+        self.vnet.as_ref().is_some_and(|v| v.same_read)
+    }
+
+    fn offload_counts(&self) -> OffloadCounts {
+        self.vnet.as_ref().map_or_else(OffloadCounts::default, |v| v.counts)
+    }
+
     fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
-        match &self.vnet {
+        match &mut self.vnet {
             Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written),
             None => {
                 for (p, ok) in packets.iter().zip(written.iter_mut()) {

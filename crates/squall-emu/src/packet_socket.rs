@@ -184,7 +184,8 @@ impl PacketDevice for PacketSocket {
     /// super-frame, every checksum complete. A super-frame that cannot be
     /// cut is handed out as it came, for the data plane to refuse.
     fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
-        if self.vnet.pending.is_empty() {
+        self.vnet.same_read = !self.vnet.pending.is_empty();
+        if !self.vnet.same_read {
             let Some((n, stamp)) = self.read_one()? else { return Ok(None) };
             self.age = stamp.and_then(|t| std::time::SystemTime::now().duration_since(t).ok());
             self.vnet.cut(n, &self.label)?;
@@ -195,6 +196,14 @@ impl PacketDevice for PacketSocket {
 
     fn last_age(&self) -> Option<std::time::Duration> {
         self.age
+    }
+
+    fn same_read(&self) -> bool {
+        self.vnet.same_read
+    }
+
+    fn offload_counts(&self) -> crate::device::OffloadCounts {
+        self.vnet.counts
     }
 
     /// Writes one Ethernet frame as it is (after an all-zero

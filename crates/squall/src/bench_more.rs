@@ -57,6 +57,11 @@ const BIG_BUFFERS: &str =
 /// Runs `text` with `commands`; returns the report, the workloads'
 /// directory and the CPU time the run took in this process.
 pub(crate) fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
+    emulate_with(text, commands, true)
+}
+
+/// [`emulate`], with or without TUN offloads.
+fn emulate_with(text: &str, commands: &[&str], offloads: bool) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
     let scenario = squall_scenario::parse("bench.toml", text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let dir = tempfile::tempdir()?;
     let commands = commands.iter().map(|c| CommandSpec::parse(c, false)).collect::<Result<Vec<_>, _>>()?;
@@ -65,6 +70,7 @@ pub(crate) fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport,
         commands,
         workload_dir: dir.path().to_path_buf(),
         control: false,
+        offloads,
         ..Default::default()
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
@@ -75,13 +81,18 @@ pub(crate) fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport,
 
 /// A bulk transfer of `bytes` from fixed to mobile through squall.
 fn bulk_through_squall(exe: &Path, text: &str, bytes: u64, cc: &str) -> Result<BulkResult> {
+    bulk_through_squall_with(exe, text, bytes, cc, true)
+}
+
+fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, offloads: bool) -> Result<BulkResult> {
     let exe = exe.display();
-    let (_, dir, _) = emulate(
+    let (_, dir, _) = emulate_with(
         text,
         &[
             &format!("mobile@0s={exe} tool bulk --server --once"),
             &format!("fixed@0.2s={exe} tool bulk --client 10.0.1.1 --bytes {bytes} --cc {cc}"),
         ],
+        offloads,
     )?;
     let out = std::fs::read_to_string(dir.path().join("1-fixed.stdout"))?;
     serde_json::from_str(out.trim()).with_context(|| {
@@ -93,17 +104,23 @@ fn bulk_through_squall(exe: &Path, text: &str, bytes: u64, cc: &str) -> Result<B
 
 #[derive(Serialize)]
 pub struct TcpUnlimited {
+    /// With TUN offloads (the default).
     pub squall_bps: f64,
+    /// With `--no-offloads`: one wire-sized packet per read and write.
+    pub squall_no_offloads_bps: f64,
     pub veth_bps: f64,
     pub ratio: f64,
 }
 
 /// TCP through a stage with no rate limit, against plain veth.
 pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
-    let squall = bulk_through_squall(exe, &scenario("queue = { packets = 10000 }", "", ""), bytes, "cubic")?;
+    let text = scenario("queue = { packets = 10000 }", "", "");
+    let squall = bulk_through_squall(exe, &text, bytes, "cubic")?;
+    let plain = bulk_through_squall_with(exe, &text, bytes, "cubic", false)?;
     let veth = baseline::veth_bulk(exe, bytes)?;
     Ok(TcpUnlimited {
         squall_bps: squall.goodput_bps,
+        squall_no_offloads_bps: plain.goodput_bps,
         veth_bps: veth.goodput_bps,
         ratio: squall.goodput_bps / veth.goodput_bps,
     })
