@@ -113,6 +113,9 @@ pub struct HostCounters {
     /// Bridge mode: ARP and neighbour-discovery frames passed straight to
     /// the other side, outside the model.
     pub link_control: u64,
+    /// Bridge mode: IP frames the `[inline]` rules pass straight to the
+    /// other side, outside the model.
+    pub passed: u64,
     pub write_errors: u64,
     /// What the host's device offloads did (super-packets cut on the way
     /// in, deliveries joined on the way out).
@@ -164,6 +167,9 @@ pub struct Dataplane {
     /// write Ethernet frames, a frame from one side crosses the path to the
     /// other whatever its addresses.
     bridge: bool,
+    /// Bridge mode: which IP frames take the link; the others pass
+    /// straight across.
+    inline_filter: crate::inline::InlineFilter,
     /// When the paths were last advanced: no packet enters them earlier.
     polled: Instant,
 }
@@ -208,6 +214,7 @@ impl Dataplane {
             forward: Vec::new(),
             stopped_background: BTreeMap::new(),
             bridge: false,
+            inline_filter: crate::inline::InlineFilter::default(),
             polled: Instant::ZERO,
         }
     }
@@ -216,8 +223,9 @@ impl Dataplane {
     /// devices are the interfaces on either side; every IP frame read on
     /// one crosses the link's path to the other, ARP and neighbour
     /// discovery pass at once.
-    pub fn bridging(mut self) -> Self {
+    pub fn bridging(mut self, filter: crate::inline::InlineFilter) -> Self {
         self.bridge = true;
+        self.inline_filter = filter;
         self
     }
 
@@ -483,7 +491,17 @@ impl Dataplane {
         let (packet, next) = if self.bridge {
             let other = 1 - host.min(1);
             let packet = match crate::ethernet::parse(id, bytes) {
-                Ok(Frame::Ip { packet, .. }) => packet,
+                Ok(Frame::Ip { packet, l3 }) => {
+                    let v6 = packet.payload.as_deref().and_then(|b| b.get(l3)).is_some_and(|b| b >> 4 == 6);
+                    if !self.inline_filter.carries(&packet, v6) {
+                        self.hosts[host].passed += 1;
+                        if self.devices[other].send(packet.payload.as_deref().unwrap_or(&[])).is_err() {
+                            self.hosts[other].write_errors += 1;
+                        }
+                        return;
+                    }
+                    packet
+                }
                 Ok(Frame::LinkControl(frame)) => {
                     // Not the model's: the other side gets it at once.
                     self.hosts[host].link_control += 1;

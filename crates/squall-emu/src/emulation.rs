@@ -238,7 +238,7 @@ pub fn run(
         recorder,
     );
     if options.inline.is_some() {
-        dataplane = dataplane.bridging();
+        dataplane = dataplane.bridging(crate::inline::InlineFilter::of(scenario));
     }
     let thread_done = Arc::clone(&done);
     let handle = std::thread::Builder::new()

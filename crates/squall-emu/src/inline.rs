@@ -39,6 +39,43 @@ pub struct InlineOptions {
     pub force: bool,
 }
 
+/// Which IP traffic of the two interfaces takes the link: the scenario's
+/// `[inline]` rules (the multi-class stage's classifier, first match
+/// wins) into `link` or `pass`.
+#[derive(Clone, Debug)]
+pub struct InlineFilter {
+    rules: Vec<(squall_link::classes::Matcher, bool)>,
+    /// Whether traffic no rule matches takes the link.
+    default_carried: bool,
+}
+
+impl Default for InlineFilter {
+    /// Every IP frame takes the link.
+    fn default() -> Self {
+        InlineFilter { rules: Vec::new(), default_carried: true }
+    }
+}
+
+impl InlineFilter {
+    /// The filter of a scenario's `[inline]` table; without one, every IP
+    /// frame takes the link.
+    pub fn of(scenario: &Scenario) -> InlineFilter {
+        match &scenario.inline {
+            None => InlineFilter::default(),
+            Some(inline) => InlineFilter {
+                rules: inline.rules.iter().map(|r| (r.matcher(), r.class == "link")).collect(),
+                default_carried: inline.default == squall_scenario::InlineClass::Link,
+            },
+        }
+    }
+
+    /// Whether `packet` (IPv6 when `v6`) crosses the link.
+    pub fn carries(&self, packet: &squall_link::Packet, v6: bool) -> bool {
+        let hit = |m: &squall_link::classes::Matcher| if v6 { m.matches_ipv6(packet) } else { m.matches(packet) };
+        self.rules.iter().find(|(m, _)| hit(m)).map_or(self.default_carried, |(_, link)| *link)
+    }
+}
+
 /// The interfaces' lock files, held for the run and removed at its end.
 pub struct InlineLock {
     files: Vec<(PathBuf, File)>,

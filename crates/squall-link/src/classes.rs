@@ -455,6 +455,17 @@ impl Matcher {
             && self.min_size.is_none_or(|s| p.size as u64 >= s)
             && self.max_size.is_none_or(|s| p.size as u64 <= s)
     }
+
+    /// Whether `p`, an IPv6 packet whose flow carries no addresses (the
+    /// model's flows are IPv4; inline mode carries IPv6 too), matches:
+    /// a rule for IPv4 or with an address prefix never does; the other
+    /// fields are matched as for IPv4.
+    pub fn matches_ipv6(&self, p: &Packet) -> bool {
+        self.ip_version.is_none_or(|v| v == 6)
+            && self.src.is_none()
+            && self.dst.is_none()
+            && Matcher { ip_version: None, ..self.clone() }.matches(p)
+    }
 }
 
 impl Rule {
@@ -483,6 +494,12 @@ impl Rule {
                 &format!("names no class of this stage; the classes are {}", names.join(", ")),
             ));
         }
+        self.validate_match(key)
+    }
+
+    /// Checks the fields that match packets (not the class): `key` is the
+    /// rule's key.
+    pub fn validate_match(&self, key: &str) -> Result<(), ConfigError> {
         if self.ip_version.is_some_and(|v| v != 4 && v != 6) {
             return Err(ConfigError::new(&format!("{key}.ip_version"), "must be 4 or 6"));
         }

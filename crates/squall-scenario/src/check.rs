@@ -112,6 +112,39 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         return Err(c.fail(&root.key("replications"), "needs at least 1 replication, like replications = 10"));
     }
 
+    if let Some(inline) = &s.inline {
+        let p = root.key("inline");
+        let [a, b] = &inline.interfaces;
+        for (i, name) in [a, b].into_iter().enumerate() {
+            if name.is_empty() || name.len() > 15 || name.contains(['/', ' ', '\0']) {
+                return Err(c.fail(
+                    &p.key("interfaces").index(i),
+                    format!("`{name}` is not an interface name (1 to 15 bytes, no `/` or space), like \"eth1\""),
+                ));
+            }
+        }
+        if a == b {
+            return Err(c.fail(&p.key("interfaces"), format!("needs two different interfaces, not `{a}` twice")));
+        }
+        for (i, rule) in inline.rules.iter().enumerate() {
+            let key = p.key("rules").index(i);
+            rule.validate_match("rule").map_err(|e| {
+                let rest = e.key.strip_prefix("rule.").unwrap_or(&e.key);
+                c.fail(&key.dotted(rest), e.message)
+            })?;
+            if rule.class != "link" && rule.class != "pass" {
+                return Err(c.fail(
+                    &p.key("rules").index(i).key("class"),
+                    format!(
+                        "inline rules put traffic in class \"link\" (through the link) or \"pass\" (straight \
+                         across), not `{}`",
+                        rule.class
+                    ),
+                ));
+            }
+        }
+    }
+
     // Hosts.
     if s.hosts.is_empty() {
         return Err(c.fail(

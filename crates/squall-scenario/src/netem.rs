@@ -79,6 +79,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         states: Vec::new(),
         blackouts: Vec::new(),
         workload: Workload::default(),
+        inline: None,
     })
 }
 

@@ -142,6 +142,42 @@ pub struct Scenario {
     pub blackouts: Vec<BlackoutSpec>,
     #[serde(default)]
     pub workload: Workload,
+    /// Inline mode of `squall emu`: the two interfaces to sit between and
+    /// which of their traffic crosses the link. The simulator ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline: Option<Inline>,
+}
+
+/// `[inline]`: squall between two existing interfaces (seed 002 §II.A:
+/// a gateway between two Ethernet interfaces; seed 003 §2: a box between
+/// two ports), with the classifier of the multi-class stage choosing the
+/// traffic that takes the link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inline {
+    /// The interface on the side of `links[0].between[0]` (its frames take
+    /// the downlink), then the other side's.
+    pub interfaces: [String; 2],
+    /// Rules as a classful queue's (`{ class = "pass", protocol = "udp",
+    /// dst_port = 53 }`), first match wins, into two classes: `link`,
+    /// carried through the scenario's link, and `pass`, handed straight to
+    /// the other side (counted, not recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<squall_link::Rule>,
+    /// The class of IP traffic no rule matches.
+    #[serde(default)]
+    pub default: InlineClass,
+}
+
+/// Where inline traffic goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InlineClass {
+    /// Through the scenario's link.
+    #[default]
+    Link,
+    /// Straight to the other side, outside the model.
+    Pass,
 }
 
 fn default_seed() -> u64 {

@@ -838,3 +838,16 @@ fn background_load_without_a_stage_rate() {
         &["share of the stage's `rate`", "rate = \"2 Mbit/s\""],
     );
 }
+
+#[test]
+fn inline_rules_use_the_classifier_and_its_two_classes() {
+    expect(
+        "inline_rule_class.toml",
+        ErrorKind::Check,
+        25,
+        "inline.rules[1].class",
+        &["\"link\" (through the link) or \"pass\"", "not `voice`"],
+    );
+    // The multi-class stage's own rule checks.
+    expect("inline_rule_port.toml", ErrorKind::Check, 24, "inline.rules[0].dst_port", &["low <= high"]);
+}

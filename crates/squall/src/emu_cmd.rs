@@ -84,9 +84,9 @@ pub struct EmuArgs {
     /// scenario of two hosts and one link (or --link) and no workloads.
     #[arg(long, value_name = "IFACE,IFACE", value_parser = parse_interface_pair)]
     pub inline: Option<[String; 2]>,
-    /// With --inline: attach even to an interface with this machine's
+    /// Inline mode: attach even to an interface with this machine's
     /// default route or one of its global addresses.
-    #[arg(long, requires = "inline")]
+    #[arg(long)]
     pub force: bool,
     /// Shell mode: run this command on the mobile host (the second host of
     /// the first link) with SQUALL_PEER set to the fixed host's address; the
@@ -615,6 +615,20 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             }
         }
     }
+    // --inline names the interfaces of the scenario's [inline] table (or
+    // makes one that carries every IP frame); the resolved scenario says
+    // which were used.
+    if let Some(interfaces) = &args.inline {
+        let inline = scenario.inline.get_or_insert_with(|| squall_scenario::Inline {
+            interfaces: interfaces.clone(),
+            rules: Vec::new(),
+            default: squall_scenario::InlineClass::Link,
+        });
+        inline.interfaces = interfaces.clone();
+    }
+    if args.force && scenario.inline.is_none() {
+        anyhow::bail!("--force is for inline mode (--inline IFACE,IFACE or an [inline] table in the scenario)");
+    }
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
     fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
 
@@ -636,10 +650,10 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         stop_when_workloads_exit: commands.iter().any(|c| !c.background),
         commands,
         workload_dir: rep.join("workloads"),
-        inline: args
+        inline: scenario
             .inline
-            .clone()
-            .map(|interfaces| squall_emu::inline::InlineOptions { interfaces, force: args.force }),
+            .as_ref()
+            .map(|i| squall_emu::inline::InlineOptions { interfaces: i.interfaces.clone(), force: args.force }),
         mtu: args.mtu,
         offloads: !args.no_offloads,
         control: true,

@@ -115,8 +115,15 @@ queue = {{ packets = 1000 }}
 /// `squall emu --inline` on the testbed's two sides, running until stopped.
 fn start(bed: &Testbed, scenario: &Path, out: &Path) -> Child {
     let inline = format!("{},{}", bed.side[0], bed.side[1]);
+    start_with(bed, &["--inline", &inline], scenario, out)
+}
+
+/// `squall emu ARGS SCENARIO`, ready when a ping crosses.
+fn start_with(bed: &Testbed, args: &[&str], scenario: &Path, out: &Path) -> Child {
     let child = Command::new(SQUALL)
-        .args(["emu", "--inline", &inline, "--out", out.to_str().unwrap(), scenario.to_str().unwrap()])
+        .arg("emu")
+        .args(args)
+        .args(["--out", out.to_str().unwrap(), scenario.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -347,4 +354,56 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     // 15 ms each way on the downlink, and (netem's rule) on the uplink too.
     assert!(r.iter().all(|&t| (30.0..31.0).contains(&t)), "RTTs {r:?}");
     assert!(summary["runs"][0]["hosts"].as_object().is_some_and(|h| h.len() == 2));
+}
+
+/// The scenario's `[inline]` table names the interfaces and, with the
+/// multi-class stage's rules, which traffic takes the link: here ICMP of
+/// at least 500 bytes passes straight across, everything else crosses a
+/// 20 ms link. Large pings come back in well under a millisecond, small
+/// ones after 40 ms; ICMPv6 is protocol 58, not "icmp" (1), so it takes
+/// the link; squall counts what it passed.
+#[test]
+fn inline_rules_in_the_scenario_choose_which_traffic_takes_the_link() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bed) = Testbed::new("r") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(scenario(dir.path(), "100 Mbit/s", "20 ms", "0%")).unwrap();
+    let file = dir.path().join("rules.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "{base}\n[inline]\ninterfaces = [\"{}\", \"{}\"]\nrules = [{{ class = \"pass\", protocol = \"icmp\", min_size = \"500 B\" }}]\n",
+            bed.side[0], bed.side[1]
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = start_with(&bed, &[], &file, &out);
+    let median = |args: &[&str]| {
+        let o = bed.exec(0, args);
+        let r = rtts(&o);
+        assert_eq!(r.len(), 20, "{}", String::from_utf8_lossy(&o.stdout));
+        percentile(&r, 0.5)
+    };
+    let big = median(&["ping", "-c", "20", "-i", "0.02", "-s", "1000", "10.201.0.2"]);
+    let small = median(&["ping", "-c", "20", "-i", "0.02", "10.201.0.2"]);
+    let big6 = median(&["ping", "-6", "-c", "20", "-i", "0.02", "-s", "1000", "fd20::2"]);
+    println!("ping medians: 1028-byte {big} ms, 84-byte {small} ms, IPv6 1048-byte {big6} ms");
+    // Passed: a veth round trip (0.07 ms on a plain bridge); the link
+    // would give 40 ms and more.
+    assert!(big < 5.0, "large pings should pass straight across: {big} ms");
+    assert!(small >= 40.0, "small pings should take the 20 ms link: {small} ms");
+    assert!(big6 >= 40.0, "ICMPv6 is not \"icmp\": {big6} ms");
+    let summary = stop(run, &out);
+    let hosts = &summary["runs"][0]["hosts"];
+    // 20 requests one way, 20 replies the other (and the readiness ping's
+    // small packets took the link).
+    assert_eq!(hosts["a"]["passed"].as_u64(), Some(20), "{hosts}");
+    assert_eq!(hosts["b"]["passed"].as_u64(), Some(20), "{hosts}");
+    // The resolved scenario records the interfaces and the rules.
+    let resolved = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert!(
+        resolved.contains("[inline]") && resolved.contains(&bed.side[0]) && resolved.contains("min_size"),
+        "{resolved}"
+    );
 }
