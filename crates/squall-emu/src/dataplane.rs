@@ -348,27 +348,28 @@ impl Dataplane {
     }
 
     /// Writes the wake-up's deliveries: per host in the order they were
-    /// delivered, each run with one departure instant as one batch (which
-    /// a device may join, as GRO does: no departure moves).
+    /// delivered, as one batch (which a device may join, as GRO does).
+    /// Every one of them is due by now (`deliver_due`): written together,
+    /// none leaves later than it would one by one, and those behind
+    /// their time catch up sooner.
     fn write_outbox(&mut self) {
         let mut outbox = std::mem::take(&mut self.outbox);
         outbox.sort_by_key(|(_, _, host)| *host);
         let mut written = Vec::new();
         let mut entries = outbox.drain(..).peekable();
         let mut group = Vec::new();
-        while let Some(first) = entries.next() {
-            let (at, host) = (first.0, first.2);
+        while let Some((at, packet, host)) = entries.next() {
             group.clear();
-            group.push(first.1);
-            while let Some(next) = entries.next_if(|(t, _, h)| *t == at && *h == host) {
-                group.push(next.1);
+            group.push((at, packet));
+            while let Some((at, packet, _)) = entries.next_if(|(_, _, h)| *h == host) {
+                group.push((at, packet));
             }
-            let bytes: Vec<&[u8]> = group.iter().map(|p| p.payload.as_deref().unwrap_or(&[])).collect();
+            let bytes: Vec<&[u8]> = group.iter().map(|(_, p)| p.payload.as_deref().unwrap_or(&[])).collect();
             written.clear();
             written.resize(group.len(), false);
             self.devices[host].send_batch(&bytes, &mut written);
             let actual = self.clock.now();
-            for (packet, ok) in group.drain(..).zip(&written) {
+            for ((at, packet), ok) in group.drain(..).zip(&written) {
                 self.delivered(at, actual, packet, host, *ok);
             }
         }

@@ -90,7 +90,10 @@ fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, offloa
         text,
         &[
             &format!("mobile@0s={exe} tool bulk --server --once"),
-            &format!("fixed@0.2s={exe} tool bulk --client 10.0.1.1 --bytes {bytes} --cc {cc}"),
+            // TCP_INFO samples (to /dev/null) give the steady goodput.
+            &format!(
+                "fixed@0.2s={exe} tool bulk --client 10.0.1.1 --bytes {bytes} --cc {cc} --info-csv /dev/null --interval-ms 10"
+            ),
         ],
         offloads,
     )?;
