@@ -156,7 +156,7 @@ pub struct Dataplane {
     events: Vec<Event>,
     next_id: u64,
     /// Deliveries of the current wake-up, written together at its end so
-    /// that packets leaving for one host at one instant go in one write.
+    /// that the packets due for one host go in one write.
     outbox: Vec<(Instant, Packet, HostIndex)>,
     /// Packets delivered at an intermediate host, to push on.
     forward: Vec<(Instant, Packet, HostIndex)>,

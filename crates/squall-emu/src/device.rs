@@ -10,10 +10,11 @@
 //! the kernel allows (IFF_VNET_HDR, PACKET_VNET_HDR): a host may then hand
 //! squall a TCP flight of up to 64 KB in one read, which is cut into the
 //! segments a wire would carry before the model sees them
-//! ([`crate::offload::split`]), and segments that leave for one host at
-//! one instant are joined again into one write
-//! ([`crate::offload::coalesce`], what GRO does in the kernel), so no
-//! departure moves and the host's stack runs once for the flight.
+//! ([`crate::offload::split`]), and segments due for one host by the same
+//! wake-up are joined again into one write
+//! ([`crate::offload::coalesce`], what GRO does in the kernel): none
+//! leaves later than it would alone, and the host's stack runs once for
+//! the flight.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -39,9 +40,9 @@ pub trait PacketDevice: Send {
     fn recv(&mut self) -> io::Result<Option<Vec<u8>>>;
     /// Hands one packet to the host.
     fn send(&mut self, packet: &[u8]) -> io::Result<()>;
-    /// Hands `packets`, which leave for the host at one instant, to it in
-    /// order, joined where the device can (GRO); `written[i]` says whether
-    /// packet `i` was written.
+    /// Hands `packets`, all due already, to the host in order, joined
+    /// where the device can (GRO); `written[i]` says whether packet `i`
+    /// was written.
     fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
         for (p, ok) in packets.iter().zip(written.iter_mut()) {
             *ok = self.send(p).is_ok();

@@ -355,7 +355,7 @@ fn follows(prev: (&[u8], &Segment), next: (&[u8], &Segment), mss: usize) -> bool
     ip_same && pt[..4] == nt[..4] && pt[8..13] == nt[8..13] && pt[14..16] == nt[14..16] && pt[18..] == nt[18..]
 }
 
-/// Splits `frames` (packets leaving for one host at one instant, in order)
+/// Splits `frames` (packets due for one host, in order)
 /// into the runs that GRO may join: consecutive ranges of indexes. A run
 /// stays within the 64 KB an IP length can say.
 pub fn runs(frames: &[&[u8]], framing: Framing) -> Vec<std::ops::Range<usize>> {
