@@ -116,6 +116,9 @@ struct BenchReport {
     /// 1500-byte packets paced at 950 Mbit/s into a 1 Gbit/s stage.
     timing_1gbit: TimingSummary,
     sink_1gbit: SinkReport,
+    /// The same with the data plane under SCHED_FIFO priority 50.
+    timing_1gbit_fifo: TimingSummary,
+    sink_1gbit_fifo: SinkReport,
     tcp_unlimited: crate::bench_more::TcpUnlimited,
     rates: Vec<crate::bench_more::RatePoint>,
     ping: Option<crate::bench_more::PingFigures>,
@@ -151,16 +154,30 @@ fn through_squall(
     seconds: f64,
     pace_bps: Option<f64>,
 ) -> Result<(SinkReport, TimingSummary, f64)> {
+    through_squall_rt(exe, rate, ip_size, seconds, pace_bps, None)
+}
+
+/// [`through_squall`] with the data plane under SCHED_FIFO at `realtime`.
+fn through_squall_rt(
+    exe: &Path,
+    rate: Option<&str>,
+    ip_size: usize,
+    seconds: f64,
+    pace_bps: Option<f64>,
+    realtime: Option<i32>,
+) -> Result<(SinkReport, TimingSummary, f64)> {
     let rate = rate.map(|r| format!("rate = \"{r}\"")).unwrap_or_default();
     let text = crate::bench_more::scenario(&format!("queue = {{ packets = 1000 }}\n{rate}"), "", "");
     let exe = exe.display();
     let pace = pace_bps.map(|r| format!(" --rate-bps {r}")).unwrap_or_default();
-    let (report, dir, cpu) = crate::bench_more::emulate(
+    let (report, dir, cpu) = crate::bench_more::emulate_with(
         &text,
         &[
             &format!("mobile@0s={exe} tool udp --sink"),
             &format!("fixed@0.2s={exe} tool udp --send 10.0.1.1 --size {ip_size} --seconds {seconds}{pace}"),
         ],
+        true,
+        realtime,
     )?;
     let out = std::fs::read_to_string(dir.path().join("0-mobile.stdout"))?;
     let sink: SinkReport = serde_json::from_str(out.trim()).with_context(|| format!("sink output {out:?}"))?;
@@ -295,7 +312,15 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     }
     let (sink_100mbit, timing_100mbit, _) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
     let (sink_1gbit, timing_1gbit, _) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
-    for (name, t, sink) in [("100 Mbit/s", &timing_100mbit, &sink_100mbit), ("1 Gbit/s", &timing_1gbit, &sink_1gbit)] {
+    // The same with the data plane under SCHED_FIFO (`--realtime 50`): the
+    // sender and the receiving stack can no longer preempt it.
+    let (sink_1gbit_fifo, timing_1gbit_fifo, _) =
+        through_squall_rt(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6), Some(50))?;
+    for (name, t, sink) in [
+        ("100 Mbit/s", &timing_100mbit, &sink_100mbit),
+        ("1 Gbit/s", &timing_1gbit, &sink_1gbit),
+        ("1 Gbit/s, --realtime 50", &timing_1gbit_fifo, &sink_1gbit_fifo),
+    ] {
         println!(
             "{name}, 1500 B: {} deliveries at {:.1} Mbit/s; departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us, {} late (> 1 ms)",
             t.deliveries,
@@ -341,8 +366,18 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             None
         }
     };
-    let report =
-        BenchReport { forwarding, timing_100mbit, sink_100mbit, timing_1gbit, sink_1gbit, tcp_unlimited, rates, ping };
+    let report = BenchReport {
+        forwarding,
+        timing_100mbit,
+        sink_100mbit,
+        timing_1gbit,
+        sink_1gbit,
+        timing_1gbit_fifo,
+        sink_1gbit_fifo,
+        tcp_unlimited,
+        rates,
+        ping,
+    };
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     }

@@ -57,11 +57,17 @@ const BIG_BUFFERS: &str =
 /// Runs `text` with `commands`; returns the report, the workloads'
 /// directory and the CPU time the run took in this process.
 pub(crate) fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
-    emulate_with(text, commands, true)
+    emulate_with(text, commands, true, None)
 }
 
-/// [`emulate`], with or without TUN offloads.
-fn emulate_with(text: &str, commands: &[&str], offloads: bool) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
+/// [`emulate`], with or without TUN offloads, the data plane under
+/// SCHED_FIFO at `realtime` if given.
+pub(crate) fn emulate_with(
+    text: &str,
+    commands: &[&str],
+    offloads: bool,
+    realtime: Option<i32>,
+) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
     let scenario = squall_scenario::parse("bench.toml", text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let dir = tempfile::tempdir()?;
     let commands = commands.iter().map(|c| CommandSpec::parse(c, false)).collect::<Result<Vec<_>, _>>()?;
@@ -71,6 +77,7 @@ fn emulate_with(text: &str, commands: &[&str], offloads: bool) -> Result<(Emulat
         workload_dir: dir.path().to_path_buf(),
         control: false,
         offloads,
+        dataplane: squall_emu::dataplane::DataplaneOptions { realtime_priority: realtime, ..Default::default() },
         ..Default::default()
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
@@ -96,6 +103,7 @@ fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, offloa
             ),
         ],
         offloads,
+        None,
     )?;
     let out = std::fs::read_to_string(dir.path().join("1-fixed.stdout"))?;
     serde_json::from_str(out.trim()).with_context(|| {
