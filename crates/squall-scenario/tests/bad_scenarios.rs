@@ -838,3 +838,32 @@ fn background_load_without_a_stage_rate() {
         &["share of the stage's `rate`", "rate = \"2 Mbit/s\""],
     );
 }
+
+// Outside hosts (issue 11).
+
+#[test]
+fn outside_interface_with_a_bad_name() {
+    expect(
+        "outside_interface_bad_name.toml",
+        ErrorKind::Check,
+        11,
+        "hosts[1].outside_interface",
+        &["`eth0/1` is not a network interface name", "15 characters", "like outside_interface = \"eth0\""],
+    );
+}
+
+#[test]
+fn two_outside_hosts() {
+    expect(
+        "outside_interface_twice.toml",
+        ErrorKind::Check,
+        15,
+        "hosts[2].outside_interface",
+        &["hosts[1] (`internet`) is already the outside host"],
+    );
+}
+
+#[test]
+fn outside_interface_not_a_string() {
+    expect("outside_interface_not_a_string.toml", ErrorKind::Schema, 11, "hosts[1].outside_interface", &["string"]);
+}
