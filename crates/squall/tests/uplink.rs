@@ -80,6 +80,16 @@ impl Remote {
     }
 }
 
+/// A process killed and reaped when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 impl Drop for Remote {
     fn drop(&mut self) {
         // Kills what still runs inside; the veth goes with the namespace.
@@ -191,7 +201,7 @@ fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
     let site = dir.path().join("site");
     std::fs::create_dir(&site).unwrap();
     std::fs::write(site.join("hello.txt"), "hello from beyond the scenario\n").unwrap();
-    let _server = remote.spawn(&["python3", "-m", "http.server", "8080", "--bind", &remote.address], &site);
+    let _server = Reaped(remote.spawn(&["python3", "-m", "http.server", "8080", "--bind", &remote.address], &site));
     let url = format!("http://{}:8080/hello.txt", remote.address);
     // The server is up when the root namespace (next to it) can fetch.
     let deadline = Instant::now() + Duration::from_secs(10);
