@@ -239,8 +239,16 @@ fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
     assert!((0.199..0.220).contains(&total[1]), "time_total median {} s, expected 0.200 s", total[1]);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
-    eprintln!("{}", summary["hosts"]);
+    // The outside host's device carried both directions (at least a
+    // SYN, a request and an ACK per connection each way).
+    let internet = &summary["runs"][0]["hosts"]["internet"];
+    assert!(f64_of(&internet["received_packets"]) >= 9.0, "{internet}");
+    assert!(f64_of(&internet["sent_packets"]) >= 9.0, "{internet}");
     assert_eq!(root_state(), before, "the run left something behind");
+}
+
+fn f64_of(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
 #[test]
@@ -306,15 +314,14 @@ fn two_runs_at_once_then_sigterm_restore_everything() {
 #[test]
 fn a_missing_or_down_interface_is_refused_by_name() {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !ip(&["link", "show", "lo"]) || !Path::new("/dev/net/tun").exists() {
-        return skip_or_fail("iproute2 or /dev/net/tun is missing");
-    }
     let pid = std::process::id();
     let dir = tempfile::tempdir().unwrap();
     let missing = format!("sqtnone{}", pid % 1_000_000);
+    // A veth pair is down until set up.
     let down = format!("sqtdown{}", pid % 1_000_000);
-    if !ip(&["link", "add", &down, "type", "dummy"]) {
-        return skip_or_fail("a dummy interface cannot be made");
+    let peer = format!("sqtdpeer{}", pid % 1_000_000);
+    if !Path::new("/dev/net/tun").exists() || !ip(&["link", "add", &down, "type", "veth", "peer", "name", &peer]) {
+        return skip_or_fail("a veth pair cannot be made");
     }
     let before = root_state();
     for (iface, expected) in [(&missing, "no such interface"), (&down, "is down")] {
