@@ -290,12 +290,18 @@ fn two_runs_at_once_then_sigterm_restore_everything() {
     let before = root_state();
     let dir = tempfile::tempdir().unwrap();
     // Different addresses: the /32 routes back of two runs must not clash.
-    let a = start(&scenario(dir.path(), 64, &remote.side, "10 ms", "60 s"), &dir.path().join("a"));
+    let first = scenario(dir.path(), 64, &remote.side, "10 ms", "60 s");
+    let a = start(&first, &dir.path().join("a"));
     let b = start(&scenario(dir.path(), 65, &remote.side, "10 ms", "60 s"), &dir.path().join("b"));
     let (pa, pb) = (a.id(), b.id());
     let state = std::fs::read_to_string(SYSCTL_STATE).unwrap();
     assert!(state.contains(&pa.to_string()) && state.contains(&pb.to_string()), "{state}");
     assert_eq!(std::fs::read_to_string(IP_FORWARD).unwrap().trim(), "1");
+    // A third run with the first one's addresses clashes on the routes back.
+    let out = emu(&first, &dir.path().join("c"), &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("cannot route 10.77.64.1"), "{stderr}");
+    assert!(std::fs::read_to_string(SYSCTL_STATE).unwrap().contains(&pa.to_string()));
 
     Command::new("kill").args(["-TERM", &pa.to_string()]).status().unwrap();
     let out = wait(a);
