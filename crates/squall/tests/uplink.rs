@@ -6,8 +6,8 @@
 //! http.server) that curl in a scenario host fetches from, across the
 //! scenario's path. Then what squall changes in the root namespace (a TUN
 //! device, routes, an nft table, net.ipv4.ip_forward) must be gone after
-//! SIGKILL (at the next start), after SIGTERM with two runs at once, and
-//! never made when the interface is missing or down.
+//! SIGKILL (at the next start), after Ctrl-C and SIGTERM with two runs at
+//! once, and never made when the interface is missing or down.
 //!
 //! Needs root, nftables and curl; under CI=true a namespace that cannot be
 //! made is a failure, not a skip. The tests run one at a time: they share
@@ -284,7 +284,7 @@ fn scenario_with(dir: &Path, net: u8, interface: &str) -> PathBuf {
 }
 
 #[test]
-fn two_runs_at_once_then_sigterm_restore_everything() {
+fn two_runs_at_once_then_sigint_and_sigterm_restore_everything() {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(remote) = Remote::new(64) else { return };
     let before = root_state();
@@ -303,9 +303,10 @@ fn two_runs_at_once_then_sigterm_restore_everything() {
     assert!(!out.status.success() && stderr.contains("cannot route 10.77.64.1"), "{stderr}");
     assert!(std::fs::read_to_string(SYSCTL_STATE).unwrap().contains(&pa.to_string()));
 
-    Command::new("kill").args(["-TERM", &pa.to_string()]).status().unwrap();
+    // Ctrl-C (SIGINT) on one, SIGTERM on the other.
+    Command::new("kill").args(["-INT", &pa.to_string()]).status().unwrap();
     let out = wait(a);
-    assert!(out.status.success(), "SIGTERM ends a run normally: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "SIGINT ends a run normally: {}", String::from_utf8_lossy(&out.stderr));
     assert!(!table_exists(pa) && table_exists(pb));
     assert!(!Path::new(&format!("/sys/class/net/squall-{pa}")).exists());
     assert_eq!(std::fs::read_to_string(IP_FORWARD).unwrap().trim(), "1", "the other run still needs forwarding");
