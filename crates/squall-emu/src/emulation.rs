@@ -139,8 +139,9 @@ pub fn run(
         _inline_lock = Some(lock);
         devices = sides;
     }
-    // The outside host: a TUN device in the root namespace, its packets
-    // forwarded out of a real interface (dropped last: after the devices).
+    // The outside host: a TUN device in the root namespace whose packets
+    // the kernel forwards out of a real interface; what that changes is
+    // undone when `uplink_guard` is dropped, on every way out of here.
     let mut uplink_guard = None;
     let mut outside_device = None;
     if let Some(outside) = routing.outside {
