@@ -89,6 +89,8 @@ pub struct EmulationReport {
     pub stale_removed: Vec<String>,
     /// What the hosts' TUN devices were granted (`None`: inline mode).
     pub offloads: Option<crate::device::TunOffloads>,
+    /// The outside host, if the scenario has one.
+    pub outside: Option<crate::uplink::OutsideReport>,
 }
 
 /// The namespaces of a run; removed when dropped.
@@ -327,13 +329,19 @@ pub fn run(
     let outcomes = workloads.stop_all(clock.now(), std::time::Duration::from_millis(500));
     drop(control);
     drop(hosts);
-    if let Some(uplink) = &uplink_guard
-        && let Some(n @ 1..) = uplink.leaked()
+    let outside = uplink_guard.as_ref().zip(routing.outside).map(|(uplink, host)| crate::uplink::OutsideReport {
+        host: routing.names[host].clone(),
+        interface: uplink.interface().to_string(),
+        device: crate::uplink::object_name(id),
+        leaked: uplink.leaked(),
+    });
+    if let Some(o) = &outside
+        && let Some(n @ 1..) = o.leaked
     {
         eprintln!(
             "squall emu: {n} packet(s) to the outside would have left through another interface than {} (this \
              machine's routes send their destination elsewhere) and were dropped",
-            uplink.interface()
+            o.interface
         );
     }
     drop(uplink_guard);
@@ -349,6 +357,7 @@ pub fn run(
         host_names: routing.names.clone(),
         stale_removed,
         offloads,
+        outside,
     })
 }
 

@@ -58,6 +58,20 @@ pub fn object_name(id: RunId) -> String {
     format!("{PREFIX}{}", id.0)
 }
 
+/// What the outside host did, for summary.json.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct OutsideReport {
+    /// The outside host's name in the scenario.
+    pub host: String,
+    /// The interface its packets left through.
+    pub interface: String,
+    /// Its TUN device (and nft table) in the root namespace.
+    pub device: String,
+    /// Packets dropped because this machine routes their destination out
+    /// of another interface (`None`: the counter could not be read).
+    pub leaked: Option<u64>,
+}
+
 /// The outside host's set-up; dropping it undoes the table and the
 /// sysctl (the device goes with its [`TunDevice`]).
 pub struct Uplink {

@@ -227,8 +227,14 @@ fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "squall emu failed: {stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
+    let outside = &summary["emu"]["outside"];
+    assert_eq!(outside["host"], "internet");
+    assert_eq!(outside["interface"], remote.side.as_str());
     if ip(&["route", "get", "203.0.113.9"]) {
         assert!(stderr.contains("would have left through another interface than"), "{stderr}");
+        assert!(f64_of(&outside["leaked"]) >= 1.0, "{outside}");
     }
     let workloads = out_dir.join("rep-0/workloads");
     let stdout = std::fs::read_to_string(workloads.join("0-phone.stdout")).unwrap();
@@ -249,8 +255,6 @@ fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
     // request and its answer; the median allows a busy machine's wake-ups.
     assert!((0.0995..0.110).contains(&connect[1]), "time_connect median {} s, expected 0.100 s", connect[1]);
     assert!((0.199..0.220).contains(&total[1]), "time_total median {} s, expected 0.200 s", total[1]);
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
     // The outside host's device carried both directions (at least a
     // SYN, a request and an ACK per connection each way).
     let internet = &summary["runs"][0]["hosts"]["internet"];
