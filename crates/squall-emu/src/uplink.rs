@@ -40,11 +40,9 @@ use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId};
 use crate::routing::Routing;
 
-/// Where the saved `net.ipv4.ip_forward` lives: one file for the machine,
-/// whatever a run's control directory (the setting is the machine's).
-pub const STATE_DIR: &str = "/run/squall";
-
-/// The saved sysctl value and the runs that need forwarding on.
+/// The saved `net.ipv4.ip_forward` and the runs that need forwarding on:
+/// one file for the machine, whatever a run's control directory (the
+/// setting is the machine's).
 pub const SYSCTL_STATE: &str = "/run/squall/uplink-sysctl.json";
 
 /// Held with flock(2) while [`SYSCTL_STATE`] is read and written.
@@ -240,6 +238,119 @@ struct SysctlState {
     pids: Vec<u32>,
 }
 
+/// Where the shared forwarding state lives: the machine's files, or a
+/// test's.
+#[derive(Clone, Debug)]
+struct SysctlFiles {
+    /// The saved value and the pids ([`SYSCTL_STATE`]).
+    state: PathBuf,
+    /// Held with flock(2) while `state` is read and written.
+    lock: PathBuf,
+    /// The setting itself ([`IP_FORWARD`]).
+    sysctl: PathBuf,
+}
+
+impl SysctlFiles {
+    fn machine() -> Self {
+        SysctlFiles { state: SYSCTL_STATE.into(), lock: SYSCTL_LOCK.into(), sysctl: IP_FORWARD.into() }
+    }
+
+    fn write_sysctl(&self, value: &str) -> Result<(), EmuError> {
+        std::fs::write(&self.sysctl, value).context(|| format!("write {value} to {}", self.sysctl.display()))
+    }
+
+    /// Claims forwarding for run `id`: saves the value found if no run
+    /// holds it yet, adds `id` to the holders, switches it on.
+    fn take(&self, id: RunId) -> Result<(), EmuError> {
+        self.with_state(|state| {
+            let state = state.get_or_insert_with(|| SysctlState {
+                ip_forward: std::fs::read_to_string(&self.sysctl).unwrap_or_default().trim().to_string(),
+                pids: Vec::new(),
+            });
+            state.pids.retain(|&p| RunId(p).is_alive());
+            if !state.pids.contains(&id.0) {
+                state.pids.push(id.0);
+            }
+            self.write_sysctl("1")
+        })
+    }
+
+    /// Drops run `id`'s claim; the last live holder restores the value.
+    fn release(&self, id: RunId) -> Result<(), EmuError> {
+        self.with_state(|state| {
+            if let Some(s) = state.as_mut() {
+                s.pids.retain(|&p| p != id.0);
+            }
+            self.restore_if_unused(state)
+        })
+    }
+
+    /// Writes the saved value back and forgets it when no live run needs
+    /// forwarding any more (all holders gone or dead). Returns the value
+    /// restored.
+    fn sweep(&self) -> Result<Option<String>, EmuError> {
+        let mut restored = None;
+        self.with_state(|state| {
+            let before = state.as_ref().map(|s| s.ip_forward.clone());
+            self.restore_if_unused(state)?;
+            if state.is_none() {
+                restored = before;
+            }
+            Ok(())
+        })?;
+        Ok(restored)
+    }
+
+    fn restore_if_unused(&self, state: &mut Option<SysctlState>) -> Result<(), EmuError> {
+        if let Some(s) = state.as_mut() {
+            s.pids.retain(|&p| RunId(p).is_alive());
+            if s.pids.is_empty() {
+                if !s.ip_forward.is_empty() {
+                    self.write_sysctl(&s.ip_forward)?;
+                }
+                *state = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the saved state (`None`: no file) under the lock, then
+    /// writes it back (or removes the file when `f` leaves `None`).
+    fn with_state(&self, f: impl FnOnce(&mut Option<SysctlState>) -> Result<(), EmuError>) -> Result<(), EmuError> {
+        if let Some(dir) = self.state.parent() {
+            std::fs::create_dir_all(dir).context(|| format!("create {}", dir.display()))?;
+        }
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.lock)
+            .context(|| format!("open {}", self.lock.display()))?;
+        // SAFETY: flock on a descriptor this function owns; released when
+        // `lock` is closed.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(EmuError::io(format!("lock {}", self.lock.display()), std::io::Error::last_os_error()));
+        }
+        let path = &self.state;
+        let mut state: Option<SysctlState> =
+            std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok());
+        let result = f(&mut state);
+        match &state {
+            Some(s) => {
+                let tmp = path.with_extension("json.tmp");
+                std::fs::write(&tmp, serde_json::to_string_pretty(s).expect("plain data"))
+                    .and_then(|()| std::fs::rename(&tmp, path))
+                    .context(|| format!("write {}", path.display()))?;
+            }
+            None => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        drop::<File>(lock);
+        result
+    }
+}
+
 /// This run's claim on `net.ipv4.ip_forward = 1`.
 struct ForwardingLease {
     id: RunId,
@@ -247,81 +358,15 @@ struct ForwardingLease {
 
 impl ForwardingLease {
     fn take(id: RunId) -> Result<Self, EmuError> {
-        with_state(|state| {
-            let state = state.get_or_insert_with(|| SysctlState {
-                ip_forward: std::fs::read_to_string(IP_FORWARD).unwrap_or_default().trim().to_string(),
-                pids: Vec::new(),
-            });
-            state.pids.retain(|&p| RunId(p).is_alive());
-            if !state.pids.contains(&id.0) {
-                state.pids.push(id.0);
-            }
-            std::fs::write(IP_FORWARD, "1").context(|| format!("switch on forwarding ({IP_FORWARD})"))
-        })?;
+        SysctlFiles::machine().take(id)?;
         Ok(ForwardingLease { id })
     }
 
     fn release(self) {
-        let id = self.id;
-        let result = with_state(|state| {
-            if let Some(s) = state.as_mut() {
-                s.pids.retain(|&p| p != id.0 && RunId(p).is_alive());
-            }
-            restore_if_unused(state)
-        });
-        if let Err(e) = result {
+        if let Err(e) = SysctlFiles::machine().release(self.id) {
             eprintln!("squall emu: could not restore net.ipv4.ip_forward: {e}");
         }
     }
-}
-
-/// Writes the saved value back and forgets it when no live run needs
-/// forwarding any more.
-fn restore_if_unused(state: &mut Option<SysctlState>) -> Result<(), EmuError> {
-    if let Some(s) = state.as_mut() {
-        s.pids.retain(|&p| RunId(p).is_alive());
-        if s.pids.is_empty() {
-            if !s.ip_forward.is_empty() {
-                std::fs::write(IP_FORWARD, &s.ip_forward).context(|| format!("restore {IP_FORWARD}"))?;
-            }
-            *state = None;
-        }
-    }
-    Ok(())
-}
-
-/// Runs `f` on the saved state (`None`: no file) under the lock, then
-/// writes it back (or removes the file when `f` leaves `None`).
-fn with_state(f: impl FnOnce(&mut Option<SysctlState>) -> Result<(), EmuError>) -> Result<(), EmuError> {
-    std::fs::create_dir_all(STATE_DIR).context(|| format!("create {STATE_DIR}"))?;
-    let lock = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(SYSCTL_LOCK)
-        .context(|| format!("open {SYSCTL_LOCK}"))?;
-    // SAFETY: flock on a descriptor this function owns; released when
-    // `lock` is closed.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(EmuError::io(format!("lock {SYSCTL_LOCK}"), std::io::Error::last_os_error()));
-    }
-    let path = PathBuf::from(SYSCTL_STATE);
-    let mut state: Option<SysctlState> =
-        std::fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let result = f(&mut state);
-    match &state {
-        Some(s) => {
-            let tmp = path.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_string_pretty(s).expect("plain data"))
-                .and_then(|()| std::fs::rename(&tmp, &path))
-                .context(|| format!("write {}", path.display()))?;
-        }
-        None => {
-            let _ = std::fs::remove_file(&path);
-        }
-    }
-    drop::<File>(lock);
-    result
 }
 
 /// Removes what dead runs' outside hosts left: their nft tables and root
@@ -356,19 +401,10 @@ pub fn sweep_stale() -> Vec<String> {
         }
     }
     if Path::new(SYSCTL_STATE).exists() {
-        let mut restored = None;
-        let result = with_state(|state| {
-            let before = state.as_ref().map(|s| s.ip_forward.clone());
-            restore_if_unused(state)?;
-            if state.is_none() {
-                restored = before;
-            }
-            Ok(())
-        });
-        match (result, restored) {
-            (Err(e), _) => eprintln!("squall: could not restore net.ipv4.ip_forward: {e}"),
-            (Ok(()), Some(v)) => removed.push(format!("sysctl net.ipv4.ip_forward (restored to {v})")),
-            (Ok(()), None) => {}
+        match SysctlFiles::machine().sweep() {
+            Err(e) => eprintln!("squall: could not restore net.ipv4.ip_forward: {e}"),
+            Ok(Some(v)) => removed.push(format!("sysctl net.ipv4.ip_forward (restored to {v})")),
+            Ok(None) => {}
         }
     }
     removed
@@ -393,6 +429,72 @@ mod tests {
         assert!(r.contains(r#"oifname "eth0" ip saddr @scenario masquerade"#), "{r}");
         assert!(r.contains(r#"iifname "squall-7" oifname != "eth0" counter name leaked drop"#), "{r}");
         assert!(!ruleset("squall-7", "eth0", &[]).contains("elements"));
+    }
+
+    /// The forwarding claim's files in a temporary directory, the setting
+    /// at `value`.
+    fn files(dir: &Path, value: &str) -> SysctlFiles {
+        let files =
+            SysctlFiles { state: dir.join("state.json"), lock: dir.join("state.lock"), sysctl: dir.join("ip_forward") };
+        std::fs::write(&files.sysctl, value).unwrap();
+        files
+    }
+
+    fn sysctl(files: &SysctlFiles) -> String {
+        std::fs::read_to_string(&files.sysctl).unwrap()
+    }
+
+    /// A pid no process has: a child's, after it was reaped.
+    fn dead_pid() -> RunId {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        RunId(pid)
+    }
+
+    #[test]
+    fn the_last_of_two_runs_restores_forwarding() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), "0\n");
+        let (me, other) = (RunId::current(), RunId(1)); // pid 1 lives
+        f.take(me).unwrap();
+        f.take(other).unwrap();
+        assert_eq!(sysctl(&f), "1");
+        f.release(me).unwrap();
+        assert_eq!(sysctl(&f), "1", "the other run still needs it");
+        f.release(other).unwrap();
+        assert_eq!(sysctl(&f), "0");
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn a_value_found_on_is_left_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), "1\n");
+        f.take(RunId::current()).unwrap();
+        f.release(RunId::current()).unwrap();
+        assert_eq!(sysctl(&f), "1");
+    }
+
+    #[test]
+    fn a_killed_run_is_restored_by_the_next_sweep_or_forgotten_by_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), "0");
+        let dead = dead_pid();
+        f.take(dead).unwrap(); // then SIGKILLed: no release
+        assert_eq!(sysctl(&f), "1");
+        assert_eq!(f.sweep().unwrap().as_deref(), Some("0"));
+        assert_eq!(sysctl(&f), "0");
+        assert!(!f.state.exists());
+        assert_eq!(f.sweep().unwrap(), None, "nothing left to restore");
+
+        // A run that starts without a sweep keeps the first value saved.
+        f.take(dead).unwrap();
+        f.take(RunId::current()).unwrap();
+        let state: SysctlState = serde_json::from_str(&std::fs::read_to_string(&f.state).unwrap()).unwrap();
+        assert_eq!(state, SysctlState { ip_forward: "0".into(), pids: vec![RunId::current().0] });
+        f.release(RunId::current()).unwrap();
+        assert_eq!(sysctl(&f), "0");
     }
 
     #[test]
