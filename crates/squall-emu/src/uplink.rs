@@ -260,7 +260,9 @@ impl SysctlFiles {
     }
 
     /// Claims forwarding for run `id`: saves the value found if no run
-    /// holds it yet, adds `id` to the holders, switches it on.
+    /// holds it yet, adds `id` to the holders, then switches it on (the
+    /// claim is on disk first, so a run killed in between is undone by
+    /// the next sweep).
     fn take(&self, id: RunId) -> Result<(), EmuError> {
         self.with_state(|state| {
             let state = state.get_or_insert_with(|| SysctlState {
@@ -271,8 +273,14 @@ impl SysctlFiles {
             if !state.pids.contains(&id.0) {
                 state.pids.push(id.0);
             }
-            self.write_sysctl("1")
-        })
+            Ok(())
+        })?;
+        // Outside the lock is safe: no holder restores while `id` holds.
+        if let Err(e) = self.write_sysctl("1") {
+            let _ = self.release(id);
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Drops run `id`'s claim; the last live holder restores the value.
