@@ -361,7 +361,7 @@ fn a_missing_or_down_interface_is_refused_by_name() {
 }
 
 #[test]
-fn the_simulator_refuses_an_outside_host() {
+fn sim_compare_and_run_refuse_an_outside_host() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = scenario_with(dir.path(), 67, "eth0");
     for cmd in ["sim", "compare"] {
@@ -376,4 +376,14 @@ fn the_simulator_refuses_an_outside_host() {
         assert!(stderr.contains("host `internet` (hosts[1]) is outside"), "{cmd}: {stderr}");
         assert!(stderr.contains("squall emu"), "{cmd}: {stderr}");
     }
+    // An experiment's simulated set too (sets are simulated by default).
+    let experiment = dir.path().join("experiment.toml");
+    std::fs::write(&experiment, "name = \"x\"\n[[sets]]\nname = \"a\"\nscenario = \"outside-67.toml\"\n").unwrap();
+    let out = Command::new(SQUALL)
+        .args(["run", experiment.to_str().unwrap(), "--out", dir.path().join("run").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "squall run simulated an outside host");
+    assert!(stderr.contains("set `a`") && stderr.contains("host `internet` (hosts[1]) is outside"), "{stderr}");
 }
