@@ -2,7 +2,9 @@
 //! start-up, and SIGINT/SIGTERM/SIGHUP stop the loop so the normal
 //! teardown runs. The objects of a run are its namespaces (the TUN
 //! devices, addresses and routes live inside them and go with them), the
-//! processes in them, and its control socket.
+//! processes in them, and its control socket; with an outside host, also
+//! its nft table and its claim on `net.ipv4.ip_forward`
+//! ([`crate::uplink`]).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -37,6 +39,7 @@ pub fn sweep_stale() -> Vec<String> {
             }
         }
     }
+    removed.extend(crate::uplink::sweep_stale());
     removed
 }
 

@@ -383,7 +383,7 @@ impl Dataplane {
         if self.bridge {
             return self.write_to_host(at, packet, host);
         }
-        let dst = self.routing.host_of(packet.flow.dst);
+        let dst = self.routing.destination(packet.flow.dst);
         if dst == Some(host) || dst.is_none() {
             self.write_to_host(at, packet, host);
             return;
@@ -522,7 +522,8 @@ impl Dataplane {
                 Ok(p) => p,
                 Err(reason) => return self.refuse(host, reason),
             };
-            let Some(next) = self.routing.host_of(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst))
+            let Some(next) =
+                self.routing.destination(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst))
             else {
                 return self.refuse(host, Refused::NoRoute);
             };

@@ -244,6 +244,24 @@ impl TunDevice {
         })
     }
 
+    /// Creates the TUN device `name` in squall's own (the root) namespace,
+    /// for the outside host ([`crate::uplink`]): no address, IPv6 off on
+    /// it (the kernel would send it router solicitations), up with `mtu`.
+    /// The kernel removes it, with its routes, when squall closes it or
+    /// dies.
+    pub fn create_root(name: &str, mtu: u32, offloads: bool) -> Result<Self, EmuError> {
+        let (file, offloads) = open_tun(name, offloads)?;
+        let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{name}/disable_ipv6"), "1");
+        crate::netns::ip(&["link", "set", name, "mtu", &mtu.to_string(), "up"])?;
+        Ok(TunDevice {
+            file,
+            label: format!("root/{name}"),
+            vnet: offloads.vnet_hdr.then(|| VnetIo::new(Framing::Ip)),
+            offloads,
+            rx: vec![0; 65_536],
+        })
+    }
+
     pub fn offloads(&self) -> TunOffloads {
         self.offloads
     }

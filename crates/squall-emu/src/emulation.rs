@@ -89,6 +89,8 @@ pub struct EmulationReport {
     pub stale_removed: Vec<String>,
     /// What the hosts' TUN devices were granted (`None`: inline mode).
     pub offloads: Option<crate::device::TunOffloads>,
+    /// The outside host, if the scenario has one.
+    pub outside: Option<crate::uplink::OutsideReport>,
 }
 
 /// The namespaces of a run; removed when dropped.
@@ -139,11 +141,68 @@ pub fn run(
         _inline_lock = Some(lock);
         devices = sides;
     }
+    // The outside host: a TUN device in the root namespace whose packets
+    // the kernel forwards out of a real interface; what that changes is
+    // undone when `uplink_guard` is dropped, on every way out of here.
+    let mut uplink_guard = None;
+    let mut outside_device = None;
+    if let Some(outside) = routing.outside {
+        if options.inline.is_some() {
+            return Err(EmuError::Scenario(format!(
+                "host `{}` is outside (outside_interface): inline mode carries two interfaces' traffic and has no \
+                 outside host; leave out --inline or outside_interface",
+                routing.names[outside]
+            )));
+        }
+        if let Some(c) = options.commands.iter().find(|c| c.host == routing.names[outside]) {
+            return Err(EmuError::Workload {
+                spec: c.run.clone(),
+                message: format!(
+                    "host `{}` is outside (outside_interface): it stands for the world beyond the scenario and \
+                     runs no commands; run them on a machine behind its interface",
+                    c.host
+                ),
+            });
+        }
+        if let Some((_, h)) = scenario.outside_host()
+            && let Some(key) = h.sysctl.keys().next()
+        {
+            return Err(EmuError::Sysctl {
+                host: h.name.clone(),
+                key: key.clone(),
+                value: h.sysctl[key].0.clone(),
+                message: "the host is outside (outside_interface) and has no namespace of its own to set it in".into(),
+            });
+        }
+        if let Some((uplink, tun)) = crate::uplink::Uplink::open(id, scenario, &routing, options.mtu, options.offloads)?
+        {
+            eprintln!(
+                "squall emu: host `{}` is outside: through {} out of {}",
+                routing.names[outside],
+                crate::uplink::object_name(id),
+                uplink.interface()
+            );
+            uplink_guard = Some(uplink);
+            outside_device = Some(tun);
+        }
+    }
     for (i, name) in routing.names.iter().enumerate().filter(|_| options.inline.is_none()) {
         let ns = NetNs::create(&id.netns_name(name))?;
         hosts.namespaces.push(ns);
+        if Some(i) == routing.outside {
+            // Its namespace stays empty (commands were refused above).
+            devices.push(Box::new(outside_device.take().expect("opened above")));
+            continue;
+        }
         let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
         let tun = TunDevice::create(&hosts.namespaces[i], routing.addresses[i], &peers, options.mtu, options.offloads)?;
+        if let Some(outside) = routing.outside
+            && routing.next_path(i, outside).is_some()
+        {
+            // Any address beyond the scenario: through squall to the outside host.
+            let src = routing.addresses[i].to_string();
+            hosts.namespaces[i].ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
+        }
         if offloads.is_none() {
             let got = tun.offloads();
             if options.offloads && !(got.tso && got.uso) {
@@ -270,6 +329,22 @@ pub fn run(
     let outcomes = workloads.stop_all(clock.now(), std::time::Duration::from_millis(500));
     drop(control);
     drop(hosts);
+    let outside = uplink_guard.as_ref().zip(routing.outside).map(|(uplink, host)| crate::uplink::OutsideReport {
+        host: routing.names[host].clone(),
+        interface: uplink.interface().to_string(),
+        device: crate::uplink::object_name(id),
+        leaked: uplink.leaked(),
+    });
+    if let Some(o) = &outside
+        && let Some(n @ 1..) = o.leaked
+    {
+        eprintln!(
+            "squall emu: {n} packet(s) to the outside would have left through another interface than {} (this \
+             machine's routes send their destination elsewhere) and were dropped",
+            o.interface
+        );
+    }
+    drop(uplink_guard);
     if let Some(e) = failure {
         return Err(e);
     }
@@ -282,6 +357,7 @@ pub fn run(
         host_names: routing.names.clone(),
         stale_removed,
         offloads,
+        outside,
     })
 }
 

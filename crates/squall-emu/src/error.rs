@@ -28,6 +28,10 @@ pub enum EmuError {
     /// A recording file could not be started.
     #[error("recording: {0}")]
     Recording(#[from] crate::recording::RecordingError),
+    /// The outside host's interface cannot be used (missing, down), or
+    /// what squall sets up around it failed.
+    #[error("outside interface `{interface}`: {message}")]
+    Uplink { interface: String, message: String },
     /// The control socket could not be used.
     #[error("control socket {path}: {message}")]
     Control { path: String, message: String },

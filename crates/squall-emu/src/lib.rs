@@ -11,6 +11,8 @@
 //! - [`netns`], [`device`]: namespaces and the [`device::PacketDevice`]
 //!   trait with its TUN implementation.
 //! - [`cleanup`]: stale objects of dead runs, signals.
+//! - [`uplink`]: the outside host, a TUN device in the root namespace
+//!   whose packets leave the machine through a real interface.
 //! - [`control`]: the `squall ctl` socket.
 //! - [`workload`]: commands per host.
 //! - [`tcp_info`], [`bulk`]: the built-in bulk-transfer tool.
@@ -37,6 +39,7 @@ pub mod routing;
 pub mod tcp_info;
 pub mod timing;
 pub mod udp_flow;
+pub mod uplink;
 pub mod workload;
 
 pub use emulation::{EmulationOptions, EmulationReport, EndReason, run};

@@ -4,6 +4,10 @@
 //! first link on the route; when that path delivers it at an intermediate
 //! host B, it goes straight into the next path (the forwarding of seed 000
 //! §4.2's pipeline, done inside squall).
+//!
+//! With an outside host (`outside_interface`, [`crate::uplink`]), every
+//! address that no host of the scenario has is that host's: a packet for
+//! the Internet crosses the path towards it and leaves the machine there.
 
 use std::net::Ipv4Addr;
 
@@ -24,6 +28,8 @@ pub struct Routing {
     pub addresses: Vec<Ipv4Addr>,
     /// Path index = link * 2 + (0 downlink, 1 uplink).
     pub paths: Vec<PathEnds>,
+    /// The host that stands for everything beyond the scenario.
+    pub outside: Option<HostIndex>,
     topology: Topology,
 }
 
@@ -34,12 +40,19 @@ impl Routing {
             names: topology.names.clone(),
             addresses: topology.addresses.clone(),
             paths: topology.paths.clone(),
+            outside: scenario.outside_host().map(|(i, _)| i),
             topology,
         })
     }
 
     pub fn host_of(&self, address: Ipv4Addr) -> Option<HostIndex> {
         self.topology.host_of(address)
+    }
+
+    /// The host a packet for `address` goes to: the host with that
+    /// address, else the outside host (if there is one).
+    pub fn destination(&self, address: Ipv4Addr) -> Option<HostIndex> {
+        self.host_of(address).or(self.outside)
     }
 
     /// The path a packet at `from` takes towards `to`.
@@ -104,5 +117,20 @@ name = "air-up"
         assert_eq!(r.host_of(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
         assert_eq!((r.fixed(), r.mobile()), (0, 1));
         assert_eq!(r.reachable(0), vec![1, 2]);
+        assert_eq!(r.destination(Ipv4Addr::new(192, 0, 2, 9)), None);
+        assert_eq!(r.destination(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
+    }
+
+    #[test]
+    fn addresses_beyond_the_scenario_go_to_the_outside_host() {
+        let text =
+            THREE_HOSTS.replacen("address = \"10.0.0.1\"", "address = \"10.0.0.1\"\noutside_interface = \"eth0\"", 1);
+        let s = squall_scenario::parse("t.toml", &text, std::path::Path::new(".")).unwrap();
+        let r = Routing::new(&s).unwrap();
+        assert_eq!(r.outside, Some(0));
+        assert_eq!(r.destination(Ipv4Addr::new(192, 0, 2, 9)), Some(0));
+        assert_eq!(r.destination(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
+        // From the mobile host, the Internet is up the air link, then the WAN.
+        assert_eq!(r.next_path(2, r.destination(Ipv4Addr::new(8, 8, 8, 8)).unwrap()), Some(3));
     }
 }

@@ -101,6 +101,24 @@ fn check_sysctl_key(key: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// An interface name Linux accepts (`dev_valid_name`): 1 to 15 bytes, not
+/// `.` or `..`, without `/`, `:` or white space.
+fn check_interface_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name.len() <= 15
+        && name != "."
+        && name != ".."
+        && !name.chars().any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control());
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a network interface name: 1 to 15 characters without `/`, `:` or spaces, like \
+             outside_interface = \"eth0\""
+        ))
+    }
+}
+
 pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
     let c = Checker { src };
     let root = KeyPath::root();
@@ -176,6 +194,19 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         }
         for key in h.sysctl.keys() {
             check_sysctl_key(key).map_err(|message| c.fail(&p.key("sysctl").key(key), message))?;
+        }
+        if let Some(iface) = &h.outside_interface {
+            check_interface_name(iface).map_err(|message| c.fail(&p.key("outside_interface"), message))?;
+            if let Some(first) = s.hosts[..i].iter().position(|o| o.outside_interface.is_some()) {
+                return Err(c.fail(
+                    &p.key("outside_interface"),
+                    format!(
+                        "hosts[{first}] (`{}`) is already the outside host; one host stands for everything beyond \
+                         the scenario",
+                        s.hosts[first].name
+                    ),
+                ));
+            }
         }
     }
     let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));

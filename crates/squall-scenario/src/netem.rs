@@ -68,8 +68,18 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         stop_when_done: false,
         replications: 1,
         hosts: vec![
-            Host { name: "fixed".to_string(), address: [10, 0, 0, 1].into(), sysctl: BTreeMap::new() },
-            Host { name: "mobile".to_string(), address: [10, 0, 1, 1].into(), sysctl: BTreeMap::new() },
+            Host {
+                name: "fixed".to_string(),
+                address: [10, 0, 0, 1].into(),
+                sysctl: BTreeMap::new(),
+                outside_interface: None,
+            },
+            Host {
+                name: "mobile".to_string(),
+                address: [10, 0, 1, 1].into(),
+                sysctl: BTreeMap::new(),
+                outside_interface: None,
+            },
         ],
         links: vec![Link {
             between: ["fixed".to_string(), "mobile".to_string()],

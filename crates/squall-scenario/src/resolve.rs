@@ -3,7 +3,7 @@
 
 use squall_link::{Change, Direction, Entry, PathConfig, ScheduledState, State};
 
-use crate::schema::{BlackoutDirection, Scenario};
+use crate::schema::{BlackoutDirection, Host, Scenario};
 
 /// The paths of link `link` (index into `Scenario::links`).
 #[derive(Clone, Debug, PartialEq)]
@@ -18,6 +18,24 @@ pub struct LinkPaths {
 }
 
 impl Scenario {
+    /// The host that stands for everything beyond the scenario
+    /// (`outside_interface`), if any, with its index.
+    pub fn outside_host(&self) -> Option<(usize, &Host)> {
+        self.hosts.iter().enumerate().find(|(_, h)| h.outside_interface.is_some())
+    }
+
+    /// An error for an engine that cannot run an outside host (the
+    /// simulator has no outside world): `None` when the scenario has none.
+    pub fn refuse_outside_host(&self, engine: &str) -> Option<String> {
+        let (i, h) = self.outside_host()?;
+        Some(format!(
+            "host `{}` (hosts[{i}]) is outside (outside_interface = \"{}\"): {engine} has no world beyond the \
+             scenario for it to reach; run this scenario with `squall emu`, or remove outside_interface",
+            h.name,
+            h.outside_interface.as_deref().unwrap_or_default()
+        ))
+    }
+
     /// Every link's two paths.
     pub fn link_paths(&self) -> Vec<LinkPaths> {
         self.links

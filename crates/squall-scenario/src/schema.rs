@@ -200,6 +200,15 @@ pub struct Host {
     /// simulator ignores them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub sysctl: BTreeMap<String, SysctlValue>,
+    /// Emulation only: this host stands for everything beyond the
+    /// scenario. Packets the model delivers to it leave the machine
+    /// through this interface of the root namespace (like
+    /// `outside_interface = "eth0"`), and their replies come back through
+    /// it; addresses of no other host are routed to it. At most one host
+    /// is outside; the simulator refuses such a scenario (it has no
+    /// outside world).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_interface: Option<String>,
 }
 
 /// A sysctl value as written to `/proc/sys`: a string (`"4096 131072

@@ -851,3 +851,32 @@ fn inline_rules_use_the_classifier_and_its_two_classes() {
     // The multi-class stage's own rule checks.
     expect("inline_rule_port.toml", ErrorKind::Check, 24, "inline.rules[0].dst_port", &["low <= high"]);
 }
+
+// Outside hosts (issue 11).
+
+#[test]
+fn outside_interface_with_a_bad_name() {
+    expect(
+        "outside_interface_bad_name.toml",
+        ErrorKind::Check,
+        11,
+        "hosts[1].outside_interface",
+        &["`eth0/1` is not a network interface name", "15 characters", "like outside_interface = \"eth0\""],
+    );
+}
+
+#[test]
+fn two_outside_hosts() {
+    expect(
+        "outside_interface_twice.toml",
+        ErrorKind::Check,
+        15,
+        "hosts[2].outside_interface",
+        &["hosts[1] (`internet`) is already the outside host"],
+    );
+}
+
+#[test]
+fn outside_interface_not_a_string() {
+    expect("outside_interface_not_a_string.toml", ErrorKind::Schema, 11, "hosts[1].outside_interface", &["string"]);
+}

@@ -104,6 +104,9 @@ fn parse_tolerances(specs: &[String]) -> Result<Tolerances> {
 
 /// Refuses what cannot run in both engines, naming the file and the entry.
 fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
+    if let Some(why) = scenario.refuse_outside_host("`squall compare` runs it in the simulator too, which") {
+        bail!("{source}: {why}");
+    }
     if let Some(c) = scenario.workload.commands.first() {
         bail!(
             "{source}: [[workload.commands]] `{}` on host `{}` cannot run in the simulator, which runs no real \

@@ -144,6 +144,10 @@ struct EmuDetails {
     ended_by: EndReason,
     /// TUN offloads granted to the hosts (absent inline).
     offloads: Option<squall_emu::device::TunOffloads>,
+    /// The outside host: its interface, device and the packets dropped
+    /// for leaving elsewhere (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outside: Option<squall_emu::uplink::OutsideReport>,
     early_wakeup: f64,
     workloads: Vec<CommandOutcome>,
     stale_removed: Vec<String>,
@@ -751,6 +755,7 @@ fn write_outputs(
             run_id: report.id.0,
             ended_by: report.ended_by,
             offloads: report.offloads,
+            outside: report.outside.clone(),
             early_wakeup: args.early_wakeup.as_secs_f64(),
             workloads: report.workloads.clone(),
             stale_removed: report.stale_removed.clone(),

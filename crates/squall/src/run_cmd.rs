@@ -173,6 +173,11 @@ fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, V
                 .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
             let mut scenario = squall_scenario::parse(&source, &text, &dir)
                 .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
+            if set.engine == Engine::Sim
+                && let Some(why) = scenario.refuse_outside_host("the simulator")
+            {
+                bail!("set `{}` ({source}): {why}", set.name);
+            }
             if let Some(seed) = set.seed {
                 scenario.seed = seed;
             }

@@ -380,6 +380,9 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
 pub fn run(sim: SimArgs) -> Result<ExitCode> {
     let args = &sim.common;
     let Loaded { source, mut scenario } = load(args, sim.replications)?;
+    if let Some(why) = scenario.refuse_outside_host("the simulator") {
+        bail!("{source}: {why}");
+    }
     add_workloads(&mut scenario, sim.tcp.as_deref(), sim.udp.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
     fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;

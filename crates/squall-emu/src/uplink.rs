@@ -1,0 +1,513 @@
+//! The outside host (issue 11): a scenario host marked
+//! `outside_interface = "IFACE"` stands for everything beyond the
+//! scenario. Its device is a TUN device in squall's own (the root)
+//! namespace named `squall-<pid>`: a packet the model delivers to the
+//! outside host is written to it, and the kernel forwards it out of IFACE
+//! (source-NATed to IFACE's address); replies come back in through IFACE,
+//! are un-NATed, and are routed into the TUN device by a /32 route per
+//! scenario host, so squall reads them and carries them across the path.
+//!
+//! What squall changes in the root namespace, and how each is undone:
+//!
+//! - the TUN device and its /32 routes: removed by the kernel when squall
+//!   closes the device, whatever ends the process;
+//! - the nft table `ip squall-<pid>` (masquerade out of IFACE for the
+//!   scenario's addresses; other forwarded egress from the device dropped
+//!   and counted; only replies let in): deleted at the end of the run, or
+//!   by the next run's [`sweep_stale`] when its owner died;
+//! - `net.ipv4.ip_forward`: switched on while any run with an outside host
+//!   lives. The value found before the first such run is saved in
+//!   [`SYSCTL_STATE`] with the pids of the runs that need it, under
+//!   flock(2); the last run to leave (or the sweep of the next start, when
+//!   the runs were SIGKILLed) writes it back.
+//!
+//! IPv4 only; the main routing table decides where a packet leaves (no
+//! policy routing), so an address not routed via IFACE is dropped and
+//! counted rather than sent elsewhere; two runs at once with the same
+//! scenario addresses clash on the /32 routes (the second is refused).
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+use squall_scenario::Scenario;
+
+use crate::device::TunDevice;
+use crate::error::{Context, EmuError};
+use crate::naming::{PREFIX, RunId};
+use crate::routing::Routing;
+
+/// The saved `net.ipv4.ip_forward` and the runs that need forwarding on:
+/// one file for the machine, whatever a run's control directory (the
+/// setting is the machine's).
+pub const SYSCTL_STATE: &str = "/run/squall/uplink-sysctl.json";
+
+/// Held with flock(2) while [`SYSCTL_STATE`] is read and written.
+const SYSCTL_LOCK: &str = "/run/squall/uplink-sysctl.lock";
+
+const IP_FORWARD: &str = "/proc/sys/net/ipv4/ip_forward";
+
+/// Name of a run's root TUN device and nft table: `squall-<pid>` (14
+/// characters at most, under IFNAMSIZ).
+pub fn object_name(id: RunId) -> String {
+    format!("{PREFIX}{}", id.0)
+}
+
+/// What the outside host did, for summary.json.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct OutsideReport {
+    /// The outside host's name in the scenario.
+    pub host: String,
+    /// The interface its packets left through.
+    pub interface: String,
+    /// Its TUN device (and nft table) in the root namespace.
+    pub device: String,
+    /// Packets dropped because this machine routes their destination out
+    /// of another interface (`None`: the counter could not be read).
+    pub leaked: Option<u64>,
+}
+
+/// The outside host's set-up; dropping it undoes the table and the
+/// sysctl (the device goes with its [`TunDevice`]).
+pub struct Uplink {
+    table: String,
+    interface: String,
+    forwarding: Option<ForwardingLease>,
+    table_made: bool,
+}
+
+impl Uplink {
+    /// Checks the outside host's interface and sets everything up: the
+    /// root TUN device (returned for the data plane, as the outside host's
+    /// device), the routes back to the scenario's hosts, the nft table and
+    /// forwarding. `None` when the scenario has no outside host.
+    pub fn open(
+        id: RunId,
+        scenario: &Scenario,
+        routing: &Routing,
+        mtu: u32,
+        offloads: bool,
+    ) -> Result<Option<(Uplink, TunDevice)>, EmuError> {
+        let Some((outside, host)) = scenario.outside_host() else { return Ok(None) };
+        let interface = host.outside_interface.clone().unwrap_or_default();
+        check_interface(&interface, &host.name)?;
+        let name = object_name(id);
+        let mut uplink =
+            Uplink { table: name.clone(), interface: interface.clone(), forwarding: None, table_made: false };
+        let tun = TunDevice::create_root(&name, mtu, offloads)?;
+        // Replies (un-NATed to a scenario address) into the device. Only
+        // hosts that can reach the outside host get a route.
+        let inside: Vec<_> = (0..routing.names.len())
+            .filter(|&h| h != outside && routing.next_path(h, outside).is_some())
+            .map(|h| routing.addresses[h])
+            .collect();
+        for address in &inside {
+            let dst = format!("{address}/32");
+            crate::netns::ip(&["route", "add", &dst, "dev", &name]).map_err(|e| EmuError::Uplink {
+                interface: interface.clone(),
+                message: format!(
+                    "cannot route {address} to {name} in the root namespace ({e}); does another run or this machine \
+                     use that address?"
+                ),
+            })?;
+        }
+        nft(&ruleset(&name, &interface, &inside), &interface)?;
+        uplink.table_made = true;
+        uplink.forwarding = Some(ForwardingLease::take(id)?);
+        Ok(Some((uplink, tun)))
+    }
+
+    /// Packets from the scenario the kernel would have sent out of another
+    /// interface than the outside one (dropped): read from the table's
+    /// counter.
+    pub fn leaked(&self) -> Option<u64> {
+        let out = Command::new("nft").args(["-j", "list", "counter", "ip", &self.table, "leaked"]).output().ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+        v["nftables"].as_array()?.iter().find_map(|o| o["counter"]["packets"].as_u64())
+    }
+
+    pub fn interface(&self) -> &str {
+        &self.interface
+    }
+}
+
+impl Drop for Uplink {
+    fn drop(&mut self) {
+        if self.table_made
+            && let Err(e) = delete_table(&self.table)
+        {
+            eprintln!("squall emu: could not delete nft table ip {}: {e}", self.table);
+        }
+        if let Some(lease) = self.forwarding.take() {
+            lease.release();
+        }
+    }
+}
+
+/// The nft table of a run: scenario addresses leaving IFACE are
+/// masqueraded; anything else the device would forward elsewhere is
+/// dropped and counted; from IFACE into the device only replies pass.
+fn ruleset(name: &str, interface: &str, inside: &[std::net::Ipv4Addr]) -> String {
+    let elements: Vec<String> = inside.iter().map(|a| a.to_string()).collect();
+    let set =
+        if elements.is_empty() { String::new() } else { format!("        elements = {{ {} }}\n", elements.join(", ")) };
+    format!(
+        r#"table ip {name} {{
+    set scenario {{
+        type ipv4_addr
+{set}    }}
+    counter leaked {{ }}
+    counter refused {{ }}
+    chain forward {{
+        type filter hook forward priority filter; policy accept;
+        iifname "{name}" oifname != "{interface}" counter name leaked drop
+        iifname "{interface}" oifname "{name}" ct state != {{ established, related }} counter name refused drop
+    }}
+    chain postrouting {{
+        type nat hook postrouting priority srcnat; policy accept;
+        oifname "{interface}" ip saddr @scenario masquerade
+    }}
+}}
+"#
+    )
+}
+
+/// Loads `rules` with `nft -f -`.
+fn nft(rules: &str, interface: &str) -> Result<(), EmuError> {
+    let mut child = Command::new("nft")
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| EmuError::Uplink {
+            interface: interface.to_string(),
+            message: format!("cannot run nft (is nftables installed?): {e}"),
+        })?;
+    child.stdin.take().expect("piped").write_all(rules.as_bytes()).context(|| "write to nft".to_string())?;
+    let out = child.wait_with_output().context(|| "wait for nft".to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(EmuError::Uplink {
+            interface: interface.to_string(),
+            message: format!("nft refused the run's table: {}", String::from_utf8_lossy(&out.stderr).trim()),
+        })
+    }
+}
+
+fn delete_table(table: &str) -> Result<(), String> {
+    let out = Command::new("nft").args(["delete", "table", "ip", table]).output().map_err(|e| e.to_string())?;
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).trim().to_string()) }
+}
+
+/// Refuses an interface that does not exist or is not up, naming it.
+pub fn check_interface(interface: &str, host: &str) -> Result<(), EmuError> {
+    let fail = |message: String| EmuError::Uplink { interface: interface.to_string(), message };
+    let dir = Path::new("/sys/class/net").join(interface);
+    if interface.contains('/') || !dir.exists() {
+        return Err(fail(format!(
+            "no such interface in squall's network namespace (host `{host}`'s outside_interface; `ip link` lists them)"
+        )));
+    }
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).map(|s| s.trim().to_string()).unwrap_or_default();
+    let flags = u32::from_str_radix(read("flags").trim_start_matches("0x"), 16).unwrap_or(0);
+    if flags & libc::IFF_UP as u32 == 0 {
+        return Err(fail(format!(
+            "it is down (host `{host}`'s outside_interface); bring it up: ip link set {interface} up"
+        )));
+    }
+    let oper = read("operstate");
+    if oper == "down" || oper == "lowerlayerdown" {
+        return Err(fail(format!(
+            "it is up but has no carrier (operstate {oper}; host `{host}`'s outside_interface): plug it in or bring \
+             its far side up"
+        )));
+    }
+    Ok(())
+}
+
+/// The saved `net.ipv4.ip_forward` and the pids of the runs that need it on.
+#[derive(Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct SysctlState {
+    /// The value found before the first run switched it on.
+    ip_forward: String,
+    pids: Vec<u32>,
+}
+
+/// Where the shared forwarding state lives: the machine's files, or a
+/// test's.
+#[derive(Clone, Debug)]
+struct SysctlFiles {
+    /// The saved value and the pids ([`SYSCTL_STATE`]).
+    state: PathBuf,
+    /// Held with flock(2) while `state` is read and written.
+    lock: PathBuf,
+    /// The setting itself ([`IP_FORWARD`]).
+    sysctl: PathBuf,
+}
+
+impl SysctlFiles {
+    fn machine() -> Self {
+        SysctlFiles { state: SYSCTL_STATE.into(), lock: SYSCTL_LOCK.into(), sysctl: IP_FORWARD.into() }
+    }
+
+    fn write_sysctl(&self, value: &str) -> Result<(), EmuError> {
+        std::fs::write(&self.sysctl, value).context(|| format!("write {value} to {}", self.sysctl.display()))
+    }
+
+    /// Claims forwarding for run `id`: saves the value found if no run
+    /// holds it yet, adds `id` to the holders, then switches it on (the
+    /// claim is on disk first, so a run killed in between is undone by
+    /// the next sweep).
+    fn take(&self, id: RunId) -> Result<(), EmuError> {
+        self.with_state(|state| {
+            let state = state.get_or_insert_with(|| SysctlState {
+                ip_forward: std::fs::read_to_string(&self.sysctl).unwrap_or_default().trim().to_string(),
+                pids: Vec::new(),
+            });
+            state.pids.retain(|&p| RunId(p).is_alive());
+            if !state.pids.contains(&id.0) {
+                state.pids.push(id.0);
+            }
+            Ok(())
+        })?;
+        // Outside the lock is safe: no holder restores while `id` holds.
+        if let Err(e) = self.write_sysctl("1") {
+            let _ = self.release(id);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Drops run `id`'s claim; the last live holder restores the value.
+    fn release(&self, id: RunId) -> Result<(), EmuError> {
+        self.with_state(|state| {
+            if let Some(s) = state.as_mut() {
+                s.pids.retain(|&p| p != id.0);
+            }
+            self.restore_if_unused(state)
+        })
+    }
+
+    /// Writes the saved value back and forgets it when no live run needs
+    /// forwarding any more (all holders gone or dead). Returns the value
+    /// restored.
+    fn sweep(&self) -> Result<Option<String>, EmuError> {
+        let mut restored = None;
+        self.with_state(|state| {
+            let before = state.as_ref().map(|s| s.ip_forward.clone());
+            self.restore_if_unused(state)?;
+            if state.is_none() {
+                restored = before;
+            }
+            Ok(())
+        })?;
+        Ok(restored)
+    }
+
+    fn restore_if_unused(&self, state: &mut Option<SysctlState>) -> Result<(), EmuError> {
+        if let Some(s) = state.as_mut() {
+            s.pids.retain(|&p| RunId(p).is_alive());
+            if s.pids.is_empty() {
+                if !s.ip_forward.is_empty() {
+                    self.write_sysctl(&s.ip_forward)?;
+                }
+                *state = None;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the saved state (`None`: no file) under the lock, then
+    /// writes it back (or removes the file when `f` leaves `None`).
+    fn with_state(&self, f: impl FnOnce(&mut Option<SysctlState>) -> Result<(), EmuError>) -> Result<(), EmuError> {
+        if let Some(dir) = self.state.parent() {
+            std::fs::create_dir_all(dir).context(|| format!("create {}", dir.display()))?;
+        }
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&self.lock)
+            .context(|| format!("open {}", self.lock.display()))?;
+        // SAFETY: flock on a descriptor this function owns; released when
+        // `lock` is closed.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(EmuError::io(format!("lock {}", self.lock.display()), std::io::Error::last_os_error()));
+        }
+        let path = &self.state;
+        let mut state: Option<SysctlState> =
+            std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok());
+        let result = f(&mut state);
+        match &state {
+            Some(s) => {
+                let tmp = path.with_extension("json.tmp");
+                std::fs::write(&tmp, serde_json::to_string_pretty(s).expect("plain data"))
+                    .and_then(|()| std::fs::rename(&tmp, path))
+                    .context(|| format!("write {}", path.display()))?;
+            }
+            None => {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        drop::<File>(lock);
+        result
+    }
+}
+
+/// This run's claim on `net.ipv4.ip_forward = 1`.
+struct ForwardingLease {
+    id: RunId,
+}
+
+impl ForwardingLease {
+    fn take(id: RunId) -> Result<Self, EmuError> {
+        SysctlFiles::machine().take(id)?;
+        Ok(ForwardingLease { id })
+    }
+
+    fn release(self) {
+        if let Err(e) = SysctlFiles::machine().release(self.id) {
+            eprintln!("squall emu: could not restore net.ipv4.ip_forward: {e}");
+        }
+    }
+}
+
+/// Removes what dead runs' outside hosts left: their nft tables and root
+/// TUN devices (the kernel removes a device when its owner dies; this is
+/// for one held open elsewhere), and restores `net.ipv4.ip_forward` when
+/// no live run needs it. Returns what it removed.
+pub fn sweep_stale() -> Vec<String> {
+    let mut removed = Vec::new();
+    if let Ok(out) = Command::new("nft").args(["-j", "list", "tables", "ip"]).output() {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        for t in v["nftables"].as_array().into_iter().flatten() {
+            let Some(name) = t["table"]["name"].as_str() else { continue };
+            if name.strip_prefix(PREFIX).is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+                && RunId::owner_of(name).is_some_and(|o| !o.is_alive())
+            {
+                match delete_table(name) {
+                    Ok(()) => removed.push(format!("nft table ip {name}")),
+                    Err(e) => eprintln!("squall: could not delete stale nft table ip {name}: {e}"),
+                }
+            }
+        }
+    }
+    if let Ok(dir) = std::fs::read_dir("/sys/class/net") {
+        for entry in dir.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.strip_prefix(PREFIX).is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+                && RunId::owner_of(&name).is_some_and(|o| !o.is_alive())
+                && crate::netns::ip(&["link", "delete", &name]).is_ok()
+            {
+                removed.push(format!("link {name}"));
+            }
+        }
+    }
+    if Path::new(SYSCTL_STATE).exists() {
+        match SysctlFiles::machine().sweep() {
+            Err(e) => eprintln!("squall: could not restore net.ipv4.ip_forward: {e}"),
+            Ok(Some(v)) => removed.push(format!("sysctl net.ipv4.ip_forward (restored to {v})")),
+            Ok(None) => {}
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_an_interface() {
+        assert_eq!(object_name(RunId(4_194_304)), "squall-4194304");
+        assert!(object_name(RunId(4_194_304)).len() < libc::IFNAMSIZ);
+        assert_eq!(RunId::owner_of(&object_name(RunId(77))), Some(RunId(77)));
+    }
+
+    #[test]
+    fn ruleset_names_the_interface_and_addresses() {
+        let r = ruleset("squall-7", "eth0", &["10.0.1.1".parse().unwrap(), "10.0.2.1".parse().unwrap()]);
+        assert!(r.contains("table ip squall-7 {"), "{r}");
+        assert!(r.contains("elements = { 10.0.1.1, 10.0.2.1 }"), "{r}");
+        assert!(r.contains(r#"oifname "eth0" ip saddr @scenario masquerade"#), "{r}");
+        assert!(r.contains(r#"iifname "squall-7" oifname != "eth0" counter name leaked drop"#), "{r}");
+        assert!(!ruleset("squall-7", "eth0", &[]).contains("elements"));
+    }
+
+    /// The forwarding claim's files in a temporary directory, the setting
+    /// at `value`.
+    fn files(dir: &Path, value: &str) -> SysctlFiles {
+        let files =
+            SysctlFiles { state: dir.join("state.json"), lock: dir.join("state.lock"), sysctl: dir.join("ip_forward") };
+        std::fs::write(&files.sysctl, value).unwrap();
+        files
+    }
+
+    fn sysctl(files: &SysctlFiles) -> String {
+        std::fs::read_to_string(&files.sysctl).unwrap()
+    }
+
+    /// A pid no process has: a child's, after it was reaped.
+    fn dead_pid() -> RunId {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        RunId(pid)
+    }
+
+    #[test]
+    fn the_last_of_two_runs_restores_forwarding() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), "0\n");
+        let (me, other) = (RunId::current(), RunId(1)); // pid 1 lives
+        f.take(me).unwrap();
+        f.take(other).unwrap();
+        assert_eq!(sysctl(&f), "1");
+        f.release(me).unwrap();
+        assert_eq!(sysctl(&f), "1", "the other run still needs it");
+        f.release(other).unwrap();
+        assert_eq!(sysctl(&f), "0");
+        assert!(!f.state.exists());
+    }
+
+    #[test]
+    fn a_value_found_on_is_left_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), "1\n");
+        f.take(RunId::current()).unwrap();
+        f.release(RunId::current()).unwrap();
+        assert_eq!(sysctl(&f), "1");
+    }
+
+    #[test]
+    fn a_killed_run_is_restored_by_the_next_sweep_or_forgotten_by_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = files(dir.path(), "0");
+        let dead = dead_pid();
+        f.take(dead).unwrap(); // then SIGKILLed: no release
+        assert_eq!(sysctl(&f), "1");
+        assert_eq!(f.sweep().unwrap().as_deref(), Some("0"));
+        assert_eq!(sysctl(&f), "0");
+        assert!(!f.state.exists());
+        assert_eq!(f.sweep().unwrap(), None, "nothing left to restore");
+
+        // A run that starts without a sweep keeps the first value saved.
+        f.take(dead).unwrap();
+        f.take(RunId::current()).unwrap();
+        let state: SysctlState = serde_json::from_str(&std::fs::read_to_string(&f.state).unwrap()).unwrap();
+        assert_eq!(state, SysctlState { ip_forward: "0".into(), pids: vec![RunId::current().0] });
+        f.release(RunId::current()).unwrap();
+        assert_eq!(sysctl(&f), "0");
+    }
+
+    #[test]
+    fn a_missing_interface_is_named() {
+        let e = check_interface("nosuchif0", "internet").unwrap_err().to_string();
+        assert!(e.contains("`nosuchif0`") && e.contains("no such interface") && e.contains("`internet`"), "{e}");
+    }
+}

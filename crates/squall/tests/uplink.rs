@@ -1,0 +1,389 @@
+//! Outside hosts (issue 11): a scenario host with `outside_interface`
+//! stands for the world beyond the scenario. The test plays that world
+//! with a namespace squall did not create ("the remote Internet host"),
+//! joined to the root namespace by a veth whose root-side end is the
+//! outside interface; it runs an unmodified HTTP server (python3 -m
+//! http.server) that curl in a scenario host fetches from, across the
+//! scenario's path. Then what squall changes in the root namespace (a TUN
+//! device, routes, an nft table, net.ipv4.ip_forward) must be gone after
+//! SIGKILL (at the next start), after Ctrl-C and SIGTERM with two runs at
+//! once, and never made when the interface is missing or down.
+//!
+//! Needs root, nftables and curl; under CI=true a namespace that cannot be
+//! made is a failure, not a skip. The tests run one at a time: they share
+//! the machine's forwarding setting, and the first one measures time.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
+const IP_FORWARD: &str = "/proc/sys/net/ipv4/ip_forward";
+const SYSCTL_STATE: &str = "/run/squall/uplink-sysctl.json";
+
+fn ip(args: &[&str]) -> bool {
+    Command::new("ip").args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+fn skip_or_fail(what: &str) {
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but {what}");
+    eprintln!("skipping: {what} (need root, iproute2, nftables, curl and /dev/net/tun)");
+}
+
+/// The remote Internet host: namespace `sqt-<pid>-<tag>` with 198.18.<tag>.2
+/// on its `eth0`, the far side of the veth `sqt<tag>r<pid>` that has
+/// 198.18.<tag>.1 in the root namespace (the outside interface).
+struct Remote {
+    ns: String,
+    side: String,
+    address: String,
+}
+
+impl Remote {
+    fn new(tag: u8) -> Option<Remote> {
+        let pid = std::process::id();
+        let tools =
+            ["nft", "curl"].iter().all(|t| Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success()));
+        let remote = Remote {
+            ns: format!("sqt-{pid}-{tag}"),
+            side: format!("sqt{tag}r{}", pid % 1_000_000),
+            address: format!("198.18.{tag}.2"),
+        };
+        let ok = tools
+            && Path::new("/dev/net/tun").exists()
+            && ip(&["netns", "add", &remote.ns])
+            && ip(&["link", "add", &remote.side, "type", "veth", "peer", "name", "eth0", "netns", &remote.ns])
+            && ip(&["addr", "add", &format!("198.18.{tag}.1/24"), "dev", &remote.side])
+            && ip(&["link", "set", &remote.side, "up"])
+            && ip(&["-n", &remote.ns, "link", "set", "lo", "up"])
+            && ip(&["-n", &remote.ns, "addr", "add", &format!("{}/24", remote.address), "dev", "eth0"])
+            && ip(&["-n", &remote.ns, "link", "set", "eth0", "up"]);
+        if !ok {
+            skip_or_fail("the remote host's namespace and veth cannot be made");
+            return None;
+        }
+        Some(remote)
+    }
+
+    fn spawn(&self, cmd: &[&str], dir: &Path) -> Child {
+        Command::new("ip")
+            .args(["netns", "exec", &self.ns])
+            .args(cmd)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+}
+
+/// A process killed and reaped when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        // Kills what still runs inside; the veth goes with the namespace.
+        let out = Command::new("ip").args(["netns", "pids", &self.ns]).output();
+        if let Ok(out) = out {
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new("kill").args(["-9", pid]).status();
+            }
+        }
+        ip(&["netns", "delete", &self.ns]);
+    }
+}
+
+/// A scenario: `phone` at 10.77.<net>.1, joined to the outside host
+/// `internet` (10.77.<net>.254 on `interface`) by one link with `delay`
+/// each way and no rate limit; `duration` long.
+fn scenario(dir: &Path, net: u8, interface: &str, delay: &str, duration: &str) -> PathBuf {
+    let text = format!(
+        r#"
+name = "outside"
+duration = "{duration}"
+[[hosts]]
+name = "phone"
+address = "10.77.{net}.1"
+[[hosts]]
+name = "internet"
+address = "10.77.{net}.254"
+outside_interface = "{interface}"
+[[links]]
+between = ["internet", "phone"]
+[[links.downlink]]
+name = "down"
+delay = "{delay}"
+[[links.uplink]]
+name = "up"
+delay = "{delay}"
+"#
+    );
+    let path = dir.join(format!("outside-{net}.toml"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// What squall may change in the root namespace: its links, the nft
+/// ruleset, forwarding, and the saved-sysctl file.
+#[derive(Debug, PartialEq, Eq)]
+struct RootState {
+    squall_links: Vec<String>,
+    nft: String,
+    ip_forward: String,
+    sysctl_state: bool,
+}
+
+fn root_state() -> RootState {
+    let mut squall_links: Vec<String> = std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("squall-"))
+        .collect();
+    squall_links.sort();
+    let nft = Command::new("nft").args(["list", "ruleset"]).output().unwrap();
+    RootState {
+        squall_links,
+        nft: String::from_utf8_lossy(&nft.stdout).into_owned(),
+        ip_forward: std::fs::read_to_string(IP_FORWARD).unwrap().trim().to_string(),
+        sysctl_state: Path::new(SYSCTL_STATE).exists(),
+    }
+}
+
+fn table_exists(pid: u32) -> bool {
+    Command::new("nft").args(["list", "table", "ip", &format!("squall-{pid}")]).output().unwrap().status.success()
+}
+
+fn emu(scenario: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(SQUALL);
+    c.arg("emu").arg(scenario).args(["--out", out.to_str().unwrap()]).args(extra);
+    c
+}
+
+/// Starts `squall emu` on `scenario` in the background and waits until
+/// its outside host is set up (its root TUN device exists).
+fn start(scenario: &Path, out: &Path) -> Child {
+    let mut child = emu(scenario, out, &[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let link = PathBuf::from(format!("/sys/class/net/squall-{}", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !(link.exists() && table_exists(child.id())) {
+        if let Ok(Some(status)) = child.try_wait() {
+            let out = child.wait_with_output().unwrap();
+            panic!("squall emu ended early ({status}): {}", String::from_utf8_lossy(&out.stderr));
+        }
+        assert!(Instant::now() < deadline, "squall emu did not set up its outside host in 15 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn wait(child: Child) -> Output {
+    let out = child.wait_with_output().unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+#[test]
+fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(remote) = Remote::new(61) else { return };
+    let before = root_state();
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    std::fs::write(site.join("hello.txt"), "hello from beyond the scenario\n").unwrap();
+    let _server = Reaped(remote.spawn(&["python3", "-m", "http.server", "8080", "--bind", &remote.address], &site));
+    let url = format!("http://{}:8080/hello.txt", remote.address);
+    // The server is up when the root namespace (next to it) can fetch.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !Command::new("curl").args(["-sf", "-o", "/dev/null", &url]).status().unwrap().success() {
+        assert!(Instant::now() < deadline, "the remote HTTP server did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let scenario = scenario(dir.path(), 61, &remote.side, "50 ms", "30 s");
+    let out_dir = dir.path().join("out");
+    // Three fetches, each on a new connection.
+    let fetch = format!(
+        "for i in 1 2 3; do curl -sf -o body.txt -w '%{{time_connect}} %{{time_total}}\\n' {url} || exit 1; done"
+    );
+    // An address this machine routes out of another interface (TEST-NET-3,
+    // by the default route): dropped and counted, never sent.
+    let elsewhere = "curl -s -m 1 http://203.0.113.9/; true";
+    let out = emu(
+        &scenario,
+        &out_dir,
+        &["--run", &format!("phone@0.2s={fetch}"), "--run", &format!("phone@0.1s={elsewhere}")],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "squall emu failed: {stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap()).unwrap();
+    let outside = &summary["emu"]["outside"];
+    assert_eq!(outside["host"], "internet");
+    assert_eq!(outside["interface"], remote.side.as_str());
+    if ip(&["route", "get", "203.0.113.9"]) {
+        assert!(stderr.contains("would have left through another interface than"), "{stderr}");
+        assert!(f64_of(&outside["leaked"]) >= 1.0, "{outside}");
+    }
+    let workloads = out_dir.join("rep-0/workloads");
+    let stdout = std::fs::read_to_string(workloads.join("0-phone.stdout")).unwrap();
+    let body = std::fs::read_to_string(workloads.join("body.txt")).unwrap();
+    assert_eq!(body, "hello from beyond the scenario\n");
+    let mut connect = Vec::new();
+    let mut total = Vec::new();
+    for line in stdout.lines() {
+        let v: Vec<f64> = line.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        connect.push(v[0]);
+        total.push(v[1]);
+    }
+    eprintln!("curl through the outside host: time_connect {connect:?} s, time_total {total:?} s");
+    assert_eq!(connect.len(), 3, "{stdout:?}");
+    connect.sort_by(f64::total_cmp);
+    total.sort_by(f64::total_cmp);
+    // One round trip (2 × 50 ms) for the handshake, one more for the
+    // request and its answer; the median allows a busy machine's wake-ups.
+    assert!((0.0995..0.110).contains(&connect[1]), "time_connect median {} s, expected 0.100 s", connect[1]);
+    assert!((0.199..0.220).contains(&total[1]), "time_total median {} s, expected 0.200 s", total[1]);
+    // The outside host's device carried both directions (at least a
+    // SYN, a request and an ACK per connection each way).
+    let internet = &summary["runs"][0]["hosts"]["internet"];
+    assert!(f64_of(&internet["received_packets"]) >= 9.0, "{internet}");
+    assert!(f64_of(&internet["sent_packets"]) >= 9.0, "{internet}");
+    assert_eq!(root_state(), before, "the run left something behind");
+}
+
+fn f64_of(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn a_sigkilled_run_is_cleaned_up_by_the_next_start() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(remote) = Remote::new(62) else { return };
+    let before = root_state();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario(dir.path(), 62, &remote.side, "10 ms", "60 s");
+    let mut first = start(&scenario, &dir.path().join("first"));
+    let pid = first.id();
+    assert_eq!(std::fs::read_to_string(IP_FORWARD).unwrap().trim(), "1");
+    assert!(std::fs::read_to_string(SYSCTL_STATE).unwrap().contains(&pid.to_string()));
+    first.kill().unwrap(); // SIGKILL: no teardown
+    first.wait().unwrap();
+    assert!(table_exists(pid), "the nft table of a SIGKILLed run stays until the next start");
+    // The next start (here a run that is refused at once: its interface is
+    // missing) sweeps what the dead run left.
+    let missing = scenario_with(dir.path(), 63, "sqtnone0");
+    let out = emu(&missing, &dir.path().join("second"), &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stderr}");
+    assert!(!out.status.success());
+    assert!(stderr.contains(&format!("removed stale nft table ip squall-{pid}")), "{stderr}");
+    assert!(stderr.contains("removed stale sysctl net.ipv4.ip_forward") || before.ip_forward == "1", "{stderr}");
+    assert!(!table_exists(pid));
+    assert_eq!(root_state(), before, "the next start did not restore everything");
+}
+
+/// A scenario whose outside interface is `interface`, 1 s long.
+fn scenario_with(dir: &Path, net: u8, interface: &str) -> PathBuf {
+    scenario(dir, net, interface, "10 ms", "1 s")
+}
+
+#[test]
+fn two_runs_at_once_then_sigint_and_sigterm_restore_everything() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(remote) = Remote::new(64) else { return };
+    let before = root_state();
+    let dir = tempfile::tempdir().unwrap();
+    // Different addresses: the /32 routes back of two runs must not clash.
+    let first = scenario(dir.path(), 64, &remote.side, "10 ms", "60 s");
+    let a = start(&first, &dir.path().join("a"));
+    let b = start(&scenario(dir.path(), 65, &remote.side, "10 ms", "60 s"), &dir.path().join("b"));
+    let (pa, pb) = (a.id(), b.id());
+    let state = std::fs::read_to_string(SYSCTL_STATE).unwrap();
+    assert!(state.contains(&pa.to_string()) && state.contains(&pb.to_string()), "{state}");
+    assert_eq!(std::fs::read_to_string(IP_FORWARD).unwrap().trim(), "1");
+    // A third run with the first one's addresses clashes on the routes back.
+    let out = emu(&first, &dir.path().join("c"), &[]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("cannot route 10.77.64.1"), "{stderr}");
+    assert!(std::fs::read_to_string(SYSCTL_STATE).unwrap().contains(&pa.to_string()));
+
+    // Ctrl-C (SIGINT) on one, SIGTERM on the other.
+    Command::new("kill").args(["-INT", &pa.to_string()]).status().unwrap();
+    let out = wait(a);
+    assert!(out.status.success(), "SIGINT ends a run normally: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(!table_exists(pa) && table_exists(pb));
+    assert!(!Path::new(&format!("/sys/class/net/squall-{pa}")).exists());
+    assert_eq!(std::fs::read_to_string(IP_FORWARD).unwrap().trim(), "1", "the other run still needs forwarding");
+    assert!(!std::fs::read_to_string(SYSCTL_STATE).unwrap().contains(&pa.to_string()));
+
+    Command::new("kill").args(["-TERM", &pb.to_string()]).status().unwrap();
+    let out = wait(b);
+    assert!(out.status.success());
+    assert_eq!(root_state(), before, "two runs left something behind");
+}
+
+#[test]
+fn a_missing_or_down_interface_is_refused_by_name() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = format!("sqtnone{}", pid % 1_000_000);
+    // A veth pair is down until set up.
+    let down = format!("sqtdown{}", pid % 1_000_000);
+    let peer = format!("sqtdpeer{}", pid % 1_000_000);
+    if !Path::new("/dev/net/tun").exists() || !ip(&["link", "add", &down, "type", "veth", "peer", "name", &peer]) {
+        return skip_or_fail("a veth pair cannot be made");
+    }
+    let before = root_state();
+    for (iface, expected) in [(&missing, "no such interface"), (&down, "is down")] {
+        let out = emu(&scenario_with(dir.path(), 66, iface), &dir.path().join("out"), &[]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("{stderr}");
+        assert!(!out.status.success());
+        assert!(stderr.contains(&format!("outside interface `{iface}`")), "{stderr}");
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(stderr.contains("`internet`"), "{stderr}");
+    }
+    ip(&["link", "delete", &down]);
+    assert_eq!(root_state(), before, "a refused run changed something");
+}
+
+#[test]
+fn sim_compare_and_run_refuse_an_outside_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = scenario_with(dir.path(), 67, "eth0");
+    for cmd in ["sim", "compare"] {
+        let out = Command::new(SQUALL)
+            .arg(cmd)
+            .arg(&scenario)
+            .args(["--out", dir.path().join(cmd).to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "squall {cmd} ran an outside host");
+        assert!(stderr.contains("host `internet` (hosts[1]) is outside"), "{cmd}: {stderr}");
+        assert!(stderr.contains("squall emu"), "{cmd}: {stderr}");
+    }
+    // An experiment's simulated set too (sets are simulated by default).
+    let experiment = dir.path().join("experiment.toml");
+    std::fs::write(&experiment, "name = \"x\"\n[[sets]]\nname = \"a\"\nscenario = \"outside-67.toml\"\n").unwrap();
+    let out = Command::new(SQUALL)
+        .args(["run", experiment.to_str().unwrap(), "--out", dir.path().join("run").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "squall run simulated an outside host");
+    assert!(stderr.contains("set `a`") && stderr.contains("host `internet` (hosts[1]) is outside"), "{stderr}");
+}
