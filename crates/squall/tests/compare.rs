@@ -5,32 +5,17 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::Mutex;
+
+mod common;
+use common::namespaces_available;
 
 /// The emulator's data plane spins: two comparisons at once on two cores
 /// would disturb each other's timing.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
-
-/// Whether namespaces can be made here; panics under CI=true if not.
-fn namespaces_available() -> bool {
-    static PROBE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = PROBE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = format!("squall-{}-probe{n}", std::process::id());
-    let made =
-        Command::new("ip").args(["netns", "add", &name]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-            && Path::new("/dev/net/tun").exists();
-    let _ = Command::new("ip").args(["netns", "delete", &name]).stderr(Stdio::null()).status();
-    if !made {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but network namespaces cannot be made (need root, iproute2 and /dev/net/tun)");
-        }
-        eprintln!("skipping: network namespaces cannot be made here (need root, iproute2 and /dev/net/tun)");
-    }
-    made
-}
 
 /// Link rate of [`scenario`], bit/s.
 const RATE: f64 = 10e6;

@@ -11,31 +11,15 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
 
+mod common;
+use common::namespaces_available;
+
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/emu").join(name)
-}
-
-/// Whether namespaces can be made here; panics under CI=true if not.
-fn namespaces_available() -> bool {
-    // Tests run as threads of one process: each probe needs its own name.
-    static PROBE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = PROBE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = format!("squall-{}-probe{n}", std::process::id());
-    let made =
-        Command::new("ip").args(["netns", "add", &name]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-            && Path::new("/dev/net/tun").exists();
-    let _ = Command::new("ip").args(["netns", "delete", &name]).stderr(Stdio::null()).status();
-    if !made {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but network namespaces cannot be made (need root, iproute2 and /dev/net/tun)");
-        }
-        eprintln!("skipping: network namespaces cannot be made here (need root, iproute2 and /dev/net/tun)");
-    }
-    made
 }
 
 /// The squall namespaces of process `pid`.
