@@ -897,7 +897,7 @@ mod linux {
         queue: usize,
         delay: Duration,
         until: Instant,
-    ) -> (Connection, u64) {
+    ) -> (Connection, Connection, u64) {
         let mut client = Connection::connect(cfg.clone(), Instant::ZERO);
         client.send(1 << 40).unwrap();
         let mut server = Connection::listen(cfg);
@@ -942,7 +942,7 @@ mod linux {
                 .expect("something to do");
             now = next.max(now);
             if now >= until {
-                return (client, drops);
+                return (client, server, drops);
             }
         }
         panic!("step bound reached at {now}");
@@ -963,14 +963,34 @@ mod linux {
     #[test]
     fn hystart_leaves_slow_start_before_the_queue_overflows() {
         let cubic = TcpConfig { cc: CcKind::Cubic, mss: 1460, ..linux() };
-        let (with, drops_with) = through_bottleneck(cubic.clone(), 1_250_000, 200, ms(30), at(2000));
+        let (with, _, drops_with) = through_bottleneck(cubic.clone(), 1_250_000, 200, ms(30), at(2000));
         let AnyCongestionControl::LinuxCubic(cc) = &with.cc else { panic!("cubic") };
         assert_eq!(cc.hystart_exit(), Some(HyStartExit::AckTrain));
         assert!((50..=130).contains(&(cc.ssthresh() / 1448)), "ssthresh {} B", cc.ssthresh());
         let without = TcpConfig { hystart: false, ..cubic };
-        let (plain, drops_without) = through_bottleneck(without, 1_250_000, 200, ms(30), at(3000));
+        let (plain, _, drops_without) = through_bottleneck(without, 1_250_000, 200, ms(30), at(3000));
         assert_eq!(drops_with, 0, "no loss with HyStart in the first 2 s");
         assert!(drops_without > 10, "plain slow start overflows the queue: {drops_without} drops");
         assert!(plain.stats().retransmitted_segments > 10);
+    }
+
+    /// Linux's receiver ACKs every segment that grows its window
+    /// (`tcp_grow_window`: `icsk_ack.quick |= 1`). Reno through the same
+    /// bottleneck for 0.5 s (before slow start overflows the queue): slow
+    /// start doubles the data per receiver RTT
+    /// every round, so the clamp keeps rising and nearly every segment is
+    /// ACKed at once; without the growth model only the first 16 are, then
+    /// every second one.
+    #[test]
+    fn a_receiver_whose_window_grows_acks_every_segment() {
+        let acks_per_segment = |grow_window| {
+            let cfg = TcpConfig { cc: CcKind::Reno, mss: 1460, grow_window, ..linux() };
+            let (_, server, drops) = through_bottleneck(cfg, 1_250_000, 200, ms(30), at(500));
+            assert_eq!(drops, 0);
+            server.stats().acks_sent as f64 / server.stats().data_segments_received as f64
+        };
+        let (with, without) = (acks_per_segment(true), acks_per_segment(false));
+        assert!(with > 0.9, "ACKs per segment with a growing window: {with}");
+        assert!(without < 0.6, "ACKs per segment with delayed ACKs: {without}");
     }
 }
