@@ -129,6 +129,14 @@ pub struct TcpConfig {
     /// gaps between arrivals, doubles when the timer fires, and waits at
     /// most SRTT and 500 ms), with `delayed_ack`'s delay as its floor.
     pub quick_ack: bool,
+    /// Linux's receive-window growth (net/ipv4/tcp_input.c
+    /// `tcp_grow_window`, `tcp_rcv_space_adjust`): the offered window is
+    /// at most `rcv_ssthresh`, which starts at 64 KiB and grows by two
+    /// segments per segment received up to a clamp that follows the data
+    /// delivered per receiver RTT (twice it plus 16 segments, more while it
+    /// grows; at most `rcv_buf`); each segment that grows it is ACKed at
+    /// once, so a receiver whose window grows ACKs every segment.
+    pub grow_window: bool,
     /// Offer the timestamp option (RFC 7323 §3); used when both ends offer
     /// it. Its 12 option bytes (with two NOPs) come out of each segment's
     /// payload, as in Linux (1448 bytes with an MSS of 1460), and every
@@ -196,6 +204,7 @@ impl Default for TcpConfig {
             sack: true,
             delayed_ack: DelayedAck::On(Duration::from_millis(200)),
             quick_ack: false,
+            grow_window: false,
             timestamps: false,
             loss_detection: LossDetection::DupAck,
             prr: false,
@@ -249,7 +258,9 @@ impl TcpConfig {
     ///   ([`RtoVariant::Linux`]) and exponential backoff without a limit
     ///   below the 120 s cap;
     /// - delayed ACKs from 40 ms (`TCP_ATO_MIN`) with Linux's adaptive
-    ///   timeout, an ACK every second full segment, and quick-ACK mode;
+    ///   timeout, an ACK every second full segment, and quick-ACK mode,
+    ///   also for every segment that grows the receive window
+    ///   ([`TcpConfig::grow_window`]);
     /// - SACK (RFC 2018), window scaling and timestamps (RFC 7323);
     /// - RACK-TLP loss detection (RFC 8985), PRR (RFC 6937) and Linux's
     ///   per-segment window growth; HyStart for `cubic`;
@@ -262,6 +273,7 @@ impl TcpConfig {
             sack: true,
             delayed_ack: DelayedAck::On(Duration::from_millis(40)),
             quick_ack: true,
+            grow_window: true,
             timestamps: true,
             loss_detection: LossDetection::Rack,
             prr: true,

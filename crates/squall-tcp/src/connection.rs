@@ -37,7 +37,9 @@ use crate::segment::{
 };
 
 mod rack;
+mod rcv_space;
 use rack::Rack;
+use rcv_space::ReceiveSpace;
 
 /// Most ACKs sent at once in quick-ACK mode (`TCP_MAX_QUICKACKS`).
 const MAX_QUICKACKS: u32 = 16;
@@ -318,6 +320,9 @@ pub struct Connection {
     quick_acks: u32,
     last_data_at: Option<Instant>,
     ato: Duration,
+    /// Linux's receive-window growth (`rcv_ssthresh`, dynamic
+    /// right-sizing), from the first data on, when configured.
+    rcv_space: Option<ReceiveSpace>,
     time_wait_at: Option<Instant>,
 
     stats: TcpStats,
@@ -395,6 +400,7 @@ impl Connection {
             ack_now: false,
             delack_at: None,
             quick_acks: 0,
+            rcv_space: None,
             last_data_at: None,
             ato: Duration::ZERO,
             time_wait_at: None,
@@ -1358,6 +1364,14 @@ impl Connection {
                 self.incr_quickack();
             }
         }
+        if self.config.grow_window {
+            let (now_ms, full_sized) = (ts_clock(now), seg.len >= self.rcv_mss);
+            let space =
+                self.rcv_space.get_or_insert_with(|| ReceiveSpace::new(now, self.rcv_buf, self.rcv_nxt, self.rcv_mss));
+            if let Some(ts) = seg.timestamp.filter(|_| self.ts_ok) {
+                space.on_timestamp_echo(now_ms, ts.echo, full_sized);
+            }
+        }
         // Keep what fits in the window we advertised.
         let right = self.rcv_adv.max(self.rcv_nxt);
         let start = seg.seq.max(self.rcv_nxt);
@@ -1382,6 +1396,7 @@ impl Connection {
                 }
                 self.ooo.remove(0);
             }
+            self.grow_window(now, seg.len);
             if had_holes {
                 // Filling all or part of a gap: ACK at once (RFC 5681 §4.2,
                 // seed 004 §4.2.2).
@@ -1406,7 +1421,22 @@ impl Connection {
             // Out of order: keep it and ACK at once (duplicate ACK).
             self.stats.out_of_order_segments += 1;
             self.insert_ooo(start, end);
+            self.grow_window(now, seg.len);
             self.ack_now = true;
+        }
+    }
+
+    /// Linux's receive-window growth on a segment of `len` bytes taken
+    /// in: the clamp follows the data per RTT (`tcp_rcv_space_adjust`),
+    /// and while `rcv_ssthresh` grows (`tcp_grow_window`) the segment is
+    /// ACKed at once (`icsk_ack.quick |= 1`).
+    fn grow_window(&mut self, now: Instant, len: u32) {
+        let free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
+        let (rcv_nxt, mss) = (self.rcv_nxt, self.rcv_mss);
+        let Some(space) = self.rcv_space.as_mut() else { return };
+        space.on_delivered(now, rcv_nxt, mss);
+        if space.on_segment(len, mss, free) {
+            self.quick_acks |= 1;
         }
     }
 
@@ -1490,7 +1520,11 @@ impl Connection {
     /// at least min(buffer/2, MSS) at a time, and never shrinking the right
     /// edge (RFC 9293 §3.8.6.2.2).
     fn rcv_window(&self) -> u64 {
-        let free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
+        let mut free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
+        if let Some(space) = &self.rcv_space {
+            // Linux offers at most `rcv_ssthresh` (`__tcp_select_window`).
+            free = free.min(space.window_cap());
+        }
         let offered = self.rcv_adv.saturating_sub(self.rcv_nxt);
         let step = (self.rcv_buf / 2).min(self.rcv_mss as u64).max(1);
         if free >= offered + step { free } else { offered }

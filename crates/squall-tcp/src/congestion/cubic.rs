@@ -3,16 +3,13 @@
 //! Reno-friendly region, §4.3). Read RFC 9438 §4 before changing this file.
 //!
 //! Windows are kept in bytes; the cubic function works in segments and
-//! seconds as the RFC writes it. [`Cubic::new`] has no HyStart and RFC
-//! 5681's slow start; [`Cubic::linux`] is Linux's (net/ipv4/tcp_cubic.c):
-//! slow start counts every segment delivered (net/ipv4/tcp_cong.c
-//! `tcp_slow_start`), congestion avoidance counts delivered segments, and
-//! HyStart may end slow start early ([`HyStart`]).
+//! seconds as the RFC writes it, with RFC 5681's slow start and no
+//! HyStart. The `linux` profile runs [`super::LinuxCubic`] instead.
 
 use squall_link::{Duration, Instant};
 
 use super::{
-    AckSample, CongestionControl, HyStart, LossRecovery, window_at_fast_retransmit, window_on_partial_ack,
+    AckSample, CongestionControl, LossRecovery, window_at_fast_retransmit, window_on_partial_ack,
     window_on_recovery_dupack,
 };
 
@@ -32,15 +29,6 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// The latest smoothed RTT seen in an ACK.
     srtt: Duration,
-    /// Linux's rules: per-segment counting and optional HyStart.
-    linux: Option<LinuxRules>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct LinuxRules {
-    hystart: Option<HyStart>,
-    /// Bytes delivered not yet counted as a whole segment.
-    carry: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,51 +49,9 @@ impl Cubic {
             w_max: 0.0,
             epoch: None,
             srtt: Duration::ZERO,
-            linux: None,
         }
     }
 
-    /// CUBIC with Linux's slow start and segment counting, and HyStart if
-    /// given.
-    pub fn linux(initial_window: u64, initial_ssthresh: u64, max_window: u64, hystart: Option<HyStart>) -> Self {
-        Cubic {
-            linux: Some(LinuxRules { hystart, carry: 0 }),
-            ..Cubic::new(initial_window, initial_ssthresh, max_window)
-        }
-    }
-
-    /// How HyStart ended slow start, if it did.
-    pub fn hystart_exit(&self) -> Option<super::HyStartExit> {
-        self.linux.as_ref()?.hystart.as_ref()?.found()
-    }
-
-    /// Linux's slow start: HyStart first (`cubictcp_acked` runs before
-    /// `cubictcp_cong_avoid`), then one segment per segment delivered up
-    /// to ssthresh (`tcp_slow_start`). Returns the segments delivered and
-    /// those left for congestion avoidance.
-    fn linux_slow_start(&mut self, now: Instant, ack: &AckSample) -> (u64, u64) {
-        let mss = ack.mss.max(1) as u64;
-        let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
-        let Some(rules) = self.linux.as_mut() else { return (0, 0) };
-        let bytes = rules.carry + ack.delivered;
-        let segments = bytes / mss;
-        rules.carry = bytes % mss;
-        if cwnd >= ssthresh {
-            return (segments, segments);
-        }
-        if let (Some(h), Some(rtt)) = (rules.hystart.as_mut(), ack.rtt) {
-            // Linux's default pacing rate in slow start: 200 % of cwnd/SRTT.
-            let pacing = ack.srtt.filter(|s| !s.is_zero()).map(|s| 2.0 * cwnd as f64 / s.as_secs_f64());
-            if h.on_ack(now, rtt, cwnd / mss, ack.snd_una, ack.snd_nxt, pacing).is_some() {
-                self.ssthresh = cwnd;
-                return (segments, segments);
-            }
-        }
-        let grown = (cwnd + segments * mss).min(ssthresh);
-        let used = (grown - cwnd).div_ceil(mss);
-        self.set_cwnd(grown, ack.mss);
-        (segments, segments - used.min(segments))
-    }
     fn set_cwnd(&mut self, cwnd: u64, mss: u32) {
         self.cwnd = cwnd.clamp(mss as u64, self.max_window.max(mss as u64));
     }
@@ -141,19 +87,11 @@ impl CongestionControl for Cubic {
             self.srtt = srtt;
         }
         let mss = ack.mss as f64;
-        let segments_acked = if self.linux.is_some() {
-            let (_, left) = self.linux_slow_start(now, ack);
-            if left == 0 {
-                return;
-            }
-            left as f64
-        } else {
-            if self.cwnd < self.ssthresh {
-                self.set_cwnd(self.cwnd + ack.bytes_acked.min(ack.mss as u64), ack.mss);
-                return;
-            }
-            ack.bytes_acked as f64 / mss
-        };
+        if self.cwnd < self.ssthresh {
+            self.set_cwnd(self.cwnd + ack.bytes_acked.min(ack.mss as u64), ack.mss);
+            return;
+        }
+        let segments_acked = ack.bytes_acked as f64 / mss;
         let cwnd = self.cwnd as f64 / mss;
         let epoch = self.epoch.get_or_insert_with(|| {
             // §4.2: K from the window at the start of the epoch.
@@ -201,11 +139,6 @@ impl CongestionControl for Cubic {
     fn on_timeout(&mut self, _now: Instant, _flight_size: u64, mss: u32, repeat: bool) {
         if !repeat {
             self.reduce(mss);
-        }
-        if let Some(h) = self.linux.as_mut().and_then(|l| l.hystart.as_mut()) {
-            // `cubictcp_state` on TCP_CA_Loss: HyStart watches the next
-            // slow start.
-            h.reset();
         }
         self.epoch = None;
         self.set_cwnd(mss as u64, mss);

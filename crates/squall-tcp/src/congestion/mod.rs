@@ -12,12 +12,14 @@
 mod aimd;
 mod cubic;
 mod hystart;
+mod linux_cubic;
 mod linux_reno;
 mod prr;
 
 pub use aimd::Aimd;
 pub use cubic::Cubic;
 pub use hystart::{HyStart, HyStartExit};
+pub use linux_cubic::LinuxCubic;
 pub use linux_reno::LinuxReno;
 pub use prr::Prr;
 
@@ -119,6 +121,8 @@ pub enum AnyCongestionControl {
     Cubic(Cubic),
     /// `reno`, `newreno` or `sack` with Linux's window growth.
     LinuxReno(LinuxReno),
+    /// `cubic` as Linux computes it.
+    LinuxCubic(LinuxCubic),
 }
 
 impl AnyCongestionControl {
@@ -134,9 +138,13 @@ impl AnyCongestionControl {
                 CcKind::Reno | CcKind::NewReno | CcKind::Sack => {
                     AnyCongestionControl::LinuxReno(LinuxReno::new(iw, ssthresh, max, mss))
                 }
-                CcKind::Cubic => {
-                    AnyCongestionControl::Cubic(Cubic::linux(iw, ssthresh, max, config.hystart.then(HyStart::default)))
-                }
+                CcKind::Cubic => AnyCongestionControl::LinuxCubic(LinuxCubic::new(
+                    iw,
+                    ssthresh,
+                    max,
+                    mss,
+                    config.hystart.then(HyStart::default),
+                )),
             };
         }
         match config.cc {
@@ -158,6 +166,7 @@ macro_rules! dispatch {
             | AnyCongestionControl::Sack($cc) => $e,
             AnyCongestionControl::Cubic($cc) => $e,
             AnyCongestionControl::LinuxReno($cc) => $e,
+            AnyCongestionControl::LinuxCubic($cc) => $e,
         }
     };
 }

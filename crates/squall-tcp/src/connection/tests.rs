@@ -897,7 +897,7 @@ mod linux {
         queue: usize,
         delay: Duration,
         until: Instant,
-    ) -> (Connection, u64) {
+    ) -> (Connection, Connection, u64) {
         let mut client = Connection::connect(cfg.clone(), Instant::ZERO);
         client.send(1 << 40).unwrap();
         let mut server = Connection::listen(cfg);
@@ -942,7 +942,7 @@ mod linux {
                 .expect("something to do");
             now = next.max(now);
             if now >= until {
-                return (client, drops);
+                return (client, server, drops);
             }
         }
         panic!("step bound reached at {now}");
@@ -950,26 +950,47 @@ mod linux {
 
     /// HyStart (Linux tcp_cubic.c): 10 Mbit/s (1.25 MB/s), 30 ms each way,
     /// 1500-byte packets (1.2 ms each), a 200-packet queue. The pipe holds
-    /// 50 packets. Slow start doubles the window each round; from the round
-    /// that starts with more than 50 packets out, a standing queue of 30
-    /// packets (36 ms) delays even the round's first ACKs, above the
-    /// minimum (61 ms) + max(4 ms, 61/8 ms): HyStart's delay test ends slow
-    /// start after 8 such samples, at about 176 packets, 126 of them
-    /// queued. ACKs every second packet are 2.4 ms apart, more than the
-    /// 2 ms of an ACK train, so only the delay test can fire. Without
-    /// HyStart slow start runs on to ~330 packets and overflows the queue
-    /// (363 drops in the model by 3 s, the first at 0.51 s).
+    /// 50 packets. The receiver's window grows all through slow start
+    /// (`tcp_grow_window`), so it ACKs every segment: ACKs 1.2 ms apart,
+    /// within the 2 ms of an ACK train. From the round that starts with
+    /// more than 50 packets out the link never idles, the round's ACKs
+    /// form one train, and it outlasts half the minimum RTT (61/2 ms) at
+    /// the round's 26th ACK: slow start ends at about 100 packets, well
+    /// below the 250 of pipe and queue. CUBIC's first epoch then grows 5 %
+    /// per RTT (`cnt` ≤ 20 before any loss), which does not fill them in
+    /// 2 s. Without HyStart slow start runs on to ~330 packets and
+    /// overflows the queue (hundreds of drops by 3 s, the first at 0.51 s).
     #[test]
     fn hystart_leaves_slow_start_before_the_queue_overflows() {
         let cubic = TcpConfig { cc: CcKind::Cubic, mss: 1460, ..linux() };
-        let (with, drops_with) = through_bottleneck(cubic.clone(), 1_250_000, 200, ms(30), at(3000));
-        let AnyCongestionControl::Cubic(cc) = &with.cc else { panic!("cubic") };
-        assert_eq!(cc.hystart_exit(), Some(HyStartExit::DelayIncrease));
-        assert!((150..=200).contains(&(cc.ssthresh() / 1448)), "ssthresh {} B", cc.ssthresh());
+        let (with, _, drops_with) = through_bottleneck(cubic.clone(), 1_250_000, 200, ms(30), at(2000));
+        let AnyCongestionControl::LinuxCubic(cc) = &with.cc else { panic!("cubic") };
+        assert_eq!(cc.hystart_exit(), Some(HyStartExit::AckTrain));
+        assert!((50..=130).contains(&(cc.ssthresh() / 1448)), "ssthresh {} B", cc.ssthresh());
         let without = TcpConfig { hystart: false, ..cubic };
-        let (plain, drops_without) = through_bottleneck(without, 1_250_000, 200, ms(30), at(3000));
-        assert_eq!(drops_with, 0, "no loss with HyStart in the first 3 s");
+        let (plain, _, drops_without) = through_bottleneck(without, 1_250_000, 200, ms(30), at(3000));
+        assert_eq!(drops_with, 0, "no loss with HyStart in the first 2 s");
         assert!(drops_without > 10, "plain slow start overflows the queue: {drops_without} drops");
         assert!(plain.stats().retransmitted_segments > 10);
+    }
+
+    /// Linux's receiver ACKs every segment that grows its window
+    /// (`tcp_grow_window`: `icsk_ack.quick |= 1`). Reno through the same
+    /// bottleneck for 0.5 s (before slow start overflows the queue): slow
+    /// start doubles the data per receiver RTT
+    /// every round, so the clamp keeps rising and nearly every segment is
+    /// ACKed at once; without the growth model only the first 16 are, then
+    /// every second one.
+    #[test]
+    fn a_receiver_whose_window_grows_acks_every_segment() {
+        let acks_per_segment = |grow_window| {
+            let cfg = TcpConfig { cc: CcKind::Reno, mss: 1460, grow_window, ..linux() };
+            let (_, server, drops) = through_bottleneck(cfg, 1_250_000, 200, ms(30), at(500));
+            assert_eq!(drops, 0);
+            server.stats().acks_sent as f64 / server.stats().data_segments_received as f64
+        };
+        let (with, without) = (acks_per_segment(true), acks_per_segment(false));
+        assert!(with > 0.9, "ACKs per segment with a growing window: {with}");
+        assert!(without < 0.6, "ACKs per segment with delayed ACKs: {without}");
     }
 }
