@@ -1,7 +1,7 @@
 //! What a run records — each host's pcap, the model's events (events.csv)
 //! and each delivery's timing (timing.csv) — streamed to disk while the
-//! run goes on, by a writer thread fed through a bounded queue (DESIGN.md,
-//! "Recording"; seed 000: Seawind kept its logs without disturbing the
+//! run goes on, by a writer thread fed through a bounded queue (docs/design.md,
+//! "The emulate engine"; seed 000: Seawind kept its logs without disturbing the
 //! timing).
 //!
 //! The data plane never waits for the writer: when the queue is full, a

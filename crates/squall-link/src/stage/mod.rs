@@ -1,4 +1,4 @@
-//! A stage: a queue discipline in front of a link (DESIGN.md, "Inside a
+//! A stage: a queue discipline in front of a link (docs/design.md, "A
 //! stage"). The queue discipline ([`qdisc`]) decides which packet goes
 //! next and which are dropped; the link ([`link`]) is Seawind's channel
 //! (seed 000 §4.3, Figure 3: allocation, fragmentation, send buffer,

@@ -1,5 +1,5 @@
 //! The queue discipline: what a stage does with packets before its link
-//! takes them (DESIGN.md, "Inside a stage"; ns-3's `QueueDisc`, smoltcp's
+//! takes them (docs/design.md, "A stage"; ns-3's `QueueDisc`, smoltcp's
 //! `AnyController`).
 //!
 //! Every call gets `now`. [`QueueDisc::enqueue`] may drop (the arrival on
