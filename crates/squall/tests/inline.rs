@@ -351,8 +351,12 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     }
     let summary = stop(next, &out);
     assert_eq!(r.len(), 3, "no ping through the next run");
-    // 15 ms each way on the downlink, and (netem's rule) on the uplink too.
-    assert!(r.iter().all(|&t| (30.0..31.0).contains(&t)), "RTTs {r:?}");
+    // 15 ms each way on the downlink, and (netem's rule) on the uplink too:
+    // no reply faster, the typical one no slower by a hop's worth (the
+    // first may also wait for ARP across squall: CI saw 34.4 ms).
+    let mut sorted = r.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert!(sorted[0] >= 30.0 && sorted[1] < 31.0, "RTTs {r:?}");
     assert!(summary["runs"][0]["hosts"].as_object().is_some_and(|h| h.len() == 2));
 }
 
