@@ -4,7 +4,12 @@
 //! byte, and the client reports the elapsed time and TCP_INFO samples.
 //!
 //! Wire format: an 8-byte big-endian length, then that many bytes; the
-//! server answers one byte once it has read them all.
+//! server answers one byte once it has read them all. Two lengths no
+//! transfer has announce the other applications of a scenario's
+//! `[[workload.tcp]]`: [`FOR_A_TIME`] (bytes until the client closes its
+//! side, as long as it was told: `bulk_for`), and [`EXCHANGES`] (then the
+//! request and response sizes and the count, each exchange a request the
+//! server reads whole and a response it then sends: `request_response`).
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
@@ -19,6 +24,24 @@ use crate::tcp_info::{self, TcpInfo};
 
 /// Default port of the bulk tool.
 pub const DEFAULT_PORT: u16 = 5201;
+
+/// The length announcing bytes until the client closes.
+pub const FOR_A_TIME: u64 = u64::MAX;
+/// The length announcing request/response exchanges.
+pub const EXCHANGES: u64 = u64::MAX - 1;
+
+/// What the client does over its connection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum App {
+    /// Send this many bytes (`bulk`).
+    Bytes(u64),
+    /// Send as fast as it can for this long, then close (`bulk_for`).
+    For(std::time::Duration),
+    /// `count` exchanges of a `request`-byte request and a `response`-byte
+    /// response, `think` between a response and the next request
+    /// (`request_response`).
+    Exchanges { request: u64, response: u64, count: u32, think: std::time::Duration },
+}
 
 /// Socket settings of the receiving end, inherited by each connection
 /// it accepts (a scenario's `[[workload.tcp]]` keys in emulation).
@@ -58,20 +81,56 @@ pub fn serve(port: u16, once: bool, options: ServerOptions) -> io::Result<()> {
     Ok(())
 }
 
+fn read_u64(stream: &mut TcpStream) -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    stream.read_exact(&mut b)?;
+    Ok(u64::from_be_bytes(b))
+}
+
 fn receive(stream: &mut TcpStream) -> io::Result<()> {
-    let mut len = [0u8; 8];
-    stream.read_exact(&mut len)?;
-    let mut left = u64::from_be_bytes(len);
+    let announced = read_u64(stream)?;
     let mut buf = vec![0u8; 256 * 1024];
+    if announced == FOR_A_TIME {
+        // Until the client closes its side.
+        while stream.read(&mut buf)? > 0 {}
+        return stream.write_all(&[1]);
+    }
+    if announced == EXCHANGES {
+        let (request, response, count) = (read_u64(stream)?, read_u64(stream)?, read_u64(stream)?);
+        for _ in 0..count {
+            read_exactly(stream, request, &mut buf)?;
+            write_bytes(stream, response)?;
+        }
+        return Ok(());
+    }
+    read_exactly(stream, announced, &mut buf)?;
+    stream.write_all(&[1])
+}
+
+/// Reads `n` bytes and drops them.
+fn read_exactly(stream: &mut TcpStream, n: u64, buf: &mut [u8]) -> io::Result<()> {
+    let mut left = n;
     while left > 0 {
         let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let n = stream.read(&mut buf[..want])?;
-        if n == 0 {
+        let got = stream.read(&mut buf[..want])?;
+        if got == 0 {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "sender closed early"));
         }
-        left -= n as u64;
+        left -= got as u64;
     }
-    stream.write_all(&[1])
+    Ok(())
+}
+
+/// Writes `n` filler bytes.
+fn write_bytes(stream: &mut TcpStream, n: u64) -> io::Result<()> {
+    let chunk = [0x5au8; 64 * 1024];
+    let mut left = n;
+    while left > 0 {
+        let k = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        stream.write_all(&chunk[..k])?;
+        left -= k as u64;
+    }
+    Ok(())
 }
 
 /// One TCP_INFO sample.
@@ -106,7 +165,7 @@ pub struct BulkResult {
 pub struct ClientOptions {
     pub server: Ipv4Addr,
     pub port: u16,
-    pub bytes: u64,
+    pub app: App,
     pub cc: String,
     /// TCP_INFO sampling interval; zero: none.
     pub interval: std::time::Duration,
@@ -138,19 +197,19 @@ pub fn send(options: &ClientOptions) -> io::Result<(BulkResult, Vec<Sample>)> {
         })
     });
     let mut stream = stream;
-    let outcome = transfer(&mut stream, options.bytes);
+    let outcome = run_app(&mut stream, options.app);
     let elapsed = start.elapsed().as_secs_f64();
     let final_info = tcp_info::read(stream.as_fd()).unwrap_or_default();
     stop.store(true, Ordering::Relaxed);
     let mut samples = sampler.map(|h| h.join().unwrap_or_default()).unwrap_or_default();
-    outcome?;
+    let bytes = outcome?;
     samples.push(Sample { time: elapsed, info: final_info });
-    let steady_goodput_bps = steady_goodput(&samples, options.bytes);
+    let steady_goodput_bps = steady_goodput(&samples, bytes);
     let result = BulkResult {
-        bytes: options.bytes,
+        bytes,
         cc: options.cc.clone(),
         elapsed,
-        goodput_bps: options.bytes as f64 * 8.0 / elapsed,
+        goodput_bps: bytes as f64 * 8.0 / elapsed,
         steady_goodput_bps,
         final_info,
         samples: samples.len(),
@@ -158,17 +217,45 @@ pub fn send(options: &ClientOptions) -> io::Result<(BulkResult, Vec<Sample>)> {
     Ok((result, samples))
 }
 
-fn transfer(stream: &mut TcpStream, bytes: u64) -> io::Result<()> {
-    stream.write_all(&bytes.to_be_bytes())?;
-    let chunk = vec![0x5au8; 64 * 1024];
-    let mut left = bytes;
-    while left > 0 {
-        let n = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        stream.write_all(&chunk[..n])?;
-        left -= n as u64;
-    }
+/// Runs `app` over the connection; returns the bytes carried (both ways
+/// for exchanges).
+fn run_app(stream: &mut TcpStream, app: App) -> io::Result<u64> {
     let mut ack = [0u8; 1];
-    stream.read_exact(&mut ack)
+    match app {
+        App::Bytes(bytes) => {
+            stream.write_all(&bytes.to_be_bytes())?;
+            write_bytes(stream, bytes)?;
+            stream.read_exact(&mut ack)?;
+            Ok(bytes)
+        }
+        App::For(duration) => {
+            stream.write_all(&FOR_A_TIME.to_be_bytes())?;
+            let chunk = [0x5au8; 64 * 1024];
+            let start = std::time::Instant::now();
+            let mut sent = 0u64;
+            while start.elapsed() < duration {
+                stream.write_all(&chunk)?;
+                sent += chunk.len() as u64;
+            }
+            stream.shutdown(std::net::Shutdown::Write)?;
+            stream.read_exact(&mut ack)?;
+            Ok(sent)
+        }
+        App::Exchanges { request, response, count, think } => {
+            for v in [EXCHANGES, request, response, u64::from(count)] {
+                stream.write_all(&v.to_be_bytes())?;
+            }
+            let mut buf = vec![0u8; 256 * 1024];
+            for i in 0..count {
+                if i > 0 {
+                    std::thread::sleep(think);
+                }
+                write_bytes(stream, request)?;
+                read_exactly(stream, response, &mut buf)?;
+            }
+            Ok((request + response) * u64::from(count))
+        }
+    }
 }
 
 /// Bytes-acknowledged slope from the first sample past 20% of `bytes` in
@@ -269,7 +356,7 @@ mod tests {
         let options = ClientOptions {
             server: Ipv4Addr::LOCALHOST,
             port,
-            bytes: 1_000_000,
+            app: App::Bytes(1_000_000),
             cc: "reno".into(),
             interval: std::time::Duration::from_millis(1),
             connect_timeout: std::time::Duration::from_secs(2),
@@ -283,5 +370,43 @@ mod tests {
         let mut csv = Vec::new();
         write_samples_csv(&mut csv, &samples).unwrap();
         assert!(String::from_utf8(csv).unwrap().starts_with("time,cwnd"));
+    }
+
+    /// Runs `app` against a loopback server; the client's result.
+    fn over_loopback(app: App) -> BulkResult {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            receive(&mut s).unwrap();
+        });
+        let options = ClientOptions {
+            server: Ipv4Addr::LOCALHOST,
+            port,
+            app,
+            cc: "cubic".into(),
+            interval: std::time::Duration::ZERO,
+            connect_timeout: std::time::Duration::from_secs(2),
+            mss: None,
+        };
+        let (result, _) = send(&options).unwrap();
+        server.join().unwrap();
+        result
+    }
+
+    #[test]
+    fn bulk_for_sends_until_its_time_is_up() {
+        let r = over_loopback(App::For(std::time::Duration::from_millis(300)));
+        assert!(r.elapsed >= 0.3 && r.elapsed < 5.0, "{}", r.elapsed);
+        assert!(r.bytes >= 64 * 1024, "{}", r.bytes);
+    }
+
+    #[test]
+    fn exchanges_take_count_round_trips_and_think_times() {
+        let think = std::time::Duration::from_millis(50);
+        let r = over_loopback(App::Exchanges { request: 300, response: 200_000, count: 4, think });
+        assert_eq!(r.bytes, 4 * 200_300);
+        // Three think times between four exchanges.
+        assert!(r.elapsed >= 0.15, "{}", r.elapsed);
     }
 }

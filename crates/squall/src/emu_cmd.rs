@@ -231,15 +231,18 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
     let mut sysctls = Sysctls::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
-        if let TcpApp::Web(web) = &f.app {
-            out.extend(web_workload(scenario, f, web, workload_dir).with_context(|| what.clone())?);
-            continue;
-        }
-        let TcpApp::Bulk(bytes) = &f.app else {
-            eprintln!(
-                "squall emu: {what} not run: only `bulk` and `web` (with a site) applications run in emulation so far"
-            );
-            continue;
+        // What the client does, as `squall tool bulk` options.
+        let app = match &f.app {
+            TcpApp::Web(web) => {
+                out.extend(web_workload(scenario, f, web, workload_dir).with_context(|| what.clone())?);
+                continue;
+            }
+            TcpApp::Bulk(bytes) => format!("--bytes {}", bytes.0),
+            TcpApp::BulkFor(d) => format!("--for '{d}'"),
+            TcpApp::RequestResponse(r) => format!(
+                "--request {} --response {} --count {} --think '{}'",
+                r.request.0, r.response.0, r.count, r.think
+            ),
         };
         let address = |name: &str| {
             scenario
@@ -290,9 +293,8 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
             host: f.from.clone(),
             at: f.start,
             run: format!(
-                "{}squall tool bulk --client {server} --port {port} --bytes {} --cc {} --mss {} --info-csv {}",
+                "{}squall tool bulk --client {server} --port {port} {app} --cc {} --mss {} --info-csv {}",
                 route(server, client, &linux.sender_route),
-                bytes.0,
                 linux.cc,
                 f.mss.0,
                 shell_quote(&tcp_info_file(&f.name))

@@ -81,6 +81,23 @@ pub struct BulkArgs {
     /// How much to send: "20 KB", "5 MB", or a number of bytes.
     #[arg(long, default_value = "1 MB")]
     pub bytes: String,
+    /// Instead of --bytes: send as fast as possible for this long ("10 s"),
+    /// then close (a scenario's `bulk_for`).
+    #[arg(long = "for", value_name = "DURATION", conflicts_with = "request")]
+    pub for_time: Option<String>,
+    /// Instead of --bytes: exchanges of a request of this size and a
+    /// response of --response bytes (a scenario's `request_response`).
+    #[arg(long, value_name = "BYTES", requires = "response")]
+    pub request: Option<String>,
+    /// The response's size, with --request.
+    #[arg(long, value_name = "BYTES", requires = "request")]
+    pub response: Option<String>,
+    /// Exchanges, with --request.
+    #[arg(long, default_value_t = 1, requires = "request")]
+    pub count: u32,
+    /// Pause between a response and the next request, with --request.
+    #[arg(long, default_value = "0 s", requires = "request")]
+    pub think: String,
     /// Congestion control (TCP_CONGESTION): reno, cubic, bbr, ...
     #[arg(long, default_value = "cubic")]
     pub cc: String,
@@ -121,14 +138,30 @@ fn bulk_cmd(args: BulkArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let Some(server) = args.client else { bail!("give --server, or --client ADDR") };
-    let bytes = match args.bytes.trim().parse::<u64>() {
-        Ok(n) => n,
-        Err(_) => args.bytes.parse::<Bytes>().map_err(|e| anyhow::anyhow!("--bytes: {e}"))?.0,
+    let size = |key: &str, text: &str| -> Result<u64> {
+        match text.trim().parse::<u64>() {
+            Ok(n) => Ok(n),
+            Err(_) => Ok(text.parse::<Bytes>().map_err(|e| anyhow::anyhow!("--{key}: {e}"))?.0),
+        }
+    };
+    let time = |key: &str, text: &str| -> Result<std::time::Duration> {
+        let d = text.parse::<squall_link::Duration>().map_err(|e| anyhow::anyhow!("--{key}: {e}"))?;
+        Ok(std::time::Duration::from_nanos(d.as_nanos()))
+    };
+    let app = match (&args.for_time, &args.request, &args.response) {
+        (Some(t), _, _) => bulk::App::For(time("for", t)?),
+        (None, Some(request), Some(response)) => bulk::App::Exchanges {
+            request: size("request", request)?,
+            response: size("response", response)?,
+            count: args.count,
+            think: time("think", &args.think)?,
+        },
+        _ => bulk::App::Bytes(size("bytes", &args.bytes)?),
     };
     let options = ClientOptions {
         server,
         port: args.port,
-        bytes,
+        app,
         cc: args.cc.clone(),
         interval: if args.info_csv.is_some() {
             std::time::Duration::from_millis(args.interval_ms.max(1))

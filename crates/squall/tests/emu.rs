@@ -635,6 +635,50 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
     assert!(sender.contains(&format!("\"sent\":{sim_sent},")) && sender.contains("\"refused\":0"), "{sender}");
 }
 
+/// `request_response` and `bulk_for` run in both engines from one file:
+/// squall's TCP in the simulator, `squall tool bulk --request/--for` over
+/// real Linux TCP in emulation. Expectations from the link (10 Mbit/s,
+/// 20 ms each way): three exchanges take at least two think times and
+/// three round trips with a 50 KB response each (0.44 s); a 2 s stream
+/// lasts at least 2 s and never beats the link's rate.
+#[test]
+fn request_response_and_bulk_for_run_in_both_engines() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |engine: &str| -> serde_json::Value {
+        let out = dir.path().join(engine);
+        let o = Command::new(SQUALL)
+            .arg(engine)
+            .arg(scenario("tcp-apps.toml"))
+            .args(["--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    };
+    let floor = 2.0 * 0.1 + 3.0 * (0.04 + 50_000.0 * 8.0 / 10e6);
+    let sim = run("sim");
+    let flows = sim["runs"][0]["tcp_flows"].as_array().unwrap();
+    let (queries, stream) = (&flows[0], &flows[1]);
+    assert_eq!((queries["completed"].as_bool(), stream["completed"].as_bool()), (Some(true), Some(true)), "{sim}");
+    assert_eq!(queries["delivered_bytes"], 150_000);
+    assert!((floor..2.0).contains(&f(&queries["transfer_time"])), "sim exchanges {}", queries["transfer_time"]);
+    assert!(f(&stream["transfer_time"]) >= 2.0, "sim stream {}", stream["transfer_time"]);
+    run("emu");
+    let client = |file: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads").join(file)).unwrap();
+        serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("{file}: {e}: {text:?}"))
+    };
+    let (q, st) = (client("1-fixed.stdout"), client("3-mobile.stdout"));
+    assert_eq!(u(&q["bytes"]), 3 * (300 + 50_000), "{q}");
+    assert!((floor..2.0).contains(&f(&q["elapsed"])), "emu exchanges {}", q["elapsed"]);
+    let (bytes, elapsed) = (f(&st["bytes"]), f(&st["elapsed"]));
+    assert!(elapsed >= 2.0 && bytes * 8.0 / elapsed <= 10e6 && bytes * 8.0 / elapsed > 5e6, "{st}");
+}
+
 /// A run of `squall tool udp` from fixed to mobile over tcp-10mbit.toml:
 /// `rate` bit/s of `size`-byte packets for `seconds`, with `extra`
 /// arguments to `squall emu`. Returns the output directory and summary.
