@@ -372,15 +372,18 @@ fn one_way_delays(sent: &[Captured], arrivals: &[Captured]) -> Vec<f64> {
 /// RTT samples by Karn's rule: a segment sent once, to the first ACK that
 /// covers its end.
 fn rtt_samples(sent: &[Captured], acks: &[(Instant, u32)]) -> Vec<f64> {
-    let mut times_sent: HashMap<u32, (Instant, u32)> = HashMap::new();
-    for p in sent {
-        if let Some(t) = p.tcp.filter(|t| t.payload_len > 0) {
-            let end = t.seq.wrapping_add(t.payload_len);
-            times_sent.entry(end).and_modify(|e| e.1 += 1).or_insert((p.time, 1));
-        }
+    let data_ends = || {
+        sent.iter()
+            .filter_map(|p| p.tcp.filter(|t| t.payload_len > 0).map(|t| (t.seq.wrapping_add(t.payload_len), p.time)))
+    };
+    let mut times_sent: HashMap<u32, u32> = HashMap::new();
+    for (end, _) in data_ends() {
+        *times_sent.entry(end).or_default() += 1;
     }
-    let mut ends: Vec<(u32, Instant)> =
-        times_sent.into_iter().filter(|(_, (_, n))| *n == 1).map(|(end, (t, _))| (end, t)).collect();
+    // In the order sent (the capture's), so segments of one flight sent
+    // at one instant keep their sequence order: the samples do not
+    // depend on the map's iteration order.
+    let mut ends: Vec<(u32, Instant)> = data_ends().filter(|(end, _)| times_sent[end] == 1).collect();
     ends.sort_by_key(|&(_, t)| t);
     let mut out = Vec::new();
     let mut a = 0;
@@ -511,6 +514,19 @@ mod tests {
         let s = [seg(0, 0, 1000), seg(10, 1000, 1000), seg(20, 1000, 1000)];
         let acks = [(Instant::from_millis(50), 1000), (Instant::from_millis(90), 2000)];
         assert_eq!(rtt_samples(&s, &acks), vec![0.05]);
+    }
+
+    #[test]
+    fn rtt_samples_of_a_flight_sent_at_one_instant_follow_its_sequence_order() {
+        // Eight segments sent together; delayed ACKs cover two at a time,
+        // 50, 60, 70 and 80 ms later: two samples of each, by hand. (Taken
+        // in a hash map's order, a later segment first moved past the ACKs
+        // of earlier ones, and the samples changed from run to run.)
+        let s: Vec<Captured> = (0..8).map(|i| seg(0, i * 1000, 1000)).collect();
+        let acks: Vec<(Instant, u32)> = (1..=4).map(|k| (Instant::from_millis(40 + 10 * k as u64), k * 2000)).collect();
+        for _ in 0..20 {
+            assert_eq!(rtt_samples(&s, &acks), vec![0.05, 0.05, 0.06, 0.06, 0.07, 0.07, 0.08, 0.08]);
+        }
     }
 
     #[test]

@@ -31,6 +31,49 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// When a generator's first packet comes ([`BackgroundConfig::phase`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Uniformly within the first gap.
+    Random,
+    /// This long after the source starts.
+    After(Duration),
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Phase::Random => f.write_str("random"),
+            Phase::After(d) => write!(f, "{d}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Phase {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim() == "random" {
+            return Ok(Phase::Random);
+        }
+        s.parse::<Duration>()
+            .map(Phase::After)
+            .map_err(|e| format!("expected \"random\" or a duration like \"3 ms\": {e}"))
+    }
+}
+
+impl Serialize for Phase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Phase {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// One virtual traffic generator.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,9 +83,11 @@ pub struct BackgroundConfig {
     /// Mean rate while on. Give `rate`, `load` or `gap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
-    /// Mean rate as a share of the stage's `rate` (seed 003 §3's "offered
-    /// background-traffic load", 0 to 100%); 0% is a source that never
-    /// sends, so a sweep can start at no load.
+    /// Long-run mean rate as a share of the stage's `rate` (seed 003 §3's
+    /// "offered background-traffic load", 0 to 100%); 0% is a source that
+    /// never sends, so a sweep can start at no load. Unlike `rate`, it
+    /// counts the off periods of an on/off source: one on half the time
+    /// at `load = "80%"` sends at 160% of the stage's rate while on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<Probability>,
     #[serde(default)]
@@ -67,6 +112,16 @@ pub struct BackgroundConfig {
     /// is between bursts of exactly `burst` packets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
+    /// When the first arrival comes after the source starts (at time zero
+    /// or at the state change that starts it). Default: a CBR source at
+    /// once, a Poisson one after one random gap (memoryless: any start is
+    /// the same). `"random"`: uniformly within the first gap, from the
+    /// source's own random stream, as a generator switched on at an
+    /// instant unrelated to the traffic it meets; so replications of a
+    /// CBR background differ in where its packets fall. A duration: that
+    /// long after the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<Phase>,
     /// On/off source: lengths of the on periods (packets are generated)
     /// and of the off periods (silence). Both or neither.
     #[serde(
@@ -102,13 +157,26 @@ impl BackgroundConfig {
         self.load.is_some_and(|l| l.get() == 0.0)
     }
 
-    /// The mean rate, bit/s: `rate`, or `load` × the stage's rate.
+    /// The rate while on, bit/s: `rate`, or `load` × the stage's rate ÷
+    /// the share of time an on/off source is on (`load` is the long-run
+    /// mean, seed 003 §3's offered load; an on/off source offers it in its
+    /// on periods).
     pub fn mean_rate(&self, stage_rate: Option<Rate>) -> f64 {
         match (self.rate, self.load) {
             (Some(r), _) => r.bits_per_sec() as f64,
-            (None, Some(l)) => l.get() * stage_rate.map_or(0.0, |r| r.bits_per_sec() as f64),
+            (None, Some(l)) => {
+                l.get() * stage_rate.map_or(0.0, |r| r.bits_per_sec() as f64) / self.on_share().unwrap_or(1.0)
+            }
             (None, None) => 0.0,
         }
+    }
+
+    /// The long-run share of time an on/off source is on: mean on ÷ (mean
+    /// on + mean off); `None` without on/off periods or where a period
+    /// has no finite mean (or the on periods' is zero).
+    pub fn on_share(&self) -> Option<f64> {
+        let (on, off) = (self.on.as_ref()?.mean()?, self.off.as_ref()?.mean()?);
+        (on > 0.0 && on.is_finite() && off.is_finite()).then(|| on / (on + off.max(0.0)))
     }
 
     /// Packets per arrival event (`burst`, default 1).
@@ -188,6 +256,12 @@ pub(crate) fn validate(
             (Some(on), Some(off)) => {
                 on.validate().map_err(|e| ConfigError::new(&k("on"), &e.to_string()))?;
                 off.validate().map_err(|e| ConfigError::new(&k("off"), &e.to_string()))?;
+                if b.load.is_some() && b.on_share().is_none() {
+                    return Err(ConfigError::new(
+                        &k("on"),
+                        "with `load` (a long-run mean) the on and off periods need finite means, the on periods' above zero, so the rate while on is load ÷ the share of time on",
+                    ));
+                }
             }
             (Some(_), None) => return Err(ConfigError::new(&k("on"), "an on/off source needs `off` too")),
             (None, Some(_)) => return Err(ConfigError::new(&k("off"), "an on/off source needs `on` too")),

@@ -40,7 +40,7 @@ pub mod time;
 pub mod units;
 pub mod vacation;
 
-pub use background::{Arrivals, BackgroundConfig};
+pub use background::{Arrivals, BackgroundConfig, Phase};
 pub use classes::{
     ClassConfig, CodelConfig, EcnMatch, FqCodelConfig, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
 };

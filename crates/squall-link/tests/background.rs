@@ -325,3 +325,113 @@ fn a_burst_of_no_packets_is_refused_by_name() {
     let err = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![s] }, 1).unwrap_err().to_string();
     assert!(err.contains("background[0].burst") && err.contains("at least 1"), "{err}");
 }
+
+/// Packets a 1 Mbit/s CBR source of 1000 B (one every 8 ms) with `phase`
+/// has made by `horizon`, in a path with `seed`.
+fn cbr_generated_by(phase: &str, seed: u64, horizon: Instant) -> u64 {
+    let mut s = StageConfig::named("s");
+    s.rate = Some("100 Mbit/s".parse().unwrap());
+    s.background = vec![BackgroundConfig { phase: Some(phase.parse().unwrap()), ..cbr("a", "1 Mbit/s", 1000) }];
+    let mut p = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![s] }, seed).unwrap();
+    run_until(&mut p, horizon);
+    p.stage_stats(horizon)[0].background.generated
+}
+
+#[test]
+fn a_cbr_phase_delays_the_first_packet_and_a_random_one_is_uniform_within_a_gap() {
+    // Phase 3 ms: packets at 3, 11, ..., 3 + 8k ms: 125 by 1002 ms (k ≤ 124),
+    // 126 by 1003 ms.
+    assert_eq!(cbr_generated_by("3 ms", 1, Instant::from_millis(1002)), 125);
+    assert_eq!(cbr_generated_by("3 ms", 1, Instant::from_millis(1003)), 126);
+    // A random phase φ, uniform in [0, 8 ms): by 1000 + x ms there are 126
+    // packets when φ ≤ x, else 125, so P(126) = x / 8 ms. Over 400 seeds
+    // the share is within 3.5 binomial σ of x / 8 for x = 2, 4, 6 ms.
+    let seeds = 400u64;
+    for x in [2u64, 4, 6] {
+        let horizon = Instant::from_millis(1000 + x);
+        let counts: Vec<u64> = (0..seeds).map(|seed| cbr_generated_by("random", seed, horizon)).collect();
+        assert!(counts.iter().all(|&c| c == 125 || c == 126), "{counts:?}");
+        let early = counts.iter().filter(|&&c| c == 126).count() as f64;
+        let p = x as f64 / 8.0;
+        let sigma = (seeds as f64 * p * (1.0 - p)).sqrt();
+        assert!(
+            (early - seeds as f64 * p).abs() < 3.5 * sigma,
+            "φ ≤ {x} ms in {early} of {seeds} seeds, expected {}",
+            seeds as f64 * p
+        );
+    }
+}
+
+#[test]
+fn an_on_off_load_is_a_long_run_mean_sent_at_load_over_the_on_share_while_on() {
+    // 40% of 10 Mbit/s as a mean, on 300 ms of every 1000: 4 Mbit/s ÷ 0.3
+    // = 13.33 Mbit/s while on, one 1000 B packet every 0.6 ms: 500 in each
+    // 300 ms on period (at 0, 0.6, ..., 299.4 ms), 5000 in 10 s: the mean
+    // is 4 Mbit/s.
+    let mut s = StageConfig::named("s");
+    s.rate = Some("10 Mbit/s".parse().unwrap());
+    s.background = vec![BackgroundConfig {
+        rate: None,
+        load: Some("40%".parse().unwrap()),
+        on: Some(Distribution::constant(Duration::from_millis(300))),
+        off: Some(Distribution::constant(Duration::from_millis(700))),
+        ..cbr("bg", "1 bit/s", 1000)
+    }];
+    s.validate().unwrap();
+    let mut p = path(vec![s]);
+    let horizon = Instant::from_millis(9_999);
+    run_until(&mut p, horizon);
+    assert_eq!(p.stage_stats(horizon)[0].background.generated, 5_000);
+
+    // On periods without a finite mean cannot say what rate a load needs.
+    let mut s = StageConfig::named("s");
+    s.rate = Some("10 Mbit/s".parse().unwrap());
+    s.background = vec![BackgroundConfig {
+        rate: None,
+        load: Some("40%".parse().unwrap()),
+        on: Some(Distribution::Pareto { scale: Duration::from_millis(1), shape: 1.0 }),
+        off: Some(Distribution::constant(Duration::from_millis(700))),
+        ..cbr("bg", "1 bit/s", 1000)
+    }];
+    let e = s.validate().unwrap_err().to_string();
+    assert!(e.contains("finite means"), "{e}");
+}
+
+/// Arrival instants of a Poisson source of 2 Mbit/s, 1000 B, in a path
+/// with seed 7, up to 2 s, with optional on/off periods.
+fn poisson_arrivals(on_off: Option<(Distribution<Duration>, Distribution<Duration>)>) -> Vec<Instant> {
+    let mut s = StageConfig::named("s");
+    s.rate = Some("1 Gbit/s".parse().unwrap());
+    let (on, off) = on_off.unzip();
+    s.background = vec![BackgroundConfig { arrivals: Arrivals::Poisson, on, off, ..cbr("p", "2 Mbit/s", 1000) }];
+    let mut p = path_with_seed(vec![s], 7);
+    // Alone on a 1 Gbit/s stage each packet leaves 8 µs after it came.
+    let mut at = Vec::new();
+    let mut generated = 0;
+    let horizon = Instant::from_secs(2);
+    while let Some(t) = p.next_wakeup().filter(|&t| t <= horizon) {
+        while p.poll(t).is_some() {}
+        let now = p.stage_stats(t)[0].background.generated;
+        if now > generated {
+            at.push(t);
+            generated = now;
+        }
+    }
+    at
+}
+
+fn path_with_seed(stages: Vec<StageConfig>, seed: u64) -> Path {
+    Path::new(&PathConfig { direction: Direction::Downlink, stages }, seed).unwrap()
+}
+
+#[test]
+fn off_periods_of_zero_leave_the_source_as_if_always_on() {
+    // Exponential on periods with no off time between them: the same
+    // arrivals as the plain source (before, each on period's end pulled
+    // the next arrival back to it, adding one per period).
+    let plain = poisson_arrivals(None);
+    let on = Distribution::Exponential { mean: Duration::from_millis(50) };
+    let zero_off = poisson_arrivals(Some((on, Distribution::constant(Duration::ZERO))));
+    assert!(plain.len() > 400, "{} arrivals", plain.len());
+    assert_eq!(plain, zero_off);
+}

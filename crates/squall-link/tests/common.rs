@@ -58,6 +58,7 @@ pub fn cbr(name: &str, rate: &str, size: u64) -> BackgroundConfig {
         gap: None,
         size: Distribution::constant(Bytes(size)),
         burst: None,
+        phase: None,
         on: None,
         off: None,
         class: None,

@@ -639,6 +639,17 @@ fn background_on_without_off() {
 }
 
 #[test]
+fn background_phase_neither_random_nor_a_duration() {
+    expect(
+        "background_phase_word.toml",
+        ErrorKind::Schema,
+        22,
+        &format!("{BG}.phase"),
+        &["expected \"random\" or a duration like \"3 ms\""],
+    );
+}
+
+#[test]
 fn background_naming_an_unknown_class() {
     expect("background_unknown_class.toml", ErrorKind::Check, 24, &format!("{BG}.class"), &["names no class"]);
 }

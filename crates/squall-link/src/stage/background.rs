@@ -3,9 +3,9 @@
 
 use std::net::Ipv4Addr;
 
-use crate::background::BackgroundConfig;
+use crate::background::{BackgroundConfig, Phase};
 use crate::config::QueueConfig;
-use crate::dist::Sampler;
+use crate::dist::{Distribution, Sampler};
 use crate::packet::{FlowKey, Packet, PacketId, Protocol};
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
@@ -61,9 +61,12 @@ impl Source {
             if self.next < self.on_until {
                 return;
             }
+            // The arrival fell after the on period: an arrival inside the
+            // off period moves to the next on period's start; one beyond
+            // it (a short off period) stays where it is.
             let start = self.on_until + off.sample();
             self.on_until = start + on.sample();
-            self.next = start;
+            self.next = self.next.max(start);
         }
     }
 }
@@ -108,11 +111,18 @@ impl Background {
                     _ => None,
                 };
                 let on_until = on_off.as_mut().map_or(Instant::FAR_FUTURE, |(on, _)| now + on.sample());
-                // A Poisson source starts with a random gap; a CBR one at once.
-                let first = if c.gap.is_none() && c.arrivals == crate::background::Arrivals::Cbr {
-                    Duration::ZERO
-                } else {
-                    gap.sample()
+                // By default a Poisson source starts with a random gap, a
+                // CBR one at once.
+                let first = match c.phase {
+                    Some(Phase::After(d)) => d,
+                    Some(Phase::Random) => {
+                        let mean = c.gap_distribution(stage_rate).mean().unwrap_or(0.0).max(0.0);
+                        let within =
+                            Distribution::Uniform { low: Duration::ZERO, high: Duration::from_nanos_f64(mean) };
+                        Sampler::new(within, stream("phase")).sample()
+                    }
+                    None if c.gap.is_none() && c.arrivals == crate::background::Arrivals::Cbr => Duration::ZERO,
+                    None => gap.sample(),
                 };
                 let b = c.burst_mean();
                 let mut bursts = match c.arrivals {
