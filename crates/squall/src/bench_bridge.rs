@@ -111,6 +111,10 @@ impl Drop for Testbed {
 pub struct BridgeFigures {
     /// UDP forwarding, (ip_size, Linux bridge, squall).
     pub udp: Vec<(usize, SinkReport, SinkReport)>,
+    /// Busy CPU time of the whole machine per packet received, us, (Linux
+    /// bridge, squall), in the order of `udp`
+    /// ([`crate::bench_more::machine_busy_seconds`]).
+    pub udp_machine_us_per_packet: Vec<(Option<f64>, Option<f64>)>,
     pub tcp_linux_bps: f64,
     pub tcp_squall_bps: f64,
     /// squall's departure-time error with 1500-byte UDP paced at 950
@@ -158,7 +162,7 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         }
         squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
         bed.wait_for_path()?;
-        let udp = [64, 1500].map(|size| bed.udp(exe, size, seconds, None));
+        let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         let tcp = bed.tcp(exe, 1_000_000_000);
         Ok((udp, tcp))
     })();
@@ -167,7 +171,7 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
     let ((squall_udp, squall_tcp), _) = through_squall(&bed, unlimited, "", || {
-        let udp = [64, 1500].map(|size| bed.udp(exe, size, seconds, None));
+        let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         Ok((udp, bed.tcp(exe, 1_000_000_000)))
     })?;
     let (sink_1gbit, report) = through_squall(&bed, "queue = { packets = 10000 }\nrate = \"1 Gbit/s\"", "", || {
@@ -182,14 +186,18 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     })?;
     let ping_20ms = crate::bench_more::PingFigures::from_output(&String::from_utf8_lossy(&ping_out), 500, 40.0)?;
     let mut udp = Vec::new();
+    let mut udp_machine_us_per_packet = Vec::new();
     for (i, size) in [64, 1500].into_iter().enumerate() {
         let (l, s) = (&linux_udp[i], &squall_udp[i]);
-        let (l, s) =
+        let ((l, l_busy), (s, s_busy)) =
             (l.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?, s.as_ref().map_err(|e| anyhow::anyhow!("{e:#}"))?);
+        let per_packet = |busy: &Option<f64>, sink: &SinkReport| busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+        udp_machine_us_per_packet.push((per_packet(l_busy, l), per_packet(s_busy, s)));
         udp.push((size, l.clone(), s.clone()));
     }
     Ok(BridgeFigures {
         udp,
+        udp_machine_us_per_packet,
         tcp_linux_bps: linux_tcp?,
         tcp_squall_bps: squall_tcp?,
         timing_1gbit: report.dataplane.timing,

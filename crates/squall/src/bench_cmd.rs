@@ -105,6 +105,11 @@ struct Forwarding {
     squall_timing: TimingSummary,
     /// CPU time of the data plane (this process) per forwarded packet, us.
     cpu_us_per_packet: f64,
+    /// Busy CPU time of the whole machine (sender, receiver, kernel and
+    /// squall; set-up included) per packet received, us: squall's run and
+    /// plain veth's. With both cores busy, pps is at most 2 s over this.
+    machine_us_per_packet_squall: Option<f64>,
+    machine_us_per_packet_veth: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -199,17 +204,19 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("where is squall?")?;
     let f = crate::bench_bridge::run(&exe, seconds)?;
     println!(
-        "{:>6} {:>14} {:>10} {:>12} {:>10} {:>7}",
-        "bytes", "Linux bridge pps", "Gbit/s", "squall pps", "Gbit/s", "ratio"
+        "{:>6} {:>14} {:>10} {:>12} {:>10} {:>7} {:>26}",
+        "bytes", "Linux bridge pps", "Gbit/s", "squall pps", "Gbit/s", "ratio", "machine us/pkt bridge/sq"
     );
-    for (size, linux, squall) in &f.udp {
+    let us = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
+    for ((size, linux, squall), (linux_us, squall_us)) in f.udp.iter().zip(&f.udp_machine_us_per_packet) {
         let ratio = if linux.pps > 0.0 { squall.pps / linux.pps } else { 0.0 };
         println!(
-            "{size:>6} {:>16.0} {:>10.3} {:>12.0} {:>10.3} {ratio:>7.3}",
+            "{size:>6} {:>16.0} {:>10.3} {:>12.0} {:>10.3} {ratio:>7.3} {:>26}",
             linux.pps,
             linux.bps / 1e9,
             squall.pps,
-            squall.bps / 1e9
+            squall.bps / 1e9,
+            format!("{} / {}", us(*linux_us), us(*squall_us))
         );
     }
     println!(
@@ -288,28 +295,45 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("where is squall?")?;
     let mut forwarding = Vec::new();
     for ip_size in [64, 1500] {
-        let (squall, squall_timing, cpu) = through_squall(&exe, None, ip_size, seconds, None)?;
+        let ((squall, squall_timing, cpu), machine_squall) =
+            crate::bench_more::with_machine_cpu(|| through_squall(&exe, None, ip_size, seconds, None))?;
         let cpu_us_per_packet = cpu * 1e6 / squall_timing.deliveries.max(1) as f64;
-        let veth = baseline::veth(&exe, ip_size, seconds)?;
+        let (veth, machine_veth) = crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds)?))?;
         let ratio = if veth.pps > 0.0 { squall.pps / veth.pps } else { 0.0 };
-        forwarding.push(Forwarding { ip_size, squall, veth, ratio, squall_timing, cpu_us_per_packet });
+        let per_packet = |busy: Option<f64>, sink: &SinkReport| busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+        forwarding.push(Forwarding {
+            ip_size,
+            machine_us_per_packet_squall: per_packet(machine_squall, &squall),
+            machine_us_per_packet_veth: per_packet(machine_veth, &veth),
+            squall,
+            veth,
+            ratio,
+            squall_timing,
+            cpu_us_per_packet,
+        });
     }
     println!(
-        "{:>6} {:>12} {:>10} {:>12} {:>10} {:>7} {:>12}",
-        "bytes", "squall pps", "Gbit/s", "veth pps", "Gbit/s", "ratio", "CPU us/pkt"
+        "{:>6} {:>12} {:>10} {:>12} {:>10} {:>7} {:>12} {:>22}",
+        "bytes", "squall pps", "Gbit/s", "veth pps", "Gbit/s", "ratio", "CPU us/pkt", "machine us/pkt sq/veth"
     );
+    let us = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
     for f in &forwarding {
         println!(
-            "{:>6} {:>12.0} {:>10.3} {:>12.0} {:>10.3} {:>7.3} {:>12.2}",
+            "{:>6} {:>12.0} {:>10.3} {:>12.0} {:>10.3} {:>7.3} {:>12.2} {:>22}",
             f.ip_size,
             f.squall.pps,
             f.squall.bps / 1e9,
             f.veth.pps,
             f.veth.bps / 1e9,
             f.ratio,
-            f.cpu_us_per_packet
+            f.cpu_us_per_packet,
+            format!("{} / {}", us(f.machine_us_per_packet_squall), us(f.machine_us_per_packet_veth))
         );
     }
+    println!(
+        "(machine us/pkt: busy CPU time of both cores, niced jobs left out, set-up included, per packet received; \
+         what squall adds per packet over veth bounds the ratio on 2 cores)"
+    );
     let (sink_100mbit, timing_100mbit, _) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
     let (sink_1gbit, timing_1gbit, _) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
     // The same with the data plane under SCHED_FIFO (`--realtime 50`): the

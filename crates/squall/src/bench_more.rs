@@ -23,6 +23,31 @@ pub fn cpu_seconds() -> f64 {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
+/// CPU time the whole machine has spent busy so far, s, from /proc/stat:
+/// user, system, interrupt, softirq and steal time of every CPU. Niced
+/// time is left out, so a low-priority job (a fuzzer) running beside a
+/// benchmark does not count as the benchmark's work. None where
+/// /proc/stat cannot be read.
+pub fn machine_busy_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<f64> =
+        stat.lines().next()?.split_whitespace().skip(1).map(|v| v.parse().ok()).collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal ...
+    let busy = [0, 2, 5, 6, 7].iter().filter_map(|&i| fields.get(i)).sum::<f64>();
+    // SAFETY: sysconf reads a constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (ticks > 0.0).then(|| busy / ticks)
+}
+
+/// Runs `f` and returns what it gave with the machine's busy CPU seconds
+/// over its run ([`machine_busy_seconds`]).
+pub fn with_machine_cpu<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, Option<f64>)> {
+    let before = machine_busy_seconds();
+    let out = f()?;
+    let used = machine_busy_seconds().zip(before).map(|(a, b)| a - b);
+    Ok((out, used))
+}
+
 /// Two hosts, `down` and `up` as the stages' extra keys, and a `sysctl`
 /// table for both hosts.
 pub(crate) fn scenario(down: &str, up: &str, sysctl: &str) -> String {

@@ -76,18 +76,30 @@ pub fn build(out: &Path) -> Result<()> {
 /// seed 003 §3's failed download; of an emulated run: a foreground
 /// workload stopped at the end of the run, `emu.workloads` with no exit
 /// code) has its TCP workloads' elapsed time run to the end of the run:
-/// what the captures show is only how far it got. Returns whether it did.
+/// what the captures show is only how far it got. One that gave up (a
+/// foreground workload that exited with an error: wget whose files the
+/// server stopped serving) failed as a simulated download that never
+/// finishes does: its elapsed time runs to the scenario's duration.
+/// Returns whether it did either.
 pub(crate) fn mark_unfinished(dir: &Path, flows: &mut [squall_analysis::FlowStats]) -> bool {
     let Ok(text) = std::fs::read_to_string(dir.join("result.json")) else { return false };
     let Ok(result) = serde_json::from_str::<serde_json::Value>(&text) else { return false };
     let simulated = result["tcp_flows"]
         .as_array()
         .is_some_and(|flows| flows.iter().any(|f| f["completed"].as_bool() == Some(false)));
-    let emulated = result["emu"]["workloads"]
-        .as_array()
-        .is_some_and(|w| w.iter().any(|w| w["background"].as_bool() == Some(false) && w["exit_code"].is_null()));
-    let Some(end) = result["end"].as_f64().or_else(|| result["runs"][0]["end"].as_f64()) else { return false };
-    if !(simulated || emulated) {
+    let foreground = || {
+        result["emu"]["workloads"].as_array().into_iter().flatten().filter(|w| w["background"].as_bool() == Some(false))
+    };
+    let cut = foreground().any(|w| w["exit_code"].is_null());
+    let gave_up = foreground().any(|w| w["exit_code"].as_i64().is_some_and(|c| c != 0));
+    let Some(mut end) = result["end"].as_f64().or_else(|| result["runs"][0]["end"].as_f64()) else { return false };
+    if gave_up
+        && let Some(duration) =
+            result["resolved_scenario"]["duration"].as_str().and_then(|d| d.parse::<squall_link::Duration>().ok())
+    {
+        end = end.max(duration.as_secs_f64());
+    }
+    if !(simulated || cut || gave_up) {
         return false;
     }
     for f in flows.iter_mut().filter(|f| f.label.starts_with("tcp ")) {
@@ -130,5 +142,46 @@ fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The elapsed time of a `tcp` flow opened at 1 s and last seen at
+    /// 20 s, after `mark_unfinished` read an emulated run whose wget
+    /// ended at 30 s with `exit_code` (the run's end), in a scenario of
+    /// 900 s.
+    fn elapsed_after(exit_code: serde_json::Value) -> (bool, f64) {
+        let dir = tempfile::tempdir().unwrap();
+        let result = serde_json::json!({
+            "resolved_scenario": { "duration": "900 s" },
+            "runs": [{ "end": 30.0 }],
+            "emu": { "workloads": [
+                { "host": "server", "background": true, "exit_code": 0 },
+                { "host": "client", "background": false, "exit_code": exit_code },
+            ] },
+        });
+        std::fs::write(dir.path().join("result.json"), result.to_string()).unwrap();
+        let mut flows = [squall_analysis::FlowStats {
+            label: "tcp server:80 > client:*".into(),
+            opened: 1.0,
+            elapsed: 19.0,
+            ..Default::default()
+        }];
+        let marked = mark_unfinished(dir.path(), &mut flows);
+        (marked, flows[0].elapsed)
+    }
+
+    #[test]
+    fn a_download_that_gave_up_counts_the_whole_duration_and_one_cut_runs_to_the_end() {
+        // wget finished: nothing changes.
+        assert_eq!(elapsed_after(0.into()), (false, 19.0));
+        // wget exited 4 (network failure): failed, as a simulated download
+        // not in by the duration: 900 s - 1 s.
+        assert_eq!(elapsed_after(4.into()), (true, 899.0));
+        // wget stopped at the run's end: as far as it got, 30 s - 1 s.
+        assert_eq!(elapsed_after(serde_json::Value::Null), (true, 29.0));
     }
 }
