@@ -135,27 +135,69 @@ impl VnetIo {
     }
 
     /// Writes `packets` in order, each run that GRO may join as one GSO
-    /// super-packet.
-    pub fn send_batch(&mut self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool]) {
+    /// super-packet. A socket (`socket`: AF_PACKET) takes them all in
+    /// sendmmsg(2) calls; a TUN device, a file, one write each.
+    pub fn send_batch(&mut self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool], socket: bool) {
+        let mut writes: Vec<Write<'_>> = Vec::new();
         for run in offload::runs(packets, self.framing) {
             let joined = if run.len() > 1 { offload::coalesce(&packets[run.clone()], self.framing) } else { None };
-            let ok = match joined {
+            match joined {
                 Some((hdr, packet)) => {
                     self.counts.joined_writes += 1;
                     self.counts.segments_joined += run.len() as u64;
-                    write_with_header(fd, &hdr.to_bytes(), &packet).is_ok()
+                    writes.push((hdr.to_bytes(), packet.into(), run));
                 }
-                None => {
-                    for i in run {
-                        written[i] = Self::send(fd, packets[i]).is_ok();
-                    }
-                    continue;
-                }
-            };
-            written[run].fill(ok);
+                None => writes.extend(run.map(|i| ([0; VNET_HDR_LEN], packets[i].into(), i..i + 1))),
+            }
+        }
+        if !socket {
+            for (hdr, packet, carried) in &writes {
+                written[carried.clone()].fill(write_with_header(fd, hdr, packet).is_ok());
+            }
+            return;
+        }
+        let mut iovs: Vec<[libc::iovec; 2]> = writes
+            .iter()
+            .map(|(hdr, packet, _)| {
+                [
+                    libc::iovec { iov_base: hdr.as_ptr() as *mut libc::c_void, iov_len: hdr.len() },
+                    libc::iovec { iov_base: packet.as_ptr() as *mut libc::c_void, iov_len: packet.len() },
+                ]
+            })
+            .collect();
+        // SAFETY: mmsghdr is plain data; zeroed is a valid value.
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .map(|iov| {
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_iov = iov.as_mut_ptr();
+                m.msg_hdr.msg_iovlen = 2;
+                m
+            })
+            .collect();
+        let mut next = 0;
+        while next < msgs.len() {
+            let left = &mut msgs[next..];
+            // SAFETY: every message points to two iovecs over buffers in
+            // `writes`, alive and unmoved for the call.
+            let n = unsafe { libc::sendmmsg(fd.as_raw_fd(), left.as_mut_ptr(), left.len() as libc::c_uint, 0) };
+            // Sent: n messages; an error on the first: that one failed,
+            // and the rest are tried again after it.
+            let (sent, failed) = if n > 0 { (n as usize, 0) } else { (0, 1) };
+            for (_, _, carried) in &writes[next..next + sent] {
+                written[carried.clone()].fill(true);
+            }
+            for (_, _, carried) in &writes[next + sent..next + sent + failed] {
+                written[carried.clone()].fill(false);
+            }
+            next += sent + failed;
         }
     }
 }
+
+/// One write of a batch: the header, the packet, and the deliveries it
+/// carries (several when GRO joined them).
+type Write<'a> = ([u8; VNET_HDR_LEN], std::borrow::Cow<'a, [u8]>, std::ops::Range<usize>);
 
 fn write_with_header(fd: BorrowedFd<'_>, hdr: &[u8; VNET_HDR_LEN], packet: &[u8]) -> io::Result<()> {
     let iov = [
@@ -352,12 +394,72 @@ impl PacketDevice for TunDevice {
 
     fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
         match &mut self.vnet {
-            Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written),
+            Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written, false),
             None => {
                 for (p, ok) in packets.iter().zip(written.iter_mut()) {
                     *ok = self.send(p).is_ok();
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+    /// A connected pair of datagram sockets: what squall writes on the
+    /// first arrives on the second, one datagram per message.
+    fn socket_pair() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: socketpair fills the two descriptors it is given.
+        assert_eq!(unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_DGRAM, 0, fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors are new and owned by nobody else.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    #[test]
+    fn a_socket_takes_a_batch_in_order_each_write_after_its_header() {
+        let (tx, rx) = socket_pair();
+        let mut io = VnetIo::new(Framing::Ip);
+        // Three packets no GRO rule joins (not TCP): three datagrams.
+        let packets: Vec<Vec<u8>> = (0..3u8).map(|i| vec![0x45, i, 1, 2, 3, 4 + i]).collect();
+        let refs: Vec<&[u8]> = packets.iter().map(|p| &p[..]).collect();
+        let mut written = [false; 3];
+        io.send_batch(tx.as_fd(), &refs, &mut written, true);
+        assert_eq!(written, [true; 3]);
+        for p in &packets {
+            let mut buf = [0u8; 64];
+            // SAFETY: `buf` is writable for its length.
+            let n = unsafe { libc::recv(rx.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+            assert_eq!(n as usize, VNET_HDR_LEN + p.len());
+            assert_eq!(&buf[..VNET_HDR_LEN], &[0; VNET_HDR_LEN], "an all-zero header first");
+            assert_eq!(&buf[VNET_HDR_LEN..n as usize], &p[..]);
+        }
+    }
+
+    #[test]
+    fn a_message_the_socket_refuses_fails_alone_and_the_rest_are_sent() {
+        let (tx, rx) = socket_pair();
+        // The receiver takes datagrams of at most its buffer: one of 300 KB
+        // is refused (EMSGSIZE beyond the socket's limit), the others not.
+        let big = vec![0x45; 300_000];
+        let small = [vec![0x45, 1], vec![0x45, 2]];
+        let refs: Vec<&[u8]> = vec![&small[0], &big, &small[1]];
+        let mut written = [false; 3];
+        VnetIo::new(Framing::Ip).send_batch(tx.as_fd(), &refs, &mut written, true);
+        assert_eq!(written, [true, false, true]);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 64];
+        loop {
+            // SAFETY: `buf` is writable for its length.
+            let n = unsafe { libc::recv(rx.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+            if n <= 0 {
+                break;
+            }
+            got.push(buf[VNET_HDR_LEN + 1]);
+        }
+        assert_eq!(got, [1, 2]);
     }
 }

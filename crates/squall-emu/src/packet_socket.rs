@@ -213,6 +213,6 @@ impl PacketDevice for PacketSocket {
     }
 
     fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool]) {
-        self.vnet.send_batch(self.fd.as_fd(), frames, written);
+        self.vnet.send_batch(self.fd.as_fd(), frames, written, true);
     }
 }
