@@ -278,7 +278,9 @@ impl Dataplane {
     /// device is readable; then spins to the deadline, reading devices.
     fn wait_until(&mut self, deadline: Instant) {
         let now = self.clock.now();
-        if deadline <= now {
+        // Packets read already but not yet handed out (a batch or a
+        // super-packet cut short by the per-turn bound): back to the loop.
+        if deadline <= now || self.devices.iter().any(|d| d.buffered()) {
             return;
         }
         let sleep = (deadline - now).as_nanos().saturating_sub(self.options.early_wakeup.as_nanos());

@@ -59,6 +59,12 @@ pub trait PacketDevice: Send {
     fn same_read(&self) -> bool {
         false
     }
+    /// Whether packets already read from the kernel wait in the device
+    /// (segments of a super-packet, the rest of a batch read): polling
+    /// its fd would not say so, so the data plane must not sleep.
+    fn buffered(&self) -> bool {
+        false
+    }
     /// What the device's offloads did so far.
     fn offload_counts(&self) -> OffloadCounts {
         OffloadCounts::default()
@@ -386,6 +392,10 @@ impl PacketDevice for TunDevice {
 
     fn same_read(&self) -> bool {
         self.vnet.as_ref().is_some_and(|v| v.same_read)
+    }
+
+    fn buffered(&self) -> bool {
+        self.vnet.as_ref().is_some_and(|v| !v.pending.is_empty())
     }
 
     fn offload_counts(&self) -> OffloadCounts {

@@ -32,6 +32,26 @@ pub struct PacketSocket {
     /// How long before its read the last frame reached the interface
     /// (from its kernel receive timestamp).
     age: Option<std::time::Duration>,
+    /// Frames read together by one recvmmsg(2), not yet handed out.
+    batch: ReadBatch,
+}
+
+/// How many frames one recvmmsg(2) may read.
+const READ_BATCH: usize = 16;
+
+/// The buffers of one recvmmsg(2): each a header and a frame of up to
+/// 64 KB, with its length and kernel receive timestamp.
+struct ReadBatch {
+    buffers: Vec<Vec<u8>>,
+    read: Vec<(usize, Option<std::time::SystemTime>)>,
+    /// The next of `read` to hand out.
+    next: usize,
+}
+
+impl ReadBatch {
+    fn new(buffer_len: usize) -> ReadBatch {
+        ReadBatch { buffers: vec![vec![0; buffer_len]; READ_BATCH], read: Vec::new(), next: 0 }
+    }
 }
 
 impl PacketSocket {
@@ -91,7 +111,14 @@ impl PacketSocket {
             .map_err(|e| EmuError::io(what("PACKET_IGNORE_OUTGOING"), e))?;
         set_opt(&fd, libc::PACKET_VNET_HDR, &1 as &libc::c_int)
             .map_err(|e| EmuError::io(what("PACKET_VNET_HDR"), e))?;
-        Ok(PacketSocket { fd, label: name.to_string(), ifindex, vnet: VnetIo::new(Framing::Ethernet), age: None })
+        Ok(PacketSocket {
+            fd,
+            label: name.to_string(),
+            ifindex,
+            vnet: VnetIo::new(Framing::Ethernet),
+            age: None,
+            batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + 65_536),
+        })
     }
 
     pub fn ifindex(&self) -> i32 {
@@ -135,39 +162,77 @@ fn set_sock_opt<T>(fd: &OwnedFd, level: libc::c_int, option: libc::c_int, value:
 }
 
 impl PacketSocket {
-    /// One read (recvmsg(2)) into `rx`: its length and the kernel's
-    /// receive timestamp, if it gave one.
-    fn read_one(&mut self) -> io::Result<Option<(usize, Option<std::time::SystemTime>)>> {
-        let rx = &mut self.vnet.rx;
-        let mut iov = libc::iovec { iov_base: rx.as_mut_ptr().cast(), iov_len: rx.len() };
-        // Room for one cmsghdr and a timespec, 8-byte aligned.
-        let mut control = [0u64; 8];
-        // SAFETY: msghdr is plain data; zeroed is a valid value.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control);
-        // SAFETY: `msg` points to live buffers of the lengths it gives.
-        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
+    /// Reads what is waiting, up to [`READ_BATCH`] frames, in one
+    /// recvmmsg(2) into the batch's buffers; returns how many.
+    fn read_batch(&mut self) -> io::Result<usize> {
+        let batch = &mut self.batch;
+        let mut iovs: Vec<libc::iovec> = batch
+            .buffers
+            .iter_mut()
+            .map(|b| libc::iovec { iov_base: b.as_mut_ptr().cast(), iov_len: b.len() })
+            .collect();
+        // Room for one cmsghdr and a timespec per frame, 8-byte aligned.
+        let mut control = [[0u64; 8]; READ_BATCH];
+        let mut msgs: Vec<libc::mmsghdr> = iovs
+            .iter_mut()
+            .zip(control.iter_mut())
+            .map(|(iov, c)| {
+                // SAFETY: mmsghdr is plain data; zeroed is a valid value.
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m.msg_hdr.msg_control = c.as_mut_ptr().cast();
+                m.msg_hdr.msg_controllen = std::mem::size_of_val(c);
+                m
+            })
+            .collect();
+        // SAFETY: every message points to a live buffer and control area
+        // of the lengths it gives.
+        let n = unsafe {
+            libc::recvmmsg(
+                self.fd.as_raw_fd(),
+                msgs.as_mut_ptr(),
+                msgs.len() as libc::c_uint,
+                libc::MSG_TRUNC,
+                std::ptr::null_mut(),
+            )
+        };
         if n < 0 {
             let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(0) } else { Err(e) };
         }
-        let mut stamp = None;
-        // SAFETY: the CMSG_* macros walk the control buffer recvmsg filled,
-        // within msg_controllen.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
-                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                    stamp = Some(std::time::UNIX_EPOCH + std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32));
+        batch.read.clear();
+        batch.next = 0;
+        for m in &msgs[..n as usize] {
+            let mut stamp = None;
+            // SAFETY: the CMSG_* macros walk the control area recvmmsg
+            // filled, within msg_controllen.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&m.msg_hdr);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                        let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                        stamp =
+                            Some(std::time::UNIX_EPOCH + std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32));
+                    }
+                    c = libc::CMSG_NXTHDR(&m.msg_hdr, c);
                 }
-                c = libc::CMSG_NXTHDR(&msg, c);
             }
+            batch.read.push((m.msg_len as usize, stamp));
         }
-        Ok(Some((n as usize, stamp)))
+        Ok(n as usize)
+    }
+
+    /// The next frame of the batch, moved into the reader's buffer (a
+    /// swap, not a copy): its length and receive timestamp.
+    fn next_read(&mut self) -> io::Result<Option<(usize, Option<std::time::SystemTime>)>> {
+        if self.batch.next >= self.batch.read.len() && self.read_batch()? == 0 {
+            return Ok(None);
+        }
+        let i = self.batch.next;
+        self.batch.next += 1;
+        std::mem::swap(&mut self.vnet.rx, &mut self.batch.buffers[i]);
+        Ok(Some(self.batch.read[i]))
     }
 }
 
@@ -186,7 +251,7 @@ impl PacketDevice for PacketSocket {
     fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
         self.vnet.same_read = !self.vnet.pending.is_empty();
         if !self.vnet.same_read {
-            let Some((n, stamp)) = self.read_one()? else { return Ok(None) };
+            let Some((n, stamp)) = self.next_read()? else { return Ok(None) };
             self.age = stamp.and_then(|t| std::time::SystemTime::now().duration_since(t).ok());
             self.vnet.cut(n, &self.label)?;
         }
@@ -200,6 +265,10 @@ impl PacketDevice for PacketSocket {
 
     fn same_read(&self) -> bool {
         self.vnet.same_read
+    }
+
+    fn buffered(&self) -> bool {
+        !self.vnet.pending.is_empty() || self.batch.next < self.batch.read.len()
     }
 
     fn offload_counts(&self) -> crate::device::OffloadCounts {
