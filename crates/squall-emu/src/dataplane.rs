@@ -496,20 +496,14 @@ impl Dataplane {
                     let v6 = packet.payload.as_deref().and_then(|b| b.get(l3)).is_some_and(|b| b >> 4 == 6);
                     if !self.inline_filter.carries(&packet, v6) {
                         self.hosts[host].passed += 1;
-                        if self.devices[other].send(packet.payload.as_deref().unwrap_or(&[])).is_err() {
-                            self.hosts[other].write_errors += 1;
-                        }
-                        return;
+                        return self.pass_across(host, packet.payload.as_deref().unwrap_or(&[]));
                     }
                     packet
                 }
                 Ok(Frame::LinkControl(frame)) => {
                     // Not the model's: the other side gets it at once.
                     self.hosts[host].link_control += 1;
-                    if self.devices[other].send(&frame).is_err() {
-                        self.hosts[other].write_errors += 1;
-                    }
-                    return;
+                    return self.pass_across(host, &frame);
                 }
                 Err(reason) => return self.refuse(host, reason),
             };
@@ -537,6 +531,16 @@ impl Dataplane {
             self.recorder.capture(host, now, &bytes[l3..]);
         }
         self.enter_path(next, now, packet);
+    }
+
+    /// Bridge mode: writes a frame `from` sent straight to the other
+    /// side, outside the model; a failed write counts against the other
+    /// side.
+    fn pass_across(&mut self, from: HostIndex, bytes: &[u8]) {
+        let other = 1 - from.min(1);
+        if self.devices[other].send(bytes).is_err() {
+            self.hosts[other].write_errors += 1;
+        }
     }
 
     fn refuse(&mut self, host: HostIndex, reason: Refused) {
