@@ -467,22 +467,31 @@ impl Dataplane {
                     }
                 };
                 count += 1;
-                // From when the packet reached the device, when it says,
-                // but never before the paths' last advance (`polled`); the
-                // segments of one super-packet all reached squall with its
-                // read.
-                if !(self.devices[host].same_read() && read_at.is_some()) {
-                    let mut now = self.clock.now();
-                    if let Some(age) = self.devices[host].last_age() {
-                        let age = age.as_nanos().min(u64::MAX as u128) as u64;
-                        now = Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled);
-                    }
-                    read_at = Some(now);
-                }
-                self.sent_by_host(read_at.expect("set above"), host, bytes);
+                // The segments of one super-packet all reached squall with
+                // its read.
+                let at = match read_at {
+                    Some(at) if self.devices[host].same_read() => at,
+                    _ => self.reached_device(host),
+                };
+                read_at = Some(at);
+                self.sent_by_host(at, host, bytes);
             }
         }
         count
+    }
+
+    /// When the packet `host`'s device last returned reached it: when the
+    /// device says, but never before the paths' last advance (`polled`);
+    /// now when it does not say.
+    fn reached_device(&self, host: HostIndex) -> Instant {
+        let now = self.clock.now();
+        match self.devices[host].last_age() {
+            Some(age) => {
+                let age = age.as_nanos().min(u64::MAX as u128) as u64;
+                Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled)
+            }
+            None => now,
+        }
     }
 
     /// A packet `host` sent at `now`.
