@@ -347,23 +347,7 @@ mod tests {
 
     #[test]
     fn transfers_over_loopback_with_reno() {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let server = std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            receive(&mut s).unwrap();
-        });
-        let options = ClientOptions {
-            server: Ipv4Addr::LOCALHOST,
-            port,
-            app: App::Bytes(1_000_000),
-            cc: "reno".into(),
-            interval: std::time::Duration::from_millis(1),
-            connect_timeout: std::time::Duration::from_secs(2),
-            mss: None,
-        };
-        let (result, samples) = send(&options).unwrap();
-        server.join().unwrap();
+        let (result, samples) = over_loopback(App::Bytes(1_000_000), "reno", std::time::Duration::from_millis(1));
         assert_eq!(result.bytes, 1_000_000);
         assert!(result.elapsed > 0.0);
         assert!(!samples.is_empty());
@@ -372,8 +356,10 @@ mod tests {
         assert!(String::from_utf8(csv).unwrap().starts_with("time,cwnd"));
     }
 
-    /// Runs `app` against a loopback server; the client's result.
-    fn over_loopback(app: App) -> BulkResult {
+    /// Runs `app` with congestion control `cc` against a loopback server,
+    /// sampling TCP_INFO every `interval` (zero: only at the end); the
+    /// client's result and samples.
+    fn over_loopback(app: App, cc: &str, interval: std::time::Duration) -> (BulkResult, Vec<Sample>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = std::thread::spawn(move || {
@@ -384,19 +370,19 @@ mod tests {
             server: Ipv4Addr::LOCALHOST,
             port,
             app,
-            cc: "cubic".into(),
-            interval: std::time::Duration::ZERO,
+            cc: cc.into(),
+            interval,
             connect_timeout: std::time::Duration::from_secs(2),
             mss: None,
         };
-        let (result, _) = send(&options).unwrap();
+        let sent = send(&options).unwrap();
         server.join().unwrap();
-        result
+        sent
     }
 
     #[test]
     fn bulk_for_sends_until_its_time_is_up() {
-        let r = over_loopback(App::For(std::time::Duration::from_millis(300)));
+        let (r, _) = over_loopback(App::For(std::time::Duration::from_millis(300)), "cubic", std::time::Duration::ZERO);
         assert!(r.elapsed >= 0.3 && r.elapsed < 5.0, "{}", r.elapsed);
         assert!(r.bytes >= 64 * 1024, "{}", r.bytes);
     }
@@ -404,7 +390,11 @@ mod tests {
     #[test]
     fn exchanges_take_count_round_trips_and_think_times() {
         let think = std::time::Duration::from_millis(50);
-        let r = over_loopback(App::Exchanges { request: 300, response: 200_000, count: 4, think });
+        let (r, _) = over_loopback(
+            App::Exchanges { request: 300, response: 200_000, count: 4, think },
+            "cubic",
+            std::time::Duration::ZERO,
+        );
         assert_eq!(r.bytes, 4 * 200_300);
         // Three think times between four exchanges.
         assert!(r.elapsed >= 0.15, "{}", r.elapsed);

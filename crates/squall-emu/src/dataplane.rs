@@ -469,22 +469,31 @@ impl Dataplane {
                     }
                 };
                 count += 1;
-                // From when the packet reached the device, when it says,
-                // but never before the paths' last advance (`polled`); the
-                // segments of one super-packet all reached squall with its
-                // read.
-                if !(self.devices[host].same_read() && read_at.is_some()) {
-                    let mut now = self.clock.now();
-                    if let Some(age) = self.devices[host].last_age() {
-                        let age = age.as_nanos().min(u64::MAX as u128) as u64;
-                        now = Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled);
-                    }
-                    read_at = Some(now);
-                }
-                self.sent_by_host(read_at.expect("set above"), host, bytes);
+                // The segments of one super-packet all reached squall with
+                // its read.
+                let at = match read_at {
+                    Some(at) if self.devices[host].same_read() => at,
+                    _ => self.reached_device(host),
+                };
+                read_at = Some(at);
+                self.sent_by_host(at, host, bytes);
             }
         }
         count
+    }
+
+    /// When the packet `host`'s device last returned reached it: when the
+    /// device says, but never before the paths' last advance (`polled`);
+    /// now when it does not say.
+    fn reached_device(&self, host: HostIndex) -> Instant {
+        let now = self.clock.now();
+        match self.devices[host].last_age() {
+            Some(age) => {
+                let age = age.as_nanos().min(u64::MAX as u128) as u64;
+                Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled)
+            }
+            None => now,
+        }
     }
 
     /// A packet `host` sent at `now`.
@@ -498,20 +507,14 @@ impl Dataplane {
                     let v6 = packet.payload.as_deref().and_then(|b| b.get(l3)).is_some_and(|b| b >> 4 == 6);
                     if !self.inline_filter.carries(&packet, v6) {
                         self.hosts[host].passed += 1;
-                        if self.devices[other].send(packet.payload.as_deref().unwrap_or(&[])).is_err() {
-                            self.hosts[other].write_errors += 1;
-                        }
-                        return;
+                        return self.pass_across(host, packet.payload.as_deref().unwrap_or(&[]));
                     }
                     packet
                 }
                 Ok(Frame::LinkControl(frame)) => {
                     // Not the model's: the other side gets it at once.
                     self.hosts[host].link_control += 1;
-                    if self.devices[other].send(&frame).is_err() {
-                        self.hosts[other].write_errors += 1;
-                    }
-                    return;
+                    return self.pass_across(host, &frame);
                 }
                 Err(reason) => return self.refuse(host, reason),
             };
@@ -539,6 +542,16 @@ impl Dataplane {
             self.recorder.capture(host, now, &bytes[l3..]);
         }
         self.enter_path(next, now, packet);
+    }
+
+    /// Bridge mode: writes a frame `from` sent straight to the other
+    /// side, outside the model; a failed write counts against the other
+    /// side.
+    fn pass_across(&mut self, from: HostIndex, bytes: &[u8]) {
+        let other = 1 - from.min(1);
+        if self.devices[other].send(bytes).is_err() {
+            self.hosts[other].write_errors += 1;
+        }
     }
 
     fn refuse(&mut self, host: HostIndex, reason: Refused) {

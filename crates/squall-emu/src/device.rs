@@ -44,9 +44,7 @@ pub trait PacketDevice: Send {
     /// where the device can (GRO); `written[i]` says whether packet `i`
     /// was written.
     fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
-        for (p, ok) in packets.iter().zip(written.iter_mut()) {
-            *ok = self.send(p).is_ok();
-        }
+        send_each(self, packets, written);
     }
     /// How long before [`Self::recv`] returned it the last packet reached
     /// the device, if the device knows (a kernel receive timestamp).
@@ -68,6 +66,15 @@ pub trait PacketDevice: Send {
     /// What the device's offloads did so far.
     fn offload_counts(&self) -> OffloadCounts {
         OffloadCounts::default()
+    }
+}
+
+/// Writes `packets` one by one with [`PacketDevice::send`]: the batch for a
+/// device that cannot join them, and [`PacketDevice::send_batch`]'s
+/// default.
+fn send_each<D: PacketDevice + ?Sized>(device: &mut D, packets: &[&[u8]], written: &mut [bool]) {
+    for (p, ok) in packets.iter().zip(written.iter_mut()) {
+        *ok = device.send(p).is_ok();
     }
 }
 
@@ -405,11 +412,7 @@ impl PacketDevice for TunDevice {
     fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
         match &mut self.vnet {
             Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written, false),
-            None => {
-                for (p, ok) in packets.iter().zip(written.iter_mut()) {
-                    *ok = self.send(p).is_ok();
-                }
-            }
+            None => send_each(self, packets, written),
         }
     }
 }

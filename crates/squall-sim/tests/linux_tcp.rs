@@ -4,13 +4,10 @@
 use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult, run_bounded};
 
-const BOUND: u64 = 200_000_000;
+mod common;
+use common::TwoHosts;
 
-fn scenario(toml: &str) -> Scenario {
-    let s: Scenario = toml::from_str(toml).expect("test scenario parses");
-    s.check().expect("test scenario checks");
-    s
-}
+const BOUND: u64 = 200_000_000;
 
 fn run(s: &Scenario, seed: u64) -> RunResult {
     let options = RunOptions { record_events: false, record_packets: false, record_captures: false };
@@ -21,37 +18,14 @@ fn run(s: &Scenario, seed: u64) -> RunResult {
 /// random loss `loss` on the data direction, one bulk flow a → b with
 /// `flow` keys for `secs` seconds.
 fn path(loss: &str, flow: &str, secs: u32) -> Scenario {
-    scenario(&format!(
-        r#"
-name = "linux-tcp"
-duration = "{secs} s"
-[[hosts]]
-name = "a"
-address = "10.0.0.1"
-[[hosts]]
-name = "b"
-address = "10.0.1.1"
-[[links]]
-between = ["a", "b"]
-[[links.downlink]]
-name = "down"
-rate = "10 Mbit/s"
-delay = "30 ms"
-queue = {{ packets = 100 }}
-error = {{ packet = "{loss}" }}
-[[links.uplink]]
-name = "up"
-rate = "10 Mbit/s"
-delay = "30 ms"
-queue = {{ packets = 100 }}
-[[workload.tcp]]
-name = "f"
-from = "a"
-to = "b"
-app = {{ bulk_for = "{secs} s" }}
-{flow}
-"#
-    ))
+    TwoHosts {
+        name: "linux-tcp",
+        duration: &format!("{secs} s"),
+        delay: "30 ms",
+        down_extra: &format!("error = {{ packet = \"{loss}\" }}"),
+        flow: &format!("app = {{ bulk_for = \"{secs} s\" }}\n{flow}"),
+    }
+    .scenario()
 }
 
 /// Linux Reno (RACK-TLP, PRR, per-segment growth, delayed ACKs with

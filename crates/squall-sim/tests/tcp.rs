@@ -4,13 +4,10 @@
 use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult, run_bounded};
 
-const BOUND: u64 = 50_000_000;
+mod common;
+use common::TwoHosts;
 
-fn scenario(toml: &str) -> Scenario {
-    let s: Scenario = toml::from_str(toml).expect("test scenario parses");
-    s.check().expect("test scenario checks");
-    s
-}
+const BOUND: u64 = 50_000_000;
 
 fn run(s: &Scenario, seed: u64, options: RunOptions) -> RunResult {
     run_bounded(s, seed, options, BOUND).expect("run succeeds")
@@ -19,36 +16,7 @@ fn run(s: &Scenario, seed: u64, options: RunOptions) -> RunResult {
 /// Two hosts, 10 Mbit/s down with `down_extra` added to the stage, 1 Mbit/s
 /// up, 20 ms each way, and one TCP flow with `flow` keys.
 fn two_hosts(down_extra: &str, flow: &str) -> Scenario {
-    scenario(&format!(
-        r#"
-name = "tcp-two-hosts"
-duration = "60 s"
-[[hosts]]
-name = "a"
-address = "10.0.0.1"
-[[hosts]]
-name = "b"
-address = "10.0.1.1"
-[[links]]
-between = ["a", "b"]
-[[links.downlink]]
-name = "down"
-rate = "10 Mbit/s"
-delay = "20 ms"
-queue = {{ packets = 100 }}
-{down_extra}
-[[links.uplink]]
-name = "up"
-rate = "10 Mbit/s"
-delay = "20 ms"
-queue = {{ packets = 100 }}
-[[workload.tcp]]
-name = "f"
-from = "a"
-to = "b"
-{flow}
-"#
-    ))
+    TwoHosts { name: "tcp-two-hosts", duration: "60 s", delay: "20 ms", down_extra, flow }.scenario()
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod common;
-use common::namespaces_available;
+use common::{namespaces_available, run_engine};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -584,17 +584,7 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let run = |engine: &str| -> serde_json::Value {
-        let out = dir.path().join(engine);
-        let o = Command::new(SQUALL)
-            .arg(engine)
-            .arg(scenario("tcp-workload.toml"))
-            .args(["--out", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
-    };
+    let run = |engine: &str| run_engine(dir.path(), engine, scenario("tcp-workload.toml"), &[]);
     let sim = run("sim");
     let flow = &sim["runs"][0]["tcp_flows"][0];
     assert_eq!(flow["completed"], true);
@@ -648,17 +638,7 @@ fn request_response_and_bulk_for_run_in_both_engines() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let run = |engine: &str| -> serde_json::Value {
-        let out = dir.path().join(engine);
-        let o = Command::new(SQUALL)
-            .arg(engine)
-            .arg(scenario("tcp-apps.toml"))
-            .args(["--out", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
-    };
+    let run = |engine: &str| run_engine(dir.path(), engine, scenario("tcp-apps.toml"), &[]);
     let floor = 2.0 * 0.1 + 3.0 * (0.04 + 50_000.0 * 8.0 / 10e6);
     let sim = run("sim");
     let flows = sim["runs"][0]["tcp_flows"].as_array().unwrap();
@@ -1081,15 +1061,7 @@ fn the_degraders_classes_and_background_work_in_both_engines() {
     }
     let dir = tempfile::tempdir().unwrap();
     let run = |engine: &str, extra: &[&str]| -> serde_json::Value {
-        let out = dir.path().join(engine);
-        let o = Command::new(SQUALL)
-            .args([engine, "builtin:degrader", "--out", out.to_str().unwrap()])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
-        let summary: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let summary = run_engine(dir.path(), engine, "builtin:degrader", extra);
         summary["runs"][0]["stages"].as_array().unwrap().iter().find(|s| s["name"] == "degrader").unwrap().clone()
     };
     let sim = run("sim", &["--set", "duration=\"4 s\""]);

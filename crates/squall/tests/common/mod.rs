@@ -1,5 +1,6 @@
 //! Helpers the emulation test binaries share.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -22,4 +23,20 @@ pub fn namespaces_available() -> bool {
         eprintln!("skipping: network namespaces cannot be made here (need root, iproute2 and /dev/net/tun)");
     }
     made
+}
+
+/// Runs `squall ENGINE SCENARIO --out DIR/ENGINE EXTRA…`, checks that it
+/// succeeded and returns its summary.json.
+#[allow(dead_code, reason = "compare.rs runs `squall compare`, not one engine")]
+pub fn run_engine(dir: &Path, engine: &str, scenario: impl AsRef<OsStr>, extra: &[&str]) -> serde_json::Value {
+    let out = dir.join(engine);
+    let o = Command::new(env!("CARGO_BIN_EXE_squall"))
+        .arg(engine)
+        .arg(scenario)
+        .args(["--out", out.to_str().unwrap()])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
 }
