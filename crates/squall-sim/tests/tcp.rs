@@ -13,7 +13,7 @@ fn run(s: &Scenario, seed: u64, options: RunOptions) -> RunResult {
     run_bounded(s, seed, options, BOUND).expect("run succeeds")
 }
 
-/// Two hosts, 10 Mbit/s down with `down_extra` added to the stage, 1 Mbit/s
+/// Two hosts, 10 Mbit/s down with `down_extra` added to the stage, 10 Mbit/s
 /// up, 20 ms each way, and one TCP flow with `flow` keys.
 fn two_hosts(down_extra: &str, flow: &str) -> Scenario {
     TwoHosts { name: "tcp-two-hosts", duration: "60 s", delay: "20 ms", down_extra, flow }.scenario()
