@@ -148,78 +148,104 @@ impl VnetIo {
     }
 
     /// Writes `packets` in order, each run that GRO may join as one GSO
-    /// super-packet. A socket (`socket`: AF_PACKET) takes them all in
-    /// sendmmsg(2) calls; a TUN device, a file, one write each.
+    /// super-packet (its payloads gathered by the write, not copied). A
+    /// socket (`socket`: AF_PACKET) takes them all in sendmmsg(2) calls; a
+    /// TUN device, a file, one writev(2) each.
     pub fn send_batch(&mut self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool], socket: bool) {
-        let mut writes: Vec<Write<'_>> = Vec::new();
+        let mut writes: Vec<Write> = Vec::new();
         for run in offload::runs(packets, self.framing) {
-            let joined = if run.len() > 1 { offload::coalesce(&packets[run.clone()], self.framing) } else { None };
+            let joined = if run.len() > 1 { offload::join(&packets[run.clone()], self.framing) } else { None };
             match joined {
-                Some((hdr, packet)) => {
+                Some(j) => {
                     self.counts.joined_writes += 1;
                     self.counts.segments_joined += run.len() as u64;
-                    writes.push((hdr.to_bytes(), packet.into(), run));
+                    writes.push(Write { hdr: j.hdr.to_bytes(), head: j.head, payloads: j.payloads, carried: run });
                 }
-                None => writes.extend(run.map(|i| ([0; VNET_HDR_LEN], packets[i].into(), i..i + 1))),
+                None => writes.extend(run.map(|i| Write {
+                    hdr: [0; VNET_HDR_LEN],
+                    head: Vec::new(),
+                    payloads: Vec::new(),
+                    carried: i..i + 1,
+                })),
             }
         }
+        // Each write's iovecs: the header, the head, then the payloads,
+        // which lie in the packets of the deliveries it carries.
+        let mut iovs: Vec<libc::iovec> = Vec::new();
+        let mut spans = Vec::with_capacity(writes.len());
+        for w in &writes {
+            let from = iovs.len();
+            iovs.push(iovec(&w.hdr));
+            if w.head.is_empty() {
+                iovs.push(iovec(packets[w.carried.start]));
+            } else {
+                iovs.push(iovec(&w.head));
+                for (i, payload) in w.carried.clone().zip(&w.payloads) {
+                    iovs.push(iovec(&packets[i][payload.clone()]));
+                }
+            }
+            spans.push(from..iovs.len());
+        }
         if !socket {
-            for (hdr, packet, carried) in &writes {
-                written[carried.clone()].fill(write_with_header(fd, hdr, packet).is_ok());
+            for (w, span) in writes.iter().zip(&spans) {
+                written[w.carried.clone()].fill(writev(fd, &iovs[span.clone()]).is_ok());
             }
             return;
         }
-        let mut iovs: Vec<[libc::iovec; 2]> = writes
+        let mut msgs: Vec<libc::mmsghdr> = spans
             .iter()
-            .map(|(hdr, packet, _)| {
-                [
-                    libc::iovec { iov_base: hdr.as_ptr() as *mut libc::c_void, iov_len: hdr.len() },
-                    libc::iovec { iov_base: packet.as_ptr() as *mut libc::c_void, iov_len: packet.len() },
-                ]
-            })
-            .collect();
-        // SAFETY: mmsghdr is plain data; zeroed is a valid value.
-        let mut msgs: Vec<libc::mmsghdr> = iovs
-            .iter_mut()
-            .map(|iov| {
+            .map(|span| {
+                // SAFETY: mmsghdr is plain data; zeroed is a valid value.
                 let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_iov = iov.as_mut_ptr();
-                m.msg_hdr.msg_iovlen = 2;
+                m.msg_hdr.msg_iov = iovs[span.clone()].as_ptr() as *mut libc::iovec;
+                m.msg_hdr.msg_iovlen = span.len();
                 m
             })
             .collect();
         let mut next = 0;
         while next < msgs.len() {
             let left = &mut msgs[next..];
-            // SAFETY: every message points to two iovecs over buffers in
-            // `writes`, alive and unmoved for the call.
+            // SAFETY: every message points to iovecs over buffers in
+            // `writes` and `packets`, alive and unmoved for the call.
             let n = unsafe { libc::sendmmsg(fd.as_raw_fd(), left.as_mut_ptr(), left.len() as libc::c_uint, 0) };
             // Sent: n messages; an error on the first: that one failed,
             // and the rest are tried again after it.
             let (sent, failed) = if n > 0 { (n as usize, 0) } else { (0, 1) };
-            for (_, _, carried) in &writes[next..next + sent] {
-                written[carried.clone()].fill(true);
+            for w in &writes[next..next + sent] {
+                written[w.carried.clone()].fill(true);
             }
-            for (_, _, carried) in &writes[next + sent..next + sent + failed] {
-                written[carried.clone()].fill(false);
+            for w in &writes[next + sent..next + sent + failed] {
+                written[w.carried.clone()].fill(false);
             }
             next += sent + failed;
         }
     }
 }
 
-/// One write of a batch: the header, the packet, and the deliveries it
-/// carries (several when GRO joined them).
-type Write<'a> = ([u8; VNET_HDR_LEN], std::borrow::Cow<'a, [u8]>, std::ops::Range<usize>);
+/// One write of a batch: the virtio_net_hdr, the rewritten headers of a
+/// joined run and where each carried delivery's payload lies in its
+/// packet (both empty for one packet written whole), and which deliveries
+/// it carries.
+struct Write {
+    hdr: [u8; VNET_HDR_LEN],
+    head: Vec<u8>,
+    payloads: Vec<std::ops::Range<usize>>,
+    carried: std::ops::Range<usize>,
+}
+
+fn iovec(bytes: &[u8]) -> libc::iovec {
+    libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() }
+}
+
+fn writev(fd: BorrowedFd<'_>, iovs: &[libc::iovec]) -> io::Result<()> {
+    // SAFETY: every iovec points to a buffer readable for its length
+    // during the call.
+    let n = unsafe { libc::writev(fd.as_raw_fd(), iovs.as_ptr(), iovs.len() as libc::c_int) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+}
 
 fn write_with_header(fd: BorrowedFd<'_>, hdr: &[u8; VNET_HDR_LEN], packet: &[u8]) -> io::Result<()> {
-    let iov = [
-        libc::iovec { iov_base: hdr.as_ptr() as *mut libc::c_void, iov_len: hdr.len() },
-        libc::iovec { iov_base: packet.as_ptr() as *mut libc::c_void, iov_len: packet.len() },
-    ];
-    // SAFETY: both buffers are readable for their lengths during the call.
-    let n = unsafe { libc::writev(fd.as_raw_fd(), iov.as_ptr(), 2) };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    writev(fd, &[iovec(hdr), iovec(packet)])
 }
 
 nix::ioctl_write_ptr_bad!(tun_set_iff, 0x4004_54ca, libc::ifreq);

@@ -446,17 +446,12 @@ fn write_settled(
 fn write_delivery(files: &mut Files, r: &DeliveryRecord, written: &mut RecordCounts) -> Result<(), RecordingError> {
     let Some((path, w)) = files.timing.as_mut() else { return Ok(()) };
     let host = files.hosts.get(r.host).map_or("?", String::as_str);
-    writeln!(
-        w,
-        "{},{},{},{},{},{:.3}",
-        r.packet,
-        host,
-        r.size,
-        r.scheduled,
-        r.actual,
-        r.actual.saturating_since(r.scheduled).as_nanos() as f64 / 1e3
-    )
-    .map_err(|source| RecordingError::Io { path: path.clone(), source })?;
+    // Lateness in µs with 3 decimals, from integer ns: exact, and without
+    // float formatting (a third of the writer's time at a million rows a
+    // second).
+    let late = r.actual.saturating_since(r.scheduled).as_nanos();
+    writeln!(w, "{},{},{},{},{},{}.{:03}", r.packet, host, r.size, r.scheduled, r.actual, late / 1000, late % 1000)
+        .map_err(|source| RecordingError::Io { path: path.clone(), source })?;
     written.deliveries += 1;
     Ok(())
 }
