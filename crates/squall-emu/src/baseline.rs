@@ -77,6 +77,19 @@ pub fn veth_bulk(exe: &Path, bytes: u64) -> Result<crate::bulk::BulkResult, EmuE
     })
 }
 
+/// `ping -n -i 0.02 -c count` from one namespace to the other over a veth
+/// pair: the RTT of the hosts' own stacks, which any link adds to its
+/// delay. Returns ping's output.
+pub fn veth_ping(count: u32) -> Result<String, EmuError> {
+    with_veth(|a, _| {
+        let mut ping = Command::new("ping");
+        ping.args(["-n", "-i", "0.02", "-c", &count.to_string(), "10.0.1.1"]).stderr(Stdio::inherit());
+        a.prepare(&mut ping, true)?;
+        let out = ping.output().context(|| "run ping".to_string())?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    })
+}
+
 fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
     join(a, b)?;
     let mut sink = Command::new(exe);

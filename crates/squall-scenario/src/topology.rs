@@ -13,6 +13,8 @@
 //! stages carry traffic: a direction without stages has no path.
 
 use std::collections::{HashMap, VecDeque};
+
+use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
 
 use squall_link::Direction;
@@ -41,7 +43,9 @@ pub struct TopologyPath {
 pub struct Topology {
     pub names: Vec<String>,
     pub addresses: Vec<Ipv4Addr>,
-    by_address: HashMap<Ipv4Addr, HostIndex>,
+    /// Looked up for every packet the emulator reads: FxHash, not SipHash
+    /// (addresses are the scenario's own, no attacker chooses them).
+    by_address: FxHashMap<Ipv4Addr, HostIndex>,
     /// Every link's downlink and uplink, at [`PathIndex`] `2 · link + d`.
     pub paths: Vec<TopologyPath>,
     /// `next[from · hosts + to]`: the path `from` sends on towards `to`.
@@ -66,7 +70,7 @@ impl Topology {
         let names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
         let addresses: Vec<Ipv4Addr> = scenario.hosts.iter().map(|h| h.address).collect();
         let mut by_name = HashMap::new();
-        let mut by_address = HashMap::new();
+        let mut by_address = FxHashMap::default();
         for (i, h) in scenario.hosts.iter().enumerate() {
             if by_name.insert(h.name.as_str(), i).is_some() {
                 return Err(TopologyError::DuplicateName(h.name.clone()));

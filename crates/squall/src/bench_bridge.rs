@@ -85,6 +85,14 @@ impl Testbed {
         Ok(r.goodput_bps)
     }
 
+    /// `ping -n -i 0.02 -c count` from a to b; its output.
+    fn ping(&self, count: u32) -> Result<String> {
+        let mut ping = Command::new("ping");
+        ping.args(["-n", "-i", "0.02", "-c", &count.to_string(), "10.0.0.2"]).stderr(Stdio::inherit());
+        self.ns[0].prepare(&mut ping, true)?;
+        Ok(String::from_utf8_lossy(&ping.output().context("run ping")?.stdout).into_owned())
+    }
+
     /// Waits until a ping from a reaches b (ARP done, the path up).
     fn wait_for_path(&self) -> Result<()> {
         for _ in 0..50 {
@@ -164,10 +172,10 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         bed.wait_for_path()?;
         let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         let tcp = bed.tcp(exe, 1_000_000_000);
-        Ok((udp, tcp))
+        Ok((udp, tcp, bed.ping(500)))
     })();
     let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
-    let (linux_udp, linux_tcp) = linux?;
+    let (linux_udp, linux_tcp, linux_ping) = linux?;
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
     let ((squall_udp, squall_tcp), _) = through_squall(&bed, unlimited, "", || {
@@ -178,13 +186,9 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         bed.udp(exe, 1500, seconds, Some(950e6))
     })?;
     let stage = "queue = { packets = 10000 }\ndelay = \"20 ms\"";
-    let (ping_out, _) = through_squall(&bed, stage, stage, || {
-        let mut ping = Command::new("ping");
-        ping.args(["-n", "-c", "500", "-i", "0.02", "10.0.0.2"]).stderr(Stdio::inherit());
-        bed.ns[0].prepare(&mut ping, true)?;
-        Ok(ping.output().context("run ping")?.stdout)
-    })?;
-    let ping_20ms = crate::bench_more::PingFigures::from_output(&String::from_utf8_lossy(&ping_out), 500, 40.0)?;
+    let (ping_out, _) = through_squall(&bed, stage, stage, || bed.ping(500))?;
+    let mut ping_20ms = crate::bench_more::PingFigures::from_output(&ping_out, 500, 40.0)?;
+    ping_20ms.baseline = Some(Box::new(crate::bench_more::PingFigures::from_output(&linux_ping?, 500, 0.0)?));
     let mut udp = Vec::new();
     let mut udp_machine_us_per_packet = Vec::new();
     for (i, size) in [64, 1500].into_iter().enumerate() {

@@ -234,11 +234,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         t.error_max * 1e6,
         t.late
     );
-    let p = &f.ping_20ms;
-    println!(
-        "ping over 20 ms each way ({} of {} replies): avg {:.3} ms (mdev {:.3}), median {:.2} ms, p99 {:.2} ms; configured {:.1} ms",
-        p.received, p.sent, p.avg_ms, p.mdev_ms, p.median_ms, p.p99_ms, p.configured_ms
-    );
+    println!("{}", f.ping_20ms.describe("20 ms each way"));
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_string_pretty(&f)?)?;
     }
@@ -379,10 +375,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     }
     let ping = match crate::bench_more::ping(25.0, 500) {
         Ok(p) => {
-            println!(
-                "ping over 25 ms each way ({} of {} replies): avg {:.3} ms (mdev {:.3}), median {:.2} ms, p99 {:.2} ms; configured {:.1} ms",
-                p.received, p.sent, p.avg_ms, p.mdev_ms, p.median_ms, p.p99_ms, p.configured_ms
-            );
+            println!("{}", p.describe("25 ms each way"));
             Some(p)
         }
         Err(e) => {

@@ -214,6 +214,10 @@ pub struct PingFigures {
     pub median_ms: f64,
     pub p99_ms: f64,
     pub configured_ms: f64,
+    /// The same ping with no squall between the hosts (plain veth, or the
+    /// Linux bridge), in the same run: the hosts' own RTT, which any link
+    /// adds to its delay.
+    pub baseline: Option<Box<PingFigures>>,
 }
 
 /// `ping` from fixed to mobile over `one_way_ms` each way, `count` echoes
@@ -223,10 +227,33 @@ pub fn ping(one_way_ms: f64, count: u32) -> Result<PingFigures> {
     let (_, dir, _) =
         emulate(&scenario(&stage, &stage, ""), &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")])?;
     let out = std::fs::read_to_string(dir.path().join("0-fixed.stdout"))?;
-    PingFigures::from_output(&out, count, 2.0 * one_way_ms)
+    let mut figures = PingFigures::from_output(&out, count, 2.0 * one_way_ms)?;
+    let plain = squall_emu::baseline::veth_ping(count)?;
+    figures.baseline = Some(Box::new(PingFigures::from_output(&plain, count, 0.0)?));
+    Ok(figures)
 }
 
 impl PingFigures {
+    /// "ping over ...: avg, median, p99; configured" and, with a baseline,
+    /// what squall adds to the hosts' own RTT.
+    pub fn describe(&self, over: &str) -> String {
+        let mut s = format!(
+            "ping over {over} ({} of {} replies): avg {:.3} ms (mdev {:.3}), median {:.2} ms, p99 {:.2} ms; configured {:.1} ms",
+            self.received, self.sent, self.avg_ms, self.mdev_ms, self.median_ms, self.p99_ms, self.configured_ms
+        );
+        if let Some(b) = &self.baseline {
+            s += &format!(
+                "\n  without squall: avg {:.3} ms, median {:.3} ms, p99 {:.3} ms; squall adds (avg) {:.3} ms beyond the configured {:.1} ms",
+                b.avg_ms,
+                b.median_ms,
+                b.p99_ms,
+                self.avg_ms - b.avg_ms - self.configured_ms,
+                self.configured_ms
+            );
+        }
+        s
+    }
+
     /// The figures of `ping -c count` printed as `out`.
     pub fn from_output(out: &str, count: u32, configured_ms: f64) -> Result<PingFigures> {
         let mut times: Vec<f64> =
@@ -246,6 +273,7 @@ impl PingFigures {
             median_ms: pick(0.5),
             p99_ms: pick(0.99),
             configured_ms,
+            baseline: None,
         })
     }
 }
