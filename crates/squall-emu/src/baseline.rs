@@ -1,10 +1,19 @@
-//! The benchmark's baseline: the same two hosts joined by a plain veth
-//! pair, no squall in between, to compare forwarding rates with.
+//! The benchmark's baselines: the same two hosts joined by a plain veth
+//! pair, no squall in between, to compare forwarding rates with; and a
+//! forwarder that only moves packets between two devices (no model, no
+//! clock, no recording), which bounds what any user-space emulator using
+//! those devices can reach on the machine.
 
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
 use crate::blast::SinkReport;
+use crate::device::{PacketDevice, TunDevice};
 use crate::error::{Context, EmuError};
 use crate::naming::{RunId, TUN_NAME};
 use crate::netns::NetNs;
@@ -92,6 +101,12 @@ pub fn veth_ping(count: u32) -> Result<String, EmuError> {
 
 fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
     join(a, b)?;
+    udp_between(exe, a, b, ip_size, seconds)
+}
+
+/// `exe tool udp --sink` in `b` (10.0.1.1), `exe tool udp --send` in `a`;
+/// what the sink counted.
+fn udp_between(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
     let mut sink = Command::new(exe);
     sink.args(["tool", "udp", "--sink"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
     b.prepare(&mut sink, true)?;
@@ -113,4 +128,74 @@ fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result
     sender.status().context(|| "run the sender".to_string())?;
     let out = sink.wait_with_output().context(|| "wait for the sink".to_string())?;
     serde_json::from_slice(&out.stdout).map_err(|e| EmuError::Scenario(format!("sink output: {e}")))
+}
+
+/// Moves every packet that one device yields to the other, both ways,
+/// until `stop`: reads each device until it is empty (as the data plane
+/// does) and writes what it read as one batch (joined where GRO would).
+/// Nothing else: no model, no clock, no recording. Returns the packets
+/// moved.
+pub fn forward(mut devices: [Box<dyn PacketDevice>; 2], stop: &AtomicBool) -> Result<u64, EmuError> {
+    let mut moved = 0u64;
+    let mut batch: Vec<Vec<u8>> = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        let mut idle = true;
+        for from in 0..2 {
+            batch.clear();
+            while batch.len() < 64 {
+                match devices[from].recv() {
+                    Ok(Some(p)) => batch.push(p),
+                    Ok(None) => break,
+                    Err(e) => return Err(EmuError::io(format!("read {}", devices[from].label()), e)),
+                }
+            }
+            if batch.is_empty() {
+                continue;
+            }
+            idle = false;
+            let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+            let mut written = vec![false; refs.len()];
+            devices[1 - from].send_batch(&refs, &mut written);
+            moved += written.iter().filter(|w| **w).count() as u64;
+        }
+        if idle && !devices.iter().any(|d| d.buffered()) {
+            let mut fds =
+                [PollFd::new(devices[0].fd(), PollFlags::POLLIN), PollFd::new(devices[1].fd(), PollFlags::POLLIN)];
+            let _ = poll(&mut fds, PollTimeout::from(10u8));
+        }
+    }
+    Ok(moved)
+}
+
+/// UDP of `ip_size`-byte packets for `seconds` from one namespace to the
+/// other, each host on a TUN device (with offloads, as squall opens them),
+/// [`forward`] between the two: what the sink counted and the packets
+/// moved.
+pub fn tun_forwarder(exe: &Path, ip_size: usize, seconds: f64) -> Result<(SinkReport, u64), EmuError> {
+    let id = RunId::current();
+    let a = NetNs::create(&id.netns_name("fwd-a"))?;
+    let b = match NetNs::create(&id.netns_name("fwd-b")) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = a.delete();
+            return Err(e);
+        }
+    };
+    let result = (|| {
+        let (fixed, mobile) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
+        let devices: [Box<dyn PacketDevice>; 2] = [
+            Box::new(TunDevice::create(&a, fixed, &[mobile], 1500, true)?),
+            Box::new(TunDevice::create(&b, mobile, &[fixed], 1500, true)?),
+        ];
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let forwarder = std::thread::spawn(move || forward(devices, &flag));
+        let sink = udp_between(exe, &a, &b, ip_size, seconds);
+        stop.store(true, Ordering::Relaxed);
+        let moved = forwarder.join().map_err(|_| EmuError::Scenario("the forwarder panicked".into()))??;
+        Ok((sink?, moved))
+    })();
+    let _ = a.delete();
+    let _ = b.delete();
+    result
 }

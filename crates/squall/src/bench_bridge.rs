@@ -13,9 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use squall_emu::blast::SinkReport;
+use squall_emu::device::PacketDevice;
 use squall_emu::inline::InlineOptions;
 use squall_emu::naming::RunId;
 use squall_emu::netns::NetNs;
+use squall_emu::packet_socket::PacketSocket;
 use squall_emu::timing::TimingSummary;
 use squall_emu::{EmulationOptions, EmulationReport};
 
@@ -131,6 +133,12 @@ pub struct BridgeFigures {
     pub sink_1gbit: SinkReport,
     /// `ping` from a to b through a stage with 20 ms each way.
     pub ping_20ms: crate::bench_more::PingFigures,
+    /// A forwarder that only moves frames between the same two AF_PACKET
+    /// sockets (no model, no clock, no recording): UDP (ip_size, what the
+    /// sink counted, machine CPU us per packet) and TCP bit/s. The most a
+    /// user-space bridge on these sockets reaches here.
+    pub forwarder_udp: Vec<(usize, SinkReport, Option<f64>)>,
+    pub forwarder_tcp_bps: f64,
 }
 
 /// `squall emu --inline` on the testbed's sides with `down` and `up` as
@@ -176,6 +184,26 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     })();
     let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
     let (linux_udp, linux_tcp, linux_ping) = linux?;
+    // A forwarder that only moves frames between the two sides.
+    let (forwarder_udp, forwarder_tcp_bps) = {
+        let devices: [Box<dyn PacketDevice>; 2] =
+            [Box::new(PacketSocket::open(&bed.side[0])?), Box::new(PacketSocket::open(&bed.side[1])?)];
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let forwarder = std::thread::spawn(move || squall_emu::baseline::forward(devices, &flag));
+        let measured = bed.wait_for_path().and_then(|()| {
+            let mut udp = Vec::new();
+            for size in [64, 1500] {
+                let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
+                let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+                udp.push((size, sink, per_packet));
+            }
+            Ok((udp, bed.tcp(exe, 1_000_000_000)?))
+        });
+        stop.store(true, Ordering::Relaxed);
+        forwarder.join().map_err(|_| anyhow::anyhow!("the forwarder panicked"))??;
+        measured?
+    };
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
     let ((squall_udp, squall_tcp), _) = through_squall(&bed, unlimited, "", || {
@@ -207,5 +235,7 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         timing_1gbit: report.dataplane.timing,
         sink_1gbit,
         ping_20ms,
+        forwarder_udp,
+        forwarder_tcp_bps,
     })
 }

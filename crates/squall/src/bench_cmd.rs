@@ -110,6 +110,11 @@ struct Forwarding {
     /// plain veth's. With both cores busy, pps is at most 2 s over this.
     machine_us_per_packet_squall: Option<f64>,
     machine_us_per_packet_veth: Option<f64>,
+    /// A forwarder that only moves packets between the same TUN devices
+    /// (no model, no clock, no recording): the most any user-space
+    /// emulator on TUN reaches here.
+    tun_forwarder: SinkReport,
+    machine_us_per_packet_tun_forwarder: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -225,6 +230,20 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         f.tcp_squall_bps / 1e9,
         f.tcp_squall_bps / f.tcp_linux_bps
     );
+    for ((size, sink, machine), (_, linux, _)) in f.forwarder_udp.iter().zip(&f.udp) {
+        println!(
+            "{size:>4} B, a forwarder that only moves frames between the same AF_PACKET sockets (no model): {:.0} pps, \
+             {:.3} of the bridge, machine {} us/pkt",
+            sink.pps,
+            sink.pps / linux.pps.max(1.0),
+            us(*machine)
+        );
+    }
+    println!(
+        "TCP, the same forwarder: {:.2} Gbit/s, {:.3} of the bridge",
+        f.forwarder_tcp_bps / 1e9,
+        f.forwarder_tcp_bps / f.tcp_linux_bps
+    );
     let t = &f.timing_1gbit;
     println!(
         "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",
@@ -295,12 +314,16 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             crate::bench_more::with_machine_cpu(|| through_squall(&exe, None, ip_size, seconds, None))?;
         let cpu_us_per_packet = cpu * 1e6 / squall_timing.deliveries.max(1) as f64;
         let (veth, machine_veth) = crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds)?))?;
+        let ((tun_forwarder, _), machine_forwarder) =
+            crate::bench_more::with_machine_cpu(|| Ok(baseline::tun_forwarder(&exe, ip_size, seconds)?))?;
         let ratio = if veth.pps > 0.0 { squall.pps / veth.pps } else { 0.0 };
         let per_packet = |busy: Option<f64>, sink: &SinkReport| busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
         forwarding.push(Forwarding {
             ip_size,
             machine_us_per_packet_squall: per_packet(machine_squall, &squall),
             machine_us_per_packet_veth: per_packet(machine_veth, &veth),
+            machine_us_per_packet_tun_forwarder: per_packet(machine_forwarder, &tun_forwarder),
+            tun_forwarder,
             squall,
             veth,
             ratio,
@@ -330,6 +353,17 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         "(machine us/pkt: busy CPU time of both cores, niced jobs left out, set-up included, per packet received; \
          what squall adds per packet over veth bounds the ratio on 2 cores)"
     );
+    for f in &forwarding {
+        println!(
+            "{:>4} B, a forwarder that only moves packets between the same TUN devices (no model): {:.0} pps, {:.3} of veth, \
+             machine {} us/pkt; squall reaches {:.3} of it",
+            f.ip_size,
+            f.tun_forwarder.pps,
+            f.tun_forwarder.pps / f.veth.pps.max(1.0),
+            us(f.machine_us_per_packet_tun_forwarder),
+            f.squall.pps / f.tun_forwarder.pps.max(1.0)
+        );
+    }
     let (sink_100mbit, timing_100mbit, _) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
     let (sink_1gbit, timing_1gbit, _) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
     // The same with the data plane under SCHED_FIFO (`--realtime 50`): the
