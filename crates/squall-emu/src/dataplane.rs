@@ -256,6 +256,7 @@ impl Dataplane {
             // Every path has been advanced to `now` (deliver_due) and the
             // schedule polled up to it: no later event is earlier.
             self.recorder.events(std::mem::take(&mut self.events), now);
+            self.recorder.flush();
             let deadline = self.next_deadline(now).min(end);
             self.wait_until(deadline);
         }
