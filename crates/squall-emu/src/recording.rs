@@ -440,7 +440,7 @@ fn write_records(
     let mut pending: BinaryHeap<Reverse<Pending>> = BinaryHeap::new();
     let mut seq = 0u64;
     let mut result = Ok(());
-    for record in receiver.iter().flatten() {
+    for record in polled(&receiver).flatten() {
         if result.is_err() {
             // Stop: the queue closes and the data plane counts what it
             // still sends as dropped.
@@ -474,6 +474,24 @@ fn write_records(
         result = flush(&mut files);
     }
     (written, result.err())
+}
+
+/// The batches `receiver` yields until the data plane closes it, taken by
+/// polling every millisecond when none waits rather than by blocking: a
+/// blocked receiver makes each send a futex wake-up in the data plane
+/// (measured: 3% of its time at 10 Gbit/s even with one send per turn).
+/// The queue's bounds hold a millisecond of records at any rate squall
+/// reaches.
+fn polled(receiver: &Receiver<Vec<Record>>) -> impl Iterator<Item = Vec<Record>> + '_ {
+    std::iter::from_fn(move || {
+        loop {
+            match receiver.try_recv() {
+                Ok(batch) => return Some(batch),
+                Err(std::sync::mpsc::TryRecvError::Empty) => std::thread::sleep(std::time::Duration::from_millis(1)),
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+            }
+        }
+    })
 }
 
 /// Writes the pending events before `settled` (all of them for `None`).
