@@ -17,6 +17,7 @@ use crate::device::{PacketDevice, TunDevice};
 use crate::error::{Context, EmuError};
 use crate::naming::{RunId, TUN_NAME};
 use crate::netns::NetNs;
+use crate::packet_socket::PacketSocket;
 
 /// Runs `exe tool udp --sink` in one namespace and `exe tool udp --send`
 /// (`ip_size`-byte packets for `seconds`) in the other, over a veth pair;
@@ -69,21 +70,33 @@ fn join(a: &NetNs, b: &NetNs) -> Result<(), EmuError> {
 /// A `exe tool bulk` transfer of `bytes` (cubic) from one namespace to the
 /// other over a veth pair; returns the client's result.
 pub fn veth_bulk(exe: &Path, bytes: u64) -> Result<crate::bulk::BulkResult, EmuError> {
-    with_veth(|a, b| {
+    with_veth(|a, b| bulk_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), bytes))
+}
+
+/// A cubic `exe tool bulk` transfer of `bytes` from `a` to the server in
+/// `b` at `to`.
+fn bulk_between(
+    exe: &Path,
+    a: &NetNs,
+    b: &NetNs,
+    to: Ipv4Addr,
+    bytes: u64,
+) -> Result<crate::bulk::BulkResult, EmuError> {
+    {
         let mut server = Command::new(exe);
         server.args(["tool", "bulk", "--server", "--once"]).stdout(Stdio::null()).stderr(Stdio::inherit());
         b.prepare(&mut server, true)?;
         let mut server = server.spawn().context(|| "start the bulk server".to_string())?;
         std::thread::sleep(std::time::Duration::from_millis(200));
         let mut client = Command::new(exe);
-        client.args(["tool", "bulk", "--client", "10.0.1.1", "--cc", "cubic", "--bytes", &bytes.to_string()]);
+        client.args(["tool", "bulk", "--client", &to.to_string(), "--cc", "cubic", "--bytes", &bytes.to_string()]);
         client.stderr(Stdio::inherit());
         a.prepare(&mut client, true)?;
         let out = client.output().context(|| "run the bulk client".to_string());
         let _ = server.kill();
         let _ = server.wait();
         serde_json::from_slice(&out?.stdout).map_err(|e| EmuError::Scenario(format!("bulk client output: {e}")))
-    })
+    }
 }
 
 /// `ping -n -i 0.02 -c count` from one namespace to the other over a veth
@@ -101,12 +114,19 @@ pub fn veth_ping(count: u32) -> Result<String, EmuError> {
 
 fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
     join(a, b)?;
-    udp_between(exe, a, b, ip_size, seconds)
+    udp_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), ip_size, seconds)
 }
 
-/// `exe tool udp --sink` in `b` (10.0.1.1), `exe tool udp --send` in `a`;
+/// `exe tool udp --sink` in `b` (at `to`), `exe tool udp --send` in `a`;
 /// what the sink counted.
-fn udp_between(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
+fn udp_between(
+    exe: &Path,
+    a: &NetNs,
+    b: &NetNs,
+    to: Ipv4Addr,
+    ip_size: usize,
+    seconds: f64,
+) -> Result<SinkReport, EmuError> {
     let mut sink = Command::new(exe);
     sink.args(["tool", "udp", "--sink"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
     b.prepare(&mut sink, true)?;
@@ -117,7 +137,7 @@ fn udp_between(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -
         "tool",
         "udp",
         "--send",
-        "10.0.1.1",
+        &to.to_string(),
         "--size",
         &ip_size.to_string(),
         "--seconds",
@@ -167,35 +187,100 @@ pub fn forward(mut devices: [Box<dyn PacketDevice>; 2], stop: &AtomicBool) -> Re
     Ok(moved)
 }
 
-/// UDP of `ip_size`-byte packets for `seconds` from one namespace to the
-/// other, each host on a TUN device (with offloads, as squall opens them),
-/// [`forward`] between the two: what the sink counted and the packets
-/// moved.
-pub fn tun_forwarder(exe: &Path, ip_size: usize, seconds: f64) -> Result<(SinkReport, u64), EmuError> {
-    let id = RunId::current();
-    let a = NetNs::create(&id.netns_name("fwd-a"))?;
-    let b = match NetNs::create(&id.netns_name("fwd-b")) {
-        Ok(b) => b,
-        Err(e) => {
-            let _ = a.delete();
-            return Err(e);
+/// The devices a [`Forwarder`] moves packets between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum ForwarderDevices {
+    /// A TUN device (with offloads) in each host's namespace, as squall
+    /// emu makes them.
+    Tun,
+    /// A veth pair per host, its outer end in this namespace read and
+    /// written with an AF_PACKET socket, as squall emu --inline does.
+    PacketSocket,
+}
+
+/// Two hosts in namespaces of their own and [`forward`] between their
+/// devices on a thread of this process: the ceiling a device sets for a
+/// user-space emulator, with nothing of squall's in the way. Stopped and
+/// removed when dropped.
+pub struct Forwarder {
+    hosts: Vec<NetNs>,
+    /// The receiving host's address.
+    to: Ipv4Addr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Result<u64, EmuError>>>,
+}
+
+impl Forwarder {
+    pub fn start(devices: ForwarderDevices) -> Result<Forwarder, EmuError> {
+        let id = RunId::current();
+        let mut bed = Forwarder { hosts: Vec::new(), to: Ipv4Addr::UNSPECIFIED, stop: Arc::default(), thread: None };
+        for tag in ["fwd-a", "fwd-b"] {
+            bed.hosts.push(NetNs::create(&id.netns_name(tag))?);
         }
-    };
-    let result = (|| {
-        let (fixed, mobile) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
-        let devices: [Box<dyn PacketDevice>; 2] = [
-            Box::new(TunDevice::create(&a, fixed, &[mobile], 1500, true)?),
-            Box::new(TunDevice::create(&b, mobile, &[fixed], 1500, true)?),
-        ];
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let forwarder = std::thread::spawn(move || forward(devices, &flag));
-        let sink = udp_between(exe, &a, &b, ip_size, seconds);
-        stop.store(true, Ordering::Relaxed);
-        let moved = forwarder.join().map_err(|_| EmuError::Scenario("the forwarder panicked".into()))??;
-        Ok((sink?, moved))
-    })();
-    let _ = a.delete();
-    let _ = b.delete();
-    result
+        let (a, b) = (&bed.hosts[0], &bed.hosts[1]);
+        let ends: [Box<dyn PacketDevice>; 2] = match devices {
+            ForwarderDevices::Tun => {
+                let (fixed, mobile) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
+                bed.to = mobile;
+                [
+                    Box::new(TunDevice::create(a, fixed, &[mobile], 1500, true)?),
+                    Box::new(TunDevice::create(b, mobile, &[fixed], 1500, true)?),
+                ]
+            }
+            ForwarderDevices::PacketSocket => {
+                bed.to = Ipv4Addr::new(10, 0, 0, 2);
+                let mut ends = Vec::new();
+                for (i, ns) in [a, b].into_iter().enumerate() {
+                    let outer = format!("sqf{}{}", ["a", "b"][i], id.0);
+                    crate::netns::ip(&[
+                        "link",
+                        "add",
+                        &outer,
+                        "type",
+                        "veth",
+                        "peer",
+                        "name",
+                        TUN_NAME,
+                        "netns",
+                        ns.name(),
+                    ])?;
+                    // No router solicitations from the outer end.
+                    let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{outer}/disable_ipv6"), "1");
+                    crate::netns::ip(&["link", "set", &outer, "up"])?;
+                    ns.ip(&["addr", "add", &format!("10.0.0.{}/24", i + 1), "dev", TUN_NAME])?;
+                    ns.ip(&["link", "set", TUN_NAME, "up"])?;
+                    ends.push(outer);
+                }
+                [Box::new(PacketSocket::open(&ends[0])?), Box::new(PacketSocket::open(&ends[1])?)]
+            }
+        };
+        let flag = Arc::clone(&bed.stop);
+        bed.thread = Some(std::thread::spawn(move || forward(ends, &flag)));
+        Ok(bed)
+    }
+
+    /// `exe tool udp` of `ip_size`-byte packets for `seconds` from the
+    /// first host to the second: what the sink counted.
+    pub fn udp(&self, exe: &Path, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
+        udp_between(exe, &self.hosts[0], &self.hosts[1], self.to, ip_size, seconds)
+    }
+
+    /// A cubic `exe tool bulk` transfer of `bytes` from the first host to
+    /// the second.
+    pub fn bulk(&self, exe: &Path, bytes: u64) -> Result<crate::bulk::BulkResult, EmuError> {
+        bulk_between(exe, &self.hosts[0], &self.hosts[1], self.to, bytes)
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        // A veth goes with its namespace end.
+        for ns in self.hosts.drain(..) {
+            let _ = ns.delete();
+        }
+    }
 }

@@ -112,9 +112,11 @@ struct Forwarding {
     machine_us_per_packet_veth: Option<f64>,
     /// A forwarder that only moves packets between the same TUN devices
     /// (no model, no clock, no recording): the most any user-space
-    /// emulator on TUN reaches here.
-    tun_forwarder: SinkReport,
-    machine_us_per_packet_tun_forwarder: Option<f64>,
+    /// emulator on TUN reaches here; and the same between veth pairs'
+    /// outer ends read and written with AF_PACKET sockets. With the
+    /// machine's CPU us per packet.
+    tun_forwarder: (SinkReport, Option<f64>),
+    packet_socket_forwarder: (SinkReport, Option<f64>),
 }
 
 #[derive(Serialize)]
@@ -314,16 +316,22 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             crate::bench_more::with_machine_cpu(|| through_squall(&exe, None, ip_size, seconds, None))?;
         let cpu_us_per_packet = cpu * 1e6 / squall_timing.deliveries.max(1) as f64;
         let (veth, machine_veth) = crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds)?))?;
-        let ((tun_forwarder, _), machine_forwarder) =
-            crate::bench_more::with_machine_cpu(|| Ok(baseline::tun_forwarder(&exe, ip_size, seconds)?))?;
+        let forwarder = |devices| -> Result<(SinkReport, Option<f64>)> {
+            let bed = baseline::Forwarder::start(devices)?;
+            let (sink, busy) = crate::bench_more::with_machine_cpu(|| Ok(bed.udp(&exe, ip_size, seconds)?))?;
+            let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+            Ok((sink, per_packet))
+        };
+        let tun_forwarder = forwarder(baseline::ForwarderDevices::Tun)?;
+        let packet_socket_forwarder = forwarder(baseline::ForwarderDevices::PacketSocket)?;
         let ratio = if veth.pps > 0.0 { squall.pps / veth.pps } else { 0.0 };
         let per_packet = |busy: Option<f64>, sink: &SinkReport| busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
         forwarding.push(Forwarding {
             ip_size,
             machine_us_per_packet_squall: per_packet(machine_squall, &squall),
             machine_us_per_packet_veth: per_packet(machine_veth, &veth),
-            machine_us_per_packet_tun_forwarder: per_packet(machine_forwarder, &tun_forwarder),
             tun_forwarder,
+            packet_socket_forwarder,
             squall,
             veth,
             ratio,
@@ -353,16 +361,21 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         "(machine us/pkt: busy CPU time of both cores, niced jobs left out, set-up included, per packet received; \
          what squall adds per packet over veth bounds the ratio on 2 cores)"
     );
+    println!("A forwarder that only moves packets between two devices (no model, no clock, no recording):");
     for f in &forwarding {
-        println!(
-            "{:>4} B, a forwarder that only moves packets between the same TUN devices (no model): {:.0} pps, {:.3} of veth, \
-             machine {} us/pkt; squall reaches {:.3} of it",
-            f.ip_size,
-            f.tun_forwarder.pps,
-            f.tun_forwarder.pps / f.veth.pps.max(1.0),
-            us(f.machine_us_per_packet_tun_forwarder),
-            f.squall.pps / f.tun_forwarder.pps.max(1.0)
-        );
+        for (devices, (sink, machine)) in [
+            ("TUN devices (as squall emu)", &f.tun_forwarder),
+            ("veths' outer ends, AF_PACKET (as --inline)", &f.packet_socket_forwarder),
+        ] {
+            println!(
+                "{:>6} B, {devices}: {:.0} pps, {:.3} of veth, machine {} us/pkt; squall reaches {:.3} of it",
+                f.ip_size,
+                sink.pps,
+                sink.pps / f.veth.pps.max(1.0),
+                us(*machine),
+                f.squall.pps / sink.pps.max(1.0)
+            );
+        }
     }
     let (sink_100mbit, timing_100mbit, _) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
     let (sink_1gbit, timing_1gbit, _) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
@@ -394,6 +407,12 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         tcp_unlimited.squall_no_offloads_bps / 1e9,
         tcp_unlimited.veth_bps / 1e9,
         tcp_unlimited.ratio
+    );
+    println!(
+        "TCP, a forwarder that only moves packets (no model): between TUN devices {:.2} Gbit/s, between veths' outer \
+         ends with AF_PACKET {:.2} Gbit/s",
+        tcp_unlimited.tun_forwarder_bps / 1e9,
+        tcp_unlimited.packet_socket_forwarder_bps / 1e9
     );
     let rates = crate::bench_more::rate_sweep(&exe, &[12.0, 120.0, 600.0, 1200.0, 5000.0], &[0.0, 20.0], 5.0)?;
     println!("TCP (cubic, 5 s of data, buffers for the BDP) achieved / configured rate:");

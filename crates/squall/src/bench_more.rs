@@ -146,6 +146,10 @@ pub struct TcpUnlimited {
     pub squall_no_offloads_bps: f64,
     pub veth_bps: f64,
     pub ratio: f64,
+    /// A forwarder that only moves packets (no model) between TUN devices,
+    /// and between veths' outer ends with AF_PACKET sockets.
+    pub tun_forwarder_bps: f64,
+    pub packet_socket_forwarder_bps: f64,
 }
 
 /// TCP through a stage with no rate limit, against plain veth.
@@ -154,11 +158,19 @@ pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
     let squall = bulk_through_squall(exe, &text, bytes, "cubic")?;
     let plain = bulk_through_squall_with(exe, &text, bytes, "cubic", false)?;
     let veth = baseline::veth_bulk(exe, bytes)?;
+    let forwarder = |devices| -> Result<f64> {
+        let bed = baseline::Forwarder::start(devices)?;
+        Ok(bed.bulk(exe, bytes)?.goodput_bps)
+    };
+    let tun_forwarder_bps = forwarder(baseline::ForwarderDevices::Tun)?;
+    let packet_socket_forwarder_bps = forwarder(baseline::ForwarderDevices::PacketSocket)?;
     Ok(TcpUnlimited {
         squall_bps: squall.goodput_bps,
         squall_no_offloads_bps: plain.goodput_bps,
         veth_bps: veth.goodput_bps,
         ratio: squall.goodput_bps / veth.goodput_bps,
+        tun_forwarder_bps,
+        packet_socket_forwarder_bps,
     })
 }
 
