@@ -134,6 +134,9 @@ struct BenchReport {
     tcp_unlimited: crate::bench_more::TcpUnlimited,
     rates: Vec<crate::bench_more::RatePoint>,
     ping: Option<crate::bench_more::PingFigures>,
+    /// The same with `--early-wakeup "20 ms"`: the data plane never
+    /// sleeps (it spins, one core busy), so no wake-up delays a packet.
+    ping_spinning: Option<crate::bench_more::PingFigures>,
 }
 
 const SCENARIO: &str = r#"
@@ -189,7 +192,7 @@ fn through_squall_rt(
             &format!("fixed@0.2s={exe} tool udp --send 10.0.1.1 --size {ip_size} --seconds {seconds}{pace}"),
         ],
         true,
-        realtime,
+        squall_emu::dataplane::DataplaneOptions { realtime_priority: realtime, ..Default::default() },
     )?;
     let out = std::fs::read_to_string(dir.path().join("0-mobile.stdout"))?;
     let sink: SinkReport = serde_json::from_str(out.trim()).with_context(|| format!("sink output {out:?}"))?;
@@ -426,7 +429,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             r.retransmitted_segments
         );
     }
-    let ping = match crate::bench_more::ping(25.0, 500) {
+    let ping = match crate::bench_more::ping(25.0, 500, Default::default()) {
         Ok(p) => {
             println!("{}", p.describe("25 ms each way"));
             Some(p)
@@ -436,6 +439,14 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             None
         }
     };
+    let spinning = squall_emu::dataplane::DataplaneOptions {
+        early_wakeup: squall_link::Duration::from_millis(20),
+        ..Default::default()
+    };
+    let ping_spinning = crate::bench_more::ping(25.0, 500, spinning).ok();
+    if let Some(p) = &ping_spinning {
+        println!("{}", p.describe("25 ms each way, --early-wakeup \"20 ms\" (never sleeps)"));
+    }
     let report = BenchReport {
         forwarding,
         timing_100mbit,
@@ -447,6 +458,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         tcp_unlimited,
         rates,
         ping,
+        ping_spinning,
     };
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;

@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use squall_emu::bulk::BulkResult;
+use squall_emu::dataplane::DataplaneOptions;
 use squall_emu::workload::CommandSpec;
 use squall_emu::{EmulationOptions, EmulationReport, baseline};
 
@@ -79,19 +80,14 @@ name = "up"
 const BIG_BUFFERS: &str =
     r#"sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 268435456", "net.ipv4.tcp_wmem" = "4096 131072 268435456" }"#;
 
-/// Runs `text` with `commands`; returns the report, the workloads'
-/// directory and the CPU time the run took in this process.
-pub(crate) fn emulate(text: &str, commands: &[&str]) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
-    emulate_with(text, commands, true, None)
-}
-
-/// [`emulate`], with or without TUN offloads, the data plane under
-/// SCHED_FIFO at `realtime` if given.
+/// Runs `text` with `commands`, with or without TUN offloads, the data
+/// plane keeping time as `dataplane` says; returns the report, the
+/// workloads' directory and the CPU time the run took in this process.
 pub(crate) fn emulate_with(
     text: &str,
     commands: &[&str],
     offloads: bool,
-    realtime: Option<i32>,
+    dataplane: DataplaneOptions,
 ) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
     let scenario = squall_scenario::parse("bench.toml", text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let dir = tempfile::tempdir()?;
@@ -102,7 +98,7 @@ pub(crate) fn emulate_with(
         workload_dir: dir.path().to_path_buf(),
         control: false,
         offloads,
-        dataplane: squall_emu::dataplane::DataplaneOptions { realtime_priority: realtime, ..Default::default() },
+        dataplane,
         ..Default::default()
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
@@ -128,7 +124,7 @@ fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, offloa
             ),
         ],
         offloads,
-        None,
+        DataplaneOptions::default(),
     )?;
     let out = std::fs::read_to_string(dir.path().join("1-fixed.stdout"))?;
     serde_json::from_str(out.trim()).with_context(|| {
@@ -233,11 +229,15 @@ pub struct PingFigures {
 }
 
 /// `ping` from fixed to mobile over `one_way_ms` each way, `count` echoes
-/// 20 ms apart.
-pub fn ping(one_way_ms: f64, count: u32) -> Result<PingFigures> {
+/// 20 ms apart, the data plane keeping time as `dataplane` says.
+pub fn ping(one_way_ms: f64, count: u32, dataplane: DataplaneOptions) -> Result<PingFigures> {
     let stage = format!("delay = \"{one_way_ms} ms\"");
-    let (_, dir, _) =
-        emulate(&scenario(&stage, &stage, ""), &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")])?;
+    let (_, dir, _) = emulate_with(
+        &scenario(&stage, &stage, ""),
+        &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")],
+        true,
+        dataplane,
+    )?;
     let out = std::fs::read_to_string(dir.path().join("0-fixed.stdout"))?;
     let mut figures = PingFigures::from_output(&out, count, 2.0 * one_way_ms)?;
     let plain = squall_emu::baseline::veth_ping(count)?;
