@@ -120,6 +120,9 @@ pub struct HostCounters {
     /// What the host's device offloads did (super-packets cut on the way
     /// in, deliveries joined on the way out).
     pub offload: crate::device::OffloadCounts,
+    /// Packets the kernel dropped on their way to squall (bridge mode: the
+    /// AF_PACKET receive ring was full), before the model saw them.
+    pub kernel_dropped: u64,
 }
 
 /// What a run of the loop leaves.
@@ -701,8 +704,9 @@ impl Dataplane {
 
     fn finish(mut self) -> DataplaneReport {
         let end = self.clock.now();
-        for (counters, device) in self.hosts.iter_mut().zip(&self.devices) {
+        for (counters, device) in self.hosts.iter_mut().zip(&mut self.devices) {
             counters.offload = device.offload_counts();
+            counters.kernel_dropped = device.kernel_dropped();
         }
         self.drain_events();
         self.recorder.events(std::mem::take(&mut self.events), end);

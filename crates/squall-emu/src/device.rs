@@ -67,6 +67,11 @@ pub trait PacketDevice: Send {
     fn offload_counts(&self) -> OffloadCounts {
         OffloadCounts::default()
     }
+    /// Packets the kernel dropped on their way to squall, where the device
+    /// can tell (a full receive ring).
+    fn kernel_dropped(&mut self) -> u64 {
+        0
+    }
 }
 
 /// Writes `packets` one by one with [`PacketDevice::send`]: the batch for a

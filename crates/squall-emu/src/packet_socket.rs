@@ -10,6 +10,15 @@
 //! flight that a veth or GRO passes as one frame of up to 64 KB) is cut
 //! into the frames a wire would carry and partial checksums are completed
 //! ([`crate::offload`]); [`PacketDevice::recv`] hands them out one by one.
+//!
+//! Frames are read from a receive ring shared with the kernel
+//! (PACKET_RX_RING, TPACKET_V2; Documentation/networking/packet_mmap.rst):
+//! the kernel copies each frame into the next free slot as it arrives, in
+//! the softirq of the CPU that sent it, and squall takes it from there
+//! without a system call. A frame longer than a slot (a GSO super-frame)
+//! is also queued whole on the socket (PACKET_COPY_THRESH) and read with
+//! recv(2) at its turn in the ring. Where the ring cannot be made, the
+//! socket is read with recvmmsg(2), up to 16 frames a call.
 
 use std::ffi::CString;
 use std::io;
@@ -34,6 +43,100 @@ pub struct PacketSocket {
     age: Option<std::time::Duration>,
     /// Frames read together by one recvmmsg(2), not yet handed out.
     batch: ReadBatch,
+    /// The receive ring, when the kernel gave one.
+    ring: Option<RxRing>,
+    /// Frames the kernel dropped before squall could read them: the ring
+    /// was full, or a super-frame could not be queued whole beside it.
+    kernel_dropped: u64,
+}
+
+/// Bytes of one ring slot: the TPACKET_V2 header, the virtio_net_hdr and a
+/// 1514-byte frame fit with room to spare.
+const RING_FRAME: usize = 2048;
+/// Bytes of one ring block (a power of two pages, of whole slots).
+const RING_BLOCK: usize = 1 << 20;
+/// Blocks of the ring: 4096 slots, 8 MB.
+const RING_BLOCKS: usize = 8;
+
+/// A PACKET_RX_RING mapped into this process.
+struct RxRing {
+    base: std::ptr::NonNull<u8>,
+    len: usize,
+    slots: usize,
+    /// The slot to read next.
+    next: usize,
+}
+
+// SAFETY: the mapping belongs to the RxRing alone and moves with it.
+unsafe impl Send for RxRing {}
+
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // SAFETY: `base` and `len` are the mapping mmap returned.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+impl RxRing {
+    /// Asks the kernel for a TPACKET_V2 receive ring on `fd` and maps it.
+    fn open(fd: &OwnedFd) -> io::Result<RxRing> {
+        set_opt(fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V2 as libc::c_int))?;
+        // Frames longer than a slot are queued whole on the socket too.
+        set_opt(fd, libc::PACKET_COPY_THRESH, &1 as &libc::c_int)?;
+        // Room on the socket for those (root: beyond rmem_max).
+        let rcvbuf: libc::c_int = 64 << 20;
+        let _ = set_sock_opt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &rcvbuf);
+        let req = libc::tpacket_req {
+            tp_block_size: RING_BLOCK as u32,
+            tp_block_nr: RING_BLOCKS as u32,
+            tp_frame_size: RING_FRAME as u32,
+            tp_frame_nr: (RING_BLOCK / RING_FRAME * RING_BLOCKS) as u32,
+        };
+        set_opt(fd, libc::PACKET_RX_RING, &req)?;
+        let len = RING_BLOCK * RING_BLOCKS;
+        // SAFETY: maps the ring the kernel just made for this socket.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = std::ptr::NonNull::new(base.cast()).ok_or_else(io::Error::last_os_error)?;
+        Ok(RxRing { base, len, slots: len / RING_FRAME, next: 0 })
+    }
+
+    /// The header of the next slot, if the kernel has filled it.
+    fn ready(&self) -> Option<*mut libc::tpacket2_hdr> {
+        // SAFETY: slot `next` lies inside the mapping (slots fill the
+        // blocks exactly: RING_BLOCK is a multiple of RING_FRAME).
+        let hdr = unsafe { self.base.as_ptr().add(self.next * RING_FRAME) }.cast::<libc::tpacket2_hdr>();
+        // The kernel hands the slot over by setting TP_STATUS_USER last
+        // (smp_wmb before it); this acquire pairs with it.
+        // SAFETY: tp_status is an aligned u32 the kernel writes atomically.
+        let status = unsafe {
+            (*(std::ptr::addr_of!((*hdr).tp_status) as *const std::sync::atomic::AtomicU32))
+                .load(std::sync::atomic::Ordering::Acquire)
+        };
+        (status & libc::TP_STATUS_USER != 0).then_some(hdr)
+    }
+
+    /// Gives the slot back to the kernel and moves to the next.
+    fn release(&mut self, hdr: *mut libc::tpacket2_hdr) {
+        // SAFETY: as in `ready`; the release orders our reads of the slot
+        // before the kernel may write it again.
+        unsafe {
+            (*(std::ptr::addr_of_mut!((*hdr).tp_status) as *const std::sync::atomic::AtomicU32))
+                .store(libc::TP_STATUS_KERNEL, std::sync::atomic::Ordering::Release)
+        };
+        self.next = (self.next + 1) % self.slots;
+    }
 }
 
 /// How many frames one recvmmsg(2) may read.
@@ -111,6 +214,13 @@ impl PacketSocket {
             .map_err(|e| EmuError::io(what("PACKET_IGNORE_OUTGOING"), e))?;
         set_opt(&fd, libc::PACKET_VNET_HDR, &1 as &libc::c_int)
             .map_err(|e| EmuError::io(what("PACKET_VNET_HDR"), e))?;
+        let ring = match RxRing::open(&fd) {
+            Ok(ring) => Some(ring),
+            Err(e) => {
+                eprintln!("squall emu: interface `{name}`: no receive ring ({e}); reading it with recvmmsg");
+                None
+            }
+        };
         Ok(PacketSocket {
             fd,
             label: name.to_string(),
@@ -118,7 +228,34 @@ impl PacketSocket {
             vnet: VnetIo::new(Framing::Ethernet),
             age: None,
             batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + 65_536),
+            ring,
+            kernel_dropped: 0,
         })
+    }
+
+    /// Frames the kernel dropped before squall read them (ring full, or a
+    /// super-frame not queued whole).
+    fn dropped_by_kernel(&mut self) -> u64 {
+        if self.ring.is_some() {
+            // SAFETY: tpacket_stats is plain data; zeroed is a valid value.
+            let mut stats: libc::tpacket_stats = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+            // SAFETY: PACKET_STATISTICS fills a tpacket_stats of `len`
+            // bytes (and resets the kernel's counts).
+            let r = unsafe {
+                libc::getsockopt(
+                    self.fd.as_raw_fd(),
+                    libc::SOL_PACKET,
+                    libc::PACKET_STATISTICS,
+                    (&mut stats as *mut libc::tpacket_stats).cast(),
+                    &mut len,
+                )
+            };
+            if r == 0 {
+                self.kernel_dropped += u64::from(stats.tp_drops);
+            }
+        }
+        self.kernel_dropped
     }
 
     pub fn ifindex(&self) -> i32 {
@@ -223,9 +360,57 @@ impl PacketSocket {
         Ok(n as usize)
     }
 
+    /// The next frame of the ring, copied into the reader's buffer after
+    /// its virtio_net_hdr (or, for a frame longer than a slot, read whole
+    /// from the socket): its length and receive timestamp.
+    fn next_from_ring(&mut self) -> io::Result<Option<(usize, Option<std::time::SystemTime>)>> {
+        loop {
+            let Some(ring) = self.ring.as_mut() else { return Ok(None) };
+            let Some(hdr) = ring.ready() else { return Ok(None) };
+            // SAFETY: the kernel filled the slot and handed it to us.
+            let (status, len, snaplen, mac, sec, nsec) = unsafe {
+                ((*hdr).tp_status, (*hdr).tp_len, (*hdr).tp_snaplen, (*hdr).tp_mac, (*hdr).tp_sec, (*hdr).tp_nsec)
+            };
+            let stamp = Some(std::time::UNIX_EPOCH + std::time::Duration::new(u64::from(sec), nsec));
+            let vnet = crate::offload::VNET_HDR_LEN;
+            let read = if status & libc::TP_STATUS_COPY != 0 {
+                // The whole frame waits on the socket.
+                // SAFETY: rx is a writable buffer of its length.
+                let n = unsafe {
+                    libc::recv(
+                        self.fd.as_raw_fd(),
+                        self.vnet.rx.as_mut_ptr().cast(),
+                        self.vnet.rx.len(),
+                        libc::MSG_TRUNC,
+                    )
+                };
+                (n >= 0).then_some(n as usize)
+            } else if snaplen < len || usize::from(mac) < vnet || usize::from(mac) + snaplen as usize > RING_FRAME {
+                // Cut short and not queued whole: lost.
+                None
+            } else {
+                let at = usize::from(mac) - vnet;
+                let n = vnet + snaplen as usize;
+                // SAFETY: the header and frame lie inside the slot (checked
+                // above), which the kernel will not touch until released.
+                let slot = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(at), n) };
+                self.vnet.rx[..n].copy_from_slice(slot);
+                Some(n)
+            };
+            ring.release(hdr);
+            match read {
+                Some(n) => return Ok(Some((n, stamp))),
+                None => self.kernel_dropped += 1,
+            }
+        }
+    }
+
     /// The next frame of the batch, moved into the reader's buffer (a
     /// swap, not a copy): its length and receive timestamp.
     fn next_read(&mut self) -> io::Result<Option<(usize, Option<std::time::SystemTime>)>> {
+        if self.ring.is_some() {
+            return self.next_from_ring();
+        }
         if self.batch.next >= self.batch.read.len() && self.read_batch()? == 0 {
             return Ok(None);
         }
@@ -268,11 +453,17 @@ impl PacketDevice for PacketSocket {
     }
 
     fn buffered(&self) -> bool {
-        !self.vnet.pending.is_empty() || self.batch.next < self.batch.read.len()
+        !self.vnet.pending.is_empty()
+            || self.batch.next < self.batch.read.len()
+            || self.ring.as_ref().is_some_and(|r| r.ready().is_some())
     }
 
     fn offload_counts(&self) -> crate::device::OffloadCounts {
         self.vnet.counts
+    }
+
+    fn kernel_dropped(&mut self) -> u64 {
+        self.dropped_by_kernel()
     }
 
     /// Writes one Ethernet frame as it is (after an all-zero
