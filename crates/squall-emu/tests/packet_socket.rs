@@ -71,3 +71,57 @@ fn frames_cross_a_veth_pair_whole_and_bad_interfaces_are_named() {
     let down = down.expect("a down interface is refused");
     assert!(down.contains("interface `sq-down`: the interface is down"), "{down}");
 }
+
+/// Frames of EtherType 0x88b5 of `len` bytes, numbered in their first two
+/// payload bytes.
+fn numbered(n: u16, len: usize) -> Vec<u8> {
+    let mut frame = vec![0xff; 6];
+    frame.extend([0x02, 0, 0, 0, 0, 1, 0x88, 0xb5]);
+    frame.extend(n.to_be_bytes());
+    frame.resize(len, 0x5a);
+    frame
+}
+
+#[test]
+fn frames_longer_than_a_ring_slot_keep_their_place_and_ring_overflow_is_counted() {
+    let Some(ns) = namespace("pktring") else { return };
+    let setup = || -> Result<(), squall_emu::EmuError> {
+        ns.ip(&["link", "add", "sq-a", "mtu", "9000", "type", "veth", "peer", "name", "sq-b", "mtu", "9000"])?;
+        ns.ip(&["link", "set", "sq-a", "up"])?;
+        ns.ip(&["link", "set", "sq-b", "up"])
+    };
+    let result = setup().and_then(|()| {
+        ns.run_in(|| {
+            // No IPv6 neighbour traffic of the kernel's own to count.
+            for key in ["all", "default", "sq-a", "sq-b"] {
+                let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6"), "1");
+            }
+            let mut a = PacketSocket::open("sq-a")?;
+            let mut b = PacketSocket::open("sq-b")?;
+            let send = |a: &mut PacketSocket, f: &[u8]| a.send(f).map_err(|e| squall_emu::EmuError::io("send", e));
+            // Small, large (beyond a 2048-byte slot), small, large.
+            let mixed: Vec<Vec<u8>> = [(0, 100), (1, 4000), (2, 60), (3, 8000)].map(|(n, l)| numbered(n, l)).into();
+            for f in &mixed {
+                send(&mut a, f)?;
+            }
+            let got: Vec<Option<Vec<u8>>> = (0..mixed.len()).map(|_| receive(&mut b)).collect();
+            // 6000 frames sent before b reads any: more than the ring holds.
+            let flood = 6000u16;
+            for n in 0..flood {
+                send(&mut a, &numbered(n, 100))?;
+            }
+            let mut read = 0u64;
+            while receive(&mut b).is_some() {
+                read += 1;
+            }
+            Ok((mixed, got, u64::from(flood), read, b.kernel_dropped()))
+        })
+    });
+    let _ = ns.delete();
+    let (mixed, got, flood, read, dropped) = result.unwrap();
+    for (i, (sent, got)) in mixed.iter().zip(&got).enumerate() {
+        assert_eq!(got.as_deref(), Some(&sent[..]), "frame {i} ({} bytes) not whole or out of place", sent.len());
+    }
+    assert!(read < flood, "the ring held all {flood} frames: nothing overflowed");
+    assert_eq!(read + dropped, flood, "read {read} + dropped {dropped} should be the {flood} sent");
+}
