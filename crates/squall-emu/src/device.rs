@@ -74,6 +74,35 @@ pub trait PacketDevice: Send {
     }
 }
 
+/// Packets the TUN device `device` (in namespace `ns`, or this thread's)
+/// dropped on their way to squall (its queue was full: the host sent
+/// faster than squall read), as /proc/net/dev counts them there.
+fn tun_dropped(ns: Option<&NetNs>, device: &str) -> Result<u64, EmuError> {
+    let read = || {
+        let path = "/proc/thread-self/net/dev";
+        let table = std::fs::read_to_string(path).context(|| format!("read {path}"))?;
+        transmit_dropped(&table, device)
+            .ok_or_else(|| EmuError::Scenario(format!("{path} has no counters for {device}")))
+    };
+    match ns {
+        Some(ns) => ns.run_in(read),
+        None => read(),
+    }
+}
+
+/// The transmit "drop" column of interface `name` in a /proc/net/dev
+/// table (per interface: eight receive counters, then bytes, packets,
+/// errs, drop, ... of transmit). A TUN device transmits towards squall.
+fn transmit_dropped(table: &str, name: &str) -> Option<u64> {
+    table.lines().find_map(|line| {
+        let (iface, counters) = line.split_once(':')?;
+        if iface.trim() != name {
+            return None;
+        }
+        counters.split_whitespace().nth(11)?.parse().ok()
+    })
+}
+
 /// Writes `packets` one by one with [`PacketDevice::send`]: the batch for a
 /// device that cannot join them, and [`PacketDevice::send_batch`]'s
 /// default.
@@ -288,6 +317,10 @@ pub struct TunDevice {
     vnet: Option<VnetIo>,
     offloads: TunOffloads,
     rx: Vec<u8>,
+    /// The device's name, and the namespace it is in (`None`: squall's
+    /// own), to read its counters.
+    name: String,
+    netns: Option<String>,
 }
 
 impl TunDevice {
@@ -327,6 +360,8 @@ impl TunDevice {
             vnet: offloads.vnet_hdr.then(|| VnetIo::new(Framing::Ip)),
             offloads,
             rx: vec![0; 65_536],
+            name: TUN_NAME.to_string(),
+            netns: Some(ns.name().to_string()),
         })
     }
 
@@ -345,6 +380,8 @@ impl TunDevice {
             vnet: offloads.vnet_hdr.then(|| VnetIo::new(Framing::Ip)),
             offloads,
             rx: vec![0; 65_536],
+            name: name.to_string(),
+            netns: None,
         })
     }
 
@@ -440,6 +477,16 @@ impl PacketDevice for TunDevice {
         self.vnet.as_ref().map_or_else(OffloadCounts::default, |v| v.counts)
     }
 
+    /// The device's transmit drops (towards squall); 0, with a warning, if
+    /// they cannot be read.
+    fn kernel_dropped(&mut self) -> u64 {
+        let ns = self.netns.as_deref().map(NetNs::named);
+        tun_dropped(ns.as_ref(), &self.name).unwrap_or_else(|e| {
+            eprintln!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
+            0
+        })
+    }
+
     fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
         match &mut self.vnet {
             Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written, false),
@@ -452,6 +499,19 @@ impl PacketDevice for TunDevice {
 mod tests {
     use super::*;
     use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+    #[test]
+    fn the_transmit_drops_of_the_named_interface_are_read_from_proc_net_dev() {
+        // /proc/net/dev as Linux 6.18 writes it, with made-up counters.
+        let table = "Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0
+squall0: 9120000   6080    0    0    0     0          0         0 45600000   30400    0 17421    0     0       0          0
+";
+        assert_eq!(transmit_dropped(table, "squall0"), Some(17421));
+        assert_eq!(transmit_dropped(table, "lo"), Some(0));
+        assert_eq!(transmit_dropped(table, "eth0"), None);
+    }
 
     /// A connected pair of datagram sockets: what squall writes on the
     /// first arrives on the second, one datagram per message.

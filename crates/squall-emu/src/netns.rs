@@ -30,6 +30,11 @@ impl NetNs {
         Ok(ns)
     }
 
+    /// A handle on the existing namespace `name` (made by this run).
+    pub(crate) fn named(name: &str) -> Self {
+        NetNs { name: name.to_string() }
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }

@@ -778,6 +778,24 @@ fn streamed_recording_is_complete_and_readable() {
     assert_eq!(u(&emu["recorded"]["deliveries"]), u(&summary["timing"]["deliveries"]));
 }
 
+/// An unpaced sender of 64-byte packets outruns squall on any machine of
+/// a few cores: what its TUN device drops before squall reads is counted
+/// per host (`kernel_dropped`), so what the sender says it sent is what
+/// squall read plus that, packet for packet.
+#[test]
+fn packets_a_tun_device_drops_before_squall_are_counted() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let (dir, summary, stderr) = udp_run("1e12", 64, 1.0, &["--no-pcap", "--no-events"]);
+    let out = std::fs::read_to_string(dir.path().join("rep-0/workloads/1-fixed.stdout")).unwrap();
+    let sent: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let fixed = &summary["runs"][0]["hosts"]["fixed"];
+    assert_eq!(u(&sent["sent"]), u(&fixed["sent_packets"]) + u(&fixed["kernel_dropped"]), "{fixed}\n{stderr}");
+    assert_downlink_conserved(&summary);
+}
+
 /// A recording queue of one record cannot keep up with 20 Mbit/s: records
 /// are dropped and counted, a warning is printed, and forwarding is not
 /// affected — every packet is still delivered or dropped by the model.
