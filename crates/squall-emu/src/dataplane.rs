@@ -51,6 +51,8 @@ pub struct DataplaneOptions {
     /// and the kernel's real-time throttling then stops it for 50 ms each
     /// second (measured: p99 error 28 ms at 100 Mbit/s).
     pub realtime_priority: Option<i32>,
+    /// Run the loop on this CPU only (`squall emu --pin`).
+    pub cpu: Option<usize>,
 }
 
 impl Default for DataplaneOptions {
@@ -59,6 +61,7 @@ impl Default for DataplaneOptions {
             early_wakeup: Duration::from_micros(200),
             late_threshold: Duration::from_millis(1),
             realtime_priority: None,
+            cpu: None,
         }
     }
 }
@@ -235,6 +238,13 @@ impl Dataplane {
     /// Runs until `stop` is set or the clock reaches `end`.
     pub fn run(mut self, end: Instant, stop: &AtomicBool, control: &Receiver<ControlMessage>) -> DataplaneReport {
         minimise_timer_slack();
+        if let Some(cpu) = self.options.cpu {
+            let mut set = nix::sched::CpuSet::new();
+            let pinned = set.set(cpu).and_then(|()| nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set));
+            if let Err(e) = pinned {
+                eprintln!("squall emu: the data plane could not be pinned to CPU {cpu} ({e})");
+            }
+        }
         if let Some(priority) = self.options.realtime_priority
             && let Err(e) = enter_realtime_class(priority)
         {

@@ -49,6 +49,10 @@ pub struct EmulationOptions {
     /// Inline between two existing interfaces instead of namespaces of
     /// its own ([`crate::inline`]).
     pub inline: Option<crate::inline::InlineOptions>,
+    /// The data plane alone on the last CPU this process may use, and
+    /// everything else squall starts (workloads, the recording thread) on
+    /// the others; nothing changes with fewer than two.
+    pub pin: bool,
 }
 
 impl Default for EmulationOptions {
@@ -63,6 +67,7 @@ impl Default for EmulationOptions {
             control: true,
             stop_when_workloads_exit: true,
             inline: None,
+            pin: false,
         }
     }
 }
@@ -91,6 +96,8 @@ pub struct EmulationReport {
     pub offloads: Option<crate::device::TunOffloads>,
     /// The outside host, if the scenario has one.
     pub outside: Option<crate::uplink::OutsideReport>,
+    /// The CPU the data plane ran on alone (`pin`), if it did.
+    pub dataplane_cpu: Option<usize>,
 }
 
 /// The namespaces of a run; removed when dropped.
@@ -113,9 +120,14 @@ impl Drop for Hosts {
 /// foreground workloads, or `signal` is set.
 pub fn run(
     scenario: &Scenario,
-    options: EmulationOptions,
+    mut options: EmulationOptions,
     signal: Arc<AtomicBool>,
 ) -> Result<EmulationReport, EmuError> {
+    // Held to the end of the run: this thread's CPUs are given back then.
+    let _pinned = if options.pin { pin_others() } else { None };
+    if let Some(p) = &_pinned {
+        options.dataplane.cpu = Some(p.dataplane_cpu);
+    }
     let id = RunId::current();
     let stale_removed = sweep_stale();
     for s in &stale_removed {
@@ -358,7 +370,42 @@ pub fn run(
         stale_removed,
         offloads,
         outside,
+        dataplane_cpu: _pinned.as_ref().map(|p| p.dataplane_cpu),
     })
+}
+
+/// This thread moved off the CPU kept for the data plane (the last it may
+/// use); what it starts from now on inherits that. Gives the thread its
+/// CPUs back when dropped.
+struct Pinned {
+    dataplane_cpu: usize,
+    all: nix::sched::CpuSet,
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &self.all);
+    }
+}
+
+/// Keeps the last CPU this thread may use for the data plane and moves
+/// the thread to the others; `None` (and nothing changed) with fewer than
+/// two, or if the kernel refuses.
+fn pin_others() -> Option<Pinned> {
+    let here = nix::unistd::Pid::from_raw(0);
+    let all = nix::sched::sched_getaffinity(here).ok()?;
+    let cpus: Vec<usize> = (0..nix::sched::CpuSet::count()).filter(|&c| all.is_set(c).unwrap_or(false)).collect();
+    let (&dataplane_cpu, rest) = cpus.split_last()?;
+    if rest.is_empty() {
+        eprintln!("squall emu: --pin: one CPU only, nothing pinned");
+        return None;
+    }
+    let mut others = nix::sched::CpuSet::new();
+    for &c in rest {
+        others.set(c).ok()?;
+    }
+    nix::sched::sched_setaffinity(here, &others).ok()?;
+    Some(Pinned { dataplane_cpu, all })
 }
 
 /// Whether this process can make network namespaces (root, `ip`, and a

@@ -59,6 +59,10 @@ pub struct EmuArgs {
     /// real-time throttling makes it worse.
     #[arg(long, value_name = "PRIORITY")]
     pub realtime: Option<i32>,
+    /// Run the data plane alone on the last CPU, and the workloads (and
+    /// squall's other threads) on the others.
+    #[arg(long)]
+    pub pin: bool,
     /// MTU of the hosts' TUN devices, bytes.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
@@ -149,6 +153,9 @@ struct EmuDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     outside: Option<squall_emu::uplink::OutsideReport>,
     early_wakeup: f64,
+    /// The CPU the data plane ran on alone (`--pin`), if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pinned_cpu: Option<usize>,
     workloads: Vec<CommandOutcome>,
     stale_removed: Vec<String>,
     /// Records written to the pcaps, events.csv and timing.csv.
@@ -643,6 +650,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             early_wakeup: args.early_wakeup,
             late_threshold: args.late_threshold,
             realtime_priority: args.realtime,
+            cpu: None,
         },
         recording: Some(RecordingOptions {
             dir: rep.clone(),
@@ -663,6 +671,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         mtu: args.mtu,
         offloads: !args.no_offloads,
         control: true,
+        pin: args.pin,
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
     eprintln!(
@@ -759,6 +768,7 @@ fn write_outputs(
             offloads: report.offloads,
             outside: report.outside.clone(),
             early_wakeup: args.early_wakeup.as_secs_f64(),
+            pinned_cpu: report.dataplane_cpu,
             workloads: report.workloads.clone(),
             stale_removed: report.stale_removed.clone(),
             recorded: recording.written,

@@ -221,6 +221,63 @@ fn control_socket_lists_reports_and_changes_a_run() {
     assert!(namespaces_of(child.id()).is_empty());
 }
 
+/// The CPUs in a /proc/PID/status "Cpus_allowed_list:" line ("0-1,3").
+fn allowed_cpus(status: &str) -> Vec<usize> {
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim();
+    list.split(',')
+        .flat_map(|r| {
+            let (a, b) = r.split_once('-').unwrap_or((r, r));
+            a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()
+        })
+        .collect()
+}
+
+/// `--pin`: the data plane thread alone on the last CPU squall may use,
+/// the workloads on the others; summary.json says which CPU.
+#[test]
+fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let child = Command::new(SQUALL)
+        .arg("emu")
+        .arg(scenario("tcp-10mbit.toml"))
+        .args(["--pin", "--no-pcap", "--no-events", "--out", dir.path().to_str().unwrap()])
+        .args(["--run", "fixed@0s=sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 1'"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The data plane thread's CPUs, read while the run goes on.
+    let mut dataplane = None;
+    for _ in 0..100 {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).into_iter().flatten().flatten();
+        dataplane = tasks
+            .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "squall-dataplan"))
+            .find_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
+            .map(|s| allowed_cpus(&s));
+        if dataplane.as_ref().is_some_and(|d| d.len() == 1) || mine.len() < 2 && dataplane.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+    let workload = std::fs::read_to_string(dir.path().join("rep-0/workloads/0-fixed.stdout")).unwrap();
+    let last = *mine.last().unwrap();
+    if mine.len() < 2 {
+        assert_eq!(summary["emu"]["pinned_cpu"], serde_json::Value::Null, "one CPU: nothing pinned");
+        return;
+    }
+    assert_eq!(dataplane, Some(vec![last]), "the data plane thread");
+    assert_eq!(allowed_cpus(&workload), mine[..mine.len() - 1], "the workload");
+    assert_eq!(summary["emu"]["pinned_cpu"], serde_json::json!(last));
+}
+
 #[test]
 fn a_killed_run_leaves_nothing_after_the_next_one() {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
