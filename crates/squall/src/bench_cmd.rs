@@ -27,6 +27,8 @@ use squall_emu::workload::CommandSpec;
 use squall_emu::{EmulationOptions, baseline};
 use squall_link::Duration;
 
+use crate::bench_more::Setup;
+
 #[path = "../../squall-sim/benches/common/single_flow.rs"]
 mod single_flow;
 
@@ -117,6 +119,9 @@ struct Forwarding {
     /// machine's CPU us per packet.
     tun_forwarder: (SinkReport, Option<f64>),
     packet_socket_forwarder: (SinkReport, Option<f64>),
+    /// squall with `--pin` (the data plane alone on the last CPU), with
+    /// the machine's CPU us per packet.
+    squall_pinned: (SinkReport, Option<f64>),
 }
 
 #[derive(Serialize)]
@@ -169,17 +174,17 @@ fn through_squall(
     seconds: f64,
     pace_bps: Option<f64>,
 ) -> Result<(SinkReport, TimingSummary, f64)> {
-    through_squall_rt(exe, rate, ip_size, seconds, pace_bps, None)
+    through_squall_with(exe, rate, ip_size, seconds, pace_bps, &Setup::default())
 }
 
-/// [`through_squall`] with the data plane under SCHED_FIFO at `realtime`.
-fn through_squall_rt(
+/// [`through_squall`], squall run as `setup` says.
+fn through_squall_with(
     exe: &Path,
     rate: Option<&str>,
     ip_size: usize,
     seconds: f64,
     pace_bps: Option<f64>,
-    realtime: Option<i32>,
+    setup: &Setup,
 ) -> Result<(SinkReport, TimingSummary, f64)> {
     let rate = rate.map(|r| format!("rate = \"{r}\"")).unwrap_or_default();
     let text = crate::bench_more::scenario(&format!("queue = {{ packets = 1000 }}\n{rate}"), "", "");
@@ -191,8 +196,7 @@ fn through_squall_rt(
             &format!("mobile@0s={exe} tool udp --sink"),
             &format!("fixed@0.2s={exe} tool udp --send 10.0.1.1 --size {ip_size} --seconds {seconds}{pace}"),
         ],
-        true,
-        squall_emu::dataplane::DataplaneOptions { realtime_priority: realtime, ..Default::default() },
+        setup,
     )?;
     let out = std::fs::read_to_string(dir.path().join("0-mobile.stdout"))?;
     let sink: SinkReport = serde_json::from_str(out.trim()).with_context(|| format!("sink output {out:?}"))?;
@@ -318,6 +322,9 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         let ((squall, squall_timing, cpu), machine_squall) =
             crate::bench_more::with_machine_cpu(|| through_squall(&exe, None, ip_size, seconds, None))?;
         let cpu_us_per_packet = cpu * 1e6 / squall_timing.deliveries.max(1) as f64;
+        let ((squall_pinned, _, _), machine_pinned) = crate::bench_more::with_machine_cpu(|| {
+            through_squall_with(&exe, None, ip_size, seconds, None, &Setup::pinned())
+        })?;
         let (veth, machine_veth) = crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds)?))?;
         let forwarder = |devices| -> Result<(SinkReport, Option<f64>)> {
             let bed = baseline::Forwarder::start(devices)?;
@@ -332,6 +339,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         forwarding.push(Forwarding {
             ip_size,
             machine_us_per_packet_squall: per_packet(machine_squall, &squall),
+            squall_pinned: (squall_pinned.clone(), per_packet(machine_pinned, &squall_pinned)),
             machine_us_per_packet_veth: per_packet(machine_veth, &veth),
             tun_forwarder,
             packet_socket_forwarder,
@@ -364,6 +372,16 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         "(machine us/pkt: busy CPU time of both cores, niced jobs left out, set-up included, per packet received; \
          what squall adds per packet over veth bounds the ratio on 2 cores)"
     );
+    for f in &forwarding {
+        let (sink, machine) = &f.squall_pinned;
+        println!(
+            "{:>6} B, squall --pin (data plane alone on the last CPU): {:.0} pps, {:.3} of veth, machine {} us/pkt",
+            f.ip_size,
+            sink.pps,
+            sink.pps / f.veth.pps.max(1.0),
+            us(*machine)
+        );
+    }
     println!("A forwarder that only moves packets between two devices (no model, no clock, no recording):");
     for f in &forwarding {
         for (devices, (sink, machine)) in [
@@ -382,10 +400,14 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     }
     let (sink_100mbit, timing_100mbit, _) = through_squall(&exe, Some("100 Mbit/s"), 1500, seconds, Some(95e6))?;
     let (sink_1gbit, timing_1gbit, _) = through_squall(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6))?;
+    let realtime = Setup {
+        dataplane: squall_emu::dataplane::DataplaneOptions { realtime_priority: Some(50), ..Default::default() },
+        ..Setup::default()
+    };
     // The same with the data plane under SCHED_FIFO (`--realtime 50`): the
     // sender and the receiving stack can no longer preempt it.
     let (sink_1gbit_fifo, timing_1gbit_fifo, _) =
-        through_squall_rt(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6), Some(50))?;
+        through_squall_with(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6), &realtime)?;
     for (name, t, sink) in [
         ("100 Mbit/s", &timing_100mbit, &sink_100mbit),
         ("1 Gbit/s", &timing_1gbit, &sink_1gbit),
@@ -404,10 +426,11 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     }
     let tcp_unlimited = crate::bench_more::tcp_unlimited(&exe, 1_000_000_000)?;
     println!(
-        "TCP (cubic, 1 GB) through a stage with no limit: {:.2} Gbit/s ({:.2} without TUN offloads); plain veth {:.2} \
-         Gbit/s; ratio {:.3}",
+        "TCP (cubic, 1 GB) through a stage with no limit: {:.2} Gbit/s ({:.2} without TUN offloads, {:.2} with --pin); \
+         plain veth {:.2} Gbit/s; ratio {:.3}",
         tcp_unlimited.squall_bps / 1e9,
         tcp_unlimited.squall_no_offloads_bps / 1e9,
+        tcp_unlimited.squall_pinned_bps / 1e9,
         tcp_unlimited.veth_bps / 1e9,
         tcp_unlimited.ratio
     );
@@ -429,7 +452,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             r.retransmitted_segments
         );
     }
-    let ping = match crate::bench_more::ping(25.0, 500, Default::default()) {
+    let ping = match crate::bench_more::ping(25.0, 500, &Setup::default()) {
         Ok(p) => {
             println!("{}", p.describe("25 ms each way"));
             Some(p)
@@ -439,11 +462,14 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             None
         }
     };
-    let spinning = squall_emu::dataplane::DataplaneOptions {
-        early_wakeup: squall_link::Duration::from_millis(20),
-        ..Default::default()
+    let spinning = Setup {
+        dataplane: squall_emu::dataplane::DataplaneOptions {
+            early_wakeup: squall_link::Duration::from_millis(20),
+            ..Default::default()
+        },
+        ..Setup::default()
     };
-    let ping_spinning = crate::bench_more::ping(25.0, 500, spinning).ok();
+    let ping_spinning = crate::bench_more::ping(25.0, 500, &spinning).ok();
     if let Some(p) = &ping_spinning {
         println!("{}", p.describe("25 ms each way, --early-wakeup \"20 ms\" (never sleeps)"));
     }

@@ -80,14 +80,28 @@ name = "up"
 const BIG_BUFFERS: &str =
     r#"sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 268435456", "net.ipv4.tcp_wmem" = "4096 131072 268435456" }"#;
 
-/// Runs `text` with `commands`, with or without TUN offloads, the data
-/// plane keeping time as `dataplane` says; returns the report, the
+/// How a benchmark runs squall emu, beyond its scenario and commands.
+#[derive(Clone, Default)]
+pub(crate) struct Setup {
+    /// `--no-offloads`.
+    pub no_offloads: bool,
+    pub dataplane: DataplaneOptions,
+    /// `--pin`.
+    pub pin: bool,
+}
+
+impl Setup {
+    pub fn pinned() -> Setup {
+        Setup { pin: true, ..Setup::default() }
+    }
+}
+
+/// Runs `text` with `commands` as `setup` says; returns the report, the
 /// workloads' directory and the CPU time the run took in this process.
 pub(crate) fn emulate_with(
     text: &str,
     commands: &[&str],
-    offloads: bool,
-    dataplane: DataplaneOptions,
+    setup: &Setup,
 ) -> Result<(EmulationReport, tempfile::TempDir, f64)> {
     let scenario = squall_scenario::parse("bench.toml", text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
     let dir = tempfile::tempdir()?;
@@ -97,8 +111,9 @@ pub(crate) fn emulate_with(
         commands,
         workload_dir: dir.path().to_path_buf(),
         control: false,
-        offloads,
-        dataplane,
+        offloads: !setup.no_offloads,
+        dataplane: setup.dataplane.clone(),
+        pin: setup.pin,
         ..Default::default()
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
@@ -109,10 +124,10 @@ pub(crate) fn emulate_with(
 
 /// A bulk transfer of `bytes` from fixed to mobile through squall.
 fn bulk_through_squall(exe: &Path, text: &str, bytes: u64, cc: &str) -> Result<BulkResult> {
-    bulk_through_squall_with(exe, text, bytes, cc, true)
+    bulk_through_squall_with(exe, text, bytes, cc, &Setup::default())
 }
 
-fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, offloads: bool) -> Result<BulkResult> {
+fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, setup: &Setup) -> Result<BulkResult> {
     let exe = exe.display();
     let (_, dir, _) = emulate_with(
         text,
@@ -123,8 +138,7 @@ fn bulk_through_squall_with(exe: &Path, text: &str, bytes: u64, cc: &str, offloa
                 "fixed@0.2s={exe} tool bulk --client 10.0.1.1 --bytes {bytes} --cc {cc} --info-csv /dev/null --interval-ms 10"
             ),
         ],
-        offloads,
-        DataplaneOptions::default(),
+        setup,
     )?;
     let out = std::fs::read_to_string(dir.path().join("1-fixed.stdout"))?;
     serde_json::from_str(out.trim()).with_context(|| {
@@ -140,6 +154,8 @@ pub struct TcpUnlimited {
     pub squall_bps: f64,
     /// With `--no-offloads`: one wire-sized packet per read and write.
     pub squall_no_offloads_bps: f64,
+    /// With `--pin`.
+    pub squall_pinned_bps: f64,
     pub veth_bps: f64,
     pub ratio: f64,
     /// A forwarder that only moves packets (no model) between TUN devices,
@@ -152,7 +168,8 @@ pub struct TcpUnlimited {
 pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
     let text = scenario("queue = { packets = 10000 }", "", "");
     let squall = bulk_through_squall(exe, &text, bytes, "cubic")?;
-    let plain = bulk_through_squall_with(exe, &text, bytes, "cubic", false)?;
+    let plain = bulk_through_squall_with(exe, &text, bytes, "cubic", &Setup { no_offloads: true, ..Setup::default() })?;
+    let pinned = bulk_through_squall_with(exe, &text, bytes, "cubic", &Setup::pinned())?;
     let veth = baseline::veth_bulk(exe, bytes)?;
     let forwarder = |devices| -> Result<f64> {
         let bed = baseline::Forwarder::start(devices)?;
@@ -163,6 +180,7 @@ pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
     Ok(TcpUnlimited {
         squall_bps: squall.goodput_bps,
         squall_no_offloads_bps: plain.goodput_bps,
+        squall_pinned_bps: pinned.goodput_bps,
         veth_bps: veth.goodput_bps,
         ratio: squall.goodput_bps / veth.goodput_bps,
         tun_forwarder_bps,
@@ -229,14 +247,13 @@ pub struct PingFigures {
 }
 
 /// `ping` from fixed to mobile over `one_way_ms` each way, `count` echoes
-/// 20 ms apart, the data plane keeping time as `dataplane` says.
-pub fn ping(one_way_ms: f64, count: u32, dataplane: DataplaneOptions) -> Result<PingFigures> {
+/// 20 ms apart, squall run as `setup` says.
+pub fn ping(one_way_ms: f64, count: u32, setup: &Setup) -> Result<PingFigures> {
     let stage = format!("delay = \"{one_way_ms} ms\"");
     let (_, dir, _) = emulate_with(
         &scenario(&stage, &stage, ""),
         &[&format!("fixed@0.2s=ping -n -i 0.02 -c {count} 10.0.1.1")],
-        true,
-        dataplane,
+        setup,
     )?;
     let out = std::fs::read_to_string(dir.path().join("0-fixed.stdout"))?;
     let mut figures = PingFigures::from_output(&out, count, 2.0 * one_way_ms)?;
