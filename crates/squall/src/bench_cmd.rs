@@ -136,6 +136,9 @@ struct BenchReport {
     /// The same with the data plane under SCHED_FIFO priority 50.
     timing_1gbit_fifo: TimingSummary,
     sink_1gbit_fifo: SinkReport,
+    /// The same with `--pin`: the data plane alone on the last CPU.
+    timing_1gbit_pinned: TimingSummary,
+    sink_1gbit_pinned: SinkReport,
     tcp_unlimited: crate::bench_more::TcpUnlimited,
     rates: Vec<crate::bench_more::RatePoint>,
     ping: Option<crate::bench_more::PingFigures>,
@@ -408,10 +411,14 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     // sender and the receiving stack can no longer preempt it.
     let (sink_1gbit_fifo, timing_1gbit_fifo, _) =
         through_squall_with(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6), &realtime)?;
+    // And with `--pin`: no workload shares the data plane's CPU.
+    let (sink_1gbit_pinned, timing_1gbit_pinned, _) =
+        through_squall_with(&exe, Some("1 Gbit/s"), 1500, seconds, Some(950e6), &Setup::pinned())?;
     for (name, t, sink) in [
         ("100 Mbit/s", &timing_100mbit, &sink_100mbit),
         ("1 Gbit/s", &timing_1gbit, &sink_1gbit),
         ("1 Gbit/s, --realtime 50", &timing_1gbit_fifo, &sink_1gbit_fifo),
+        ("1 Gbit/s, --pin", &timing_1gbit_pinned, &sink_1gbit_pinned),
     ] {
         println!(
             "{name}, 1500 B: {} deliveries at {:.1} Mbit/s; departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us, {} late (> 1 ms)",
@@ -481,6 +488,8 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         sink_1gbit,
         timing_1gbit_fifo,
         sink_1gbit_fifo,
+        timing_1gbit_pinned,
+        sink_1gbit_pinned,
         tcp_unlimited,
         rates,
         ping,
