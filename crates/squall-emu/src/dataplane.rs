@@ -123,9 +123,11 @@ pub struct HostCounters {
     /// What the host's device offloads did (super-packets cut on the way
     /// in, deliveries joined on the way out).
     pub offload: crate::device::OffloadCounts,
-    /// Packets the kernel dropped on their way to squall (bridge mode: the
-    /// AF_PACKET receive ring was full), before the model saw them.
-    pub kernel_dropped: u64,
+    /// Frames the kernel dropped on their way to squall, before the model
+    /// saw them: the host's TUN queue or the AF_PACKET receive ring was
+    /// full. Kernel buffers, not wire packets: a dropped GSO super-frame
+    /// counts once, whatever it carried.
+    pub kernel_dropped_frames: u64,
 }
 
 /// What a run of the loop leaves.
@@ -716,7 +718,7 @@ impl Dataplane {
         let end = self.clock.now();
         for (counters, device) in self.hosts.iter_mut().zip(&mut self.devices) {
             counters.offload = device.offload_counts();
-            counters.kernel_dropped = device.kernel_dropped();
+            counters.kernel_dropped_frames = device.kernel_dropped();
         }
         self.drain_events();
         self.recorder.events(std::mem::take(&mut self.events), end);

@@ -67,8 +67,8 @@ pub trait PacketDevice: Send {
     fn offload_counts(&self) -> OffloadCounts {
         OffloadCounts::default()
     }
-    /// Packets the kernel dropped on their way to squall, where the device
-    /// can tell (a full receive ring).
+    /// Frames (kernel buffers: a GSO super-frame counts once) the kernel
+    /// dropped on their way to squall, where the device can tell.
     fn kernel_dropped(&mut self) -> u64 {
         0
     }
@@ -144,7 +144,9 @@ impl VnetIo {
     pub fn new(framing: Framing) -> VnetIo {
         VnetIo {
             framing,
-            rx: vec![0; VNET_HDR_LEN + 65_536],
+            // The header, then an Ethernet header with a VLAN tag (for
+            // packet sockets) and the largest IP packet.
+            rx: vec![0; VNET_HDR_LEN + 18 + 65_535],
             pending: VecDeque::new(),
             same_read: false,
             counts: OffloadCounts::default(),

@@ -365,7 +365,13 @@ fn follows(prev: (&[u8], &Segment), next: (&[u8], &Segment), mss: usize) -> bool
 
 /// Splits `frames` (packets due for one host, in order)
 /// into the runs that GRO may join: consecutive ranges of indexes. A run
-/// stays within the 64 KB an IP length can say.
+/// stays within the 64 KB an IP length can say, and within
+/// [`MAX_RUN`] segments.
+/// The most segments one joined write carries: each is an iovec of the
+/// write, and a write takes at most IOV_MAX (1024) of them; 64 is more
+/// than the 45 full-sized segments 64 KB holds.
+pub const MAX_RUN: usize = 64;
+
 pub fn runs(frames: &[&[u8]], framing: Framing) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let (mut start, mut mss, mut ip_len) = (0, 0, 0);
@@ -377,7 +383,7 @@ pub fn runs(frames: &[&[u8]], framing: Framing) -> Vec<std::ops::Range<usize>> {
                 if i == start + 1 {
                     mss = p.payload();
                 }
-                follows((frames[i - 1], p), (f, s), mss) && ip_len + s.payload() <= 65_535
+                follows((frames[i - 1], p), (f, s), mss) && ip_len + s.payload() <= 65_535 && i - start < MAX_RUN
             }
             _ => false,
         };
@@ -624,6 +630,17 @@ mod tests {
 
     fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
         v.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn a_run_holds_at_most_max_run_segments() {
+        // 100 segments of 100 bytes in sequence: 10 KB, far below 64 KB,
+        // but more iovecs than one write should take.
+        let segs = segments(10_000, 100, Framing::Ip);
+        assert_eq!(segs.len(), 100);
+        assert_eq!(runs(&refs(&segs), Framing::Ip), vec![0..MAX_RUN, MAX_RUN..100]);
+        let (_, joined) = coalesce(&refs(&segs[..MAX_RUN]), Framing::Ip).unwrap();
+        assert_eq!(joined.len(), 40 + MAX_RUN * 100);
     }
 
     #[test]

@@ -94,6 +94,15 @@ impl RxRing {
         };
         set_opt(fd, libc::PACKET_RX_RING, &req)?;
         let len = RING_BLOCK * RING_BLOCKS;
+        // Without the mapping the ring would swallow every frame: take it
+        // back from the kernel, so the socket is read as if it never was.
+        let unmake = |e: io::Error| {
+            // SAFETY: tpacket_req is plain data; all zero asks for no ring.
+            let none: libc::tpacket_req = unsafe { std::mem::zeroed() };
+            let _ = set_opt(fd, libc::PACKET_RX_RING, &none);
+            let _ = set_opt(fd, libc::PACKET_COPY_THRESH, &0 as &libc::c_int);
+            e
+        };
         // SAFETY: maps the ring the kernel just made for this socket.
         let base = unsafe {
             libc::mmap(
@@ -106,9 +115,9 @@ impl RxRing {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
+            return Err(unmake(io::Error::last_os_error()));
         }
-        let base = std::ptr::NonNull::new(base.cast()).ok_or_else(io::Error::last_os_error)?;
+        let base = std::ptr::NonNull::new(base.cast()).ok_or_else(|| unmake(io::Error::last_os_error()))?;
         Ok(RxRing { base, len, slots: len / RING_FRAME, next: 0 })
     }
 
@@ -138,6 +147,10 @@ impl RxRing {
         self.next = (self.next + 1) % self.slots;
     }
 }
+
+/// The longest frame read: an Ethernet header with a VLAN tag and the
+/// largest IP packet.
+const MAX_FRAME: usize = 18 + 65_535;
 
 /// How many frames one recvmmsg(2) may read.
 const READ_BATCH: usize = 16;
@@ -214,6 +227,9 @@ impl PacketSocket {
             .map_err(|e| EmuError::io(what("PACKET_IGNORE_OUTGOING"), e))?;
         set_opt(&fd, libc::PACKET_VNET_HDR, &1 as &libc::c_int)
             .map_err(|e| EmuError::io(what("PACKET_VNET_HDR"), e))?;
+        // Receive timestamps for the recvmmsg reader (the ring has its own).
+        set_sock_opt(&fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &1 as &libc::c_int)
+            .map_err(|e| EmuError::io(what("SO_TIMESTAMPNS"), e))?;
         let ring = match RxRing::open(&fd) {
             Ok(ring) => Some(ring),
             Err(e) => {
@@ -227,7 +243,7 @@ impl PacketSocket {
             ifindex,
             vnet: VnetIo::new(Framing::Ethernet),
             age: None,
-            batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + 65_536),
+            batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + MAX_FRAME),
             ring,
             kernel_dropped: 0,
         })
@@ -374,7 +390,8 @@ impl PacketSocket {
             let stamp = Some(std::time::UNIX_EPOCH + std::time::Duration::new(u64::from(sec), nsec));
             let vnet = crate::offload::VNET_HDR_LEN;
             let read = if status & libc::TP_STATUS_COPY != 0 {
-                // The whole frame waits on the socket.
+                // The whole frame waits on the socket; one longer than the
+                // buffer (MSG_TRUNC gives its length) is lost, counted.
                 // SAFETY: rx is a writable buffer of its length.
                 let n = unsafe {
                     libc::recv(
@@ -384,7 +401,7 @@ impl PacketSocket {
                         libc::MSG_TRUNC,
                     )
                 };
-                (n >= 0).then_some(n as usize)
+                (n >= 0 && n as usize <= self.vnet.rx.len()).then_some(n as usize)
             } else if snaplen < len || usize::from(mac) < vnet || usize::from(mac) + snaplen as usize > RING_FRAME {
                 // Cut short and not queued whole: lost.
                 None

@@ -198,7 +198,7 @@ pub struct Recorder {
     queued_bytes: Arc<AtomicUsize>,
     max_bytes: usize,
     dropped: RecordCounts,
-    writer: Option<JoinHandle<(RecordCounts, Option<RecordingError>)>>,
+    writer: Option<JoinHandle<WriterResult>>,
 }
 
 impl Recorder {
@@ -385,12 +385,17 @@ impl Recorder {
     pub fn finish(mut self) -> RecordingReport {
         self.flush();
         drop(self.sender.take());
-        let (written, error) = match self.writer.take().map(JoinHandle::join) {
-            None => (RecordCounts::default(), None),
+        let (written, lost, error) = match self.writer.take().map(JoinHandle::join) {
+            None => (RecordCounts::default(), RecordCounts::default(), None),
             Some(Ok(result)) => result,
-            Some(Err(_)) => (RecordCounts::default(), Some(RecordingError::Panicked)),
+            Some(Err(_)) => (RecordCounts::default(), RecordCounts::default(), Some(RecordingError::Panicked)),
         };
-        RecordingReport { written, dropped: self.dropped, error }
+        let dropped = RecordCounts {
+            packets: self.dropped.packets + lost.packets,
+            events: self.dropped.events + lost.events,
+            deliveries: self.dropped.deliveries + lost.deliveries,
+        };
+        RecordingReport { written, dropped, error }
     }
 }
 
@@ -427,27 +432,40 @@ impl Ord for Pending {
     }
 }
 
+/// What the writer thread did: records written, records it could not
+/// write (after an error), and the first error.
+type WriterResult = (RecordCounts, RecordCounts, Option<RecordingError>);
+
 /// The writer thread: writes records until the queue is closed. On the
 /// first error it stops writing and keeps draining the queue (so the data
-/// plane is never blocked), and returns the error.
+/// plane is never blocked), counting what it drains as dropped, and
+/// returns the error.
 fn write_records(
     mut files: Files,
     receiver: Receiver<Vec<Record>>,
     queued_records: &AtomicUsize,
     queued_bytes: &AtomicUsize,
-) -> (RecordCounts, Option<RecordingError>) {
+) -> WriterResult {
     let mut written = RecordCounts::default();
+    let mut lost = RecordCounts::default();
     let mut pending: BinaryHeap<Reverse<Pending>> = BinaryHeap::new();
     let mut seq = 0u64;
     let mut result = Ok(());
     for record in polled(&receiver).flatten() {
-        if result.is_err() {
-            // Stop: the queue closes and the data plane counts what it
-            // still sends as dropped.
-            break;
-        }
         queued_records.fetch_sub(1, Ordering::Relaxed);
         queued_bytes.fetch_sub(record.bytes(), Ordering::Relaxed);
+        if result.is_err() {
+            record.count(&mut lost);
+            continue;
+        }
+        // The kind of the record, for the one a failed write loses (an
+        // events record: the event being written; the rest wait in
+        // `pending`).
+        let mut one = RecordCounts::default();
+        match &record {
+            Record::Events { .. } => one.events = 1,
+            r => r.count(&mut one),
+        }
         result = match record {
             Record::Capture { host, time, orig_len, data } => match files.pcaps.get_mut(host) {
                 Some((path, pcap)) => pcap
@@ -465,15 +483,28 @@ fn write_records(
             }
             Record::Delivery(r) => write_delivery(&mut files, &r, &mut written),
         };
+        if result.is_err() {
+            lost.packets += one.packets;
+            lost.events += one.events;
+            lost.deliveries += one.deliveries;
+        }
     }
     drop(receiver);
     if result.is_ok() {
         result = write_settled(&mut files, &mut pending, None, &mut written);
+        if result.is_err() {
+            // The event whose write failed.
+            lost.events += 1;
+        }
     }
     if result.is_ok() {
         result = flush(&mut files);
     }
-    (written, result.err())
+    if result.is_err() {
+        // Events held back for their order, never written.
+        lost.events += pending.len() as u64;
+    }
+    (written, lost, result.err())
 }
 
 /// The batches `receiver` yields until the data plane closes it, taken by
@@ -600,6 +631,31 @@ mod tests {
         let file = File::open(dir.path().join("events.csv")).unwrap();
         let times: Vec<u64> = EventLogReader::new(file).unwrap().map(|e| e.unwrap().time.as_nanos()).collect();
         assert_eq!(times, [10, 20, 20, 30, 40, 45, 50, 60]);
+    }
+
+    #[test]
+    fn after_a_write_error_every_record_is_still_counted() {
+        // a.pcap is /dev/full: writes fail with ENOSPC once the 1 MB
+        // buffer spills.
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink("/dev/full", dir.path().join("a.pcap")).unwrap();
+        let mut options = options(dir.path(), 1_000_000);
+        options.events = false;
+        options.deliveries = false;
+        let mut r = Recorder::start(&options, &["a".into()]).unwrap();
+        let packet = vec![0x45u8; 1500];
+        let sent = 5_000u64;
+        for i in 0..sent {
+            r.capture(0, Instant::from_nanos(i), &packet);
+            if i % 10 == 9 {
+                r.flush();
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+        let report = r.finish();
+        assert!(matches!(report.error, Some(RecordingError::Pcap { .. })), "{:?}", report.error);
+        assert!(report.dropped.packets > 0);
+        assert_eq!(report.written.packets + report.dropped.packets, sent, "{report:?}");
     }
 
     #[test]

@@ -837,8 +837,9 @@ fn streamed_recording_is_complete_and_readable() {
 
 /// An unpaced sender of 64-byte packets outruns squall on any machine of
 /// a few cores: what its TUN device drops before squall reads is counted
-/// per host (`kernel_dropped`), so what the sender says it sent is what
-/// squall read plus that, packet for packet.
+/// per host (`kernel_dropped_frames`: one frame per datagram here, no
+/// offload joins them), so what the sender says it sent is what squall
+/// read plus that, packet for packet.
 #[test]
 fn packets_a_tun_device_drops_before_squall_are_counted() {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -849,7 +850,7 @@ fn packets_a_tun_device_drops_before_squall_are_counted() {
     let out = std::fs::read_to_string(dir.path().join("rep-0/workloads/1-fixed.stdout")).unwrap();
     let sent: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     let fixed = &summary["runs"][0]["hosts"]["fixed"];
-    assert_eq!(u(&sent["sent"]), u(&fixed["sent_packets"]) + u(&fixed["kernel_dropped"]), "{fixed}\n{stderr}");
+    assert_eq!(u(&sent["sent"]), u(&fixed["sent_packets"]) + u(&fixed["kernel_dropped_frames"]), "{fixed}\n{stderr}");
     assert_downlink_conserved(&summary);
 }
 
