@@ -49,6 +49,17 @@ impl VnetHdr {
             csum_offset: u(8),
         })
     }
+
+    /// The header of the same frame with `by` bytes inserted before its
+    /// network header (a VLAN tag put back): the offsets it gives from the
+    /// frame's start move with them.
+    pub fn shifted(self, by: u16) -> VnetHdr {
+        VnetHdr {
+            csum_start: if self.flags & F_NEEDS_CSUM != 0 { self.csum_start + by } else { self.csum_start },
+            hdr_len: if self.gso_type != GSO_NONE && self.hdr_len != 0 { self.hdr_len + by } else { self.hdr_len },
+            ..self
+        }
+    }
 }
 
 /// Why a frame could not be cut or completed.
@@ -630,6 +641,22 @@ mod tests {
 
     fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
         v.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn a_vlan_tag_put_back_moves_the_headers_offsets() {
+        let gso = VnetHdr {
+            flags: F_NEEDS_CSUM,
+            gso_type: GSO_TCPV4,
+            hdr_len: 66,
+            gso_size: 1448,
+            csum_start: 34,
+            csum_offset: 16,
+        };
+        let moved = gso.shifted(4);
+        assert_eq!((moved.csum_start, moved.hdr_len, moved.gso_size, moved.csum_offset), (38, 70, 1448, 16));
+        // Nothing to move in a header that asks for nothing.
+        assert_eq!(VnetHdr::default().shifted(4), VnetHdr::default());
     }
 
     #[test]

@@ -387,6 +387,8 @@ impl PacketSocket {
             let (status, len, snaplen, mac, sec, nsec) = unsafe {
                 ((*hdr).tp_status, (*hdr).tp_len, (*hdr).tp_snaplen, (*hdr).tp_mac, (*hdr).tp_sec, (*hdr).tp_nsec)
             };
+            // SAFETY: as above.
+            let (tci, tpid) = unsafe { ((*hdr).tp_vlan_tci, (*hdr).tp_vlan_tpid) };
             let stamp = Some(std::time::UNIX_EPOCH + std::time::Duration::new(u64::from(sec), nsec));
             let vnet = crate::offload::VNET_HDR_LEN;
             let read = if status & libc::TP_STATUS_COPY != 0 {
@@ -415,6 +417,16 @@ impl PacketSocket {
                 Some(n)
             };
             ring.release(hdr);
+            // The kernel takes an 802.1Q tag out of the frame before packet
+            // sockets see it and gives it beside it: put it back, so the
+            // frame leaves as it came.
+            let read = match read {
+                Some(n) if status & libc::TP_STATUS_VLAN_VALID != 0 => {
+                    let tpid = if status & libc::TP_STATUS_VLAN_TPID_VALID != 0 && tpid != 0 { tpid } else { 0x8100 };
+                    put_back_vlan_tag(&mut self.vnet.rx, n, tpid, tci)
+                }
+                other => other,
+            };
             match read {
                 Some(n) => return Ok(Some((n, stamp))),
                 None => self.kernel_dropped += 1,
@@ -436,6 +448,23 @@ impl PacketSocket {
         std::mem::swap(&mut self.vnet.rx, &mut self.batch.buffers[i]);
         Ok(Some(self.batch.read[i]))
     }
+}
+
+/// Inserts the VLAN tag `tpid`, `tci` after the MAC addresses of the frame
+/// read into `buf` (a virtio_net_hdr, then `n` - VNET_HDR_LEN bytes of
+/// frame), and moves the header's offsets with it; the new length, or
+/// `None` if the tagged frame does not fit.
+fn put_back_vlan_tag(buf: &mut [u8], n: usize, tpid: u16, tci: u16) -> Option<usize> {
+    let vnet = crate::offload::VNET_HDR_LEN;
+    if n < vnet + 14 || n + 4 > buf.len() {
+        return None;
+    }
+    buf.copy_within(vnet + 12..n, vnet + 16);
+    buf[vnet + 12..vnet + 14].copy_from_slice(&tpid.to_be_bytes());
+    buf[vnet + 14..vnet + 16].copy_from_slice(&tci.to_be_bytes());
+    let hdr = crate::offload::VnetHdr::parse(buf)?.shifted(4);
+    buf[..vnet].copy_from_slice(&hdr.to_bytes());
+    Some(n + 4)
 }
 
 impl PacketDevice for PacketSocket {

@@ -125,3 +125,38 @@ fn frames_longer_than_a_ring_slot_keep_their_place_and_ring_overflow_is_counted(
     assert!(read < flood, "the ring held all {flood} frames: nothing overflowed");
     assert_eq!(read + dropped, flood, "read {read} + dropped {dropped} should be the {flood} sent");
 }
+
+#[test]
+fn a_vlan_tagged_frame_keeps_its_tag() {
+    let Some(ns) = namespace("pktvlan") else { return };
+    let setup = || -> Result<(), squall_emu::EmuError> {
+        ns.ip(&["link", "add", "sq-a", "type", "veth", "peer", "name", "sq-b"])?;
+        ns.ip(&["link", "set", "sq-a", "up"])?;
+        ns.ip(&["link", "set", "sq-b", "up"])
+    };
+    let result = setup().and_then(|()| {
+        ns.run_in(|| {
+            let mut a = PacketSocket::open("sq-a")?;
+            let mut b = PacketSocket::open("sq-b")?;
+            // VLAN 5, priority 3 (TCI 0x6005), then EtherType 0x88b5.
+            let mut frame = vec![0xff; 6];
+            frame.extend([0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0x60, 0x05, 0x88, 0xb5]);
+            frame.extend(0..100u8);
+            a.send(&frame).map_err(|e| squall_emu::EmuError::io("send", e))?;
+            let deadline = Instant::now() + Duration::from_millis(500);
+            let mut got = None;
+            while got.is_none() && Instant::now() < deadline {
+                match b.recv().map_err(|e| squall_emu::EmuError::io("recv", e))? {
+                    // The kernel's own traffic (IPv6 neighbour discovery) aside.
+                    Some(f) if f.len() > 14 && f[12..14] != [0x86, 0xdd] => got = Some(f),
+                    Some(_) => {}
+                    None => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+            Ok((frame, got))
+        })
+    });
+    let _ = ns.delete();
+    let (frame, got) = result.unwrap();
+    assert_eq!(got.as_deref(), Some(&frame[..]), "the tagged frame did not arrive as sent");
+}
