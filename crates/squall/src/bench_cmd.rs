@@ -517,9 +517,11 @@ fn parse_soak_duration(s: &str) -> Result<Duration, String> {
 struct Conservation {
     /// Datagrams the sending program handed to its socket.
     offered: u64,
-    /// Of those, read by squall from the sender's TUN device (the rest were
-    /// dropped by the sender's kernel before squall could read them).
+    /// Of those, read by squall from the sender's TUN device.
     read_by_squall: u64,
+    /// Dropped by the sender's TUN device before squall read them (its
+    /// queue full): offered = read_by_squall + this, one datagram a frame.
+    kernel_dropped: u64,
     /// Not carried (malformed, no route), by reason.
     refused: std::collections::BTreeMap<&'static str, u64>,
     /// Entered the model's path.
@@ -534,8 +536,9 @@ struct Conservation {
     in_flight: u64,
     /// Counted by the receiving program.
     received_by_sink: u64,
-    /// read_by_squall = refused + entered and entered = delivered +
-    /// write_errors + dropped + in_flight.
+    /// offered = read_by_squall + kernel_dropped, read_by_squall =
+    /// refused + entered, and entered = delivered + write_errors + dropped
+    /// + in_flight.
     conserved: bool,
 }
 
@@ -636,11 +639,12 @@ fn soak(
     println!("{}", serde_json::to_string_pretty(&result)?);
     let p = &result.packets;
     println!(
-        "soak {:.0} s: offered {} packets, squall read {}, delivered {}, dropped {:?}, in flight {}, refused {:?}: {}; \
+        "soak {:.0} s: offered {} packets, squall read {}, the sender's TUN dropped {}, delivered {}, dropped {:?}, in flight {}, refused {:?}: {}; \
          peak RSS {} kB; recorded {} packet records, {} events, {} timing rows ({:.2} GB); dropped {} packet records, {} events, {} timing rows",
         result.seconds,
         p.offered,
         p.read_by_squall,
+        p.kernel_dropped,
         p.delivered,
         p.dropped,
         p.in_flight,
@@ -682,13 +686,15 @@ fn conservation(d: &DataplaneReport, offered: u64, received_by_sink: u64) -> Con
     }
     let refused: u64 = sender.refused.values().sum();
     let dropped_total: u64 = dropped.values().sum();
-    let conserved = sender.sent_packets == path.entered
+    let conserved = offered == sender.sent_packets + refused + sender.kernel_dropped_frames
+        && sender.sent_packets == path.entered
         && path.entered == path.delivered + path.dropped + path.in_flight
         && path.dropped == dropped_total
         && path.delivered == receiver.received_packets + receiver.write_errors;
     Conservation {
         offered,
         read_by_squall: sender.sent_packets + refused,
+        kernel_dropped: sender.kernel_dropped_frames,
         refused: sender.refused.clone(),
         entered: path.entered,
         delivered: receiver.received_packets,
