@@ -82,21 +82,19 @@ fn bulk_between(
     to: Ipv4Addr,
     bytes: u64,
 ) -> Result<crate::bulk::BulkResult, EmuError> {
-    {
-        let mut server = Command::new(exe);
-        server.args(["tool", "bulk", "--server", "--once"]).stdout(Stdio::null()).stderr(Stdio::inherit());
-        b.prepare(&mut server, true)?;
-        let mut server = server.spawn().context(|| "start the bulk server".to_string())?;
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        let mut client = Command::new(exe);
-        client.args(["tool", "bulk", "--client", &to.to_string(), "--cc", "cubic", "--bytes", &bytes.to_string()]);
-        client.stderr(Stdio::inherit());
-        a.prepare(&mut client, true)?;
-        let out = client.output().context(|| "run the bulk client".to_string());
-        let _ = server.kill();
-        let _ = server.wait();
-        serde_json::from_slice(&out?.stdout).map_err(|e| EmuError::Scenario(format!("bulk client output: {e}")))
-    }
+    let mut server = Command::new(exe);
+    server.args(["tool", "bulk", "--server", "--once"]).stdout(Stdio::null()).stderr(Stdio::inherit());
+    b.prepare(&mut server, true)?;
+    let mut server = server.spawn().context(|| "start the bulk server".to_string())?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut client = Command::new(exe);
+    client.args(["tool", "bulk", "--client", &to.to_string(), "--cc", "cubic", "--bytes", &bytes.to_string()]);
+    client.stderr(Stdio::inherit());
+    a.prepare(&mut client, true)?;
+    let out = client.output().context(|| "run the bulk client".to_string());
+    let _ = server.kill();
+    let _ = server.wait();
+    serde_json::from_slice(&out?.stdout).map_err(|e| EmuError::Scenario(format!("bulk client output: {e}")))
 }
 
 /// `ping -n -i 0.02 -c count` from one namespace to the other over a veth

@@ -126,6 +126,11 @@ pub struct OffloadCounts {
     pub segments_joined: u64,
 }
 
+/// The longest frame a device reads after its virtio_net_hdr: an
+/// Ethernet header with a VLAN tag (packet sockets) and the largest IP
+/// packet.
+pub(crate) const MAX_FRAME: usize = 18 + 65_535;
+
 /// The reading and writing both devices share when the kernel puts a
 /// `virtio_net_hdr` before each packet.
 pub(crate) struct VnetIo {
@@ -144,9 +149,7 @@ impl VnetIo {
     pub fn new(framing: Framing) -> VnetIo {
         VnetIo {
             framing,
-            // The header, then an Ethernet header with a VLAN tag (for
-            // packet sockets) and the largest IP packet.
-            rx: vec![0; VNET_HDR_LEN + 18 + 65_535],
+            rx: vec![0; VNET_HDR_LEN + MAX_FRAME],
             pending: VecDeque::new(),
             same_read: false,
             counts: OffloadCounts::default(),

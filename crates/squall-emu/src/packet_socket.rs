@@ -148,10 +148,6 @@ impl RxRing {
     }
 }
 
-/// The longest frame read: an Ethernet header with a VLAN tag and the
-/// largest IP packet.
-const MAX_FRAME: usize = 18 + 65_535;
-
 /// How many frames one recvmmsg(2) may read.
 const READ_BATCH: usize = 16;
 
@@ -243,7 +239,7 @@ impl PacketSocket {
             ifindex,
             vnet: VnetIo::new(Framing::Ethernet),
             age: None,
-            batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + MAX_FRAME),
+            batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + crate::device::MAX_FRAME),
             ring,
             kernel_dropped: 0,
         })
