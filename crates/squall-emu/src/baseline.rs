@@ -194,6 +194,9 @@ pub enum ForwarderDevices {
     /// A veth pair per host, its outer end in this namespace read and
     /// written with an AF_PACKET socket, as squall emu --inline does.
     PacketSocket,
+    /// The same veth pairs, their outer ends read and written with AF_XDP
+    /// sockets in copy mode.
+    Xdp,
 }
 
 /// Two hosts in namespaces of their own and [`forward`] between their
@@ -202,6 +205,8 @@ pub enum ForwarderDevices {
 /// removed when dropped.
 pub struct Forwarder {
     hosts: Vec<NetNs>,
+    /// The veths' outer ends, in this namespace.
+    outer: Vec<String>,
     /// The receiving host's address.
     to: Ipv4Addr,
     stop: Arc<AtomicBool>,
@@ -211,7 +216,13 @@ pub struct Forwarder {
 impl Forwarder {
     pub fn start(devices: ForwarderDevices) -> Result<Forwarder, EmuError> {
         let id = RunId::current();
-        let mut bed = Forwarder { hosts: Vec::new(), to: Ipv4Addr::UNSPECIFIED, stop: Arc::default(), thread: None };
+        let mut bed = Forwarder {
+            hosts: Vec::new(),
+            outer: Vec::new(),
+            to: Ipv4Addr::UNSPECIFIED,
+            stop: Arc::default(),
+            thread: None,
+        };
         for tag in ["fwd-a", "fwd-b"] {
             bed.hosts.push(NetNs::create(&id.netns_name(tag))?);
         }
@@ -225,7 +236,7 @@ impl Forwarder {
                     Box::new(TunDevice::create(b, mobile, &[fixed], 1500, true)?),
                 ]
             }
-            ForwarderDevices::PacketSocket => {
+            ForwarderDevices::PacketSocket | ForwarderDevices::Xdp => {
                 bed.to = Ipv4Addr::new(10, 0, 0, 2);
                 let mut ends = Vec::new();
                 for (i, ns) in [a, b].into_iter().enumerate() {
@@ -247,9 +258,16 @@ impl Forwarder {
                     crate::netns::ip(&["link", "set", &outer, "up"])?;
                     ns.ip(&["addr", "add", &format!("10.0.0.{}/24", i + 1), "dev", TUN_NAME])?;
                     ns.ip(&["link", "set", TUN_NAME, "up"])?;
-                    ends.push(outer);
+                    ends.push(outer.clone());
+                    bed.outer.push(outer);
                 }
-                [Box::new(PacketSocket::open(&ends[0])?), Box::new(PacketSocket::open(&ends[1])?)]
+                let open = |end: &str| -> Result<Box<dyn PacketDevice>, EmuError> {
+                    Ok(match devices {
+                        ForwarderDevices::Xdp => Box::new(crate::xdp_socket::XdpSocket::open(end)?),
+                        _ => Box::new(PacketSocket::open(end)?),
+                    })
+                };
+                [open(&ends[0])?, open(&ends[1])?]
             }
         };
         let flag = Arc::clone(&bed.stop);
@@ -276,7 +294,11 @@ impl Drop for Forwarder {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        // A veth goes with its namespace end.
+        // A veth goes with its namespace end, but not at once: the next
+        // forwarder of this process would find its name taken.
+        for outer in self.outer.drain(..) {
+            let _ = crate::netns::ip(&["link", "del", &outer]);
+        }
         for ns in self.hosts.drain(..) {
             let _ = ns.delete();
         }

@@ -77,7 +77,7 @@ pub trait PacketDevice: Send {
 /// Packets the TUN device `device` (in namespace `ns`, or this thread's)
 /// dropped on their way to squall (its queue was full: the host sent
 /// faster than squall read), as /proc/net/dev counts them there.
-fn tun_dropped(ns: Option<&NetNs>, device: &str) -> Result<u64, EmuError> {
+pub(crate) fn tun_dropped(ns: Option<&NetNs>, device: &str) -> Result<u64, EmuError> {
     let read = || {
         let path = "/proc/thread-self/net/dev";
         let table = std::fs::read_to_string(path).context(|| format!("read {path}"))?;

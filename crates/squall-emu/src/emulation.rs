@@ -53,6 +53,23 @@ pub struct EmulationOptions {
     /// everything else squall starts (workloads, the recording thread) on
     /// the others; nothing changes with fewer than two.
     pub pin: bool,
+    /// What joins each host's namespace to squall.
+    pub host_device: HostDevice,
+}
+
+/// What joins a host's namespace to squall (README, "Emulation at line
+/// rate", has the figures of both on one machine).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostDevice {
+    /// A TUN device with offloads: hosts hand squall TCP flights of up to
+    /// 64 KB; the faster for bulk TCP.
+    #[default]
+    Tun,
+    /// A veth pair with an AF_XDP socket on squall's end
+    /// ([`crate::veth_host`]): frames read in batches from a shared ring;
+    /// the faster for small packets, wire-sized TCP.
+    Xdp,
 }
 
 impl Default for EmulationOptions {
@@ -68,6 +85,7 @@ impl Default for EmulationOptions {
             stop_when_workloads_exit: true,
             inline: None,
             pin: false,
+            host_device: HostDevice::Tun,
         }
     }
 }
@@ -207,7 +225,21 @@ pub fn run(
             continue;
         }
         let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
-        let tun = TunDevice::create(&hosts.namespaces[i], routing.addresses[i], &peers, options.mtu, options.offloads)?;
+        let ns = &hosts.namespaces[i];
+        let tun = match options.host_device {
+            HostDevice::Xdp => {
+                devices.push(Box::new(crate::veth_host::VethHost::create(
+                    ns,
+                    routing.addresses[i],
+                    &peers,
+                    options.mtu,
+                )?));
+                None
+            }
+            HostDevice::Tun => {
+                Some(TunDevice::create(ns, routing.addresses[i], &peers, options.mtu, options.offloads)?)
+            }
+        };
         if let Some(outside) = routing.outside
             && routing.next_path(i, outside).is_some()
         {
@@ -215,17 +247,19 @@ pub fn run(
             let src = routing.addresses[i].to_string();
             hosts.namespaces[i].ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
         }
-        if offloads.is_none() {
-            let got = tun.offloads();
-            if options.offloads && !(got.tso && got.uso) {
-                eprintln!(
-                    "squall emu: note: this kernel grants TUN offloads {got:?}; without the others hosts hand squall \
-                     wire-sized packets (slower, the same model)"
-                );
+        if let Some(tun) = tun {
+            if offloads.is_none() {
+                let got = tun.offloads();
+                if options.offloads && !(got.tso && got.uso) {
+                    eprintln!(
+                        "squall emu: note: this kernel grants TUN offloads {got:?}; without the others hosts hand \
+                         squall wire-sized packets (slower, the same model)"
+                    );
+                }
+                offloads = Some(got);
             }
-            offloads = Some(got);
+            devices.push(Box::new(tun));
         }
-        devices.push(Box::new(tun));
         // After the device, so per-device keys (net.ipv4.conf.squall0.*) exist.
         if let Some(host) = scenario.hosts.iter().find(|h| &h.name == name) {
             for (key, value) in &host.sysctl {

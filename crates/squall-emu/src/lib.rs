@@ -40,7 +40,10 @@ pub mod tcp_info;
 pub mod timing;
 pub mod udp_flow;
 pub mod uplink;
+pub mod veth_host;
 pub mod workload;
+pub mod xdp_redirect;
+pub mod xdp_socket;
 
-pub use emulation::{EmulationOptions, EmulationReport, EndReason, run};
+pub use emulation::{EmulationOptions, EmulationReport, EndReason, HostDevice, run};
 pub use error::EmuError;

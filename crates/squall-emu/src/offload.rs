@@ -209,6 +209,35 @@ fn fill_ipv4_checksum(frame: &mut [u8], at: &Layout) {
     frame[at.l3 + 10..at.l3 + 12].copy_from_slice(&c.to_be_bytes());
 }
 
+/// Completes the transport checksum of a TCP or UDP frame that a sender on
+/// this machine left partial for its device to finish (CHECKSUM_PARTIAL),
+/// where no virtio_net_hdr says so: a frame read from an AF_XDP socket.
+/// Linux leaves in the field the folded sum of the pseudo-header, not
+/// complemented (`~tcp_v4_check(len, saddr, daddr, 0)`, and so for UDP and
+/// IPv6), so a field holding exactly that is completed; any other value is
+/// left as it came, and a frame corrupted on a wire stays corrupted (unless
+/// its field happens to hold that sum: one in 65 536). Returns whether it
+/// completed one.
+pub fn complete_partial_checksum(frame: &mut [u8], framing: Framing) -> bool {
+    let Some(at) = layout(frame, framing) else { return false };
+    let field = match at.protocol {
+        6 => at.l4 + 16,
+        17 => at.l4 + 6,
+        _ => return false,
+    };
+    if field + 2 > at.end {
+        return false;
+    }
+    let ip = &frame[at.l3..];
+    let addresses = if at.v6 { &ip[8..40] } else { &ip[12..20] };
+    let pseudo = fold(sum(0, addresses) + (at.end - at.l4) as u64 + u64::from(at.protocol));
+    if u16::from_be_bytes([frame[field], frame[field + 1]]) != pseudo {
+        return false;
+    }
+    fill_transport_checksum(frame, &at);
+    true
+}
+
 /// The frames that `frame` (read after `hdr`) stands for: itself with its
 /// checksum completed, or the segments of a GSO super-frame.
 pub fn split(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Vec<Vec<u8>>, SplitError> {
@@ -541,6 +570,30 @@ mod tests {
         let len = (at.end - at.l4) as u64;
         let pseudo = if at.v6 { sum(0, &ip[8..40]) } else { sum(0, &ip[12..20]) } + len + u64::from(at.protocol);
         ip_ok && fold(sum(pseudo, &f[at.l4..at.end])) == 0xffff
+    }
+
+    #[test]
+    fn a_partial_checksum_is_completed_and_a_wrong_one_left_wrong() {
+        let mut whole = tcp4(1000);
+        let at = layout(&whole, Framing::Ethernet).unwrap();
+        fill_ipv4_checksum(&mut whole, &at);
+        fill_transport_checksum(&mut whole, &at);
+        assert!(verifies(&whole));
+        // As Linux leaves it: the folded pseudo-header sum of 10.0.0.1,
+        // 10.0.0.2, protocol 6 and length 1020, by hand: 0x0a00 + 0x0001 +
+        // 0x0a00 + 0x0002 + 6 + 0x03fc = 0x1805.
+        let mut partial = whole.clone();
+        partial[50..52].copy_from_slice(&0x1805u16.to_be_bytes());
+        assert!(complete_partial_checksum(&mut partial, Framing::Ethernet));
+        assert_eq!(partial, whole);
+        // A complete checksum is left alone, and so is a wrong one.
+        let mut same = whole.clone();
+        assert!(!complete_partial_checksum(&mut same, Framing::Ethernet));
+        assert_eq!(same, whole);
+        let mut wrong = whole.clone();
+        wrong[50] ^= 0x40;
+        assert!(!complete_partial_checksum(&mut wrong, Framing::Ethernet));
+        assert!(!verifies(&wrong));
     }
 
     #[test]

@@ -139,6 +139,9 @@ pub struct BridgeFigures {
     /// user-space bridge on these sockets reaches here.
     pub forwarder_udp: Vec<(usize, SinkReport, Option<f64>)>,
     pub forwarder_tcp_bps: f64,
+    /// The same with AF_XDP sockets (copy mode) on the two sides.
+    pub xdp_forwarder_udp: Vec<(usize, SinkReport, Option<f64>)>,
+    pub xdp_forwarder_tcp_bps: f64,
 }
 
 /// `squall emu --inline` on the testbed's sides with `down` and `up` as
@@ -184,26 +187,12 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     })();
     let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
     let (linux_udp, linux_tcp, linux_ping) = linux?;
-    // A forwarder that only moves frames between the two sides.
-    let (forwarder_udp, forwarder_tcp_bps) = {
-        let devices: [Box<dyn PacketDevice>; 2] =
-            [Box::new(PacketSocket::open(&bed.side[0])?), Box::new(PacketSocket::open(&bed.side[1])?)];
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let forwarder = std::thread::spawn(move || squall_emu::baseline::forward(devices, &flag));
-        let measured = bed.wait_for_path().and_then(|()| {
-            let mut udp = Vec::new();
-            for size in [64, 1500] {
-                let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
-                let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
-                udp.push((size, sink, per_packet));
-            }
-            Ok((udp, bed.tcp(exe, 1_000_000_000)?))
-        });
-        stop.store(true, Ordering::Relaxed);
-        forwarder.join().map_err(|_| anyhow::anyhow!("the forwarder panicked"))??;
-        measured?
-    };
+    // Forwarders that only move frames between the two sides.
+    let (forwarder_udp, forwarder_tcp_bps) =
+        forward_between(&bed, exe, seconds, |side| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>))?;
+    let (xdp_forwarder_udp, xdp_forwarder_tcp_bps) = forward_between(&bed, exe, seconds, |side| {
+        Ok(Box::new(squall_emu::xdp_socket::XdpSocket::open(side)?) as Box<dyn PacketDevice>)
+    })?;
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
     let ((squall_udp, squall_tcp), _) = through_squall(&bed, unlimited, "", || {
@@ -237,5 +226,36 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         ping_20ms,
         forwarder_udp,
         forwarder_tcp_bps,
+        xdp_forwarder_udp,
+        xdp_forwarder_tcp_bps,
     })
+}
+
+/// UDP (64 and 1500 B) and TCP from one side to the other while
+/// [`squall_emu::baseline::forward`] moves frames between the devices
+/// `open` makes on the two sides: per size the sink's count and the
+/// machine's CPU us per packet; TCP Gbit/s.
+#[allow(clippy::type_complexity)]
+fn forward_between(
+    bed: &Testbed,
+    exe: &Path,
+    seconds: f64,
+    open: impl Fn(&str) -> Result<Box<dyn PacketDevice>, squall_emu::EmuError>,
+) -> Result<(Vec<(usize, SinkReport, Option<f64>)>, f64)> {
+    let devices: [Box<dyn PacketDevice>; 2] = [open(&bed.side[0])?, open(&bed.side[1])?];
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let forwarder = std::thread::spawn(move || squall_emu::baseline::forward(devices, &flag));
+    let measured = bed.wait_for_path().and_then(|()| {
+        let mut udp = Vec::new();
+        for size in [64, 1500] {
+            let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
+            let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+            udp.push((size, sink, per_packet));
+        }
+        Ok((udp, bed.tcp(exe, 1_000_000_000)?))
+    });
+    stop.store(true, Ordering::Relaxed);
+    forwarder.join().map_err(|_| anyhow::anyhow!("the forwarder panicked"))??;
+    measured
 }

@@ -122,6 +122,11 @@ struct Forwarding {
     /// squall with `--pin` (the data plane alone on the last CPU), with
     /// the machine's CPU us per packet.
     squall_pinned: (SinkReport, Option<f64>),
+    /// squall with `--host-device xdp`, alone and with `--pin`; and a
+    /// forwarder between AF_XDP sockets on veths' outer ends.
+    squall_xdp: (SinkReport, Option<f64>),
+    squall_xdp_pinned: (SinkReport, Option<f64>),
+    xdp_forwarder: (SinkReport, Option<f64>),
 }
 
 #[derive(Serialize)]
@@ -256,6 +261,20 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         f.forwarder_tcp_bps / 1e9,
         f.forwarder_tcp_bps / f.tcp_linux_bps
     );
+    for ((size, sink, machine), (_, linux, _)) in f.xdp_forwarder_udp.iter().zip(&f.udp) {
+        println!(
+            "{size:>4} B, a forwarder between AF_XDP sockets (copy mode, no model): {:.0} pps, {:.3} of the bridge, \
+             machine {} us/pkt",
+            sink.pps,
+            sink.pps / linux.pps.max(1.0),
+            us(*machine)
+        );
+    }
+    println!(
+        "TCP, the AF_XDP forwarder: {:.2} Gbit/s, {:.3} of the bridge",
+        f.xdp_forwarder_tcp_bps / 1e9,
+        f.xdp_forwarder_tcp_bps / f.tcp_linux_bps
+    );
     let t = &f.timing_1gbit;
     println!(
         "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",
@@ -328,6 +347,15 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         let ((squall_pinned, _, _), machine_pinned) = crate::bench_more::with_machine_cpu(|| {
             through_squall_with(&exe, None, ip_size, seconds, None, &Setup::pinned())
         })?;
+        let per_packet = |busy: Option<f64>, sink: &SinkReport| busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+        let mut squall_xdp = Vec::new();
+        for pin in [false, true] {
+            let ((sink, _, _), machine) = crate::bench_more::with_machine_cpu(|| {
+                through_squall_with(&exe, None, ip_size, seconds, None, &Setup::xdp(pin))
+            })?;
+            let us = per_packet(machine, &sink);
+            squall_xdp.push((sink, us));
+        }
         let (veth, machine_veth) = crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds)?))?;
         let forwarder = |devices| -> Result<(SinkReport, Option<f64>)> {
             let bed = baseline::Forwarder::start(devices)?;
@@ -337,9 +365,14 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         };
         let tun_forwarder = forwarder(baseline::ForwarderDevices::Tun)?;
         let packet_socket_forwarder = forwarder(baseline::ForwarderDevices::PacketSocket)?;
+        let xdp_forwarder = forwarder(baseline::ForwarderDevices::Xdp)?;
         let ratio = if veth.pps > 0.0 { squall.pps / veth.pps } else { 0.0 };
-        let per_packet = |busy: Option<f64>, sink: &SinkReport| busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+        let squall_xdp_pinned = squall_xdp.pop().expect("two runs");
+        let squall_xdp = squall_xdp.pop().expect("two runs");
         forwarding.push(Forwarding {
+            squall_xdp,
+            squall_xdp_pinned,
+            xdp_forwarder,
             ip_size,
             machine_us_per_packet_squall: per_packet(machine_squall, &squall),
             squall_pinned: (squall_pinned.clone(), per_packet(machine_pinned, &squall_pinned)),
@@ -376,20 +409,26 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
          what squall adds per packet over veth bounds the ratio on 2 cores)"
     );
     for f in &forwarding {
-        let (sink, machine) = &f.squall_pinned;
-        println!(
-            "{:>6} B, squall --pin (data plane alone on the last CPU): {:.0} pps, {:.3} of veth, machine {} us/pkt",
-            f.ip_size,
-            sink.pps,
-            sink.pps / f.veth.pps.max(1.0),
-            us(*machine)
-        );
+        for (how, (sink, machine)) in [
+            ("squall --pin (data plane alone on the last CPU)", &f.squall_pinned),
+            ("squall --host-device xdp", &f.squall_xdp),
+            ("squall --host-device xdp --pin", &f.squall_xdp_pinned),
+        ] {
+            println!(
+                "{:>6} B, {how}: {:.0} pps, {:.3} of veth, machine {} us/pkt",
+                f.ip_size,
+                sink.pps,
+                sink.pps / f.veth.pps.max(1.0),
+                us(*machine)
+            );
+        }
     }
     println!("A forwarder that only moves packets between two devices (no model, no clock, no recording):");
     for f in &forwarding {
         for (devices, (sink, machine)) in [
             ("TUN devices (as squall emu)", &f.tun_forwarder),
             ("veths' outer ends, AF_PACKET (as --inline)", &f.packet_socket_forwarder),
+            ("veths' outer ends, AF_XDP (as --host-device xdp)", &f.xdp_forwarder),
         ] {
             println!(
                 "{:>6} B, {devices}: {:.0} pps, {:.3} of veth, machine {} us/pkt; squall reaches {:.3} of it",
@@ -443,9 +482,12 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     );
     println!(
         "TCP, a forwarder that only moves packets (no model): between TUN devices {:.2} Gbit/s, between veths' outer \
-         ends with AF_PACKET {:.2} Gbit/s",
+         ends with AF_PACKET {:.2} Gbit/s, with AF_XDP {:.2} Gbit/s; squall --host-device xdp {:.2} Gbit/s (XDP turns \
+         the hosts' segmentation offload off)",
         tcp_unlimited.tun_forwarder_bps / 1e9,
-        tcp_unlimited.packet_socket_forwarder_bps / 1e9
+        tcp_unlimited.packet_socket_forwarder_bps / 1e9,
+        tcp_unlimited.xdp_forwarder_bps / 1e9,
+        tcp_unlimited.squall_xdp_bps / 1e9
     );
     let rates = crate::bench_more::rate_sweep(&exe, &[12.0, 120.0, 600.0, 1200.0, 5000.0], &[0.0, 20.0], 5.0)?;
     println!("TCP (cubic, 5 s of data, buffers for the BDP) achieved / configured rate:");

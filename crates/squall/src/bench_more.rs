@@ -88,11 +88,18 @@ pub(crate) struct Setup {
     pub dataplane: DataplaneOptions,
     /// `--pin`.
     pub pin: bool,
+    /// `--host-device`.
+    pub host_device: squall_emu::HostDevice,
 }
 
 impl Setup {
     pub fn pinned() -> Setup {
         Setup { pin: true, ..Setup::default() }
+    }
+
+    /// `--host-device xdp`, pinned or not.
+    pub fn xdp(pin: bool) -> Setup {
+        Setup { pin, host_device: squall_emu::HostDevice::Xdp, ..Setup::default() }
     }
 }
 
@@ -114,6 +121,7 @@ pub(crate) fn emulate_with(
         offloads: !setup.no_offloads,
         dataplane: setup.dataplane.clone(),
         pin: setup.pin,
+        host_device: setup.host_device,
         ..Default::default()
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
@@ -162,6 +170,10 @@ pub struct TcpUnlimited {
     /// and between veths' outer ends with AF_PACKET sockets.
     pub tun_forwarder_bps: f64,
     pub packet_socket_forwarder_bps: f64,
+    /// squall with `--host-device xdp`, and a forwarder between AF_XDP
+    /// sockets on veths' outer ends.
+    pub squall_xdp_bps: f64,
+    pub xdp_forwarder_bps: f64,
 }
 
 /// TCP through a stage with no rate limit, against plain veth.
@@ -177,7 +189,11 @@ pub fn tcp_unlimited(exe: &Path, bytes: u64) -> Result<TcpUnlimited> {
     };
     let tun_forwarder_bps = forwarder(baseline::ForwarderDevices::Tun)?;
     let packet_socket_forwarder_bps = forwarder(baseline::ForwarderDevices::PacketSocket)?;
+    let xdp_forwarder_bps = forwarder(baseline::ForwarderDevices::Xdp)?;
+    let squall_xdp = bulk_through_squall_with(exe, &text, bytes, "cubic", &Setup::xdp(false))?;
     Ok(TcpUnlimited {
+        squall_xdp_bps: squall_xdp.goodput_bps,
+        xdp_forwarder_bps,
         squall_bps: squall.goodput_bps,
         squall_no_offloads_bps: plain.goodput_bps,
         squall_pinned_bps: pinned.goodput_bps,

@@ -29,6 +29,22 @@ use squall_trace::SNAPLEN;
 
 use crate::sim_cmd::{self, Loaded, ScenarioArgs, StageSummary, stage_summary};
 
+/// `--host-device`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostDeviceArg {
+    Tun,
+    Xdp,
+}
+
+impl From<HostDeviceArg> for squall_emu::HostDevice {
+    fn from(a: HostDeviceArg) -> Self {
+        match a {
+            HostDeviceArg::Tun => squall_emu::HostDevice::Tun,
+            HostDeviceArg::Xdp => squall_emu::HostDevice::Xdp,
+        }
+    }
+}
+
 #[derive(Args)]
 pub struct EmuArgs {
     #[command(flatten)]
@@ -63,6 +79,12 @@ pub struct EmuArgs {
     /// squall's other threads) on the others.
     #[arg(long)]
     pub pin: bool,
+    /// What joins each host to squall: `tun` (a TUN device with offloads,
+    /// the faster for bulk TCP) or `xdp` (a veth pair read and written
+    /// with AF_XDP, the faster for small packets; TCP flights come
+    /// wire-sized). README, "Emulation at line rate".
+    #[arg(long, value_enum, default_value_t = HostDeviceArg::Tun)]
+    pub host_device: HostDeviceArg,
     /// MTU of the hosts' TUN devices, bytes.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
@@ -153,6 +175,9 @@ struct EmuDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     outside: Option<squall_emu::uplink::OutsideReport>,
     early_wakeup: f64,
+    /// What joined the hosts to squall (`--host-device`; absent inline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_device: Option<squall_emu::HostDevice>,
     /// The CPU the data plane ran on alone (`--pin`), if it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pinned_cpu: Option<usize>,
@@ -672,6 +697,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         offloads: !args.no_offloads,
         control: true,
         pin: args.pin,
+        host_device: args.host_device.into(),
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
     eprintln!(
@@ -713,6 +739,7 @@ fn write_outputs(
     report: &EmulationReport,
     peak_rss_kb: Option<u64>,
 ) -> Result<()> {
+    let host_device = scenario.inline.is_none().then_some(args.host_device.into());
     let d: &DataplaneReport = &report.dataplane;
     let recording = &d.recording;
     if let Some(e) = &recording.error {
@@ -768,6 +795,7 @@ fn write_outputs(
             offloads: report.offloads,
             outside: report.outside.clone(),
             early_wakeup: args.early_wakeup.as_secs_f64(),
+            host_device,
             pinned_cpu: report.dataplane_cpu,
             workloads: report.workloads.clone(),
             stale_removed: report.stale_removed.clone(),

@@ -1,0 +1,132 @@
+//! A host joined to squall by a veth pair read and written with AF_XDP
+//! (`squall emu --host-device xdp`) instead of a TUN device: squall reads
+//! a whole batch of frames from a shared ring with no system call per
+//! frame, which a TUN device cannot do, and so carries small packets at a
+//! higher rate (README, "Emulation at line rate": measured with
+//! `squall bench emu`). The XDP hook of a veth turns its peer's
+//! segmentation offload off, so TCP flights come as wire-sized packets:
+//! for bulk TCP the TUN device (the default) is the faster one.
+//!
+//! Both ends of the pair are in the host's namespace, the host's end
+//! ([`TUN_NAME`], the name a TUN device would have) with its address and
+//! routes, the other ([`OUTER_NAME`]) with the AF_XDP socket: they go with
+//! the namespace, however the run ends. The host's end does not use ARP
+//! (IFF_NOARP: it sends every IP packet to squall's end as it is), and
+//! squall's frames to the host carry the host end's address, so squall
+//! presents bare IP packets to the data plane, as a TUN device does.
+
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::BorrowedFd;
+
+use crate::device::PacketDevice;
+use crate::error::EmuError;
+use crate::naming::TUN_NAME;
+use crate::netns::NetNs;
+use crate::xdp_socket::XdpSocket;
+
+/// The name of squall's end of the pair, in the host's namespace.
+pub const OUTER_NAME: &str = "squall0-xdp";
+/// Locally administered addresses (IEEE 802 "U/L" bit set) of the host's
+/// end and squall's end; each pair is alone on its link.
+const HOST_MAC: [u8; 6] = [0x02, 0x73, 0x71, 0, 0, 0x01];
+const OUTER_MAC: [u8; 6] = [0x02, 0x73, 0x71, 0, 0, 0x02];
+
+/// Bytes of the Ethernet header.
+const ETHERNET: usize = 14;
+
+fn mac(m: [u8; 6]) -> String {
+    m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+/// One host's veth pair and the AF_XDP socket on squall's end.
+pub struct VethHost {
+    xdp: XdpSocket,
+    label: String,
+    netns: String,
+    /// The header of every frame to the host (EtherType set per packet).
+    header: [u8; ETHERNET],
+}
+
+impl VethHost {
+    /// Makes the pair in `ns`, gives the host's end `address` (/32), `mtu`,
+    /// and a route to each of `peers` (/32), and opens the AF_XDP socket on
+    /// squall's end. IPv6 is switched off in the namespace, as for a TUN
+    /// device: the device carries the workloads' IPv4 traffic.
+    pub fn create(ns: &NetNs, address: Ipv4Addr, peers: &[Ipv4Addr], mtu: u32) -> Result<VethHost, EmuError> {
+        ns.run_in(|| {
+            for key in ["all", "default"] {
+                let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6"), "1");
+            }
+            Ok(())
+        })?;
+        let mtu = mtu.to_string();
+        ns.ip(&[
+            "link",
+            "add",
+            TUN_NAME,
+            "address",
+            &mac(HOST_MAC),
+            "mtu",
+            &mtu,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            OUTER_NAME,
+            "address",
+            &mac(OUTER_MAC),
+            "mtu",
+            &mtu,
+        ])?;
+        ns.ip(&["addr", "add", &format!("{address}/32"), "dev", TUN_NAME])?;
+        ns.ip(&["link", "set", TUN_NAME, "arp", "off", "up"])?;
+        ns.ip(&["link", "set", OUTER_NAME, "arp", "off", "up"])?;
+        for peer in peers {
+            ns.ip(&["route", "add", &format!("{peer}/32"), "dev", TUN_NAME, "src", &address.to_string()])?;
+        }
+        let xdp = ns.run_in(|| XdpSocket::open(OUTER_NAME))?;
+        let mut header = [0u8; ETHERNET];
+        header[..6].copy_from_slice(&HOST_MAC);
+        header[6..12].copy_from_slice(&OUTER_MAC);
+        Ok(VethHost { xdp, label: format!("{}/{OUTER_NAME}", ns.name()), netns: ns.name().to_string(), header })
+    }
+}
+
+impl PacketDevice for VethHost {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn fd(&self) -> BorrowedFd<'_> {
+        self.xdp.fd()
+    }
+
+    /// The IP packet of the next frame from the host (a frame too short
+    /// for an Ethernet header gives an empty packet, which the data plane
+    /// drops with its reason).
+    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
+        Ok(self.xdp.recv_skipping(ETHERNET))
+    }
+
+    fn send(&mut self, packet: &[u8]) -> io::Result<()> {
+        let mut written = [false];
+        self.send_batch(&[packet], &mut written);
+        if written[0] { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::ENOBUFS)) }
+    }
+
+    fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
+        self.xdp.send_framed(packets, written, &self.header);
+    }
+
+    /// What the host's end dropped on its way to squall's (the pair's
+    /// queue was full), and what the socket dropped (its ring was full).
+    fn kernel_dropped(&mut self) -> u64 {
+        let ns = NetNs::named(&self.netns);
+        let veth = crate::device::tun_dropped(Some(&ns), TUN_NAME).unwrap_or_else(|e| {
+            eprintln!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
+            0
+        });
+        veth + self.xdp.dropped()
+    }
+}

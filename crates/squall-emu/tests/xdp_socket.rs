@@ -1,0 +1,82 @@
+//! An interface as an AF_XDP socket: frames written on one end of a veth
+//! pair arrive whole at the other, in order, both ways. Needs root
+//! (network namespaces, bpf(2)); under CI=true a missing namespace is a
+//! failure, not a skip.
+
+use std::time::{Duration, Instant};
+
+use squall_emu::device::PacketDevice;
+use squall_emu::netns::NetNs;
+use squall_emu::xdp_socket::XdpSocket;
+
+fn namespace(name: &str) -> Option<NetNs> {
+    match NetNs::create(&format!("squall-{}-{name}", std::process::id())) {
+        Ok(ns) => Some(ns),
+        Err(e) => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but no namespace: {e}");
+            eprintln!("no network namespace ({e}): skipped");
+            None
+        }
+    }
+}
+
+/// Frames of EtherType 0x88b5 of `len` bytes, numbered in their first two
+/// payload bytes.
+fn numbered(n: u16, len: usize) -> Vec<u8> {
+    let mut frame = vec![0xff; 6];
+    frame.extend([0x02, 0, 0, 0, 0, 1, 0x88, 0xb5]);
+    frame.extend(n.to_be_bytes());
+    frame.extend((0..len - 16).map(|i| i as u8));
+    frame
+}
+
+/// Frames of EtherType 0x88b5 read from `dev` until `want` came or half a
+/// second passed without one.
+fn receive(dev: &mut dyn PacketDevice, want: usize) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut deadline = Instant::now() + Duration::from_millis(500);
+    while got.len() < want && Instant::now() < deadline {
+        match dev.recv().unwrap() {
+            Some(frame) if frame.len() >= 14 && frame[12..14] == [0x88, 0xb5] => {
+                got.push(frame);
+                deadline = Instant::now() + Duration::from_millis(500);
+            }
+            Some(_) => {}
+            None => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    got
+}
+
+#[test]
+fn frames_cross_a_veth_pair_whole_and_in_order_both_ways() {
+    let Some(ns) = namespace("xdp") else { return };
+    let setup = || -> Result<(), squall_emu::EmuError> {
+        ns.ip(&["link", "add", "sq-a", "type", "veth", "peer", "name", "sq-b"])?;
+        ns.ip(&["link", "set", "sq-a", "up"])?;
+        ns.ip(&["link", "set", "sq-b", "up"])
+    };
+    let result = setup().and_then(|()| {
+        ns.run_in(|| {
+            let mut a = XdpSocket::open("sq-a")?;
+            let mut b = XdpSocket::open("sq-b")?;
+            let sent: Vec<Vec<u8>> = (0..3000u16).map(|n| numbered(n, 60 + usize::from(n) % 1455)).collect();
+            let mut got = Vec::new();
+            for chunk in sent.chunks(100) {
+                let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+                let mut written = vec![false; refs.len()];
+                a.send_batch(&refs, &mut written);
+                assert!(written.iter().all(|w| *w), "a batch was refused");
+                got.extend(receive(&mut b, chunk.len()));
+            }
+            b.send(&sent[7]).map_err(|e| squall_emu::EmuError::io("send", e))?;
+            let back = receive(&mut a, 1);
+            Ok((sent, got, back))
+        })
+    });
+    let _ = ns.delete();
+    let (sent, got, back) = result.unwrap();
+    assert_eq!(got.len(), sent.len(), "frames lost");
+    assert!(got == sent, "frames changed or out of order");
+    assert_eq!(back, vec![sent[7].clone()], "the other way");
+}
