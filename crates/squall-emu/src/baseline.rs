@@ -21,22 +21,10 @@ use crate::packet_socket::PacketSocket;
 
 /// Runs `exe tool udp --sink` in one namespace and `exe tool udp --send`
 /// (`ip_size`-byte packets for `seconds`) in the other, over a veth pair;
-/// returns what the sink counted.
-pub fn veth(exe: &Path, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
-    let id = RunId::current();
-    let a = NetNs::create(&id.netns_name("veth-a"))?;
-    let b = NetNs::create(&id.netns_name("veth-b"));
-    let b = match b {
-        Ok(b) => b,
-        Err(e) => {
-            let _ = a.delete();
-            return Err(e);
-        }
-    };
-    let result = run(exe, &a, &b, ip_size, seconds);
-    let _ = a.delete();
-    let _ = b.delete();
-    result
+/// returns what the sink counted. With `cpus` (sender, sink), each runs
+/// on that CPU alone.
+pub fn veth(exe: &Path, ip_size: usize, seconds: f64, cpus: Option<(usize, usize)>) -> Result<SinkReport, EmuError> {
+    with_veth(|a, b| udp_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), ip_size, seconds, cpus))
 }
 
 /// Two namespaces joined by a veth pair, removed when the closure returns.
@@ -110,13 +98,8 @@ pub fn veth_ping(count: u32) -> Result<String, EmuError> {
     })
 }
 
-fn run(exe: &Path, a: &NetNs, b: &NetNs, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
-    join(a, b)?;
-    udp_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), ip_size, seconds)
-}
-
-/// `exe tool udp --sink` in `b` (at `to`), `exe tool udp --send` in `a`;
-/// what the sink counted.
+/// `exe tool udp --sink` in `b` (at `to`), `exe tool udp --send` in `a`,
+/// on CPUs `cpus` (sender, sink) if given; what the sink counted.
 fn udp_between(
     exe: &Path,
     a: &NetNs,
@@ -124,13 +107,22 @@ fn udp_between(
     to: Ipv4Addr,
     ip_size: usize,
     seconds: f64,
+    cpus: Option<(usize, usize)>,
 ) -> Result<SinkReport, EmuError> {
-    let mut sink = Command::new(exe);
+    let on = |cpu: Option<usize>| match cpu {
+        Some(cpu) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &cpu.to_string()]).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    let mut sink = on(cpus.map(|c| c.1));
     sink.args(["tool", "udp", "--sink"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
     b.prepare(&mut sink, true)?;
     let sink = sink.spawn().context(|| "start the sink".to_string())?;
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let mut sender = Command::new(exe);
+    let mut sender = on(cpus.map(|c| c.0));
     sender.args([
         "tool",
         "udp",
@@ -278,7 +270,7 @@ impl Forwarder {
     /// `exe tool udp` of `ip_size`-byte packets for `seconds` from the
     /// first host to the second: what the sink counted.
     pub fn udp(&self, exe: &Path, ip_size: usize, seconds: f64) -> Result<SinkReport, EmuError> {
-        udp_between(exe, &self.hosts[0], &self.hosts[1], self.to, ip_size, seconds)
+        udp_between(exe, &self.hosts[0], &self.hosts[1], self.to, ip_size, seconds, None)
     }
 
     /// A cubic `exe tool bulk` transfer of `bytes` from the first host to

@@ -114,7 +114,8 @@ pub struct EmulationReport {
     pub offloads: Option<crate::device::TunOffloads>,
     /// The outside host, if the scenario has one.
     pub outside: Option<crate::uplink::OutsideReport>,
-    /// The CPU the data plane ran on alone (`pin`), if it did.
+    /// The CPU the data plane was pinned to (`pin`, or
+    /// `DataplaneOptions::cpu`), if it was.
     pub dataplane_cpu: Option<usize>,
 }
 
@@ -145,6 +146,16 @@ pub fn run(
     let _pinned = if options.pin { pin_others() } else { None };
     if let Some(p) = &_pinned {
         options.dataplane.cpu = Some(p.dataplane_cpu);
+    }
+    // The data plane pinned to a CPU of the caller's choice, others free.
+    let pinned_alone = if _pinned.is_none() { options.dataplane.cpu } else { None };
+    if let Some(cpu) = pinned_alone
+        && !usable_cpus().contains(&cpu)
+    {
+        return Err(EmuError::Scenario(format!(
+            "the data plane cannot run on CPU {cpu}: this process may use CPUs {:?}",
+            usable_cpus()
+        )));
     }
     let id = RunId::current();
     let stale_removed = sweep_stale();
@@ -404,7 +415,7 @@ pub fn run(
         stale_removed,
         offloads,
         outside,
-        dataplane_cpu: _pinned.as_ref().map(|p| p.dataplane_cpu),
+        dataplane_cpu: _pinned.as_ref().map(|p| p.dataplane_cpu).or(pinned_alone),
     })
 }
 
@@ -422,13 +433,20 @@ impl Drop for Pinned {
     }
 }
 
+/// The CPUs this thread may run on (its affinity), in order; empty if the
+/// kernel does not say.
+pub fn usable_cpus() -> Vec<usize> {
+    let Ok(all) = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Vec::new() };
+    (0..nix::sched::CpuSet::count()).filter(|&c| all.is_set(c).unwrap_or(false)).collect()
+}
+
 /// Keeps the last CPU this thread may use for the data plane and moves
 /// the thread to the others; `None` (and nothing changed) with fewer than
 /// two, or if the kernel refuses.
 fn pin_others() -> Option<Pinned> {
     let here = nix::unistd::Pid::from_raw(0);
     let all = nix::sched::sched_getaffinity(here).ok()?;
-    let cpus: Vec<usize> = (0..nix::sched::CpuSet::count()).filter(|&c| all.is_set(c).unwrap_or(false)).collect();
+    let cpus = usable_cpus();
     let (&dataplane_cpu, rest) = cpus.split_last()?;
     if rest.is_empty() {
         eprintln!("squall emu: --pin: one CPU only, nothing pinned");

@@ -9,7 +9,9 @@
 //! What squall changes on an interface is a promiscuous-mode membership
 //! of its packet socket, which the kernel drops with the socket, however
 //! the process ends; offloads stay as they are (super-frames are cut in
-//! software, [`crate::offload`]). A lock file per interface, held with
+//! software, [`crate::offload`]). With `--inline-socket xdp` it is an XDP
+//! program attached with a BPF link, which the kernel detaches when the
+//! link closes, however the process ends ([`crate::xdp_redirect`]). A lock file per interface, held with
 //! flock(2) for the run and released by the kernel even after SIGKILL,
 //! keeps two runs off one interface.
 
@@ -37,6 +39,23 @@ pub struct InlineOptions {
     /// of its own global addresses (its own traffic would cross the model
     /// too, or stop).
     pub force: bool,
+    /// What reads and writes the two interfaces.
+    pub socket: InlineSocket,
+}
+
+/// What reads and writes the two interfaces (README, "Inline", has the
+/// figures of both).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InlineSocket {
+    /// AF_PACKET with a receive ring: GSO super-frames pass whole (cut in
+    /// software), so bulk TCP keeps its offloads; the faster for TCP.
+    #[default]
+    Packet,
+    /// AF_XDP in copy mode ([`crate::xdp_socket`]): no socket buffer per
+    /// frame on the way in; an XDP program on a veth turns its peer's
+    /// segmentation offload off, so TCP comes wire-sized.
+    Xdp,
 }
 
 /// Which IP traffic of the two interfaces takes the link: the scenario's
@@ -118,12 +137,18 @@ pub fn attach(
     for name in [a, b] {
         lock.files.push(lock_interface(name)?);
     }
-    let first = PacketSocket::open(a)?;
-    let second = PacketSocket::open(b)?;
+    let open = |name: &str| -> Result<Box<dyn PacketDevice>, EmuError> {
+        Ok(match options.socket {
+            InlineSocket::Packet => Box::new(PacketSocket::open(name)?),
+            InlineSocket::Xdp => Box::new(crate::xdp_socket::XdpSocket::open(name)?),
+        })
+    };
+    let first = open(a)?;
+    let second = open(b)?;
     // Host paths[0].from is links[0].between[0]: the first interface.
     let mut devices: Vec<Option<Box<dyn PacketDevice>>> = vec![None, None];
-    devices[routing.paths[0].from] = Some(Box::new(first));
-    devices[routing.paths[0].to] = Some(Box::new(second));
+    devices[routing.paths[0].from] = Some(first);
+    devices[routing.paths[0].to] = Some(second);
     Ok((lock, devices.into_iter().map(|d| d.expect("two hosts, one link")).collect()))
 }
 

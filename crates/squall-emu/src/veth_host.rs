@@ -85,12 +85,50 @@ impl VethHost {
         for peer in peers {
             ns.ip(&["route", "add", &format!("{peer}/32"), "dev", TUN_NAME, "src", &address.to_string()])?;
         }
+        // The host computes its own checksums, as it copies the data in
+        // (on its CPU), instead of leaving them for squall to complete.
+        ns.run_in(|| {
+            transmit_checksums_off(TUN_NAME)
+                .map_err(|e| EmuError::io(format!("{}: turn transmit checksum offload off", ns.name()), e))
+        })?;
         let xdp = ns.run_in(|| XdpSocket::open(OUTER_NAME))?;
         let mut header = [0u8; ETHERNET];
         header[..6].copy_from_slice(&HOST_MAC);
         header[6..12].copy_from_slice(&OUTER_MAC);
         Ok(VethHost { xdp, label: format!("{}/{OUTER_NAME}", ns.name()), netns: ns.name().to_string(), header })
     }
+}
+
+/// ETHTOOL_STXCSUM on interface `name` of this thread's namespace, off
+/// (the ioctl `ethtool -K NAME tx off` makes).
+fn transmit_checksums_off(name: &str) -> io::Result<()> {
+    const SIOCETHTOOL: libc::c_ulong = 0x8946;
+    const ETHTOOL_STXCSUM: u32 = 0x17;
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    let mut value = EthtoolValue { cmd: ETHTOOL_STXCSUM, data: 0 };
+    // SAFETY: a new socket, closed by the OwnedFd.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is the socket just made, owned from here.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    // SAFETY: ifreq is plain data; zeroed is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes().iter().take(libc::IFNAMSIZ - 1)) {
+        *dst = src as libc::c_char;
+    }
+    req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
+    // SAFETY: SIOCETHTOOL reads the ethtool_value `req` points to, alive
+    // for the call.
+    if unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&fd), SIOCETHTOOL, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl PacketDevice for VethHost {

@@ -21,9 +21,11 @@ const BPF_MAP_TYPE_XSKMAP: u32 = 17;
 const BPF_PROG_TYPE_XDP: u32 = 6;
 /// enum bpf_attach_type's BPF_XDP.
 const BPF_XDP: u32 = 37;
-/// XDP_FLAGS_DRV_MODE: the driver's own XDP hook (veth has one), not the
-/// generic one after the skb is built.
+/// XDP_FLAGS_DRV_MODE: the driver's own XDP hook (veth has one), before
+/// a socket buffer is built.
 const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
+/// XDP_FLAGS_SKB_MODE: the generic hook every interface has, after.
+const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
 const XDP_PASS: i32 = 2;
 const BPF_FUNC_REDIRECT_MAP: i32 = 51;
 
@@ -59,8 +61,8 @@ pub struct XdpRedirect {
 }
 
 impl XdpRedirect {
-    /// Loads the program and attaches it to the interface `ifindex` in the
-    /// driver's mode; `queues` entries in its map.
+    /// Loads the program and attaches it to the interface `ifindex`, at
+    /// the driver's hook where there is one; `queues` entries in its map.
     pub fn attach(ifindex: u32, queues: u32) -> io::Result<XdpRedirect> {
         // struct { map_type, key_size, value_size, max_entries, map_flags }
         let mut attr = [0u64; 8];
@@ -100,11 +102,21 @@ impl XdpRedirect {
             io::Error::new(e.kind(), format!("load the XDP program: {e}; verifier: {}", text.trim()))
         })?;
         let prog = fd_of(prog);
-        // prog_fd, target_ifindex, attach_type, flags
-        let mut attr = [0u64; 8];
-        attr[0] = prog.as_raw_fd() as u64 | u64::from(ifindex) << 32;
-        attr[1] = u64::from(BPF_XDP) | u64::from(XDP_FLAGS_DRV_MODE) << 32;
-        let link = fd_of(bpf(BPF_LINK_CREATE, &mut attr)?);
+        // prog_fd, target_ifindex, attach_type, flags: the driver's hook,
+        // or the generic one where the driver has none.
+        let link = |mode: u32| {
+            let mut attr = [0u64; 8];
+            attr[0] = prog.as_raw_fd() as u64 | u64::from(ifindex) << 32;
+            attr[1] = u64::from(BPF_XDP) | u64::from(mode) << 32;
+            bpf(BPF_LINK_CREATE, &mut attr)
+        };
+        let link = match link(XDP_FLAGS_DRV_MODE) {
+            Ok(fd) => fd,
+            // Too large an MTU for the driver's hook: said as it is.
+            Err(e) if e.raw_os_error() == Some(libc::ERANGE) => return Err(e),
+            Err(e) => link(XDP_FLAGS_SKB_MODE).map_err(|_| e)?,
+        };
+        let link = fd_of(link);
         Ok(XdpRedirect { map, _prog: prog, _link: link })
     }
 

@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use squall_emu::blast::SinkReport;
 use squall_emu::device::PacketDevice;
-use squall_emu::inline::InlineOptions;
+use squall_emu::inline::{InlineOptions, InlineSocket};
 use squall_emu::naming::RunId;
 use squall_emu::netns::NetNs;
 use squall_emu::packet_socket::PacketSocket;
@@ -142,6 +142,9 @@ pub struct BridgeFigures {
     /// The same with AF_XDP sockets (copy mode) on the two sides.
     pub xdp_forwarder_udp: Vec<(usize, SinkReport, Option<f64>)>,
     pub xdp_forwarder_tcp_bps: f64,
+    /// squall with `--inline-socket xdp`.
+    pub squall_xdp_udp: Vec<(usize, SinkReport, Option<f64>)>,
+    pub squall_xdp_tcp_bps: f64,
 }
 
 /// `squall emu --inline` on the testbed's sides with `down` and `up` as
@@ -149,6 +152,7 @@ pub struct BridgeFigures {
 /// returns.
 fn through_squall<T>(
     bed: &Testbed,
+    socket: InlineSocket,
     down: &str,
     up: &str,
     f: impl FnOnce() -> Result<T>,
@@ -158,7 +162,7 @@ fn through_squall<T>(
     let options = EmulationOptions {
         recording: None,
         control: false,
-        inline: Some(InlineOptions { interfaces: bed.side.clone(), force: false }),
+        inline: Some(InlineOptions { interfaces: bed.side.clone(), force: false, socket }),
         ..Default::default()
     };
     let stop = Arc::new(AtomicBool::new(false));
@@ -195,15 +199,25 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     })?;
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
-    let ((squall_udp, squall_tcp), _) = through_squall(&bed, unlimited, "", || {
+    let ((squall_udp, squall_tcp), _) = through_squall(&bed, InlineSocket::Packet, unlimited, "", || {
         let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         Ok((udp, bed.tcp(exe, 1_000_000_000)))
     })?;
-    let (sink_1gbit, report) = through_squall(&bed, "queue = { packets = 10000 }\nrate = \"1 Gbit/s\"", "", || {
-        bed.udp(exe, 1500, seconds, Some(950e6))
+    let ((xdp_udp, xdp_tcp), _) = through_squall(&bed, InlineSocket::Xdp, unlimited, "", || {
+        let mut udp = Vec::new();
+        for size in [64, 1500] {
+            let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
+            let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+            udp.push((size, sink, per_packet));
+        }
+        Ok((udp, bed.tcp(exe, 1_000_000_000)?))
     })?;
+    let (sink_1gbit, report) =
+        through_squall(&bed, InlineSocket::Packet, "queue = { packets = 10000 }\nrate = \"1 Gbit/s\"", "", || {
+            bed.udp(exe, 1500, seconds, Some(950e6))
+        })?;
     let stage = "queue = { packets = 10000 }\ndelay = \"20 ms\"";
-    let (ping_out, _) = through_squall(&bed, stage, stage, || bed.ping(500))?;
+    let (ping_out, _) = through_squall(&bed, InlineSocket::Packet, stage, stage, || bed.ping(500))?;
     let mut ping_20ms = crate::bench_more::PingFigures::from_output(&ping_out, 500, 40.0)?;
     ping_20ms.baseline = Some(Box::new(crate::bench_more::PingFigures::from_output(&linux_ping?, 500, 0.0)?));
     let mut udp = Vec::new();
@@ -228,6 +242,8 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         forwarder_tcp_bps,
         xdp_forwarder_udp,
         xdp_forwarder_tcp_bps,
+        squall_xdp_udp: xdp_udp,
+        squall_xdp_tcp_bps: xdp_tcp,
     })
 }
 

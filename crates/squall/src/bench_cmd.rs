@@ -127,6 +127,20 @@ struct Forwarding {
     squall_xdp: (SinkReport, Option<f64>),
     squall_xdp_pinned: (SinkReport, Option<f64>),
     xdp_forwarder: (SinkReport, Option<f64>),
+    /// The sender alone on one CPU, the receiver and the data plane on
+    /// the other (absent with fewer than two CPUs).
+    placed: Option<Placed>,
+}
+
+/// squall `--host-device xdp --dataplane-cpu R` with the sender on CPU S
+/// and the receiver on CPU R, and plain veth with the same placement;
+/// each with the machine's CPU us per packet.
+#[derive(Serialize)]
+struct Placed {
+    /// (S, R).
+    cpus: (usize, usize),
+    squall_xdp: (SinkReport, Option<f64>),
+    veth: (SinkReport, Option<f64>),
 }
 
 #[derive(Serialize)]
@@ -198,14 +212,10 @@ fn through_squall_with(
     let text = crate::bench_more::scenario(&format!("queue = {{ packets = 1000 }}\n{rate}"), "", "");
     let exe = exe.display();
     let pace = pace_bps.map(|r| format!(" --rate-bps {r}")).unwrap_or_default();
-    let (report, dir, cpu) = crate::bench_more::emulate_with(
-        &text,
-        &[
-            &format!("mobile@0s={exe} tool udp --sink"),
-            &format!("fixed@0.2s={exe} tool udp --send 10.0.1.1 --size {ip_size} --seconds {seconds}{pace}"),
-        ],
-        setup,
-    )?;
+    let sink = setup.on(false, &format!("{exe} tool udp --sink"));
+    let send = setup.on(true, &format!("{exe} tool udp --send 10.0.1.1 --size {ip_size} --seconds {seconds}{pace}"));
+    let (report, dir, cpu) =
+        crate::bench_more::emulate_with(&text, &[&format!("mobile@0s={sink}"), &format!("fixed@0.2s={send}")], setup)?;
     let out = std::fs::read_to_string(dir.path().join("0-mobile.stdout"))?;
     let sink: SinkReport = serde_json::from_str(out.trim()).with_context(|| format!("sink output {out:?}"))?;
     Ok((sink, report.dataplane.timing, cpu))
@@ -274,6 +284,19 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         "TCP, the AF_XDP forwarder: {:.2} Gbit/s, {:.3} of the bridge",
         f.xdp_forwarder_tcp_bps / 1e9,
         f.xdp_forwarder_tcp_bps / f.tcp_linux_bps
+    );
+    for ((size, sink, machine), (_, linux, _)) in f.squall_xdp_udp.iter().zip(&f.udp) {
+        println!(
+            "{size:>4} B, squall --inline-socket xdp: {:.0} pps, {:.3} of the bridge, machine {} us/pkt",
+            sink.pps,
+            sink.pps / linux.pps.max(1.0),
+            us(*machine)
+        );
+    }
+    println!(
+        "TCP, squall --inline-socket xdp: {:.2} Gbit/s, {:.3} of the bridge",
+        f.squall_xdp_tcp_bps / 1e9,
+        f.squall_xdp_tcp_bps / f.tcp_linux_bps
     );
     let t = &f.timing_1gbit;
     println!(
@@ -356,7 +379,25 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             let us = per_packet(machine, &sink);
             squall_xdp.push((sink, us));
         }
-        let (veth, machine_veth) = crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds)?))?;
+        let (veth, machine_veth) =
+            crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds, None)?))?;
+        // Placed: the sender alone on one CPU, the receiver (and squall's
+        // data plane) on the other; plain veth placed the same way.
+        let placed = match crate::bench_more::two_cpus() {
+            Some(cpus) => {
+                let ((sink, _, _), machine) = crate::bench_more::with_machine_cpu(|| {
+                    through_squall_with(&exe, None, ip_size, seconds, None, &Setup::xdp_placed(cpus))
+                })?;
+                let (veth, veth_machine) =
+                    crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds, Some(cpus))?))?;
+                Some(Placed {
+                    cpus,
+                    squall_xdp: (sink.clone(), per_packet(machine, &sink)),
+                    veth: (veth.clone(), per_packet(veth_machine, &veth)),
+                })
+            }
+            None => None,
+        };
         let forwarder = |devices| -> Result<(SinkReport, Option<f64>)> {
             let bed = baseline::Forwarder::start(devices)?;
             let (sink, busy) = crate::bench_more::with_machine_cpu(|| Ok(bed.udp(&exe, ip_size, seconds)?))?;
@@ -370,6 +411,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         let squall_xdp_pinned = squall_xdp.pop().expect("two runs");
         let squall_xdp = squall_xdp.pop().expect("two runs");
         forwarding.push(Forwarding {
+            placed,
             squall_xdp,
             squall_xdp_pinned,
             xdp_forwarder,
@@ -420,6 +462,23 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
                 sink.pps,
                 sink.pps / f.veth.pps.max(1.0),
                 us(*machine)
+            );
+        }
+    }
+    for f in &forwarding {
+        if let Some(p) = &f.placed {
+            let ((sq, sq_us), (veth, veth_us)) = (&p.squall_xdp, &p.veth);
+            println!(
+                "{:>6} B, placed (sender on CPU {}, receiver and data plane on CPU {}): squall --host-device xdp \
+                 {:.0} pps, plain veth {:.0} pps (sender and receiver placed alike), ratio {:.3}, machine us/pkt {} / {}",
+                f.ip_size,
+                p.cpus.0,
+                p.cpus.1,
+                sq.pps,
+                veth.pps,
+                sq.pps / veth.pps.max(1.0),
+                us(*sq_us),
+                us(*veth_us)
             );
         }
     }

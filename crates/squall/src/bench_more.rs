@@ -90,6 +90,9 @@ pub(crate) struct Setup {
     pub pin: bool,
     /// `--host-device`.
     pub host_device: squall_emu::HostDevice,
+    /// The sending workload on the first CPU, the receiving one and the
+    /// data plane (`--dataplane-cpu`) on the second.
+    pub cpus: Option<(usize, usize)>,
 }
 
 impl Setup {
@@ -101,6 +104,30 @@ impl Setup {
     pub fn xdp(pin: bool) -> Setup {
         Setup { pin, host_device: squall_emu::HostDevice::Xdp, ..Setup::default() }
     }
+
+    /// `--host-device xdp`, the sender on CPU `cpus.0`, the receiver and
+    /// the data plane (`--dataplane-cpu`) on CPU `cpus.1`.
+    pub fn xdp_placed(cpus: (usize, usize)) -> Setup {
+        let mut setup = Setup { cpus: Some(cpus), ..Setup::xdp(false) };
+        setup.dataplane.cpu = Some(cpus.1);
+        setup
+    }
+
+    /// `command` prefixed to run on the sender's (`sender`) or the
+    /// receiver's CPU, if placed.
+    pub fn on(&self, sender: bool, command: &str) -> String {
+        match self.cpus {
+            Some((s, r)) => format!("taskset -c {} {command}", if sender { s } else { r }),
+            None => command.to_string(),
+        }
+    }
+}
+
+/// Two CPUs to place a sender and a receiver on: the first and the last
+/// this process may use; `None` with fewer than two.
+pub fn two_cpus() -> Option<(usize, usize)> {
+    let cpus = squall_emu::emulation::usable_cpus();
+    (cpus.len() >= 2).then(|| (cpus[0], cpus[cpus.len() - 1]))
 }
 
 /// Runs `text` with `commands` as `setup` says; returns the report, the

@@ -36,6 +36,22 @@ pub enum HostDeviceArg {
     Xdp,
 }
 
+/// `--inline-socket`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InlineSocketArg {
+    Packet,
+    Xdp,
+}
+
+impl From<InlineSocketArg> for squall_emu::inline::InlineSocket {
+    fn from(a: InlineSocketArg) -> Self {
+        match a {
+            InlineSocketArg::Packet => squall_emu::inline::InlineSocket::Packet,
+            InlineSocketArg::Xdp => squall_emu::inline::InlineSocket::Xdp,
+        }
+    }
+}
+
 impl From<HostDeviceArg> for squall_emu::HostDevice {
     fn from(a: HostDeviceArg) -> Self {
         match a {
@@ -79,12 +95,25 @@ pub struct EmuArgs {
     /// squall's other threads) on the others.
     #[arg(long)]
     pub pin: bool,
+    /// Run the data plane on this CPU, and leave the workloads and squall's
+    /// other threads where the kernel puts them (place workloads yourself
+    /// with `taskset -c`). With `--host-device xdp`, a sender alone on one
+    /// CPU and its receiver on the data plane's is the fastest placement
+    /// measured (README, "Emulation at line rate").
+    #[arg(long, value_name = "CPU", conflicts_with = "pin")]
+    pub dataplane_cpu: Option<usize>,
     /// What joins each host to squall: `tun` (a TUN device with offloads,
     /// the faster for bulk TCP) or `xdp` (a veth pair read and written
     /// with AF_XDP, the faster for small packets; TCP flights come
     /// wire-sized). README, "Emulation at line rate".
     #[arg(long, value_enum, default_value_t = HostDeviceArg::Tun)]
     pub host_device: HostDeviceArg,
+    /// Inline, what reads and writes the two interfaces: `packet` (AF_PACKET
+    /// with a receive ring; GSO super-frames pass, the faster for bulk TCP)
+    /// or `xdp` (AF_XDP in copy mode, the faster for small frames; an XDP
+    /// program on a veth turns its peer's GSO off). README, "Inline".
+    #[arg(long, value_enum, default_value_t = InlineSocketArg::Packet)]
+    pub inline_socket: InlineSocketArg,
     /// MTU of the hosts' TUN devices, bytes.
     #[arg(long, default_value_t = 1500)]
     pub mtu: u32,
@@ -178,7 +207,11 @@ struct EmuDetails {
     /// What joined the hosts to squall (`--host-device`; absent inline).
     #[serde(skip_serializing_if = "Option::is_none")]
     host_device: Option<squall_emu::HostDevice>,
-    /// The CPU the data plane ran on alone (`--pin`), if it did.
+    /// Inline, what read and wrote the interfaces (`--inline-socket`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inline_socket: Option<squall_emu::inline::InlineSocket>,
+    /// The CPU the data plane was pinned to (`--pin` or `--dataplane-cpu`),
+    /// if it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pinned_cpu: Option<usize>,
     workloads: Vec<CommandOutcome>,
@@ -675,7 +708,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             early_wakeup: args.early_wakeup,
             late_threshold: args.late_threshold,
             realtime_priority: args.realtime,
-            cpu: None,
+            cpu: args.dataplane_cpu,
         },
         recording: Some(RecordingOptions {
             dir: rep.clone(),
@@ -689,10 +722,11 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         stop_when_workloads_exit: commands.iter().any(|c| !c.background),
         commands,
         workload_dir: rep.join("workloads"),
-        inline: scenario
-            .inline
-            .as_ref()
-            .map(|i| squall_emu::inline::InlineOptions { interfaces: i.interfaces.clone(), force: args.force }),
+        inline: scenario.inline.as_ref().map(|i| squall_emu::inline::InlineOptions {
+            interfaces: i.interfaces.clone(),
+            force: args.force,
+            socket: args.inline_socket.into(),
+        }),
         mtu: args.mtu,
         offloads: !args.no_offloads,
         control: true,
@@ -740,6 +774,7 @@ fn write_outputs(
     peak_rss_kb: Option<u64>,
 ) -> Result<()> {
     let host_device = scenario.inline.is_none().then_some(args.host_device.into());
+    let inline_socket = scenario.inline.is_some().then_some(args.inline_socket.into());
     let d: &DataplaneReport = &report.dataplane;
     let recording = &d.recording;
     if let Some(e) = &recording.error {
@@ -796,6 +831,7 @@ fn write_outputs(
             outside: report.outside.clone(),
             early_wakeup: args.early_wakeup.as_secs_f64(),
             host_device,
+            inline_socket,
             pinned_cpu: report.dataplane_cpu,
             workloads: report.workloads.clone(),
             stale_removed: report.stale_removed.clone(),

@@ -232,25 +232,20 @@ fn allowed_cpus(status: &str) -> Vec<usize> {
         .collect()
 }
 
-/// `--pin`: the data plane thread alone on the last CPU squall may use,
-/// the workloads on the others; summary.json says which CPU.
-#[test]
-fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
-    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !namespaces_available() {
-        return;
-    }
-    let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+/// Runs `squall emu` with `pin` (arguments) and a workload on fixed that
+/// prints its allowed CPUs; returns the data plane thread's CPUs (read
+/// while the run goes on), the workload's and the summary.
+fn cpus_of_a_run(pin: &[&str], single_cpu: bool) -> (Option<Vec<usize>>, Vec<usize>, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let child = Command::new(SQUALL)
         .arg("emu")
         .arg(scenario("tcp-10mbit.toml"))
-        .args(["--pin", "--no-pcap", "--no-events", "--out", dir.path().to_str().unwrap()])
+        .args(pin)
+        .args(["--no-pcap", "--no-events", "--out", dir.path().to_str().unwrap()])
         .args(["--run", "fixed@0s=sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 1'"])
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // The data plane thread's CPUs, read while the run goes on.
     let mut dataplane = None;
     for _ in 0..100 {
         let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).into_iter().flatten().flatten();
@@ -258,7 +253,7 @@ fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
             .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "squall-dataplan"))
             .find_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
             .map(|s| allowed_cpus(&s));
-        if dataplane.as_ref().is_some_and(|d| d.len() == 1) || mine.len() < 2 && dataplane.is_some() {
+        if dataplane.as_ref().is_some_and(|d| d.len() == 1) || single_cpu && dataplane.is_some() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -268,14 +263,33 @@ fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
     let workload = std::fs::read_to_string(dir.path().join("rep-0/workloads/0-fixed.stdout")).unwrap();
+    (dataplane, allowed_cpus(&workload), summary)
+}
+
+/// `--pin`: the data plane thread alone on the last CPU squall may use,
+/// the workloads on the others; `--dataplane-cpu N`: the data plane on
+/// CPU N, the workloads where they were. summary.json says which CPU.
+#[test]
+fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
+    let (dataplane, workload, summary) = cpus_of_a_run(&["--pin"], mine.len() < 2);
     let last = *mine.last().unwrap();
     if mine.len() < 2 {
         assert_eq!(summary["emu"]["pinned_cpu"], serde_json::Value::Null, "one CPU: nothing pinned");
         return;
     }
     assert_eq!(dataplane, Some(vec![last]), "the data plane thread");
-    assert_eq!(allowed_cpus(&workload), mine[..mine.len() - 1], "the workload");
+    assert_eq!(workload, mine[..mine.len() - 1], "the workload");
     assert_eq!(summary["emu"]["pinned_cpu"], serde_json::json!(last));
+    let first = mine[0].to_string();
+    let (dataplane, workload, summary) = cpus_of_a_run(&["--dataplane-cpu", &first], false);
+    assert_eq!(dataplane, Some(vec![mine[0]]), "--dataplane-cpu: the data plane thread");
+    assert_eq!(workload, mine, "--dataplane-cpu: the workload");
+    assert_eq!(summary["emu"]["pinned_cpu"], serde_json::json!(mine[0]));
 }
 
 #[test]

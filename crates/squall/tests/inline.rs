@@ -168,11 +168,19 @@ fn percentile(v: &[f64], p: f64) -> f64 {
 #[test]
 fn ping_and_iperf3_through_a_bridge_see_the_configured_link() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(bed) = Testbed::new("p") else { return };
+    for (socket, tag) in [("packet", "p"), ("xdp", "x")] {
+        println!("--inline-socket {socket}");
+        bridge_sees_the_configured_link(socket, tag);
+    }
+}
+
+fn bridge_sees_the_configured_link(socket: &str, tag: &str) {
+    let Some(bed) = Testbed::new(tag) else { return };
     let dir = tempfile::tempdir().unwrap();
     let file = scenario(dir.path(), "100 Mbit/s", "20 ms", "0%");
     let out = dir.path().join("out");
-    let run = start(&bed, &file, &out);
+    let inline = format!("{},{}", bed.side[0], bed.side[1]);
+    let run = start_with(&bed, &["--inline", &inline, "--inline-socket", socket], &file, &out);
 
     // IPv4: pings, 20 ms each way plus two 98-byte transmissions at
     // 100 Mbit/s (7.8 µs each).
@@ -223,6 +231,7 @@ fn ping_and_iperf3_through_a_bridge_see_the_configured_link() {
     assert!((0.95 * 100e6 * 1448.0 / 1500.0..=100e6).contains(&bps), "iperf3 {bps} bit/s");
 
     let summary = stop(run, &out);
+    assert_eq!(summary["emu"]["inline_socket"], socket);
     let hosts = &summary["runs"][0]["hosts"];
     let a = &hosts["a"];
     println!("side a: {a}");
@@ -330,6 +339,19 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     for (i, side) in bed.side.iter().enumerate() {
         let now = show(side).replace("state UP", "");
         assert!(now.contains("promiscuity 0"), "{now}");
+        assert_eq!(now, before[i], "{side} changed");
+    }
+    // The same with AF_XDP: the kernel detached the XDP program (a BPF
+    // link) with the process.
+    let inline = format!("{},{}", bed.side[0], bed.side[1]);
+    let mut run = start_with(&bed, &["--inline", &inline, "--inline-socket", "xdp"], &file, &dir.path().join("xdp"));
+    assert!(show(&bed.side[0]).contains("prog/xdp"), "{}", show(&bed.side[0]));
+    run.kill().unwrap();
+    run.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    for (i, side) in bed.side.iter().enumerate() {
+        let now = show(side).replace("state UP", "");
+        assert!(!now.contains("xdp"), "{now}");
         assert_eq!(now, before[i], "{side} changed");
     }
     // The next run takes the interfaces again (the lock died with the
