@@ -21,10 +21,33 @@ use crate::packet_socket::PacketSocket;
 
 /// Runs `exe tool udp --sink` in one namespace and `exe tool udp --send`
 /// (`ip_size`-byte packets for `seconds`) in the other, over a veth pair;
-/// returns what the sink counted. With `cpus` (sender, sink), each runs
-/// on that CPU alone.
-pub fn veth(exe: &Path, ip_size: usize, seconds: f64, cpus: Option<(usize, usize)>) -> Result<SinkReport, EmuError> {
-    with_veth(|a, b| udp_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), ip_size, seconds, cpus))
+/// returns what the sink counted. With `placed`, each where it says.
+pub fn veth(exe: &Path, ip_size: usize, seconds: f64, placed: Option<Placement>) -> Result<SinkReport, EmuError> {
+    with_veth(|a, b| udp_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), ip_size, seconds, placed))
+}
+
+/// Where a benchmark's sender and receiver run: each on a CPU of its own
+/// choosing (`taskset -c`), the receiver with a nice value (`nice -n`;
+/// below 0: before other work on its CPU, such as squall's data plane).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Placement {
+    pub sender: usize,
+    pub receiver: usize,
+    pub receiver_nice: i32,
+}
+
+impl Placement {
+    /// The words before a command that place it: the sender's or the
+    /// receiver's.
+    pub fn prefix(&self, sender: bool) -> Vec<String> {
+        let mut words = Vec::new();
+        if !sender && self.receiver_nice != 0 {
+            words.extend(["nice".to_string(), "-n".to_string(), self.receiver_nice.to_string()]);
+        }
+        let cpu = if sender { self.sender } else { self.receiver };
+        words.extend(["taskset".to_string(), "-c".to_string(), cpu.to_string()]);
+        words
+    }
 }
 
 /// Two namespaces joined by a veth pair, removed when the closure returns.
@@ -99,7 +122,7 @@ pub fn veth_ping(count: u32) -> Result<String, EmuError> {
 }
 
 /// `exe tool udp --sink` in `b` (at `to`), `exe tool udp --send` in `a`,
-/// on CPUs `cpus` (sender, sink) if given; what the sink counted.
+/// placed as `placed` says if given; what the sink counted.
 fn udp_between(
     exe: &Path,
     a: &NetNs,
@@ -107,22 +130,23 @@ fn udp_between(
     to: Ipv4Addr,
     ip_size: usize,
     seconds: f64,
-    cpus: Option<(usize, usize)>,
+    placed: Option<Placement>,
 ) -> Result<SinkReport, EmuError> {
-    let on = |cpu: Option<usize>| match cpu {
-        Some(cpu) => {
-            let mut c = Command::new("taskset");
-            c.args(["-c", &cpu.to_string()]).arg(exe);
+    let on = |sender: bool| match placed {
+        Some(p) => {
+            let words = p.prefix(sender);
+            let mut c = Command::new(&words[0]);
+            c.args(&words[1..]).arg(exe);
             c
         }
         None => Command::new(exe),
     };
-    let mut sink = on(cpus.map(|c| c.1));
+    let mut sink = on(false);
     sink.args(["tool", "udp", "--sink"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
     b.prepare(&mut sink, true)?;
     let sink = sink.spawn().context(|| "start the sink".to_string())?;
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let mut sender = on(cpus.map(|c| c.0));
+    let mut sender = on(true);
     sender.args([
         "tool",
         "udp",

@@ -44,6 +44,7 @@ pub mod veth_host;
 pub mod workload;
 pub mod xdp_redirect;
 pub mod xdp_socket;
+pub mod xsk;
 
 pub use emulation::{EmulationOptions, EmulationReport, EndReason, HostDevice, run};
 pub use error::EmuError;

@@ -12,17 +12,14 @@
 //! turns its GSO off, so no super-frame ever reaches the socket.
 
 use std::io;
-use std::num::NonZeroU32;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::ptr::NonNull;
-
-use xdpilone::xdp::XdpDesc;
-use xdpilone::{DeviceQueue, IfInfo, RingRx, RingTx, Socket, SocketConfig, Umem, UmemConfig};
 
 use crate::device::PacketDevice;
 use crate::error::EmuError;
 use crate::offload::Framing;
 use crate::xdp_redirect::XdpRedirect;
+use crate::xsk::{Desc, Sizes, Xsk};
 
 /// Bytes of one UMEM frame: the smallest the kernel takes, room for a
 /// 1514-byte frame.
@@ -69,49 +66,43 @@ pub struct XdpSocket {
 
 /// An AF_XDP socket on one receive queue.
 struct Queue {
-    // The rings drop before the UMEM, the UMEM before its memory.
-    rx: RingRx,
-    tx: RingTx,
-    device: DeviceQueue,
-    _umem: Umem,
+    // The socket drops before its UMEM's memory.
+    xsk: Xsk,
     area: Area,
     /// Frames free for transmitting (their UMEM offsets).
     free_tx: Vec<u64>,
     /// Frames read, to go back to the fill ring.
     refill: Vec<u64>,
-    /// Frames the kernel took for sending and not yet completed.
-    in_flight: u32,
-}
-
-// SAFETY: the rings and UMEMs point into memory this socket owns; it is
-// used from one thread at a time.
-unsafe impl Send for XdpSocket {}
-
-fn xdp_error(name: &str, what: &str, e: impl std::fmt::Debug) -> EmuError {
-    EmuError::io(
-        format!("interface {name}: {what}"),
-        io::Error::other(format!("{e:?} (AF_XDP needs Linux 5.9+ and CAP_NET_ADMIN, CAP_BPF)")),
-    )
 }
 
 /// Most receive queues a socket is bound to.
 const MAX_QUEUES: u32 = 64;
 
+fn ifindex(name: &str) -> Result<u32, EmuError> {
+    let cname = std::ffi::CString::new(name).map_err(|_| EmuError::Scenario(format!("interface {name:?}")))?;
+    // SAFETY: a NUL-terminated name.
+    match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
+        0 => Err(EmuError::Scenario(format!("interface `{name}`: no such interface"))),
+        i => Ok(i),
+    }
+}
+
 impl XdpSocket {
     /// Binds an AF_XDP socket to each receive queue of interface `name`
     /// and attaches the redirecting XDP program to it.
     pub fn open(name: &str) -> Result<XdpSocket, EmuError> {
+        let index = ifindex(name)?;
         // A socket binds to each queue there is (sysfs shows only the
         // namespace that mounted it, so the kernel is asked instead: the
         // bind to a queue past the last fails).
-        let mut queues = vec![Queue::open(name, 0)?];
+        let mut queues = vec![Queue::open(name, index, 0)?];
         while (queues.len() as u32) < MAX_QUEUES {
-            match Queue::open(name, queues.len() as u32) {
+            match Queue::open(name, index, queues.len() as u32) {
                 Ok(q) => queues.push(q),
                 Err(_) => break,
             }
         }
-        let redirect = XdpRedirect::attach(queues_ifindex(name)?, queues.len() as u32).map_err(|e| {
+        let redirect = XdpRedirect::attach(index, queues.len() as u32).map_err(|e| {
             let hint = if e.raw_os_error() == Some(libc::ERANGE) {
                 " (a veth takes an XDP program only with an MTU up to about 3500 bytes)"
             } else {
@@ -123,32 +114,20 @@ impl XdpSocket {
             .map_err(|e| EmuError::io(format!("interface {name}: epoll"), e.into()))?;
         for (i, q) in queues.iter().enumerate() {
             redirect
-                .insert(i as u32, q.rx.as_raw_fd())
+                .insert(i as u32, q.xsk.fd().as_raw_fd())
                 .map_err(|e| EmuError::io(format!("interface {name}: put the socket in the XSKMAP"), e))?;
-            // SAFETY: the socket lives as long as the epoll instance.
-            let fd = unsafe { BorrowedFd::borrow_raw(q.rx.as_raw_fd()) };
             epoll
-                .add(fd, nix::sys::epoll::EpollEvent::new(nix::sys::epoll::EpollFlags::EPOLLIN, i as u64))
+                .add(q.xsk.fd(), nix::sys::epoll::EpollEvent::new(nix::sys::epoll::EpollFlags::EPOLLIN, i as u64))
                 .map_err(|e| EmuError::io(format!("interface {name}: epoll"), e.into()))?;
         }
         Ok(XdpSocket { label: name.to_string(), _redirect: redirect, queues, next: 0, epoll })
     }
 }
 
-fn queues_ifindex(name: &str) -> Result<u32, EmuError> {
-    let cname = std::ffi::CString::new(name).map_err(|_| EmuError::Scenario(format!("interface {name:?}")))?;
-    let mut info = IfInfo::invalid();
-    info.from_name(&cname).map_err(|e| xdp_error(name, "no such interface", e))?;
-    Ok(info.ifindex())
-}
-
 impl Queue {
-    /// An AF_XDP socket bound to receive queue `queue` of interface `name`.
-    fn open(name: &str, queue: u32) -> Result<Queue, EmuError> {
-        let cname = std::ffi::CString::new(name).map_err(|_| EmuError::Scenario(format!("interface {name:?}")))?;
-        let mut info = IfInfo::invalid();
-        info.from_name(&cname).map_err(|e| xdp_error(name, "no such interface", e))?;
-        info.set_queue(queue);
+    /// An AF_XDP socket bound to receive queue `queue` of interface `name`
+    /// (index `index`).
+    fn open(name: &str, index: u32, queue: u32) -> Result<Queue, EmuError> {
         let len = FRAME * (RX_FRAMES + TX_FRAMES) as usize;
         // SAFETY: a new private anonymous mapping.
         let base = unsafe {
@@ -165,44 +144,21 @@ impl Queue {
             return Err(EmuError::io(format!("interface {name}: map the AF_XDP frames"), io::Error::last_os_error()));
         }
         let area = Area { base: NonNull::new(base.cast()).expect("mmap gave a non-null mapping"), len };
-        let config = UmemConfig {
-            fill_size: RX_FRAMES,
-            complete_size: TX_FRAMES,
-            frame_size: FRAME as u32,
-            headroom: 0,
-            flags: 0,
-        };
-        let slice = NonNull::slice_from_raw_parts(area.base, len);
-        // SAFETY: the area is page aligned, `len` long and lives as long as
-        // the socket (dropped after the UMEM).
-        let umem = unsafe { Umem::new(config, slice) }.map_err(|e| xdp_error(name, "register the UMEM", e))?;
-        let socket = Socket::with_shared(&info, &umem).map_err(|e| xdp_error(name, "make the socket", e))?;
-        let mut device = umem.fq_cq(&socket).map_err(|e| xdp_error(name, "make the fill ring", e))?;
-        let rings = SocketConfig {
-            rx_size: NonZeroU32::new(RX_FRAMES),
-            tx_size: NonZeroU32::new(TX_FRAMES),
-            bind_flags: SocketConfig::XDP_BIND_COPY | SocketConfig::XDP_BIND_NEED_WAKEUP,
-        };
-        let user = umem.rx_tx(&socket, &rings).map_err(|e| xdp_error(name, "make the rings", e))?;
-        let rx = user.map_rx().map_err(|e| xdp_error(name, "map the receive ring", e))?;
-        let tx = user.map_tx().map_err(|e| xdp_error(name, "map the transmit ring", e))?;
-        umem.bind(&user).map_err(|e| xdp_error(name, "bind", e))?;
-        {
-            let mut fill = device.fill(RX_FRAMES);
-            fill.insert((0..u64::from(RX_FRAMES)).map(|i| i * FRAME as u64));
-            fill.commit();
+        let sizes = Sizes { rx: RX_FRAMES, tx: TX_FRAMES, fill: RX_FRAMES, completion: TX_FRAMES };
+        // SAFETY: the area is page aligned, `len` long, and dropped after
+        // the socket (field order of Queue).
+        let mut xsk = unsafe { Xsk::open(area.base, len, FRAME as u32, &sizes, index, queue) }.map_err(|e| {
+            EmuError::io(
+                format!("interface {name}: AF_XDP socket on queue {queue} (needs Linux 5.9+ and CAP_NET_ADMIN)"),
+                e,
+            )
+        })?;
+        for i in 0..u64::from(RX_FRAMES) {
+            xsk.fill.push(i * FRAME as u64);
         }
+        xsk.fill.publish();
         let free_tx = (u64::from(RX_FRAMES)..u64::from(RX_FRAMES + TX_FRAMES)).map(|i| i * FRAME as u64).collect();
-        Ok(Queue {
-            rx,
-            tx,
-            device,
-            _umem: umem,
-            area,
-            free_tx,
-            refill: Vec::with_capacity(RX_FRAMES as usize),
-            in_flight: 0,
-        })
+        Ok(Queue { xsk, area, free_tx, refill: Vec::with_capacity(RX_FRAMES as usize) })
     }
 
     /// Gives the frames read back to the kernel to receive into.
@@ -210,38 +166,33 @@ impl Queue {
         if self.refill.is_empty() {
             return;
         }
-        let mut fill = self.device.fill(self.refill.len() as u32);
-        let n = fill.insert(self.refill.iter().copied()) as usize;
-        fill.commit();
+        let mut n = 0;
+        while n < self.refill.len() && self.xsk.fill.push(self.refill[n]) {
+            n += 1;
+        }
+        self.xsk.fill.publish();
         self.refill.drain(..n);
     }
 
     /// Takes back the frames the kernel has sent.
     fn reclaim(&mut self) {
-        let mut done = self.device.complete(self.in_flight.max(1));
-        while let Some(addr) = done.read() {
+        while let Some(addr) = self.xsk.completion.pop() {
             self.free_tx.push(addr & !(FRAME as u64 - 1));
-            self.in_flight -= 1;
         }
-        done.release();
+        self.xsk.completion.release();
     }
 
     /// The next frame on the receive ring, copied out from byte `skip` on
     /// (shorter frames are handed out empty).
     fn recv(&mut self, skip: usize) -> Option<Vec<u8>> {
-        let desc = {
-            let mut read = self.rx.receive(1);
-            let desc = read.read();
-            read.release();
-            desc
-        };
-        let Some(desc) = desc else {
+        let Some(desc) = self.xsk.rx.pop() else {
             self.give_back();
             return None;
         };
+        self.xsk.rx.release();
         let whole = self.bytes(desc.addr, desc.len);
         let mut frame = whole.get(skip..).unwrap_or_default().to_vec();
-        // A sender in a namespace of this machine leaves its checksums
+        // A sender in a namespace of this machine may leave its checksums
         // for the device; no virtio_net_hdr says so here.
         let framing = if skip == 0 { Framing::Ethernet } else { Framing::Ip };
         crate::offload::complete_partial_checksum(&mut frame, framing);
@@ -253,11 +204,12 @@ impl Queue {
     }
 
     fn bytes(&self, addr: u64, len: u32) -> &[u8] {
-        assert!(addr as usize + len as usize <= self.area.len, "the kernel gave a frame outside the UMEM");
-        // SAFETY: in bounds (checked); the kernel wrote the frame before it
+        let end = (addr as usize).saturating_add(len as usize).min(self.area.len);
+        let start = (addr as usize).min(end);
+        // SAFETY: in bounds (clamped); the kernel wrote the frame before it
         // put its descriptor on the receive ring, and will not write it
         // again before it is back on the fill ring.
-        unsafe { std::slice::from_raw_parts(self.area.base.as_ptr().add(addr as usize), len as usize) }
+        unsafe { std::slice::from_raw_parts(self.area.base.as_ptr().add(start), end - start) }
     }
 
     /// Puts `frames` on the transmit ring, each after `header` if given
@@ -266,15 +218,15 @@ impl Queue {
     fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) {
         self.reclaim();
         let extra = header.map_or(0, |h| h.len());
-        let mut descs = Vec::with_capacity(frames.len());
+        let mut queued = 0;
         for (frame, w) in frames.iter().zip(written.iter_mut()) {
             *w = false;
-            if frame.len() + extra > FRAME {
+            if frame.len() + extra > FRAME || self.xsk.tx.free() == 0 {
                 continue;
             }
             let Some(addr) = self.free_tx.pop() else { break };
             // SAFETY: a free frame of the UMEM (FRAME bytes, checked above),
-            // not the kernel's until its descriptor is committed below.
+            // not the kernel's until its descriptor is published below.
             unsafe {
                 let at = self.area.base.as_ptr().add(addr as usize);
                 if let Some(h) = header {
@@ -284,28 +236,16 @@ impl Queue {
                 }
                 std::ptr::copy_nonoverlapping(frame.as_ptr(), at.add(extra), frame.len());
             }
-            descs.push((XdpDesc { addr, len: (frame.len() + extra) as u32, options: 0 }, w));
+            *w = self.xsk.tx.push(Desc { addr, len: (frame.len() + extra) as u32, options: 0 });
+            queued += 1;
         }
-        let n = {
-            let mut ring = self.tx.transmit(descs.len() as u32);
-            let n = ring.insert(descs.iter().map(|(d, _)| *d)) as usize;
-            ring.commit();
-            n
-        };
-        for (i, (d, w)) in descs.into_iter().enumerate() {
-            if i < n {
-                *w = true;
-            } else {
-                self.free_tx.push(d.addr);
-            }
-        }
-        self.in_flight += n as u32;
+        self.xsk.tx.publish();
         // Copy mode sends in the system call, a batch of 32 each.
-        for _ in 0..n.div_ceil(KERNEL_TX_BATCH) + 1 {
-            if self.tx.pending() == 0 {
+        for _ in 0..queued / KERNEL_TX_BATCH + 2 {
+            if self.xsk.tx.pending() == 0 {
                 break;
             }
-            self.tx.wake();
+            self.xsk.kick();
         }
     }
 }
@@ -332,7 +272,7 @@ impl XdpSocket {
     /// Frames the kernel dropped before squall read them: a receive ring
     /// was full, or no frame was free to receive into (XDP_STATISTICS).
     pub fn dropped(&self) -> u64 {
-        self.queues.iter().filter_map(|q| q.device.statistics_v2().ok()).map(|s| s.rx_dropped + s.rx_ring_full).sum()
+        self.queues.iter().filter_map(|q| q.xsk.statistics().ok()).map(|s| s.rx_dropped + s.rx_ring_full).sum()
     }
 }
 

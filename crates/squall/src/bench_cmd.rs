@@ -128,8 +128,9 @@ struct Forwarding {
     squall_xdp_pinned: (SinkReport, Option<f64>),
     xdp_forwarder: (SinkReport, Option<f64>),
     /// The sender alone on one CPU, the receiver and the data plane on
-    /// the other (absent with fewer than two CPUs).
-    placed: Option<Placed>,
+    /// the other, at equal nice and with the receiver first (empty with
+    /// fewer than two CPUs).
+    placed: Vec<Placed>,
 }
 
 /// squall `--host-device xdp --dataplane-cpu R` with the sender on CPU S
@@ -137,9 +138,11 @@ struct Forwarding {
 /// each with the machine's CPU us per packet.
 #[derive(Serialize)]
 struct Placed {
-    /// (S, R).
-    cpus: (usize, usize),
+    placement: baseline::Placement,
     squall_xdp: (SinkReport, Option<f64>),
+    /// Packets squall delivered to the receiving host per second (the
+    /// receiver's socket may drop some when the receiver falls behind).
+    delivered_pps: f64,
     veth: (SinkReport, Option<f64>),
 }
 
@@ -382,22 +385,23 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         let (veth, machine_veth) =
             crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds, None)?))?;
         // Placed: the sender alone on one CPU, the receiver (and squall's
-        // data plane) on the other; plain veth placed the same way.
-        let placed = match crate::bench_more::two_cpus() {
-            Some(cpus) => {
-                let ((sink, _, _), machine) = crate::bench_more::with_machine_cpu(|| {
-                    through_squall_with(&exe, None, ip_size, seconds, None, &Setup::xdp_placed(cpus))
-                })?;
-                let (veth, veth_machine) =
-                    crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds, Some(cpus))?))?;
-                Some(Placed {
-                    cpus,
-                    squall_xdp: (sink.clone(), per_packet(machine, &sink)),
-                    veth: (veth.clone(), per_packet(veth_machine, &veth)),
-                })
-            }
-            None => None,
-        };
+        // data plane) on the other, the receiver first at equal nice and
+        // then before the data plane; plain veth placed the same way.
+        let mut placed = Vec::new();
+        for nice in [0, -10] {
+            let Some(p) = crate::bench_more::two_cpus(nice) else { break };
+            let ((sink, timing, _), machine) = crate::bench_more::with_machine_cpu(|| {
+                through_squall_with(&exe, None, ip_size, seconds, None, &Setup::xdp_placed(p))
+            })?;
+            let (veth, veth_machine) =
+                crate::bench_more::with_machine_cpu(|| Ok(baseline::veth(&exe, ip_size, seconds, Some(p))?))?;
+            placed.push(Placed {
+                placement: p,
+                squall_xdp: (sink.clone(), per_packet(machine, &sink)),
+                delivered_pps: timing.deliveries as f64 / seconds,
+                veth: (veth.clone(), per_packet(veth_machine, &veth)),
+            });
+        }
         let forwarder = |devices| -> Result<(SinkReport, Option<f64>)> {
             let bed = baseline::Forwarder::start(devices)?;
             let (sink, busy) = crate::bench_more::with_machine_cpu(|| Ok(bed.udp(&exe, ip_size, seconds)?))?;
@@ -466,15 +470,18 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         }
     }
     for f in &forwarding {
-        if let Some(p) = &f.placed {
+        for p in &f.placed {
             let ((sq, sq_us), (veth, veth_us)) = (&p.squall_xdp, &p.veth);
+            let pl = &p.placement;
             println!(
-                "{:>6} B, placed (sender on CPU {}, receiver and data plane on CPU {}): squall --host-device xdp \
-                 {:.0} pps, plain veth {:.0} pps (sender and receiver placed alike), ratio {:.3}, machine us/pkt {} / {}",
+                "{:>6} B, placed (sender on CPU {}, receiver at nice {} and data plane on CPU {}): squall --host-device \
+                 xdp {:.0} pps (delivered {:.0}), plain veth placed alike {:.0} pps, ratio {:.3}, machine us/pkt {} / {}",
                 f.ip_size,
-                p.cpus.0,
-                p.cpus.1,
+                pl.sender,
+                pl.receiver_nice,
+                pl.receiver,
                 sq.pps,
+                p.delivered_pps,
                 veth.pps,
                 sq.pps / veth.pps.max(1.0),
                 us(*sq_us),

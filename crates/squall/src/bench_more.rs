@@ -9,6 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use squall_emu::baseline::Placement;
 use squall_emu::bulk::BulkResult;
 use squall_emu::dataplane::DataplaneOptions;
 use squall_emu::workload::CommandSpec;
@@ -90,9 +91,9 @@ pub(crate) struct Setup {
     pub pin: bool,
     /// `--host-device`.
     pub host_device: squall_emu::HostDevice,
-    /// The sending workload on the first CPU, the receiving one and the
-    /// data plane (`--dataplane-cpu`) on the second.
-    pub cpus: Option<(usize, usize)>,
+    /// Where the sending and the receiving workloads run (the data plane
+    /// with the receiver, `--dataplane-cpu`).
+    pub placed: Option<Placement>,
 }
 
 impl Setup {
@@ -105,29 +106,29 @@ impl Setup {
         Setup { pin, host_device: squall_emu::HostDevice::Xdp, ..Setup::default() }
     }
 
-    /// `--host-device xdp`, the sender on CPU `cpus.0`, the receiver and
-    /// the data plane (`--dataplane-cpu`) on CPU `cpus.1`.
-    pub fn xdp_placed(cpus: (usize, usize)) -> Setup {
-        let mut setup = Setup { cpus: Some(cpus), ..Setup::xdp(false) };
-        setup.dataplane.cpu = Some(cpus.1);
+    /// `--host-device xdp`, the workloads as `placed` says and the data
+    /// plane (`--dataplane-cpu`) on the receiver's CPU.
+    pub fn xdp_placed(placed: Placement) -> Setup {
+        let mut setup = Setup { placed: Some(placed), ..Setup::xdp(false) };
+        setup.dataplane.cpu = Some(placed.receiver);
         setup
     }
 
-    /// `command` prefixed to run on the sender's (`sender`) or the
-    /// receiver's CPU, if placed.
+    /// `command` placed as the sender (`sender`) or the receiver, if the
+    /// setup places them.
     pub fn on(&self, sender: bool, command: &str) -> String {
-        match self.cpus {
-            Some((s, r)) => format!("taskset -c {} {command}", if sender { s } else { r }),
+        match self.placed {
+            Some(p) => format!("{} {command}", p.prefix(sender).join(" ")),
             None => command.to_string(),
         }
     }
 }
 
-/// Two CPUs to place a sender and a receiver on: the first and the last
-/// this process may use; `None` with fewer than two.
-pub fn two_cpus() -> Option<(usize, usize)> {
+/// The sender on the first CPU this process may use, the receiver on the
+/// last with `receiver_nice`; `None` with fewer than two CPUs.
+pub fn two_cpus(receiver_nice: i32) -> Option<Placement> {
     let cpus = squall_emu::emulation::usable_cpus();
-    (cpus.len() >= 2).then(|| (cpus[0], cpus[cpus.len() - 1]))
+    (cpus.len() >= 2).then(|| Placement { sender: cpus[0], receiver: cpus[cpus.len() - 1], receiver_nice })
 }
 
 /// Runs `text` with `commands` as `setup` says; returns the report, the
