@@ -212,6 +212,16 @@ fn host_packet(data: &[u8]) -> Result<String, String> {
             }
         }
     }
+    // A frame read with no virtio_net_hdr (AF_XDP): a partial checksum is
+    // completed in place, and a completed one stays as it is.
+    for framing in [Framing::Ethernet, Framing::Ip] {
+        let mut once = data.to_vec();
+        offload::complete_partial_checksum(&mut once, framing);
+        assert_eq!(once.len(), data.len(), "completing a checksum changed the length");
+        let mut twice = once.clone();
+        offload::complete_partial_checksum(&mut twice, framing);
+        assert_eq!(twice, once, "a completed checksum changed when completed again");
+    }
     let bytes = data.to_vec();
     let dst = squall_emu::ipv4::destination(&bytes);
     match squall_emu::ipv4::parse(PacketId(1), bytes) {

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
+use squall_emu::baseline::Placement;
 use squall_emu::blast::SinkReport;
 use squall_emu::device::PacketDevice;
 use squall_emu::inline::{InlineOptions, InlineSocket};
@@ -49,7 +50,20 @@ impl Testbed {
 
     /// `exe tool ARGS` in namespace `i`.
     fn tool(&self, exe: &Path, i: usize, args: &[&str]) -> Result<Command> {
-        let mut c = Command::new(exe);
+        self.placed_tool(exe, i, args, None)
+    }
+
+    /// [`Testbed::tool`], placed (namespace 0 holds the sender) if given.
+    fn placed_tool(&self, exe: &Path, i: usize, args: &[&str], placed: Option<Placement>) -> Result<Command> {
+        let mut c = match placed {
+            Some(p) => {
+                let words = p.prefix(i == 0);
+                let mut c = Command::new(&words[0]);
+                c.args(&words[1..]).arg(exe);
+                c
+            }
+            None => Command::new(exe),
+        };
         c.arg("tool").args(args).stderr(Stdio::inherit());
         self.ns[i].prepare(&mut c, true)?;
         Ok(c)
@@ -58,7 +72,19 @@ impl Testbed {
     /// UDP of `ip_size`-byte packets from a to b for `seconds`: what the
     /// sink counted.
     fn udp(&self, exe: &Path, ip_size: usize, seconds: f64, rate_bps: Option<f64>) -> Result<SinkReport> {
-        let sink = self.tool(exe, 1, &["udp", "--sink"])?.stdout(Stdio::piped()).spawn()?;
+        self.placed_udp(exe, ip_size, seconds, rate_bps, None)
+    }
+
+    /// [`Testbed::udp`] with the sender and the sink placed as `placed` says.
+    fn placed_udp(
+        &self,
+        exe: &Path,
+        ip_size: usize,
+        seconds: f64,
+        rate_bps: Option<f64>,
+        placed: Option<Placement>,
+    ) -> Result<SinkReport> {
+        let sink = self.placed_tool(exe, 1, &["udp", "--sink"], placed)?.stdout(Stdio::piped()).spawn()?;
         std::thread::sleep(std::time::Duration::from_millis(200));
         let size = ip_size.to_string();
         let secs = seconds.to_string();
@@ -67,7 +93,7 @@ impl Testbed {
         if let Some(r) = &rate {
             args.extend(["--rate-bps", r]);
         }
-        self.tool(exe, 0, &args)?.stdout(Stdio::null()).status().context("run the UDP sender")?;
+        self.placed_tool(exe, 0, &args, placed)?.stdout(Stdio::null()).status().context("run the UDP sender")?;
         let out = sink.wait_with_output()?;
         serde_json::from_slice(&out.stdout).context("the UDP sink's report")
     }
@@ -145,6 +171,17 @@ pub struct BridgeFigures {
     /// squall with `--inline-socket xdp`.
     pub squall_xdp_udp: Vec<(usize, SinkReport, Option<f64>)>,
     pub squall_xdp_tcp_bps: f64,
+    /// squall `--inline-socket xdp` and the Linux bridge with the sender
+    /// on one CPU and the receiver (and the data plane) on the other, 64
+    /// and 1500 B.
+    pub placed: Vec<PlacedBridge>,
+}
+
+#[derive(Serialize)]
+pub struct PlacedBridge {
+    pub placement: Placement,
+    pub squall_xdp: Vec<SinkReport>,
+    pub linux: Vec<SinkReport>,
 }
 
 /// `squall emu --inline` on the testbed's sides with `down` and `up` as
@@ -153,6 +190,7 @@ pub struct BridgeFigures {
 fn through_squall<T>(
     bed: &Testbed,
     socket: InlineSocket,
+    dataplane_cpu: Option<usize>,
     down: &str,
     up: &str,
     f: impl FnOnce() -> Result<T>,
@@ -165,6 +203,8 @@ fn through_squall<T>(
         inline: Some(InlineOptions { interfaces: bed.side.clone(), force: false, socket }),
         ..Default::default()
     };
+    let mut options = options;
+    options.dataplane.cpu = dataplane_cpu;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let run = std::thread::spawn(move || squall_emu::run(&scenario, options, flag));
@@ -199,11 +239,11 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     })?;
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
-    let ((squall_udp, squall_tcp), _) = through_squall(&bed, InlineSocket::Packet, unlimited, "", || {
+    let ((squall_udp, squall_tcp), _) = through_squall(&bed, InlineSocket::Packet, None, unlimited, "", || {
         let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         Ok((udp, bed.tcp(exe, 1_000_000_000)))
     })?;
-    let ((xdp_udp, xdp_tcp), _) = through_squall(&bed, InlineSocket::Xdp, unlimited, "", || {
+    let ((xdp_udp, xdp_tcp), _) = through_squall(&bed, InlineSocket::Xdp, None, unlimited, "", || {
         let mut udp = Vec::new();
         for size in [64, 1500] {
             let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
@@ -212,12 +252,38 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         }
         Ok((udp, bed.tcp(exe, 1_000_000_000)?))
     })?;
-    let (sink_1gbit, report) =
-        through_squall(&bed, InlineSocket::Packet, "queue = { packets = 10000 }\nrate = \"1 Gbit/s\"", "", || {
-            bed.udp(exe, 1500, seconds, Some(950e6))
+    // Placed: the sender alone on one CPU, the receiver and squall's data
+    // plane on the other (the receiver at nice 0, then -10); the Linux
+    // bridge with the sender and receiver placed alike.
+    let mut placed = Vec::new();
+    for nice in [0, -10] {
+        let Some(p) = crate::bench_more::two_cpus(nice) else { break };
+        let (squall, _) = through_squall(&bed, InlineSocket::Xdp, Some(p.receiver), unlimited, "", || {
+            [64, 1500].into_iter().map(|size| bed.placed_udp(exe, size, seconds, None, Some(p))).collect()
         })?;
+        let bridge = format!("sqbr{}", RunId::current().0);
+        squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
+        let linux = (|| -> Result<Vec<SinkReport>> {
+            for side in &bed.side {
+                squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
+            }
+            squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
+            bed.wait_for_path()?;
+            [64, 1500].into_iter().map(|size| bed.placed_udp(exe, size, seconds, None, Some(p))).collect()
+        })();
+        let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
+        placed.push(PlacedBridge { placement: p, squall_xdp: squall, linux: linux? });
+    }
+    let (sink_1gbit, report) = through_squall(
+        &bed,
+        InlineSocket::Packet,
+        None,
+        "queue = { packets = 10000 }\nrate = \"1 Gbit/s\"",
+        "",
+        || bed.udp(exe, 1500, seconds, Some(950e6)),
+    )?;
     let stage = "queue = { packets = 10000 }\ndelay = \"20 ms\"";
-    let (ping_out, _) = through_squall(&bed, InlineSocket::Packet, stage, stage, || bed.ping(500))?;
+    let (ping_out, _) = through_squall(&bed, InlineSocket::Packet, None, stage, stage, || bed.ping(500))?;
     let mut ping_20ms = crate::bench_more::PingFigures::from_output(&ping_out, 500, 40.0)?;
     ping_20ms.baseline = Some(Box::new(crate::bench_more::PingFigures::from_output(&linux_ping?, 500, 0.0)?));
     let mut udp = Vec::new();
@@ -244,6 +310,7 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         xdp_forwarder_tcp_bps,
         squall_xdp_udp: xdp_udp,
         squall_xdp_tcp_bps: xdp_tcp,
+        placed,
     })
 }
 

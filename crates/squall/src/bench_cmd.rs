@@ -301,6 +301,20 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         f.squall_xdp_tcp_bps / 1e9,
         f.squall_xdp_tcp_bps / f.tcp_linux_bps
     );
+    for p in &f.placed {
+        for (size, (sq, linux)) in [64, 1500].iter().zip(p.squall_xdp.iter().zip(&p.linux)) {
+            println!(
+                "{size:>4} B, placed (sender on CPU {}, receiver at nice {} and data plane on CPU {}): squall \
+                 --inline-socket xdp {:.0} pps, Linux bridge placed alike {:.0} pps, ratio {:.3}",
+                p.placement.sender,
+                p.placement.receiver_nice,
+                p.placement.receiver,
+                sq.pps,
+                linux.pps,
+                sq.pps / linux.pps.max(1.0)
+            );
+        }
+    }
     let t = &f.timing_1gbit;
     println!(
         "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",
