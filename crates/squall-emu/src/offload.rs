@@ -81,6 +81,10 @@ struct Layout {
     /// End of the IP packet (frames may carry padding after it).
     end: usize,
     protocol: u8,
+    /// A fragment of an IPv4 datagram, or an IPv6 packet with a routing
+    /// header (its pseudo-header has the final destination, RFC 8200
+    /// §8.1): no checksum of its own to complete here.
+    partial_datagram: bool,
 }
 
 /// Bytes of the Ethernet header, with up to two VLAN tags (IEEE 802.1Q),
@@ -125,6 +129,8 @@ fn layout(frame: &[u8], framing: Framing) -> Option<Layout> {
                 l4: l3 + ihl,
                 end: l3 + total,
                 protocol: ip[9],
+                // More fragments, or a fragment offset (RFC 791 §3.1).
+                partial_datagram: u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff != 0,
             })
         }
         0x86dd => {
@@ -133,12 +139,20 @@ fn layout(frame: &[u8], framing: Framing) -> Option<Layout> {
                 return None;
             }
             // Extension headers (RFC 8200 §4) before the transport header.
-            let (mut next, mut at) = (ip[6], 40);
+            let (mut next, mut at, mut routed) = (ip[6], 40, false);
             while matches!(next, 0 | 43 | 60) {
+                routed |= next == 43;
                 next = *ip.get(at)?;
                 at += 8 + usize::from(*ip.get(at + 1)?) * 8;
             }
-            (at <= total).then_some(Layout { l3, v6: true, l4: l3 + at, end: l3 + total, protocol: next })
+            (at <= total).then_some(Layout {
+                l3,
+                v6: true,
+                l4: l3 + at,
+                end: l3 + total,
+                protocol: next,
+                partial_datagram: routed,
+            })
         }
         _ => None,
     }
@@ -216,10 +230,14 @@ fn fill_ipv4_checksum(frame: &mut [u8], at: &Layout) {
 /// complemented (`~tcp_v4_check(len, saddr, daddr, 0)`, and so for UDP and
 /// IPv6), so a field holding exactly that is completed; any other value is
 /// left as it came, and a frame corrupted on a wire stays corrupted (unless
-/// its field happens to hold that sum: one in 65 536). Returns whether it
-/// completed one.
+/// its field happens to hold that sum: one in 65 536). IPv4 fragments and
+/// IPv6 packets with a routing header are left alone (no sender leaves
+/// those partial). Returns whether it completed one.
 pub fn complete_partial_checksum(frame: &mut [u8], framing: Framing) -> bool {
     let Some(at) = layout(frame, framing) else { return false };
+    if at.partial_datagram {
+        return false;
+    }
     let field = match at.protocol {
         6 => at.l4 + 16,
         17 => at.l4 + 6,
@@ -594,6 +612,14 @@ mod tests {
         wrong[50] ^= 0x40;
         assert!(!complete_partial_checksum(&mut wrong, Framing::Ethernet));
         assert!(!verifies(&wrong));
+        // A first fragment (more fragments set) holding that sum is left
+        // alone: its checksum covers the whole datagram.
+        let mut fragment = partial.clone();
+        fragment[50..52].copy_from_slice(&0x1805u16.to_be_bytes());
+        fragment[20] |= 0x20;
+        let before = fragment.clone();
+        assert!(!complete_partial_checksum(&mut fragment, Framing::Ethernet));
+        assert_eq!(fragment, before);
     }
 
     #[test]

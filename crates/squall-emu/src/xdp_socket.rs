@@ -21,13 +21,16 @@ use crate::offload::Framing;
 use crate::xdp_redirect::XdpRedirect;
 use crate::xsk::{Desc, Sizes, Xsk};
 
-/// Bytes of one UMEM frame: the smallest the kernel takes, room for a
-/// 1514-byte frame.
-pub const FRAME: usize = 2048;
+/// Bytes of one UMEM frame: a page, the largest the kernel takes in
+/// aligned mode.
+pub const FRAME: usize = 4096;
+/// The longest frame received into one: the kernel keeps
+/// XDP_PACKET_HEADROOM (256) bytes of it (net/xdp/xsk.c, xsk_rcv_check).
+pub const MAX_FRAME: usize = FRAME - 256;
 /// Frames given to the kernel to receive into (the fill ring's size).
-const RX_FRAMES: u32 = 4096;
-/// Frames for transmitting.
-const TX_FRAMES: u32 = 4096;
+const RX_FRAMES: u32 = 2048;
+/// Frames for transmitting (queue 0 alone transmits).
+const TX_FRAMES: u32 = 2048;
 /// Most frames put on the transmit ring by one sendto(2) the kernel takes
 /// (net/xdp/xsk.c: TX_BATCH_SIZE).
 const KERNEL_TX_BATCH: usize = 32;
@@ -73,10 +76,34 @@ struct Queue {
     free_tx: Vec<u64>,
     /// Frames read, to go back to the fill ring.
     refill: Vec<u64>,
+    /// The first error sending met (said once, at the end).
+    kick_error: Option<io::Error>,
 }
 
 /// Most receive queues a socket is bound to.
 const MAX_QUEUES: u32 = 64;
+
+/// The MTU of interface `name` in this thread's namespace (SIOCGIFMTU).
+fn interface_mtu(name: &str) -> io::Result<u32> {
+    // SAFETY: a new socket, closed by the OwnedFd.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is the socket just made.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    // SAFETY: ifreq is plain data; zeroed is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes().iter().take(libc::IFNAMSIZ - 1)) {
+        *dst = src as libc::c_char;
+    }
+    // SAFETY: SIOCGIFMTU fills the ifreq it is given.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: SIOCGIFMTU wrote the mtu member of the union.
+    Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
+}
 
 fn ifindex(name: &str) -> Result<u32, EmuError> {
     let cname = std::ffi::CString::new(name).map_err(|_| EmuError::Scenario(format!("interface {name:?}")))?;
@@ -92,14 +119,34 @@ impl XdpSocket {
     /// and attaches the redirecting XDP program to it.
     pub fn open(name: &str) -> Result<XdpSocket, EmuError> {
         let index = ifindex(name)?;
+        let mtu = interface_mtu(name).map_err(|e| EmuError::io(format!("interface {name}: read its MTU"), e))?;
+        // An Ethernet header and two VLAN tags beside the MTU's bytes.
+        if mtu as usize + 22 > MAX_FRAME {
+            return Err(EmuError::Scenario(format!(
+                "interface `{name}`: MTU {mtu} is too large for AF_XDP frames of {MAX_FRAME} bytes; at most {}",
+                MAX_FRAME - 22
+            )));
+        }
+        let failed = |queue: u32, e: io::Error| {
+            EmuError::io(
+                format!(
+                    "interface {name}: AF_XDP socket on queue {queue} (needs Linux 5.9+, CAP_NET_ADMIN, and locked \
+                     memory for {} MB a queue: ulimit -l)",
+                    FRAME * (RX_FRAMES + TX_FRAMES) as usize >> 20
+                ),
+                e,
+            )
+        };
         // A socket binds to each queue there is (sysfs shows only the
         // namespace that mounted it, so the kernel is asked instead: the
-        // bind to a queue past the last fails).
-        let mut queues = vec![Queue::open(name, index, 0)?];
+        // bind to a queue past the last fails with EINVAL).
+        let mut queues = vec![Queue::open(index, 0).map_err(|e| failed(0, e))?];
         while (queues.len() as u32) < MAX_QUEUES {
-            match Queue::open(name, index, queues.len() as u32) {
-                Ok(q) => queues.push(q),
-                Err(_) => break,
+            let q = queues.len() as u32;
+            match Queue::open(index, q) {
+                Ok(queue) => queues.push(queue),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => break,
+                Err(e) => return Err(failed(q, e)),
             }
         }
         let redirect = XdpRedirect::attach(index, queues.len() as u32).map_err(|e| {
@@ -125,10 +172,11 @@ impl XdpSocket {
 }
 
 impl Queue {
-    /// An AF_XDP socket bound to receive queue `queue` of interface `name`
-    /// (index `index`).
-    fn open(name: &str, index: u32, queue: u32) -> Result<Queue, EmuError> {
-        let len = FRAME * (RX_FRAMES + TX_FRAMES) as usize;
+    /// An AF_XDP socket bound to receive queue `queue` of interface
+    /// `index`; queue 0's with a transmit ring and frames for it.
+    fn open(index: u32, queue: u32) -> io::Result<Queue> {
+        let tx_frames = if queue == 0 { TX_FRAMES } else { 0 };
+        let len = FRAME * (RX_FRAMES + tx_frames) as usize;
         // SAFETY: a new private anonymous mapping.
         let base = unsafe {
             libc::mmap(
@@ -141,24 +189,23 @@ impl Queue {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(EmuError::io(format!("interface {name}: map the AF_XDP frames"), io::Error::last_os_error()));
+            return Err(io::Error::last_os_error());
         }
         let area = Area { base: NonNull::new(base.cast()).expect("mmap gave a non-null mapping"), len };
-        let sizes = Sizes { rx: RX_FRAMES, tx: TX_FRAMES, fill: RX_FRAMES, completion: TX_FRAMES };
+        // SAFETY: advice on the mapping just made.
+        if unsafe { libc::madvise(area.base.as_ptr().cast(), len, libc::MADV_DONTFORK) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let sizes = Sizes { rx: RX_FRAMES, tx: tx_frames, fill: RX_FRAMES, completion: TX_FRAMES };
         // SAFETY: the area is page aligned, `len` long, and dropped after
         // the socket (field order of Queue).
-        let mut xsk = unsafe { Xsk::open(area.base, len, FRAME as u32, &sizes, index, queue) }.map_err(|e| {
-            EmuError::io(
-                format!("interface {name}: AF_XDP socket on queue {queue} (needs Linux 5.9+ and CAP_NET_ADMIN)"),
-                e,
-            )
-        })?;
+        let mut xsk = unsafe { Xsk::open(area.base, len, FRAME as u32, &sizes, index, queue) }?;
         for i in 0..u64::from(RX_FRAMES) {
             xsk.fill.push(i * FRAME as u64);
         }
         xsk.fill.publish();
-        let free_tx = (u64::from(RX_FRAMES)..u64::from(RX_FRAMES + TX_FRAMES)).map(|i| i * FRAME as u64).collect();
-        Ok(Queue { xsk, area, free_tx, refill: Vec::with_capacity(RX_FRAMES as usize) })
+        let free_tx = (u64::from(RX_FRAMES)..u64::from(RX_FRAMES + tx_frames)).map(|i| i * FRAME as u64).collect();
+        Ok(Queue { xsk, area, free_tx, refill: Vec::with_capacity(RX_FRAMES as usize), kick_error: None })
     }
 
     /// Gives the frames read back to the kernel to receive into.
@@ -216,12 +263,15 @@ impl Queue {
     /// (its EtherType set from the packet's IP version), and has the kernel
     /// send them; `written[i]`: whether frame `i` went.
     fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) {
+        written.fill(false);
         self.reclaim();
+        let Some(tx) = self.xsk.tx.as_mut() else { return };
         let extra = header.map_or(0, |h| h.len());
         let mut queued = 0;
         for (frame, w) in frames.iter().zip(written.iter_mut()) {
-            *w = false;
-            if frame.len() + extra > FRAME || self.xsk.tx.free() == 0 {
+            // An empty descriptor is refused by the kernel without a
+            // completion: its frame would never come back.
+            if frame.is_empty() || frame.len() + extra > FRAME || tx.free() == 0 {
                 continue;
             }
             let Some(addr) = self.free_tx.pop() else { break };
@@ -236,16 +286,14 @@ impl Queue {
                 }
                 std::ptr::copy_nonoverlapping(frame.as_ptr(), at.add(extra), frame.len());
             }
-            *w = self.xsk.tx.push(Desc { addr, len: (frame.len() + extra) as u32, options: 0 });
+            *w = tx.push(Desc { addr, len: (frame.len() + extra) as u32, options: 0 });
             queued += 1;
         }
-        self.xsk.tx.publish();
-        // Copy mode sends in the system call, a batch of 32 each.
-        for _ in 0..queued / KERNEL_TX_BATCH + 2 {
-            if self.xsk.tx.pending() == 0 {
-                break;
-            }
-            self.xsk.kick();
+        tx.publish();
+        // Copy mode sends in the system call, 32 frames each; what an
+        // error leaves on the ring goes with the next batch or read.
+        if let Err(e) = self.xsk.kick(queued / KERNEL_TX_BATCH + 2) {
+            self.kick_error.get_or_insert(e);
         }
     }
 }
@@ -253,12 +301,21 @@ impl Queue {
 impl XdpSocket {
     /// The next frame read, from byte `skip` on.
     pub fn recv_skipping(&mut self, skip: usize) -> Option<Vec<u8>> {
+        // Frames a send left on the transmit ring go now.
+        let sender = &mut self.queues[0];
+        if sender.xsk.tx.as_ref().is_some_and(|t| t.pending() > 0)
+            && let Err(e) = sender.xsk.kick(2)
+        {
+            sender.kick_error.get_or_insert(e);
+        }
+        // One frame from each queue in turn, so that none waits behind a
+        // busy one.
         for _ in 0..self.queues.len() {
             let q = self.next;
+            self.next = (q + 1) % self.queues.len();
             if let Some(frame) = self.queues[q].recv(skip) {
                 return Some(frame);
             }
-            self.next = (q + 1) % self.queues.len();
         }
         None
     }
@@ -273,6 +330,17 @@ impl XdpSocket {
     /// was full, or no frame was free to receive into (XDP_STATISTICS).
     pub fn dropped(&self) -> u64 {
         self.queues.iter().filter_map(|q| q.xsk.statistics().ok()).map(|s| s.rx_dropped + s.rx_ring_full).sum()
+    }
+}
+
+impl Drop for XdpSocket {
+    fn drop(&mut self) {
+        for q in &self.queues {
+            if let Some(e) = &q.kick_error {
+                let left = q.xsk.tx.as_ref().map_or(0, |t| t.pending());
+                eprintln!("squall emu: {}: sending met an error ({e}); {left} frame(s) were left unsent", self.label);
+            }
+        }
     }
 }
 

@@ -168,7 +168,7 @@ impl<T: Copy> Ring<T> {
 
     /// Free entries a producer may write now.
     pub fn free(&self) -> u32 {
-        (self.mask + 1) - self.local.wrapping_sub(self.load_consumer())
+        (self.mask + 1).saturating_sub(self.local.wrapping_sub(self.load_consumer()))
     }
 
     /// Writes `entry` at the next free place; false if the ring is full.
@@ -219,7 +219,8 @@ impl<T: Copy> Ring<T> {
 /// of one interface in copy mode.
 pub struct Xsk {
     pub rx: Ring<Desc>,
-    pub tx: Ring<Desc>,
+    /// None when made without one (`Sizes::tx` 0).
+    pub tx: Option<Ring<Desc>>,
     pub fill: Ring<u64>,
     pub completion: Ring<u64>,
     // Dropped after the rings, before the UMEM's memory is unmapped by
@@ -227,7 +228,7 @@ pub struct Xsk {
     fd: OwnedFd,
 }
 
-/// Sizes of an [`Xsk`]'s rings (powers of two).
+/// Sizes of an [`Xsk`]'s rings (powers of two; a transmit ring of 0: none).
 pub struct Sizes {
     pub rx: u32,
     pub tx: u32,
@@ -292,11 +293,13 @@ impl Xsk {
         set(&fd, XDP_UMEM_FILL_RING, &sizes.fill)?;
         set(&fd, XDP_UMEM_COMPLETION_RING, &sizes.completion)?;
         set(&fd, XDP_RX_RING, &sizes.rx)?;
-        set(&fd, XDP_TX_RING, &sizes.tx)?;
+        if sizes.tx > 0 {
+            set(&fd, XDP_TX_RING, &sizes.tx)?;
+        }
         let mut off = MmapOffsets::default();
         get(&fd, XDP_MMAP_OFFSETS, &mut off)?;
         let rx = Ring::map(&fd, &off.rx, sizes.rx, XDP_PGOFF_RX_RING, false)?;
-        let tx = Ring::map(&fd, &off.tx, sizes.tx, XDP_PGOFF_TX_RING, true)?;
+        let tx = if sizes.tx > 0 { Some(Ring::map(&fd, &off.tx, sizes.tx, XDP_PGOFF_TX_RING, true)?) } else { None };
         let fill = Ring::map(&fd, &off.fr, sizes.fill, XDP_UMEM_PGOFF_FILL_RING, true)?;
         let completion = Ring::map(&fd, &off.cr, sizes.completion, XDP_UMEM_PGOFF_COMPLETION_RING, false)?;
         let addr = SockaddrXdp {
@@ -325,12 +328,27 @@ impl Xsk {
     }
 
     /// Has the kernel send what is on the transmit ring (copy mode sends
-    /// in this call, some of the ring each time). EAGAIN and EBUSY mean
-    /// "call again", ENOBUFS "no memory for now": all left for the next
-    /// call.
-    pub fn kick(&self) {
-        // SAFETY: sendto with no data on a socket this owns.
-        unsafe { libc::sendto(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+    /// in this call, up to 32 frames each time): calls again while the
+    /// kernel says EAGAIN or EBUSY with frames left, at most `calls`
+    /// times. Another error (the interface went down, no memory) is
+    /// returned; the frames stay on the ring for the next call.
+    pub fn kick(&self, calls: usize) -> io::Result<()> {
+        for _ in 0..calls {
+            if self.tx.as_ref().is_none_or(|t| t.pending() == 0) {
+                return Ok(());
+            }
+            // SAFETY: sendto with no data on a socket this owns.
+            let r = unsafe {
+                libc::sendto(self.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0)
+            };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) {
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn statistics(&self) -> io::Result<Statistics> {

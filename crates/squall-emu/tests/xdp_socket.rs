@@ -71,6 +71,13 @@ fn frames_cross_a_veth_pair_whole_and_in_order_both_ways() {
             }
             b.send(&sent[7]).map_err(|e| squall_emu::EmuError::io("send", e))?;
             let back = receive(&mut a, 1);
+            // An empty frame is refused alone (the kernel would keep its
+            // UMEM frame for good), the rest of its batch goes.
+            let mut written = [true, false];
+            b.send_batch(&[&[], &sent[9]], &mut written);
+            let after_empty = receive(&mut a, 1);
+            assert_eq!(written, [false, true]);
+            assert_eq!(after_empty, vec![sent[9].clone()]);
             Ok((sent, got, back))
         })
     });

@@ -1385,8 +1385,8 @@ fn hosts_joined_by_af_xdp_carry_tcp_and_udp_like_tun_devices() {
     let fixed = &summary["runs"][0]["hosts"]["fixed"];
     assert_eq!(u(&sent["sent"]), u(&fixed["sent_packets"]) + u(&fixed["kernel_dropped_frames"]), "{fixed}\n{stderr}");
     assert_downlink_conserved(&summary);
-    // A veth takes an XDP program only up to a page's frame: a larger MTU
-    // is refused with the reason, and nothing is left behind.
+    // An AF_XDP frame is a page less the kernel's headroom: a larger MTU
+    // is refused with the reason.
     let out = Command::new(SQUALL)
         .arg("emu")
         .arg(scenario("tcp-10mbit.toml"))
@@ -1405,7 +1405,7 @@ fn hosts_joined_by_af_xdp_carry_tcp_and_udp_like_tun_devices() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("squall0-xdp: attach the XDP program (a veth takes an XDP program only with an MTU"),
+        stderr.contains("interface `squall0-xdp`: MTU 9000 is too large for AF_XDP frames of 3840 bytes"),
         "{stderr}"
     );
 }
