@@ -132,7 +132,7 @@ impl XdpSocket {
                 format!(
                     "interface {name}: AF_XDP socket on queue {queue} (needs Linux 5.9+, CAP_NET_ADMIN, and locked \
                      memory for {} MB a queue: ulimit -l)",
-                    FRAME * (RX_FRAMES + TX_FRAMES) as usize >> 20
+                    (FRAME * (RX_FRAMES + TX_FRAMES) as usize) >> 20
                 ),
                 e,
             )
