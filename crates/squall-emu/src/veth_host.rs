@@ -110,24 +110,11 @@ fn transmit_checksums_off(name: &str) -> io::Result<()> {
         data: u32,
     }
     let mut value = EthtoolValue { cmd: ETHTOOL_STXCSUM, data: 0 };
-    // SAFETY: a new socket, closed by the OwnedFd.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is the socket just made, owned from here.
-    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-    // SAFETY: ifreq is plain data; zeroed is a valid value.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes().iter().take(libc::IFNAMSIZ - 1)) {
-        *dst = src as libc::c_char;
-    }
-    req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
-    // SAFETY: SIOCETHTOOL reads the ethtool_value `req` points to, alive
-    // for the call.
-    if unsafe { libc::ioctl(std::os::fd::AsRawFd::as_raw_fd(&fd), SIOCETHTOOL, &mut req) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    // SIOCETHTOOL reads the ethtool_value the union points to, alive for
+    // the call.
+    crate::xdp_socket::interface_ioctl(name, SIOCETHTOOL, |req| {
+        req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
+    })?;
     Ok(())
 }
 

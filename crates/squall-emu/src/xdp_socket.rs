@@ -83,24 +83,38 @@ struct Queue {
 /// Most receive queues a socket is bound to.
 const MAX_QUEUES: u32 = 64;
 
-/// The MTU of interface `name` in this thread's namespace (SIOCGIFMTU).
-fn interface_mtu(name: &str) -> io::Result<u32> {
+/// Calls ioctl `request` with an ifreq for interface `name` (in this
+/// thread's namespace) on a new UDP socket, `fill` setting its union
+/// first; the ifreq after the call.
+pub(crate) fn interface_ioctl(
+    name: &str,
+    request: libc::c_ulong,
+    fill: impl FnOnce(&mut libc::ifreq),
+) -> io::Result<libc::ifreq> {
     // SAFETY: a new socket, closed by the OwnedFd.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: `fd` is the socket just made.
+    // SAFETY: `fd` is the socket just made, owned from here.
     let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
     // SAFETY: ifreq is plain data; zeroed is a valid value.
     let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
     for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes().iter().take(libc::IFNAMSIZ - 1)) {
         *dst = src as libc::c_char;
     }
-    // SAFETY: SIOCGIFMTU fills the ifreq it is given.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU, &mut req) } != 0 {
+    fill(&mut req);
+    // SAFETY: `request` takes an ifreq; what its union points to (if
+    // anything) is alive for the call, as `fill`'s caller guarantees.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut req) } != 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok(req)
+}
+
+/// The MTU of interface `name` in this thread's namespace (SIOCGIFMTU).
+fn interface_mtu(name: &str) -> io::Result<u32> {
+    let req = interface_ioctl(name, libc::SIOCGIFMTU, |_| {})?;
     // SAFETY: SIOCGIFMTU wrote the mtu member of the union.
     Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
 }

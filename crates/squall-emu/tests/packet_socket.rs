@@ -7,19 +7,9 @@
 use std::time::{Duration, Instant};
 
 use squall_emu::device::PacketDevice;
-use squall_emu::netns::NetNs;
+mod common;
+use common::{namespace, numbered};
 use squall_emu::packet_socket::PacketSocket;
-
-fn namespace(name: &str) -> Option<NetNs> {
-    match NetNs::create(&format!("squall-{}-{name}", std::process::id())) {
-        Ok(ns) => Some(ns),
-        Err(e) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but no namespace: {e}");
-            eprintln!("no network namespace ({e}): skipped");
-            None
-        }
-    }
-}
 
 /// Waits up to half a second for a frame of EtherType 0x88b5 on `dev`
 /// (the kernel's own IPv6 neighbour traffic may come first).
@@ -70,16 +60,6 @@ fn frames_cross_a_veth_pair_whole_and_bad_interfaces_are_named() {
     assert!(missing.contains("interface `sq-none`: no such interface"), "{missing}");
     let down = down.expect("a down interface is refused");
     assert!(down.contains("interface `sq-down`: the interface is down"), "{down}");
-}
-
-/// Frames of EtherType 0x88b5 of `len` bytes, numbered in their first two
-/// payload bytes.
-fn numbered(n: u16, len: usize) -> Vec<u8> {
-    let mut frame = vec![0xff; 6];
-    frame.extend([0x02, 0, 0, 0, 0, 1, 0x88, 0xb5]);
-    frame.extend(n.to_be_bytes());
-    frame.resize(len, 0x5a);
-    frame
 }
 
 #[test]

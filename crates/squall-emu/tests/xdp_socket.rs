@@ -6,29 +6,9 @@
 use std::time::{Duration, Instant};
 
 use squall_emu::device::PacketDevice;
-use squall_emu::netns::NetNs;
+mod common;
+use common::{namespace, numbered};
 use squall_emu::xdp_socket::XdpSocket;
-
-fn namespace(name: &str) -> Option<NetNs> {
-    match NetNs::create(&format!("squall-{}-{name}", std::process::id())) {
-        Ok(ns) => Some(ns),
-        Err(e) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but no namespace: {e}");
-            eprintln!("no network namespace ({e}): skipped");
-            None
-        }
-    }
-}
-
-/// Frames of EtherType 0x88b5 of `len` bytes, numbered in their first two
-/// payload bytes.
-fn numbered(n: u16, len: usize) -> Vec<u8> {
-    let mut frame = vec![0xff; 6];
-    frame.extend([0x02, 0, 0, 0, 0, 1, 0x88, 0xb5]);
-    frame.extend(n.to_be_bytes());
-    frame.extend((0..len - 16).map(|i| i as u8));
-    frame
-}
 
 /// Frames of EtherType 0x88b5 read from `dev` until `want` came or half a
 /// second passed without one.

@@ -243,15 +243,8 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         Ok((udp, bed.tcp(exe, 1_000_000_000)))
     })?;
-    let ((xdp_udp, xdp_tcp), _) = through_squall(&bed, InlineSocket::Xdp, None, unlimited, "", || {
-        let mut udp = Vec::new();
-        for size in [64, 1500] {
-            let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
-            let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
-            udp.push((size, sink, per_packet));
-        }
-        Ok((udp, bed.tcp(exe, 1_000_000_000)?))
-    })?;
+    let ((xdp_udp, xdp_tcp), _) =
+        through_squall(&bed, InlineSocket::Xdp, None, unlimited, "", || udp_and_tcp(&bed, exe, seconds))?;
     // Placed: the sender alone on one CPU, the receiver and squall's data
     // plane on the other (the receiver at nice 0, then -10); the Linux
     // bridge with the sender and receiver placed alike.
@@ -329,16 +322,22 @@ fn forward_between(
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let forwarder = std::thread::spawn(move || squall_emu::baseline::forward(devices, &flag));
-    let measured = bed.wait_for_path().and_then(|()| {
-        let mut udp = Vec::new();
-        for size in [64, 1500] {
-            let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
-            let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
-            udp.push((size, sink, per_packet));
-        }
-        Ok((udp, bed.tcp(exe, 1_000_000_000)?))
-    });
+    let measured = bed.wait_for_path().and_then(|()| udp_and_tcp(bed, exe, seconds));
     stop.store(true, Ordering::Relaxed);
     forwarder.join().map_err(|_| anyhow::anyhow!("the forwarder panicked"))??;
     measured
+}
+
+/// UDP of 64 and 1500 B from one side to the other (per size the sink's
+/// count and the machine's CPU us per packet), then one cubic TCP
+/// connection of 1 GB (Gbit/s).
+#[allow(clippy::type_complexity)]
+fn udp_and_tcp(bed: &Testbed, exe: &Path, seconds: f64) -> Result<(Vec<(usize, SinkReport, Option<f64>)>, f64)> {
+    let mut udp = Vec::new();
+    for size in [64, 1500] {
+        let (sink, busy) = crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None))?;
+        let per_packet = busy.map(|b| b * 1e6 / sink.packets.max(1) as f64);
+        udp.push((size, sink, per_packet));
+    }
+    Ok((udp, bed.tcp(exe, 1_000_000_000)?))
 }
