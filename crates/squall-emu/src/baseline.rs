@@ -48,6 +48,20 @@ impl Placement {
         words.extend(["taskset".to_string(), "-c".to_string(), cpu.to_string()]);
         words
     }
+
+    /// `program`, placed as the sender (`sender`) or the receiver if
+    /// `placed` says where; as it is if not.
+    pub fn command(placed: Option<Placement>, sender: bool, program: &Path) -> Command {
+        match placed {
+            Some(p) => {
+                let words = p.prefix(sender);
+                let mut c = Command::new(&words[0]);
+                c.args(&words[1..]).arg(program);
+                c
+            }
+            None => Command::new(program),
+        }
+    }
 }
 
 /// Two namespaces joined by a veth pair, removed when the closure returns.
@@ -132,21 +146,12 @@ fn udp_between(
     seconds: f64,
     placed: Option<Placement>,
 ) -> Result<SinkReport, EmuError> {
-    let on = |sender: bool| match placed {
-        Some(p) => {
-            let words = p.prefix(sender);
-            let mut c = Command::new(&words[0]);
-            c.args(&words[1..]).arg(exe);
-            c
-        }
-        None => Command::new(exe),
-    };
-    let mut sink = on(false);
+    let mut sink = Placement::command(placed, false, exe);
     sink.args(["tool", "udp", "--sink"]).stdout(Stdio::piped()).stderr(Stdio::inherit());
     b.prepare(&mut sink, true)?;
     let sink = sink.spawn().context(|| "start the sink".to_string())?;
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let mut sender = on(true);
+    let mut sender = Placement::command(placed, true, exe);
     sender.args([
         "tool",
         "udp",

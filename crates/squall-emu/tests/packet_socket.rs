@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use squall_emu::device::PacketDevice;
 mod common;
-use common::{namespace, numbered};
+use common::{namespace, numbered, veth_pair};
 use squall_emu::packet_socket::PacketSocket;
 
 /// Waits up to half a second for a frame of EtherType 0x88b5 on `dev`
@@ -29,9 +29,7 @@ fn receive(dev: &mut PacketSocket) -> Option<Vec<u8>> {
 fn frames_cross_a_veth_pair_whole_and_bad_interfaces_are_named() {
     let Some(ns) = namespace("pktsock") else { return };
     let setup = || -> Result<(), squall_emu::EmuError> {
-        ns.ip(&["link", "add", "sq-a", "type", "veth", "peer", "name", "sq-b"])?;
-        ns.ip(&["link", "set", "sq-a", "up"])?;
-        ns.ip(&["link", "set", "sq-b", "up"])?;
+        veth_pair(&ns, &[])?;
         // A second pair left down.
         ns.ip(&["link", "add", "sq-down", "type", "veth", "peer", "name", "sq-down-peer"])
     };
@@ -65,12 +63,7 @@ fn frames_cross_a_veth_pair_whole_and_bad_interfaces_are_named() {
 #[test]
 fn frames_longer_than_a_ring_slot_keep_their_place_and_ring_overflow_is_counted() {
     let Some(ns) = namespace("pktring") else { return };
-    let setup = || -> Result<(), squall_emu::EmuError> {
-        ns.ip(&["link", "add", "sq-a", "mtu", "9000", "type", "veth", "peer", "name", "sq-b", "mtu", "9000"])?;
-        ns.ip(&["link", "set", "sq-a", "up"])?;
-        ns.ip(&["link", "set", "sq-b", "up"])
-    };
-    let result = setup().and_then(|()| {
+    let result = veth_pair(&ns, &["mtu", "9000"]).and_then(|()| {
         ns.run_in(|| {
             // No IPv6 neighbour traffic of the kernel's own to count.
             for key in ["all", "default", "sq-a", "sq-b"] {
@@ -109,12 +102,7 @@ fn frames_longer_than_a_ring_slot_keep_their_place_and_ring_overflow_is_counted(
 #[test]
 fn a_vlan_tagged_frame_keeps_its_tag() {
     let Some(ns) = namespace("pktvlan") else { return };
-    let setup = || -> Result<(), squall_emu::EmuError> {
-        ns.ip(&["link", "add", "sq-a", "type", "veth", "peer", "name", "sq-b"])?;
-        ns.ip(&["link", "set", "sq-a", "up"])?;
-        ns.ip(&["link", "set", "sq-b", "up"])
-    };
-    let result = setup().and_then(|()| {
+    let result = veth_pair(&ns, &[]).and_then(|()| {
         ns.run_in(|| {
             let mut a = PacketSocket::open("sq-a")?;
             let mut b = PacketSocket::open("sq-b")?;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use squall_emu::device::PacketDevice;
 mod common;
-use common::{namespace, numbered};
+use common::{namespace, numbered, veth_pair};
 use squall_emu::xdp_socket::XdpSocket;
 
 /// Frames of EtherType 0x88b5 read from `dev` until `want` came or half a
@@ -31,12 +31,7 @@ fn receive(dev: &mut dyn PacketDevice, want: usize) -> Vec<Vec<u8>> {
 #[test]
 fn frames_cross_a_veth_pair_whole_and_in_order_both_ways() {
     let Some(ns) = namespace("xdp") else { return };
-    let setup = || -> Result<(), squall_emu::EmuError> {
-        ns.ip(&["link", "add", "sq-a", "type", "veth", "peer", "name", "sq-b"])?;
-        ns.ip(&["link", "set", "sq-a", "up"])?;
-        ns.ip(&["link", "set", "sq-b", "up"])
-    };
-    let result = setup().and_then(|()| {
+    let result = veth_pair(&ns, &[]).and_then(|()| {
         ns.run_in(|| {
             let mut a = XdpSocket::open("sq-a")?;
             let mut b = XdpSocket::open("sq-b")?;

@@ -55,15 +55,7 @@ impl Testbed {
 
     /// [`Testbed::tool`], placed (namespace 0 holds the sender) if given.
     fn placed_tool(&self, exe: &Path, i: usize, args: &[&str], placed: Option<Placement>) -> Result<Command> {
-        let mut c = match placed {
-            Some(p) => {
-                let words = p.prefix(i == 0);
-                let mut c = Command::new(&words[0]);
-                c.args(&words[1..]).arg(exe);
-                c
-            }
-            None => Command::new(exe),
-        };
+        let mut c = Placement::command(placed, i == 0, exe);
         c.arg("tool").args(args).stderr(Stdio::inherit());
         self.ns[i].prepare(&mut c, true)?;
         Ok(c)

@@ -26,3 +26,15 @@ pub fn numbered(n: u16, len: usize) -> Vec<u8> {
     frame.extend((0..len.saturating_sub(16)).map(|i| i as u8));
     frame
 }
+
+/// The veth pair sq-a / sq-b in `ns`, both up, with `link_args` (say
+/// `["mtu", "9000"]`) given to each end.
+pub fn veth_pair(ns: &NetNs, link_args: &[&str]) -> Result<(), squall_emu::EmuError> {
+    let mut add = vec!["link", "add", "sq-a"];
+    add.extend(link_args);
+    add.extend(["type", "veth", "peer", "name", "sq-b"]);
+    add.extend(link_args);
+    ns.ip(&add)?;
+    ns.ip(&["link", "set", "sq-a", "up"])?;
+    ns.ip(&["link", "set", "sq-b", "up"])
+}
