@@ -171,12 +171,13 @@ fn udp_between(
 
 /// Moves every packet that one device yields to the other, both ways,
 /// until `stop`: reads each device until it is empty (as the data plane
-/// does) and writes what it read as one batch (joined where GRO would).
+/// does) and writes what it read as one batch (a super-packet whole, other
+/// segments joined where GRO would).
 /// Nothing else: no model, no clock, no recording. Returns the packets
 /// moved.
 pub fn forward(mut devices: [Box<dyn PacketDevice>; 2], stop: &AtomicBool) -> Result<u64, EmuError> {
     let mut moved = 0u64;
-    let mut batch: Vec<Vec<u8>> = Vec::new();
+    let mut batch: Vec<squall_link::Payload> = Vec::new();
     while !stop.load(Ordering::Relaxed) {
         let mut idle = true;
         for from in 0..2 {
@@ -192,7 +193,7 @@ pub fn forward(mut devices: [Box<dyn PacketDevice>; 2], stop: &AtomicBool) -> Re
                 continue;
             }
             idle = false;
-            let refs: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+            let refs: Vec<&squall_link::Payload> = batch.iter().collect();
             let mut written = vec![false; refs.len()];
             devices[1 - from].send_batch(&refs, &mut written);
             moved += written.iter().filter(|w| **w).count() as u64;

@@ -25,7 +25,7 @@ use nix::sys::time::TimeSpec;
 use serde::Serialize;
 use squall_link::{
     BackgroundConfig, BlackoutMode, Change, Direction, Duration, Event, EventKind, Instant, Packet, PacketId, Path,
-    PathStats, Rate, Recording, StagePatch, StageStats, State, StateSchedule,
+    PathStats, Payload, Rate, Recording, StagePatch, StageStats, State, StateSchedule,
 };
 use squall_scenario::BlackoutDirection;
 
@@ -36,6 +36,9 @@ use crate::ipv4::{self, Refused};
 use crate::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::routing::{HostIndex, Routing};
 use crate::timing::{TimingRecorder, TimingSummary};
+
+/// The bytes of a packet that has none (never one read from a device).
+static NO_BYTES: Payload = Payload::Owned(Vec::new());
 
 /// How the loop keeps time and what it records.
 #[derive(Clone, Debug)]
@@ -240,12 +243,10 @@ impl Dataplane {
     /// Runs until `stop` is set or the clock reaches `end`.
     pub fn run(mut self, end: Instant, stop: &AtomicBool, control: &Receiver<ControlMessage>) -> DataplaneReport {
         minimise_timer_slack();
-        if let Some(cpu) = self.options.cpu {
-            let mut set = nix::sched::CpuSet::new();
-            let pinned = set.set(cpu).and_then(|()| nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set));
-            if let Err(e) = pinned {
-                eprintln!("squall emu: the data plane could not be pinned to CPU {cpu} ({e})");
-            }
+        if let Some(cpu) = self.options.cpu
+            && let Err(e) = crate::emulation::pin_this_thread(cpu)
+        {
+            eprintln!("squall emu: the data plane could not be pinned to CPU {cpu} ({e})");
         }
         if let Some(priority) = self.options.realtime_priority
             && let Err(e) = enter_realtime_class(priority)
@@ -382,10 +383,10 @@ impl Dataplane {
             while let Some((at, packet, _)) = entries.next_if(|(_, _, h)| *h == host) {
                 group.push((at, packet));
             }
-            let bytes: Vec<&[u8]> = group.iter().map(|(_, p)| p.payload.as_deref().unwrap_or(&[])).collect();
+            let payloads: Vec<&Payload> = group.iter().map(|(_, p)| p.payload.as_ref().unwrap_or(&NO_BYTES)).collect();
             written.clear();
             written.resize(group.len(), false);
-            self.devices[host].send_batch(&bytes, &mut written);
+            self.devices[host].send_batch(&payloads, &mut written);
             let actual = self.clock.now();
             for ((at, packet), ok) in group.drain(..).zip(&written) {
                 self.delivered(at, actual, packet, host, *ok);
@@ -447,8 +448,8 @@ impl Dataplane {
             );
         }
         self.recorder.delivery(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
-        if let Some(bytes) = packet.payload {
-            self.capture(host, actual, bytes);
+        if let Some(bytes) = packet.payload.filter(|_| self.recorder.records_captures()) {
+            self.capture(host, actual, bytes.into_vec());
         }
     }
 
@@ -473,9 +474,11 @@ impl Dataplane {
         let mut count = 0;
         for host in 0..self.devices.len() {
             // A bounded batch per device keeps one busy host from starving
-            // the deliveries.
+            // the deliveries: 64 reads, and the rest of the super-packet
+            // the last one read (its segments then leave together).
             let mut read_at = None;
-            for _ in 0..64 {
+            let mut reads = 0;
+            while reads < 64 || self.devices[host].mid_read() {
                 let bytes = match self.devices[host].recv() {
                     Ok(Some(bytes)) => bytes,
                     Ok(None) => break,
@@ -489,7 +492,10 @@ impl Dataplane {
                 // its read.
                 let at = match read_at {
                     Some(at) if self.devices[host].same_read() => at,
-                    _ => self.reached_device(host),
+                    _ => {
+                        reads += 1;
+                        self.reached_device(host)
+                    }
                 };
                 read_at = Some(at);
                 self.sent_by_host(at, host, bytes);
@@ -513,17 +519,18 @@ impl Dataplane {
     }
 
     /// A packet `host` sent at `now`.
-    fn sent_by_host(&mut self, now: Instant, host: HostIndex, bytes: Vec<u8>) {
+    fn sent_by_host(&mut self, now: Instant, host: HostIndex, bytes: Payload) {
         let id = PacketId(self.next_id);
         self.next_id += 1;
         let (packet, next) = if self.bridge {
             let other = 1 - host.min(1);
             let packet = match crate::ethernet::parse(id, bytes) {
                 Ok(Frame::Ip { packet, l3 }) => {
-                    let v6 = packet.payload.as_deref().and_then(|b| b.get(l3)).is_some_and(|b| b >> 4 == 6);
+                    let v6 = packet.payload.as_ref().and_then(|b| b.headers().get(l3)).is_some_and(|b| b >> 4 == 6);
                     if !self.inline_filter.carries(&packet, v6) {
                         self.hosts[host].passed += 1;
-                        return self.pass_across(host, packet.payload.as_deref().unwrap_or(&[]));
+                        let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
+                        return self.pass_across(host, &bytes);
                     }
                     packet
                 }
@@ -553,8 +560,9 @@ impl Dataplane {
         let counters = &mut self.hosts[host];
         counters.sent_packets += 1;
         counters.sent_bytes += u64::from(packet.size);
-        if let Some(bytes) = packet.payload.as_deref() {
-            let l3 = self.ip_offset(bytes);
+        if let Some(payload) = packet.payload.as_ref().filter(|_| self.recorder.records_captures()) {
+            let bytes = payload.bytes();
+            let l3 = self.ip_offset(&bytes);
             self.recorder.capture(host, now, &bytes[l3..]);
         }
         self.enter_path(next, now, packet);

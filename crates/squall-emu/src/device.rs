@@ -26,7 +26,10 @@ use std::os::unix::fs::OpenOptionsExt;
 use crate::error::{Context, EmuError};
 use crate::naming::TUN_NAME;
 use crate::netns::NetNs;
-use crate::offload::{self, Framing, VNET_HDR_LEN, VnetHdr};
+use crate::offload::{self, FramePool, Framing, SuperFrame, VNET_HDR_LEN, VnetHdr};
+use squall_link::{Payload, Segment, Segmented};
+use std::borrow::Cow;
+use std::sync::Arc;
 
 /// A device carrying raw IP packets (or Ethernet frames) between one host
 /// and squall.
@@ -36,14 +39,15 @@ pub trait PacketDevice: Send {
     /// The fd to poll for readability.
     fn fd(&self) -> BorrowedFd<'_>;
     /// The next wire-sized packet the host sent; `Ok(None)` when none is
-    /// waiting.
-    fn recv(&mut self) -> io::Result<Option<Vec<u8>>>;
+    /// waiting. A segment of a super-packet comes as a
+    /// [`Payload::Segment`], cut only when its bytes are asked for.
+    fn recv(&mut self) -> io::Result<Option<Payload>>;
     /// Hands one packet to the host.
     fn send(&mut self, packet: &[u8]) -> io::Result<()>;
     /// Hands `packets`, all due already, to the host in order, joined
     /// where the device can (GRO); `written[i]` says whether packet `i`
     /// was written.
-    fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
+    fn send_batch(&mut self, packets: &[&Payload], written: &mut [bool]) {
         send_each(self, packets, written);
     }
     /// How long before [`Self::recv`] returned it the last packet reached
@@ -55,6 +59,12 @@ pub trait PacketDevice: Send {
     /// the same read as the one before it: it reached squall at the same
     /// instant.
     fn same_read(&self) -> bool {
+        false
+    }
+    /// Whether segments of the super-packet the last [`Self::recv`] came
+    /// from are still to be handed out: the data plane takes them in the
+    /// same turn, so that all of them can leave in one write.
+    fn mid_read(&self) -> bool {
         false
     }
     /// Whether packets already read from the kernel wait in the device
@@ -106,24 +116,28 @@ fn transmit_dropped(table: &str, name: &str) -> Option<u64> {
 /// Writes `packets` one by one with [`PacketDevice::send`]: the batch for a
 /// device that cannot join them, and [`PacketDevice::send_batch`]'s
 /// default.
-fn send_each<D: PacketDevice + ?Sized>(device: &mut D, packets: &[&[u8]], written: &mut [bool]) {
+fn send_each<D: PacketDevice + ?Sized>(device: &mut D, packets: &[&Payload], written: &mut [bool]) {
     for (p, ok) in packets.iter().zip(written.iter_mut()) {
-        *ok = device.send(p).is_ok();
+        *ok = device.send(&p.bytes()).is_ok();
     }
 }
 
 /// What a device's offloads did: super-packets read and cut, segments
-/// joined into super-packets on the way out.
+/// joined into super-packets on the way out, super-packets written whole.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct OffloadCounts {
     /// Reads that held more than one wire-sized packet.
     pub super_packets_read: u64,
-    /// The wire-sized packets those reads were cut into.
+    /// The wire-sized packets those reads stand for, each a packet in
+    /// the model (its bytes cut only when needed).
     pub segments_cut: u64,
     /// Writes that joined more than one delivery (GRO).
     pub joined_writes: u64,
     /// The deliveries those writes carried.
     pub segments_joined: u64,
+    /// Super-packets written as they were read: all their segments were
+    /// due for the host together, in order.
+    pub whole_writes: u64,
 }
 
 /// The longest frame a device reads after its virtio_net_hdr: an
@@ -138,11 +152,13 @@ pub(crate) struct VnetIo {
     /// A read: the header, then the packet.
     pub rx: Vec<u8>,
     /// Segments of a super-packet not yet handed out.
-    pub pending: VecDeque<Vec<u8>>,
+    pub pending: VecDeque<Payload>,
     /// The last packet handed out came from `pending`, filled by an
     /// earlier call's read.
     pub same_read: bool,
     pub counts: OffloadCounts,
+    /// Buffers for the super-frames read.
+    pool: Arc<FramePool>,
 }
 
 impl VnetIo {
@@ -153,6 +169,7 @@ impl VnetIo {
             pending: VecDeque::new(),
             same_read: false,
             counts: OffloadCounts::default(),
+            pool: Arc::default(),
         }
     }
 
@@ -167,16 +184,32 @@ impl VnetIo {
             ));
         }
         let hdr = VnetHdr::parse(&self.rx).expect("VNET_HDR_LEN bytes");
+        if hdr.is_gso() {
+            // The super-frame keeps the buffer it was read into; the next
+            // read goes to one from the pool.
+            let buffer = std::mem::replace(&mut self.rx, self.pool.buffer(VNET_HDR_LEN + MAX_FRAME));
+            match SuperFrame::within(hdr, buffer, VNET_HDR_LEN..n, self.framing) {
+                Ok(frame) => {
+                    let frame: Arc<dyn Segmented> = Arc::new(frame.recycled_by(&self.pool));
+                    let count = frame.count();
+                    self.counts.super_packets_read += 1;
+                    self.counts.segments_cut += count as u64;
+                    let segments = (0..count).map(|index| Payload::Segment(Segment { of: Arc::clone(&frame), index }));
+                    self.pending.extend(segments);
+                }
+                // Not to be cut: handed out as it came, for the data plane
+                // to refuse with a reason.
+                Err((_, buffer)) => {
+                    self.pending.push_back(Payload::Owned(buffer[VNET_HDR_LEN..n].to_vec()));
+                    self.rx = buffer;
+                }
+            }
+            return Ok(());
+        }
         let packet = &self.rx[VNET_HDR_LEN..n];
         match offload::split(&hdr, packet, self.framing) {
-            Ok(segments) => {
-                if segments.len() > 1 {
-                    self.counts.super_packets_read += 1;
-                    self.counts.segments_cut += segments.len() as u64;
-                }
-                self.pending.extend(segments)
-            }
-            Err(_) => self.pending.push_back(packet.to_vec()),
+            Ok(frames) => self.pending.extend(frames.into_iter().map(Payload::Owned)),
+            Err(_) => self.pending.push_back(Payload::Owned(packet.to_vec())),
         }
         Ok(())
     }
@@ -186,26 +219,45 @@ impl VnetIo {
         write_with_header(fd, &[0; VNET_HDR_LEN], packet)
     }
 
-    /// Writes `packets` in order, each run that GRO may join as one GSO
-    /// super-packet (its payloads gathered by the write, not copied). A
-    /// socket (`socket`: AF_PACKET) takes them all in sendmmsg(2) calls; a
-    /// TUN device, a file, one writev(2) each.
-    pub fn send_batch(&mut self, fd: BorrowedFd<'_>, packets: &[&[u8]], written: &mut [bool], socket: bool) {
-        let mut writes: Vec<Write> = Vec::new();
-        for run in offload::runs(packets, self.framing) {
-            let joined = if run.len() > 1 { offload::join(&packets[run.clone()], self.framing) } else { None };
-            match joined {
-                Some(j) => {
-                    self.counts.joined_writes += 1;
-                    self.counts.segments_joined += run.len() as u64;
-                    writes.push(Write { hdr: j.hdr.to_bytes(), head: j.head, payloads: j.payloads, carried: run });
+    /// Writes `payloads` in order: all the segments of a super-packet,
+    /// in order, as it was read (no cutting, no joining); each other run
+    /// that GRO may join as one GSO super-packet (its payloads gathered by
+    /// the write, not copied). A socket (`socket`: AF_PACKET) takes them
+    /// all in sendmmsg(2) calls; a TUN device, a file, one writev(2) each.
+    pub fn send_batch(&mut self, fd: BorrowedFd<'_>, payloads: &[&Payload], written: &mut [bool], socket: bool) {
+        // Super-frames to write whole, by the index of their first
+        // segment; the other packets' bytes (cut where they are segments).
+        let mut whole: Vec<(usize, &SuperFrame)> = Vec::new();
+        let mut bytes: Vec<Cow<'_, [u8]>> = Vec::with_capacity(payloads.len());
+        while bytes.len() < payloads.len() {
+            let i = bytes.len();
+            match SuperFrame::whole_at(payloads, i) {
+                Some(frame) => {
+                    whole.push((i, frame));
+                    bytes.extend((0..frame.count()).map(|_| Cow::Borrowed(&[][..])));
                 }
-                None => writes.extend(run.map(|i| Write {
-                    hdr: [0; VNET_HDR_LEN],
+                None => bytes.push(payloads[i].bytes()),
+            }
+        }
+        let packets: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+        let mut writes: Vec<Write> = Vec::new();
+        let mut loose = 0;
+        let ends = whole.iter().map(|&(i, f)| (i, Some(f))).chain([(packets.len(), None)]);
+        for (start, frame) in ends {
+            for run in offload::runs(&packets[loose..start], self.framing) {
+                self.plan_run(&packets, run.start + loose..run.end + loose, &mut writes);
+            }
+            if let Some(frame) = frame {
+                self.counts.whole_writes += 1;
+                let carried = start..start + frame.count();
+                loose = carried.end;
+                writes.push(Write {
+                    hdr: frame.hdr.to_bytes(),
                     head: Vec::new(),
                     payloads: Vec::new(),
-                    carried: i..i + 1,
-                })),
+                    carried,
+                    whole: Some(frame.frame()),
+                });
             }
         }
         // Each write's iovecs: the header, the head, then the payloads,
@@ -215,7 +267,9 @@ impl VnetIo {
         for w in &writes {
             let from = iovs.len();
             iovs.push(iovec(&w.hdr));
-            if w.head.is_empty() {
+            if let Some(frame) = w.whole {
+                iovs.push(iovec(frame));
+            } else if w.head.is_empty() {
                 iovs.push(iovec(packets[w.carried.start]));
             } else {
                 iovs.push(iovec(&w.head));
@@ -245,7 +299,8 @@ impl VnetIo {
         while next < msgs.len() {
             let left = &mut msgs[next..];
             // SAFETY: every message points to iovecs over buffers in
-            // `writes` and `packets`, alive and unmoved for the call.
+            // `writes`, `packets` and `payloads`, alive and unmoved for the
+            // call.
             let n = unsafe { libc::sendmmsg(fd.as_raw_fd(), left.as_mut_ptr(), left.len() as libc::c_uint, 0) };
             // Sent: n messages; an error on the first: that one failed,
             // and the rest are tried again after it.
@@ -259,17 +314,45 @@ impl VnetIo {
             next += sent + failed;
         }
     }
+
+    /// The writes for `run`, packets that GRO may join: one joined write,
+    /// or one write each.
+    fn plan_run(&mut self, packets: &[&[u8]], run: std::ops::Range<usize>, writes: &mut Vec<Write<'_>>) {
+        let joined = if run.len() > 1 { offload::join(&packets[run.clone()], self.framing) } else { None };
+        match joined {
+            Some(j) => {
+                self.counts.joined_writes += 1;
+                self.counts.segments_joined += run.len() as u64;
+                writes.push(Write {
+                    hdr: j.hdr.to_bytes(),
+                    head: j.head,
+                    payloads: j.payloads,
+                    carried: run,
+                    whole: None,
+                });
+            }
+            None => writes.extend(run.map(|i| Write {
+                hdr: [0; VNET_HDR_LEN],
+                head: Vec::new(),
+                payloads: Vec::new(),
+                carried: i..i + 1,
+                whole: None,
+            })),
+        }
+    }
 }
 
 /// One write of a batch: the virtio_net_hdr, the rewritten headers of a
 /// joined run and where each carried delivery's payload lies in its
 /// packet (both empty for one packet written whole), and which deliveries
 /// it carries.
-struct Write {
+struct Write<'a> {
     hdr: [u8; VNET_HDR_LEN],
     head: Vec<u8>,
     payloads: Vec<std::ops::Range<usize>>,
     carried: std::ops::Range<usize>,
+    /// A super-frame written as it was read.
+    whole: Option<&'a [u8]>,
 }
 
 fn iovec(bytes: &[u8]) -> libc::iovec {
@@ -441,10 +524,10 @@ impl PacketDevice for TunDevice {
         self.file.as_fd()
     }
 
-    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
+    fn recv(&mut self) -> io::Result<Option<Payload>> {
         let Some(vnet) = self.vnet.as_mut() else {
             return match self.file.read(&mut self.rx) {
-                Ok(n) => Ok(Some(self.rx[..n].to_vec())),
+                Ok(n) => Ok(Some(self.rx[..n].to_vec().into())),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
                 Err(e) => Err(e),
             };
@@ -478,6 +561,10 @@ impl PacketDevice for TunDevice {
         self.vnet.as_ref().is_some_and(|v| !v.pending.is_empty())
     }
 
+    fn mid_read(&self) -> bool {
+        self.buffered()
+    }
+
     fn offload_counts(&self) -> OffloadCounts {
         self.vnet.as_ref().map_or_else(OffloadCounts::default, |v| v.counts)
     }
@@ -492,7 +579,7 @@ impl PacketDevice for TunDevice {
         })
     }
 
-    fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
+    fn send_batch(&mut self, packets: &[&Payload], written: &mut [bool]) {
         match &mut self.vnet {
             Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written, false),
             None => send_each(self, packets, written),
@@ -528,13 +615,88 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
         unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
     }
 
+    /// Every datagram waiting on `rx`.
+    fn datagrams(rx: &OwnedFd) -> Vec<Vec<u8>> {
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 70_000];
+        loop {
+            // SAFETY: `buf` is writable for its length.
+            let n = unsafe { libc::recv(rx.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+            if n < 0 {
+                return got;
+            }
+            got.push(buf[..n as usize].to_vec());
+        }
+    }
+
+    /// A TCP super-frame of 3500 data bytes with a 1000-byte MSS, as a
+    /// packet socket reads it: the virtio_net_hdr, then the Ethernet frame
+    /// (sequence number 1000, IPv4 identifier 7, PSH on).
+    fn tcp_super_frame() -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+        f.extend_from_slice(&[0x45, 0, 0x0d, 0xd4, 0, 7, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f.extend_from_slice(&[0x13, 0x88, 0, 0x50, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
+        f.extend((0..3500).map(|i| (i % 251) as u8));
+        let hdr = VnetHdr { flags: 1, gso_type: 1, hdr_len: 54, gso_size: 1000, csum_start: 34, csum_offset: 16 };
+        let mut read = hdr.to_bytes().to_vec();
+        read.extend(f);
+        read
+    }
+
+    #[test]
+    fn a_super_frame_whose_segments_leave_together_is_written_as_it_was_read() {
+        let read = tcp_super_frame();
+        let mut io = VnetIo::new(Framing::Ethernet);
+        io.rx[..read.len()].copy_from_slice(&read);
+        io.cut(read.len(), "test").unwrap();
+        let segments: Vec<Payload> = io.pending.drain(..).collect();
+        // 3500 bytes at 1000 a segment: four wire frames, as split cuts
+        // them; the third starts at sequence number 1000 + 2000 and its IP
+        // packet has 20 + 20 + 1000 bytes, the last 20 + 20 + 500.
+        let cut = offload::split(&VnetHdr::parse(&read).unwrap(), &read[VNET_HDR_LEN..], Framing::Ethernet).unwrap();
+        assert_eq!(segments.len(), 4);
+        assert!(segments.iter().all(|p| matches!(p, Payload::Segment(_))), "segments stay uncut");
+        for (p, c) in segments.iter().zip(&cut) {
+            assert_eq!(&p.bytes()[..], &c[..]);
+        }
+        let third = segments[2].bytes();
+        assert_eq!(u32::from_be_bytes(third[38..42].try_into().unwrap()), 3000);
+        assert_eq!(u16::from_be_bytes([third[16], third[17]]), 1040);
+        assert_eq!(segments[3].len(), 14 + 540);
+        assert_eq!((io.counts.super_packets_read, io.counts.segments_cut), (1, 4));
+
+        // All four in order: one write, the header and frame as read.
+        let (tx, rx) = socket_pair();
+        let mut written = [false; 4];
+        io.send_batch(tx.as_fd(), &segments.iter().collect::<Vec<_>>(), &mut written, true);
+        assert_eq!(written, [true; 4]);
+        assert_eq!(datagrams(&rx), vec![read.clone()]);
+        assert_eq!(io.counts.whole_writes, 1);
+
+        // The second lost: the first alone (the third does not follow it),
+        // the third and fourth joined as GRO would, which cut again give
+        // back the segments.
+        let mut written = [false; 3];
+        io.send_batch(tx.as_fd(), &[&segments[0], &segments[2], &segments[3]], &mut written, true);
+        assert_eq!(written, [true; 3]);
+        let got = datagrams(&rx);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0][..VNET_HDR_LEN], [0; VNET_HDR_LEN], "a lone segment asks no offload");
+        assert_eq!(&got[0][VNET_HDR_LEN..], &cut[0][..]);
+        let joined = VnetHdr::parse(&got[1]).unwrap();
+        let again = offload::split(&joined, &got[1][VNET_HDR_LEN..], Framing::Ethernet).unwrap();
+        assert_eq!(again, cut[2..].to_vec());
+        assert_eq!((io.counts.whole_writes, io.counts.joined_writes), (1, 1));
+    }
+
     #[test]
     fn a_socket_takes_a_batch_in_order_each_write_after_its_header() {
         let (tx, rx) = socket_pair();
         let mut io = VnetIo::new(Framing::Ip);
         // Three packets no GRO rule joins (not TCP): three datagrams.
         let packets: Vec<Vec<u8>> = (0..3u8).map(|i| vec![0x45, i, 1, 2, 3, 4 + i]).collect();
-        let refs: Vec<&[u8]> = packets.iter().map(|p| &p[..]).collect();
+        let payloads: Vec<Payload> = packets.iter().map(|p| p.clone().into()).collect();
+        let refs: Vec<&Payload> = payloads.iter().collect();
         let mut written = [false; 3];
         io.send_batch(tx.as_fd(), &refs, &mut written, true);
         assert_eq!(written, [true; 3]);
@@ -555,7 +717,8 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
         // is refused (EMSGSIZE beyond the socket's limit), the others not.
         let big = vec![0x45; 300_000];
         let small = [vec![0x45, 1], vec![0x45, 2]];
-        let refs: Vec<&[u8]> = vec![&small[0], &big, &small[1]];
+        let payloads: Vec<Payload> = vec![small[0].clone().into(), big.into(), small[1].clone().into()];
+        let refs: Vec<&Payload> = payloads.iter().collect();
         let mut written = [false; 3];
         VnetIo::new(Framing::Ip).send_batch(tx.as_fd(), &refs, &mut written, true);
         assert_eq!(written, [true, false, true]);

@@ -440,6 +440,13 @@ pub fn usable_cpus() -> Vec<usize> {
     (0..nix::sched::CpuSet::count()).filter(|&c| all.is_set(c).unwrap_or(false)).collect()
 }
 
+/// Runs this thread on `cpu` only.
+pub fn pin_this_thread(cpu: usize) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    set.set(cpu)?;
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
+
 /// Keeps the last CPU this thread may use for the data plane and moves
 /// the thread to the others; `None` (and nothing changed) with fewer than
 /// two, or if the kernel refuses.

@@ -8,7 +8,7 @@
 
 use std::net::Ipv4Addr;
 
-use squall_link::{Ecn, FlowKey, Packet, PacketId, Protocol};
+use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol};
 
 use crate::ipv4::{self, IpHeader, Refused};
 use crate::offload::ethernet_header;
@@ -27,18 +27,25 @@ pub enum Frame {
 /// neighbour solicitation and advertisement, redirect.
 const ND_TYPES: std::ops::RangeInclusive<u8> = 133..=137;
 
-/// Reads `frame`; the frame becomes the packet's payload.
-pub fn parse(id: PacketId, frame: Vec<u8>) -> Result<Frame, Refused> {
-    let Some((l3, ethertype)) = ethernet_header(&frame) else { return Err(Refused::Malformed) };
-    let ip = &frame[l3..];
+/// Reads `frame`; the frame becomes the packet's payload. A segment of a
+/// super-frame is read from the headers it shares, with its own length.
+pub fn parse(id: PacketId, frame: impl Into<Payload>) -> Result<Frame, Refused> {
+    let frame = frame.into();
+    let head = frame.headers();
+    let Some((l3, ethertype)) = ethernet_header(head) else { return Err(Refused::Malformed) };
+    let ip = &head[l3..];
     let header = match ethertype {
-        0x0806 => return Ok(Frame::LinkControl(frame)),
+        0x0806 => return Ok(Frame::LinkControl(frame.into_vec())),
         0x0800 => ipv4::read_header(ip)?,
         0x86dd => match read_ipv6(ip)? {
-            V6::NeighbourDiscovery => return Ok(Frame::LinkControl(frame)),
+            V6::NeighbourDiscovery => return Ok(Frame::LinkControl(frame.into_vec())),
             V6::Packet(h) => h,
         },
         _ => return Err(Refused::NotIp),
+    };
+    let header = match &frame {
+        Payload::Owned(_) => header,
+        Payload::Segment(_) => IpHeader { size: frame.len().saturating_sub(l3) as u32, ..header },
     };
     Ok(Frame::Ip { packet: ipv4::packet(id, header, frame), l3 })
 }
@@ -133,7 +140,7 @@ mod tests {
         let Frame::Ip { packet, l3 } = parse(PacketId(1), frame.clone()).unwrap() else { panic!("not IP") };
         assert_eq!((l3, packet.size), (18, 28));
         assert_eq!((packet.flow.src_port, packet.flow.dst_port), (5000, 53));
-        assert_eq!(packet.payload.as_deref(), Some(&frame[..]));
+        assert_eq!(packet.payload.map(Payload::into_vec), Some(frame.clone()));
     }
 
     #[test]

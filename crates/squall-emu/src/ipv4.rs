@@ -4,7 +4,7 @@
 
 use std::net::Ipv4Addr;
 
-use squall_link::{Ecn, FlowKey, Packet, PacketId, Protocol};
+use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol};
 
 /// Why a packet read from a device is not carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -76,16 +76,22 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IpHeader, Refused> {
 }
 
 /// Reads `bytes` as an IPv4 packet with id `id`; the bytes become its
-/// payload.
-pub fn parse(id: PacketId, bytes: Vec<u8>) -> Result<Packet, Refused> {
-    let h = read_header(&bytes)?;
-    let mut bytes = bytes;
-    bytes.truncate(h.size as usize);
-    Ok(packet(id, h, bytes))
+/// payload. A segment of a super-packet is read from the headers it
+/// shares, with its own length.
+pub fn parse(id: PacketId, bytes: impl Into<Payload>) -> Result<Packet, Refused> {
+    let bytes = bytes.into();
+    let h = read_header(bytes.headers())?;
+    Ok(match bytes {
+        Payload::Owned(mut bytes) => {
+            bytes.truncate(h.size as usize);
+            packet(id, h, Payload::Owned(bytes))
+        }
+        segment => packet(id, IpHeader { size: segment.len() as u32, ..h }, segment),
+    })
 }
 
 /// A model packet of header `h` carrying `bytes`.
-pub(crate) fn packet(id: PacketId, h: IpHeader, bytes: Vec<u8>) -> Packet {
+pub(crate) fn packet(id: PacketId, h: IpHeader, bytes: Payload) -> Packet {
     Packet {
         id,
         size: h.size,

@@ -50,6 +50,12 @@ impl VnetHdr {
         })
     }
 
+    /// Whether it says the frame is a GSO super-frame (of one or more
+    /// segments).
+    pub fn is_gso(self) -> bool {
+        self.gso_type & !GSO_ECN != GSO_NONE
+    }
+
     /// The header of the same frame with `by` bytes inserted before its
     /// network header (a VLAN tag put back): the offsets it gives from the
     /// frame's start move with them.
@@ -71,7 +77,7 @@ pub enum SplitError {
 }
 
 /// Where the headers of an IP frame are.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Layout {
     /// Start of the IP header.
     l3: usize,
@@ -259,8 +265,7 @@ pub fn complete_partial_checksum(frame: &mut [u8], framing: Framing) -> bool {
 /// The frames that `frame` (read after `hdr`) stands for: itself with its
 /// checksum completed, or the segments of a GSO super-frame.
 pub fn split(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Vec<Vec<u8>>, SplitError> {
-    let gso = hdr.gso_type & !GSO_ECN;
-    if gso == GSO_NONE {
+    if hdr.gso_type & !GSO_ECN == GSO_NONE {
         let mut f = frame.to_vec();
         if hdr.flags & F_NEEDS_CSUM != 0 {
             let at = layout(&f, framing).ok_or(SplitError::Malformed)?;
@@ -268,32 +273,61 @@ pub fn split(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Vec<Vec<u8
         }
         return Ok(vec![f]);
     }
-    let at = layout(frame, framing).ok_or(SplitError::Malformed)?;
-    let mss = usize::from(hdr.gso_size);
-    let (header_len, is_tcp) = match (gso, at.protocol) {
-        (GSO_TCPV4 | GSO_TCPV6, 6) => {
-            let doff = usize::from(*frame.get(at.l4 + 12).ok_or(SplitError::Malformed)? >> 4) * 4;
-            // A TCP header has at least 20 bytes (RFC 9293 §3.1).
-            if doff < 20 {
-                return Err(SplitError::Malformed);
+    let plan = Cut::plan(hdr, frame, framing)?;
+    Ok((0..plan.count).map(|i| plan.segment(frame, i)).collect())
+}
+
+/// How a GSO super-frame is cut into wire segments.
+#[derive(Clone, Copy, Debug)]
+struct Cut {
+    at: Layout,
+    /// Where the data starts: every segment has the bytes before it.
+    payload_start: usize,
+    /// Data bytes per segment (the last may have fewer).
+    mss: usize,
+    count: usize,
+    tcp: bool,
+}
+
+impl Cut {
+    fn plan(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Cut, SplitError> {
+        let gso = hdr.gso_type & !GSO_ECN;
+        let at = layout(frame, framing).ok_or(SplitError::Malformed)?;
+        let mss = usize::from(hdr.gso_size);
+        let (header_len, tcp) = match (gso, at.protocol) {
+            (GSO_TCPV4 | GSO_TCPV6, 6) => {
+                let doff = usize::from(*frame.get(at.l4 + 12).ok_or(SplitError::Malformed)? >> 4) * 4;
+                // A TCP header has at least 20 bytes (RFC 9293 §3.1).
+                if doff < 20 {
+                    return Err(SplitError::Malformed);
+                }
+                (at.l4 - at.l3 + doff, true)
             }
-            (at.l4 - at.l3 + doff, true)
+            (GSO_UDP_L4, 17) => (at.l4 - at.l3 + 8, false),
+            _ => return Err(SplitError::Malformed),
+        };
+        let payload_start = at.l3 + header_len;
+        if mss == 0 || payload_start > at.end {
+            return Err(SplitError::Malformed);
         }
-        (GSO_UDP_L4, 17) => (at.l4 - at.l3 + 8, false),
-        _ => return Err(SplitError::Malformed),
-    };
-    let payload_start = at.l3 + header_len;
-    if mss == 0 || payload_start > at.end {
-        return Err(SplitError::Malformed);
+        let count = (at.end - payload_start).div_ceil(mss).max(1);
+        Ok(Cut { at, payload_start, mss, count, tcp })
     }
-    let payload = &frame[payload_start..at.end];
-    let count = payload.len().div_ceil(mss).max(1);
-    let mut out = Vec::with_capacity(count);
-    for (i, chunk) in payload.chunks(mss).enumerate() {
-        let mut f = Vec::with_capacity(payload_start + chunk.len());
-        f.extend_from_slice(&frame[..payload_start]);
+
+    /// The data bytes of segment `i` in the super-frame.
+    fn data(&self, i: usize) -> std::ops::Range<usize> {
+        let start = self.payload_start + i * self.mss;
+        start..(start + self.mss).min(self.at.end)
+    }
+
+    /// Segment `i` (< `count`) of `frame`.
+    fn segment(&self, frame: &[u8], i: usize) -> Vec<u8> {
+        let at = self.at;
+        let chunk = &frame[self.data(i)];
+        let mut f = Vec::with_capacity(self.payload_start + chunk.len());
+        f.extend_from_slice(&frame[..self.payload_start]);
         f.extend_from_slice(chunk);
-        let seg = Layout { end: f.len(), protocol: at.protocol, ..at };
+        let seg = Layout { end: f.len(), ..at };
         let ip_len = (f.len() - at.l3) as u16;
         if at.v6 {
             f[at.l3 + 4..at.l3 + 6].copy_from_slice(&(ip_len - 40).to_be_bytes());
@@ -303,11 +337,11 @@ pub fn split(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Vec<Vec<u8
             f[at.l3 + 4..at.l3 + 6].copy_from_slice(&id.to_be_bytes());
             fill_ipv4_checksum(&mut f, &seg);
         }
-        if is_tcp {
-            let seq =
-                u32::from_be_bytes(f[at.l4 + 4..at.l4 + 8].try_into().expect("4 bytes")).wrapping_add((i * mss) as u32);
+        if self.tcp {
+            let seq = u32::from_be_bytes(f[at.l4 + 4..at.l4 + 8].try_into().expect("4 bytes"))
+                .wrapping_add((i * self.mss) as u32);
             f[at.l4 + 4..at.l4 + 8].copy_from_slice(&seq.to_be_bytes());
-            let last = i + 1 == count;
+            let last = i + 1 == self.count;
             let flags = &mut f[at.l4 + 13];
             if !last {
                 *flags &= !(0x01 | 0x08); // FIN, PSH
@@ -320,9 +354,137 @@ pub fn split(hdr: &VnetHdr, frame: &[u8], framing: Framing) -> Result<Vec<Vec<u8
             f[at.l4 + 4..at.l4 + 6].copy_from_slice(&udp_len.to_be_bytes());
         }
         fill_transport_checksum(&mut f, &seg);
-        out.push(f);
+        f
     }
-    Ok(out)
+}
+
+/// A GSO super-frame as a device read it, standing for the wire segments
+/// [`split`] would cut from it. The model sees each segment as a packet
+/// of its own (`squall_link::Payload::Segment`), but a segment's bytes are
+/// cut only when something needs them (a capture, a stage that changes
+/// bytes, a write of part of the super-frame): when every segment reaches
+/// the same host in one write, in order, the super-frame is written as it
+/// was read ([`SuperFrame::whole_at`]), with no cutting and no joining.
+#[derive(Debug)]
+pub struct SuperFrame {
+    /// The header it was read with: written again with it.
+    pub hdr: VnetHdr,
+    /// The buffer it was read into; the frame is at `span`.
+    buffer: Vec<u8>,
+    span: std::ops::Range<usize>,
+    cut: Cut,
+    /// Where its buffer goes when the last segment is gone.
+    pool: Option<std::sync::Arc<FramePool>>,
+}
+
+impl Drop for SuperFrame {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            pool.give(std::mem::take(&mut self.buffer));
+        }
+    }
+}
+
+/// Buffers of super-frames gone, to read the next ones into. A 64 KB
+/// buffer freed and allocated anew for each read cost the page faults of
+/// fresh memory (glibc hands blocks that large back to the kernel):
+/// measured, 11.5 Gbit/s of TCP through an inline run without reuse, 14.9
+/// with it. A super-frame keeps the buffer it was read into, and the
+/// device reads the next frame into one from here: no copy.
+#[derive(Debug, Default)]
+pub struct FramePool {
+    free: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl FramePool {
+    /// Idle buffers kept at most (16 MB of 64 KB ones); more are freed.
+    const KEEP: usize = 256;
+
+    /// A buffer of `len` bytes (of any content) to read into.
+    pub fn buffer(&self, len: usize) -> Vec<u8> {
+        let reused = self.free.lock().ok().and_then(|mut f| f.pop());
+        let mut buffer = reused.unwrap_or_default();
+        buffer.resize(len, 0);
+        buffer
+    }
+
+    fn give(&self, buffer: Vec<u8>) {
+        if let Ok(mut free) = self.free.lock()
+            && free.len() < Self::KEEP
+        {
+            free.push(buffer);
+        }
+    }
+}
+
+impl SuperFrame {
+    /// `frame`, read after `hdr`, if `hdr` says it is a GSO super-frame
+    /// that can be cut; `Ok(None)` for a frame of one segment.
+    pub fn new(hdr: VnetHdr, frame: Vec<u8>, framing: Framing) -> Result<Option<SuperFrame>, SplitError> {
+        if !hdr.is_gso() {
+            return Ok(None);
+        }
+        let span = 0..frame.len();
+        SuperFrame::within(hdr, frame, span, framing).map(Some).map_err(|(e, _)| e)
+    }
+
+    /// The super-frame at `span` of `buffer`, read after `hdr`, which says
+    /// it is one ([`VnetHdr::is_gso`]); on an error the buffer comes back.
+    pub fn within(
+        hdr: VnetHdr,
+        buffer: Vec<u8>,
+        span: std::ops::Range<usize>,
+        framing: Framing,
+    ) -> Result<SuperFrame, (SplitError, Vec<u8>)> {
+        match buffer.get(span.clone()).ok_or(SplitError::Malformed).and_then(|f| Cut::plan(&hdr, f, framing)) {
+            Ok(cut) => Ok(SuperFrame { hdr, buffer, span, cut, pool: None }),
+            Err(e) => Err((e, buffer)),
+        }
+    }
+
+    /// The frame as read.
+    pub fn frame(&self) -> &[u8] {
+        &self.buffer[self.span.clone()]
+    }
+
+    /// Gives its buffer to `pool` when it is gone.
+    pub fn recycled_by(mut self, pool: &std::sync::Arc<FramePool>) -> SuperFrame {
+        self.pool = Some(std::sync::Arc::clone(pool));
+        self
+    }
+
+    /// If `payloads[at..]` starts with every segment of one super-frame,
+    /// in order: that super-frame, to write whole.
+    pub fn whole_at<'a>(payloads: &[&'a squall_link::Payload], at: usize) -> Option<&'a SuperFrame> {
+        let segment = |i: usize| match payloads.get(i) {
+            Some(squall_link::Payload::Segment(s)) => Some(s),
+            _ => None,
+        };
+        let first = segment(at).filter(|s| s.index == 0)?;
+        let any: &dyn std::any::Any = first.of.as_ref();
+        let frame = any.downcast_ref::<SuperFrame>()?;
+        let all = (1..frame.cut.count)
+            .all(|k| segment(at + k).is_some_and(|s| s.index == k && std::sync::Arc::ptr_eq(&s.of, &first.of)));
+        all.then_some(frame)
+    }
+}
+
+impl squall_link::Segmented for SuperFrame {
+    fn count(&self) -> usize {
+        self.cut.count
+    }
+
+    fn segment(&self, index: usize) -> Vec<u8> {
+        self.cut.segment(SuperFrame::frame(self), index)
+    }
+
+    fn frame(&self) -> &[u8] {
+        SuperFrame::frame(self)
+    }
+
+    fn segment_len(&self, index: usize) -> usize {
+        self.cut.payload_start + self.cut.data(index).len()
+    }
 }
 
 impl VnetHdr {

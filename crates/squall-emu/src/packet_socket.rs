@@ -475,7 +475,7 @@ impl PacketDevice for PacketSocket {
     /// Reads one Ethernet frame: a whole frame, or the next segment of a
     /// super-frame, every checksum complete. A super-frame that cannot be
     /// cut is handed out as it came, for the data plane to refuse.
-    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
+    fn recv(&mut self) -> io::Result<Option<squall_link::Payload>> {
         self.vnet.same_read = !self.vnet.pending.is_empty();
         if !self.vnet.same_read {
             let Some((n, stamp)) = self.next_read()? else { return Ok(None) };
@@ -492,6 +492,10 @@ impl PacketDevice for PacketSocket {
 
     fn same_read(&self) -> bool {
         self.vnet.same_read
+    }
+
+    fn mid_read(&self) -> bool {
+        !self.vnet.pending.is_empty()
     }
 
     fn buffered(&self) -> bool {
@@ -514,7 +518,7 @@ impl PacketDevice for PacketSocket {
         VnetIo::send(self.fd.as_fd(), frame)
     }
 
-    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool]) {
+    fn send_batch(&mut self, frames: &[&squall_link::Payload], written: &mut [bool]) {
         self.vnet.send_batch(self.fd.as_fd(), frames, written, true);
     }
 }

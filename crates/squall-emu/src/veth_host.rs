@@ -19,6 +19,8 @@ use std::io;
 use std::net::Ipv4Addr;
 use std::os::fd::BorrowedFd;
 
+use squall_link::Payload;
+
 use crate::device::PacketDevice;
 use crate::error::EmuError;
 use crate::naming::TUN_NAME;
@@ -130,18 +132,20 @@ impl PacketDevice for VethHost {
     /// The IP packet of the next frame from the host (a frame too short
     /// for an Ethernet header gives an empty packet, which the data plane
     /// drops with its reason).
-    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
-        Ok(self.xdp.recv_skipping(ETHERNET))
+    fn recv(&mut self) -> io::Result<Option<Payload>> {
+        Ok(self.xdp.recv_skipping(ETHERNET).map(Payload::Owned))
     }
 
     fn send(&mut self, packet: &[u8]) -> io::Result<()> {
         let mut written = [false];
-        self.send_batch(&[packet], &mut written);
+        self.xdp.send_framed(&[packet], &mut written, &self.header);
         if written[0] { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::ENOBUFS)) }
     }
 
-    fn send_batch(&mut self, packets: &[&[u8]], written: &mut [bool]) {
-        self.xdp.send_framed(packets, written, &self.header);
+    fn send_batch(&mut self, packets: &[&Payload], written: &mut [bool]) {
+        let bytes: Vec<_> = packets.iter().map(|p| p.bytes()).collect();
+        let packets: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+        self.xdp.send_framed(&packets, written, &self.header);
     }
 
     /// What the host's end dropped on its way to squall's (the pair's

@@ -367,18 +367,22 @@ impl PacketDevice for XdpSocket {
         self.epoll.0.as_fd()
     }
 
-    fn recv(&mut self) -> io::Result<Option<Vec<u8>>> {
-        Ok(self.recv_skipping(0))
+    fn recv(&mut self) -> io::Result<Option<squall_link::Payload>> {
+        Ok(self.recv_skipping(0).map(squall_link::Payload::Owned))
     }
 
     fn send(&mut self, frame: &[u8]) -> io::Result<()> {
         let mut written = [false];
-        self.send_batch(&[frame], &mut written);
+        self.queues[0].send_batch(&[frame], &mut written, None);
         if written[0] { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::ENOBUFS)) }
     }
 
-    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool]) {
-        self.queues[0].send_batch(frames, written, None);
+    /// Frames go one by one on the transmit ring: a super-packet's
+    /// segments never come here (an AF_XDP socket reads none).
+    fn send_batch(&mut self, frames: &[&squall_link::Payload], written: &mut [bool]) {
+        let bytes: Vec<_> = frames.iter().map(|p| p.bytes()).collect();
+        let frames: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+        self.queues[0].send_batch(&frames, written, None);
     }
 
     fn kernel_dropped(&mut self) -> u64 {

@@ -16,7 +16,7 @@ use squall_emu::packet_socket::PacketSocket;
 fn receive(dev: &mut PacketSocket) -> Option<Vec<u8>> {
     let deadline = Instant::now() + Duration::from_millis(500);
     while Instant::now() < deadline {
-        match dev.recv().unwrap() {
+        match dev.recv().unwrap().map(squall_link::Payload::into_vec) {
             Some(frame) if frame.len() >= 14 && frame[12..14] == [0x88, 0xb5] => return Some(frame),
             Some(_) => {}
             None => std::thread::sleep(Duration::from_millis(2)),
@@ -114,7 +114,7 @@ fn a_vlan_tagged_frame_keeps_its_tag() {
             let deadline = Instant::now() + Duration::from_millis(500);
             let mut got = None;
             while got.is_none() && Instant::now() < deadline {
-                match b.recv().map_err(|e| squall_emu::EmuError::io("recv", e))? {
+                match b.recv().map_err(|e| squall_emu::EmuError::io("recv", e))?.map(squall_link::Payload::into_vec) {
                     // The kernel's own traffic (IPv6 neighbour discovery) aside.
                     Some(f) if f.len() > 14 && f[12..14] != [0x86, 0xdd] => got = Some(f),
                     Some(_) => {}

@@ -16,7 +16,7 @@ fn receive(dev: &mut dyn PacketDevice, want: usize) -> Vec<Vec<u8>> {
     let mut got = Vec::new();
     let mut deadline = Instant::now() + Duration::from_millis(500);
     while got.len() < want && Instant::now() < deadline {
-        match dev.recv().unwrap() {
+        match dev.recv().unwrap().map(squall_link::Payload::into_vec) {
             Some(frame) if frame.len() >= 14 && frame[12..14] == [0x88, 0xb5] => {
                 got.push(frame);
                 deadline = Instant::now() + Duration::from_millis(500);
@@ -38,7 +38,8 @@ fn frames_cross_a_veth_pair_whole_and_in_order_both_ways() {
             let sent: Vec<Vec<u8>> = (0..3000u16).map(|n| numbered(n, 60 + usize::from(n) % 1455)).collect();
             let mut got = Vec::new();
             for chunk in sent.chunks(100) {
-                let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+                let payloads: Vec<squall_link::Payload> = chunk.iter().map(|f| f.clone().into()).collect();
+                let refs: Vec<&squall_link::Payload> = payloads.iter().collect();
                 let mut written = vec![false; refs.len()];
                 a.send_batch(&refs, &mut written);
                 assert!(written.iter().all(|w| *w), "a batch was refused");
@@ -49,7 +50,7 @@ fn frames_cross_a_veth_pair_whole_and_in_order_both_ways() {
             // An empty frame is refused alone (the kernel would keep its
             // UMEM frame for good), the rest of its batch goes.
             let mut written = [true, false];
-            b.send_batch(&[&[], &sent[9]], &mut written);
+            b.send_batch(&[&Vec::new().into(), &sent[9].clone().into()], &mut written);
             let after_empty = receive(&mut a, 1);
             assert_eq!(written, [false, true]);
             assert_eq!(after_empty, vec![sent[9].clone()]);

@@ -203,6 +203,7 @@ fn host_packet(data: &[u8]) -> Result<String, String> {
                     let _ = squall_emu::ethernet::parse(PacketId(2), s.clone());
                 }
             }
+            super_frame_agrees(hdr, frame, framing, &segments);
             let refs: Vec<&[u8]> = segments.iter().map(Vec::as_slice).collect();
             for run in offload::runs(&refs, framing) {
                 assert!(!run.is_empty() && run.end <= refs.len(), "a run outside the packets");
@@ -231,6 +232,45 @@ fn host_packet(data: &[u8]) -> Result<String, String> {
             Ok(format!("{:?}", p.flow))
         }
         Err(refused) => Err(refused.as_str().into()),
+    }
+}
+
+/// A super-frame kept whole stands for exactly the segments [`split`]
+/// cuts (`segments`): as many, each with the same bytes and length, each
+/// read into the model as its cut bytes would be; and all of them
+/// together, in order, are found whole again for one write.
+///
+/// [`split`]: squall_emu::offload::split
+fn super_frame_agrees(
+    hdr: squall_emu::offload::VnetHdr,
+    frame: &[u8],
+    framing: squall_emu::offload::Framing,
+    segments: &[Vec<u8>],
+) {
+    use squall_emu::offload::{Framing, SuperFrame};
+    use squall_link::{Payload, Segment, Segmented};
+    let Ok(Some(whole)) = SuperFrame::new(hdr, frame.to_vec(), framing) else { return };
+    assert_eq!(whole.count(), segments.len(), "a super-frame stands for as many segments as split cuts");
+    let whole: std::sync::Arc<dyn Segmented> = std::sync::Arc::new(whole);
+    let payloads: Vec<Payload> =
+        (0..segments.len()).map(|index| Payload::Segment(Segment { of: whole.clone(), index })).collect();
+    for (i, (p, cut)) in payloads.iter().zip(segments).enumerate() {
+        assert_eq!(p.len(), cut.len(), "segment {i}: its length differs from the cut one's");
+        assert_eq!(&p.bytes()[..], &cut[..], "segment {i}: its bytes differ from the cut one's");
+        let read = |payload: Payload| match framing {
+            Framing::Ethernet => squall_emu::ethernet::parse(PacketId(3), payload).map(|f| match f {
+                squall_emu::ethernet::Frame::Ip { packet, .. } => Some((packet.size, packet.flow, packet.dscp)),
+                squall_emu::ethernet::Frame::LinkControl(_) => None,
+            }),
+            Framing::Ip => squall_emu::ipv4::parse(PacketId(3), payload).map(|p| Some((p.size, p.flow, p.dscp))),
+        };
+        assert_eq!(read(p.clone()), read(cut.clone().into()), "segment {i}: read otherwise than its cut bytes");
+    }
+    let refs: Vec<&Payload> = payloads.iter().collect();
+    assert!(SuperFrame::whole_at(&refs, 0).is_some(), "all the segments in order are not found whole");
+    if refs.len() > 1 {
+        assert!(SuperFrame::whole_at(&refs[1..], 0).is_none(), "a super-frame found whole without its first segment");
+        assert!(SuperFrame::whole_at(&refs[..refs.len() - 1], 0).is_none(), "found whole without its last segment");
     }
 }
 

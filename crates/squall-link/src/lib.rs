@@ -50,7 +50,7 @@ pub use config::{
 };
 pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
-pub use packet::{Ecn, FlowKey, Packet, PacketId, Protocol};
+pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
 pub use path::{Delivery, Path, PathStats};
 pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};

@@ -1,8 +1,10 @@
 //! Packets as the model sees them: a size on the wire, a flow key, an id,
 //! and, in the emulator, the real bytes.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -107,7 +109,7 @@ pub struct Packet {
     /// The IP packet's bytes, when the engine carries real ones (the
     /// emulator always; the simulator leaves it empty and the trace writer
     /// synthesises headers). "Corrupt" errors flip bits here.
-    pub payload: Option<Vec<u8>>,
+    pub payload: Option<Payload>,
     /// Set once a stage delivered it with bit errors ("corrupt" error mode).
     pub corrupted: bool,
     /// A virtual packet of a stage's background load: it never leaves the
@@ -140,7 +142,8 @@ impl Packet {
     /// carries bytes (with the header checksum updated).
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = ecn;
-        if let Some(bytes) = self.payload.as_mut().filter(|b| is_ipv4(b)) {
+        if let Some(payload) = self.payload.as_mut().filter(|p| is_ipv4(&p.bytes())) {
+            let bytes = payload.make_mut();
             bytes[1] = (bytes[1] & !0b11) | ecn.bits();
             update_ipv4_checksum(bytes);
         }
@@ -150,7 +153,8 @@ impl Packet {
     /// real bytes, if the packet has them. The IP checksum is left as it
     /// was: the receiver sees a corrupted packet, as on a transparent link.
     pub fn flip_bit(&mut self, bit: u64) {
-        if let Some(bytes) = self.payload.as_mut() {
+        if let Some(payload) = self.payload.as_mut() {
+            let bytes = payload.make_mut();
             let byte = (bit / 8) as usize;
             if let Some(b) = bytes.get_mut(byte) {
                 *b ^= 0x80 >> (bit % 8);
@@ -159,6 +163,106 @@ impl Packet {
         self.corrupted = true;
     }
 }
+
+/// The real bytes a packet carries: its own, or one wire segment of a
+/// larger buffer that an engine read in one go (a GSO super-frame, many
+/// TCP segments behind one set of headers), whose bytes are made only when
+/// something asks for them. The model treats both alike; a stage that
+/// changes bytes (ECN marks, bit errors) gives the segment bytes of its
+/// own first ([`Payload::make_mut`]).
+#[derive(Clone, Debug)]
+pub enum Payload {
+    Owned(Vec<u8>),
+    Segment(Segment),
+}
+
+/// Segment `index` of `of`.
+#[derive(Clone, Debug)]
+pub struct Segment {
+    pub of: Arc<dyn Segmented>,
+    pub index: usize,
+}
+
+/// Bytes that stand for several wire packets sharing their headers, as an
+/// engine read them (the engine's own type: the model only asks for a
+/// segment's bytes).
+pub trait Segmented: fmt::Debug + Send + Sync + std::any::Any {
+    /// How many wire packets the bytes stand for.
+    fn count(&self) -> usize;
+    /// The bytes of segment `index` (< `count`), headers and all, as a
+    /// wire would carry them.
+    fn segment(&self, index: usize) -> Vec<u8>;
+    /// The bytes as read: the segments' shared headers, then all their
+    /// data.
+    fn frame(&self) -> &[u8];
+    /// Bytes of segment `index`: the length of what [`Self::segment`]
+    /// makes, without making it.
+    fn segment_len(&self, index: usize) -> usize;
+}
+
+impl Payload {
+    /// The bytes: borrowed when owned, made when a segment.
+    pub fn bytes(&self) -> Cow<'_, [u8]> {
+        match self {
+            Payload::Owned(b) => Cow::Borrowed(b),
+            Payload::Segment(s) => Cow::Owned(s.of.segment(s.index)),
+        }
+    }
+
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            Payload::Owned(b) => b,
+            Payload::Segment(s) => s.of.segment(s.index),
+        }
+    }
+
+    /// The bytes to change: a segment gets bytes of its own first.
+    pub fn make_mut(&mut self) -> &mut Vec<u8> {
+        if let Payload::Segment(s) = self {
+            *self = Payload::Owned(s.of.segment(s.index));
+        }
+        match self {
+            Payload::Owned(b) => b,
+            Payload::Segment(_) => unreachable!("made owned above"),
+        }
+    }
+
+    /// Bytes that start with the packet's headers, without cutting: its
+    /// own bytes, or a segment's super-frame, whose headers it shares but
+    /// for lengths, identifiers, sequence numbers and checksums.
+    pub fn headers(&self) -> &[u8] {
+        match self {
+            Payload::Owned(b) => b,
+            Payload::Segment(s) => s.of.frame(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Owned(b) => b.len(),
+            Payload::Segment(s) => s.of.segment_len(s.index),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl From<Vec<u8>> for Payload {
+    fn from(bytes: Vec<u8>) -> Self {
+        Payload::Owned(bytes)
+    }
+}
+
+/// Payloads are equal when their bytes are.
+impl PartialEq for Payload {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Payload {}
 
 fn is_ipv4(bytes: &[u8]) -> bool {
     bytes.len() >= 20 && bytes[0] >> 4 == 4 && (bytes[0] & 0x0f) as usize * 4 <= bytes.len()
@@ -197,9 +301,9 @@ mod tests {
             dst_port: 2,
         };
         let mut p = Packet::new(PacketId(1), 20, flow);
-        p.payload = Some(hdr);
+        p.payload = Some(hdr.into());
         p.set_ecn(Ecn::Ce);
-        let b = p.payload.as_ref().unwrap();
+        let b = p.payload.as_ref().unwrap().bytes();
         assert_eq!(b[1] & 0b11, 0b11);
         // A header with a valid checksum sums to 0xffff.
         let mut sum: u32 = b.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();

@@ -105,11 +105,11 @@ fn corrupt_mode_delivers_with_one_flipped_bit() {
         s.error_mode = ErrorMode::Corrupt;
     })]);
     let mut pkt = packet(1, 100);
-    pkt.payload = Some(vec![0u8; 100]);
+    pkt.payload = Some(vec![0u8; 100].into());
     p.push(Instant::ZERO, pkt);
     let d = drain(&mut p);
     assert!(d[0].packet.corrupted);
-    let ones: u32 = d[0].packet.payload.as_ref().unwrap().iter().map(|b| b.count_ones()).sum();
+    let ones: u32 = d[0].packet.payload.as_ref().unwrap().bytes().iter().map(|b| b.count_ones()).sum();
     assert_eq!(ones, 1);
 }
 

@@ -171,7 +171,7 @@ fn run(
             1 => {
                 let (_, f, size) = traffic[i];
                 let mut p = Packet::new(PacketId(i as u64), size, flow(f));
-                p.payload = Some(vec![0; size as usize]);
+                p.payload = Some(vec![0; size as usize].into());
                 path.push(t, p);
             }
             0 => {

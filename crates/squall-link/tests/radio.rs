@@ -383,14 +383,14 @@ fn pipelined_arq_reorders_packets_and_residual_errors_corrupt_them() {
     let mut l = link(&config, 3);
     for id in 0..2000 {
         let mut p = Packet::new(PacketId(id), 40, flow());
-        p.payload = Some(vec![0; 40]);
+        p.payload = Some(vec![0; 40].into());
         l.push(Instant::from_millis(id), p);
     }
     let out = drain(&mut l);
     assert_eq!(out.len(), 2000);
     let reordered = out.windows(2).filter(|w| w[1].packet.id < w[0].packet.id).count();
     let corrupted = out.iter().filter(|d| d.packet.corrupted).count();
-    let flipped = out.iter().filter(|d| d.packet.payload.as_ref().unwrap().iter().any(|&b| b != 0)).count();
+    let flipped = out.iter().filter(|d| d.packet.payload.as_ref().unwrap().bytes().iter().any(|&b| b != 0)).count();
     println!("reordered {reordered}, corrupted {corrupted}");
     assert!(reordered > 0 && corrupted > 0);
     assert_eq!(corrupted, flipped);

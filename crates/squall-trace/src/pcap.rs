@@ -128,10 +128,11 @@ impl<W: Write> PcapWriter<W> {
     fn write(&mut self, time: Instant, packet: &Packet, tcp: Option<&TcpHeaderInfo>) -> Result<(), PcapWriteError> {
         let timestamp = timestamp(time).ok_or(PcapWriteError::TimeOutOfRange { packet: packet.id, time })?;
         let (data, orig_len) = match &packet.payload {
-            Some(bytes) => {
+            Some(payload) => {
+                let bytes = payload.bytes();
                 let len = u32::try_from(bytes.len()).ok().filter(|&len| len <= SNAPLEN);
                 let len = len.ok_or(PcapWriteError::TooLarge { packet: packet.id, size: bytes.len() as u64 })?;
-                (Cow::Borrowed(&bytes[..]), len)
+                (bytes, len)
             }
             None => (Cow::Owned(synthesise_headers(packet, tcp)?), packet.size),
         };
@@ -366,7 +367,7 @@ mod tests {
     #[test]
     fn real_bytes_are_written_as_they_are() {
         let mut p = udp_packet(3, 999);
-        p.payload = Some(vec![0x45, 1, 2, 3]);
+        p.payload = Some(vec![0x45, 1, 2, 3].into());
         let mut w = PcapWriter::new(Vec::new()).unwrap();
         w.write_packet(Instant::ZERO, &p).unwrap();
         let (_, orig_len, data) = records(&w.into_inner()).remove(0);
@@ -403,7 +404,7 @@ mod tests {
         w.write_captured(Instant::from_micros(2), &bytes[..64], 1500).unwrap();
         w.write_captured(Instant::from_micros(3), &bytes[..10], 10).unwrap();
         let mut p = udp_packet(4, 100);
-        p.payload = Some(bytes.clone());
+        p.payload = Some(bytes.clone().into());
         w.write_packet(Instant::from_micros(4), &p).unwrap();
         assert!(w.write_captured(Instant::ZERO, &bytes, 100).is_err(), "more bytes than the packet had");
         let file = w.into_inner();

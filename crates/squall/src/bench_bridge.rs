@@ -48,12 +48,8 @@ impl Testbed {
         Ok(bed)
     }
 
-    /// `exe tool ARGS` in namespace `i`.
-    fn tool(&self, exe: &Path, i: usize, args: &[&str]) -> Result<Command> {
-        self.placed_tool(exe, i, args, None)
-    }
-
-    /// [`Testbed::tool`], placed (namespace 0 holds the sender) if given.
+    /// `exe tool ARGS` in namespace `i`, placed (namespace 0 holds the
+    /// sender) if given.
     fn placed_tool(&self, exe: &Path, i: usize, args: &[&str], placed: Option<Placement>) -> Result<Command> {
         let mut c = Placement::command(placed, i == 0, exe);
         c.arg("tool").args(args).stderr(Stdio::inherit());
@@ -92,12 +88,17 @@ impl Testbed {
 
     /// One cubic connection from a to b carrying `bytes`: goodput, bit/s.
     fn tcp(&self, exe: &Path, bytes: u64) -> Result<f64> {
-        let mut server = self.tool(exe, 1, &["bulk", "--server", "--once"])?.stdout(Stdio::null()).spawn()?;
+        self.placed_tcp(exe, bytes, None)
+    }
+
+    /// [`Testbed::tcp`] with the client and the server placed as `placed`
+    /// says.
+    fn placed_tcp(&self, exe: &Path, bytes: u64, placed: Option<Placement>) -> Result<f64> {
+        let mut server =
+            self.placed_tool(exe, 1, &["bulk", "--server", "--once"], placed)?.stdout(Stdio::null()).spawn()?;
         std::thread::sleep(std::time::Duration::from_millis(200));
-        let out = self
-            .tool(exe, 0, &["bulk", "--client", "10.0.0.2", "--cc", "cubic", "--bytes", &bytes.to_string()])?
-            .output()
-            .context("run the bulk client");
+        let client = ["bulk", "--client", "10.0.0.2", "--cc", "cubic", "--bytes", &bytes.to_string()];
+        let out = self.placed_tool(exe, 0, &client, placed)?.output().context("run the bulk client");
         let _ = server.kill();
         let _ = server.wait();
         let r: squall_emu::bulk::BulkResult =
@@ -167,6 +168,20 @@ pub struct BridgeFigures {
     /// on one CPU and the receiver (and the data plane) on the other, 64
     /// and 1500 B.
     pub placed: Vec<PlacedBridge>,
+    /// TCP with sender and receiver on one CPU and the forwarding (the
+    /// AF_PACKET forwarder's thread, squall's data plane) on the other.
+    pub tcp_own_cpu: Option<TcpOwnCpu>,
+}
+
+/// TCP (cubic, 1 GB), the two ends on `ends`, the forwarding on
+/// `forwarding`, bit/s.
+#[derive(Serialize)]
+pub struct TcpOwnCpu {
+    pub ends: usize,
+    pub forwarding: usize,
+    pub linux_bps: f64,
+    pub forwarder_bps: f64,
+    pub squall_bps: f64,
 }
 
 #[derive(Serialize)]
@@ -224,11 +239,12 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
     let (linux_udp, linux_tcp, linux_ping) = linux?;
     // Forwarders that only move frames between the two sides.
+    let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
     let (forwarder_udp, forwarder_tcp_bps) =
-        forward_between(&bed, exe, seconds, |side| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>))?;
-    let (xdp_forwarder_udp, xdp_forwarder_tcp_bps) = forward_between(&bed, exe, seconds, |side| {
-        Ok(Box::new(squall_emu::xdp_socket::XdpSocket::open(side)?) as Box<dyn PacketDevice>)
-    })?;
+        forward_between(&bed, None, packet_socket, || udp_and_tcp(&bed, exe, seconds))?;
+    let xdp_socket = |side: &str| Ok(Box::new(squall_emu::xdp_socket::XdpSocket::open(side)?) as Box<dyn PacketDevice>);
+    let (xdp_forwarder_udp, xdp_forwarder_tcp_bps) =
+        forward_between(&bed, None, xdp_socket, || udp_and_tcp(&bed, exe, seconds))?;
     // Then squall on the same veths.
     let unlimited = "queue = { packets = 10000 }";
     let ((squall_udp, squall_tcp), _) = through_squall(&bed, InlineSocket::Packet, None, unlimited, "", || {
@@ -267,6 +283,7 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         "",
         || bed.udp(exe, 1500, seconds, Some(950e6)),
     )?;
+    let tcp_own_cpu = tcp_on_its_own_cpu(&bed, exe, unlimited)?;
     let stage = "queue = { packets = 10000 }\ndelay = \"20 ms\"";
     let (ping_out, _) = through_squall(&bed, InlineSocket::Packet, None, stage, stage, || bed.ping(500))?;
     let mut ping_20ms = crate::bench_more::PingFigures::from_output(&ping_out, 500, 40.0)?;
@@ -296,25 +313,58 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         squall_xdp_udp: xdp_udp,
         squall_xdp_tcp_bps: xdp_tcp,
         placed,
+        tcp_own_cpu,
     })
 }
 
-/// UDP (64 and 1500 B) and TCP from one side to the other while
-/// [`squall_emu::baseline::forward`] moves frames between the devices
-/// `open` makes on the two sides: per size the sink's count and the
-/// machine's CPU us per packet; TCP Gbit/s.
-#[allow(clippy::type_complexity)]
-fn forward_between(
+/// TCP with both ends on the first CPU and the forwarding alone on the
+/// last: the Linux bridge (whose forwarding runs in the sender's softirq,
+/// so on the first), the AF_PACKET forwarder with no model, and squall
+/// with `--dataplane-cpu`. `None` on a machine with one CPU.
+fn tcp_on_its_own_cpu(bed: &Testbed, exe: &Path, stage: &str) -> Result<Option<TcpOwnCpu>> {
+    let Some(two) = crate::bench_more::two_cpus(0) else { return Ok(None) };
+    let (ends, forwarding) = (two.sender, two.receiver);
+    let placed = Some(Placement { sender: ends, receiver: ends, receiver_nice: 0 });
+    let bytes = 1_000_000_000;
+    let bridge = format!("sqbr{}", RunId::current().0);
+    squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
+    let linux = (|| -> Result<f64> {
+        for side in &bed.side {
+            squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
+        }
+        squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
+        bed.wait_for_path()?;
+        bed.placed_tcp(exe, bytes, placed)
+    })();
+    let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
+    let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
+    let forwarder_bps = forward_between(bed, Some(forwarding), packet_socket, || bed.placed_tcp(exe, bytes, placed))?;
+    let (squall_bps, _) =
+        through_squall(bed, InlineSocket::Packet, Some(forwarding), stage, "", || bed.placed_tcp(exe, bytes, placed))?;
+    Ok(Some(TcpOwnCpu { ends, forwarding, linux_bps: linux?, forwarder_bps, squall_bps }))
+}
+
+/// `measure` while [`squall_emu::baseline::forward`] moves frames between
+/// the devices `open` makes on the two sides, on a thread of its own
+/// (pinned to `cpu` if given).
+fn forward_between<T>(
     bed: &Testbed,
-    exe: &Path,
-    seconds: f64,
+    cpu: Option<usize>,
     open: impl Fn(&str) -> Result<Box<dyn PacketDevice>, squall_emu::EmuError>,
-) -> Result<(Vec<(usize, SinkReport, Option<f64>)>, f64)> {
+    measure: impl FnOnce() -> Result<T>,
+) -> Result<T> {
     let devices: [Box<dyn PacketDevice>; 2] = [open(&bed.side[0])?, open(&bed.side[1])?];
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    let forwarder = std::thread::spawn(move || squall_emu::baseline::forward(devices, &flag));
-    let measured = bed.wait_for_path().and_then(|()| udp_and_tcp(bed, exe, seconds));
+    let forwarder = std::thread::spawn(move || {
+        if let Some(cpu) = cpu
+            && let Err(e) = squall_emu::emulation::pin_this_thread(cpu)
+        {
+            eprintln!("squall bench: the forwarder could not be pinned to CPU {cpu} ({e})");
+        }
+        squall_emu::baseline::forward(devices, &flag)
+    });
+    let measured = bed.wait_for_path().and_then(|()| measure());
     stop.store(true, Ordering::Relaxed);
     forwarder.join().map_err(|_| anyhow::anyhow!("the forwarder panicked"))??;
     measured

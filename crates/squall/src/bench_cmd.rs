@@ -315,6 +315,20 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             );
         }
     }
+    if let Some(t) = &f.tcp_own_cpu {
+        println!(
+            "TCP, sender and receiver on CPU {}, forwarding alone on CPU {}: Linux bridge {:.2} Gbit/s, AF_PACKET \
+             forwarder (no model) {:.2} ({:.3}), squall --dataplane-cpu {} {:.2} ({:.3})",
+            t.ends,
+            t.forwarding,
+            t.linux_bps / 1e9,
+            t.forwarder_bps / 1e9,
+            t.forwarder_bps / t.linux_bps,
+            t.forwarding,
+            t.squall_bps / 1e9,
+            t.squall_bps / t.linux_bps
+        );
+    }
     let t = &f.timing_1gbit;
     println!(
         "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",

@@ -127,6 +127,11 @@ pub struct EmuArgs {
     /// Default: whole packets.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..=SNAPLEN as i64))]
     pub snaplen: Option<u32>,
+    /// Do not write timing.csv (each delivery's scheduled and actual
+    /// time); the summary's departure-error figures are kept. At millions
+    /// of deliveries a second its writing competes with the data plane.
+    #[arg(long)]
+    pub no_timing: bool,
     /// Records (packets, a wake-up's events, delivery timings) the queue to
     /// the recording thread holds; when it is full, records are dropped and
     /// counted (summary.json `emu.capture_dropped`), packets never.
@@ -714,7 +719,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             dir: rep.clone(),
             events: !args.common.no_events,
             captures: !args.common.no_pcap,
-            deliveries: true,
+            deliveries: !args.no_timing,
             snaplen: args.snaplen.unwrap_or(SNAPLEN),
             queue: args.record_queue,
             queue_bytes: DEFAULT_QUEUE_BYTES,

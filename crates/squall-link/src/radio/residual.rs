@@ -76,7 +76,7 @@ mod tests {
             dst_port: 2,
         };
         let mut p = Packet::new(PacketId(1), bytes as u32, flow);
-        p.payload = Some(vec![0; bytes]);
+        p.payload = Some(vec![0; bytes].into());
         p
     }
 
@@ -87,7 +87,7 @@ mod tests {
             let mut p = packet(100);
             let frame = FrameBits { first_bit: 216, bits: 216, bits_per_symbol: 2, symbols: 108 };
             let n = apply_symbol_errors(&mut p, frame, 1e-4, &mut rng);
-            let bytes = p.payload.as_ref().unwrap();
+            let bytes = p.payload.as_ref().unwrap().bytes();
             let ones: u32 = bytes.iter().map(|b| b.count_ones()).sum();
             assert!(n >= 1 && ones == n, "flipped {n}, ones {ones}");
             assert!(bytes[..27].iter().all(|&b| b == 0) && bytes[54..].iter().all(|&b| b == 0));
