@@ -182,7 +182,9 @@ pub fn forward(mut devices: [Box<dyn PacketDevice>; 2], stop: &AtomicBool) -> Re
         let mut idle = true;
         for from in 0..2 {
             batch.clear();
-            while batch.len() < 64 {
+            // 64 packets, and the rest of a super-packet begun (written
+            // whole with the rest of its segments).
+            while batch.len() < 64 || devices[from].mid_read() {
                 match devices[from].recv() {
                     Ok(Some(p)) => batch.push(p),
                     Ok(None) => break,

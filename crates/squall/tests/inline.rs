@@ -60,6 +60,33 @@ impl Testbed {
         Command::new("ip").args(["netns", "exec", &self.ns[i]]).args(cmd).output().unwrap()
     }
 
+    /// iperf3 from a to b with `args` after `-c 10.201.0.2 -J`: its
+    /// report. Bounded: the client gives up connecting after 5 s and is
+    /// stopped after 60 s, and a server left waiting by a failed client is
+    /// killed, so that a path that carries nothing fails the test rather
+    /// than hanging it.
+    fn iperf3(&self, args: &[&str]) -> serde_json::Value {
+        let mut server = self.spawn(1, &["iperf3", "-s", "-1", "-B", "10.201.0.2"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let mut cmd = vec!["timeout", "60", "iperf3", "-c", "10.201.0.2", "--connect-timeout", "5000", "-J"];
+        cmd.extend(args);
+        let client = self.exec(0, &cmd);
+        // A server whose client never reached it waits for good (iperf3
+        // -J reports a failed connection in its JSON and exits 0).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = server.kill();
+        let _ = server.wait();
+        let said = || format!("{}{}", String::from_utf8_lossy(&client.stdout), String::from_utf8_lossy(&client.stderr));
+        assert!(client.status.success(), "iperf3 {args:?} failed ({}): {}", client.status, said());
+        let report: serde_json::Value =
+            serde_json::from_slice(&client.stdout).unwrap_or_else(|e| panic!("iperf3's report ({e}): {}", said()));
+        assert!(report.get("error").is_none(), "iperf3 {args:?}: {}", report["error"]);
+        report
+    }
+
     fn spawn(&self, i: usize, cmd: &[&str]) -> Child {
         Command::new("ip")
             .args(["netns", "exec", &self.ns[i]])
@@ -112,14 +139,37 @@ queue = {{ packets = 1000 }}
     path
 }
 
+/// A squall run this test started; killed if the test ends before it
+/// stops it (a failed assertion), so that no run outlives its test.
+struct Run(Option<Child>);
+
+impl Run {
+    /// SIGKILL, as a user might.
+    fn kill(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// `squall emu --inline` on the testbed's two sides, running until stopped.
-fn start(bed: &Testbed, scenario: &Path, out: &Path) -> Child {
+fn start(bed: &Testbed, scenario: &Path, out: &Path) -> Run {
     let inline = format!("{},{}", bed.side[0], bed.side[1]);
     start_with(bed, &["--inline", &inline], scenario, out)
 }
 
 /// `squall emu ARGS SCENARIO`, ready when a ping crosses.
-fn start_with(bed: &Testbed, args: &[&str], scenario: &Path, out: &Path) -> Child {
+fn start_with(bed: &Testbed, args: &[&str], scenario: &Path, out: &Path) -> Run {
     let child = Command::new(SQUALL)
         .arg("emu")
         .args(args)
@@ -132,7 +182,7 @@ fn start_with(bed: &Testbed, args: &[&str], scenario: &Path, out: &Path) -> Chil
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if bed.exec(0, &["ping", "-c", "1", "-W", "1", "10.201.0.2"]).status.success() {
-            return child;
+            return Run(Some(child));
         }
     }
     let mut child = child;
@@ -142,7 +192,8 @@ fn start_with(bed: &Testbed, args: &[&str], scenario: &Path, out: &Path) -> Chil
 }
 
 /// Stops the run with SIGINT and returns its summary.json.
-fn stop(child: Child, out: &Path) -> serde_json::Value {
+fn stop(mut run: Run, out: &Path) -> serde_json::Value {
+    let child = run.0.take().expect("a run not stopped yet");
     // SAFETY: kill(2) with the pid of a child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let output = child.wait_with_output().unwrap();
@@ -221,11 +272,7 @@ fn bridge_sees_the_configured_link(socket: &str, tag: &str) {
     // TCP fills the link: iperf3 from a to b (the downlink), 2 s omitted
     // for slow start. Goodput counts TCP payload: 1448 of each 1500-byte
     // IP packet (RFC 7323 timestamps), 96.5 Mbit/s at most.
-    let mut server = bed.spawn(1, &["iperf3", "-s", "-1", "-B", "10.201.0.2"]);
-    std::thread::sleep(Duration::from_millis(300));
-    let client = bed.exec(0, &["iperf3", "-c", "10.201.0.2", "-t", "6", "-O", "2", "-J"]);
-    let _ = server.wait();
-    let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let report = bed.iperf3(&["-t", "6", "-O", "2"]);
     let bps = report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
     println!("iperf3 TCP: {:.2} Mbit/s", bps / 1e6);
     assert!((0.95 * 100e6 * 1448.0 / 1500.0..=100e6).contains(&bps), "iperf3 {bps} bit/s");
@@ -254,12 +301,8 @@ fn one_percent_loss_shows_in_iperf3s_udp_report() {
     let out = dir.path().join("out");
     // Neighbour entries first, so that no ping of `start` is the one lost.
     let run = start(&bed, &file, &out);
-    let mut server = bed.spawn(1, &["iperf3", "-s", "-1", "-B", "10.201.0.2"]);
-    std::thread::sleep(Duration::from_millis(300));
     // 20 000 datagrams of 1200 bytes at 20 Mbit/s.
-    let client = bed.exec(0, &["iperf3", "-c", "10.201.0.2", "-u", "-b", "20M", "-l", "1200", "-k", "20000", "-J"]);
-    let _ = server.wait();
-    let report: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    let report = bed.iperf3(&["-u", "-b", "20M", "-l", "1200", "-k", "20000"]);
     let sum = &report["end"]["sum"];
     let (lost, total) = (sum["lost_packets"].as_f64().unwrap(), sum["packets"].as_f64().unwrap());
     // Binomial: 1% of n, 95% interval ± 1.96 sqrt(n p (1 - p)).
@@ -332,8 +375,7 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     let out = dir.path().join("killed");
     let mut run = start(&bed, &file, &out);
     assert!(show(&bed.side[0]).contains("promiscuity 1"), "{}", show(&bed.side[0]));
-    run.kill().unwrap(); // SIGKILL: no cleanup
-    run.wait().unwrap();
+    run.kill(); // SIGKILL: no cleanup
     // The kernel dropped the packet sockets' promiscuous memberships with
     // the process; nothing else was changed.
     for (i, side) in bed.side.iter().enumerate() {
@@ -346,8 +388,7 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     let inline = format!("{},{}", bed.side[0], bed.side[1]);
     let mut run = start_with(&bed, &["--inline", &inline, "--inline-socket", "xdp"], &file, &dir.path().join("xdp"));
     assert!(show(&bed.side[0]).contains("prog/xdp"), "{}", show(&bed.side[0]));
-    run.kill().unwrap();
-    run.wait().unwrap();
+    run.kill();
     std::thread::sleep(Duration::from_millis(100));
     for (i, side) in bed.side.iter().enumerate() {
         let now = show(side).replace("state UP", "");
@@ -358,12 +399,14 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     // process), here in the one-line form of the link.
     let out = dir.path().join("next");
     let inline = format!("{},{}", bed.side[0], bed.side[1]);
-    let next = Command::new(SQUALL)
-        .args(["emu", "--inline", &inline, "--link", "rate 10mbit delay 15ms", "--out", out.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let next = Run(Some(
+        Command::new(SQUALL)
+            .args(["emu", "--inline", &inline, "--link", "rate 10mbit delay 15ms", "--out", out.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    ));
     let mut r = Vec::new();
     for _ in 0..10 {
         r = rtts(&bed.exec(0, &["ping", "-c", "3", "-i", "0.2", "10.201.0.2"]));
