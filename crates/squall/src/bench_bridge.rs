@@ -114,6 +114,23 @@ impl Testbed {
         Ok(String::from_utf8_lossy(&ping.output().context("run ping")?.stdout).into_owned())
     }
 
+    /// `f` while a plain Linux bridge joins the two sides; the bridge is
+    /// removed after it.
+    fn bridged<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let bridge = format!("sqbr{}", RunId::current().0);
+        squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
+        let result = (|| {
+            for side in &self.side {
+                squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
+            }
+            squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
+            self.wait_for_path()?;
+            f()
+        })();
+        let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
+        result
+    }
+
     /// Waits until a ping from a reaches b (ARP done, the path up).
     fn wait_for_path(&self) -> Result<()> {
         for _ in 0..50 {
@@ -224,20 +241,11 @@ fn through_squall<T>(
 pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
     let bed = Testbed::new()?;
     // A plain Linux bridge first.
-    let bridge = format!("sqbr{}", RunId::current().0);
-    squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
-    let linux = (|| -> Result<_> {
-        for side in &bed.side {
-            squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
-        }
-        squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
-        bed.wait_for_path()?;
+    let (linux_udp, linux_tcp, linux_ping) = bed.bridged(|| {
         let udp = [64, 1500].map(|size| crate::bench_more::with_machine_cpu(|| bed.udp(exe, size, seconds, None)));
         let tcp = bed.tcp(exe, 1_000_000_000);
         Ok((udp, tcp, bed.ping(500)))
-    })();
-    let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
-    let (linux_udp, linux_tcp, linux_ping) = linux?;
+    })?;
     // Forwarders that only move frames between the two sides.
     let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
     let (forwarder_udp, forwarder_tcp_bps) =
@@ -262,18 +270,10 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         let (squall, _) = through_squall(&bed, InlineSocket::Xdp, Some(p.receiver), unlimited, "", || {
             [64, 1500].into_iter().map(|size| bed.placed_udp(exe, size, seconds, None, Some(p))).collect()
         })?;
-        let bridge = format!("sqbr{}", RunId::current().0);
-        squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
-        let linux = (|| -> Result<Vec<SinkReport>> {
-            for side in &bed.side {
-                squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
-            }
-            squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
-            bed.wait_for_path()?;
+        let linux = bed.bridged(|| {
             [64, 1500].into_iter().map(|size| bed.placed_udp(exe, size, seconds, None, Some(p))).collect()
-        })();
-        let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
-        placed.push(PlacedBridge { placement: p, squall_xdp: squall, linux: linux? });
+        })?;
+        placed.push(PlacedBridge { placement: p, squall_xdp: squall, linux });
     }
     let (sink_1gbit, report) = through_squall(
         &bed,
@@ -326,17 +326,7 @@ fn tcp_on_its_own_cpu(bed: &Testbed, exe: &Path, stage: &str) -> Result<Option<T
     let (ends, forwarding) = (two.sender, two.receiver);
     let placed = Some(Placement { sender: ends, receiver: ends, receiver_nice: 0 });
     let bytes = 1_000_000_000;
-    let bridge = format!("sqbr{}", RunId::current().0);
-    squall_emu::netns::ip(&["link", "add", &bridge, "type", "bridge"])?;
-    let linux = (|| -> Result<f64> {
-        for side in &bed.side {
-            squall_emu::netns::ip(&["link", "set", side, "master", &bridge])?;
-        }
-        squall_emu::netns::ip(&["link", "set", &bridge, "up"])?;
-        bed.wait_for_path()?;
-        bed.placed_tcp(exe, bytes, placed)
-    })();
-    let _ = squall_emu::netns::ip(&["link", "del", &bridge]);
+    let linux = bed.bridged(|| bed.placed_tcp(exe, bytes, placed));
     let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
     let forwarder_bps = forward_between(bed, Some(forwarding), packet_socket, || bed.placed_tcp(exe, bytes, placed))?;
     let (squall_bps, _) =
