@@ -145,6 +145,10 @@ pub struct OffloadCounts {
 /// packet.
 pub(crate) const MAX_FRAME: usize = 18 + 65_535;
 
+/// Bytes from which a super-frame keeps the buffer it was read into
+/// (half of it) rather than a copy of its own size.
+const KEEP_READ_BUFFER: usize = (VNET_HDR_LEN + MAX_FRAME) / 2;
+
 /// The reading and writing both devices share when the kernel puts a
 /// `virtio_net_hdr` before each packet.
 pub(crate) struct VnetIo {
@@ -185,12 +189,23 @@ impl VnetIo {
         }
         let hdr = VnetHdr::parse(&self.rx).expect("VNET_HDR_LEN bytes");
         if hdr.is_gso() {
-            // The super-frame keeps the buffer it was read into; the next
-            // read goes to one from the pool.
-            let buffer = std::mem::replace(&mut self.rx, self.pool.buffer(VNET_HDR_LEN + MAX_FRAME));
-            match SuperFrame::within(hdr, buffer, VNET_HDR_LEN..n, self.framing) {
+            // A large super-frame keeps the buffer it was read into, and the
+            // next read goes to one from the pool; a small one takes a copy
+            // of its own size, so that a queue of small flights holds no
+            // more than twice their bytes.
+            let (buffer, span, pool) = if n - VNET_HDR_LEN >= KEEP_READ_BUFFER {
+                let buffer = std::mem::replace(&mut self.rx, self.pool.buffer(VNET_HDR_LEN + MAX_FRAME));
+                (buffer, VNET_HDR_LEN..n, Some(&self.pool))
+            } else {
+                (self.rx[VNET_HDR_LEN..n].to_vec(), 0..n - VNET_HDR_LEN, None)
+            };
+            match SuperFrame::within(hdr, buffer, span.clone(), self.framing) {
                 Ok(frame) => {
-                    let frame: Arc<dyn Segmented> = Arc::new(frame.recycled_by(&self.pool));
+                    let frame = match pool {
+                        Some(pool) => frame.recycled_by(pool),
+                        None => frame,
+                    };
+                    let frame: Arc<dyn Segmented> = Arc::new(frame);
                     let count = frame.count();
                     self.counts.super_packets_read += 1;
                     self.counts.segments_cut += count as u64;
@@ -200,8 +215,10 @@ impl VnetIo {
                 // Not to be cut: handed out as it came, for the data plane
                 // to refuse with a reason.
                 Err((_, buffer)) => {
-                    self.pending.push_back(Payload::Owned(buffer[VNET_HDR_LEN..n].to_vec()));
-                    self.rx = buffer;
+                    self.pending.push_back(Payload::Owned(buffer[span].to_vec()));
+                    if pool.is_some() {
+                        self.rx = buffer;
+                    }
                 }
             }
             return Ok(());
@@ -629,64 +646,80 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
         }
     }
 
-    /// A TCP super-frame of 3500 data bytes with a 1000-byte MSS, as a
-    /// packet socket reads it: the virtio_net_hdr, then the Ethernet frame
+    /// A TCP super-frame of `data` bytes with a 1000-byte MSS, as a packet
+    /// socket reads it: the virtio_net_hdr, then the Ethernet frame
     /// (sequence number 1000, IPv4 identifier 7, PSH on).
-    fn tcp_super_frame() -> Vec<u8> {
+    fn tcp_super_frame(data: usize) -> Vec<u8> {
         let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
-        f.extend_from_slice(&[0x45, 0, 0x0d, 0xd4, 0, 7, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f.extend_from_slice(&[0x45, 0, 0, 0, 0, 7, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f[16..18].copy_from_slice(&((40 + data) as u16).to_be_bytes());
         f.extend_from_slice(&[0x13, 0x88, 0, 0x50, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0x50, 0x18, 0xff, 0xff, 0, 0, 0, 0]);
-        f.extend((0..3500).map(|i| (i % 251) as u8));
+        f.extend((0..data).map(|i| (i % 251) as u8));
         let hdr = VnetHdr { flags: 1, gso_type: 1, hdr_len: 54, gso_size: 1000, csum_start: 34, csum_offset: 16 };
         let mut read = hdr.to_bytes().to_vec();
         read.extend(f);
         read
     }
 
+    /// A small super-frame (a copy of its own) and a large one (the
+    /// buffer it was read into, given back to the pool when its last
+    /// segment is gone).
     #[test]
     fn a_super_frame_whose_segments_leave_together_is_written_as_it_was_read() {
-        let read = tcp_super_frame();
-        let mut io = VnetIo::new(Framing::Ethernet);
-        io.rx[..read.len()].copy_from_slice(&read);
-        io.cut(read.len(), "test").unwrap();
-        let segments: Vec<Payload> = io.pending.drain(..).collect();
-        // 3500 bytes at 1000 a segment: four wire frames, as split cuts
-        // them; the third starts at sequence number 1000 + 2000 and its IP
-        // packet has 20 + 20 + 1000 bytes, the last 20 + 20 + 500.
-        let cut = offload::split(&VnetHdr::parse(&read).unwrap(), &read[VNET_HDR_LEN..], Framing::Ethernet).unwrap();
-        assert_eq!(segments.len(), 4);
-        assert!(segments.iter().all(|p| matches!(p, Payload::Segment(_))), "segments stay uncut");
-        for (p, c) in segments.iter().zip(&cut) {
-            assert_eq!(&p.bytes()[..], &c[..]);
+        for data in [3500, 40_000] {
+            let read = tcp_super_frame(data);
+            let mut io = VnetIo::new(Framing::Ethernet);
+            io.rx[..read.len()].copy_from_slice(&read);
+            io.cut(read.len(), "test").unwrap();
+            let segments: Vec<Payload> = io.pending.drain(..).collect();
+            // 1000 bytes a segment, as split cuts them; the third starts at
+            // sequence number 1000 + 2000 and its IP packet has 20 + 20 +
+            // 1000 bytes, the last 20 + 20 + what is left.
+            let cut =
+                offload::split(&VnetHdr::parse(&read).unwrap(), &read[VNET_HDR_LEN..], Framing::Ethernet).unwrap();
+            let count = data.div_ceil(1000);
+            assert_eq!(segments.len(), count);
+            assert!(segments.iter().all(|p| matches!(p, Payload::Segment(_))), "segments stay uncut");
+            for (p, c) in segments.iter().zip(&cut) {
+                assert_eq!(&p.bytes()[..], &c[..]);
+            }
+            let third = segments[2].bytes();
+            assert_eq!(u32::from_be_bytes(third[38..42].try_into().unwrap()), 3000);
+            assert_eq!(u16::from_be_bytes([third[16], third[17]]), 1040);
+            assert_eq!(segments[count - 1].len(), 14 + 40 + data - (count - 1) * 1000);
+            assert_eq!((io.counts.super_packets_read, io.counts.segments_cut), (1, count as u64));
+
+            // All of them in order: one write, the header and frame as read.
+            let (tx, rx) = socket_pair();
+            let mut written = vec![false; count];
+            io.send_batch(tx.as_fd(), &segments.iter().collect::<Vec<_>>(), &mut written, true);
+            assert!(written.iter().all(|w| *w));
+            assert_eq!(datagrams(&rx), vec![read.clone()]);
+            assert_eq!(io.counts.whole_writes, 1);
+
+            // The second lost: the first alone (the third does not follow
+            // it), the rest joined as GRO would, which cut again gives back
+            // the segments.
+            let mut rest: Vec<&Payload> = vec![&segments[0]];
+            rest.extend(&segments[2..]);
+            let mut written = vec![false; rest.len()];
+            io.send_batch(tx.as_fd(), &rest, &mut written, true);
+            assert!(written.iter().all(|w| *w));
+            let got = datagrams(&rx);
+            assert_eq!(got.len(), 2);
+            assert_eq!(got[0][..VNET_HDR_LEN], [0; VNET_HDR_LEN], "a lone segment asks no offload");
+            assert_eq!(&got[0][VNET_HDR_LEN..], &cut[0][..]);
+            let joined = VnetHdr::parse(&got[1]).unwrap();
+            let again = offload::split(&joined, &got[1][VNET_HDR_LEN..], Framing::Ethernet).unwrap();
+            assert_eq!(again, cut[2..].to_vec());
+            assert_eq!((io.counts.whole_writes, io.counts.joined_writes), (1, 1));
+
+            // Only a large one kept its read buffer, which comes back.
+            drop((third, rest));
+            drop(segments);
+            let kept = io.pool.free.lock().unwrap().len();
+            assert_eq!(kept, usize::from(data >= KEEP_READ_BUFFER), "{data} bytes: {kept} buffer(s) back");
         }
-        let third = segments[2].bytes();
-        assert_eq!(u32::from_be_bytes(third[38..42].try_into().unwrap()), 3000);
-        assert_eq!(u16::from_be_bytes([third[16], third[17]]), 1040);
-        assert_eq!(segments[3].len(), 14 + 540);
-        assert_eq!((io.counts.super_packets_read, io.counts.segments_cut), (1, 4));
-
-        // All four in order: one write, the header and frame as read.
-        let (tx, rx) = socket_pair();
-        let mut written = [false; 4];
-        io.send_batch(tx.as_fd(), &segments.iter().collect::<Vec<_>>(), &mut written, true);
-        assert_eq!(written, [true; 4]);
-        assert_eq!(datagrams(&rx), vec![read.clone()]);
-        assert_eq!(io.counts.whole_writes, 1);
-
-        // The second lost: the first alone (the third does not follow it),
-        // the third and fourth joined as GRO would, which cut again give
-        // back the segments.
-        let mut written = [false; 3];
-        io.send_batch(tx.as_fd(), &[&segments[0], &segments[2], &segments[3]], &mut written, true);
-        assert_eq!(written, [true; 3]);
-        let got = datagrams(&rx);
-        assert_eq!(got.len(), 2);
-        assert_eq!(got[0][..VNET_HDR_LEN], [0; VNET_HDR_LEN], "a lone segment asks no offload");
-        assert_eq!(&got[0][VNET_HDR_LEN..], &cut[0][..]);
-        let joined = VnetHdr::parse(&got[1]).unwrap();
-        let again = offload::split(&joined, &got[1][VNET_HDR_LEN..], Framing::Ethernet).unwrap();
-        assert_eq!(again, cut[2..].to_vec());
-        assert_eq!((io.counts.whole_writes, io.counts.joined_writes), (1, 1));
     }
 
     #[test]

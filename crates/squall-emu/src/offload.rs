@@ -393,7 +393,7 @@ impl Drop for SuperFrame {
 /// device reads the next frame into one from here: no copy.
 #[derive(Debug, Default)]
 pub struct FramePool {
-    free: std::sync::Mutex<Vec<Vec<u8>>>,
+    pub(crate) free: std::sync::Mutex<Vec<Vec<u8>>>,
 }
 
 impl FramePool {
