@@ -474,11 +474,12 @@ impl Dataplane {
         let mut count = 0;
         for host in 0..self.devices.len() {
             // A bounded batch per device keeps one busy host from starving
-            // the deliveries: 64 reads, and the rest of the super-packet
-            // the last one read (its segments then leave together).
+            // the deliveries: 64 packets, and the rest of the super-packet
+            // the last one came from (its segments then leave together).
             let mut read_at = None;
-            let mut reads = 0;
-            while reads < 64 || self.devices[host].mid_read() {
+            let mut taken = 0;
+            while taken < 64 || self.devices[host].mid_read() {
+                taken += 1;
                 let bytes = match self.devices[host].recv() {
                     Ok(Some(bytes)) => bytes,
                     Ok(None) => break,
@@ -492,10 +493,7 @@ impl Dataplane {
                 // its read.
                 let at = match read_at {
                     Some(at) if self.devices[host].same_read() => at,
-                    _ => {
-                        reads += 1;
-                        self.reached_device(host)
-                    }
+                    _ => self.reached_device(host),
                 };
                 read_at = Some(at);
                 self.sent_by_host(at, host, bytes);

@@ -193,7 +193,7 @@ impl VnetIo {
             // next read goes to one from the pool; a small one takes a copy
             // of its own size, so that a queue of small flights holds no
             // more than twice their bytes.
-            let (buffer, span, pool) = if n - VNET_HDR_LEN >= KEEP_READ_BUFFER {
+            let (buffer, span, pool) = if n - VNET_HDR_LEN >= KEEP_READ_BUFFER && self.pool.lending() {
                 let buffer = std::mem::replace(&mut self.rx, self.pool.buffer(VNET_HDR_LEN + MAX_FRAME));
                 (buffer, VNET_HDR_LEN..n, Some(&self.pool))
             } else {
@@ -207,8 +207,10 @@ impl VnetIo {
                     };
                     let frame: Arc<dyn Segmented> = Arc::new(frame);
                     let count = frame.count();
-                    self.counts.super_packets_read += 1;
-                    self.counts.segments_cut += count as u64;
+                    if count > 1 {
+                        self.counts.super_packets_read += 1;
+                        self.counts.segments_cut += count as u64;
+                    }
                     let segments = (0..count).map(|index| Payload::Segment(Segment { of: Arc::clone(&frame), index }));
                     self.pending.extend(segments);
                 }
@@ -265,7 +267,6 @@ impl VnetIo {
                 self.plan_run(&packets, run.start + loose..run.end + loose, &mut writes);
             }
             if let Some(frame) = frame {
-                self.counts.whole_writes += 1;
                 let carried = start..start + frame.count();
                 loose = carried.end;
                 writes.push(Write {
@@ -296,50 +297,71 @@ impl VnetIo {
             }
             spans.push(from..iovs.len());
         }
-        if !socket {
+        if socket {
+            send_messages(fd, &iovs, &spans, &writes, written);
+        } else {
             for (w, span) in writes.iter().zip(&spans) {
                 written[w.carried.clone()].fill(writev(fd, &iovs[span.clone()]).is_ok());
             }
-            return;
         }
-        let mut msgs: Vec<libc::mmsghdr> = spans
-            .iter()
-            .map(|span| {
-                // SAFETY: mmsghdr is plain data; zeroed is a valid value.
-                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_iov = iovs[span.clone()].as_ptr() as *mut libc::iovec;
-                m.msg_hdr.msg_iovlen = span.len();
-                m
-            })
-            .collect();
-        let mut next = 0;
-        while next < msgs.len() {
-            let left = &mut msgs[next..];
-            // SAFETY: every message points to iovecs over buffers in
-            // `writes`, `packets` and `payloads`, alive and unmoved for the
-            // call.
-            let n = unsafe { libc::sendmmsg(fd.as_raw_fd(), left.as_mut_ptr(), left.len() as libc::c_uint, 0) };
-            // Sent: n messages; an error on the first: that one failed,
-            // and the rest are tried again after it.
-            let (sent, failed) = if n > 0 { (n as usize, 0) } else { (0, 1) };
-            for w in &writes[next..next + sent] {
-                written[w.carried.clone()].fill(true);
+        // What the device's offloads did, of what was written.
+        for w in writes.iter().filter(|w| written[w.carried.start]) {
+            if w.whole.is_some() {
+                self.counts.whole_writes += 1;
+            } else if !w.head.is_empty() {
+                self.counts.joined_writes += 1;
+                self.counts.segments_joined += w.carried.len() as u64;
             }
-            for w in &writes[next + sent..next + sent + failed] {
-                written[w.carried.clone()].fill(false);
-            }
-            next += sent + failed;
         }
     }
+}
 
+/// Sends `writes` (their iovecs at `spans` of `iovs`) on socket `fd` in
+/// sendmmsg(2) calls; `written` says which packets went.
+fn send_messages(
+    fd: BorrowedFd<'_>,
+    iovs: &[libc::iovec],
+    spans: &[std::ops::Range<usize>],
+    writes: &[Write<'_>],
+    written: &mut [bool],
+) {
+    let mut msgs: Vec<libc::mmsghdr> = spans
+        .iter()
+        .map(|span| {
+            // SAFETY: mmsghdr is plain data; zeroed is a valid value.
+            let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            m.msg_hdr.msg_iov = iovs[span.clone()].as_ptr() as *mut libc::iovec;
+            m.msg_hdr.msg_iovlen = span.len();
+            m
+        })
+        .collect();
+    let mut next = 0;
+    while next < msgs.len() {
+        let left = &mut msgs[next..];
+        // SAFETY: every message points to iovecs over buffers in
+        // `writes`, `packets` and `payloads`, alive and unmoved for the
+        // call.
+        let n = unsafe { libc::sendmmsg(fd.as_raw_fd(), left.as_mut_ptr(), left.len() as libc::c_uint, 0) };
+        // Sent: n messages; an error on the first: that one failed,
+        // and the rest are tried again after it.
+        let (sent, failed) = if n > 0 { (n as usize, 0) } else { (0, 1) };
+        for w in &writes[next..next + sent] {
+            written[w.carried.clone()].fill(true);
+        }
+        for w in &writes[next + sent..next + sent + failed] {
+            written[w.carried.clone()].fill(false);
+        }
+        next += sent + failed;
+    }
+}
+
+impl VnetIo {
     /// The writes for `run`, packets that GRO may join: one joined write,
     /// or one write each.
     fn plan_run(&mut self, packets: &[&[u8]], run: std::ops::Range<usize>, writes: &mut Vec<Write<'_>>) {
         let joined = if run.len() > 1 { offload::join(&packets[run.clone()], self.framing) } else { None };
         match joined {
             Some(j) => {
-                self.counts.joined_writes += 1;
-                self.counts.segments_joined += run.len() as u64;
                 writes.push(Write {
                     hdr: j.hdr.to_bytes(),
                     head: j.head,
@@ -720,6 +742,31 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
             let kept = io.pool.free.lock().unwrap().len();
             assert_eq!(kept, usize::from(data >= KEEP_READ_BUFFER), "{data} bytes: {kept} buffer(s) back");
         }
+    }
+
+    /// Bytes after the IP packet (which the model never saw, and which a
+    /// kernel would carry as data) keep a super-frame from being written
+    /// as it was read: its segments are joined instead, without them.
+    #[test]
+    fn a_super_frame_with_bytes_beyond_its_ip_packet_is_not_written_whole() {
+        let mut read = tcp_super_frame(3500);
+        read.extend([0xee; 100]);
+        let mut io = VnetIo::new(Framing::Ethernet);
+        io.rx[..read.len()].copy_from_slice(&read);
+        io.cut(read.len(), "test").unwrap();
+        let segments: Vec<Payload> = io.pending.drain(..).collect();
+        assert_eq!(segments.len(), 4);
+        let (tx, rx) = socket_pair();
+        let mut written = [false; 4];
+        io.send_batch(tx.as_fd(), &segments.iter().collect::<Vec<_>>(), &mut written, true);
+        assert_eq!(written, [true; 4]);
+        let got = datagrams(&rx);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].len(), read.len() - 100, "the bytes beyond the IP packet are not sent");
+        let cut = offload::split(&VnetHdr::parse(&read).unwrap(), &read[VNET_HDR_LEN..], Framing::Ethernet).unwrap();
+        let again = offload::split(&VnetHdr::parse(&got[0]).unwrap(), &got[0][VNET_HDR_LEN..], Framing::Ethernet);
+        assert_eq!(again.unwrap(), cut);
+        assert_eq!((io.counts.whole_writes, io.counts.joined_writes), (0, 1));
     }
 
     #[test]

@@ -47,7 +47,9 @@ pub fn parse(id: PacketId, frame: impl Into<Payload>) -> Result<Frame, Refused> 
         Payload::Owned(_) => header,
         Payload::Segment(_) => IpHeader { size: frame.len().saturating_sub(l3) as u32, ..header },
     };
-    Ok(Frame::Ip { packet: ipv4::packet(id, header, frame), l3 })
+    let mut packet = ipv4::packet(id, header, frame);
+    packet.l3 = l3 as u16;
+    Ok(Frame::Ip { packet, l3 })
 }
 
 enum V6 {

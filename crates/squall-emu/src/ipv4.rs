@@ -99,6 +99,7 @@ pub(crate) fn packet(id: PacketId, h: IpHeader, bytes: Payload) -> Packet {
         dscp: h.dscp,
         ecn: h.ecn,
         payload: Some(bytes),
+        l3: 0,
         corrupted: false,
         background: false,
         forward: false,

@@ -380,6 +380,7 @@ pub struct SuperFrame {
 impl Drop for SuperFrame {
     fn drop(&mut self) {
         if let Some(pool) = &self.pool {
+            pool.live.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
             pool.give(std::mem::take(&mut self.buffer));
         }
     }
@@ -391,14 +392,28 @@ impl Drop for SuperFrame {
 /// measured, 11.5 Gbit/s of TCP through an inline run without reuse, 14.9
 /// with it. A super-frame keeps the buffer it was read into, and the
 /// device reads the next frame into one from here: no copy.
+///
+/// A buffer lives as long as any segment of its super-frame (one segment
+/// left in a queue holds the whole 64 KB), so at most [`FramePool::LIVE`]
+/// super-frames keep theirs; beyond that they take copies of their own
+/// size ([`FramePool::lending`]).
 #[derive(Debug, Default)]
 pub struct FramePool {
     pub(crate) free: std::sync::Mutex<Vec<Vec<u8>>>,
+    /// Super-frames holding a buffer of this pool.
+    live: std::sync::atomic::AtomicUsize,
 }
 
 impl FramePool {
     /// Idle buffers kept at most (16 MB of 64 KB ones); more are freed.
     const KEEP: usize = 256;
+    /// Super-frames that may hold a read buffer at once (64 MB of them).
+    pub const LIVE: usize = 1024;
+
+    /// Whether another super-frame may keep its read buffer.
+    pub fn lending(&self) -> bool {
+        self.live.load(std::sync::atomic::Ordering::Relaxed) < Self::LIVE
+    }
 
     /// A buffer of `len` bytes (of any content) to read into.
     pub fn buffer(&self, len: usize) -> Vec<u8> {
@@ -449,8 +464,23 @@ impl SuperFrame {
 
     /// Gives its buffer to `pool` when it is gone.
     pub fn recycled_by(mut self, pool: &std::sync::Arc<FramePool>) -> SuperFrame {
+        pool.live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.pool = Some(std::sync::Arc::clone(pool));
         self
+    }
+
+    /// Whether it may be written as it was read: its frame ends where its
+    /// IP packet does (no bytes beyond it, which the kernel would carry as
+    /// data, and the model never saw) and its header's TCP segmentation
+    /// type is its IP version's (the kernel refuses another).
+    fn writable_whole(&self) -> bool {
+        let gso = self.hdr.gso_type & !GSO_ECN;
+        let tcp_type_fits = match gso {
+            GSO_TCPV4 => !self.cut.at.v6,
+            GSO_TCPV6 => self.cut.at.v6,
+            _ => true,
+        };
+        self.cut.at.end == self.span.len() && tcp_type_fits
     }
 
     /// If `payloads[at..]` starts with every segment of one super-frame,
@@ -462,7 +492,7 @@ impl SuperFrame {
         };
         let first = segment(at).filter(|s| s.index == 0)?;
         let any: &dyn std::any::Any = first.of.as_ref();
-        let frame = any.downcast_ref::<SuperFrame>()?;
+        let frame = any.downcast_ref::<SuperFrame>().filter(|f| f.writable_whole())?;
         let all = (1..frame.cut.count)
             .all(|k| segment(at + k).is_some_and(|s| s.index == k && std::sync::Arc::ptr_eq(&s.of, &first.of)));
         all.then_some(frame)

@@ -110,6 +110,10 @@ pub struct Packet {
     /// emulator always; the simulator leaves it empty and the trace writer
     /// synthesises headers). "Corrupt" errors flip bits here.
     pub payload: Option<Payload>,
+    /// Where the IP header starts in `payload`: 0, or after the link
+    /// header when the engine carries whole frames (the emulator's bridge
+    /// mode carries Ethernet frames).
+    pub l3: u16,
     /// Set once a stage delivered it with bit errors ("corrupt" error mode).
     pub corrupted: bool,
     /// A virtual packet of a stage's background load: it never leaves the
@@ -130,6 +134,7 @@ impl Packet {
             dscp: 0,
             ecn: Ecn::NotEct,
             payload: None,
+            l3: 0,
             corrupted: false,
             background: false,
             forward: false,
@@ -138,24 +143,34 @@ impl Packet {
 }
 
 impl Packet {
-    /// Sets the ECN bits, in the real IPv4 header too when the packet
-    /// carries bytes (with the header checksum updated).
+    /// Sets the ECN bits, in the real IP header too when the packet
+    /// carries bytes: IPv4's TOS byte, with the header checksum updated
+    /// (RFC 3168 §5), or IPv6's traffic class (RFC 8200 §7).
     pub fn set_ecn(&mut self, ecn: Ecn) {
         self.ecn = ecn;
-        if let Some(payload) = self.payload.as_mut().filter(|p| is_ipv4(&p.bytes())) {
-            let bytes = payload.make_mut();
-            bytes[1] = (bytes[1] & !0b11) | ecn.bits();
-            update_ipv4_checksum(bytes);
+        let l3 = usize::from(self.l3);
+        let Some(payload) = self.payload.as_mut() else { return };
+        let header = payload.headers().get(l3..).unwrap_or(&[]);
+        if is_ipv4(header) {
+            let ip = &mut payload.make_mut()[l3..];
+            ip[1] = (ip[1] & !0b11) | ecn.bits();
+            update_ipv4_checksum(ip);
+        } else if header.len() >= 40 && header[0] >> 4 == 6 {
+            // Version (4 bits), then the traffic class: its low two bits
+            // are the second byte's bits 4 and 5.
+            let ip = &mut payload.make_mut()[l3..];
+            ip[1] = (ip[1] & !0x30) | (ecn.bits() << 4);
         }
     }
 
-    /// Flips bit `bit` (0 = most significant bit of the first byte) of the
-    /// real bytes, if the packet has them. The IP checksum is left as it
-    /// was: the receiver sees a corrupted packet, as on a transparent link.
+    /// Flips bit `bit` (0 = most significant bit of the IP packet's first
+    /// byte) of the real bytes, if the packet has them. The IP checksum is
+    /// left as it was: the receiver sees a corrupted packet, as on a
+    /// transparent link.
     pub fn flip_bit(&mut self, bit: u64) {
         if let Some(payload) = self.payload.as_mut() {
             let bytes = payload.make_mut();
-            let byte = (bit / 8) as usize;
+            let byte = (bit / 8) as usize + usize::from(self.l3);
             if let Some(b) = bytes.get_mut(byte) {
                 *b ^= 0x80 >> (bit % 8);
             }
@@ -287,6 +302,48 @@ fn update_ipv4_checksum(bytes: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An Ethernet frame (bridge mode): the mark goes into the IP header
+    /// after the link header, IPv4 and IPv6 alike, and never into the MAC
+    /// addresses, even one whose first byte looks like an IPv4 header's.
+    #[test]
+    fn ecn_mark_finds_the_ip_header_in_a_frame() {
+        let flow = FlowKey {
+            protocol: Protocol::Udp,
+            src: Ipv4Addr::new(10, 0, 0, 1),
+            dst: Ipv4Addr::new(10, 0, 0, 2),
+            src_port: 1,
+            dst_port: 2,
+        };
+        let mut v4 = vec![0x45, 0, 0, 0, 0, 2, 0x46, 0, 0, 0, 0, 1, 0x08, 0x00];
+        let mut ip = vec![0x45, 0x02, 0x00, 0x1c, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+        update_ipv4_checksum(&mut ip);
+        v4.extend(&ip);
+        v4.extend([0; 8]);
+        let mut p = Packet::new(PacketId(1), 28, flow);
+        p.payload = Some(v4.clone().into());
+        p.l3 = 14;
+        p.set_ecn(Ecn::Ce);
+        let b = p.payload.as_ref().unwrap().bytes().into_owned();
+        assert_eq!(b[..14], v4[..14], "the link header is left as it was");
+        assert_eq!(b[15] & 0b11, 0b11, "CE in the TOS byte");
+        let mut sum: u32 = b[14..34].chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff, "the header checksum is right again");
+        // IPv6: traffic class 0x01 (ECT(1)) becomes CE (0x03) and the
+        // flow label is left alone.
+        let mut v6 = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd, 0x60, 0x1a, 0xbc, 0xde];
+        v6.extend([0; 36]);
+        let mut p = Packet::new(PacketId(2), 40, flow);
+        p.payload = Some(v6.clone().into());
+        p.l3 = 14;
+        p.set_ecn(Ecn::Ce);
+        let b = p.payload.as_ref().unwrap().bytes().into_owned();
+        assert_eq!(&b[14..18], &[0x60, 0x3a, 0xbc, 0xde]);
+        assert_eq!(b[..14], v6[..14]);
+    }
 
     #[test]
     fn ecn_mark_rewrites_header_with_valid_checksum() {
