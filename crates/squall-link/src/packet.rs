@@ -303,11 +303,9 @@ fn update_ipv4_checksum(bytes: &mut [u8]) {
 mod tests {
     use super::*;
 
-    /// An Ethernet frame (bridge mode): the mark goes into the IP header
-    /// after the link header, IPv4 and IPv6 alike, and never into the MAC
-    /// addresses, even one whose first byte looks like an IPv4 header's.
-    #[test]
-    fn ecn_mark_finds_the_ip_header_in_a_frame() {
+    /// A UDP packet of `size` bytes from 10.0.0.1:1 to 10.0.0.2:2 carrying
+    /// `bytes`, its IP header at `l3`.
+    fn udp(size: u32, bytes: Vec<u8>, l3: u16) -> Packet {
         let flow = FlowKey {
             protocol: Protocol::Udp,
             src: Ipv4Addr::new(10, 0, 0, 1),
@@ -315,30 +313,43 @@ mod tests {
             src_port: 1,
             dst_port: 2,
         };
+        let mut p = Packet::new(PacketId(1), size, flow);
+        p.payload = Some(bytes.into());
+        p.l3 = l3;
+        p
+    }
+
+    /// Whether an IPv4 header's 16-bit words sum to 0xffff: its checksum
+    /// is right (RFC 1071).
+    fn checksum_right(header: &[u8]) -> bool {
+        let mut sum: u32 = header.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum == 0xffff
+    }
+
+    /// An Ethernet frame (bridge mode): the mark goes into the IP header
+    /// after the link header, IPv4 and IPv6 alike, and never into the MAC
+    /// addresses, even one whose first byte looks like an IPv4 header's.
+    #[test]
+    fn ecn_mark_finds_the_ip_header_in_a_frame() {
         let mut v4 = vec![0x45, 0, 0, 0, 0, 2, 0x46, 0, 0, 0, 0, 1, 0x08, 0x00];
         let mut ip = vec![0x45, 0x02, 0x00, 0x1c, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
         update_ipv4_checksum(&mut ip);
         v4.extend(&ip);
         v4.extend([0; 8]);
-        let mut p = Packet::new(PacketId(1), 28, flow);
-        p.payload = Some(v4.clone().into());
-        p.l3 = 14;
+        let mut p = udp(28, v4.clone(), 14);
         p.set_ecn(Ecn::Ce);
         let b = p.payload.as_ref().unwrap().bytes().into_owned();
         assert_eq!(b[..14], v4[..14], "the link header is left as it was");
         assert_eq!(b[15] & 0b11, 0b11, "CE in the TOS byte");
-        let mut sum: u32 = b[14..34].chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        assert_eq!(sum, 0xffff, "the header checksum is right again");
+        assert!(checksum_right(&b[14..34]), "the header checksum is right again");
         // IPv6: traffic class 0x01 (ECT(1)) becomes CE (0x03) and the
         // flow label is left alone.
         let mut v6 = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xdd, 0x60, 0x1a, 0xbc, 0xde];
         v6.extend([0; 36]);
-        let mut p = Packet::new(PacketId(2), 40, flow);
-        p.payload = Some(v6.clone().into());
-        p.l3 = 14;
+        let mut p = udp(40, v6.clone(), 14);
         p.set_ecn(Ecn::Ce);
         let b = p.payload.as_ref().unwrap().bytes().into_owned();
         assert_eq!(&b[14..18], &[0x60, 0x3a, 0xbc, 0xde]);
@@ -350,23 +361,10 @@ mod tests {
         // A real IPv4 header (from RFC 1071's style example), checksum valid.
         let mut hdr = vec![0x45, 0x02, 0x00, 0x54, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
         update_ipv4_checksum(&mut hdr);
-        let flow = FlowKey {
-            protocol: Protocol::Udp,
-            src: Ipv4Addr::new(10, 0, 0, 1),
-            dst: Ipv4Addr::new(10, 0, 0, 2),
-            src_port: 1,
-            dst_port: 2,
-        };
-        let mut p = Packet::new(PacketId(1), 20, flow);
-        p.payload = Some(hdr.into());
+        let mut p = udp(20, hdr, 0);
         p.set_ecn(Ecn::Ce);
         let b = p.payload.as_ref().unwrap().bytes();
         assert_eq!(b[1] & 0b11, 0b11);
-        // A header with a valid checksum sums to 0xffff.
-        let mut sum: u32 = b.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum();
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        assert_eq!(sum, 0xffff);
+        assert!(checksum_right(&b));
     }
 }
