@@ -448,24 +448,14 @@ impl Dataplane {
             );
         }
         self.recorder.delivery(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
+        // In bridge mode the IP packet inside the frame (the packet says
+        // where it starts), so the pcaps are raw IP in both modes.
+        let l3 = usize::from(packet.l3);
         if let Some(bytes) = packet.payload.filter(|_| self.recorder.records_captures()) {
-            self.capture(host, actual, bytes.into_vec());
+            let mut bytes = bytes.into_vec();
+            bytes.drain(..l3.min(bytes.len()));
+            self.recorder.capture_owned(host, actual, bytes);
         }
-    }
-
-    /// Records what `host` sent or received; in bridge mode the IP packet
-    /// inside the frame, so the pcaps are raw IP in both modes.
-    fn capture(&mut self, host: HostIndex, at: Instant, mut bytes: Vec<u8>) {
-        let l3 = self.ip_offset(&bytes);
-        bytes.drain(..l3);
-        self.recorder.capture_owned(host, at, bytes);
-    }
-
-    /// Where the IP packet starts in a device's bytes: after the Ethernet
-    /// header in bridge mode, at once otherwise.
-    fn ip_offset(&self, bytes: &[u8]) -> usize {
-        let l3 = if self.bridge { crate::offload::ethernet_header(bytes).map_or(0, |(l3, _)| l3) } else { 0 };
-        l3.min(bytes.len())
     }
 
     /// Reads every packet waiting on every device into its path; returns
@@ -560,7 +550,7 @@ impl Dataplane {
         counters.sent_bytes += u64::from(packet.size);
         if let Some(payload) = packet.payload.as_ref().filter(|_| self.recorder.records_captures()) {
             let bytes = payload.bytes();
-            let l3 = self.ip_offset(&bytes);
+            let l3 = usize::from(packet.l3).min(bytes.len());
             self.recorder.capture(host, now, &bytes[l3..]);
         }
         self.enter_path(next, now, packet);
