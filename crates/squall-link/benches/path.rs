@@ -174,5 +174,52 @@ fn bench_classes(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, bench_classes);
+/// The inline emulator's busiest case: an open stage (no rate, no delay, a
+/// 10 000-packet queue, as `squall bench bridge` uses) carrying flights of
+/// 45 wire segments that arrive together, as one 64 KB TCP super-frame
+/// read from a socket does, each flight polled out before the next.
+fn forward_flights(flights: u64) -> u64 {
+    let mut s = StageConfig::named("down");
+    s.queue.packets = Some(10_000);
+    let config = PathConfig { direction: Direction::Downlink, stages: vec![s] };
+    let mut path = Path::new(&config, 1).unwrap();
+    path.set_recording(Recording::Off);
+    let flow = FlowKey {
+        protocol: Protocol::Tcp,
+        src: Ipv4Addr::new(10, 0, 0, 1),
+        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src_port: 40000,
+        dst_port: 5201,
+    };
+    let mut now = Instant::ZERO;
+    let mut delivered = 0;
+    let mut id = 0;
+    for _ in 0..flights {
+        for _ in 0..FLIGHT {
+            path.push(now, Packet::new(PacketId(id), 1500, flow));
+            id += 1;
+        }
+        while let Some(d) = path.poll(now) {
+            delivered += 1;
+            black_box(d);
+        }
+        now += Duration::from_micros(12);
+    }
+    assert!(path.stats().conserved());
+    delivered
+}
+
+/// Wire segments in a 64 KB flight of 1448-byte segments.
+const FLIGHT: u64 = 45;
+
+fn bench_forwarding(c: &mut Criterion) {
+    let flights = PACKETS / FLIGHT;
+    let mut g = c.benchmark_group("open_stage");
+    g.throughput(Throughput::Elements(flights * FLIGHT));
+    g.sample_size(20);
+    g.bench_function("flights_of_45", |b| b.iter(|| black_box(forward_flights(flights))));
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_classes, bench_forwarding);
 criterion_main!(benches);

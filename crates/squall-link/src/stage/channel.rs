@@ -56,6 +56,60 @@ struct InFlight {
     in_send_buffer: bool,
     in_receive_buffer: bool,
     complete: bool,
+    /// The flow's order it keeps ([`FlowOrders`]); `None` when the link
+    /// may reorder (it was taken with `reorder` on).
+    order: Option<u32>,
+}
+
+/// Per flow, the packets on the link in the order they entered it: the
+/// receive buffer hands a flow's packets on in that order (seed 000 §4.3).
+/// A packet finds its flow's queue by the index it got when it entered, so
+/// the flow is looked up once per packet; the queues of the last flows
+/// seen stay allocated while empty.
+#[derive(Debug, Default)]
+struct FlowOrders {
+    index: FxHashMap<FlowKey, u32>,
+    queues: Vec<(FlowKey, VecDeque<(usize, u64)>)>,
+    /// Queues no flow uses, kept for reuse.
+    free: Vec<u32>,
+}
+
+impl FlowOrders {
+    /// Empty queues beyond this many flows are given up (the map stays
+    /// bounded however many flows a run sees).
+    const KEEP: usize = 64;
+
+    /// Appends `(slot, seq)` to `flow`'s order; returns the order's index.
+    fn join(&mut self, flow: FlowKey, slot: usize, seq: u64) -> u32 {
+        let i = match self.index.get(&flow) {
+            Some(&i) => i,
+            None => {
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.queues[i as usize].0 = flow;
+                        i
+                    }
+                    None => {
+                        self.queues.push((flow, VecDeque::new()));
+                        (self.queues.len() - 1) as u32
+                    }
+                };
+                self.index.insert(flow, i);
+                i
+            }
+        };
+        self.queues[i as usize].1.push_back((slot, seq));
+        i
+    }
+
+    /// Order `i` has emptied: its flow gives it up if many flows are known.
+    fn emptied(&mut self, i: u32) {
+        if self.index.len() > Self::KEEP {
+            let flow = self.queues[i as usize].0;
+            self.index.remove(&flow);
+            self.free.push(i);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -145,7 +199,7 @@ pub(crate) struct Channel {
     free_slots: Vec<usize>,
     next_seq: u64,
     /// Per flow, packets on the link in the order they entered it.
-    flow_order: FxHashMap<FlowKey, VecDeque<(usize, u64)>>,
+    orders: FlowOrders,
     last_tx_time: Duration,
     stats: LinkStats,
 }
@@ -184,7 +238,7 @@ impl Channel {
             slots: Vec::new(),
             free_slots: Vec::new(),
             next_seq: 0,
-            flow_order: FxHashMap::default(),
+            orders: FlowOrders::default(),
             last_tx_time: Duration::from_millis(1),
             stats: LinkStats::default(),
         }
@@ -391,6 +445,8 @@ impl Channel {
         let seq = self.next_seq;
         self.next_seq += 1;
         let flow = packet.flow;
+        let slot = self.free_slots.pop().unwrap_or(self.slots.len());
+        let order = (!self.config.reorder).then(|| self.orders.join(flow, slot, seq));
         let entry = InFlight {
             packet,
             seq,
@@ -402,23 +458,16 @@ impl Channel {
             in_send_buffer: true,
             in_receive_buffer: false,
             complete: false,
+            order,
         };
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.slots[s] = Some(entry);
-                s
-            }
-            None => {
-                self.slots.push(Some(entry));
-                self.slots.len() - 1
-            }
-        };
+        if slot == self.slots.len() {
+            self.slots.push(Some(entry));
+        } else {
+            self.slots[slot] = Some(entry);
+        }
         self.send_packets += 1;
         self.send_frames += frames;
         self.tx_order.push_back((slot, seq));
-        if !self.config.reorder {
-            self.flow_order.entry(flow).or_default().push_back((slot, seq));
-        }
     }
 
     fn packet_in(&self, slot: usize) -> Option<&Packet> {
@@ -612,45 +661,31 @@ impl Channel {
             return;
         }
         f.complete = true;
-        let flow = f.packet.flow;
-        if self.config.reorder {
-            self.deliver(now, slot, log, out);
-        } else {
-            self.release_in_order(now, flow, log, out);
+        match f.order {
+            None => self.deliver(now, slot, log, out),
+            Some(order) => self.release_in_order(now, order, log, out),
         }
     }
 
-    /// Delivers the flow's complete packets from the head of its order,
+    /// Delivers the complete packets at the head of flow order `order`,
     /// skipping dropped ones.
-    fn release_in_order(
-        &mut self,
-        now: Instant,
-        flow: FlowKey,
-        log: &mut Vec<Event>,
-        out: &mut Vec<(Instant, Packet)>,
-    ) {
-        let Some(order) = self.flow_order.get_mut(&flow) else { return };
-        let mut ready = Vec::new();
-        while let Some(&(slot, seq)) = order.front() {
-            match self.slots.get(slot) {
-                Some(Some(f)) if f.seq == seq => {
-                    if !f.complete {
-                        break;
-                    }
-                    ready.push(slot);
-                    order.pop_front();
-                }
-                _ => {
-                    order.pop_front();
-                }
+    fn release_in_order(&mut self, now: Instant, order: u32, log: &mut Vec<Event>, out: &mut Vec<(Instant, Packet)>) {
+        let i = order as usize;
+        while let Some(&(slot, seq)) = self.orders.queues[i].1.front() {
+            let complete = match self.slots.get(slot) {
+                Some(Some(f)) if f.seq == seq => f.complete,
+                // Dropped: skipped.
+                _ => true,
+            };
+            if !complete {
+                return;
+            }
+            self.orders.queues[i].1.pop_front();
+            if self.live(slot, seq) {
+                self.deliver(now, slot, log, out);
             }
         }
-        if order.is_empty() {
-            self.flow_order.remove(&flow);
-        }
-        for slot in ready {
-            self.deliver(now, slot, log, out);
-        }
+        self.orders.emptied(order);
     }
 
     fn take_slot(&mut self, slot: usize) -> InFlight {
@@ -699,7 +734,6 @@ impl Channel {
         out: &mut Vec<(Instant, Packet)>,
     ) {
         let f = self.take_slot(slot);
-        let flow = f.packet.flow;
         if f.packet.background {
             self.stats.background_dropped += 1;
         } else {
@@ -707,9 +741,9 @@ impl Channel {
             self.recorder.log(log, now, EventKind::Drop(reason), Some(&f.packet));
         }
         self.release_allocation_if_empty(queue_empty);
-        if !self.config.reorder {
+        if let Some(order) = f.order {
             // Packets of the flow waiting behind this one may go now.
-            self.release_in_order(now, flow, log, out);
+            self.release_in_order(now, order, log, out);
         }
     }
 
