@@ -196,8 +196,12 @@ impl Path {
         self.entered += 1;
         let events = &mut self.events;
         self.stages[0].push(self.now, packet, events);
-        if self.stages.len() > 1 || !self.stages[0].out.is_empty() {
+        if self.stages.len() > 1 {
             self.advance(self.now);
+        } else {
+            // The stage has handled everything due by now (its `push` ran
+            // it until now): what it delivered leaves the path.
+            self.out.extend(self.stages[0].out.drain(..).map(|(at, packet)| Delivery { at, packet }));
         }
     }
 

@@ -72,6 +72,9 @@ struct FlowOrders {
     queues: Vec<(FlowKey, VecDeque<(usize, u64)>)>,
     /// Queues no flow uses, kept for reuse.
     free: Vec<u32>,
+    /// The last flow that joined, and its order: a burst of one flow (a
+    /// TCP flight) is looked up once.
+    last: Option<(FlowKey, u32)>,
 }
 
 impl FlowOrders {
@@ -81,8 +84,8 @@ impl FlowOrders {
 
     /// Appends `(slot, seq)` to `flow`'s order; returns the order's index.
     fn join(&mut self, flow: FlowKey, slot: usize, seq: u64) -> u32 {
-        let i = match self.index.get(&flow) {
-            Some(&i) => i,
+        let i = match self.last.filter(|(f, _)| *f == flow).map(|(_, i)| i).or_else(|| self.index.get(&flow).copied()) {
+            Some(i) => i,
             None => {
                 let i = match self.free.pop() {
                     Some(i) => {
@@ -99,6 +102,7 @@ impl FlowOrders {
             }
         };
         self.queues[i as usize].1.push_back((slot, seq));
+        self.last = Some((flow, i));
         i
     }
 
@@ -108,6 +112,7 @@ impl FlowOrders {
             let flow = self.queues[i as usize].0;
             self.index.remove(&flow);
             self.free.push(i);
+            self.last = None;
         }
     }
 }
