@@ -666,6 +666,24 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
+/// Removes what an earlier run left in `rep` (rep-0, squall's own
+/// directory) among the files a run writes there, so that none of a run's
+/// outputs can be taken for this one's: events.csv, timing.csv and the
+/// pcaps, which `--no-events`, `--no-timing` and `--no-pcap` leave
+/// unwritten.
+fn remove_earlier_outputs(rep: &Path) -> Result<()> {
+    let entries = fs::read_dir(rep).with_context(|| format!("cannot read {}", rep.display()))?;
+    for entry in entries {
+        let path = entry.with_context(|| format!("cannot read {}", rep.display()))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let ours = name == "events.csv" || name == "timing.csv" || name.ends_with(".pcap");
+        if ours && path.is_file() {
+            fs::remove_file(&path).with_context(|| format!("cannot remove {} (an earlier run's)", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let Loaded { source, mut scenario } = sim_cmd::load(&args.common, None)?;
     if let Some(d) = args.duration {
@@ -676,6 +694,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let rep = out.join("rep-0");
     fs::create_dir_all(rep.join("workloads"))
         .with_context(|| format!("cannot create output directory {}", rep.display()))?;
+    remove_earlier_outputs(&rep)?;
     let (commands, sysctls) = commands(&args, &scenario, &out.join("scenario.toml"), &rep.join("workloads"))?;
     for (host, keys) in sysctls {
         let Some(h) = scenario.hosts.iter_mut().find(|h| h.name == host) else { continue };
@@ -864,10 +883,16 @@ fn write_outputs(
         t.late_threshold * 1e3,
         if t.on_time { "" } else { " — RUN FLAGGED: timing was not kept" }
     );
-    eprintln!(
-        "wrote {}/summary.json, scenario.toml and rep-0/ (events.csv, HOST.pcap, timing.csv, workloads/)",
-        out.display()
-    );
+    let written: Vec<&str> = [
+        (!args.common.no_events, "events.csv"),
+        (!args.common.no_pcap, "HOST.pcap"),
+        (!args.no_timing, "timing.csv"),
+        (true, "workloads/"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+    .collect();
+    eprintln!("wrote {}/summary.json, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
     let dropped = recording.dropped;
     if dropped.total() > 0 {
         eprintln!(

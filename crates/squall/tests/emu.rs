@@ -266,6 +266,40 @@ fn cpus_of_a_run(pin: &[&str], single_cpu: bool) -> (Option<Vec<usize>>, Vec<usi
     (dataplane, allowed_cpus(&workload), summary)
 }
 
+/// A run into the directory of an earlier one leaves none of the earlier
+/// run's outputs that it does not write itself, and says which it wrote.
+#[test]
+fn a_run_removes_the_outputs_an_earlier_run_left_that_it_does_not_write() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let out = Command::new(SQUALL)
+            .arg("emu")
+            .arg(scenario("tcp-10mbit.toml"))
+            .args(["--out", dir.path().to_str().unwrap(), "--duration", "0.3 s"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let mut files: Vec<String> = std::fs::read_dir(dir.path().join("rep-0"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        (files, stderr)
+    };
+    let (files, stderr) = run(&[]);
+    assert_eq!(files, ["events.csv", "fixed.pcap", "mobile.pcap", "timing.csv", "workloads"]);
+    assert!(stderr.contains("rep-0/ (events.csv, HOST.pcap, timing.csv, workloads/)"), "{stderr}");
+    let (files, stderr) = run(&["--no-pcap", "--no-events", "--no-timing"]);
+    assert_eq!(files, ["workloads"]);
+    assert!(stderr.contains("rep-0/ (workloads/)"), "{stderr}");
+}
+
 /// `--pin`: the data plane thread alone on the last CPU squall may use,
 /// the workloads on the others; `--dataplane-cpu N`: the data plane on
 /// CPU N, the workloads where they were. summary.json says which CPU.
