@@ -84,6 +84,14 @@ pub trait PacketDevice: Send {
     }
 }
 
+/// Runs `f` on `payloads`' bytes as slices, for the devices that write
+/// byte slices (a segment of a super-frame is cut here).
+pub(crate) fn with_slices<R>(payloads: &[&Payload], f: impl FnOnce(&[&[u8]]) -> R) -> R {
+    let bytes: Vec<_> = payloads.iter().map(|p| p.bytes()).collect();
+    let slices: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
+    f(&slices)
+}
+
 /// Packets the TUN device `device` (in namespace `ns`, or this thread's)
 /// dropped on their way to squall (its queue was full: the host sent
 /// faster than squall read), as /proc/net/dev counts them there.
@@ -358,7 +366,7 @@ fn send_messages(
 impl VnetIo {
     /// The writes for `run`, packets that GRO may join: one joined write,
     /// or one write each.
-    fn plan_run(&mut self, packets: &[&[u8]], run: std::ops::Range<usize>, writes: &mut Vec<Write<'_>>) {
+    fn plan_run(&self, packets: &[&[u8]], run: std::ops::Range<usize>, writes: &mut Vec<Write<'_>>) {
         let joined = if run.len() > 1 { offload::join(&packets[run.clone()], self.framing) } else { None };
         match joined {
             Some(j) => {

@@ -143,9 +143,7 @@ impl PacketDevice for VethHost {
     }
 
     fn send_batch(&mut self, packets: &[&Payload], written: &mut [bool]) {
-        let bytes: Vec<_> = packets.iter().map(|p| p.bytes()).collect();
-        let packets: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
-        self.xdp.send_framed(&packets, written, &self.header);
+        crate::device::with_slices(packets, |packets| self.xdp.send_framed(packets, written, &self.header));
     }
 
     /// What the host's end dropped on its way to squall's (the pair's

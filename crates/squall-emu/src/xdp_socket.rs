@@ -380,9 +380,7 @@ impl PacketDevice for XdpSocket {
     /// Frames go one by one on the transmit ring: a super-packet's
     /// segments never come here (an AF_XDP socket reads none).
     fn send_batch(&mut self, frames: &[&squall_link::Payload], written: &mut [bool]) {
-        let bytes: Vec<_> = frames.iter().map(|p| p.bytes()).collect();
-        let frames: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
-        self.queues[0].send_batch(&frames, written, None);
+        crate::device::with_slices(frames, |frames| self.queues[0].send_batch(frames, written, None));
     }
 
     fn kernel_dropped(&mut self) -> u64 {
