@@ -100,6 +100,32 @@ for name, data in packets.items():
     open(f'{out}/{name}', 'wb').write(data)
 PY
 
+# TCP super-frames read with a virtio_net_hdr (as fuzz/regressions/host_packet/super-frame-tcp4 and -tcp6).
+python3 - "$c/host_packet" <<'PY'
+import struct, sys
+def csum(b):
+    if len(b) % 2: b += b'\0'
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+def super_frames(out):
+    # GSO super-frames as a veth passes them to a packet socket with
+    # PACKET_VNET_HDR: virtio_net_hdr (flags NEEDS_CSUM, gso_type, hdr_len,
+    # gso_size 1448, csum_start, csum_offset; native endian), Ethernet, IP,
+    # TCP with 5000 data bytes (FIN, PSH, ACK and CWR set) and a partial checksum.
+    data = bytes(i % 251 for i in range(5000))
+    tcp = struct.pack('!HHIIBBHHH', 40000, 5201, 0xfffff000, 7, 0x50, 0x80 | 0x10 | 0x08 | 0x01, 501, 0, 0) + data
+    eth = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1])
+    v4 = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(tcp), 0xfffe, 0x4000, 64, 6, 0, bytes([10, 9, 0, 1]), bytes([10, 9, 0, 2]))
+    v4 = v4[:10] + struct.pack('!H', csum(v4)) + v4[12:]
+    v6 = struct.pack('!IHBB16s16s', 0x60000000, len(tcp), 6, 64, bytes(15) + b'\1', bytes(15) + b'\2')
+    for name, gso, ethertype, ip in [('super-frame-tcp4', 1, 0x0800, v4), ('super-frame-tcp6', 4, 0x86dd, v6)]:
+        l4 = 14 + len(ip)
+        hdr = struct.pack('=BBHHHH', 1, gso, l4 + 20, 1448, l4, 16)
+        open(f'{out}/{name}', 'wb').write(hdr + eth + struct.pack('!H', ethertype) + ip + tcp)
+super_frames(sys.argv[1])
+PY
+
 # A pcap and an events.csv as squall writes them.
 squall=${SQUALL:-}
 if [ -z "$squall" ]; then
