@@ -188,6 +188,34 @@ pub struct BridgeFigures {
     /// TCP with sender and receiver on one CPU and the forwarding (the
     /// AF_PACKET forwarder's thread, squall's data plane) on the other.
     pub tcp_own_cpu: Option<TcpOwnCpu>,
+    /// TCP through the bridge, the AF_PACKET forwarder and squall, one
+    /// after the other, [`TCP_ROUNDS`] times.
+    pub tcp_rounds: Vec<TcpRound>,
+}
+
+/// One TCP connection (cubic, 1 GB) through each, unplaced, bit/s.
+#[derive(Serialize)]
+pub struct TcpRound {
+    pub linux_bps: f64,
+    pub forwarder_bps: f64,
+    pub squall_bps: f64,
+}
+
+/// On this shared 2-CPU machine one TCP connection through the same path
+/// varies by up to a factor of two from one run to the next, so the TCP
+/// comparison is repeated, each round carrying one connection through
+/// each of the three, and judged by the median of the rounds' ratios.
+pub const TCP_ROUNDS: usize = 5;
+
+/// The median of `values` (the mean of the middle two for an even count).
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
 }
 
 /// TCP (cubic, 1 GB), the two ends on `ends`, the forwarding on
@@ -284,6 +312,7 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         || bed.udp(exe, 1500, seconds, Some(950e6)),
     )?;
     let tcp_own_cpu = tcp_on_its_own_cpu(&bed, exe, unlimited)?;
+    let tcp_rounds = tcp_rounds(&bed, exe, unlimited)?;
     let stage = "queue = { packets = 10000 }\ndelay = \"20 ms\"";
     let (ping_out, _) = through_squall(&bed, InlineSocket::Packet, None, stage, stage, || bed.ping(500))?;
     let mut ping_20ms = crate::bench_more::PingFigures::from_output(&ping_out, 500, 40.0)?;
@@ -314,7 +343,23 @@ pub fn run(exe: &Path, seconds: f64) -> Result<BridgeFigures> {
         squall_xdp_tcp_bps: xdp_tcp,
         placed,
         tcp_own_cpu,
+        tcp_rounds,
     })
+}
+
+/// [`TCP_ROUNDS`] rounds of one connection through the Linux bridge, the
+/// AF_PACKET forwarder with no model and squall (`stage` downlink).
+fn tcp_rounds(bed: &Testbed, exe: &Path, stage: &str) -> Result<Vec<TcpRound>> {
+    let bytes = 1_000_000_000;
+    let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
+    (0..TCP_ROUNDS)
+        .map(|_| {
+            let linux_bps = bed.bridged(|| bed.tcp(exe, bytes))?;
+            let forwarder_bps = forward_between(bed, None, packet_socket, || bed.tcp(exe, bytes))?;
+            let (squall_bps, _) = through_squall(bed, InlineSocket::Packet, None, stage, "", || bed.tcp(exe, bytes))?;
+            Ok(TcpRound { linux_bps, forwarder_bps, squall_bps })
+        })
+        .collect()
 }
 
 /// TCP with both ends on the first CPU and the forwarding alone on the
@@ -372,4 +417,16 @@ fn udp_and_tcp(bed: &Testbed, exe: &Path, seconds: f64) -> Result<(Vec<(usize, S
         udp.push((size, sink, per_packet));
     }
     Ok((udp, bed.tcp(exe, 1_000_000_000)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(vec![0.9, 0.4, 0.6]), 0.6);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(Vec::new()).is_nan());
+    }
 }

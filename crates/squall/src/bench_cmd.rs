@@ -329,6 +329,32 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             t.squall_bps / t.linux_bps
         );
     }
+    for (i, r) in f.tcp_rounds.iter().enumerate() {
+        println!(
+            "TCP round {}: Linux bridge {:.2} Gbit/s, AF_PACKET forwarder (no model) {:.2} ({:.3}), squall {:.2} ({:.3})",
+            i + 1,
+            r.linux_bps / 1e9,
+            r.forwarder_bps / 1e9,
+            r.forwarder_bps / r.linux_bps,
+            r.squall_bps / 1e9,
+            r.squall_bps / r.linux_bps
+        );
+    }
+    if !f.tcp_rounds.is_empty() {
+        let ratios = |of: fn(&crate::bench_bridge::TcpRound) -> f64| -> Vec<f64> {
+            f.tcp_rounds.iter().map(|r| of(r) / r.linux_bps).collect()
+        };
+        let spread = |v: Vec<f64>| {
+            let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+            format!("{:.3} ({lo:.3}-{hi:.3})", crate::bench_bridge::median(v))
+        };
+        println!(
+            "TCP over {} rounds, median (range) of the ratio to the bridge: squall {}, forwarder {}",
+            f.tcp_rounds.len(),
+            spread(ratios(|r| r.squall_bps)),
+            spread(ratios(|r| r.forwarder_bps))
+        );
+    }
     let t = &f.timing_1gbit;
     println!(
         "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",
