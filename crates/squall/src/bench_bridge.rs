@@ -106,6 +106,34 @@ impl Testbed {
         Ok(r.goodput_bps)
     }
 
+    /// iperf3 (TCP, cubic, its defaults: 128 KB writes) from a to b for
+    /// `seconds`: what the receiver counted, bit/s; `None` when iperf3 is
+    /// not installed.
+    fn iperf3(&self, seconds: u32) -> Result<Option<f64>> {
+        if Command::new("iperf3").arg("--version").stdout(Stdio::null()).status().is_err() {
+            return Ok(None);
+        }
+        let mut server = Command::new("iperf3");
+        server.args(["-s", "-1"]).stdout(Stdio::null()).stderr(Stdio::null());
+        self.ns[1].prepare(&mut server, true)?;
+        let mut server = server.spawn().context("start iperf3 -s")?;
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let limit = (seconds + 20).to_string();
+        let secs = seconds.to_string();
+        let mut client = Command::new("timeout");
+        client.args([&limit, "iperf3", "-c", "10.0.0.2", "-t", &secs, "-J", "--connect-timeout", "5000"]);
+        self.ns[0].prepare(&mut client, true)?;
+        let out = client.output().context("run iperf3 -c");
+        let _ = server.kill();
+        let _ = server.wait();
+        let report: serde_json::Value = serde_json::from_slice(&out?.stdout).context("iperf3's report")?;
+        if let Some(e) = report.get("error") {
+            bail!("iperf3: {e}");
+        }
+        let bps = report["end"]["sum_received"]["bits_per_second"].as_f64();
+        bps.map(Some).context("iperf3's report has no end.sum_received.bits_per_second")
+    }
+
     /// `ping -n -i 0.02 -c count` from a to b; its output.
     fn ping(&self, count: u32) -> Result<String> {
         let mut ping = Command::new("ping");
@@ -193,12 +221,16 @@ pub struct BridgeFigures {
     pub tcp_rounds: Vec<TcpRound>,
 }
 
-/// One TCP connection (cubic, 1 GB) through each, unplaced, bit/s.
+/// One TCP connection (cubic, 1 GB, `squall tool bulk`) through each,
+/// unplaced, bit/s; then iperf3 (its defaults, 5 s) through the bridge
+/// and through squall, if iperf3 is installed.
 #[derive(Serialize)]
 pub struct TcpRound {
     pub linux_bps: f64,
     pub forwarder_bps: f64,
     pub squall_bps: f64,
+    pub iperf3_linux_bps: Option<f64>,
+    pub iperf3_squall_bps: Option<f64>,
 }
 
 /// On this shared 2-CPU machine one TCP connection through the same path
@@ -354,10 +386,13 @@ fn tcp_rounds(bed: &Testbed, exe: &Path, stage: &str) -> Result<Vec<TcpRound>> {
     let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
     (0..TCP_ROUNDS)
         .map(|_| {
-            let linux_bps = bed.bridged(|| bed.tcp(exe, bytes))?;
+            let (linux_bps, iperf3_linux_bps) = bed.bridged(|| Ok((bed.tcp(exe, bytes)?, bed.iperf3(5)?)))?;
             let forwarder_bps = forward_between(bed, None, packet_socket, || bed.tcp(exe, bytes))?;
-            let (squall_bps, _) = through_squall(bed, InlineSocket::Packet, None, stage, "", || bed.tcp(exe, bytes))?;
-            Ok(TcpRound { linux_bps, forwarder_bps, squall_bps })
+            let ((squall_bps, iperf3_squall_bps), _) =
+                through_squall(bed, InlineSocket::Packet, None, stage, "", || {
+                    Ok((bed.tcp(exe, bytes)?, bed.iperf3(5)?))
+                })?;
+            Ok(TcpRound { linux_bps, forwarder_bps, squall_bps, iperf3_linux_bps, iperf3_squall_bps })
         })
         .collect()
 }

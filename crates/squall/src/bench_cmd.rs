@@ -330,8 +330,15 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         );
     }
     for (i, r) in f.tcp_rounds.iter().enumerate() {
+        let iperf3 = match (r.iperf3_linux_bps, r.iperf3_squall_bps) {
+            (Some(l), Some(s)) => {
+                format!("; iperf3: Linux bridge {:.2} Gbit/s, squall {:.2} ({:.3})", l / 1e9, s / 1e9, s / l)
+            }
+            _ => String::new(),
+        };
         println!(
-            "TCP round {}: Linux bridge {:.2} Gbit/s, AF_PACKET forwarder (no model) {:.2} ({:.3}), squall {:.2} ({:.3})",
+            "TCP round {}: Linux bridge {:.2} Gbit/s, AF_PACKET forwarder (no model) {:.2} ({:.3}), squall {:.2} \
+             ({:.3}){iperf3}",
             i + 1,
             r.linux_bps / 1e9,
             r.forwarder_bps / 1e9,
@@ -354,6 +361,11 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             spread(ratios(|r| r.squall_bps)),
             spread(ratios(|r| r.forwarder_bps))
         );
+        let iperf3: Option<Vec<f64>> =
+            f.tcp_rounds.iter().map(|r| Some(r.iperf3_squall_bps? / r.iperf3_linux_bps?)).collect();
+        if let Some(v) = iperf3 {
+            println!("TCP with iperf3, median (range) of squall's ratio to the bridge: {}", spread(v));
+        }
     }
     let t = &f.timing_1gbit;
     println!(
