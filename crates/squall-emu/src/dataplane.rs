@@ -6,9 +6,11 @@
 //! device, and reads whatever the hosts sent into the path towards its
 //! destination. Then it waits for the earliest of: the paths' and the
 //! schedule's next wake-up, a packet from a host, or a 10 ms tick. The
-//! wait sleeps in `ppoll` until `early_wakeup` before the deadline and
-//! spins (still reading the devices) for the rest, so deliveries leave
-//! within microseconds of their scheduled time. Each delivery's scheduled
+//! wait first keeps reading the devices for `busy_poll` after the last
+//! packet read (while traffic flows, packets are found without a
+//! wake-up), then sleeps in `ppoll` until `early_wakeup` before the
+//! deadline and spins (still reading the devices) for the rest, so
+//! deliveries leave within microseconds of their scheduled time. Each delivery's scheduled
 //! and actual time are recorded ([`crate::timing`]).
 //!
 //! Captures, events and timing rows go to a [`Recorder`], which hands them
@@ -46,6 +48,13 @@ pub struct DataplaneOptions {
     /// Sleep until this long before a deadline, then spin (seed 000 §6's
     /// "configurable amount" of early wake-up).
     pub early_wakeup: Duration,
+    /// After reading packets, keep reading (spinning) this long before
+    /// sleeping, as NAPI busy polling does (SO_BUSY_POLL): while traffic
+    /// flows, a packet is then found without a wake-up, which the sender's
+    /// CPU would otherwise pay for in its send (`sock_def_readable`
+    /// waking the loop out of `ppoll`). Zero: sleep as soon as nothing is
+    /// due.
+    pub busy_poll: Duration,
     /// A delivery later than this is counted late and flags the run.
     pub late_threshold: Duration,
     /// Run the loop in the SCHED_FIFO class at this priority (needs root
@@ -62,6 +71,7 @@ impl Default for DataplaneOptions {
     fn default() -> Self {
         DataplaneOptions {
             early_wakeup: Duration::from_micros(200),
+            busy_poll: Duration::from_micros(50),
             late_threshold: Duration::from_millis(1),
             realtime_priority: None,
             cpu: None,
@@ -183,6 +193,8 @@ pub struct Dataplane {
     inline_filter: crate::inline::InlineFilter,
     /// When the paths were last advanced: no packet enters them earlier.
     polled: Instant,
+    /// When packets were last read (for `busy_poll`).
+    last_read: Instant,
 }
 
 impl Dataplane {
@@ -227,6 +239,7 @@ impl Dataplane {
             bridge: false,
             inline_filter: crate::inline::InlineFilter::default(),
             polled: Instant::ZERO,
+            last_read: Instant::ZERO,
         }
     }
 
@@ -291,8 +304,10 @@ impl Dataplane {
         paths.chain(self.schedule.next_wakeup()).chain(self.forward.first().map(|f| f.0)).fold(tick, Instant::min)
     }
 
-    /// Sleeps in `ppoll` until `early_wakeup` before `deadline`, or until a
-    /// device is readable; then spins to the deadline, reading devices.
+    /// Spins reading the devices while `busy_poll` has not passed since
+    /// packets were last read; then sleeps in `ppoll` until `early_wakeup`
+    /// before `deadline`, or until a device is readable; then spins to the
+    /// deadline, reading devices.
     fn wait_until(&mut self, deadline: Instant) {
         let now = self.clock.now();
         // Packets read already but not yet handed out (a batch or a
@@ -300,6 +315,19 @@ impl Dataplane {
         if deadline <= now || self.devices.iter().any(|d| d.buffered()) {
             return;
         }
+        let busy_until = (self.last_read + self.options.busy_poll).min(deadline);
+        if now < busy_until {
+            while self.clock.now() < busy_until {
+                if self.read_devices() > 0 {
+                    return;
+                }
+                std::hint::spin_loop();
+            }
+            if self.clock.now() >= deadline {
+                return;
+            }
+        }
+        let now = self.clock.now();
         let sleep = (deadline - now).as_nanos().saturating_sub(self.options.early_wakeup.as_nanos());
         if sleep > 0 {
             let mut fds: Vec<PollFd> = self.devices.iter().map(|d| PollFd::new(d.fd(), PollFlags::POLLIN)).collect();
@@ -488,6 +516,9 @@ impl Dataplane {
                 read_at = Some(at);
                 self.sent_by_host(at, host, bytes);
             }
+        }
+        if count > 0 {
+            self.last_read = self.clock.now();
         }
         count
     }

@@ -83,6 +83,11 @@ pub struct EmuArgs {
     /// Sleep until this long before each deadline, then spin.
     #[arg(long, default_value = "200 us")]
     pub early_wakeup: Duration,
+    /// After reading packets, keep reading (spinning) this long before
+    /// sleeping: while traffic flows, packets are found without waking
+    /// the data plane, a cost the senders' CPUs pay ("0 s": sleep at once).
+    #[arg(long, default_value = "50 us")]
+    pub busy_poll: Duration,
     /// A delivery later than this is counted late and flags the run.
     #[arg(long, default_value = "1 ms")]
     pub late_threshold: Duration,
@@ -209,6 +214,7 @@ struct EmuDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     outside: Option<squall_emu::uplink::OutsideReport>,
     early_wakeup: f64,
+    busy_poll: f64,
     /// What joined the hosts to squall (`--host-device`; absent inline).
     #[serde(skip_serializing_if = "Option::is_none")]
     host_device: Option<squall_emu::HostDevice>,
@@ -730,6 +736,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let options = EmulationOptions {
         dataplane: DataplaneOptions {
             early_wakeup: args.early_wakeup,
+            busy_poll: args.busy_poll,
             late_threshold: args.late_threshold,
             realtime_priority: args.realtime,
             cpu: args.dataplane_cpu,
@@ -854,6 +861,7 @@ fn write_outputs(
             offloads: report.offloads,
             outside: report.outside.clone(),
             early_wakeup: args.early_wakeup.as_secs_f64(),
+            busy_poll: args.busy_poll.as_secs_f64(),
             host_device,
             inline_socket,
             pinned_cpu: report.dataplane_cpu,

@@ -290,14 +290,19 @@ fn a_run_removes_the_outputs_an_earlier_run_left_that_it_does_not_write() {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         files.sort();
-        (files, stderr)
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+        (files, stderr, summary["emu"]["busy_poll"].as_f64())
     };
-    let (files, stderr) = run(&[]);
+    let (files, stderr, busy_poll) = run(&[]);
     assert_eq!(files, ["events.csv", "fixed.pcap", "mobile.pcap", "timing.csv", "workloads"]);
     assert!(stderr.contains("rep-0/ (events.csv, HOST.pcap, timing.csv, workloads/)"), "{stderr}");
-    let (files, stderr) = run(&["--no-pcap", "--no-events", "--no-timing"]);
+    // The summary records the loop's settings: busy polling 50 us by default.
+    assert_eq!(busy_poll, Some(50e-6));
+    let (files, stderr, busy_poll) = run(&["--no-pcap", "--no-events", "--no-timing", "--busy-poll", "0 s"]);
     assert_eq!(files, ["workloads"]);
     assert!(stderr.contains("rep-0/ (workloads/)"), "{stderr}");
+    assert_eq!(busy_poll, Some(0.0));
 }
 
 /// `--pin`: the data plane thread alone on the last CPU squall may use,
