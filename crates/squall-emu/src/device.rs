@@ -535,11 +535,7 @@ fn open_tun(name: &str, offloads: bool) -> Result<(File, TunOffloads), EmuError>
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open("/dev/net/tun")
         .context(|| "open /dev/net/tun".to_string())?;
-    // SAFETY: ifreq is plain old data; all-zero is a valid value.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, src) in req.ifr_name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
-        *dst = src as libc::c_char;
-    }
+    let mut req = crate::xdp_socket::ifreq_named(name.as_bytes());
     let mut flags = libc::IFF_TUN | libc::IFF_NO_PI;
     if offloads {
         flags |= libc::IFF_VNET_HDR;

@@ -278,11 +278,7 @@ impl PacketSocket {
 /// Whether interface `name` is administratively up (SIOCGIFFLAGS on
 /// `fd`, which answers for the socket's own network namespace).
 fn is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
-    // SAFETY: ifreq is plain data; zeroed is a valid value.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
-        *dst = src as libc::c_char;
-    }
+    let mut req = crate::xdp_socket::ifreq_named(name.as_bytes());
     // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
         return Err(io::Error::last_os_error());
