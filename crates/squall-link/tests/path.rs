@@ -175,21 +175,21 @@ fn random_delay_never_reorders_a_flow_unless_allowed() {
 
 #[test]
 fn many_flows_each_keep_their_order_while_overtaking_each_other() {
-    // 200 flows (more than the channel keeps order queues for while they
-    // are empty), 10 packets each, sent round robin 0.1 ms apart: a flow's
-    // packets 20 ms apart, which a random delay of up to 100 ms would
-    // reorder.
+    // 3000 flows (beyond the 1024 at which the channel gives up the
+    // order queues of flows with nothing on the link), 4 packets each,
+    // sent round robin 20 us apart: a flow's packets 60 ms apart, which a
+    // random delay of up to 100 ms would reorder.
     let mut p = path(vec![stage(|s| {
-        s.rate = Some("100 Mbit/s".parse().unwrap());
+        s.rate = Some("1 Gbit/s".parse().unwrap());
         s.jitter = Some(Distribution::Uniform { low: ms(0), high: ms(100) });
     })]);
-    let flows = 200u64;
-    for i in 0..10 * flows {
+    let flows = 3000u64;
+    for i in 0..4 * flows {
         let port = (i % flows) as u16;
-        p.push(Instant::from_micros(100 * i), Packet::new(PacketId(i), 1000, flow(port)));
+        p.push(Instant::from_micros(20 * i), Packet::new(PacketId(i), 1000, flow(port)));
     }
     let out = drain(&mut p);
-    assert_eq!(out.len() as u64, 10 * flows);
+    assert_eq!(out.len() as u64, 4 * flows);
     assert!(p.stats().conserved());
     let mut last = std::collections::HashMap::new();
     for d in &out {

@@ -64,9 +64,12 @@ struct InFlight {
 /// Per flow, the packets on the link in the order they entered it: the
 /// receive buffer hands a flow's packets on in that order (seed 000 §4.3).
 /// A packet finds its flow's queue by the index it got when it entered, so
-/// the flow is looked up once per packet; the queues of the last flows
-/// seen stay allocated while empty.
-#[derive(Debug, Default)]
+/// the flow is looked up once per packet. A flow keeps its queue while it
+/// is empty; when the flows known reach a bound, the empty queues are given
+/// up at once (for reuse), and the bound becomes twice the flows left, so
+/// the map stays bounded however many flows a run sees, at amortised
+/// constant cost per flow.
+#[derive(Debug)]
 struct FlowOrders {
     index: FxHashMap<FlowKey, u32>,
     queues: Vec<(FlowKey, VecDeque<(usize, u64)>)>,
@@ -75,18 +78,34 @@ struct FlowOrders {
     /// The last flow that joined, and its order: a burst of one flow (a
     /// TCP flight) is looked up once.
     last: Option<(FlowKey, u32)>,
+    /// A new flow finding this many known gives up the empty queues first.
+    sweep_at: usize,
+}
+
+impl Default for FlowOrders {
+    fn default() -> Self {
+        FlowOrders {
+            index: FxHashMap::default(),
+            queues: Vec::new(),
+            free: Vec::new(),
+            last: None,
+            sweep_at: Self::SWEEP,
+        }
+    }
 }
 
 impl FlowOrders {
-    /// Empty queues beyond this many flows are given up (the map stays
-    /// bounded however many flows a run sees).
-    const KEEP: usize = 64;
+    /// The least number of known flows at which empty queues are given up.
+    const SWEEP: usize = 1024;
 
     /// Appends `(slot, seq)` to `flow`'s order; returns the order's index.
     fn join(&mut self, flow: FlowKey, slot: usize, seq: u64) -> u32 {
         let i = match self.last.filter(|(f, _)| *f == flow).map(|(_, i)| i).or_else(|| self.index.get(&flow).copied()) {
             Some(i) => i,
             None => {
+                if self.index.len() >= self.sweep_at {
+                    self.sweep();
+                }
                 let i = match self.free.pop() {
                     Some(i) => {
                         self.queues[i as usize].0 = flow;
@@ -106,14 +125,22 @@ impl FlowOrders {
         i
     }
 
-    /// Order `i` has emptied: its flow gives it up if many flows are known.
-    fn emptied(&mut self, i: u32) {
-        if self.index.len() > Self::KEEP {
-            let flow = self.queues[i as usize].0;
-            self.index.remove(&flow);
-            self.free.push(i);
-            self.last = None;
-        }
+    /// Gives up the queues of the flows with no packet on the link (no
+    /// packet refers to an empty queue: a packet's entry leaves its queue
+    /// only once the packet is delivered or dropped).
+    fn sweep(&mut self) {
+        let (queues, free) = (&mut self.queues, &mut self.free);
+        self.index.retain(|_, &mut i| {
+            let queue = &mut queues[i as usize].1;
+            if !queue.is_empty() {
+                return true;
+            }
+            queue.shrink_to(16);
+            free.push(i);
+            false
+        });
+        self.last = None;
+        self.sweep_at = Self::SWEEP.max(2 * self.index.len());
     }
 }
 
@@ -690,7 +717,6 @@ impl Channel {
                 self.deliver(now, slot, log, out);
             }
         }
-        self.orders.emptied(order);
     }
 
     fn take_slot(&mut self, slot: usize) -> InFlight {
@@ -765,5 +791,57 @@ impl Channel {
         for slot in waiting {
             self.remove_and_drop(now, slot, DropReason::Blackout, queue_empty, log, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use super::*;
+    use crate::packet::Protocol;
+
+    fn flow(n: u32) -> FlowKey {
+        FlowKey {
+            protocol: Protocol::Udp,
+            src: Ipv4Addr::from(0x0a00_0000 + n),
+            dst: Ipv4Addr::new(10, 0, 1, 1),
+            src_port: 1,
+            dst_port: 2,
+        }
+    }
+
+    /// Empty queues stay with their flows until the flows known reach the
+    /// bound; then a new flow gives up every empty queue (and reuses one),
+    /// keeps the flows with packets on the link, and the bound doubles past
+    /// what is left.
+    #[test]
+    fn flow_orders_give_up_empty_queues_at_the_bound() {
+        let mut o = FlowOrders::default();
+        let n = FlowOrders::SWEEP as u32;
+        for f in 0..n {
+            assert_eq!(o.join(flow(f), f as usize, u64::from(f)), f);
+        }
+        // All but the last 10 flows deliver their packet.
+        for f in 0..n - 10 {
+            o.queues[f as usize].1.pop_front();
+        }
+        // A known flow joins again: its own (empty) queue, no sweep.
+        assert_eq!(o.join(flow(3), 9999, 9999), 3);
+        o.queues[3].1.pop_front();
+        assert_eq!(o.index.len(), FlowOrders::SWEEP);
+        // A new flow: the empty queues go, the 10 busy flows stay.
+        let i = o.join(flow(n), 0, 0);
+        assert_eq!(o.index.len(), 11);
+        assert_eq!(o.free.len(), (n - 10 - 1) as usize);
+        assert!(i < n - 10, "reuses a given-up queue");
+        for f in n - 10..n {
+            assert_eq!(o.index.get(&flow(f)), Some(&f), "busy flow {f} keeps its queue");
+        }
+        assert_eq!(o.sweep_at, FlowOrders::SWEEP);
+        // The last flow is not remembered across a sweep wrongly: flow(n)
+        // finds the queue it was given.
+        assert_eq!(o.join(flow(n), 1, 1), i);
+        assert_eq!(o.queues[i as usize].1.len(), 2);
     }
 }
