@@ -673,18 +673,19 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// Removes what an earlier run left in `rep` (rep-0, squall's own
-/// directory) among the files a run writes there, so that none of a run's
-/// outputs can be taken for this one's: events.csv, timing.csv and the
-/// pcaps, which `--no-events`, `--no-timing` and `--no-pcap` leave
-/// unwritten.
-fn remove_earlier_outputs(rep: &Path) -> Result<()> {
-    let entries = fs::read_dir(rep).with_context(|| format!("cannot read {}", rep.display()))?;
-    for entry in entries {
-        let path = entry.with_context(|| format!("cannot read {}", rep.display()))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let ours = name == "events.csv" || name == "timing.csv" || name.ends_with(".pcap");
-        if ours && path.is_file() {
-            fs::remove_file(&path).with_context(|| format!("cannot remove {} (an earlier run's)", path.display()))?;
+/// directory) among the files this run writes there, so that none of a
+/// run's outputs can be taken for this one's: events.csv, timing.csv and
+/// the hosts' pcaps, which `--no-events`, `--no-timing` and `--no-pcap`
+/// leave unwritten. Called once the run is set to start (a refused
+/// invocation removes nothing); other files are left alone.
+fn remove_earlier_outputs<'a>(rep: &Path, hosts: impl Iterator<Item = &'a str>) -> Result<()> {
+    let names =
+        ["events.csv".to_string(), "timing.csv".to_string()].into_iter().chain(hosts.map(|h| format!("{h}.pcap")));
+    for name in names {
+        let path = rep.join(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            r => r.with_context(|| format!("cannot remove {} (an earlier run's)", path.display()))?,
         }
     }
     Ok(())
@@ -700,7 +701,6 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let rep = out.join("rep-0");
     fs::create_dir_all(rep.join("workloads"))
         .with_context(|| format!("cannot create output directory {}", rep.display()))?;
-    remove_earlier_outputs(&rep)?;
     let (commands, sysctls) = commands(&args, &scenario, &out.join("scenario.toml"), &rep.join("workloads"))?;
     for (host, keys) in sysctls {
         let Some(h) = scenario.hosts.iter_mut().find(|h| h.name == host) else { continue };
@@ -732,6 +732,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     }
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
     fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
+    remove_earlier_outputs(&rep, scenario.hosts.iter().map(|h| h.name.as_str()))?;
 
     let options = EmulationOptions {
         dataplane: DataplaneOptions {

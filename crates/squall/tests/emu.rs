@@ -275,32 +275,42 @@ fn a_run_removes_the_outputs_an_earlier_run_left_that_it_does_not_write() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let run = |extra: &[&str]| {
-        let out = Command::new(SQUALL)
+    let emu = |extra: &[&str]| {
+        Command::new(SQUALL)
             .arg("emu")
             .arg(scenario("tcp-10mbit.toml"))
             .args(["--out", dir.path().to_str().unwrap(), "--duration", "0.3 s"])
             .args(extra)
             .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(out.status.success(), "{stderr}");
+            .unwrap()
+    };
+    let listed = || {
         let mut files: Vec<String> = std::fs::read_dir(dir.path().join("rep-0"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         files.sort();
+        files
+    };
+    let run = |extra: &[&str]| {
+        let out = emu(extra);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
-        (files, stderr, summary["emu"]["busy_poll"].as_f64())
+        (listed(), stderr, summary["emu"]["busy_poll"].as_f64())
     };
     let (files, stderr, busy_poll) = run(&[]);
     assert_eq!(files, ["events.csv", "fixed.pcap", "mobile.pcap", "timing.csv", "workloads"]);
     assert!(stderr.contains("rep-0/ (events.csv, HOST.pcap, timing.csv, workloads/)"), "{stderr}");
     // The summary records the loop's settings: busy polling 50 us by default.
     assert_eq!(busy_poll, Some(50e-6));
+    // A refused invocation removes nothing; a file of the user's stays.
+    std::fs::write(dir.path().join("rep-0/mine.pcap"), b"").unwrap();
+    assert!(!emu(&["--force"]).status.success(), "--force without inline mode is refused");
+    assert_eq!(listed(), ["events.csv", "fixed.pcap", "mine.pcap", "mobile.pcap", "timing.csv", "workloads"]);
     let (files, stderr, busy_poll) = run(&["--no-pcap", "--no-events", "--no-timing", "--busy-poll", "0 s"]);
-    assert_eq!(files, ["workloads"]);
+    assert_eq!(files, ["mine.pcap", "workloads"]);
     assert!(stderr.contains("rep-0/ (workloads/)"), "{stderr}");
     assert_eq!(busy_poll, Some(0.0));
 }
