@@ -238,6 +238,11 @@ pub struct TcpRound {
     pub linux_bps: f64,
     pub forwarder_bps: f64,
     pub squall_bps: f64,
+    /// The machine's busy CPU seconds over the bulk transfer (1 GB), all
+    /// CPUs ([`crate::bench_more::machine_busy_seconds`]): what carrying
+    /// it cost, however the work was spread.
+    pub linux_machine_s: Option<f64>,
+    pub squall_machine_s: Option<f64>,
     pub iperf3_linux_bps: Option<f64>,
     pub iperf3_squall_bps: Option<f64>,
 }
@@ -395,13 +400,20 @@ fn tcp_rounds(bed: &Testbed, exe: &Path, stage: &str) -> Result<Vec<TcpRound>> {
     let packet_socket = |side: &str| Ok(Box::new(PacketSocket::open(side)?) as Box<dyn PacketDevice>);
     (0..TCP_ROUNDS)
         .map(|_| {
-            let (linux_bps, iperf3_linux_bps) = bed.bridged(|| Ok((bed.tcp(exe, bytes)?, bed.iperf3(5)?)))?;
+            let measured = || Ok((crate::bench_more::with_machine_cpu(|| bed.tcp(exe, bytes))?, bed.iperf3(5)?));
+            let ((linux_bps, linux_machine_s), iperf3_linux_bps) = bed.bridged(measured)?;
             let forwarder_bps = forward_between(bed, None, packet_socket, || bed.tcp(exe, bytes))?;
-            let ((squall_bps, iperf3_squall_bps), _) =
-                through_squall(bed, InlineSocket::Packet, None, stage, "", || {
-                    Ok((bed.tcp(exe, bytes)?, bed.iperf3(5)?))
-                })?;
-            Ok(TcpRound { linux_bps, forwarder_bps, squall_bps, iperf3_linux_bps, iperf3_squall_bps })
+            let (((squall_bps, squall_machine_s), iperf3_squall_bps), _) =
+                through_squall(bed, InlineSocket::Packet, None, stage, "", measured)?;
+            Ok(TcpRound {
+                linux_bps,
+                forwarder_bps,
+                squall_bps,
+                linux_machine_s,
+                squall_machine_s,
+                iperf3_linux_bps,
+                iperf3_squall_bps,
+            })
         })
         .collect()
 }

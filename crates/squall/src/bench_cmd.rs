@@ -361,6 +361,17 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             spread(ratios(|r| r.squall_bps)),
             spread(ratios(|r| r.forwarder_bps))
         );
+        let machine: Option<Vec<(f64, f64)>> =
+            f.tcp_rounds.iter().map(|r| Some((r.linux_machine_s?, r.squall_machine_s?))).collect();
+        if let Some(m) = machine {
+            println!(
+                "TCP, the machine's busy CPU seconds per GB carried (all CPUs), median: Linux bridge {:.3} s, squall \
+                 {:.3} s ({:.2} times the bridge's)",
+                crate::bench_bridge::median(m.iter().map(|x| x.0).collect()),
+                crate::bench_bridge::median(m.iter().map(|x| x.1).collect()),
+                crate::bench_bridge::median(m.iter().map(|x| x.1 / x.0).collect())
+            );
+        }
         let iperf3: Option<Vec<f64>> =
             f.tcp_rounds.iter().map(|r| Some(r.iperf3_squall_bps? / r.iperf3_linux_bps?)).collect();
         if let Some(v) = iperf3 {
