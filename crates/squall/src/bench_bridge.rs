@@ -253,17 +253,6 @@ pub struct TcpRound {
 /// each of the three, and judged by the median of the rounds' ratios.
 pub const TCP_ROUNDS: usize = 5;
 
-/// The median of `values` (the mean of the middle two for an even count).
-pub fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => values[n / 2],
-        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
-    }
-}
-
 /// TCP (cubic, 1 GB), the two ends on `ends`, the forwarding on
 /// `forwarding`, bit/s.
 #[derive(Serialize)]
@@ -473,16 +462,4 @@ fn udp_and_tcp(bed: &Testbed, exe: &Path, seconds: f64) -> Result<(Vec<(usize, S
         udp.push((size, sink, per_packet));
     }
     Ok((udp, bed.tcp(exe, 1_000_000_000)?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::median;
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(vec![0.9, 0.4, 0.6]), 0.6);
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert!(median(Vec::new()).is_nan());
-    }
 }

@@ -348,12 +348,13 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         );
     }
     if !f.tcp_rounds.is_empty() {
+        let median = |v: Vec<f64>| squall_analysis::percentile(&v, 0.5);
         let ratios = |of: fn(&crate::bench_bridge::TcpRound) -> f64| -> Vec<f64> {
             f.tcp_rounds.iter().map(|r| of(r) / r.linux_bps).collect()
         };
         let spread = |v: Vec<f64>| {
             let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-            format!("{:.3} ({lo:.3}-{hi:.3})", crate::bench_bridge::median(v))
+            format!("{:.3} ({lo:.3}-{hi:.3})", median(v))
         };
         println!(
             "TCP over {} rounds, median (range) of the ratio to the bridge: squall {}, forwarder {}",
@@ -367,9 +368,9 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             println!(
                 "TCP, the machine's busy CPU seconds per GB carried (all CPUs), median: Linux bridge {:.3} s, squall \
                  {:.3} s ({:.2} times the bridge's)",
-                crate::bench_bridge::median(m.iter().map(|x| x.0).collect()),
-                crate::bench_bridge::median(m.iter().map(|x| x.1).collect()),
-                crate::bench_bridge::median(m.iter().map(|x| x.1 / x.0).collect())
+                median(m.iter().map(|x| x.0).collect()),
+                median(m.iter().map(|x| x.1).collect()),
+                median(m.iter().map(|x| x.1 / x.0).collect())
             );
         }
         let iperf3: Option<Vec<f64>> =
@@ -412,10 +413,9 @@ fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCod
         println!("{m}");
         measurements.push(m);
     }
-    let mut rates: Vec<f64> = measurements.iter().map(|m| m.segments_per_wall_second).collect();
-    rates.sort_by(f64::total_cmp);
+    let rates: Vec<f64> = measurements.iter().map(|m| m.segments_per_wall_second).collect();
     let n = rates.len();
-    let median = if n % 2 == 1 { rates[n / 2] } else { (rates[n / 2 - 1] + rates[n / 2]) / 2.0 };
+    let median = squall_analysis::percentile(&rates, 0.5);
     let peak_rss_kb = vm_hwm_kb();
     println!(
         "median of {n}: {median:.0} delivered segments per wall-clock second (target >= 800000); peak RSS {} kB",
