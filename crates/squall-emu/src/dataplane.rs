@@ -316,16 +316,8 @@ impl Dataplane {
             return;
         }
         let busy_until = (self.last_read + self.options.busy_poll).min(deadline);
-        if now < busy_until {
-            while self.clock.now() < busy_until {
-                if self.read_devices() > 0 {
-                    return;
-                }
-                std::hint::spin_loop();
-            }
-            if self.clock.now() >= deadline {
-                return;
-            }
+        if now < busy_until && (self.spin_reading(busy_until) || self.clock.now() >= deadline) {
+            return;
         }
         let now = self.clock.now();
         let sleep = (deadline - now).as_nanos().saturating_sub(self.options.early_wakeup.as_nanos());
@@ -338,12 +330,19 @@ impl Dataplane {
                 Ok(_) | Err(_) => return,
             }
         }
-        while self.clock.now() < deadline {
+        self.spin_reading(deadline);
+    }
+
+    /// Reads the devices until `until` or until packets are read; says
+    /// whether some were.
+    fn spin_reading(&mut self, until: Instant) -> bool {
+        while self.clock.now() < until {
             if self.read_devices() > 0 {
-                return;
+                return true;
             }
             std::hint::spin_loop();
         }
+        false
     }
 
     fn enter_due_states(&mut self, now: Instant) {
