@@ -231,8 +231,10 @@ pub struct BridgeFigures {
 }
 
 /// One TCP connection (cubic, 1 GB, `squall tool bulk`) through each,
-/// unplaced, bit/s; then iperf3 (its defaults, 5 s) through the bridge
-/// and through squall, if iperf3 is installed.
+/// unplaced, bit/s; then iperf3 (its defaults, 5 s) through each, if
+/// iperf3 is installed. The forwarder, which reads and writes with
+/// squall's device layer and does nothing else, is the bound any
+/// AF_PACKET data plane stays under on the machine.
 #[derive(Serialize)]
 pub struct TcpRound {
     pub linux_bps: f64,
@@ -242,8 +244,10 @@ pub struct TcpRound {
     /// CPUs ([`crate::bench_more::machine_busy_seconds`]): what carrying
     /// it cost, however the work was spread.
     pub linux_machine_s: Option<f64>,
+    pub forwarder_machine_s: Option<f64>,
     pub squall_machine_s: Option<f64>,
     pub iperf3_linux_bps: Option<f64>,
+    pub iperf3_forwarder_bps: Option<f64>,
     pub iperf3_squall_bps: Option<f64>,
 }
 
@@ -391,7 +395,8 @@ fn tcp_rounds(bed: &Testbed, exe: &Path, stage: &str) -> Result<Vec<TcpRound>> {
         .map(|_| {
             let measured = || Ok((crate::bench_more::with_machine_cpu(|| bed.tcp(exe, bytes))?, bed.iperf3(5)?));
             let ((linux_bps, linux_machine_s), iperf3_linux_bps) = bed.bridged(measured)?;
-            let forwarder_bps = forward_between(bed, None, packet_socket, || bed.tcp(exe, bytes))?;
+            let ((forwarder_bps, forwarder_machine_s), iperf3_forwarder_bps) =
+                forward_between(bed, None, packet_socket, measured)?;
             let (((squall_bps, squall_machine_s), iperf3_squall_bps), _) =
                 through_squall(bed, InlineSocket::Packet, None, stage, "", measured)?;
             Ok(TcpRound {
@@ -399,8 +404,10 @@ fn tcp_rounds(bed: &Testbed, exe: &Path, stage: &str) -> Result<Vec<TcpRound>> {
                 forwarder_bps,
                 squall_bps,
                 linux_machine_s,
+                forwarder_machine_s,
                 squall_machine_s,
                 iperf3_linux_bps,
+                iperf3_forwarder_bps,
                 iperf3_squall_bps,
             })
         })

@@ -260,47 +260,25 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         f.tcp_squall_bps / 1e9,
         f.tcp_squall_bps / f.tcp_linux_bps
     );
-    for ((size, sink, machine), (_, linux, _)) in f.forwarder_udp.iter().zip(&f.udp) {
-        println!(
-            "{size:>4} B, a forwarder that only moves frames between the same AF_PACKET sockets (no model): {:.0} pps, \
-             {:.3} of the bridge, machine {} us/pkt",
-            sink.pps,
-            sink.pps / linux.pps.max(1.0),
-            us(*machine)
-        );
+    for (name, udp, tcp_bps) in [
+        (
+            "a forwarder that only moves frames between the same AF_PACKET sockets (no model)",
+            &f.forwarder_udp,
+            f.forwarder_tcp_bps,
+        ),
+        ("a forwarder between AF_XDP sockets (copy mode, no model)", &f.xdp_forwarder_udp, f.xdp_forwarder_tcp_bps),
+        ("squall --inline-socket xdp", &f.squall_xdp_udp, f.squall_xdp_tcp_bps),
+    ] {
+        for ((size, sink, machine), (_, linux, _)) in udp.iter().zip(&f.udp) {
+            println!(
+                "{size:>4} B, {name}: {:.0} pps, {:.3} of the bridge, machine {} us/pkt",
+                sink.pps,
+                sink.pps / linux.pps.max(1.0),
+                us(*machine)
+            );
+        }
+        println!("TCP, {name}: {:.2} Gbit/s, {:.3} of the bridge", tcp_bps / 1e9, tcp_bps / f.tcp_linux_bps);
     }
-    println!(
-        "TCP, the same forwarder: {:.2} Gbit/s, {:.3} of the bridge",
-        f.forwarder_tcp_bps / 1e9,
-        f.forwarder_tcp_bps / f.tcp_linux_bps
-    );
-    for ((size, sink, machine), (_, linux, _)) in f.xdp_forwarder_udp.iter().zip(&f.udp) {
-        println!(
-            "{size:>4} B, a forwarder between AF_XDP sockets (copy mode, no model): {:.0} pps, {:.3} of the bridge, \
-             machine {} us/pkt",
-            sink.pps,
-            sink.pps / linux.pps.max(1.0),
-            us(*machine)
-        );
-    }
-    println!(
-        "TCP, the AF_XDP forwarder: {:.2} Gbit/s, {:.3} of the bridge",
-        f.xdp_forwarder_tcp_bps / 1e9,
-        f.xdp_forwarder_tcp_bps / f.tcp_linux_bps
-    );
-    for ((size, sink, machine), (_, linux, _)) in f.squall_xdp_udp.iter().zip(&f.udp) {
-        println!(
-            "{size:>4} B, squall --inline-socket xdp: {:.0} pps, {:.3} of the bridge, machine {} us/pkt",
-            sink.pps,
-            sink.pps / linux.pps.max(1.0),
-            us(*machine)
-        );
-    }
-    println!(
-        "TCP, squall --inline-socket xdp: {:.2} Gbit/s, {:.3} of the bridge",
-        f.squall_xdp_tcp_bps / 1e9,
-        f.squall_xdp_tcp_bps / f.tcp_linux_bps
-    );
     for p in &f.placed {
         for (size, (sq, linux)) in [64, 1500].iter().zip(p.squall_xdp.iter().zip(&p.linux)) {
             println!(
@@ -330,10 +308,15 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         );
     }
     for (i, r) in f.tcp_rounds.iter().enumerate() {
-        let iperf3 = match (r.iperf3_linux_bps, r.iperf3_squall_bps) {
-            (Some(l), Some(s)) => {
-                format!("; iperf3: Linux bridge {:.2} Gbit/s, squall {:.2} ({:.3})", l / 1e9, s / 1e9, s / l)
-            }
+        let iperf3 = match (r.iperf3_linux_bps, r.iperf3_forwarder_bps, r.iperf3_squall_bps) {
+            (Some(l), Some(w), Some(s)) => format!(
+                "; iperf3: Linux bridge {:.2} Gbit/s, forwarder {:.2} ({:.3}), squall {:.2} ({:.3})",
+                l / 1e9,
+                w / 1e9,
+                w / l,
+                s / 1e9,
+                s / l
+            ),
             _ => String::new(),
         };
         println!(
@@ -362,21 +345,36 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             spread(ratios(|r| r.squall_bps)),
             spread(ratios(|r| r.forwarder_bps))
         );
-        let machine: Option<Vec<(f64, f64)>> =
-            f.tcp_rounds.iter().map(|r| Some((r.linux_machine_s?, r.squall_machine_s?))).collect();
+        let machine: Option<Vec<(f64, f64, f64)>> = f
+            .tcp_rounds
+            .iter()
+            .map(|r| Some((r.linux_machine_s?, r.forwarder_machine_s?, r.squall_machine_s?)))
+            .collect();
         if let Some(m) = machine {
             println!(
-                "TCP, the machine's busy CPU seconds per GB carried (all CPUs), median: Linux bridge {:.3} s, squall \
-                 {:.3} s ({:.2} times the bridge's)",
+                "TCP, the machine's busy CPU seconds per GB carried (all CPUs), median: Linux bridge {:.3} s, \
+                 forwarder {:.3} s ({:.2} times the bridge's), squall {:.3} s ({:.2} times)",
                 median(m.iter().map(|x| x.0).collect()),
                 median(m.iter().map(|x| x.1).collect()),
-                median(m.iter().map(|x| x.1 / x.0).collect())
+                median(m.iter().map(|x| x.1 / x.0).collect()),
+                median(m.iter().map(|x| x.2).collect()),
+                median(m.iter().map(|x| x.2 / x.0).collect())
             );
         }
-        let iperf3: Option<Vec<f64>> =
-            f.tcp_rounds.iter().map(|r| Some(r.iperf3_squall_bps? / r.iperf3_linux_bps?)).collect();
+        let iperf3: Option<Vec<(f64, f64)>> = f
+            .tcp_rounds
+            .iter()
+            .map(|r| {
+                let linux = r.iperf3_linux_bps?;
+                Some((r.iperf3_squall_bps? / linux, r.iperf3_forwarder_bps? / linux))
+            })
+            .collect();
         if let Some(v) = iperf3 {
-            println!("TCP with iperf3, median (range) of squall's ratio to the bridge: {}", spread(v));
+            println!(
+                "TCP with iperf3, median (range) of the ratio to the bridge: squall {}, forwarder {}",
+                spread(v.iter().map(|x| x.0).collect()),
+                spread(v.iter().map(|x| x.1).collect())
+            );
         }
     }
     let t = &f.timing_1gbit;
