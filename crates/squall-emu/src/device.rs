@@ -535,7 +535,7 @@ fn open_tun(name: &str, offloads: bool) -> Result<(File, TunOffloads), EmuError>
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open("/dev/net/tun")
         .context(|| "open /dev/net/tun".to_string())?;
-    let mut req = crate::xdp_socket::ifreq_named(name.as_bytes());
+    let mut req = crate::interface::ifreq_named(name.as_bytes());
     let mut flags = libc::IFF_TUN | libc::IFF_NO_PI;
     if offloads {
         flags |= libc::IFF_VNET_HDR;

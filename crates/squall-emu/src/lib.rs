@@ -29,6 +29,7 @@ pub mod emulation;
 pub mod error;
 pub mod ethernet;
 pub mod inline;
+pub mod interface;
 pub mod ipv4;
 pub mod naming;
 pub mod netns;

@@ -278,7 +278,7 @@ impl PacketSocket {
 /// Whether interface `name` is administratively up (SIOCGIFFLAGS on
 /// `fd`, which answers for the socket's own network namespace).
 fn is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
-    let mut req = crate::xdp_socket::ifreq_named(name.as_bytes());
+    let mut req = crate::interface::ifreq_named(name.as_bytes());
     // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
         return Err(io::Error::last_os_error());

@@ -114,7 +114,7 @@ fn transmit_checksums_off(name: &str) -> io::Result<()> {
     let mut value = EthtoolValue { cmd: ETHTOOL_STXCSUM, data: 0 };
     // SIOCETHTOOL reads the ethtool_value the union points to, alive for
     // the call.
-    crate::xdp_socket::interface_ioctl(name, SIOCETHTOOL, |req| {
+    crate::interface::interface_ioctl(name, SIOCETHTOOL, |req| {
         req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
     })?;
     Ok(())

@@ -25,6 +25,11 @@ pub struct Delivery {
     pub packet: Packet,
 }
 
+/// What the path's last stage delivered leaves the path.
+fn leave(out: &mut VecDeque<Delivery>, last: &mut Stage) {
+    out.extend(last.out.drain(..).map(|(at, packet)| Delivery { at, packet }));
+}
+
 /// What happened to the packets that entered a path.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct PathStats {
@@ -129,7 +134,7 @@ impl Path {
             stage.run_until(t, &mut self.events);
             self.hand_over = incoming;
             if i == last {
-                self.out.extend(stage.out.drain(..).map(|(at, packet)| Delivery { at, packet }));
+                leave(&mut self.out, stage);
             } else {
                 self.hand_over.append(&mut stage.out);
             }
@@ -183,7 +188,7 @@ impl Path {
                 continue;
             }
             if i == last {
-                self.out.extend(stage.out.drain(..).map(|(at, packet)| Delivery { at, packet }));
+                leave(&mut self.out, stage);
             } else {
                 self.hand_over.append(&mut stage.out);
             }
@@ -201,7 +206,7 @@ impl Path {
         } else {
             // The stage has handled everything due by now (its `push` ran
             // it until now): what it delivered leaves the path.
-            self.out.extend(self.stages[0].out.drain(..).map(|(at, packet)| Delivery { at, packet }));
+            leave(&mut self.out, &mut self.stages[0]);
         }
     }
 

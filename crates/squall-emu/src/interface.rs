@@ -1,0 +1,58 @@
+//! An existing interface by name: the ifreq that names it to the
+//! kernel's interface ioctls (netdevice(7)), shared by the TUN device,
+//! the packet socket, the AF_XDP socket and the veth host's offload
+//! settings.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+/// An ifreq naming interface `name` (at most IFNAMSIZ - 1 bytes of it,
+/// so the name ends with a NUL), its union zeroed.
+pub(crate) fn ifreq_named(name: &[u8]) -> libc::ifreq {
+    // SAFETY: ifreq is plain data; zeroed is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, &src) in req.ifr_name.iter_mut().zip(name.iter().take(libc::IFNAMSIZ - 1)) {
+        *dst = src as libc::c_char;
+    }
+    req
+}
+
+/// Calls ioctl `request` with an ifreq for interface `name` (in this
+/// thread's namespace) on a new UDP socket, `fill` setting its union
+/// first; the ifreq after the call.
+pub(crate) fn interface_ioctl(
+    name: &str,
+    request: libc::c_ulong,
+    fill: impl FnOnce(&mut libc::ifreq),
+) -> io::Result<libc::ifreq> {
+    // SAFETY: a new socket, closed by the OwnedFd.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is the socket just made, owned from here.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let mut req = ifreq_named(name.as_bytes());
+    fill(&mut req);
+    // SAFETY: `request` takes an ifreq; what its union points to (if
+    // anything) is alive for the call, as `fill`'s caller guarantees.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(req)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A name longer than an interface name may be is cut to IFNAMSIZ - 1
+    /// (15) bytes, so the kernel finds a NUL at its end.
+    #[test]
+    fn an_ifreq_name_ends_with_a_nul() {
+        let req = super::ifreq_named(b"a-very-long-interface-name");
+        let name: Vec<u8> = req.ifr_name.iter().map(|&c| c as u8).collect();
+        assert_eq!(&name[..15], b"a-very-long-int");
+        assert_eq!(name[15], 0);
+        let short = super::ifreq_named(b"rfa");
+        assert_eq!(short.ifr_name[..4].iter().map(|&c| c as u8).collect::<Vec<_>>(), b"rfa\0");
+    }
+}
