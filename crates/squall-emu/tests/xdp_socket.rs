@@ -63,3 +63,35 @@ fn frames_cross_a_veth_pair_whole_and_in_order_both_ways() {
     assert!(got == sent, "frames changed or out of order");
     assert_eq!(back, vec![sent[7].clone()], "the other way");
 }
+
+/// An 802.1Q-tagged frame (IEEE 802.1Q) arrives with its tag, as the
+/// packet socket's does.
+#[test]
+fn a_vlan_tagged_frame_keeps_its_tag() {
+    let Some(ns) = namespace("xdpvlan") else { return };
+    let result = veth_pair(&ns, &[]).and_then(|()| {
+        ns.run_in(|| {
+            let mut a = squall_emu::packet_socket::PacketSocket::open("sq-a")?;
+            let mut b = XdpSocket::open("sq-b")?;
+            // VLAN 5, priority 3 (TCI 0x6005), then EtherType 0x88b5.
+            let mut frame = vec![0xff; 6];
+            frame.extend([0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0x60, 0x05, 0x88, 0xb5]);
+            frame.extend(0..100u8);
+            a.send(&frame).map_err(|e| squall_emu::EmuError::io("send", e))?;
+            let deadline = Instant::now() + Duration::from_millis(500);
+            let mut got = None;
+            while got.is_none() && Instant::now() < deadline {
+                match b.recv().map_err(|e| squall_emu::EmuError::io("recv", e))?.map(squall_link::Payload::into_vec) {
+                    // The kernel's own traffic (IPv6 neighbour discovery) aside.
+                    Some(f) if f.len() > 14 && f[12..14] != [0x86, 0xdd] => got = Some(f),
+                    Some(_) => {}
+                    None => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+            Ok((frame, got))
+        })
+    });
+    let _ = ns.delete();
+    let (frame, got) = result.unwrap();
+    assert_eq!(got.as_deref(), Some(&frame[..]), "the tagged frame did not arrive as sent");
+}
