@@ -415,6 +415,10 @@ impl Dataplane {
             written.resize(group.len(), false);
             self.devices[host].send_batch(&payloads, &mut written);
             let actual = self.clock.now();
+            if written.contains(&false) {
+                let error = self.devices[host].write_error();
+                self.write_failed(host, error.as_ref());
+            }
             for ((at, packet), ok) in group.drain(..).zip(&written) {
                 self.delivered(at, actual, packet, host, *ok);
             }
@@ -591,9 +595,26 @@ impl Dataplane {
     /// side.
     fn pass_across(&mut self, from: HostIndex, bytes: &[u8]) {
         let other = 1 - from.min(1);
-        if self.devices[other].send(bytes).is_err() {
+        if let Err(e) = self.devices[other].send(bytes) {
+            self.write_failed(other, Some(&e));
             self.hosts[other].write_errors += 1;
         }
+    }
+
+    /// Says, the first time only for each host, that packets for `host`
+    /// could not be written and why (the interface went down, say): they
+    /// are counted as `write_errors`, not lost unseen.
+    fn write_failed(&mut self, host: HostIndex, error: Option<&std::io::Error>) {
+        if self.hosts[host].write_errors > 0 {
+            return;
+        }
+        let why = error.map_or(String::new(), |e| format!(" ({e})"));
+        eprintln!(
+            "squall emu: a packet for host `{}` could not be written to {}{why}; such packets are dropped and \
+             counted as write_errors in summary.json (said once per host)",
+            self.routing.names[host],
+            self.devices[host].label()
+        );
     }
 
     fn refuse(&mut self, host: HostIndex, reason: Refused) {

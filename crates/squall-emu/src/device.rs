@@ -82,6 +82,11 @@ pub trait PacketDevice: Send {
     fn kernel_dropped(&mut self) -> u64 {
         0
     }
+    /// Why a write of [`Self::send_batch`] failed since the last call
+    /// (the first such error), where the device keeps it.
+    fn write_error(&mut self) -> Option<io::Error> {
+        None
+    }
 }
 
 /// Runs `f` on `payloads`' bytes as slices, for the devices that write
@@ -169,6 +174,8 @@ pub(crate) struct VnetIo {
     /// earlier call's read.
     pub same_read: bool,
     pub counts: OffloadCounts,
+    /// The first error a batch's writes met since it was last taken.
+    pub write_error: Option<io::Error>,
     /// Buffers for the super-frames read.
     pool: Arc<FramePool>,
 }
@@ -181,6 +188,7 @@ impl VnetIo {
             pending: VecDeque::new(),
             same_read: false,
             counts: OffloadCounts::default(),
+            write_error: None,
             pool: Arc::default(),
         }
     }
@@ -306,10 +314,16 @@ impl VnetIo {
             spans.push(from..iovs.len());
         }
         if socket {
-            send_messages(fd, &iovs, &spans, &writes, written);
+            if let Err(e) = send_messages(fd, &iovs, &spans, &writes, written) {
+                self.write_error.get_or_insert(e);
+            }
         } else {
             for (w, span) in writes.iter().zip(&spans) {
-                written[w.carried.clone()].fill(writev(fd, &iovs[span.clone()]).is_ok());
+                let result = writev(fd, &iovs[span.clone()]);
+                written[w.carried.clone()].fill(result.is_ok());
+                if let Err(e) = result {
+                    self.write_error.get_or_insert(e);
+                }
             }
         }
         // What the device's offloads did, of what was written.
@@ -325,14 +339,16 @@ impl VnetIo {
 }
 
 /// Sends `writes` (their iovecs at `spans` of `iovs`) on socket `fd` in
-/// sendmmsg(2) calls; `written` says which packets went.
+/// sendmmsg(2) calls; `written` says which packets went. The error is
+/// the first a message met.
 fn send_messages(
     fd: BorrowedFd<'_>,
     iovs: &[libc::iovec],
     spans: &[std::ops::Range<usize>],
     writes: &[Write<'_>],
     written: &mut [bool],
-) {
+) -> io::Result<()> {
+    let mut first_error = None;
     let mut msgs: Vec<libc::mmsghdr> = spans
         .iter()
         .map(|span| {
@@ -353,6 +369,9 @@ fn send_messages(
         // Sent: n messages; an error on the first: that one failed,
         // and the rest are tried again after it.
         let (sent, failed) = if n > 0 { (n as usize, 0) } else { (0, 1) };
+        if n < 0 {
+            first_error.get_or_insert_with(io::Error::last_os_error);
+        }
         for w in &writes[next..next + sent] {
             written[w.carried.clone()].fill(true);
         }
@@ -361,6 +380,7 @@ fn send_messages(
         }
         next += sent + failed;
     }
+    first_error.map_or(Ok(()), Err)
 }
 
 impl VnetIo {
@@ -627,6 +647,10 @@ impl PacketDevice for TunDevice {
             Some(vnet) => vnet.send_batch(self.file.as_fd(), packets, written, false),
             None => send_each(self, packets, written),
         }
+    }
+
+    fn write_error(&mut self) -> Option<io::Error> {
+        self.vnet.as_mut().and_then(|v| v.write_error.take())
     }
 }
 

@@ -517,4 +517,8 @@ impl PacketDevice for PacketSocket {
     fn send_batch(&mut self, frames: &[&squall_link::Payload], written: &mut [bool]) {
         self.vnet.send_batch(self.fd.as_fd(), frames, written, true);
     }
+
+    fn write_error(&mut self) -> Option<io::Error> {
+        self.vnet.write_error.take()
+    }
 }

@@ -192,14 +192,20 @@ fn start_with(bed: &Testbed, args: &[&str], scenario: &Path, out: &Path) -> Run 
 }
 
 /// Stops the run with SIGINT and returns its summary.json.
-fn stop(mut run: Run, out: &Path) -> serde_json::Value {
+fn stop(run: Run, out: &Path) -> serde_json::Value {
+    stop_with_stderr(run, out).0
+}
+
+/// Stops the run with SIGINT and returns its summary.json and what it
+/// wrote to stderr.
+fn stop_with_stderr(mut run: Run, out: &Path) -> (serde_json::Value, String) {
     let child = run.0.take().expect("a run not stopped yet");
     // SAFETY: kill(2) with the pid of a child this test started.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
     let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "squall emu --inline failed: {stderr}");
-    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+    (serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap(), stderr)
 }
 
 /// Round-trip times (ms) of `ping` output.
@@ -475,4 +481,36 @@ fn inline_rules_in_the_scenario_choose_which_traffic_takes_the_link() {
         resolved.contains("[inline]") && resolved.contains(&bed.side[0]) && resolved.contains("min_size"),
         "{resolved}"
     );
+}
+
+/// An interface that goes down during a run (a cable pulled, a VM
+/// stopped): the frames squall cannot write to it are not lost unseen.
+/// The run names the interface and the kernel's reason once, counts them
+/// as write errors in summary.json, and carries traffic again once the
+/// interface is back up.
+#[test]
+fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(bed) = Testbed::new("d") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), "100 Mbit/s", "1 ms", "0%");
+    let out = dir.path().join("out");
+    let run = start(&bed, &file, &out);
+    assert!(ip(&["link", "set", &bed.side[1], "down"]));
+    let lost = bed.exec(0, &["ping", "-c", "5", "-i", "0.05", "-W", "1", "10.201.0.2"]);
+    assert!(ip(&["link", "set", &bed.side[1], "up"]));
+    // Back up: a ping crosses again within a few seconds.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut back = false;
+    while !back && Instant::now() < deadline {
+        back = bed.exec(0, &["ping", "-c", "1", "-W", "1", "10.201.0.2"]).status.success();
+    }
+    let (summary, stderr) = stop_with_stderr(run, &out);
+    assert!(rtts(&lost).is_empty(), "pings crossed a down interface: {}", String::from_utf8_lossy(&lost.stdout));
+    assert!(back, "no ping crossed once the interface was up again");
+    let said = format!("could not be written to {} (Network is down", bed.side[1]);
+    assert_eq!(stderr.matches(&said).count(), 1, "the failure should be named once: {stderr}");
+    // The 5 echo requests (and nothing else the test sent) were for b.
+    let errors = summary["runs"][0]["hosts"]["b"]["write_errors"].as_u64().unwrap();
+    assert!((5..=8).contains(&errors), "write errors for b: {errors} (5 pings were sent)");
 }
