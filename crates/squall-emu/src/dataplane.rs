@@ -327,7 +327,18 @@ impl Dataplane {
             match ppoll(&mut fds, Some(timeout), None) {
                 Ok(0) => {}
                 // A packet to read, or a signal: back to the loop.
-                Ok(_) | Err(_) => return,
+                Ok(_) => {
+                    let failed: Vec<HostIndex> = (fds.iter().enumerate())
+                        .filter(|(_, fd)| fd.revents().is_some_and(|r| r.contains(PollFlags::POLLERR)))
+                        .map(|(host, _)| host)
+                        .collect();
+                    drop(fds);
+                    for host in failed {
+                        self.device_failed(host);
+                    }
+                    return;
+                }
+                Err(_) => return,
             }
         }
         self.spin_reading(deadline);
@@ -598,6 +609,21 @@ impl Dataplane {
         if let Err(e) = self.devices[other].send(bytes) {
             self.write_failed(other, Some(&e));
             self.hosts[other].write_errors += 1;
+        }
+    }
+
+    /// Takes the error the kernel holds for `host`'s device, which would
+    /// otherwise keep poll from sleeping, and says it: the interface went
+    /// down or was removed. The run goes on; what cannot be written to it
+    /// meanwhile counts as write errors.
+    fn device_failed(&mut self, host: HostIndex) {
+        if let Some(e) = self.devices[host].take_error() {
+            eprintln!(
+                "squall emu: {} (host `{}`): {e}; the run goes on, and what cannot be written to it counts as \
+                 write_errors",
+                self.devices[host].label(),
+                self.routing.names[host]
+            );
         }
     }
 

@@ -87,6 +87,12 @@ pub trait PacketDevice: Send {
     fn write_error(&mut self) -> Option<io::Error> {
         None
     }
+    /// The error the kernel holds for the device's fd, taken (poll says
+    /// POLLERR until it is): a packet socket's interface went down or was
+    /// removed. `None`: no error, or a device that keeps none.
+    fn take_error(&mut self) -> Option<io::Error> {
+        None
+    }
 }
 
 /// Runs `f` on `payloads`' bytes as slices, for the devices that write

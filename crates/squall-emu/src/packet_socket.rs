@@ -521,4 +521,26 @@ impl PacketDevice for PacketSocket {
     fn write_error(&mut self) -> Option<io::Error> {
         self.vnet.write_error.take()
     }
+
+    /// SO_ERROR, which the kernel sets when the interface goes down
+    /// (ENETDOWN) or is removed (ENODEV), and which reading clears.
+    fn take_error(&mut self) -> Option<io::Error> {
+        let mut error: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: SO_ERROR writes one c_int into `error`, of the length given.
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut error as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        match (r, error) {
+            (0, 0) => None,
+            (0, e) => Some(io::Error::from_raw_os_error(e)),
+            _ => Some(io::Error::last_os_error()),
+        }
+    }
 }

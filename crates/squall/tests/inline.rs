@@ -496,8 +496,15 @@ fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
     let file = scenario(dir.path(), "100 Mbit/s", "1 ms", "0%");
     let out = dir.path().join("out");
     let run = start(&bed, &file, &out);
+    let pid = run.0.as_ref().unwrap().id();
     assert!(ip(&["link", "set", &bed.side[1], "down"]));
+    let cpu_before = cpu_seconds(pid);
     let lost = bed.exec(0, &["ping", "-c", "5", "-i", "0.05", "-W", "1", "10.201.0.2"]);
+    std::thread::sleep(Duration::from_millis(1000));
+    // The kernel's error on the socket, once taken, no longer wakes the
+    // loop: squall sleeps while nothing comes (spinning, it would use
+    // about a CPU second over this second and more).
+    let spent = cpu_seconds(pid) - cpu_before;
     assert!(ip(&["link", "set", &bed.side[1], "up"]));
     // Back up: a ping crosses again within a few seconds.
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -510,7 +517,21 @@ fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
     assert!(back, "no ping crossed once the interface was up again");
     let said = format!("could not be written to {} (Network is down", bed.side[1]);
     assert_eq!(stderr.matches(&said).count(), 1, "the failure should be named once: {stderr}");
+    let down = format!("{} (host `b`): Network is down", bed.side[1]);
+    assert_eq!(stderr.matches(&down).count(), 1, "the interface going down should be said once: {stderr}");
+    assert!(spent < 0.3, "squall used {spent:.2} CPU seconds with its interface down: it spun");
     // The 5 echo requests (and nothing else the test sent) were for b.
     let errors = summary["runs"][0]["hosts"]["b"]["write_errors"].as_u64().unwrap();
     assert!((5..=8).contains(&errors), "write errors for b: {errors} (5 pings were sent)");
+}
+
+/// User and system CPU seconds process `pid` used so far (/proc/PID/stat,
+/// proc(5): utime and stime, fields 14 and 15, in clock ticks).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
 }
