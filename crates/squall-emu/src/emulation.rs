@@ -55,6 +55,10 @@ pub struct EmulationOptions {
     pub pin: bool,
     /// What joins each host's namespace to squall.
     pub host_device: HostDevice,
+    /// A line said on stderr once the run is set up, as its data plane
+    /// starts (so that a run refused while setting up does not first say
+    /// it runs).
+    pub announce: Option<String>,
 }
 
 /// What joins a host's namespace to squall (README, "Emulation at line
@@ -86,6 +90,7 @@ impl Default for EmulationOptions {
             inline: None,
             pin: false,
             host_device: HostDevice::Tun,
+            announce: None,
         }
     }
 }
@@ -212,7 +217,9 @@ pub fn run(
                 host: h.name.clone(),
                 key: key.clone(),
                 value: h.sysctl[key].0.clone(),
-                message: "the host is outside (outside_interface) and has no namespace of its own to set it in".into(),
+                message: "the host is outside (outside_interface): it stands for the machines beyond that interface, \
+                          and its namespace stays empty"
+                    .into(),
             });
         }
         if let Some((uplink, tun)) = crate::uplink::Uplink::open(id, scenario, &routing, options.mtu, options.offloads)?
@@ -327,7 +334,16 @@ pub fn run(
     let info = serde_json::json!({
         "id": id.0,
         "scenario": scenario.name,
-        "hosts": routing.names.iter().zip(&routing.addresses).map(|(n, a)| serde_json::json!({"name": n, "address": a, "netns": id.netns_name(n)})).collect::<Vec<_>>(),
+        "hosts": (0..routing.names.len()).map(|i| {
+            let (name, address) = (&routing.names[i], routing.addresses[i]);
+            // Where the host is: the interface it is behind (inline mode,
+            // the outside host), or its namespace.
+            match (&options.inline, uplink_guard.as_ref().filter(|_| Some(i) == routing.outside)) {
+                (Some(_), _) => serde_json::json!({"name": name, "address": address, "interface": devices[i].label()}),
+                (None, Some(uplink)) => serde_json::json!({"name": name, "address": address, "outside_interface": uplink.interface()}),
+                (None, None) => serde_json::json!({"name": name, "address": address, "netns": id.netns_name(name)}),
+            }
+        }).collect::<Vec<_>>(),
         "states": scenario.schedule().iter().map(|s| s.state.name.clone()).collect::<Vec<_>>(),
         "duration": scenario.duration.as_secs_f64(),
     });
@@ -355,6 +371,9 @@ pub fn run(
     );
     if options.inline.is_some() {
         dataplane = dataplane.bridging(crate::inline::InlineFilter::of(scenario));
+    }
+    if let Some(line) = &options.announce {
+        eprintln!("{line}");
     }
     let thread_done = Arc::clone(&done);
     let handle = std::thread::Builder::new()

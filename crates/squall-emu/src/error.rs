@@ -15,6 +15,10 @@ pub enum EmuError {
     /// The scenario cannot be emulated as written.
     #[error("scenario: {0}")]
     Scenario(String),
+    /// An interface named for inline mode cannot be used: missing, down,
+    /// the machine's own, in use by another run, or its settings.
+    #[error("interface `{name}`: {message}")]
+    Interface { name: String, message: String },
     /// A workload's `HOST@TIME=COMMAND` specification is malformed.
     #[error("workload `{spec}`: {message}")]
     Workload { spec: String, message: String },

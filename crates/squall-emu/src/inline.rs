@@ -156,7 +156,8 @@ pub fn attach(
 /// has one of its global addresses: attaching would put the machine's
 /// own traffic through the model (or cut it off).
 fn refuse_if_in_use_by_the_machine(name: &str) -> Result<(), EmuError> {
-    let what = |m: String| EmuError::Scenario(format!("interface `{name}`: {m}; give --force to attach anyway"));
+    let what =
+        |m: String| EmuError::Interface { name: name.into(), message: format!("{m}; give --force to attach anyway") };
     for family in ["-4", "-6"] {
         let routes = ip_json(&[family, "route", "show", "default"])?;
         if routes.iter().any(|r| r["dev"].as_str() == Some(name)) {
@@ -202,11 +203,10 @@ fn lock_interface(name: &str) -> Result<(PathBuf, File), EmuError> {
     // SAFETY: flock on a descriptor this function owns.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let holder = std::fs::read_to_string(&path).unwrap_or_default();
-        return Err(EmuError::Scenario(format!(
-            "interface `{name}` is in use by another squall run (process {}; lock {})",
-            holder.trim(),
-            path.display()
-        )));
+        return Err(EmuError::Interface {
+            name: name.into(),
+            message: format!("in use by another squall run (process {}; lock {})", holder.trim(), path.display()),
+        });
     }
     file.set_len(0).context(|| format!("truncate {}", path.display()))?;
     write!(file, "{}", std::process::id()).context(|| format!("write {}", path.display()))?;

@@ -172,14 +172,15 @@ impl PacketSocket {
     /// not permitted).
     pub fn open(name: &str) -> Result<Self, EmuError> {
         let what = |m: &str| format!("interface `{name}`: {m}");
-        let c_name = CString::new(name).map_err(|_| EmuError::Scenario(what("the name contains a NUL byte")))?;
+        let refused = |m: &str| EmuError::Interface { name: name.into(), message: m.into() };
+        let c_name = CString::new(name).map_err(|_| refused("the name contains a NUL byte"))?;
         if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-            return Err(EmuError::Scenario(what(&format!("an interface name has 1 to {} bytes", libc::IFNAMSIZ - 1))));
+            return Err(refused(&format!("an interface name has 1 to {} bytes", libc::IFNAMSIZ - 1)));
         }
         // SAFETY: if_nametoindex reads a NUL-terminated string.
         let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) } as i32;
         if ifindex == 0 {
-            return Err(EmuError::Scenario(what("no such interface (see `ip link`)")));
+            return Err(refused("no such interface (see `ip link`)"));
         }
         // SAFETY: socket() returns a new descriptor or -1.
         let raw = unsafe {
@@ -195,7 +196,7 @@ impl PacketSocket {
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         if !is_up(&fd, &c_name).map_err(|e| EmuError::io(what("read its flags"), e))? {
-            return Err(EmuError::Scenario(what("the interface is down (`ip link set NAME up`)")));
+            return Err(refused("the interface is down (`ip link set NAME up`)"));
         }
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };

@@ -91,10 +91,11 @@ fn interface_mtu(name: &str) -> io::Result<u32> {
 }
 
 fn ifindex(name: &str) -> Result<u32, EmuError> {
-    let cname = std::ffi::CString::new(name).map_err(|_| EmuError::Scenario(format!("interface {name:?}")))?;
+    let refused = |m: &str| EmuError::Interface { name: name.into(), message: m.into() };
+    let cname = std::ffi::CString::new(name).map_err(|_| refused("the name contains a NUL byte"))?;
     // SAFETY: a NUL-terminated name.
     match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
-        0 => Err(EmuError::Scenario(format!("interface `{name}`: no such interface"))),
+        0 => Err(refused("no such interface (see `ip link`)")),
         i => Ok(i),
     }
 }
@@ -107,10 +108,13 @@ impl XdpSocket {
         let mtu = interface_mtu(name).map_err(|e| EmuError::io(format!("interface {name}: read its MTU"), e))?;
         // An Ethernet header and two VLAN tags beside the MTU's bytes.
         if mtu as usize + 22 > MAX_FRAME {
-            return Err(EmuError::Scenario(format!(
-                "interface `{name}`: MTU {mtu} is too large for AF_XDP frames of {MAX_FRAME} bytes; at most {}",
-                MAX_FRAME - 22
-            )));
+            return Err(EmuError::Interface {
+                name: name.into(),
+                message: format!(
+                    "MTU {mtu} is too large for AF_XDP frames of {MAX_FRAME} bytes; at most {}",
+                    MAX_FRAME - 22
+                ),
+            });
         }
         let failed = |queue: u32, e: io::Error| {
             EmuError::io(

@@ -764,15 +764,15 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         control: true,
         pin: args.pin,
         host_device: args.host_device.into(),
+        announce: Some(format!(
+            "squall emu: {} ({source}), run {}, up to {} s; `squall ctl status {}` while it runs",
+            scenario.name,
+            std::process::id(),
+            scenario.duration.as_secs_f64(),
+            std::process::id()
+        )),
     };
     let signal = squall_emu::cleanup::stop_on_signals()?;
-    eprintln!(
-        "squall emu: {} ({source}), run {}, up to {} s; `squall ctl status {}` while it runs",
-        scenario.name,
-        std::process::id(),
-        scenario.duration.as_secs_f64(),
-        std::process::id()
-    );
     let report = squall_emu::run(&scenario, options, signal).context("emulation failed")?;
     let peak_rss_kb = crate::bench_cmd::vm_hwm_kb();
     write_outputs(&out, &rep, &args, source, scenario, &report, peak_rss_kb)?;
@@ -789,7 +789,14 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     Ok(match (shell, failed) {
         (true, Some(w)) => ExitCode::from(w.exit_code.unwrap_or(1).clamp(1, 255) as u8),
         (false, Some(w)) => {
-            eprintln!("squall emu: `{}` on {} exited with {:?}", w.run, w.host, w.exit_code);
+            match w.exit_code {
+                Some(code) => eprintln!("squall emu: `{}` on {} exited with status {code}", w.run, w.host),
+                None => eprintln!(
+                    "squall emu: `{}` on {} did not exit by itself: a signal ended it (or squall stopped it when the \
+                     run ended)",
+                    w.run, w.host
+                ),
+            }
             ExitCode::from(1)
         }
         _ => ExitCode::SUCCESS,

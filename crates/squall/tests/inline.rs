@@ -339,6 +339,9 @@ fn bad_interfaces_and_a_busy_interface_are_refused_by_name() {
     };
     let (ok, err) = run_with(&format!("{},nosuchif0", bed.side[0]), &[]);
     assert!(!ok && err.contains("interface `nosuchif0`") && err.contains("no such interface"), "{err}");
+    // Refused while setting up: it never said it runs, and the error is
+    // the interface's, not the scenario's.
+    assert!(!err.contains("while it runs") && !err.contains("scenario:"), "{err}");
     let (ok, err) = run_with(&format!("{0},{0}", bed.side[0]), &[]);
     assert!(!ok && err.contains("two different interfaces"), "{err}");
     let (ok, err) = run_with("justone", &[]);
@@ -497,6 +500,15 @@ fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
     let out = dir.path().join("out");
     let run = start(&bed, &file, &out);
     let pid = run.0.as_ref().unwrap().id();
+    // `squall ctl list` says which interface each side is behind (an
+    // inline run has no namespaces).
+    let list = Command::new(SQUALL).args(["ctl", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    let line = list.lines().find(|l| l.starts_with(&format!("{pid}\t"))).unwrap_or_else(|| panic!("{list}"));
+    for side in &bed.side {
+        assert!(line.contains(&format!("\"interface\":\"{side}\"")), "{line}");
+    }
+    assert!(!line.contains("netns"), "{line}");
     assert!(ip(&["link", "set", &bed.side[1], "down"]));
     let cpu_before = cpu_seconds(pid);
     let lost = bed.exec(0, &["ping", "-c", "5", "-i", "0.05", "-W", "1", "10.201.0.2"]);
