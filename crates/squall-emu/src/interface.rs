@@ -6,6 +6,23 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
+use crate::error::EmuError;
+
+/// The index of interface `name` in this thread's namespace; an error
+/// naming it when the name cannot be one or no interface has it.
+pub(crate) fn index(name: &str) -> Result<u32, EmuError> {
+    let refused = |m: String| EmuError::Interface { name: name.into(), message: m };
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ {
+        return Err(refused(format!("an interface name has 1 to {} bytes", libc::IFNAMSIZ - 1)));
+    }
+    let cname = std::ffi::CString::new(name).map_err(|_| refused("the name contains a NUL byte".into()))?;
+    // SAFETY: a NUL-terminated name.
+    match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
+        0 => Err(refused("no such interface (see `ip link`)".into())),
+        i => Ok(i),
+    }
+}
+
 /// An ifreq naming interface `name` (at most IFNAMSIZ - 1 bytes of it,
 /// so the name ends with a NUL), its union zeroed.
 pub(crate) fn ifreq_named(name: &[u8]) -> libc::ifreq {

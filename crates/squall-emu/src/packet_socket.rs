@@ -172,16 +172,8 @@ impl PacketSocket {
     /// not permitted).
     pub fn open(name: &str) -> Result<Self, EmuError> {
         let what = |m: &str| format!("interface `{name}`: {m}");
-        let refused = |m: &str| EmuError::Interface { name: name.into(), message: m.into() };
-        let c_name = CString::new(name).map_err(|_| refused("the name contains a NUL byte"))?;
-        if name.is_empty() || name.len() >= libc::IFNAMSIZ {
-            return Err(refused(&format!("an interface name has 1 to {} bytes", libc::IFNAMSIZ - 1)));
-        }
-        // SAFETY: if_nametoindex reads a NUL-terminated string.
-        let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) } as i32;
-        if ifindex == 0 {
-            return Err(refused("no such interface (see `ip link`)"));
-        }
+        let ifindex = crate::interface::index(name)? as i32;
+        let c_name = CString::new(name).expect("checked by interface::index");
         // SAFETY: socket() returns a new descriptor or -1.
         let raw = unsafe {
             libc::socket(
@@ -196,7 +188,10 @@ impl PacketSocket {
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         if !is_up(&fd, &c_name).map_err(|e| EmuError::io(what("read its flags"), e))? {
-            return Err(refused("the interface is down (`ip link set NAME up`)"));
+            return Err(EmuError::Interface {
+                name: name.into(),
+                message: "the interface is down (`ip link set NAME up`)".into(),
+            });
         }
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
@@ -523,8 +518,9 @@ impl PacketDevice for PacketSocket {
         self.vnet.write_error.take()
     }
 
-    /// SO_ERROR, which the kernel sets when the interface goes down
-    /// (ENETDOWN) or is removed (ENODEV), and which reading clears.
+    /// SO_ERROR, which the kernel sets (ENETDOWN) when the interface goes
+    /// down, as it does first when the interface is removed, and which
+    /// reading clears.
     fn take_error(&mut self) -> Option<io::Error> {
         let mut error: libc::c_int = 0;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;

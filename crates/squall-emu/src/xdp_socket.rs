@@ -90,21 +90,11 @@ fn interface_mtu(name: &str) -> io::Result<u32> {
     Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
 }
 
-fn ifindex(name: &str) -> Result<u32, EmuError> {
-    let refused = |m: &str| EmuError::Interface { name: name.into(), message: m.into() };
-    let cname = std::ffi::CString::new(name).map_err(|_| refused("the name contains a NUL byte"))?;
-    // SAFETY: a NUL-terminated name.
-    match unsafe { libc::if_nametoindex(cname.as_ptr()) } {
-        0 => Err(refused("no such interface (see `ip link`)")),
-        i => Ok(i),
-    }
-}
-
 impl XdpSocket {
     /// Binds an AF_XDP socket to each receive queue of interface `name`
     /// and attaches the redirecting XDP program to it.
     pub fn open(name: &str) -> Result<XdpSocket, EmuError> {
-        let index = ifindex(name)?;
+        let index = crate::interface::index(name)?;
         let mtu = interface_mtu(name).map_err(|e| EmuError::io(format!("interface {name}: read its MTU"), e))?;
         // An Ethernet header and two VLAN tags beside the MTU's bytes.
         if mtu as usize + 22 > MAX_FRAME {

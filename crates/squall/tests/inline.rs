@@ -515,7 +515,7 @@ fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
     std::thread::sleep(Duration::from_millis(1000));
     // The kernel's error on the socket, once taken, no longer wakes the
     // loop: squall sleeps while nothing comes (spinning, it would use
-    // about a CPU second over this second and more).
+    // about 2 CPU seconds over the ping's 1.2 s and this second).
     let spent = cpu_seconds(pid) - cpu_before;
     assert!(ip(&["link", "set", &bed.side[1], "up"]));
     // Back up: a ping crosses again within a few seconds.
@@ -532,9 +532,12 @@ fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
     let down = format!("{} (host `b`): Network is down", bed.side[1]);
     assert_eq!(stderr.matches(&down).count(), 1, "the interface going down should be said once: {stderr}");
     assert!(spent < 0.3, "squall used {spent:.2} CPU seconds with its interface down: it spun");
-    // The 5 echo requests (and nothing else the test sent) were for b.
+    // The 5 echo requests for b, and what a's kernel sends on its own
+    // while b's side is down (IPv6 MLD reports and router solicitations
+    // as a's link-local address comes up: 3 in the runs seen).
     let errors = summary["runs"][0]["hosts"]["b"]["write_errors"].as_u64().unwrap();
-    assert!((5..=8).contains(&errors), "write errors for b: {errors} (5 pings were sent)");
+    assert!((5..=15).contains(&errors), "write errors for b: {errors} (5 pings were sent)");
+    assert_eq!(stderr.matches("while it runs").count(), 1, "the run says once that it runs: {stderr}");
 }
 
 /// User and system CPU seconds process `pid` used so far (/proc/PID/stat,
