@@ -4,7 +4,8 @@
 //! devices, addresses and routes live inside them and go with them), the
 //! processes in them, and its control socket; with an outside host, also
 //! its nft table and its claim on `net.ipv4.ip_forward`
-//! ([`crate::uplink`]).
+//! ([`crate::uplink`]); in inline mode, its interfaces' lock files
+//! ([`crate::inline`]).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -40,6 +41,7 @@ pub fn sweep_stale() -> Vec<String> {
         }
     }
     removed.extend(crate::uplink::sweep_stale());
+    removed.extend(crate::inline::sweep_stale_locks());
     removed
 }
 

@@ -11,9 +11,10 @@
 //! the process ends; offloads stay as they are (super-frames are cut in
 //! software, [`crate::offload`]). With `--inline-socket xdp` it is an XDP
 //! program attached with a BPF link, which the kernel detaches when the
-//! link closes, however the process ends ([`crate::xdp_redirect`]). A lock file per interface, held with
-//! flock(2) for the run and released by the kernel even after SIGKILL,
-//! keeps two runs off one interface.
+//! link closes, however the process ends ([`crate::xdp_redirect`]). A
+//! lock file per interface, held with flock(2) for the run and released
+//! by the kernel even after SIGKILL, keeps two runs off one interface; a
+//! dead run's file is removed by the next start ([`sweep_stale_locks`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -152,6 +153,47 @@ pub fn attach(
     Ok((lock, devices.into_iter().map(|d| d.expect("two hosts, one link")).collect()))
 }
 
+/// flock(2) without waiting; whether it was taken.
+fn try_lock(file: &File) -> bool {
+    // SAFETY: flock on a descriptor `file` owns.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Whether `path` still names the file open as `file`.
+fn same_file(file: &File, path: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Removes the lock files that SIGKILLed inline runs left: those no run
+/// holds and whose recorded process is gone (each removed while this
+/// process holds its lock, so a run taking it meanwhile notices). Returns
+/// what it removed.
+pub fn sweep_stale_locks() -> Vec<String> {
+    let mut removed = Vec::new();
+    let Ok(dir) = std::fs::read_dir(control_dir()) else { return removed };
+    for entry in dir.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with(LOCK_PREFIX) && name.ends_with(LOCK_SUFFIX)) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) else { continue };
+        if !try_lock(&file) {
+            continue;
+        }
+        let owner = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse::<u32>().ok());
+        let dead = owner.is_some_and(|pid| !crate::naming::RunId(pid).is_alive());
+        if dead && same_file(&file, &path) && std::fs::remove_file(&path).is_ok() {
+            removed.push(format!("lock {}", path.display()));
+        }
+    }
+    removed
+}
+
 /// Refuses an interface that carries a default route of the machine or
 /// has one of its global addresses: attaching would put the machine's
 /// own traffic through the model (or cut it off).
@@ -186,28 +228,39 @@ fn ip_json(args: &[&str]) -> Result<Vec<serde_json::Value>, EmuError> {
     Ok(serde_json::from_slice::<Vec<serde_json::Value>>(&out.stdout).unwrap_or_default())
 }
 
+/// The lock files of inline runs: control_dir()/inline-NAME.lock.
+const LOCK_PREFIX: &str = "inline-";
+const LOCK_SUFFIX: &str = ".lock";
+
 /// Takes the lock of interface `name` (control_dir()/inline-NAME.lock)
 /// without waiting; held until the file is closed.
 fn lock_interface(name: &str) -> Result<(PathBuf, File), EmuError> {
     let dir = control_dir();
     std::fs::create_dir_all(&dir).context(|| format!("create {}", dir.display()))?;
     let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
-    let path = dir.join(format!("inline-{safe}.lock"));
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .context(|| format!("open {}", path.display()))?;
-    // SAFETY: flock on a descriptor this function owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let holder = std::fs::read_to_string(&path).unwrap_or_default();
-        return Err(EmuError::Interface {
-            name: name.into(),
-            message: format!("in use by another squall run (process {}; lock {})", holder.trim(), path.display()),
-        });
-    }
+    let path = dir.join(format!("{LOCK_PREFIX}{safe}{LOCK_SUFFIX}"));
+    let mut file = loop {
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .context(|| format!("open {}", path.display()))?;
+        if !try_lock(&file) {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            return Err(EmuError::Interface {
+                name: name.into(),
+                message: format!("in use by another squall run (process {}; lock {})", holder.trim(), path.display()),
+            });
+        }
+        // A sweep may have removed the file between the open and the lock
+        // (it removes only files it holds locked): then the lock is on a
+        // file no other run will find, and the path is opened again.
+        if same_file(&file, &path) {
+            break file;
+        }
+    };
     file.set_len(0).context(|| format!("truncate {}", path.display()))?;
     write!(file, "{}", std::process::id()).context(|| format!("write {}", path.display()))?;
     Ok((path, file))

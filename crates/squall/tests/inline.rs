@@ -399,6 +399,10 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     assert!(show(&bed.side[0]).contains("prog/xdp"), "{}", show(&bed.side[0]));
     run.kill();
     std::thread::sleep(Duration::from_millis(100));
+    for side in &bed.side {
+        let lock = squall_emu::naming::control_dir().join(format!("inline-{side}.lock"));
+        assert!(lock.exists(), "a SIGKILLed run cannot remove its lock file {}", lock.display());
+    }
     for (i, side) in bed.side.iter().enumerate() {
         let now = show(side).replace("state UP", "");
         assert!(!now.contains("xdp"), "{now}");
@@ -425,6 +429,14 @@ fn a_killed_inline_run_leaves_the_interfaces_as_they_were() {
     }
     let summary = stop(next, &out);
     assert_eq!(r.len(), 3, "no ping through the next run");
+    // The killed runs' lock files were swept by the next start, and that
+    // run removed its own as it ended.
+    let swept = summary["emu"]["stale_removed"].to_string();
+    for side in &bed.side {
+        assert!(swept.contains(&format!("inline-{side}.lock")), "not swept: {side}: {swept}");
+        let lock = squall_emu::naming::control_dir().join(format!("inline-{side}.lock"));
+        assert!(!lock.exists(), "{} left behind", lock.display());
+    }
     // 15 ms each way on the downlink, and (netem's rule) on the uplink too:
     // no reply faster, the typical one no slower by a hop's worth (the
     // first may also wait for ARP across squall: CI saw 34.4 ms).
