@@ -98,12 +98,16 @@ pub struct CommandOutcome {
     pub ended: Option<f64>,
     /// Exit code; `None` if it was stopped by squall or killed by a signal.
     pub exit_code: Option<i32>,
-    pub stdout: PathBuf,
-    pub stderr: PathBuf,
+    /// The files its output went to; `None` for the shell command, whose
+    /// output is the terminal's.
+    pub stdout: Option<PathBuf>,
+    pub stderr: Option<PathBuf>,
 }
 
 struct Slot {
     spec: CommandSpec,
+    /// The run's workload directory.
+    dir: PathBuf,
     /// Index of the host's namespace.
     host: usize,
     child: Option<Child>,
@@ -141,10 +145,10 @@ impl Workloads {
                 started: None,
                 ended: None,
                 exit_code: None,
-                stdout: base.with_extension("stdout"),
-                stderr: base.with_extension("stderr"),
+                stdout: (!spec.interactive).then(|| base.with_extension("stdout")),
+                stderr: (!spec.interactive).then(|| base.with_extension("stderr")),
             };
-            slots.push(Slot { spec, host, child: None, outcome });
+            slots.push(Slot { spec, dir: dir.to_path_buf(), host, child: None, outcome });
         }
         Ok(Workloads { slots, env, peers })
     }
@@ -159,21 +163,17 @@ impl Workloads {
             if slot.outcome.started.is_none() && Instant::ZERO + slot.spec.at <= now {
                 let mut command = Command::new("sh");
                 command.arg("-c").arg(&slot.spec.run);
-                if !slot.spec.interactive {
-                    let stdout = File::create(&slot.outcome.stdout)
-                        .context(|| format!("create {}", slot.outcome.stdout.display()))?;
-                    let stderr = File::create(&slot.outcome.stderr)
-                        .context(|| format!("create {}", slot.outcome.stderr.display()))?;
+                if let (Some(out), Some(err)) = (&slot.outcome.stdout, &slot.outcome.stderr) {
+                    let stdout = File::create(out).context(|| format!("create {}", out.display()))?;
+                    let stderr = File::create(err).context(|| format!("create {}", err.display()))?;
                     command.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
                     // Files a workload writes stay with the run.
-                    if let Some(dir) = slot.outcome.stdout.parent() {
-                        command.current_dir(dir);
-                    }
+                    command.current_dir(&slot.dir);
                 }
                 command.envs(self.env.iter().map(|(k, v)| (k, v)));
                 command.env("SQUALL_HOST", &slot.spec.host);
                 // `squall tool ...` in a workload means this squall.
-                if let Some(path) = slot.outcome.stdout.parent().and_then(path_with_own_binary) {
+                if let Some(path) = path_with_own_binary(&slot.dir) {
                     command.env("PATH", path);
                 }
                 if let Some(peer) = self.peers.get(slot.host).filter(|p| !p.is_empty()) {

@@ -95,7 +95,7 @@ fn check_sysctl_key(key: &str) -> Result<(), String> {
     if !key.starts_with("net.") {
         return Err(format!(
             "`{key}` is not a network setting: only net.* sysctls belong to a host's network namespace; \
-             others would change the whole machine, like \"net.core.rmem_max\""
+             others would change the whole machine, like \"kernel.pid_max\""
         ));
     }
     Ok(())

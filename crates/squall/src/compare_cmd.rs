@@ -132,11 +132,15 @@ fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
                  with sizes"
             ),
             TcpApp::BulkFor(_) => bail!(
-                "{what}: app = {{ bulk_for = ... }} does not run in emulation yet; give the bytes to send instead, \
-                 app = {{ bulk = \"5 MB\" }}"
+                "{what}: app = {{ bulk_for = ... }} runs in both engines, but the comparison's metrics are a bulk \
+                 transfer's (goodput and elapsed time of N bytes); give the bytes to send instead, app = {{ bulk = \
+                 \"5 MB\" }}"
             ),
             TcpApp::RequestResponse(_) => {
-                bail!("{what}: request_response does not run in emulation yet; compare a bulk or web application")
+                bail!(
+                    "{what}: request_response runs in both engines, but the comparison's metrics are a bulk \
+                     transfer's; compare a bulk or web application"
+                )
             }
         }
         if f.cc == TcpCc::Tahoe {

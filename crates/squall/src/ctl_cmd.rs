@@ -74,16 +74,33 @@ pub enum Dir {
     Both,
 }
 
+/// A run's hosts as `ctl list` shows them: name, address and where the
+/// host is (its namespace, or the interface it is behind).
+fn hosts(info: &serde_json::Value) -> String {
+    let host = |h: &serde_json::Value| {
+        let s = |k: &str| h[k].as_str().map(str::to_string);
+        let place = s("netns")
+            .map(|n| format!("netns {n}"))
+            .or_else(|| s("interface").map(|i| format!("interface {i}")))
+            .or_else(|| s("outside_interface").map(|i| format!("outside, through {i}")))
+            .unwrap_or_default();
+        format!("{} {}, {place}", s("name").unwrap_or_default(), s("address").unwrap_or_default())
+    };
+    info["hosts"].as_array().map(|a| a.iter().map(host).collect::<Vec<_>>().join("; ")).unwrap_or_default()
+}
+
 pub fn run(args: CtlArgs) -> Result<ExitCode> {
     let (id, request) = match args.command {
         CtlCommand::List => {
             let ids = control::list();
             if ids.is_empty() {
                 println!("no emulation is running");
+            } else {
+                println!("RUN\tSCENARIO\tHOSTS (name address, where)");
             }
             for id in ids {
                 match control::request(id, &Request::Info) {
-                    Ok(info) => println!("{}\t{}\t{}", id.0, info["scenario"].as_str().unwrap_or("?"), info["hosts"]),
+                    Ok(info) => println!("{}\t{}\t{}", id.0, info["scenario"].as_str().unwrap_or("?"), hosts(&info)),
                     Err(e) => println!("{}\t(no answer: {e})", id.0),
                 }
             }

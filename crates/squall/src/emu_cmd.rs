@@ -104,13 +104,13 @@ pub struct EmuArgs {
     /// other threads where the kernel puts them (place workloads yourself
     /// with `taskset -c`). With `--host-device xdp`, a sender alone on one
     /// CPU and its receiver on the data plane's is the fastest placement
-    /// measured (README, "Emulation at line rate").
+    /// measured (README, "Which device joins a host: TUN or AF_XDP").
     #[arg(long, value_name = "CPU", conflicts_with = "pin")]
     pub dataplane_cpu: Option<usize>,
     /// What joins each host to squall: `tun` (a TUN device with offloads,
     /// the faster for bulk TCP) or `xdp` (a veth pair read and written
     /// with AF_XDP, the faster for small packets; TCP flights come
-    /// wire-sized). README, "Emulation at line rate".
+    /// wire-sized). README, "Which device joins a host: TUN or AF_XDP".
     #[arg(long, value_enum, default_value_t = HostDeviceArg::Tun)]
     pub host_device: HostDeviceArg,
     /// Inline, what reads and writes the two interfaces: `packet` (AF_PACKET
@@ -775,15 +775,16 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let signal = squall_emu::cleanup::stop_on_signals()?;
     let report = squall_emu::run(&scenario, options, signal).context("emulation failed")?;
     let peak_rss_kb = crate::bench_cmd::vm_hwm_kb();
-    write_outputs(&out, &rep, &args, source, scenario, &report, peak_rss_kb)?;
     let shell = !args.command.is_empty();
     // A workload still running when the scenario's duration ends is
-    // stopped with the run, as the simulator's flows are: said, not failed
-    // (a bulk transfer that cannot finish in time is a result, not an error).
+    // stopped with the run, as the simulator's flows are: said (before the
+    // closing lines), not failed (a bulk transfer that cannot finish in
+    // time is a result, not an error).
     let cut = |w: &&CommandOutcome| w.exit_code.is_none() && report.ended_by == EndReason::Duration;
     for w in report.workloads.iter().filter(|w| !w.background).filter(cut) {
         eprintln!("squall emu: `{}` on {} was still running at the end of the run and was stopped", w.run, w.host);
     }
+    write_outputs(&out, &rep, &args, source, scenario, &report, peak_rss_kb)?;
     let failed =
         report.workloads.iter().filter(|w| !w.background && (!cut(w) || shell)).find(|w| w.exit_code != Some(0));
     Ok(match (shell, failed) {

@@ -38,9 +38,9 @@ enum Command {
     Emu(emu_cmd::EmuArgs),
     /// Talk to running emulations: list, status, state, blackout, background.
     Ctl(ctl_cmd::CtlArgs),
-    /// Traffic tools to run as workloads (bulk TCP transfer).
+    /// Traffic tools to run as workloads: bulk (TCP), udp, udp-flow, udp-sink.
     Tool(tool_cmd::ToolArgs),
-    /// Benchmarks of the engines (`squall bench tcp`, `squall bench emu`).
+    /// Benchmarks of the engines (`squall bench tcp`, `emu`, `bridge`).
     Bench(bench_cmd::BenchArgs),
     /// Run the validation cases of docs/validation.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),

@@ -54,6 +54,8 @@ pub struct ScenarioArgs {
 pub struct SimArgs {
     #[command(flatten)]
     pub common: ScenarioArgs,
+    /// Replications to run, each with the next seed (default: the
+    /// scenario's `replications`, else 1).
     #[arg(long)]
     pub replications: Option<u32>,
     /// Replications run in parallel on this many threads (default: all cores).

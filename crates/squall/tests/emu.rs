@@ -417,6 +417,16 @@ fn shell_mode_runs_a_command_on_the_mobile_host_with_the_peer_address() {
     assert_eq!(out.status.code(), Some(3), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("peer=10.0.0.1"), "{stdout}");
     assert!(stdout.contains("inet 10.0.1.1/32"), "runs in the mobile host's namespace: {stdout}");
+    // Its output went to the terminal, not to files: summary.json names
+    // none, and none were written.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
+    let shell = &summary["emu"]["workloads"][0];
+    assert!(shell["stdout"].is_null() && shell["stderr"].is_null(), "{shell}");
+    let written: Vec<_> = std::fs::read_dir(dir.path().join("rep-0/workloads"))
+        .map(|d| d.flatten().map(|e| e.file_name()).filter(|n| n != "bin").collect())
+        .unwrap_or_default();
+    assert!(written.is_empty(), "{written:?}");
 }
 
 /// Seed 000's case study as an experiment with the emulate engine (real
