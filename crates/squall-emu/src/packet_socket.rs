@@ -245,21 +245,11 @@ impl PacketSocket {
     /// super-frame not queued whole).
     fn dropped_by_kernel(&mut self) -> u64 {
         if self.ring.is_some() {
-            // SAFETY: tpacket_stats is plain data; zeroed is a valid value.
-            let mut stats: libc::tpacket_stats = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
-            // SAFETY: PACKET_STATISTICS fills a tpacket_stats of `len`
-            // bytes (and resets the kernel's counts).
-            let r = unsafe {
-                libc::getsockopt(
-                    self.fd.as_raw_fd(),
-                    libc::SOL_PACKET,
-                    libc::PACKET_STATISTICS,
-                    (&mut stats as *mut libc::tpacket_stats).cast(),
-                    &mut len,
-                )
-            };
-            if r == 0 {
+            // SAFETY: PACKET_STATISTICS fills a tpacket_stats, plain data
+            // (and resets the kernel's counts).
+            let stats =
+                unsafe { get_sock_opt::<libc::tpacket_stats>(&self.fd, libc::SOL_PACKET, libc::PACKET_STATISTICS) };
+            if let Ok(stats) = stats {
                 self.kernel_dropped += u64::from(stats.tp_drops);
             }
         }
@@ -286,6 +276,21 @@ fn is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
 
 fn set_opt<T>(fd: &OwnedFd, option: libc::c_int, value: &T) -> io::Result<()> {
     set_sock_opt(fd, libc::SOL_PACKET, option, value)
+}
+
+/// getsockopt(2) of `option` at `level` into a T.
+///
+/// # Safety
+///
+/// T must be plain data (all-zero bytes a valid value) and the type the
+/// kernel writes for `option`.
+unsafe fn get_sock_opt<T>(fd: &OwnedFd, level: libc::c_int, option: libc::c_int) -> io::Result<T> {
+    // SAFETY: T is plain data (the caller's promise).
+    let mut value: T = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `value` is a writable T of `len` bytes, alive for the call.
+    let r = unsafe { libc::getsockopt(fd.as_raw_fd(), level, option, (&mut value as *mut T).cast(), &mut len) };
+    if r == 0 { Ok(value) } else { Err(io::Error::last_os_error()) }
 }
 
 fn set_sock_opt<T>(fd: &OwnedFd, level: libc::c_int, option: libc::c_int, value: &T) -> io::Result<()> {
@@ -522,22 +527,11 @@ impl PacketDevice for PacketSocket {
     /// down, as it does first when the interface is removed, and which
     /// reading clears.
     fn take_error(&mut self) -> Option<io::Error> {
-        let mut error: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: SO_ERROR writes one c_int into `error`, of the length given.
-        let r = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_ERROR,
-                (&mut error as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        match (r, error) {
-            (0, 0) => None,
-            (0, e) => Some(io::Error::from_raw_os_error(e)),
-            _ => Some(io::Error::last_os_error()),
+        // SAFETY: SO_ERROR writes one c_int.
+        match unsafe { get_sock_opt::<libc::c_int>(&self.fd, libc::SOL_SOCKET, libc::SO_ERROR) } {
+            Ok(0) => None,
+            Ok(e) => Some(io::Error::from_raw_os_error(e)),
+            Err(e) => Some(e),
         }
     }
 }

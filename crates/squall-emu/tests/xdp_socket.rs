@@ -73,22 +73,7 @@ fn a_vlan_tagged_frame_keeps_its_tag() {
         ns.run_in(|| {
             let mut a = squall_emu::packet_socket::PacketSocket::open("sq-a")?;
             let mut b = XdpSocket::open("sq-b")?;
-            // VLAN 5, priority 3 (TCI 0x6005), then EtherType 0x88b5.
-            let mut frame = vec![0xff; 6];
-            frame.extend([0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0x60, 0x05, 0x88, 0xb5]);
-            frame.extend(0..100u8);
-            a.send(&frame).map_err(|e| squall_emu::EmuError::io("send", e))?;
-            let deadline = Instant::now() + Duration::from_millis(500);
-            let mut got = None;
-            while got.is_none() && Instant::now() < deadline {
-                match b.recv().map_err(|e| squall_emu::EmuError::io("recv", e))?.map(squall_link::Payload::into_vec) {
-                    // The kernel's own traffic (IPv6 neighbour discovery) aside.
-                    Some(f) if f.len() > 14 && f[12..14] != [0x86, 0xdd] => got = Some(f),
-                    Some(_) => {}
-                    None => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
-            Ok((frame, got))
+            common::send_tagged(&mut a, &mut b)
         })
     });
     let _ = ns.delete();

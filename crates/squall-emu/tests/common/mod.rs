@@ -1,6 +1,9 @@
-//! What the packet-device tests share: a namespace of their own and
-//! numbered test frames.
+//! What the packet-device tests share: a namespace of their own,
+//! numbered test frames, and the 802.1Q case.
 
+use std::time::{Duration, Instant};
+
+use squall_emu::device::PacketDevice;
 use squall_emu::netns::NetNs;
 
 /// A namespace for this test process, or `None` (skipped) where none can
@@ -37,4 +40,28 @@ pub fn veth_pair(ns: &NetNs, link_args: &[&str]) -> Result<(), squall_emu::EmuEr
     ns.ip(&add)?;
     ns.ip(&["link", "set", "sq-a", "up"])?;
     ns.ip(&["link", "set", "sq-b", "up"])
+}
+
+/// Sends an 802.1Q-tagged frame (VLAN 5, priority 3: TCI 0x6005, then
+/// EtherType 0x88b5 and 100 bytes) from `a` and reads `b` for half a
+/// second: the frame sent, and the first frame `b` read that is not the
+/// kernel's own IPv6 traffic (neighbour discovery).
+#[allow(dead_code)] // not every test binary sends one
+pub fn send_tagged(
+    a: &mut dyn PacketDevice,
+    b: &mut dyn PacketDevice,
+) -> Result<(Vec<u8>, Option<Vec<u8>>), squall_emu::EmuError> {
+    let mut frame = vec![0xff; 6];
+    frame.extend([0x02, 0, 0, 0, 0, 1, 0x81, 0x00, 0x60, 0x05, 0x88, 0xb5]);
+    frame.extend(0..100u8);
+    a.send(&frame).map_err(|e| squall_emu::EmuError::io("send", e))?;
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < deadline {
+        match b.recv().map_err(|e| squall_emu::EmuError::io("recv", e))?.map(squall_link::Payload::into_vec) {
+            Some(f) if f.len() > 14 && f[12..14] != [0x86, 0xdd] => return Ok((frame, Some(f))),
+            Some(_) => {}
+            None => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    Ok((frame, None))
 }
