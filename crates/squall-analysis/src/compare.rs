@@ -170,6 +170,10 @@ pub fn display_summary(metric: &str, s: &Summary) -> String {
         return "no flow".into();
     }
     let (factor, decimals, unit) = unit(metric);
+    if s.n < 2 {
+        // One run gives no interval.
+        return format!("{:.*} {unit} (1 run)", decimals, s.mean * factor);
+    }
     format!("{:.*} ± {:.*} {unit}", decimals, s.mean * factor, decimals, s.ci95.half_width() * factor)
 }
 
@@ -482,5 +486,6 @@ mod tests {
         let s = summarize(&[1.0e6, 3.0e6]);
         assert!(display_summary("goodput_bps", &s).starts_with("2.000 ± "), "{}", display_summary("goodput_bps", &s));
         assert!(display_summary("goodput_bps", &s).ends_with(" Mbit/s"));
+        assert_eq!(display_summary("goodput_bps", &summarize(&[2.5e6])), "2.500 Mbit/s (1 run)");
     }
 }

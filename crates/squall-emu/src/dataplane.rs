@@ -709,12 +709,15 @@ impl Dataplane {
             ControlRequest::Background { stage, generator, action } => {
                 let state = self.background_change(&stage, &generator, &action)?;
                 self.enter_state(now, now, &state);
+                // The generators running now, as configured (a new rate
+                // shows), from the stage's first path.
                 let running = self
                     .paths
                     .iter()
                     .filter_map(|s| s.path.as_ref()?.stage_config(&stage))
-                    .flat_map(|c| c.background.iter().map(|g| g.name.clone()))
-                    .collect::<Vec<_>>();
+                    .map(|c| c.background.clone())
+                    .next()
+                    .unwrap_or_default();
                 let stopped = self.stopped_background.keys().filter(|(s, _)| *s == stage).map(|(_, g)| g.clone());
                 Ok(serde_json::json!({
                     "stage": stage,

@@ -72,6 +72,13 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
 }
 
+/// A fraction as the percentage a user would have written: 10%, 2.5%,
+/// 0.01% (up to four decimals, no trailing zeros).
+fn percent(fraction: f64) -> String {
+    let text = format!("{:.4}", fraction * 100.0);
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
 /// `10%`, `0.1`, `rtt_mean=20%`: a default tolerance and per-metric ones.
 fn parse_tolerances(specs: &[String]) -> Result<Tolerances> {
     let mut t = Tolerances { default: 0.1, per_metric: Default::default() };
@@ -347,8 +354,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let timing = emu_timing(&out.join("emu"), n);
     let flagged = timing.iter().filter(|t| t.1).count();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let tolerance_text = std::iter::once(format!("{:.3}%", tolerances.default * 100.0))
-        .chain(tolerances.per_metric.iter().map(|(m, t)| format!("{m} {:.3}%", t * 100.0)))
+    let tolerance_text = std::iter::once(percent(tolerances.default))
+        .chain(tolerances.per_metric.iter().map(|(m, t)| format!("{m} {}", percent(*t))))
         .collect::<Vec<_>>()
         .join(", ");
     let mut lines = vec![
@@ -381,13 +388,13 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     );
     for r in &rows {
         println!(
-            "{:<14} {:<14} {:>28} {:>28} {:>14} {:>8.1}% {:>7}",
+            "{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
             r.flow,
             metric_title(r.metric),
             display_summary(r.metric, &r.sim),
             display_summary(r.metric, &r.emu),
             display_relative(r.relative_difference),
-            r.tolerance * 100.0,
+            percent(r.tolerance),
             r.verdict.as_str()
         );
     }
@@ -403,11 +410,11 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         .filter(|r| r.verdict == Verdict::Fail)
         .map(|r| {
             format!(
-                "{} {} ({} against a tolerance of {:.3}%)",
+                "{} {} ({} against a tolerance of {})",
                 r.flow,
                 metric_title(r.metric),
                 display_relative(r.relative_difference),
-                r.tolerance * 100.0
+                percent(r.tolerance)
             )
         })
         .collect();
@@ -426,6 +433,13 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tolerances_print_as_written() {
+        for (given, shown) in [("10%", "10%"), ("2.5%", "2.5%"), ("0.01%", "0.01%"), ("0.1", "10%"), ("100%", "100%")] {
+            assert_eq!(percent(parse_tolerances(&[given.into()]).unwrap().default), shown, "{given}");
+        }
+    }
 
     #[test]
     fn tolerances_as_percentages_fractions_and_per_metric() {

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench_cmd::run(args),
         Command::Scenarios => {
             for b in builtin::ALL {
-                println!("builtin:{:<24} {}", b.name, b.summary);
+                println!("builtin:{:<24} {} ({})", b.name, b.summary, b.file);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -93,7 +93,7 @@ fn scenario_text(spec: &str, base: &Path) -> Result<(String, String, PathBuf)> {
         Some(name) => {
             let b = builtin::find(name)
                 .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
-            Ok((b.file.to_string(), b.text.to_string(), PathBuf::from("scenarios")))
+            Ok((format!("builtin:{name}"), b.text.to_string(), PathBuf::from("scenarios")))
         }
         None => {
             let path = base.join(spec);

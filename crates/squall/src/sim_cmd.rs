@@ -126,7 +126,7 @@ pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
                 Some(name) => {
                     let b = builtin::find(name)
                         .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
-                    (b.file.to_string(), b.text.to_string(), PathBuf::from("scenarios"))
+                    (format!("builtin:{name}"), b.text.to_string(), PathBuf::from("scenarios"))
                 }
                 None => {
                     let path = Path::new(s);

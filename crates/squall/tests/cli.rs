@@ -141,6 +141,9 @@ fn bad_arguments_get_clear_errors() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("rate") && err.contains("9600 bit/s"), "{err}");
+    // A built-in scenario is named as it was given (the same argument runs
+    // it again), not by a path inside the repository.
+    assert!(err.starts_with("error: builtin:gsm-udp"), "{err}");
 
     let o = squall(&["sim", "builtin:gsm-udp", "--set", "nonsense"]);
     assert_eq!(o.status.code(), Some(2));

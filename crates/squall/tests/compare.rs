@@ -189,6 +189,10 @@ fn a_metric_outside_its_tolerance_exits_non_zero() {
     assert_eq!(run.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("FAIL") && stderr.contains("download goodput"), "{stderr}");
+    // The tolerance as given; one replication has no interval to show.
+    assert!(stderr.contains("against a tolerance of 0.001%"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("Mbit/s (1 run)") && !stdout.contains("± 0.000"), "{stdout}");
     let rows = read_csv(&out.join("compare.csv"));
     assert!(rows.iter().any(|r| r["verdict"] == "fail"));
     no_namespaces_left(&out, 1);

@@ -1101,6 +1101,10 @@ fn control_socket_starts_stops_and_re_rates_background_generators() {
     std::thread::sleep(Duration::from_millis(300));
     let (ok, answer) = ctl(&["background", &id, "down", "cbr", "rate", "1600 kbit/s"]);
     assert!(ok, "{answer}");
+    // The answer shows the generator with its new rate.
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let cbr = &answer["running"][0];
+    assert!(cbr["name"] == "cbr" && cbr["rate"] == "1600 kbit/s", "{answer}");
     std::thread::sleep(Duration::from_millis(500));
     assert!(ctl(&["background", &id, "down", "cbr", "stop"]).0);
     let (ok, answer) = ctl(&["background", &id, "down", "cbr", "stop"]);
