@@ -20,7 +20,6 @@
 //! recv(2) at its turn in the ring. Where the ring cannot be made, the
 //! socket is read with recvmmsg(2), up to 16 frames a call.
 
-use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
@@ -173,7 +172,6 @@ impl PacketSocket {
     pub fn open(name: &str) -> Result<Self, EmuError> {
         let what = |m: &str| format!("interface `{name}`: {m}");
         let ifindex = crate::interface::index(name)? as i32;
-        let c_name = CString::new(name).expect("checked by interface::index");
         // SAFETY: socket() returns a new descriptor or -1.
         let raw = unsafe {
             libc::socket(
@@ -187,7 +185,7 @@ impl PacketSocket {
         }
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        if !is_up(&fd, &c_name).map_err(|e| EmuError::io(what("read its flags"), e))? {
+        if !is_up(&fd, name).map_err(|e| EmuError::io(what("read its flags"), e))? {
             return Err(EmuError::Interface {
                 name: name.into(),
                 message: "the interface is down (`ip link set NAME up`)".into(),
@@ -263,7 +261,7 @@ impl PacketSocket {
 
 /// Whether interface `name` is administratively up (SIOCGIFFLAGS on
 /// `fd`, which answers for the socket's own network namespace).
-fn is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
+fn is_up(fd: &OwnedFd, name: &str) -> io::Result<bool> {
     let mut req = crate::interface::ifreq_named(name.as_bytes());
     // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
