@@ -76,8 +76,14 @@ struct Queue {
     free_tx: Vec<u64>,
     /// Frames read, to go back to the fill ring.
     refill: Vec<u64>,
-    /// The first error sending met (said once, at the end).
+    /// The first error sending met since the data plane last asked
+    /// ([`PacketDevice::write_error`]).
     kick_error: Option<io::Error>,
+    /// The last error sending met, said at the end if frames were left.
+    last_error: Option<io::Error>,
+    /// Frames counted as written whose descriptors were withdrawn from the
+    /// transmit ring later, when a send failed (they never left).
+    withdrawn_after_write: u64,
 }
 
 /// Most receive queues a socket is bound to.
@@ -184,7 +190,15 @@ impl Queue {
         }
         xsk.fill.publish();
         let free_tx = (u64::from(RX_FRAMES)..u64::from(RX_FRAMES + tx_frames)).map(|i| i * FRAME as u64).collect();
-        Ok(Queue { xsk, area, free_tx, refill: Vec::with_capacity(RX_FRAMES as usize), kick_error: None })
+        Ok(Queue {
+            xsk,
+            area,
+            free_tx,
+            refill: Vec::with_capacity(RX_FRAMES as usize),
+            kick_error: None,
+            last_error: None,
+            withdrawn_after_write: 0,
+        })
     }
 
     /// Gives the frames read back to the kernel to receive into.
@@ -246,8 +260,8 @@ impl Queue {
         self.reclaim();
         let Some(tx) = self.xsk.tx.as_mut() else { return };
         let extra = header.map_or(0, |h| h.len());
-        let mut queued = 0;
-        for (frame, w) in frames.iter().zip(written.iter_mut()) {
+        let mut queued = Vec::new();
+        for (i, (frame, w)) in frames.iter().zip(written.iter_mut()).enumerate() {
             // An empty descriptor is refused by the kernel without a
             // completion: its frame would never come back.
             if frame.is_empty() || frame.len() + extra > FRAME || tx.free() == 0 {
@@ -266,14 +280,36 @@ impl Queue {
                 std::ptr::copy_nonoverlapping(frame.as_ptr(), at.add(extra), frame.len());
             }
             *w = tx.push(Desc { addr, len: (frame.len() + extra) as u32, options: 0 });
-            queued += 1;
+            queued.push((i, addr));
         }
         tx.publish();
-        // Copy mode sends in the system call, 32 frames each; what an
-        // error leaves on the ring goes with the next batch or read.
-        if let Err(e) = self.xsk.kick(queued / KERNEL_TX_BATCH + 2) {
-            self.kick_error.get_or_insert(e);
+        // Copy mode sends in the system call, 32 frames each.
+        if let Err(e) = self.xsk.kick(queued.len() / KERNEL_TX_BATCH + 2) {
+            let withdrawn = self.failed(e);
+            for (i, addr) in queued {
+                if withdrawn.contains(&addr) {
+                    written[i] = false;
+                    self.withdrawn_after_write -= 1;
+                }
+            }
         }
+    }
+
+    /// A send failed with `e` (the interface is down or gone, say): what
+    /// the transmit ring holds would leave only once it is back, late, so
+    /// it is withdrawn; returns the frames withdrawn, all counted in
+    /// `withdrawn_after_write` (the caller takes back those it has not
+    /// counted as written).
+    fn failed(&mut self, e: io::Error) -> Vec<u64> {
+        let withdrawn = self.xsk.tx.as_mut().map(|tx| tx.withdraw()).unwrap_or_default();
+        self.withdrawn_after_write += withdrawn.len() as u64;
+        self.free_tx.extend(&withdrawn);
+        if self.kick_error.is_none() {
+            self.kick_error =
+                Some(e.raw_os_error().map_or_else(|| io::Error::from(e.kind()), io::Error::from_raw_os_error));
+        }
+        self.last_error = Some(e);
+        withdrawn
     }
 }
 
@@ -285,7 +321,7 @@ impl XdpSocket {
         if sender.xsk.tx.as_ref().is_some_and(|t| t.pending() > 0)
             && let Err(e) = sender.xsk.kick(2)
         {
-            sender.kick_error.get_or_insert(e);
+            sender.failed(e);
         }
         // One frame from each queue in turn, so that none waits behind a
         // busy one.
@@ -314,10 +350,18 @@ impl XdpSocket {
 
 impl Drop for XdpSocket {
     fn drop(&mut self) {
-        for q in &self.queues {
-            if let Some(e) = &q.kick_error {
-                let left = q.xsk.tx.as_ref().map_or(0, |t| t.pending());
-                eprintln!("squall emu: {}: sending met an error ({e}); {left} frame(s) were left unsent", self.label);
+        for q in &mut self.queues {
+            // What a failed send left on the ring (withdrawn descriptors
+            // are empty and not counted).
+            let left = q.xsk.tx.as_mut().map_or(0, |t| t.withdraw().len());
+            if let Some(e) = q.last_error.as_ref().filter(|_| left > 0 || q.withdrawn_after_write > 0) {
+                eprintln!(
+                    "squall emu: {}: sending met an error ({e}); {} frame(s) counted as written never left: {} \
+                     withdrawn from the transmit ring when a later send failed, {left} still on it at the end",
+                    self.label,
+                    q.withdrawn_after_write + left as u64,
+                    q.withdrawn_after_write
+                );
             }
         }
     }
@@ -339,7 +383,12 @@ impl PacketDevice for XdpSocket {
     fn send(&mut self, frame: &[u8]) -> io::Result<()> {
         let mut written = [false];
         self.queues[0].send_batch(&[frame], &mut written, None);
-        if written[0] { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::ENOBUFS)) }
+        match (written[0], self.queues[0].kick_error.take()) {
+            (true, _) => Ok(()),
+            (false, Some(e)) => Err(e),
+            // No frame free, or the ring full.
+            (false, None) => Err(io::Error::from_raw_os_error(libc::ENOBUFS)),
+        }
     }
 
     /// Frames go one by one on the transmit ring: a super-packet's
@@ -350,5 +399,11 @@ impl PacketDevice for XdpSocket {
 
     fn kernel_dropped(&mut self) -> u64 {
         self.dropped()
+    }
+
+    /// The first error a send met since the last call; the frames it
+    /// left on the transmit ring were withdrawn and not counted written.
+    fn write_error(&mut self) -> Option<io::Error> {
+        self.queues[0].kick_error.take()
     }
 }

@@ -137,6 +137,11 @@ pub struct EmuArgs {
     /// of deliveries a second its writing competes with the data plane.
     #[arg(long)]
     pub no_timing: bool,
+    /// Started by `squall run` or `squall compare`, which move the files
+    /// into their own layout: the closing "wrote …" line, which would name
+    /// paths gone by then, is left out.
+    #[arg(long, hide = true)]
+    pub files_moved_by_parent: bool,
     /// Records (packets, a wake-up's events, delivery timings) the queue to
     /// the recording thread holds; when it is full, records are dropped and
     /// counted (summary.json `emu.capture_dropped`), packets never.
@@ -909,7 +914,9 @@ fn write_outputs(
     .into_iter()
     .filter_map(|(on, name)| on.then_some(name))
     .collect();
-    eprintln!("wrote {}/summary.json, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
+    if !args.files_moved_by_parent {
+        eprintln!("wrote {}/summary.json, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
+    }
     let dropped = recording.dropped;
     if dropped.total() > 0 {
         eprintln!(

@@ -249,6 +249,7 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> 
         .arg("--out")
         .arg(&work)
         .args(["--seed", &seed.to_string()])
+        .arg("--files-moved-by-parent")
         .status()
         .context("cannot start `squall emu`")?;
     if !status.success() {
