@@ -59,6 +59,19 @@ pub(crate) fn interface_ioctl(
     Ok(req)
 }
 
+/// Whether interface `name` is administratively up (SIOCGIFFLAGS on
+/// `fd`, which answers for the socket's own network namespace).
+pub(crate) fn is_up(fd: &std::os::fd::OwnedFd, name: &str) -> io::Result<bool> {
+    let mut req = crate::interface::ifreq_named(name.as_bytes());
+    // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: SIOCGIFFLAGS wrote the flags member of the union.
+    let flags = unsafe { req.ifr_ifru.ifru_flags };
+    Ok(flags as i32 & libc::IFF_UP != 0)
+}
+
 #[cfg(test)]
 mod tests {
     /// A name longer than an interface name may be is cut to IFNAMSIZ - 1

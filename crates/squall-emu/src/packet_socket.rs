@@ -185,7 +185,7 @@ impl PacketSocket {
         }
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        if !is_up(&fd, name).map_err(|e| EmuError::io(what("read its flags"), e))? {
+        if !crate::interface::is_up(&fd, name).map_err(|e| EmuError::io(what("read its flags"), e))? {
             return Err(EmuError::Interface {
                 name: name.into(),
                 message: "the interface is down (`ip link set NAME up`)".into(),
@@ -257,19 +257,6 @@ impl PacketSocket {
     pub fn ifindex(&self) -> i32 {
         self.ifindex
     }
-}
-
-/// Whether interface `name` is administratively up (SIOCGIFFLAGS on
-/// `fd`, which answers for the socket's own network namespace).
-fn is_up(fd: &OwnedFd, name: &str) -> io::Result<bool> {
-    let mut req = crate::interface::ifreq_named(name.as_bytes());
-    // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: SIOCGIFFLAGS wrote the flags member of the union.
-    let flags = unsafe { req.ifr_ifru.ifru_flags };
-    Ok(flags as i32 & libc::IFF_UP != 0)
 }
 
 fn set_opt<T>(fd: &OwnedFd, option: libc::c_int, value: &T) -> io::Result<()> {

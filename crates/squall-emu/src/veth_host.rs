@@ -139,11 +139,18 @@ impl PacketDevice for VethHost {
     fn send(&mut self, packet: &[u8]) -> io::Result<()> {
         let mut written = [false];
         self.xdp.send_framed(&[packet], &mut written, &self.header);
-        if written[0] { Ok(()) } else { Err(io::Error::from_raw_os_error(libc::ENOBUFS)) }
+        match written[0] {
+            true => Ok(()),
+            false => Err(self.xdp.write_error().unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOBUFS))),
+        }
     }
 
     fn send_batch(&mut self, packets: &[&Payload], written: &mut [bool]) {
         crate::device::with_slices(packets, |packets| self.xdp.send_framed(packets, written, &self.header));
+    }
+
+    fn write_error(&mut self) -> Option<io::Error> {
+        self.xdp.write_error()
     }
 
     /// What the host's end dropped on its way to squall's (the pair's

@@ -12,7 +12,7 @@
 //! turns its GSO off, so no super-frame ever reaches the socket.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 
 use crate::device::PacketDevice;
@@ -65,6 +65,20 @@ pub struct XdpSocket {
     next: usize,
     /// An epoll instance that is readable when a queue's socket is.
     epoll: nix::sys::epoll::Epoll,
+    /// A datagram socket of the interface's namespace, to ask it whether
+    /// the interface is up (an AF_XDP socket takes no interface ioctls).
+    flags: OwnedFd,
+    /// A send failed (the interface went down or was removed): frames
+    /// are refused until it is up again.
+    down: bool,
+    /// The first error a send met since the data plane last asked
+    /// ([`PacketDevice::write_error`]).
+    error: Option<io::Error>,
+    /// The last error a send met, said at the end with `stranded`.
+    last_error: Option<io::Error>,
+    /// Frames a failed send left on the transmit ring, counted as
+    /// written: the kernel sends them once the interface is up again.
+    stranded: u64,
 }
 
 /// An AF_XDP socket on one receive queue.
@@ -76,14 +90,6 @@ struct Queue {
     free_tx: Vec<u64>,
     /// Frames read, to go back to the fill ring.
     refill: Vec<u64>,
-    /// The first error sending met since the data plane last asked
-    /// ([`PacketDevice::write_error`]).
-    kick_error: Option<io::Error>,
-    /// The last error sending met, said at the end if frames were left.
-    last_error: Option<io::Error>,
-    /// Frames counted as written whose descriptors were withdrawn from the
-    /// transmit ring later, when a send failed (they never left).
-    withdrawn_after_write: u64,
 }
 
 /// Most receive queues a socket is bound to.
@@ -152,7 +158,25 @@ impl XdpSocket {
                 .add(q.xsk.fd(), nix::sys::epoll::EpollEvent::new(nix::sys::epoll::EpollFlags::EPOLLIN, i as u64))
                 .map_err(|e| EmuError::io(format!("interface {name}: epoll"), e.into()))?;
         }
-        Ok(XdpSocket { label: name.to_string(), _redirect: redirect, queues, next: 0, epoll })
+        // SAFETY: a new socket, owned from here.
+        let flags = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if flags < 0 {
+            return Err(EmuError::io(format!("interface {name}: a socket for its flags"), io::Error::last_os_error()));
+        }
+        // SAFETY: the descriptor just made.
+        let flags = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(flags) };
+        Ok(XdpSocket {
+            label: name.to_string(),
+            _redirect: redirect,
+            queues,
+            next: 0,
+            epoll,
+            flags,
+            down: false,
+            error: None,
+            last_error: None,
+            stranded: 0,
+        })
     }
 }
 
@@ -190,15 +214,7 @@ impl Queue {
         }
         xsk.fill.publish();
         let free_tx = (u64::from(RX_FRAMES)..u64::from(RX_FRAMES + tx_frames)).map(|i| i * FRAME as u64).collect();
-        Ok(Queue {
-            xsk,
-            area,
-            free_tx,
-            refill: Vec::with_capacity(RX_FRAMES as usize),
-            kick_error: None,
-            last_error: None,
-            withdrawn_after_write: 0,
-        })
+        Ok(Queue { xsk, area, free_tx, refill: Vec::with_capacity(RX_FRAMES as usize) })
     }
 
     /// Gives the frames read back to the kernel to receive into.
@@ -254,14 +270,15 @@ impl Queue {
 
     /// Puts `frames` on the transmit ring, each after `header` if given
     /// (its EtherType set from the packet's IP version), and has the kernel
-    /// send them; `written[i]`: whether frame `i` went.
-    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) {
+    /// send them; `written[i]`: whether frame `i` was put on the ring. An
+    /// error of the send leaves what the kernel did not take on the ring.
+    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) -> io::Result<()> {
         written.fill(false);
         self.reclaim();
-        let Some(tx) = self.xsk.tx.as_mut() else { return };
+        let Some(tx) = self.xsk.tx.as_mut() else { return Ok(()) };
         let extra = header.map_or(0, |h| h.len());
-        let mut queued = Vec::new();
-        for (i, (frame, w)) in frames.iter().zip(written.iter_mut()).enumerate() {
+        let mut queued = 0;
+        for (frame, w) in frames.iter().zip(written.iter_mut()) {
             // An empty descriptor is refused by the kernel without a
             // completion: its frame would never come back.
             if frame.is_empty() || frame.len() + extra > FRAME || tx.free() == 0 {
@@ -280,36 +297,16 @@ impl Queue {
                 std::ptr::copy_nonoverlapping(frame.as_ptr(), at.add(extra), frame.len());
             }
             *w = tx.push(Desc { addr, len: (frame.len() + extra) as u32, options: 0 });
-            queued.push((i, addr));
+            queued += 1;
         }
         tx.publish();
         // Copy mode sends in the system call, 32 frames each.
-        if let Err(e) = self.xsk.kick(queued.len() / KERNEL_TX_BATCH + 2) {
-            let withdrawn = self.failed(e);
-            for (i, addr) in queued {
-                if withdrawn.contains(&addr) {
-                    written[i] = false;
-                    self.withdrawn_after_write -= 1;
-                }
-            }
-        }
+        self.xsk.kick(queued / KERNEL_TX_BATCH + 2)
     }
 
-    /// A send failed with `e` (the interface is down or gone, say): what
-    /// the transmit ring holds would leave only once it is back, late, so
-    /// it is withdrawn; returns the frames withdrawn, all counted in
-    /// `withdrawn_after_write` (the caller takes back those it has not
-    /// counted as written).
-    fn failed(&mut self, e: io::Error) -> Vec<u64> {
-        let withdrawn = self.xsk.tx.as_mut().map(|tx| tx.withdraw()).unwrap_or_default();
-        self.withdrawn_after_write += withdrawn.len() as u64;
-        self.free_tx.extend(&withdrawn);
-        if self.kick_error.is_none() {
-            self.kick_error =
-                Some(e.raw_os_error().map_or_else(|| io::Error::from(e.kind()), io::Error::from_raw_os_error));
-        }
-        self.last_error = Some(e);
-        withdrawn
+    /// Frames on the transmit ring that the kernel has not taken.
+    fn unsent(&self) -> u32 {
+        self.xsk.tx.as_ref().map_or(0, |t| t.pending())
     }
 }
 
@@ -317,11 +314,11 @@ impl XdpSocket {
     /// The next frame read, from byte `skip` on.
     pub fn recv_skipping(&mut self, skip: usize) -> Option<Vec<u8>> {
         // Frames a send left on the transmit ring go now.
-        let sender = &mut self.queues[0];
-        if sender.xsk.tx.as_ref().is_some_and(|t| t.pending() > 0)
-            && let Err(e) = sender.xsk.kick(2)
+        if !self.down
+            && self.queues[0].unsent() > 0
+            && let Err(e) = self.queues[0].xsk.kick(2)
         {
-            sender.failed(e);
+            self.send_failed(e);
         }
         // One frame from each queue in turn, so that none waits behind a
         // busy one.
@@ -338,7 +335,48 @@ impl XdpSocket {
     /// Sends each of `packets` after `header` (its EtherType set from the
     /// packet's IP version).
     pub fn send_framed(&mut self, packets: &[&[u8]], written: &mut [bool], header: &[u8; 14]) {
-        self.queues[0].send_batch(packets, written, Some(header));
+        self.send_frames(packets, written, Some(header));
+    }
+
+    /// Sends `frames` (after `header` if given) unless the interface is
+    /// down: then none is written, and the error says why.
+    fn send_frames(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) {
+        if self.down {
+            match crate::interface::is_up(&self.flags, &self.label) {
+                Ok(true) => self.down = false,
+                Ok(false) => {
+                    written.fill(false);
+                    self.error.get_or_insert_with(|| io::Error::from_raw_os_error(libc::ENETDOWN));
+                    return;
+                }
+                Err(e) => {
+                    written.fill(false);
+                    self.error.get_or_insert(e);
+                    return;
+                }
+            }
+        }
+        if let Err(e) = self.queues[0].send_batch(frames, written, header) {
+            self.send_failed(e);
+        }
+    }
+
+    /// A send failed with `e` (the interface went down or was removed,
+    /// say): what the kernel did not take stays on the transmit ring and
+    /// leaves once the interface is up again (an AF_XDP socket cannot take
+    /// back what it put there), and frames are refused until then.
+    fn send_failed(&mut self, e: io::Error) {
+        self.down = true;
+        let left = self.queues[0].unsent();
+        self.stranded += u64::from(left);
+        eprintln!(
+            "squall emu: {}: sending failed ({e}); {left} frame(s) already on the transmit ring leave when it is up \
+             again, late (counted as written), and frames for it are refused until then",
+            self.label
+        );
+        self.error
+            .get_or_insert(e.raw_os_error().map_or_else(|| io::Error::from(e.kind()), io::Error::from_raw_os_error));
+        self.last_error = Some(e);
     }
 
     /// Frames the kernel dropped before squall read them: a receive ring
@@ -350,19 +388,13 @@ impl XdpSocket {
 
 impl Drop for XdpSocket {
     fn drop(&mut self) {
-        for q in &mut self.queues {
-            // What a failed send left on the ring (withdrawn descriptors
-            // are empty and not counted).
-            let left = q.xsk.tx.as_mut().map_or(0, |t| t.withdraw().len());
-            if let Some(e) = q.last_error.as_ref().filter(|_| left > 0 || q.withdrawn_after_write > 0) {
-                eprintln!(
-                    "squall emu: {}: sending met an error ({e}); {} frame(s) counted as written never left: {} \
-                     withdrawn from the transmit ring when a later send failed, {left} still on it at the end",
-                    self.label,
-                    q.withdrawn_after_write + left as u64,
-                    q.withdrawn_after_write
-                );
-            }
+        if let Some(e) = &self.last_error {
+            let left = self.queues[0].unsent();
+            eprintln!(
+                "squall emu: {}: sending failed ({e}) and left {} frame(s) on the transmit ring, counted as \
+                 written; {left} of them were still there at the end",
+                self.label, self.stranded
+            );
         }
     }
 }
@@ -382,28 +414,27 @@ impl PacketDevice for XdpSocket {
 
     fn send(&mut self, frame: &[u8]) -> io::Result<()> {
         let mut written = [false];
-        self.queues[0].send_batch(&[frame], &mut written, None);
-        match (written[0], self.queues[0].kick_error.take()) {
-            (true, _) => Ok(()),
-            (false, Some(e)) => Err(e),
-            // No frame free, or the ring full.
-            (false, None) => Err(io::Error::from_raw_os_error(libc::ENOBUFS)),
+        self.send_frames(&[frame], &mut written, None);
+        match written[0] {
+            true => Ok(()),
+            // The interface is down or gone, or no frame was free.
+            false => Err(self.error.take().unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOBUFS))),
         }
     }
 
     /// Frames go one by one on the transmit ring: a super-packet's
     /// segments never come here (an AF_XDP socket reads none).
     fn send_batch(&mut self, frames: &[&squall_link::Payload], written: &mut [bool]) {
-        crate::device::with_slices(frames, |frames| self.queues[0].send_batch(frames, written, None));
+        crate::device::with_slices(frames, |frames| self.send_frames(frames, written, None));
     }
 
     fn kernel_dropped(&mut self) -> u64 {
         self.dropped()
     }
 
-    /// The first error a send met since the last call; the frames it
-    /// left on the transmit ring were withdrawn and not counted written.
+    /// Why frames were not written since the last call: the interface is
+    /// down or gone (the first such error).
     fn write_error(&mut self) -> Option<io::Error> {
-        self.queues[0].kick_error.take()
+        self.error.take()
     }
 }

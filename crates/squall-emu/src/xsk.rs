@@ -215,34 +215,6 @@ impl<T: Copy> Ring<T> {
     }
 }
 
-impl Ring<Desc> {
-    /// Empties every descriptor published on this transmit ring and not
-    /// yet taken (those not empty already), and returns their frames' UMEM
-    /// addresses, which the
-    /// kernel will never complete: it skips an empty descriptor as
-    /// invalid (net/xdp/xsk_queue.h, xp_validate_desc; counted in
-    /// `tx_invalid_descs`). Sound in copy mode only, where the kernel
-    /// reads the ring within this thread's own system calls (sendto, and
-    /// poll, which drives the transmit ring too).
-    pub fn withdraw(&mut self) -> Vec<u64> {
-        let mut frames = Vec::new();
-        let mut at = self.load_consumer();
-        while at != self.local {
-            let slot = self.slot(at);
-            // SAFETY: a published slot the kernel has not taken, and will
-            // not read before this thread's next system call on the socket.
-            unsafe {
-                if (*slot).len > 0 {
-                    frames.push((*slot).addr);
-                    (*slot).len = 0;
-                }
-            }
-            at = at.wrapping_add(1);
-        }
-        frames
-    }
-}
-
 /// An AF_XDP socket with its own UMEM and four rings, bound to one queue
 /// of one interface in copy mode.
 pub struct Xsk {
