@@ -153,6 +153,10 @@ impl PacketDevice for VethHost {
         self.xdp.write_error()
     }
 
+    fn last_age(&self) -> Option<std::time::Duration> {
+        self.xdp.last_age()
+    }
+
     /// What the host's end dropped on its way to squall's (the pair's
     /// queue was full), and what the socket dropped (its ring was full).
     fn kernel_dropped(&mut self) -> u64 {

@@ -2,11 +2,15 @@
 //! AF_XDP socket (Documentation/networking/af_xdp.rst: "XSKMAP"), loaded
 //! and attached with the bpf(2) system call alone.
 //!
-//! The program is the one xdpsock uses, five instructions long: look up
-//! the frame's receive queue in an XSKMAP and redirect the frame to the
-//! socket found there, or let it pass to the kernel's stack when there is
-//! none (the low bits of bpf_redirect_map's flags are the action on a
-//! miss, Linux 5.6+). It is attached with a BPF link (BPF_LINK_CREATE,
+//! The program is the one xdpsock uses, with a receive time put before
+//! the frame: it makes room for 8 bytes of metadata
+//! (bpf_xdp_adjust_meta) and writes the time there (bpf_ktime_get_ns,
+//! CLOCK_MONOTONIC), which the socket's copy takes along in front of the
+//! frame; then it looks up the frame's receive queue in an XSKMAP and
+//! redirects the frame to the socket found there, or lets it pass to the
+//! kernel's stack when there is none (the low bits of bpf_redirect_map's
+//! flags are the action on a miss, Linux 5.6+). A hook that keeps no
+//! metadata (the generic one may not) leaves the time out. It is attached with a BPF link (BPF_LINK_CREATE,
 //! Linux 5.9+), which the kernel takes away when the link's descriptor
 //! closes, however the process ends: nothing to restore after a SIGKILL.
 
@@ -28,6 +32,11 @@ const XDP_FLAGS_DRV_MODE: u32 = 1 << 2;
 const XDP_FLAGS_SKB_MODE: u32 = 1 << 1;
 const XDP_PASS: i32 = 2;
 const BPF_FUNC_REDIRECT_MAP: i32 = 51;
+const BPF_FUNC_KTIME_GET_NS: i32 = 5;
+const BPF_FUNC_XDP_ADJUST_META: i32 = 54;
+/// Bytes of metadata before each frame: its receive time, nanoseconds of
+/// CLOCK_MONOTONIC, in the machine's byte order.
+pub const META_LEN: usize = 8;
 
 /// One eBPF instruction (struct bpf_insn).
 #[repr(C)]
@@ -71,8 +80,24 @@ impl XdpRedirect {
         let map = fd_of(bpf(BPF_MAP_CREATE, &mut attr)?);
         let map_fd = map.as_raw_fd();
         let program = [
+            // r6 = ctx
+            Insn { code: 0xbf, regs: 0x16, off: 0, imm: 0 },
+            // bpf_xdp_adjust_meta(ctx, -8); if it fails, no time (to 11)
+            Insn { code: 0xb7, regs: 0x02, off: 0, imm: -(META_LEN as i32) },
+            Insn { code: 0x85, regs: 0, off: 0, imm: BPF_FUNC_XDP_ADJUST_META },
+            Insn { code: 0x55, regs: 0x00, off: 7, imm: 0 },
+            // r7 = ctx->data_meta, r8 = ctx->data
+            Insn { code: 0x61, regs: 0x67, off: 8, imm: 0 },
+            Insn { code: 0x61, regs: 0x68, off: 0, imm: 0 },
+            // if r7 + 8 > r8: no room (to 11), which the verifier needs said
+            Insn { code: 0xbf, regs: 0x71, off: 0, imm: 0 },
+            Insn { code: 0x07, regs: 0x01, off: 0, imm: META_LEN as i32 },
+            Insn { code: 0x2d, regs: 0x81, off: 2, imm: 0 },
+            // *(u64 *)r7 = bpf_ktime_get_ns()
+            Insn { code: 0x85, regs: 0, off: 0, imm: BPF_FUNC_KTIME_GET_NS },
+            Insn { code: 0x7b, regs: 0x07, off: 0, imm: 0 },
             // r2 = ctx->rx_queue_index
-            Insn { code: 0x61, regs: 0x12, off: 16, imm: 0 },
+            Insn { code: 0x61, regs: 0x62, off: 16, imm: 0 },
             // r1 = the map (a 64-bit load of a map descriptor)
             Insn { code: 0x18, regs: 0x11, off: 0, imm: map_fd },
             Insn { code: 0, regs: 0, off: 0, imm: 0 },

@@ -18,7 +18,7 @@ use std::ptr::NonNull;
 use crate::device::PacketDevice;
 use crate::error::EmuError;
 use crate::offload::Framing;
-use crate::xdp_redirect::XdpRedirect;
+use crate::xdp_redirect::{META_LEN, XdpRedirect};
 use crate::xsk::{Desc, Sizes, Xsk};
 
 /// Bytes of one UMEM frame: a page, the largest the kernel takes in
@@ -79,6 +79,8 @@ pub struct XdpSocket {
     /// Frames a failed send left on the transmit ring, counted as
     /// written: the kernel sends them once the interface is up again.
     stranded: u64,
+    /// How long ago the frame last read reached the interface's XDP hook.
+    age: Option<std::time::Duration>,
 }
 
 /// An AF_XDP socket on one receive queue.
@@ -90,6 +92,14 @@ struct Queue {
     free_tx: Vec<u64>,
     /// Frames read, to go back to the fill ring.
     refill: Vec<u64>,
+}
+
+/// CLOCK_MONOTONIC now, nanoseconds: bpf_ktime_get_ns's clock.
+fn monotonic_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    (t.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec as u64)
 }
 
 /// Most receive queues a socket is bound to.
@@ -176,6 +186,7 @@ impl XdpSocket {
             error: None,
             last_error: None,
             stranded: 0,
+            age: None,
         })
     }
 }
@@ -239,13 +250,15 @@ impl Queue {
     }
 
     /// The next frame on the receive ring, copied out from byte `skip` on
-    /// (shorter frames are handed out empty).
-    fn recv(&mut self, skip: usize) -> Option<Vec<u8>> {
+    /// (shorter frames are handed out empty), and the CLOCK_MONOTONIC
+    /// time the XDP program stamped it with, if it did.
+    fn recv(&mut self, skip: usize) -> Option<(Vec<u8>, Option<u64>)> {
         let Some(desc) = self.xsk.rx.pop() else {
             self.give_back();
             return None;
         };
         self.xsk.rx.release();
+        let stamp = self.take_stamp(desc.addr);
         let whole = self.bytes(desc.addr, desc.len);
         let mut frame = whole.get(skip..).unwrap_or_default().to_vec();
         // A sender in a namespace of this machine may leave its checksums
@@ -256,7 +269,28 @@ impl Queue {
         if self.refill.len() >= 64 {
             self.give_back();
         }
-        Some(frame)
+        Some((frame, stamp))
+    }
+
+    /// The receive time in the metadata before the frame at `addr`,
+    /// cleared, so that the frame's next use without one reads none (0:
+    /// none; the kernel copies metadata only when the hook made some).
+    fn take_stamp(&mut self, addr: u64) -> Option<u64> {
+        let at = usize::try_from(addr).ok()?;
+        if at % FRAME < META_LEN || at > self.area.len {
+            return None;
+        }
+        // SAFETY: the META_LEN bytes before the frame, inside its UMEM
+        // frame (checked above), which the kernel wrote before it put the
+        // descriptor on the receive ring and will not write again before
+        // the frame is back on the fill ring.
+        let stamp = unsafe {
+            let p = self.area.base.as_ptr().add(at - META_LEN).cast::<u64>();
+            let stamp = p.read_unaligned();
+            p.write_unaligned(0);
+            stamp
+        };
+        (stamp != 0).then_some(stamp)
     }
 
     fn bytes(&self, addr: u64, len: u32) -> &[u8] {
@@ -325,11 +359,18 @@ impl XdpSocket {
         for _ in 0..self.queues.len() {
             let q = self.next;
             self.next = (q + 1) % self.queues.len();
-            if let Some(frame) = self.queues[q].recv(skip) {
+            if let Some((frame, stamp)) = self.queues[q].recv(skip) {
+                self.age = stamp.and_then(|t| monotonic_ns().checked_sub(t)).map(std::time::Duration::from_nanos);
                 return Some(frame);
             }
         }
         None
+    }
+
+    /// How long ago the frame last read reached the interface (its XDP
+    /// hook), where the hook stamped it.
+    pub fn last_age(&self) -> Option<std::time::Duration> {
+        self.age
     }
 
     /// Sends each of `packets` after `header` (its EtherType set from the
@@ -430,6 +471,10 @@ impl PacketDevice for XdpSocket {
 
     fn kernel_dropped(&mut self) -> u64 {
         self.dropped()
+    }
+
+    fn last_age(&self) -> Option<std::time::Duration> {
+        XdpSocket::last_age(self)
     }
 
     /// Why frames were not written since the last call: the interface is

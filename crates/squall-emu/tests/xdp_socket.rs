@@ -80,3 +80,30 @@ fn a_vlan_tagged_frame_keeps_its_tag() {
     let (frame, got) = result.unwrap();
     assert_eq!(got.as_deref(), Some(&frame[..]), "the tagged frame did not arrive as sent");
 }
+
+/// A frame's age is counted from when it reached the interface's XDP
+/// hook (the program's stamp), not from when squall read it: read 60 ms
+/// after it was sent, it is at least 60 ms old.
+#[test]
+fn a_frame_read_late_is_as_old_as_it_waited() {
+    let Some(ns) = namespace("xdpage") else { return };
+    let result = veth_pair(&ns, &[]).and_then(|()| {
+        ns.run_in(|| {
+            let mut a = XdpSocket::open("sq-a")?;
+            let mut b = XdpSocket::open("sq-b")?;
+            let mut ages = Vec::new();
+            for wait in [Duration::ZERO, Duration::from_millis(60)] {
+                a.send(&numbered(1, 100)).map_err(|e| squall_emu::EmuError::io("send", e))?;
+                std::thread::sleep(wait);
+                assert_eq!(receive(&mut b, 1).len(), 1, "the frame did not arrive");
+                ages.push((wait, b.last_age()));
+            }
+            Ok(ages)
+        })
+    });
+    let _ = ns.delete();
+    for (wait, age) in result.unwrap() {
+        let age = age.expect("the frame carries its receive time");
+        assert!(age >= wait && age < wait + Duration::from_millis(50), "read after {wait:?}, {age:?} old");
+    }
+}
