@@ -141,6 +141,11 @@ pub struct HostCounters {
     /// full. Kernel buffers, not wire packets: a dropped GSO super-frame
     /// counts once, whatever it carried.
     pub kernel_dropped_frames: u64,
+    /// Frames the kernel dropped after squall wrote them, where the
+    /// device tells (an inline interface's transmit drops: its far side
+    /// was down or without its carrier). They are counted delivered too:
+    /// squall's write succeeded.
+    pub dropped_after_write: u64,
 }
 
 /// What a run of the loop leaves.
@@ -795,6 +800,19 @@ impl Dataplane {
         for (counters, device) in self.hosts.iter_mut().zip(&mut self.devices) {
             counters.offload = device.offload_counts();
             counters.kernel_dropped_frames = device.kernel_dropped();
+            counters.dropped_after_write = device.dropped_after_write();
+        }
+        for (host, counters) in self.hosts.iter().enumerate() {
+            if counters.dropped_after_write > 0 {
+                eprintln!(
+                    "squall emu: the kernel dropped {} frame(s) written to {} (host `{}`) after squall wrote them: \
+                     the far side was down or without its carrier (its transmit drops; summary.json \
+                     dropped_after_write)",
+                    counters.dropped_after_write,
+                    self.devices[host].label(),
+                    self.routing.names[host]
+                );
+            }
         }
         self.drain_events();
         self.recorder.events(std::mem::take(&mut self.events), end);

@@ -82,6 +82,13 @@ pub trait PacketDevice: Send {
     fn kernel_dropped(&mut self) -> u64 {
         0
     }
+    /// Frames the kernel dropped after squall wrote them, where the device
+    /// can tell: an interface whose far side is down or has lost its
+    /// carrier takes a write and drops it (its transmit drops since it
+    /// was opened).
+    fn dropped_after_write(&mut self) -> u64 {
+        0
+    }
     /// Why a write of [`Self::send_batch`] failed since the last call
     /// (the first such error), where the device keeps it.
     fn write_error(&mut self) -> Option<io::Error> {
@@ -116,6 +123,39 @@ pub(crate) fn tun_dropped(ns: Option<&NetNs>, device: &str) -> Result<u64, EmuEr
     match ns {
         Some(ns) => ns.run_in(read),
         None => read(),
+    }
+}
+
+/// An interface's transmit drops (/proc/net/dev) since it was opened,
+/// read through a file opened in the interface's namespace (a /proc net
+/// file keeps the namespace it was opened in), so any thread can ask.
+pub(crate) struct TransmitDrops {
+    file: std::fs::File,
+    name: String,
+    base: u64,
+}
+
+impl TransmitDrops {
+    /// Starts counting interface `name` of this thread's namespace; None
+    /// when /proc/net/dev cannot be read or has no line for it.
+    pub(crate) fn open(name: &str) -> Option<TransmitDrops> {
+        let file = std::fs::File::open("/proc/thread-self/net/dev").ok()?;
+        let mut drops = TransmitDrops { file, name: name.to_string(), base: 0 };
+        drops.base = drops.now()?;
+        Some(drops)
+    }
+
+    fn now(&mut self) -> Option<u64> {
+        use std::io::{Read, Seek};
+        self.file.rewind().ok()?;
+        let mut table = String::new();
+        self.file.read_to_string(&mut table).ok()?;
+        transmit_dropped(&table, &self.name)
+    }
+
+    /// Drops since it was opened (0 once the interface is gone).
+    pub(crate) fn since_open(&mut self) -> u64 {
+        self.now().map_or(0, |n| n.saturating_sub(self.base))
     }
 }
 

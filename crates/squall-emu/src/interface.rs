@@ -62,14 +62,26 @@ pub(crate) fn interface_ioctl(
 /// Whether interface `name` is administratively up (SIOCGIFFLAGS on
 /// `fd`, which answers for the socket's own network namespace).
 pub(crate) fn is_up(fd: &std::os::fd::OwnedFd, name: &str) -> io::Result<bool> {
-    let mut req = crate::interface::ifreq_named(name.as_bytes());
+    Ok(flags(fd, name)? & libc::IFF_UP != 0)
+}
+
+/// Whether interface `name` is up and has its carrier (IFF_UP and
+/// IFF_RUNNING, RFC 2863's operational state up), asked on `fd` as
+/// [`is_up`].
+pub(crate) fn is_running(fd: &std::os::fd::OwnedFd, name: &str) -> io::Result<bool> {
+    let want = libc::IFF_UP | libc::IFF_RUNNING;
+    Ok(flags(fd, name)? & want == want)
+}
+
+/// Interface `name`'s flags (SIOCGIFFLAGS on `fd`).
+fn flags(fd: &std::os::fd::OwnedFd, name: &str) -> io::Result<i32> {
+    let mut req = ifreq_named(name.as_bytes());
     // SAFETY: SIOCGIFFLAGS fills the ifreq it is given.
     if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: SIOCGIFFLAGS wrote the flags member of the union.
-    let flags = unsafe { req.ifr_ifru.ifru_flags };
-    Ok(flags as i32 & libc::IFF_UP != 0)
+    Ok(i32::from(unsafe { req.ifr_ifru.ifru_flags }) & 0xffff)
 }
 
 #[cfg(test)]

@@ -47,6 +47,8 @@ pub struct PacketSocket {
     /// Frames the kernel dropped before squall could read them: the ring
     /// was full, or a super-frame could not be queued whole beside it.
     kernel_dropped: u64,
+    /// The interface's transmit drops: what it dropped of squall's writes.
+    transmit_drops: Option<crate::device::TransmitDrops>,
 }
 
 /// Bytes of one ring slot: the TPACKET_V2 header, the virtio_net_hdr and a
@@ -236,6 +238,7 @@ impl PacketSocket {
             batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + crate::device::MAX_FRAME),
             ring,
             kernel_dropped: 0,
+            transmit_drops: crate::device::TransmitDrops::open(name),
         })
     }
 
@@ -506,6 +509,10 @@ impl PacketDevice for PacketSocket {
 
     fn write_error(&mut self) -> Option<io::Error> {
         self.vnet.write_error.take()
+    }
+
+    fn dropped_after_write(&mut self) -> u64 {
+        self.transmit_drops.as_mut().map_or(0, |d| d.since_open())
     }
 
     /// SO_ERROR, which the kernel sets (ENETDOWN) when the interface goes

@@ -157,6 +157,10 @@ impl PacketDevice for VethHost {
         self.xdp.last_age()
     }
 
+    fn dropped_after_write(&mut self) -> u64 {
+        self.xdp.dropped_after_write()
+    }
+
     /// What the host's end dropped on its way to squall's (the pair's
     /// queue was full), and what the socket dropped (its ring was full).
     fn kernel_dropped(&mut self) -> u64 {

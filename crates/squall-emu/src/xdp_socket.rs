@@ -68,9 +68,9 @@ pub struct XdpSocket {
     /// A datagram socket of the interface's namespace, to ask it whether
     /// the interface is up (an AF_XDP socket takes no interface ioctls).
     flags: OwnedFd,
-    /// A send failed (the interface went down or was removed): frames
-    /// are refused until it is up again.
-    down: bool,
+    /// What the last send found of the interface: frames are refused
+    /// while it is down or gone.
+    link: Link,
     /// The first error a send met since the data plane last asked
     /// ([`PacketDevice::write_error`]).
     error: Option<io::Error>,
@@ -79,8 +79,25 @@ pub struct XdpSocket {
     /// Frames a failed send left on the transmit ring, counted as
     /// written: the kernel sends them once the interface is up again.
     stranded: u64,
+    /// The transmit ring's index up to which frames were counted in
+    /// `stranded` (each counted once, whatever failures follow).
+    stranded_to: Option<u32>,
     /// How long ago the frame last read reached the interface's XDP hook.
     age: Option<std::time::Duration>,
+    /// The interface's transmit drops: what it dropped of squall's writes
+    /// (a frame sent without a carrier, say).
+    transmit_drops: Option<crate::device::TransmitDrops>,
+}
+
+/// The interface as sending found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    Up,
+    /// Down, or without its carrier: asked again before each send.
+    Down,
+    /// Removed: the socket is bound to nothing for good (a new interface
+    /// of the same name is another device).
+    Gone,
 }
 
 /// An AF_XDP socket on one receive queue.
@@ -182,11 +199,13 @@ impl XdpSocket {
             next: 0,
             epoll,
             flags,
-            down: false,
+            link: Link::Up,
             error: None,
             last_error: None,
             stranded: 0,
+            stranded_to: None,
             age: None,
+            transmit_drops: crate::device::TransmitDrops::open(name),
         })
     }
 }
@@ -304,12 +323,13 @@ impl Queue {
 
     /// Puts `frames` on the transmit ring, each after `header` if given
     /// (its EtherType set from the packet's IP version), and has the kernel
-    /// send them; `written[i]`: whether frame `i` was put on the ring. An
-    /// error of the send leaves what the kernel did not take on the ring.
-    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) -> io::Result<()> {
+    /// send them; `written[i]`: whether frame `i` was put on the ring; how
+    /// many times the kernel said EBUSY ([`Xsk::kick`]). An error of the
+    /// send leaves what the kernel did not take on the ring.
+    fn send_batch(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) -> io::Result<u32> {
         written.fill(false);
         self.reclaim();
-        let Some(tx) = self.xsk.tx.as_mut() else { return Ok(()) };
+        let Some(tx) = self.xsk.tx.as_mut() else { return Ok(0) };
         let extra = header.map_or(0, |h| h.len());
         let mut queued = 0;
         for (frame, w) in frames.iter().zip(written.iter_mut()) {
@@ -347,12 +367,11 @@ impl Queue {
 impl XdpSocket {
     /// The next frame read, from byte `skip` on.
     pub fn recv_skipping(&mut self, skip: usize) -> Option<Vec<u8>> {
-        // Frames a send left on the transmit ring go now.
-        if !self.down
-            && self.queues[0].unsent() > 0
-            && let Err(e) = self.queues[0].xsk.kick(2)
-        {
-            self.send_failed(e);
+        // Frames a send left on the transmit ring go now, or once the
+        // interface is back.
+        if self.queues[0].unsent() > 0 && self.sendable() {
+            let kicked = self.queues[0].xsk.kick(2);
+            self.after_kick(kicked);
         }
         // One frame from each queue in turn, so that none waits behind a
         // busy one.
@@ -380,43 +399,82 @@ impl XdpSocket {
     }
 
     /// Sends `frames` (after `header` if given) unless the interface is
-    /// down: then none is written, and the error says why.
+    /// down or gone: then none is written, and the error says why.
     fn send_frames(&mut self, frames: &[&[u8]], written: &mut [bool], header: Option<&[u8; 14]>) {
-        if self.down {
-            match crate::interface::is_up(&self.flags, &self.label) {
-                Ok(true) => self.down = false,
-                Ok(false) => {
-                    written.fill(false);
-                    self.error.get_or_insert_with(|| io::Error::from_raw_os_error(libc::ENETDOWN));
-                    return;
-                }
-                Err(e) => {
-                    written.fill(false);
-                    self.error.get_or_insert(e);
-                    return;
-                }
-            }
+        if !self.sendable() {
+            written.fill(false);
+            let errno = if self.link == Link::Gone { libc::ENXIO } else { libc::ENETDOWN };
+            self.error.get_or_insert_with(|| io::Error::from_raw_os_error(errno));
+            return;
         }
-        if let Err(e) = self.queues[0].send_batch(frames, written, header) {
-            self.send_failed(e);
+        let kicked = self.queues[0].send_batch(frames, written, header);
+        self.after_kick(kicked);
+    }
+
+    /// What a send's system calls said: an error, or EBUSY, which the
+    /// kernel says both when the device is busy and when it dropped a
+    /// frame for want of a carrier; only the interface's flags tell
+    /// which.
+    fn after_kick(&mut self, kicked: io::Result<u32>) {
+        match kicked {
+            Err(e) => self.send_failed(e),
+            Ok(busy) if busy > 0 && crate::interface::is_running(&self.flags, &self.label).is_ok_and(|r| !r) => {
+                self.send_failed(io::Error::new(
+                    io::ErrorKind::NetworkDown,
+                    format!("no carrier; the kernel dropped up to {busy} frame(s) given to it, counted as written"),
+                ));
+            }
+            Ok(_) => {}
         }
     }
 
-    /// A send failed with `e` (the interface went down or was removed,
-    /// say): what the kernel did not take stays on the transmit ring and
-    /// leaves once the interface is up again (an AF_XDP socket cannot take
-    /// back what it put there), and frames are refused until then.
+    /// Whether frames may be sent: the interface was up at the last send,
+    /// or is up again now (with its carrier), which clears what was said
+    /// while it was not.
+    fn sendable(&mut self) -> bool {
+        match self.link {
+            Link::Up => true,
+            Link::Gone => false,
+            Link::Down => {
+                let back = crate::interface::is_running(&self.flags, &self.label).unwrap_or(false);
+                if back {
+                    self.link = Link::Up;
+                    self.error = None;
+                }
+                back
+            }
+        }
+    }
+
+    /// A send failed with `e` (the interface went down, lost its carrier
+    /// or was removed): what the kernel did not take stays on the
+    /// transmit ring and leaves once the interface is up again (an AF_XDP
+    /// socket cannot take back what it put there), and frames are refused
+    /// until then.
     fn send_failed(&mut self, e: io::Error) {
-        self.down = true;
-        let left = self.queues[0].unsent();
-        self.stranded += u64::from(left);
+        self.link = if e.raw_os_error() == Some(libc::ENXIO) { Link::Gone } else { Link::Down };
+        let Some((produced, taken)) = self.queues[0].xsk.tx.as_ref().map(|t| t.indices()) else { return };
+        // Count only what an earlier failure has not (the ring is FIFO:
+        // frames before `stranded_to` that are still there were counted).
+        let from = match self.stranded_to {
+            Some(to) if to.wrapping_sub(taken) <= produced.wrapping_sub(taken) => to,
+            _ => taken,
+        };
+        let new = produced.wrapping_sub(from);
+        self.stranded += u64::from(new);
+        self.stranded_to = Some(produced);
+        let (when, until) = match self.link {
+            Link::Gone => ("never leave", "from now on"),
+            _ => ("leave when it is up again, late", "until then"),
+        };
         eprintln!(
-            "squall emu: {}: sending failed ({e}); {left} frame(s) already on the transmit ring leave when it is up \
-             again, late (counted as written), and frames for it are refused until then",
+            "squall emu: {}: sending failed ({e}); {new} frame(s) already on the transmit ring {when} (counted as \
+             written), and frames for it are refused {until}",
             self.label
         );
-        self.error
-            .get_or_insert(e.raw_os_error().map_or_else(|| io::Error::from(e.kind()), io::Error::from_raw_os_error));
+        self.error.get_or_insert(
+            e.raw_os_error().map_or_else(|| io::Error::new(e.kind(), e.to_string()), io::Error::from_raw_os_error),
+        );
         self.last_error = Some(e);
     }
 
@@ -429,7 +487,7 @@ impl XdpSocket {
 
 impl Drop for XdpSocket {
     fn drop(&mut self) {
-        if let Some(e) = &self.last_error {
+        if let Some(e) = self.last_error.as_ref().filter(|_| self.stranded > 0) {
             let left = self.queues[0].unsent();
             eprintln!(
                 "squall emu: {}: sending failed ({e}) and left {} frame(s) on the transmit ring, counted as \
@@ -475,6 +533,10 @@ impl PacketDevice for XdpSocket {
 
     fn last_age(&self) -> Option<std::time::Duration> {
         XdpSocket::last_age(self)
+    }
+
+    fn dropped_after_write(&mut self) -> u64 {
+        self.transmit_drops.as_mut().map_or(0, |d| d.since_open())
     }
 
     /// Why frames were not written since the last call: the interface is

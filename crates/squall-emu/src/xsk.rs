@@ -189,6 +189,12 @@ impl<T: Copy> Ring<T> {
         unsafe { self.producer.as_ref() }.store(self.local, Ordering::Release);
     }
 
+    /// This side's index and the kernel's, each counting the entries
+    /// pushed or taken since the ring was made (wrapping).
+    pub fn indices(&self) -> (u32, u32) {
+        (self.local, self.load_consumer())
+    }
+
     /// Entries published and not yet taken by the kernel.
     pub fn pending(&self) -> u32 {
         self.local.wrapping_sub(self.load_consumer())
@@ -330,12 +336,16 @@ impl Xsk {
     /// Has the kernel send what is on the transmit ring (copy mode sends
     /// in this call, up to 32 frames each time): calls again while the
     /// kernel says EAGAIN or EBUSY with frames left, at most `calls`
-    /// times. Another error (the interface went down, no memory) is
-    /// returned; the frames stay on the ring for the next call.
-    pub fn kick(&self, calls: usize) -> io::Result<()> {
+    /// times, and returns how many times it said EBUSY (the device was
+    /// busy, or it dropped a frame: an interface without its carrier
+    /// drops one a call, net/core/dev.c `__dev_direct_xmit`). Another
+    /// error (the interface went down, no memory) is returned; the frames
+    /// stay on the ring for the next call.
+    pub fn kick(&self, calls: usize) -> io::Result<u32> {
+        let mut busy = 0;
         for _ in 0..calls {
             if self.tx.as_ref().is_none_or(|t| t.pending() == 0) {
-                return Ok(());
+                break;
             }
             // SAFETY: sendto with no data on a socket this owns.
             let r = unsafe {
@@ -343,12 +353,14 @@ impl Xsk {
             };
             if r < 0 {
                 let e = io::Error::last_os_error();
-                if !matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EBUSY)) {
-                    return Err(e);
+                match e.raw_os_error() {
+                    Some(libc::EBUSY) => busy += 1,
+                    Some(libc::EAGAIN) => {}
+                    _ => return Err(e),
                 }
             }
         }
-        Ok(())
+        Ok(busy)
     }
 
     pub fn statistics(&self) -> io::Result<Statistics> {

@@ -198,6 +198,28 @@ fn stop(run: Run, out: &Path) -> serde_json::Value {
 
 /// Stops the run with SIGINT and returns its summary.json and what it
 /// wrote to stderr.
+/// `squall emu --inline` on `bed` with `--inline-socket socket`, a 100
+/// Mbit/s link of `delay` each way: the run, its output directory and
+/// the directory that holds both.
+fn start_inline(bed: &Testbed, socket: &str, delay: &str) -> (Run, PathBuf, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = scenario(dir.path(), "100 Mbit/s", delay, "0%");
+    let out = dir.path().join("out");
+    let inline = format!("{},{}", bed.side[0], bed.side[1]);
+    let run = start_with(bed, &["--inline", &inline, "--inline-socket", socket], &file, &out);
+    (run, out, dir)
+}
+
+/// Pings from a to b until one crosses, for at most 5 s; the replies.
+fn pings_until_one_crosses(bed: &Testbed) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut crossed = 0;
+    while crossed == 0 && Instant::now() < deadline {
+        crossed += rtts(&bed.exec(0, &["ping", "-c", "1", "-W", "1", "10.201.0.2"])).len() as u64;
+    }
+    crossed
+}
+
 fn stop_with_stderr(mut run: Run, out: &Path) -> (serde_json::Value, String) {
     let child = run.0.take().expect("a run not stopped yet");
     // SAFETY: kill(2) with the pid of a child this test started.
@@ -233,11 +255,7 @@ fn ping_and_iperf3_through_a_bridge_see_the_configured_link() {
 
 fn bridge_sees_the_configured_link(socket: &str, tag: &str) {
     let Some(bed) = Testbed::new(tag) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(dir.path(), "100 Mbit/s", "20 ms", "0%");
-    let out = dir.path().join("out");
-    let inline = format!("{},{}", bed.side[0], bed.side[1]);
-    let run = start_with(&bed, &["--inline", &inline, "--inline-socket", socket], &file, &out);
+    let (run, out, _dir) = start_inline(&bed, socket, "20 ms");
 
     // IPv4: pings, 20 ms each way plus two 98-byte transmissions at
     // 100 Mbit/s (7.8 µs each).
@@ -514,11 +532,7 @@ fn an_interface_that_goes_down_is_named_and_what_it_misses_is_counted() {
 
 fn interface_goes_down(socket: &str, tag: &str) {
     let Some(bed) = Testbed::new(tag) else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let file = scenario(dir.path(), "100 Mbit/s", "1 ms", "0%");
-    let out = dir.path().join("out");
-    let inline = format!("{},{}", bed.side[0], bed.side[1]);
-    let run = start_with(&bed, &["--inline", &inline, "--inline-socket", socket], &file, &out);
+    let (run, out, _dir) = start_inline(&bed, socket, "1 ms");
     let pid = run.0.as_ref().unwrap().id();
     // `squall ctl list` says which interface each side is behind (an
     // inline run has no namespaces).
@@ -540,12 +554,7 @@ fn interface_goes_down(socket: &str, tag: &str) {
     let spent = cpu_seconds(pid) - cpu_before;
     assert!(ip(&["link", "set", &bed.side[1], "up"]));
     // Back up: a ping crosses again within a few seconds.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut crossed = 0;
-    while crossed == 0 && Instant::now() < deadline {
-        let ping = bed.exec(0, &["ping", "-c", "1", "-W", "1", "10.201.0.2"]);
-        crossed += rtts(&ping).len() as u64;
-    }
+    let crossed = pings_until_one_crosses(&bed);
     std::thread::sleep(Duration::from_millis(300));
     let echoes = in_echos(&bed) - echoes_before;
     let (summary, stderr) = stop_with_stderr(run, &out);
@@ -582,6 +591,41 @@ fn interface_goes_down(socket: &str, tag: &str) {
     let errors = summary["runs"][0]["hosts"]["b"]["write_errors"].as_u64().unwrap();
     assert!(errors + late >= 5 && errors <= 15, "write errors for b: {errors}, {late} left (5 pings were sent)");
     assert_eq!(stderr.matches("while it runs").count(), 1, "the run says once that it runs: {stderr}");
+}
+
+/// b's own end of its veth goes down: squall's side stays up but loses
+/// its carrier, and the kernel drops what squall writes to it. Those
+/// frames are counted (the interface's transmit drops, or refused once
+/// the AF_XDP socket sees the carrier gone), not lost unseen.
+#[test]
+fn what_a_side_without_its_carrier_drops_is_counted() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for (socket, tag) in [("packet", "c"), ("xdp", "cx")] {
+        println!("--inline-socket {socket}");
+        let Some(bed) = Testbed::new(tag) else { return };
+        let (run, out, _dir) = start_inline(&bed, socket, "1 ms");
+        assert!(bed.exec(1, &["ip", "link", "set", "eth0", "down"]).status.success());
+        let lost = bed.exec(0, &["ping", "-c", "5", "-i", "0.05", "-W", "1", "10.201.0.2"]);
+        assert!(bed.exec(1, &["ip", "link", "set", "eth0", "up"]).status.success());
+        let crossed = pings_until_one_crosses(&bed);
+        let (summary, stderr) = stop_with_stderr(run, &out);
+        assert!(rtts(&lost).is_empty(), "pings crossed to a side without carrier");
+        assert!(crossed > 0, "no ping crossed once b's end was up again");
+        let b = &summary["runs"][0]["hosts"]["b"];
+        let (errors, dropped) = (b["write_errors"].as_u64().unwrap(), b["dropped_after_write"].as_u64().unwrap());
+        // The 5 echo requests, and a's own IPv6 traffic, as above.
+        assert!(errors + dropped >= 5 && errors + dropped <= 15, "b: {errors} write errors, {dropped} dropped: {b}");
+        if dropped > 0 {
+            let said = format!("the kernel dropped {dropped} frame(s) written to {} (host `b`)", bed.side[1]);
+            assert!(stderr.contains(&said), "{stderr}");
+        }
+        if socket == "packet" {
+            // A packet socket's write succeeds; only the drops tell.
+            assert!(dropped >= 5, "b: {dropped} dropped after write");
+        } else {
+            assert!(stderr.contains("sending failed (no carrier"), "{stderr}");
+        }
+    }
 }
 
 /// Echo requests b's kernel has received (/proc/net/snmp, Icmp InEchos).
