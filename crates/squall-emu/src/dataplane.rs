@@ -797,20 +797,17 @@ impl Dataplane {
 
     fn finish(mut self) -> DataplaneReport {
         let end = self.clock.now();
-        for (counters, device) in self.hosts.iter_mut().zip(&mut self.devices) {
+        for ((counters, device), name) in self.hosts.iter_mut().zip(&mut self.devices).zip(&self.routing.names) {
             counters.offload = device.offload_counts();
             counters.kernel_dropped_frames = device.kernel_dropped();
             counters.dropped_after_write = device.dropped_after_write();
-        }
-        for (host, counters) in self.hosts.iter().enumerate() {
             if counters.dropped_after_write > 0 {
                 eprintln!(
-                    "squall emu: the kernel dropped {} frame(s) written to {} (host `{}`) after squall wrote them: \
-                     the far side was down or without its carrier (its transmit drops; summary.json \
+                    "squall emu: the kernel dropped {} frame(s) written to {} (host `{name}`) after squall wrote \
+                     them: the far side was down or without its carrier (its transmit drops; summary.json \
                      dropped_after_write)",
                     counters.dropped_after_write,
-                    self.devices[host].label(),
-                    self.routing.names[host]
+                    device.label(),
                 );
             }
         }

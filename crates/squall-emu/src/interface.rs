@@ -34,6 +34,18 @@ pub(crate) fn ifreq_named(name: &[u8]) -> libc::ifreq {
     req
 }
 
+/// A new UDP socket of this thread's namespace: what the interface
+/// ioctls (netdevice(7)) are called on, and answer for.
+pub(crate) fn datagram_socket() -> io::Result<std::os::fd::OwnedFd> {
+    // SAFETY: a new socket, closed by the OwnedFd.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is the socket just made, owned from here.
+    Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// Calls ioctl `request` with an ifreq for interface `name` (in this
 /// thread's namespace) on a new UDP socket, `fill` setting its union
 /// first; the ifreq after the call.
@@ -42,13 +54,7 @@ pub(crate) fn interface_ioctl(
     request: libc::c_ulong,
     fill: impl FnOnce(&mut libc::ifreq),
 ) -> io::Result<libc::ifreq> {
-    // SAFETY: a new socket, closed by the OwnedFd.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is the socket just made, owned from here.
-    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let fd = datagram_socket()?;
     let mut req = ifreq_named(name.as_bytes());
     fill(&mut req);
     // SAFETY: `request` takes an ifreq; what its union points to (if

@@ -111,12 +111,11 @@ struct Queue {
     refill: Vec<u64>,
 }
 
-/// CLOCK_MONOTONIC now, nanoseconds: bpf_ktime_get_ns's clock.
-fn monotonic_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    (t.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec as u64)
+/// CLOCK_MONOTONIC now, nanoseconds: bpf_ktime_get_ns's clock (None if
+/// it cannot be read).
+fn monotonic_ns() -> Option<u64> {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).ok()?;
+    Some(u64::try_from(t.tv_sec()).ok()? * 1_000_000_000 + u64::try_from(t.tv_nsec()).ok()?)
 }
 
 /// Most receive queues a socket is bound to.
@@ -185,13 +184,8 @@ impl XdpSocket {
                 .add(q.xsk.fd(), nix::sys::epoll::EpollEvent::new(nix::sys::epoll::EpollFlags::EPOLLIN, i as u64))
                 .map_err(|e| EmuError::io(format!("interface {name}: epoll"), e.into()))?;
         }
-        // SAFETY: a new socket, owned from here.
-        let flags = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-        if flags < 0 {
-            return Err(EmuError::io(format!("interface {name}: a socket for its flags"), io::Error::last_os_error()));
-        }
-        // SAFETY: the descriptor just made.
-        let flags = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(flags) };
+        let flags = crate::interface::datagram_socket()
+            .map_err(|e| EmuError::io(format!("interface {name}: a socket for its flags"), e))?;
         Ok(XdpSocket {
             label: name.to_string(),
             _redirect: redirect,
@@ -379,7 +373,7 @@ impl XdpSocket {
             let q = self.next;
             self.next = (q + 1) % self.queues.len();
             if let Some((frame, stamp)) = self.queues[q].recv(skip) {
-                self.age = stamp.and_then(|t| monotonic_ns().checked_sub(t)).map(std::time::Duration::from_nanos);
+                self.age = stamp.and_then(|t| monotonic_ns()?.checked_sub(t)).map(std::time::Duration::from_nanos);
                 return Some(frame);
             }
         }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use squall_emu::device::PacketDevice;
 mod common;
-use common::{namespace, numbered, veth_pair};
+use common::{in_veth_pair, namespace, numbered, veth_pair};
 use squall_emu::packet_socket::PacketSocket;
 
 /// Waits up to half a second for a frame of EtherType 0x88b5 on `dev`
@@ -62,36 +62,33 @@ fn frames_cross_a_veth_pair_whole_and_bad_interfaces_are_named() {
 
 #[test]
 fn frames_longer_than_a_ring_slot_keep_their_place_and_ring_overflow_is_counted() {
-    let Some(ns) = namespace("pktring") else { return };
-    let result = veth_pair(&ns, &["mtu", "9000"]).and_then(|()| {
-        ns.run_in(|| {
-            // No IPv6 neighbour traffic of the kernel's own to count.
-            for key in ["all", "default", "sq-a", "sq-b"] {
-                let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6"), "1");
-            }
-            let mut a = PacketSocket::open("sq-a")?;
-            let mut b = PacketSocket::open("sq-b")?;
-            let send = |a: &mut PacketSocket, f: &[u8]| a.send(f).map_err(|e| squall_emu::EmuError::io("send", e));
-            // Small, large (beyond a 2048-byte slot), small, large.
-            let mixed: Vec<Vec<u8>> = [(0, 100), (1, 4000), (2, 60), (3, 8000)].map(|(n, l)| numbered(n, l)).into();
-            for f in &mixed {
-                send(&mut a, f)?;
-            }
-            let got: Vec<Option<Vec<u8>>> = (0..mixed.len()).map(|_| receive(&mut b)).collect();
-            // 6000 frames sent before b reads any: more than the ring holds.
-            let flood = 6000u16;
-            for n in 0..flood {
-                send(&mut a, &numbered(n, 100))?;
-            }
-            let mut read = 0u64;
-            while receive(&mut b).is_some() {
-                read += 1;
-            }
-            Ok((mixed, got, u64::from(flood), read, b.kernel_dropped()))
-        })
-    });
-    let _ = ns.delete();
-    let (mixed, got, flood, read, dropped) = result.unwrap();
+    let Some((mixed, got, flood, read, dropped)) = in_veth_pair("pktring", &["mtu", "9000"], || {
+        // No IPv6 neighbour traffic of the kernel's own to count.
+        for key in ["all", "default", "sq-a", "sq-b"] {
+            let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6"), "1");
+        }
+        let mut a = PacketSocket::open("sq-a")?;
+        let mut b = PacketSocket::open("sq-b")?;
+        let send = |a: &mut PacketSocket, f: &[u8]| a.send(f).map_err(|e| squall_emu::EmuError::io("send", e));
+        // Small, large (beyond a 2048-byte slot), small, large.
+        let mixed: Vec<Vec<u8>> = [(0, 100), (1, 4000), (2, 60), (3, 8000)].map(|(n, l)| numbered(n, l)).into();
+        for f in &mixed {
+            send(&mut a, f)?;
+        }
+        let got: Vec<Option<Vec<u8>>> = (0..mixed.len()).map(|_| receive(&mut b)).collect();
+        // 6000 frames sent before b reads any: more than the ring holds.
+        let flood = 6000u16;
+        for n in 0..flood {
+            send(&mut a, &numbered(n, 100))?;
+        }
+        let mut read = 0u64;
+        while receive(&mut b).is_some() {
+            read += 1;
+        }
+        Ok((mixed, got, u64::from(flood), read, b.kernel_dropped()))
+    }) else {
+        return;
+    };
     for (i, (sent, got)) in mixed.iter().zip(&got).enumerate() {
         assert_eq!(got.as_deref(), Some(&sent[..]), "frame {i} ({} bytes) not whole or out of place", sent.len());
     }
@@ -101,15 +98,12 @@ fn frames_longer_than_a_ring_slot_keep_their_place_and_ring_overflow_is_counted(
 
 #[test]
 fn a_vlan_tagged_frame_keeps_its_tag() {
-    let Some(ns) = namespace("pktvlan") else { return };
-    let result = veth_pair(&ns, &[]).and_then(|()| {
-        ns.run_in(|| {
-            let mut a = PacketSocket::open("sq-a")?;
-            let mut b = PacketSocket::open("sq-b")?;
-            common::send_tagged(&mut a, &mut b)
-        })
-    });
-    let _ = ns.delete();
-    let (frame, got) = result.unwrap();
+    let Some((frame, got)) = in_veth_pair("pktvlan", &[], || {
+        let mut a = PacketSocket::open("sq-a")?;
+        let mut b = PacketSocket::open("sq-b")?;
+        common::send_tagged(&mut a, &mut b)
+    }) else {
+        return;
+    };
     assert_eq!(got.as_deref(), Some(&frame[..]), "the tagged frame did not arrive as sent");
 }

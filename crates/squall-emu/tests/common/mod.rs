@@ -42,6 +42,21 @@ pub fn veth_pair(ns: &NetNs, link_args: &[&str]) -> Result<(), squall_emu::EmuEr
     ns.ip(&["link", "set", "sq-b", "up"])
 }
 
+/// `f` run inside a namespace of its own that holds the veth pair sq-a /
+/// sq-b ([`veth_pair`] with `link_args`), the namespace removed after;
+/// `None` (skipped) where no namespace can be made, as [`namespace`].
+/// Panics with the error if the pair or `f` fails.
+pub fn in_veth_pair<T: Send>(
+    name: &str,
+    link_args: &[&str],
+    f: impl FnOnce() -> Result<T, squall_emu::EmuError> + Send,
+) -> Option<T> {
+    let ns = namespace(name)?;
+    let result = veth_pair(&ns, link_args).and_then(|()| ns.run_in(f));
+    let _ = ns.delete();
+    Some(result.unwrap())
+}
+
 /// Sends an 802.1Q-tagged frame (VLAN 5, priority 3: TCI 0x6005, then
 /// EtherType 0x88b5 and 100 bytes) from `a` and reads `b` for half a
 /// second: the frame sent, and the first frame `b` read that is not the
