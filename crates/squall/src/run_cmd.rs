@@ -17,8 +17,7 @@ use serde::{Deserialize, Serialize};
 use squall_scenario::{Engine, Experiment, Scenario};
 use squall_sim::RunOptions;
 
-use crate::builtin;
-use crate::sim_cmd::{Outputs, write_replication};
+use crate::sim_cmd::{Outputs, scenario_text, write_replication};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -84,23 +83,6 @@ pub struct ManifestPoint {
     pub scenario: String,
     /// (replication, seed, run directory relative to the output directory).
     pub runs: Vec<(u32, u64, String)>,
-}
-
-/// Reads a set's scenario text: `builtin:NAME` or a path relative to the
-/// experiment file.
-fn scenario_text(spec: &str, base: &Path) -> Result<(String, String, PathBuf)> {
-    match spec.strip_prefix("builtin:") {
-        Some(name) => {
-            let b = builtin::find(name)
-                .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
-            Ok((format!("builtin:{name}"), b.text.to_string(), PathBuf::from("scenarios")))
-        }
-        None => {
-            let path = base.join(spec);
-            let text = fs::read_to_string(&path).with_context(|| format!("cannot read scenario {}", path.display()))?;
-            Ok((path.display().to_string(), text, path.parent().map(Path::to_path_buf).unwrap_or_default()))
-        }
-    }
 }
 
 struct Job {

@@ -110,6 +110,25 @@ pub struct Loaded {
 
 /// Loads the scenario `args` name, with its overrides, seed and (when
 /// given) number of replications applied.
+/// A scenario's name as given (`builtin:NAME`, or its path: relative to
+/// `base`), its text, and the directory its own file names are relative
+/// to.
+pub(crate) fn scenario_text(spec: &str, base: &Path) -> Result<(String, String, PathBuf)> {
+    match spec.strip_prefix("builtin:") {
+        Some(name) => {
+            let b = builtin::find(name)
+                .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
+            Ok((format!("builtin:{name}"), b.text.to_string(), PathBuf::from("scenarios")))
+        }
+        None => {
+            let path = base.join(spec);
+            let text =
+                fs::read_to_string(&path).with_context(|| format!("cannot read scenario file {}", path.display()))?;
+            Ok((path.display().to_string(), text, path.parent().map(Path::to_path_buf).unwrap_or_default()))
+        }
+    }
+}
+
 pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
     let overrides: Vec<(String, String)> = args
         .overrides
@@ -122,18 +141,7 @@ pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
         .collect::<Result<_>>()?;
     let (source, mut scenario) = match (&args.scenario, &args.link) {
         (Some(s), None) => {
-            let (source, text, base): (String, String, PathBuf) = match s.strip_prefix("builtin:") {
-                Some(name) => {
-                    let b = builtin::find(name)
-                        .with_context(|| format!("no built-in scenario `{name}`; `squall scenarios` lists them"))?;
-                    (format!("builtin:{name}"), b.text.to_string(), PathBuf::from("scenarios"))
-                }
-                None => {
-                    let path = Path::new(s);
-                    let text = fs::read_to_string(path).with_context(|| format!("cannot read scenario file {s}"))?;
-                    (s.clone(), text, path.parent().map(Path::to_path_buf).unwrap_or_default())
-                }
-            };
+            let (source, text, base) = scenario_text(s, Path::new(""))?;
             let text = if overrides.is_empty() {
                 text
             } else {
