@@ -20,12 +20,19 @@ pub enum Direction {
     Uplink,
 }
 
-impl fmt::Display for Direction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Direction {
+    /// Its name in scenarios and events.csv.
+    pub fn as_str(self) -> &'static str {
+        match self {
             Direction::Downlink => "downlink",
             Direction::Uplink => "uplink",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -86,13 +86,13 @@ pub struct FlowKey {
 
 impl fmt::Display for FlowKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let proto = match self.protocol {
-            Protocol::Tcp => "tcp".to_string(),
-            Protocol::Udp => "udp".to_string(),
-            Protocol::Icmp => "icmp".to_string(),
-            Protocol::Other(n) => format!("ip{n}"),
-        };
-        write!(f, "{proto}:{}:{}>{}:{}", self.src, self.src_port, self.dst, self.dst_port)
+        match self.protocol {
+            Protocol::Tcp => f.write_str("tcp")?,
+            Protocol::Udp => f.write_str("udp")?,
+            Protocol::Icmp => f.write_str("icmp")?,
+            Protocol::Other(n) => write!(f, "ip{n}")?,
+        }
+        write!(f, ":{}:{}>{}:{}", self.src, self.src_port, self.dst, self.dst_port)
     }
 }
 

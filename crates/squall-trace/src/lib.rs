@@ -11,6 +11,6 @@ mod event_log;
 mod pcap;
 mod tcp;
 
-pub use event_log::{EventLogError, EventLogReader, EventLogWriter, HEADER as EVENT_LOG_HEADER};
+pub use event_log::{EventLogError, EventLogReader, EventLogWriter, HEADER as EVENT_LOG_HEADER, push_seconds};
 pub use pcap::{PcapWriteError, PcapWriter, SNAPLEN, synthesise_headers};
 pub use tcp::{TcpFlags, TcpHeaderInfo};

@@ -275,7 +275,7 @@ pub fn write_replication(
     if outputs.events {
         let path = rep_dir.join("events.csv");
         let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut log = EventLogWriter::new(BufWriter::new(file))?;
+        let mut log = EventLogWriter::new(file)?;
         for e in &run.events {
             log.write_event(e)?;
         }
