@@ -232,7 +232,10 @@ impl Recorder {
         };
         let mut files = Files { events: None, pcaps: Vec::new(), timing: None, hosts: hosts.to_vec(), row: Vec::new() };
         if options.events {
+            // The event log buffers its own writes.
             let (path, file) = create("events.csv")?;
+            let file =
+                file.into_inner().map_err(|e| RecordingError::Io { path: path.clone(), source: e.into_error() })?;
             let log =
                 EventLogWriter::new(file).map_err(|source| RecordingError::Events { path: path.clone(), source })?;
             files.events = Some((path, log));
@@ -401,7 +404,7 @@ impl Recorder {
 
 /// The writer thread's files.
 struct Files {
-    events: Option<(PathBuf, EventLogWriter<BufWriter<File>>)>,
+    events: Option<(PathBuf, EventLogWriter<File>)>,
     pcaps: Vec<(PathBuf, PcapWriter<BufWriter<File>>)>,
     timing: Option<(PathBuf, BufWriter<File>)>,
     hosts: Vec<String>,

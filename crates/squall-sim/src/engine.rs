@@ -13,7 +13,8 @@ use squall_tcp::{CcKind, DelayedAck, Profile, RtoVariant, TcpConfig};
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
 use crate::host::{Host, HostId};
 use crate::metrics::FlowMetrics;
-use crate::network::{Network, PathId, PathSlot};
+use crate::network::{Network, PathId, PathSlot, Records};
+use crate::recorder::RunRecorder;
 use crate::result::{HostCapture, RunResult};
 use crate::routing::Routes;
 use crate::scheduler::Wake;
@@ -90,7 +91,14 @@ fn scenario_error(message: impl Into<String>) -> SimError {
 impl Simulation {
     /// Builds the hosts, paths, routes, agents and state schedule of
     /// `scenario` for the replication with `seed`.
-    pub fn new(scenario: &Scenario, seed: u64, options: RunOptions) -> Result<Self, SimError> {
+    /// `recorder`: where events and captures go as the run makes them
+    /// (`None`: kept for the result).
+    pub fn new(
+        scenario: &Scenario,
+        seed: u64,
+        options: RunOptions,
+        recorder: Option<Box<dyn RunRecorder>>,
+    ) -> Result<Self, SimError> {
         if let Some((i, c)) = scenario.workload.commands.iter().enumerate().next() {
             return Err(scenario_error(format!(
                 "workload.commands[{i}] (on host `{}`: `{}`) runs a real program, which only `squall emu` can \
@@ -144,7 +152,7 @@ impl Simulation {
         }
         let schedule = StateSchedule::new(states, seed);
 
-        let mut net = Network::new(hosts, paths, routes, options);
+        let mut net = Network::new(hosts, paths, routes, options, recorder);
         let mut agents = Vec::new();
         for (i, f) in scenario.workload.udp.iter().enumerate() {
             let what = format!("workload.udp `{}`", f.name);
@@ -283,6 +291,8 @@ impl Simulation {
         };
         let now = request.at;
         self.count_wakeup(now)?;
+        // Every wakeup before `now` has run: the events before it can go.
+        self.net.settle(Some(now));
         match request.wake {
             Wake::Path(p) => {
                 if self.net.take_wakeup(p, request.seq) {
@@ -395,9 +405,10 @@ impl Simulation {
     }
 
     /// Ends the run: checks conservation and gathers the results.
-    pub fn finish(mut self) -> Result<RunResult, SimError> {
+    pub fn finish(mut self) -> Result<(RunResult, Option<Box<dyn RunRecorder>>), SimError> {
         let net = &mut self.net;
         net.drain_all();
+        net.settle(None);
         if let Some(v) = net.violation.take() {
             return Err(SimError::Conservation(v));
         }
@@ -433,14 +444,16 @@ impl Simulation {
         }
 
         let stages = net.paths.iter().flat_map(|s| s.path.stage_stats(self.end)).collect();
-        let mut events = std::mem::take(&mut net.events);
-        events.sort_by_key(|e| e.time); // stable: equal times keep drain order
-        let mut headers = std::mem::take(&mut net.capture_headers).into_iter();
-        let captures = std::mem::take(&mut net.captures)
-            .into_iter()
-            .zip(&net.hosts)
-            .map(|(packets, h)| HostCapture { host: h.name.clone(), packets, tcp: headers.next().unwrap_or_default() })
-            .collect();
+        let empty = Records::Keep { events: Vec::new(), captures: Vec::new(), headers: Vec::new() };
+        let (events, captures, recorder) = match std::mem::replace(&mut net.recording, empty) {
+            Records::Keep { events, captures, headers } => {
+                let captures = (captures.into_iter().zip(headers).zip(&net.hosts))
+                    .map(|((packets, tcp), h)| HostCapture { host: h.name.clone(), packets, tcp })
+                    .collect();
+                (events, captures, None)
+            }
+            Records::Stream(recorder) => (Vec::new(), Vec::new(), Some(recorder)),
+        };
         let mut parts: Vec<Vec<TcpPart>> = self.tcp_plans.iter().map(|_| Vec::new()).collect();
         for a in &mut self.agents {
             let (index, part) = match a {
@@ -461,7 +474,7 @@ impl Simulation {
         let labels: Vec<String> = net.paths.iter().map(|p| p.label.clone()).collect();
         let flows =
             std::mem::take(&mut net.flows).into_iter().zip(in_flight).map(|(f, n)| f.finish(n, &labels)).collect();
-        Ok(RunResult {
+        let result = RunResult {
             seed: self.seed,
             end: self.end,
             flows,
@@ -471,7 +484,8 @@ impl Simulation {
             captures,
             tcp_flows,
             tcp_traces,
-        })
+        };
+        Ok((result, recorder))
     }
 }
 

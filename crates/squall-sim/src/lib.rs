@@ -27,6 +27,7 @@ mod host;
 mod ledger;
 mod metrics;
 mod network;
+mod recorder;
 mod replications;
 mod result;
 mod routing;
@@ -36,7 +37,8 @@ pub mod udp;
 
 pub use engine::{tcp_ports, udp_ports};
 pub use host::HostId;
-pub use replications::{run_replications, run_replications_with};
+pub use recorder::{EventFilter, FileRecorder, RunRecorder};
+pub use replications::{for_each_replication, run_replications, run_replications_with};
 pub use result::*;
 
 use squall_link::Instant;
@@ -76,10 +78,31 @@ pub enum SimError {
 ///
 /// Deterministic: the same scenario and seed give the same result, events
 /// included. Every random stream is seeded from `seed` and a stable name.
+///
+/// The events and captures are kept in the result: memory grows with the
+/// run. [`run_recorded`] streams them instead.
 pub fn run(scenario: &Scenario, seed: u64, options: RunOptions) -> Result<RunResult, SimError> {
-    let mut sim = engine::Simulation::new(scenario, seed, options)?;
+    let mut sim = engine::Simulation::new(scenario, seed, options, None)?;
     sim.run(None)?;
-    sim.finish()
+    Ok(sim.finish()?.0)
+}
+
+/// [`run`], handing the events and captures to `recorder` as the run makes
+/// them (the result holds none), so memory stays bounded however long the
+/// run; the recorder comes back with the result, to be finished
+/// ([`RunRecorder::finish`]).
+pub fn run_recorded(
+    scenario: &Scenario,
+    seed: u64,
+    options: RunOptions,
+    recorder: Box<dyn RunRecorder>,
+) -> Result<(RunResult, Box<dyn RunRecorder>), SimError> {
+    let mut sim = engine::Simulation::new(scenario, seed, options, Some(recorder))?;
+    sim.run(None)?;
+    match sim.finish()? {
+        (result, Some(recorder)) => Ok((result, recorder)),
+        (_, None) => unreachable!("a run given a recorder streams to it"),
+    }
 }
 
 /// [`run`], but fails with [`SimError::Livelock`] if the run is not over
@@ -91,7 +114,7 @@ pub fn run_bounded(
     options: RunOptions,
     max_wakeups: u64,
 ) -> Result<RunResult, SimError> {
-    let mut sim = engine::Simulation::new(scenario, seed, options)?;
+    let mut sim = engine::Simulation::new(scenario, seed, options, None)?;
     sim.run(Some(max_wakeups))?;
-    sim.finish()
+    Ok(sim.finish()?.0)
 }

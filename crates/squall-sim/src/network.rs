@@ -17,6 +17,7 @@ use crate::hash::FxHashMap;
 use crate::host::{Host, HostId};
 use crate::ledger::{self, Entry, PacketLedger};
 use crate::metrics::FlowMetrics;
+use crate::recorder::RunRecorder;
 use crate::result::{CaptureDirection, PacketRecord};
 use crate::routing::Routes;
 use crate::scheduler::{Scheduler, Wake};
@@ -61,6 +62,30 @@ impl PathSlot {
 /// engine hands it over.
 pub(crate) type Handover = Option<(AgentId, Packet, Option<Segment>)>;
 
+/// Where a run's events and captures go.
+pub(crate) enum Records {
+    /// Kept for the [`crate::RunResult`]: the events in time order, and
+    /// per host its captured packets and their TCP headers.
+    Keep {
+        events: Vec<Event>,
+        captures: Vec<Vec<(Instant, CaptureDirection, Packet)>>,
+        headers: Vec<Vec<Option<Segment>>>,
+    },
+    /// Handed on as they come.
+    Stream(Box<dyn RunRecorder>),
+}
+
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Records::Keep { events, captures, .. } => {
+                write!(f, "Keep({} events, {} hosts captured)", events.len(), captures.len())
+            }
+            Records::Stream(_) => f.write_str("Stream"),
+        }
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Network {
     pub hosts: Vec<Host>,
@@ -78,12 +103,13 @@ pub(crate) struct Network {
     flow_index: FxHashMap<squall_link::FlowKey, u32>,
     pub options: RunOptions,
     pub records: Vec<PacketRecord>,
-    pub captures: Vec<Vec<(Instant, CaptureDirection, Packet)>>,
-    /// The TCP header of each captured packet, in the same order.
-    pub capture_headers: Vec<Vec<Option<Segment>>>,
-    /// Every model event so far (only with `options.record_events`), in
-    /// the order drained; sorted by time at the end.
-    pub events: Vec<Event>,
+    /// Where events and captures go: kept for the result, or streamed.
+    pub recording: Records,
+    /// Model events drained and not yet handed on (only with
+    /// `options.record_events`), in the order drained.
+    pending: Vec<Event>,
+    /// Every event before this time has been handed on.
+    settled: Instant,
     /// The first inconsistency seen (a bug): reported as a conservation
     /// error at the end of the run.
     pub violation: Option<String>,
@@ -92,11 +118,28 @@ pub(crate) struct Network {
 }
 
 impl Network {
-    pub fn new(hosts: Vec<Host>, paths: Vec<PathSlot>, routes: Routes, options: RunOptions) -> Self {
+    /// `recorder`: where events and captures go as the run makes them
+    /// (`None`: kept for the result).
+    pub fn new(
+        hosts: Vec<Host>,
+        paths: Vec<PathSlot>,
+        routes: Routes,
+        options: RunOptions,
+        recorder: Option<Box<dyn RunRecorder>>,
+    ) -> Self {
         let by_address = hosts.iter().enumerate().map(|(i, h)| (h.address, HostId(i as u32))).collect();
-        let captures: Vec<_> =
-            if options.record_captures { hosts.iter().map(|_| Vec::new()).collect() } else { Vec::new() };
-        let capture_headers = captures.iter().map(|_| Vec::new()).collect();
+        let names: Vec<String> = hosts.iter().map(|h| h.name.clone()).collect();
+        let records = match recorder {
+            Some(mut r) => {
+                r.start(&names);
+                Records::Stream(r)
+            }
+            None => Records::Keep {
+                events: Vec::new(),
+                captures: if options.record_captures { names.iter().map(|_| Vec::new()).collect() } else { Vec::new() },
+                headers: if options.record_captures { names.iter().map(|_| Vec::new()).collect() } else { Vec::new() },
+            },
+        };
         // Drops are always needed, to charge them to flows; the rest only
         // when the run keeps events.
         let recording = if options.record_events { Recording::All } else { Recording::Drops };
@@ -117,9 +160,9 @@ impl Network {
             flow_index: FxHashMap::default(),
             options,
             records: Vec::new(),
-            captures,
-            capture_headers,
-            events: Vec::new(),
+            recording: records,
+            pending: Vec::new(),
+            settled: Instant::ZERO,
             violation: None,
             drained: Vec::new(),
         }
@@ -302,9 +345,17 @@ impl Network {
         packet: &Packet,
         tcp: Option<Segment>,
     ) {
-        if let Some(c) = self.captures.get_mut(host.index()) {
-            c.push((now, direction, packet.clone()));
-            self.capture_headers[host.index()].push(tcp);
+        if !self.options.record_captures {
+            return;
+        }
+        match &mut self.recording {
+            Records::Keep { captures, headers, .. } => {
+                if let Some(c) = captures.get_mut(host.index()) {
+                    c.push((now, direction, packet.clone()));
+                    headers[host.index()].push(tcp);
+                }
+            }
+            Records::Stream(r) => r.capture(host.index(), now, direction, packet, tcp.as_ref()),
         }
     }
 
@@ -372,10 +423,49 @@ impl Network {
             }
         }
         if self.options.record_events {
-            self.events.append(&mut events);
+            if let Some(e) = events.iter().find(|e| e.time < self.settled) {
+                // The events before `settled` are out already: the model
+                // reported one late, and the log would be out of order.
+                self.violate(format!(
+                    "a {} event at {} s drained after {} s was settled",
+                    e.kind.name(),
+                    e.time,
+                    self.settled
+                ));
+            }
+            self.pending.append(&mut events);
         }
         events.clear();
         self.drained = events;
+    }
+
+    /// Hands on the events before `now`, in time order, once enough wait
+    /// (or all of them, `now` = `None`, at the end of the run). Every path
+    /// is drained first: each has been called for everything due before
+    /// `now` (the scheduler wakes it at its `next_wakeup`), so no event
+    /// before `now` can come later. Equal times keep the order drained,
+    /// as one stable sort of every event at the end would.
+    pub fn settle(&mut self, now: Option<Instant>) {
+        const SETTLE_AT: usize = 1 << 16;
+        if !self.options.record_events || (now.is_some() && self.pending.len() < SETTLE_AT) {
+            return;
+        }
+        self.drain_all();
+        self.pending.sort_by_key(|e| e.time); // stable: equal times keep drain order
+        let ready = match now {
+            Some(now) => self.pending.partition_point(|e| e.time < now),
+            None => self.pending.len(),
+        };
+        if let Some(now) = now {
+            self.settled = self.settled.max(now);
+        }
+        match &mut self.recording {
+            Records::Keep { events, .. } => events.extend(self.pending.drain(..ready)),
+            Records::Stream(r) => {
+                r.events(&self.pending[..ready]);
+                self.pending.drain(..ready);
+            }
+        }
     }
 
     pub fn drain_all(&mut self) {
@@ -387,7 +477,7 @@ impl Network {
     /// Notes that a state was entered (for the event log).
     pub fn record_state(&mut self, at: Instant, name: &str) {
         if self.options.record_events {
-            self.events.push(Event {
+            self.pending.push(Event {
                 time: at,
                 stage: Arc::from(name),
                 // A state applies to both directions; the field is unused.
@@ -418,7 +508,7 @@ mod tests {
         let topology = squall_scenario::Topology::new(&scenario).unwrap();
         let routes = crate::routing::Routes::new(topology, Vec::new());
         let mut net =
-            Network::new(vec![Host::new("h".into(), Ipv4Addr::LOCALHOST)], vec![], routes, RunOptions::default());
+            Network::new(vec![Host::new("h".into(), Ipv4Addr::LOCALHOST)], vec![], routes, RunOptions::default(), None);
         let a = net.add_agent(HostId(0));
         let (rto, ack) = (TimerToken(0), TimerToken(1));
         net.set_timer(a, rto, Instant::from_millis(10));

@@ -31,6 +31,19 @@ where
     T: Send,
     F: Fn(u32, RunResult) -> T + Sync,
 {
+    for_each_replication(scenario, jobs, |i| {
+        run(scenario, scenario.replication_seed(i), options).map(|r| consume(i, r))
+    })
+}
+
+/// Runs `each(replication)` for every replication on up to `jobs` threads;
+/// returns what it returned, in replication order, or the first error (no
+/// new replication starts after a failure).
+pub fn for_each_replication<T, F>(scenario: &Scenario, jobs: usize, each: F) -> Result<Vec<T>, SimError>
+where
+    T: Send,
+    F: Fn(u32) -> Result<T, SimError> + Sync,
+{
     let count = scenario.replications;
     let next = AtomicU32::new(0);
     let failed = AtomicBool::new(false);
@@ -43,7 +56,7 @@ where
             if i >= count {
                 break;
             }
-            let outcome = run(scenario, scenario.replication_seed(i), options).map(|r| consume(i, r));
+            let outcome = each(i);
             if outcome.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }

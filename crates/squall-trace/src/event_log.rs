@@ -132,7 +132,9 @@ impl<W: Write> EventLogWriter<W> {
 
     /// Flushes and returns the underlying writer.
     pub fn into_inner(self) -> Result<W, EventLogError> {
-        self.out.into_inner().map_err(|e| EventLogError::Write(e.into_error()))
+        let mut inner = self.out.into_inner().map_err(|e| EventLogError::Write(e.into_error()))?;
+        inner.flush()?;
+        Ok(inner)
     }
 }
 

@@ -15,9 +15,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use squall_scenario::{Engine, Experiment, Scenario};
-use squall_sim::RunOptions;
+use squall_sim::EventFilter;
 
-use crate::sim_cmd::{Outputs, scenario_text, write_replication};
+use crate::sim_cmd::{Outputs, scenario_text, simulate_replication};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -203,15 +203,12 @@ fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, V
 /// it: events.csv (`events` says which), one pcap per host, the TCP trace
 /// files and result.json.
 pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events: EventLog, dir: &Path) -> Result<()> {
-    let options = RunOptions { record_events: true, record_packets: false, record_captures: true };
-    let mut result = squall_sim::run(scenario, seed, options)?;
-    if events == EventLog::Drops {
-        result.events.retain(|e| {
-            use squall_link::EventKind::*;
-            matches!(e.kind, Drop(_) | Corrupt | StateChange | BlackoutStart | BlackoutEnd)
-        });
-    }
-    let summary = write_replication(dir, replication, result, Outputs { events: true, pcap: true })?;
+    let filter = match events {
+        EventLog::Drops => EventFilter::Drops,
+        EventLog::All => EventFilter::All,
+    };
+    let summary =
+        simulate_replication(scenario, replication, seed, dir, Outputs { events: true, pcap: true }, filter)??;
     fs::write(dir.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
     Ok(())
 }

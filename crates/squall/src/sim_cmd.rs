@@ -13,8 +13,7 @@ use serde::Serialize;
 use squall_analysis::{Summary, summarize};
 use squall_link::DropReason;
 use squall_scenario::Scenario;
-use squall_sim::{FlowResult, RunOptions, RunResult, TcpFlowResult, TcpTrace};
-use squall_trace::EventLogWriter;
+use squall_sim::{EventFilter, FileRecorder, FlowResult, RunOptions, RunResult, TcpFlowResult, TcpTrace};
 
 use crate::builtin;
 
@@ -263,35 +262,39 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
     }
 }
 
-/// Writes one replication's events.csv and pcaps into `rep_dir`, and
-/// returns its summary.
-pub fn write_replication(
+/// Runs one replication of `scenario` with `seed`, its events.csv (with
+/// the events `filter` keeps) and pcaps streamed into `rep_dir` as the run
+/// makes them (memory stays bounded however long the run), then its TCP
+/// trace files; returns its summary. A simulation error stops the caller's
+/// other replications; a file that cannot be written fails this one.
+pub fn simulate_replication(
+    scenario: &Scenario,
+    replication: u32,
+    seed: u64,
+    rep_dir: &Path,
+    outputs: Outputs,
+    filter: EventFilter,
+) -> Result<Result<ReplicationSummary>, squall_sim::SimError> {
+    if let Err(e) = fs::create_dir_all(rep_dir) {
+        return Ok(Err(anyhow::anyhow!("cannot create {}: {e}", rep_dir.display())));
+    }
+    let options = RunOptions { record_events: outputs.events, record_packets: false, record_captures: outputs.pcap };
+    let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap);
+    let (run, mut recorder) = squall_sim::run_recorded(scenario, seed, options, Box::new(recorder))?;
+    Ok(recorder
+        .finish()
+        .map_err(anyhow::Error::msg)
+        .and_then(|()| finish_replication(rep_dir, replication, run, outputs)))
+}
+
+/// Writes a replication's TCP trace files into `rep_dir` (its events and
+/// pcaps are there already), and returns its summary.
+fn finish_replication(
     rep_dir: &Path,
     replication: u32,
     run: RunResult,
     outputs: Outputs,
 ) -> Result<ReplicationSummary> {
-    fs::create_dir_all(rep_dir).with_context(|| format!("cannot create {}", rep_dir.display()))?;
-    if outputs.events {
-        let path = rep_dir.join("events.csv");
-        let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        let mut log = EventLogWriter::new(file)?;
-        for e in &run.events {
-            log.write_event(e)?;
-        }
-        log.flush()?;
-    }
-    if outputs.pcap {
-        // One file per host with what it sent and received, as tcpdump on
-        // the host's interface would record.
-        // TCP segments get real headers (seq/ack/flags/window/options).
-        for capture in &run.captures {
-            let path = rep_dir.join(format!("{}.pcap", capture.host));
-            let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            let mut out = capture.write_pcap(BufWriter::new(file))?;
-            std::io::Write::flush(&mut out)?;
-        }
-    }
     if outputs.events {
         // One CSV per TCP connection end that sent data, sampled on change.
         for trace in &run.tcp_traces {
@@ -399,7 +402,6 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
     fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
     let jobs = sim.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let options = RunOptions { record_events: !args.no_events, record_packets: false, record_captures: !args.no_pcap };
     eprintln!(
         "squall sim: {} ({source}), {} replication(s) from seed {}, {} s each, {jobs} thread(s)",
         scenario.name,
@@ -408,8 +410,9 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         scenario.duration.as_secs_f64()
     );
     let outputs = Outputs { events: !args.no_events, pcap: !args.no_pcap };
-    let runs = squall_sim::run_replications_with(&scenario, options, jobs, |i, result| {
-        write_replication(&out.join(format!("rep-{i}")), i, result, outputs)
+    let runs = squall_sim::for_each_replication(&scenario, jobs, |i| {
+        let rep_dir = out.join(format!("rep-{i}"));
+        simulate_replication(&scenario, i, scenario.replication_seed(i), &rep_dir, outputs, EventFilter::All)
     })?;
     let runs: Vec<ReplicationSummary> = runs.into_iter().collect::<Result<_>>()?;
     let summary = Summary_ {

@@ -1,0 +1,162 @@
+//! Where a run's records go while it runs. A run of any length keeps its
+//! memory bounded (the project's standard: outputs stream to disk), so the
+//! engine hands its model events and each host's captured packets on as it
+//! makes them, to a [`RunRecorder`]:
+//!
+//! - [`run`](crate::run) keeps them in memory, in the [`RunResult`]
+//!   (crate::RunResult) (tests, validation cases, short runs);
+//! - [`FileRecorder`] writes them to events.csv and HOST.pcap as they come
+//!   (`squall sim`, `squall run`).
+//!
+//! Events reach a recorder in time order, equal times in the order the
+//! model drained them: the same order [`run`](crate::run) gives, so a
+//! streamed events.csv is byte for byte the one written from memory.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use squall_link::{Event, EventKind, Instant, Packet};
+use squall_tcp::Segment;
+use squall_trace::{EventLogWriter, PcapWriter};
+
+use crate::result::{CaptureDirection, tcp_header_info};
+
+/// Takes a run's records as the engine makes them.
+pub trait RunRecorder: Send {
+    /// The run's hosts, in the order `capture` numbers them; called once,
+    /// before anything else.
+    fn start(&mut self, hosts: &[String]);
+    /// Model events, in time order across calls.
+    fn events(&mut self, events: &[Event]);
+    /// A packet `host` sent or received at `at` (in time order per host),
+    /// with its TCP header if it is a TCP segment.
+    fn capture(
+        &mut self,
+        host: usize,
+        at: Instant,
+        direction: CaptureDirection,
+        packet: &Packet,
+        tcp: Option<&Segment>,
+    );
+    /// After the run: writes out what is buffered; the first error met.
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Which events a [`FileRecorder`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventFilter {
+    All,
+    /// Drops, corruptions, state changes and blackouts (`squall run
+    /// --events drops`).
+    Drops,
+}
+
+impl EventFilter {
+    fn keeps(self, kind: &EventKind) -> bool {
+        use EventKind::*;
+        self == EventFilter::All || matches!(kind, Drop(_) | Corrupt | StateChange | BlackoutStart | BlackoutEnd)
+    }
+}
+
+/// Writes events.csv and one HOST.pcap per host into a directory as the
+/// run goes on. The first error stops the writing and is returned by
+/// [`RunRecorder::finish`]; the run itself goes on.
+pub struct FileRecorder {
+    dir: PathBuf,
+    events: Option<EventFilter>,
+    pcap: bool,
+    log: Option<(PathBuf, EventLogWriter<File>)>,
+    pcaps: Vec<(PathBuf, PcapWriter<BufWriter<File>>)>,
+    error: Option<String>,
+}
+
+impl FileRecorder {
+    /// Writes events.csv (if `events`, with the events it keeps) and the
+    /// pcaps (if `pcap`) into `dir`, which must exist.
+    pub fn new(dir: &Path, events: Option<EventFilter>, pcap: bool) -> Self {
+        FileRecorder { dir: dir.to_path_buf(), events, pcap, log: None, pcaps: Vec::new(), error: None }
+    }
+
+    fn fail(&mut self, path: &Path, e: impl std::fmt::Display) {
+        if self.error.is_none() {
+            self.error = Some(format!("cannot write {}: {e}", path.display()));
+        }
+    }
+
+    fn open(&mut self, hosts: &[String]) -> Result<(), String> {
+        let create = |name: &str| {
+            let path = self.dir.join(name);
+            let file = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            Ok::<_, String>((path, file))
+        };
+        if self.events.is_some() {
+            let (path, file) = create("events.csv")?;
+            let log = EventLogWriter::new(file).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            self.log = Some((path, log));
+        }
+        if self.pcap {
+            // One file per host with what it sent and received, as tcpdump
+            // on the host's interface would record.
+            for host in hosts {
+                let (path, file) = create(&format!("{host}.pcap"))?;
+                let pcap = PcapWriter::new(BufWriter::with_capacity(256 * 1024, file))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                self.pcaps.push((path, pcap));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RunRecorder for FileRecorder {
+    fn start(&mut self, hosts: &[String]) {
+        if let Err(e) = self.open(hosts) {
+            self.error = Some(e);
+        }
+    }
+
+    fn events(&mut self, events: &[Event]) {
+        let (Some(filter), None) = (self.events, &self.error) else { return };
+        let Some((path, log)) = self.log.as_mut() else { return };
+        for e in events.iter().filter(|e| filter.keeps(&e.kind)) {
+            if let Err(err) = log.write_event(e) {
+                let path = path.clone();
+                return self.fail(&path, err);
+            }
+        }
+    }
+
+    /// Flushes the files; the first error met while writing, naming its
+    /// file.
+    fn finish(&mut self) -> Result<(), String> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if let Some((path, log)) = self.log.as_mut() {
+            log.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        for (path, pcap) in self.pcaps.drain(..) {
+            pcap.into_inner().flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    fn capture(&mut self, host: usize, at: Instant, _: CaptureDirection, packet: &Packet, tcp: Option<&Segment>) {
+        if self.error.is_some() {
+            return;
+        }
+        let Some((path, pcap)) = self.pcaps.get_mut(host) else { return };
+        // TCP segments get real headers (seq/ack/flags/window/options).
+        let written = match tcp {
+            Some(seg) => pcap.write_tcp_packet(at, packet, &tcp_header_info(seg)),
+            None => pcap.write_packet(at, packet),
+        };
+        if let Err(err) = written {
+            let path = path.clone();
+            self.fail(&path, err);
+        }
+    }
+}
