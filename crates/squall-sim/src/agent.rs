@@ -176,6 +176,13 @@ impl<'a> Ctx<'a> {
         self.net.send_with(self.now, self.host, packet, Some(segment), flow)
     }
 
+    /// A streamed run takes `trace`'s samples so far (they are written
+    /// out; `trace` keeps their count); a run that keeps its records in
+    /// memory leaves them.
+    pub(crate) fn tcp_samples(&mut self, trace: &mut crate::TcpTrace) {
+        self.net.tcp_samples(trace);
+    }
+
     /// Arms timer `token` to fire at `at` (at `now` if `at` is earlier),
     /// replacing its pending deadline if it had one.
     pub fn set_timer(&mut self, token: TimerToken, at: Instant) {

@@ -445,7 +445,7 @@ impl Simulation {
 
         let stages = net.paths.iter().flat_map(|s| s.path.stage_stats(self.end)).collect();
         let empty = Records::Keep { events: Vec::new(), captures: Vec::new(), headers: Vec::new() };
-        let (events, captures, recorder) = match std::mem::replace(&mut net.recording, empty) {
+        let (events, captures, mut recorder) = match std::mem::replace(&mut net.recording, empty) {
             Records::Keep { events, captures, headers } => {
                 let captures = (captures.into_iter().zip(headers).zip(&net.hosts))
                     .map(|((packets, tcp), h)| HostCapture { host: h.name.clone(), packets, tcp })
@@ -470,6 +470,13 @@ impl Simulation {
             let (flow, traces) = crate::tcp::flow_result(plan, parts, self.end);
             tcp_flows.push(flow);
             tcp_traces.extend(traces);
+        }
+        if let Some(recorder) = recorder.as_mut() {
+            // The rest of each trace, then its end: the trace files are whole.
+            for trace in std::mem::take(&mut tcp_traces) {
+                recorder.tcp_samples(&trace);
+                recorder.tcp_trace_done(&trace);
+            }
         }
         let labels: Vec<String> = net.paths.iter().map(|p| p.label.clone()).collect();
         let flows =

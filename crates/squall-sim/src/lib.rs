@@ -37,7 +37,7 @@ pub mod udp;
 
 pub use engine::{tcp_ports, udp_ports};
 pub use host::HostId;
-pub use recorder::{EventFilter, FileRecorder, RunRecorder};
+pub use recorder::{EventFilter, FileRecorder, RunRecorder, tcp_trace_stem};
 pub use replications::{for_each_replication, run_replications, run_replications_with};
 pub use result::*;
 

@@ -439,6 +439,15 @@ impl Network {
         self.drained = events;
     }
 
+    /// A streamed run hands `trace`'s samples so far to its recorder.
+    pub fn tcp_samples(&mut self, trace: &mut crate::TcpTrace) {
+        if let Records::Stream(r) = &mut self.recording {
+            r.tcp_samples(trace);
+            trace.handed += trace.samples.len() as u64;
+            trace.samples.clear();
+        }
+    }
+
     /// Hands on the events before `now`, in time order, once enough wait
     /// (or all of them, `now` = `None`, at the end of the run). Every path
     /// is drained first: each has been called for everything due before

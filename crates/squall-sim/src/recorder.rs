@@ -20,7 +20,7 @@ use squall_link::{Event, EventKind, Instant, Packet};
 use squall_tcp::Segment;
 use squall_trace::{EventLogWriter, PcapWriter};
 
-use crate::result::{CaptureDirection, tcp_header_info};
+use crate::result::{CaptureDirection, TcpSample, TcpTrace, tcp_header_info};
 
 /// Takes a run's records as the engine makes them.
 pub trait RunRecorder: Send {
@@ -39,10 +39,45 @@ pub trait RunRecorder: Send {
         packet: &Packet,
         tcp: Option<&Segment>,
     );
+    /// Samples of one TCP connection end's congestion state (those of
+    /// `trace.samples` follow the `trace.handed` given before), in time
+    /// order; only ends that sent data.
+    fn tcp_samples(&mut self, trace: &TcpTrace);
+    /// `trace` has no more samples.
+    fn tcp_trace_done(&mut self, trace: &TcpTrace) {
+        let _ = trace;
+    }
     /// After the run: writes out what is buffered; the first error met.
     fn finish(&mut self) -> Result<(), String> {
         Ok(())
     }
+}
+
+/// The name of a TCP trace file without `.csv`: tcp-FLOW-CONNECTION-ENDPOINT,
+/// with anything in the flow's name but letters, digits, `-` and `_` as `_`.
+pub fn tcp_trace_stem(flow: &str, connection: u32, endpoint: &str) -> String {
+    let safe: String =
+        flow.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    format!("tcp-{safe}-{connection}-{endpoint}")
+}
+
+/// Appends a tcp-*.csv row: time (s), cwnd and ssthresh (bytes; no
+/// ssthresh while it is still "infinite"), srtt, rttvar and rto (s),
+/// bytes in flight.
+fn write_tcp_sample(w: &mut impl Write, s: &TcpSample) -> std::io::Result<()> {
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let ssthresh = if s.ssthresh >= u64::MAX / 8 { String::new() } else { s.ssthresh.to_string() };
+    writeln!(
+        w,
+        "{},{},{},{},{},{},{}",
+        s.time,
+        s.cwnd,
+        ssthresh,
+        secs(s.srtt),
+        secs(s.rttvar),
+        secs(s.rto),
+        s.in_flight
+    )
 }
 
 /// Which events a [`FileRecorder`] writes.
@@ -61,7 +96,8 @@ impl EventFilter {
     }
 }
 
-/// Writes events.csv and one HOST.pcap per host into a directory as the
+/// Writes events.csv, one HOST.pcap per host and (with the events) the TCP
+/// trace files (tcp-FLOW-CONNECTION-ENDPOINT.csv) into a directory as the
 /// run goes on. The first error stops the writing and is returned by
 /// [`RunRecorder::finish`]; the run itself goes on.
 pub struct FileRecorder {
@@ -70,6 +106,8 @@ pub struct FileRecorder {
     pcap: bool,
     log: Option<(PathBuf, EventLogWriter<File>)>,
     pcaps: Vec<(PathBuf, PcapWriter<BufWriter<File>>)>,
+    /// The open TCP trace files, by file stem.
+    traces: std::collections::BTreeMap<String, (PathBuf, BufWriter<File>)>,
     error: Option<String>,
 }
 
@@ -77,7 +115,8 @@ impl FileRecorder {
     /// Writes events.csv (if `events`, with the events it keeps) and the
     /// pcaps (if `pcap`) into `dir`, which must exist.
     pub fn new(dir: &Path, events: Option<EventFilter>, pcap: bool) -> Self {
-        FileRecorder { dir: dir.to_path_buf(), events, pcap, log: None, pcaps: Vec::new(), error: None }
+        let traces = Default::default();
+        FileRecorder { dir: dir.to_path_buf(), events, pcap, log: None, pcaps: Vec::new(), traces, error: None }
     }
 
     fn fail(&mut self, path: &Path, e: impl std::fmt::Display) {
@@ -141,7 +180,45 @@ impl RunRecorder for FileRecorder {
         for (path, pcap) in self.pcaps.drain(..) {
             pcap.into_inner().flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         }
+        for (_, (path, mut w)) in std::mem::take(&mut self.traces) {
+            w.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
         Ok(())
+    }
+
+    /// One file per connection end that sent data, sampled on change
+    /// (written with the events).
+    fn tcp_samples(&mut self, trace: &TcpTrace) {
+        if self.events.is_none() || self.error.is_some() {
+            return;
+        }
+        let stem = tcp_trace_stem(&trace.flow, trace.connection, trace.endpoint);
+        if !self.traces.contains_key(&stem) {
+            let path = self.dir.join(format!("{stem}.csv"));
+            let opened = File::create(&path).and_then(|file| {
+                let mut w = BufWriter::new(file);
+                writeln!(w, "time,cwnd,ssthresh,srtt,rttvar,rto,in_flight")?;
+                Ok(w)
+            });
+            match opened {
+                Ok(w) => self.traces.insert(stem.clone(), (path, w)),
+                Err(e) => return self.fail(&path, e),
+            };
+        }
+        let Some((path, w)) = self.traces.get_mut(&stem) else { return };
+        if let Some(Err(e)) = trace.samples.iter().map(|s| write_tcp_sample(w, s)).find(Result::is_err) {
+            let path = path.clone();
+            self.fail(&path, e);
+        }
+    }
+
+    fn tcp_trace_done(&mut self, trace: &TcpTrace) {
+        let stem = tcp_trace_stem(&trace.flow, trace.connection, trace.endpoint);
+        if let Some((path, mut w)) = self.traces.remove(&stem)
+            && let Err(e) = w.flush()
+        {
+            self.fail(&path, e);
+        }
     }
 
     fn capture(&mut self, host: usize, at: Instant, _: CaptureDirection, packet: &Packet, tcp: Option<&Segment>) {

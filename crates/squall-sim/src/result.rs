@@ -173,6 +173,10 @@ pub struct TcpTrace {
     /// "client", "server", "proxy-wired" or "proxy-wireless".
     pub endpoint: &'static str,
     pub samples: Vec<TcpSample>,
+    /// Samples handed to the run's recorder already (a streamed run), in
+    /// front of `samples`.
+    #[serde(skip)]
+    pub handed: u64,
 }
 
 /// Sender-side TCP counters of a group of connection ends.

@@ -145,6 +145,9 @@ pub(crate) struct TcpPlan {
 /// file pair per object.
 pub const TRACED_CONNECTIONS: usize = 8;
 
+/// Samples a traced end keeps before a streamed run hands them on.
+const TRACE_BATCH: usize = 4096;
+
 impl TcpPlan {
     /// Whether connection `slot` of the flow has its variables traced.
     fn traced(&self, slot: usize) -> bool {
@@ -260,6 +263,7 @@ impl Endpoint {
                 connection,
                 endpoint,
                 samples: Vec::new(),
+                handed: 0,
             }),
             last_snapshot: None,
             delivered: DeliverySeries::default(),
@@ -334,6 +338,11 @@ impl Endpoint {
                     rto: snap.rto.as_nanos(),
                     in_flight: snap.in_flight,
                 });
+                // A streamed run hands the samples on in batches, once the
+                // end has sent data (an end that never does has no file).
+                if trace.samples.len() >= TRACE_BATCH && self.conn.stats().data_segments_sent > 0 {
+                    ctx.tcp_samples(trace);
+                }
             }
         }
         if let Some(at) = self.conn.poll_timeout()
@@ -356,7 +365,8 @@ impl Endpoint {
     }
 
     fn take_trace(&mut self) -> Option<TcpTrace> {
-        self.trace.take().filter(|t| !t.samples.is_empty() && self.conn.stats().data_segments_sent > 0)
+        let sent = self.conn.stats().data_segments_sent > 0;
+        self.trace.take().filter(|t| (!t.samples.is_empty() || t.handed > 0) && sent)
     }
 }
 

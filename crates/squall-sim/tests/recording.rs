@@ -2,11 +2,14 @@
 //! standard: memory stays bounded for runs of any length), and what it
 //! hands on is what the run keeps in memory when asked to.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use squall_link::{Event, Instant, Packet};
 use squall_scenario::Scenario;
-use squall_sim::{CaptureDirection, EventFilter, FileRecorder, RunOptions, RunRecorder, run, run_recorded};
+use squall_sim::{
+    CaptureDirection, EventFilter, FileRecorder, RunOptions, RunRecorder, TcpSample, TcpTrace, run, run_recorded,
+};
 use squall_tcp::Segment;
 use squall_trace::EventLogWriter;
 
@@ -42,6 +45,9 @@ const ALL: RunOptions = RunOptions { record_events: true, record_packets: false,
 struct Seen {
     batches: Vec<Vec<Event>>,
     captures: Vec<Vec<Instant>>,
+    /// Per TCP trace (flow, connection, end): its samples, and how many
+    /// times some were handed on.
+    traces: BTreeMap<(String, u32, &'static str), (Vec<TcpSample>, usize)>,
 }
 
 struct Watch(Arc<Mutex<Seen>>);
@@ -55,6 +61,13 @@ impl RunRecorder for Watch {
     }
     fn capture(&mut self, host: usize, at: Instant, _: CaptureDirection, _: &Packet, _: Option<&Segment>) {
         self.0.lock().unwrap().captures[host].push(at);
+    }
+    fn tcp_samples(&mut self, trace: &TcpTrace) {
+        let mut seen = self.0.lock().unwrap();
+        let entry = seen.traces.entry((trace.flow.clone(), trace.connection, trace.endpoint)).or_default();
+        assert_eq!(entry.0.len() as u64, trace.handed, "samples handed on before these");
+        entry.0.extend_from_slice(&trace.samples);
+        entry.1 += 1;
     }
 }
 
@@ -80,6 +93,14 @@ fn events_are_handed_on_in_time_order_while_the_run_goes() {
     assert!(all.windows(2).all(|w| w[0].time <= w[1].time), "events out of time order");
     assert!(all == kept.events, "the streamed events are not the ones kept in memory");
 
+    // TCP traces: the sender's in several batches, the same samples.
+    assert!(streamed.tcp_traces.is_empty());
+    let kept_traces: BTreeMap<_, _> =
+        kept.tcp_traces.iter().map(|t| ((t.flow.clone(), t.connection, t.endpoint), t.samples.clone())).collect();
+    let streamed_traces: BTreeMap<_, _> = seen.traces.iter().map(|(k, (s, _))| (k.clone(), s.clone())).collect();
+    assert!(streamed_traces == kept_traces, "the streamed TCP traces are not the ones kept");
+    assert!(seen.traces.values().any(|(_, handed)| *handed >= 3), "no trace was handed on before the end");
+
     // Captures: per host, in time order, as many as the run kept.
     for (host, times) in seen.captures.iter().enumerate() {
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "host {host}'s captures out of order");
@@ -104,6 +125,14 @@ fn streamed_files_are_the_files_written_from_memory() {
     }
     let events = log.into_inner().unwrap();
     assert!(std::fs::read(dir.path().join("events.csv")).unwrap() == events, "events.csv differs");
+    for trace in &kept.tcp_traces {
+        let name = squall_sim::tcp_trace_stem(&trace.flow, trace.connection, trace.endpoint);
+        let file = std::fs::read_to_string(dir.path().join(format!("{name}.csv"))).unwrap();
+        assert_eq!(file.lines().next(), Some("time,cwnd,ssthresh,srtt,rttvar,rto,in_flight"));
+        assert_eq!(file.lines().count(), 1 + trace.samples.len(), "{name}.csv");
+        let last = trace.samples.last().unwrap();
+        assert!(file.lines().last().unwrap().starts_with(&format!("{},{},", last.time, last.cwnd)), "{name}.csv");
+    }
     for capture in &kept.captures {
         let pcap = capture.write_pcap(Vec::new()).unwrap();
         let file = std::fs::read(dir.path().join(format!("{}.pcap", capture.host))).unwrap();

@@ -341,7 +341,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     for (f, spec) in flows.iter().zip(scenario.workload.tcp.iter().map(Some).chain(std::iter::repeat(None))) {
         let traces = match spec {
             Some(t) => TraceFiles {
-                sim: format!("{}.csv", sim_cmd::tcp_trace_stem(&t.name, 0, "client")),
+                sim: format!("{}.csv", squall_sim::tcp_trace_stem(&t.name, 0, "client")),
                 emu: crate::emu_cmd::tcp_info_file(&t.name),
                 // Linux's segments carry the 12 bytes of timestamps.
                 mss: t.mss.0 as f64 - 12.0,

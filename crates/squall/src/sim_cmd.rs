@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,7 +12,7 @@ use serde::Serialize;
 use squall_analysis::{Summary, summarize};
 use squall_link::DropReason;
 use squall_scenario::Scenario;
-use squall_sim::{EventFilter, FileRecorder, FlowResult, RunOptions, RunResult, TcpFlowResult, TcpTrace};
+use squall_sim::{EventFilter, FileRecorder, FlowResult, RunOptions, RunResult, TcpFlowResult};
 
 use crate::builtin;
 
@@ -264,7 +263,7 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
 
 /// Runs one replication of `scenario` with `seed`, its events.csv (with
 /// the events `filter` keeps) and pcaps streamed into `rep_dir` as the run
-/// makes them (memory stays bounded however long the run), then its TCP
+/// makes them (memory stays bounded however long the run), with its TCP
 /// trace files; returns its summary. A simulation error stops the caller's
 /// other replications; a file that cannot be written fails this one.
 pub fn simulate_replication(
@@ -281,69 +280,19 @@ pub fn simulate_replication(
     let options = RunOptions { record_events: outputs.events, record_packets: false, record_captures: outputs.pcap };
     let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap);
     let (run, mut recorder) = squall_sim::run_recorded(scenario, seed, options, Box::new(recorder))?;
-    Ok(recorder
-        .finish()
-        .map_err(anyhow::Error::msg)
-        .and_then(|()| finish_replication(rep_dir, replication, run, outputs)))
+    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run)))
 }
 
-/// Writes a replication's TCP trace files into `rep_dir` (its events and
-/// pcaps are there already), and returns its summary.
-fn finish_replication(
-    rep_dir: &Path,
-    replication: u32,
-    run: RunResult,
-    outputs: Outputs,
-) -> Result<ReplicationSummary> {
-    if outputs.events {
-        // One CSV per TCP connection end that sent data, sampled on change.
-        for trace in &run.tcp_traces {
-            write_tcp_trace(rep_dir, trace)?;
-        }
-    }
-    Ok(ReplicationSummary {
+/// A replication's summary (its files are written already).
+fn replication_summary(replication: u32, run: RunResult) -> ReplicationSummary {
+    ReplicationSummary {
         replication,
         seed: run.seed,
         end: run.end.as_secs_f64(),
         flows: run.flows,
         tcp_flows: run.tcp_flows,
         stages: run.stages.iter().map(stage_summary).collect(),
-    })
-}
-
-/// The name of a TCP trace file without `.csv`: tcp-FLOW-CONNECTION-ENDPOINT,
-/// with anything in the flow's name but letters, digits, `-` and `_` as `_`.
-pub fn tcp_trace_stem(flow: &str, connection: u32, endpoint: &str) -> String {
-    let safe: String =
-        flow.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    format!("tcp-{safe}-{connection}-{endpoint}")
-}
-
-/// tcp-FLOW-CONNECTION-ENDPOINT.csv: time (s), cwnd and ssthresh (bytes),
-/// srtt, rttvar and rto (s), bytes in flight.
-fn write_tcp_trace(rep_dir: &Path, trace: &TcpTrace) -> Result<()> {
-    use std::io::Write;
-    let path = rep_dir.join(format!("{}.csv", tcp_trace_stem(&trace.flow, trace.connection, trace.endpoint)));
-    let file = fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = BufWriter::new(file);
-    writeln!(w, "time,cwnd,ssthresh,srtt,rttvar,rto,in_flight")?;
-    for s in &trace.samples {
-        let secs = |ns: u64| ns as f64 / 1e9;
-        let ssthresh = if s.ssthresh >= u64::MAX / 8 { String::new() } else { s.ssthresh.to_string() };
-        writeln!(
-            w,
-            "{},{},{},{},{},{},{}",
-            s.time,
-            s.cwnd,
-            ssthresh,
-            secs(s.srtt),
-            secs(s.rttvar),
-            secs(s.rto),
-            s.in_flight
-        )?;
     }
-    w.flush()?;
-    Ok(())
 }
 
 fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
