@@ -485,6 +485,9 @@ impl Network {
 
     /// Notes that a state was entered (for the event log).
     pub fn record_state(&mut self, at: Instant, name: &str) {
+        if at < self.settled {
+            self.violate(format!("state `{name}` entered at {at} s, after {} s was settled", self.settled));
+        }
         if self.options.record_events {
             self.pending.push(Event {
                 time: at,

@@ -119,9 +119,20 @@ impl FileRecorder {
         FileRecorder { dir: dir.to_path_buf(), events, pcap, log: None, pcaps: Vec::new(), traces, error: None }
     }
 
-    fn fail(&mut self, path: &Path, e: impl std::fmt::Display) {
+    /// Keeps the first error, with every cause under it (a pcap writer's
+    /// error says "writing pcap", its source "No space left on device").
+    fn fail(&mut self, path: &Path, e: impl std::error::Error) {
         if self.error.is_none() {
-            self.error = Some(format!("cannot write {}: {e}", path.display()));
+            let mut text = format!("cannot write {}: {e}", path.display());
+            let mut source = e.source();
+            while let Some(cause) = source {
+                let cause_text = cause.to_string();
+                if !text.contains(&cause_text) {
+                    text.push_str(&format!(": {cause_text}"));
+                }
+                source = cause.source();
+            }
+            self.error = Some(text);
         }
     }
 

@@ -23,7 +23,10 @@ const TTL: u8 = 64;
 pub enum PcapWriteError {
     /// The underlying writer failed.
     #[error("writing pcap: {0}")]
-    Pcap(#[from] PcapError),
+    Io(std::io::Error),
+    /// The pcap library refused the record.
+    #[error("writing pcap: {0}")]
+    Pcap(PcapError),
     /// The packet's size cannot hold the headers synthesised for it.
     #[error("packet {}: size {size} bytes is smaller than its {header_len} bytes of headers", .packet.0)]
     TooSmall { packet: PacketId, size: u32, header_len: usize },
@@ -49,6 +52,17 @@ pub enum PcapWriteError {
     /// bytes than its original length.
     #[error("captured packet: {captured} bytes captured of {orig_len}; at most 65535 and at most the original length")]
     CapturedTooLarge { orig_len: u32, captured: usize },
+}
+
+impl From<PcapError> for PcapWriteError {
+    /// pcap-file calls every I/O error "Error reading bytes", writes too:
+    /// the I/O error itself says what went wrong.
+    fn from(e: PcapError) -> Self {
+        match e {
+            PcapError::IoError(io) => PcapWriteError::Io(io),
+            e => PcapWriteError::Pcap(e),
+        }
+    }
 }
 
 /// Writes packets to a pcap file, one record per call.

@@ -274,12 +274,22 @@ pub fn simulate_replication(
     outputs: Outputs,
     filter: EventFilter,
 ) -> Result<Result<ReplicationSummary>, squall_sim::SimError> {
+    let existed = rep_dir.exists();
     if let Err(e) = fs::create_dir_all(rep_dir) {
         return Ok(Err(anyhow::anyhow!("cannot create {}: {e}", rep_dir.display())));
     }
     let options = RunOptions { record_events: outputs.events, record_packets: false, record_captures: outputs.pcap };
     let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap);
-    let (run, mut recorder) = squall_sim::run_recorded(scenario, seed, options, Box::new(recorder))?;
+    let (run, mut recorder) = match squall_sim::run_recorded(scenario, seed, options, Box::new(recorder)) {
+        Ok(done) => done,
+        Err(e) => {
+            // A run that failed leaves no half-written files of its own.
+            if !existed {
+                let _ = fs::remove_dir_all(rep_dir);
+            }
+            return Err(e);
+        }
+    };
     Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run)))
 }
 

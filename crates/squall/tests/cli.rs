@@ -282,3 +282,45 @@ fn forwarded_background_appears_in_the_summary() {
     assert_eq!(stage("router")["forwarded"], 5000);
     assert_eq!(stage("radio-down")["received"], 5000);
 }
+
+/// The simulator writes its files while it runs: a file that cannot be
+/// written (here a pcap on a full device) fails the run naming the file
+/// and the device's own reason; a run that fails leaves no half-written
+/// replication behind.
+#[test]
+fn a_file_that_cannot_be_written_is_named_and_a_failed_run_leaves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("full");
+    std::fs::create_dir_all(out.join("rep-0")).unwrap();
+    std::os::unix::fs::symlink("/dev/full", out.join("rep-0/mobile.pcap")).unwrap();
+    let o = squall(&["sim", "builtin:gsm-udp", "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(stderr.contains("cannot write ") && stderr.contains("rep-0/mobile.pcap: "), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+
+    // Two UDP flows with the same ports: the engine refuses the run after
+    // it has made the hosts (and the recorder its files).
+    let flow = |name: &str| {
+        format!(
+            "[[workload.udp]]\nname = \"{name}\"\nfrom = \"a\"\nto = \"b\"\nrate = \"10 kbit/s\"\nsize = \"100 B\"\n\
+             src_port = 7000\ndst_port = 7001\n"
+        )
+    };
+    let scenario = format!(
+        "name = \"dup\"\nduration = \"1 s\"\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[hosts]]\nname = \"b\"\n\
+         address = \"10.0.1.1\"\n[[links]]\nbetween = [\"a\", \"b\"]\n[[links.downlink]]\nname = \"down\"\n\
+         rate = \"1 Mbit/s\"\n[[links.uplink]]\nname = \"up\"\nrate = \"1 Mbit/s\"\n{}{}",
+        flow("u1"),
+        flow("u2")
+    );
+    let file = dir.path().join("dup.toml");
+    std::fs::write(&file, scenario).unwrap();
+    let out = dir.path().join("dup");
+    let o = squall(&["sim", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(stderr.contains("another flow has the same addresses and ports"), "{stderr}");
+    assert!(out.join("scenario.toml").exists());
+    assert!(!out.join("rep-0").exists(), "a failed replication left files");
+}
