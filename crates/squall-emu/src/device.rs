@@ -306,16 +306,17 @@ impl VnetIo {
     /// the write, not copied). A socket (`socket`: AF_PACKET) takes them
     /// all in sendmmsg(2) calls; a TUN device, a file, one writev(2) each.
     pub fn send_batch(&mut self, fd: BorrowedFd<'_>, payloads: &[&Payload], written: &mut [bool], socket: bool) {
-        // Super-frames to write whole, by the index of their first
-        // segment; the other packets' bytes (cut where they are segments).
-        let mut whole: Vec<(usize, &SuperFrame)> = Vec::new();
+        // Writes of super-frames' segments, whole or in part, by the index
+        // of their first segment; the other packets' bytes (cut where
+        // they are segments).
+        let mut frames: Vec<(usize, offload::FrameWrite)> = Vec::new();
         let mut bytes: Vec<Cow<'_, [u8]>> = Vec::with_capacity(payloads.len());
         while bytes.len() < payloads.len() {
             let i = bytes.len();
-            match SuperFrame::whole_at(payloads, i) {
-                Some(frame) => {
-                    whole.push((i, frame));
-                    bytes.extend((0..frame.count()).map(|_| Cow::Borrowed(&[][..])));
+            match SuperFrame::write_at(payloads, i) {
+                Some(w) => {
+                    bytes.extend((0..w.segments).map(|_| Cow::Borrowed(&[][..])));
+                    frames.push((i, w));
                 }
                 None => bytes.push(payloads[i].bytes()),
             }
@@ -323,36 +324,39 @@ impl VnetIo {
         let packets: Vec<&[u8]> = bytes.iter().map(|b| &b[..]).collect();
         let mut writes: Vec<Write> = Vec::new();
         let mut loose = 0;
-        let ends = whole.iter().map(|&(i, f)| (i, Some(f))).chain([(packets.len(), None)]);
+        let ends = frames.into_iter().map(|(i, w)| (i, Some(w))).chain([(packets.len(), None)]);
         for (start, frame) in ends {
             for run in offload::runs(&packets[loose..start], self.framing) {
                 self.plan_run(&packets, run.start + loose..run.end + loose, &mut writes);
             }
             if let Some(frame) = frame {
-                let carried = start..start + frame.count();
+                let carried = start..start + frame.segments;
                 loose = carried.end;
                 writes.push(Write {
                     hdr: frame.hdr.to_bytes(),
-                    head: Vec::new(),
+                    head: frame.head,
                     payloads: Vec::new(),
                     carried,
-                    whole: Some(frame.frame()),
+                    body: Some(frame.body),
                 });
             }
         }
         // Each write's iovecs: the header, the head, then the payloads,
-        // which lie in the packets of the deliveries it carries.
+        // which lie in the packets of the deliveries it carries, or the
+        // body.
         let mut iovs: Vec<libc::iovec> = Vec::new();
         let mut spans = Vec::with_capacity(writes.len());
         for w in &writes {
             let from = iovs.len();
             iovs.push(iovec(&w.hdr));
-            if let Some(frame) = w.whole {
-                iovs.push(iovec(frame));
+            if !w.head.is_empty() {
+                iovs.push(iovec(&w.head));
+            }
+            if let Some(body) = w.body {
+                iovs.push(iovec(body));
             } else if w.head.is_empty() {
                 iovs.push(iovec(packets[w.carried.start]));
             } else {
-                iovs.push(iovec(&w.head));
                 for (i, payload) in w.carried.clone().zip(&w.payloads) {
                     iovs.push(iovec(&packets[i][payload.clone()]));
                 }
@@ -374,7 +378,7 @@ impl VnetIo {
         }
         // What the device's offloads did, of what was written.
         for w in writes.iter().filter(|w| written[w.carried.start]) {
-            if w.whole.is_some() {
+            if w.body.is_some() && w.head.is_empty() {
                 self.counts.whole_writes += 1;
             } else if !w.head.is_empty() {
                 self.counts.joined_writes += 1;
@@ -441,7 +445,7 @@ impl VnetIo {
                     head: j.head,
                     payloads: j.payloads,
                     carried: run,
-                    whole: None,
+                    body: None,
                 });
             }
             None => writes.extend(run.map(|i| Write {
@@ -449,7 +453,7 @@ impl VnetIo {
                 head: Vec::new(),
                 payloads: Vec::new(),
                 carried: i..i + 1,
-                whole: None,
+                body: None,
             })),
         }
     }
@@ -464,8 +468,9 @@ struct Write<'a> {
     head: Vec<u8>,
     payloads: Vec<std::ops::Range<usize>>,
     carried: std::ops::Range<usize>,
-    /// A super-frame written as it was read.
-    whole: Option<&'a [u8]>,
+    /// Segments of a super-frame, after `head`: the super-frame as it
+    /// was read (`head` empty), or the data of some of its segments.
+    body: Option<&'a [u8]>,
 }
 
 fn iovec(bytes: &[u8]) -> libc::iovec {
@@ -815,6 +820,49 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
             drop(segments);
             let kept = io.pool.free.lock().unwrap().len();
             assert_eq!(kept, usize::from(data >= KEEP_READ_BUFFER), "{data} bytes: {kept} buffer(s) back");
+        }
+    }
+
+    /// Some of a super-frame's segments due together (a stage with a rate
+    /// limit lets a flight out a few at a time) go in the writes that
+    /// cutting them and joining them as GRO does gives ([`offload::runs`],
+    /// [`offload::coalesce`]), byte for byte, without cutting them: every
+    /// run of consecutive segments, with flags that GRO joins (PSH, FIN
+    /// on the last), that end runs (ECE) or that only the first segment
+    /// carries (CWR).
+    #[test]
+    fn some_segments_of_a_super_frame_go_as_gro_joins_them_once_cut() {
+        for flags in [0x18, 0x19, 0x50, 0x90] {
+            let mut read = tcp_super_frame(10_500);
+            read[VNET_HDR_LEN + 47] = flags;
+            let hdr = VnetHdr::parse(&read).unwrap();
+            let cut = offload::split(&hdr, &read[VNET_HDR_LEN..], Framing::Ethernet).unwrap();
+            let mut io = VnetIo::new(Framing::Ethernet);
+            io.rx[..read.len()].copy_from_slice(&read);
+            io.cut(read.len(), "test").unwrap();
+            let segments: Vec<Payload> = io.pending.drain(..).collect();
+            assert_eq!(segments.len(), 11);
+            let (tx, rx) = socket_pair();
+            for start in 0..11 {
+                for end in start + 1..=11 {
+                    let mut written = vec![false; end - start];
+                    io.send_batch(tx.as_fd(), &segments[start..end].iter().collect::<Vec<_>>(), &mut written, true);
+                    assert!(written.iter().all(|w| *w));
+                    let cut: Vec<&[u8]> = cut[start..end].iter().map(|c| &c[..]).collect();
+                    let expected: Vec<Vec<u8>> = if end - start == 11 {
+                        vec![read.clone()]
+                    } else {
+                        offload::runs(&cut, Framing::Ethernet)
+                            .into_iter()
+                            .map(|run| match offload::coalesce(&cut[run.clone()], Framing::Ethernet) {
+                                Some((hdr, frame)) => [&hdr.to_bytes()[..], &frame].concat(),
+                                None => [&[0; VNET_HDR_LEN][..], cut[run.start]].concat(),
+                            })
+                            .collect()
+                    };
+                    assert_eq!(datagrams(&rx), expected, "flags {flags:#x}, segments {start}..{end}");
+                }
+            }
         }
     }
 

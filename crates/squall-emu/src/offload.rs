@@ -320,22 +320,20 @@ impl Cut {
         start..(start + self.mss).min(self.at.end)
     }
 
-    /// Segment `i` (< `count`) of `frame`.
-    fn segment(&self, frame: &[u8], i: usize) -> Vec<u8> {
+    /// The headers of segment `i` (< `count`) of `frame`, standing before
+    /// `data` bytes: its IP length, IPv4 identifier, sequence number and
+    /// flags as the kernel's GSO sets them, the checksums left as read.
+    fn headers(&self, frame: &[u8], i: usize, data: usize) -> Vec<u8> {
         let at = self.at;
-        let chunk = &frame[self.data(i)];
-        let mut f = Vec::with_capacity(self.payload_start + chunk.len());
+        let mut f = Vec::with_capacity(self.payload_start + data);
         f.extend_from_slice(&frame[..self.payload_start]);
-        f.extend_from_slice(chunk);
-        let seg = Layout { end: f.len(), ..at };
-        let ip_len = (f.len() - at.l3) as u16;
+        let ip_len = (self.payload_start + data - at.l3) as u16;
         if at.v6 {
             f[at.l3 + 4..at.l3 + 6].copy_from_slice(&(ip_len - 40).to_be_bytes());
         } else {
             f[at.l3 + 2..at.l3 + 4].copy_from_slice(&ip_len.to_be_bytes());
             let id = u16::from_be_bytes([f[at.l3 + 4], f[at.l3 + 5]]).wrapping_add(i as u16);
             f[at.l3 + 4..at.l3 + 6].copy_from_slice(&id.to_be_bytes());
-            fill_ipv4_checksum(&mut f, &seg);
         }
         if self.tcp {
             let seq = u32::from_be_bytes(f[at.l4 + 4..at.l4 + 8].try_into().expect("4 bytes"))
@@ -344,17 +342,49 @@ impl Cut {
             let last = i + 1 == self.count;
             let flags = &mut f[at.l4 + 13];
             if !last {
-                *flags &= !(0x01 | 0x08); // FIN, PSH
+                *flags &= !LAST_ONLY;
             }
             if i > 0 {
                 *flags &= !0x80; // CWR
             }
         } else {
-            let udp_len = (f.len() - at.l4) as u16;
+            let udp_len = (self.payload_start + data - at.l4) as u16;
             f[at.l4 + 4..at.l4 + 6].copy_from_slice(&udp_len.to_be_bytes());
+        }
+        f
+    }
+
+    /// Segment `i` (< `count`) of `frame`.
+    fn segment(&self, frame: &[u8], i: usize) -> Vec<u8> {
+        let chunk = &frame[self.data(i)];
+        let mut f = self.headers(frame, i, chunk.len());
+        f.extend_from_slice(chunk);
+        let seg = Layout { end: f.len(), ..self.at };
+        if !seg.v6 {
+            fill_ipv4_checksum(&mut f, &seg);
         }
         fill_transport_checksum(&mut f, &seg);
         f
+    }
+
+    /// Whether GRO would join segments `run` (two or more) once cut
+    /// ([`runs`], [`follows`]): TCP without IPv4 options or IPv6
+    /// extension headers, not a fragment, no flag that ends a run (CWR
+    /// only on the first segment), at most [`MAX_RUN`] segments and 64 KB.
+    fn joinable(&self, frame: &[u8], run: &std::ops::Range<usize>) -> bool {
+        let at = self.at;
+        let plain_ip = at.l4 - at.l3 == if at.v6 { 40 } else { 20 };
+        let fragment = !at.v6 && u16::from_be_bytes([frame[at.l3 + 6], frame[at.l3 + 7]]) & 0x3fff != 0;
+        let flags = frame[at.l4 + 13];
+        let ends_run = if run.start == 0 { NEVER_JOINED } else { NEVER_JOINED & !0x80 };
+        let fits = || self.payload_start - at.l3 + self.data(run.end - 1).end - self.data(run.start).start <= 65_535;
+        self.tcp
+            && plain_ip
+            && !fragment
+            && flags & ends_run == 0
+            && (2..=MAX_RUN).contains(&run.len())
+            && run.end <= self.count
+            && fits()
     }
 }
 
@@ -362,9 +392,11 @@ impl Cut {
 /// [`split`] would cut from it. The model sees each segment as a packet
 /// of its own (`squall_link::Payload::Segment`), but a segment's bytes are
 /// cut only when something needs them (a capture, a stage that changes
-/// bytes, a write of part of the super-frame): when every segment reaches
-/// the same host in one write, in order, the super-frame is written as it
-/// was read ([`SuperFrame::whole_at`]), with no cutting and no joining.
+/// bytes, a segment written alone): when every segment reaches the same
+/// host in one write, in order, the super-frame is written as it was read,
+/// with no cutting and no joining; when a run of them does, they go as one
+/// GSO write of their data as it lies in the super-frame
+/// ([`SuperFrame::write_at`]).
 #[derive(Debug)]
 pub struct SuperFrame {
     /// The header it was read with: written again with it.
@@ -483,20 +515,55 @@ impl SuperFrame {
         self.cut.at.end == self.span.len() && tcp_type_fits
     }
 
-    /// If `payloads[at..]` starts with every segment of one super-frame,
-    /// in order: that super-frame, to write whole.
-    pub fn whole_at<'a>(payloads: &[&'a squall_link::Payload], at: usize) -> Option<&'a SuperFrame> {
+    /// If `payloads[at..]` starts with two or more segments of one
+    /// super-frame, in order: how to write them without cutting them. All
+    /// of its segments: the super-frame as it was read, with the header it
+    /// was read with. Some of them (a stage with a rate limit lets a
+    /// flight out a few segments at a time): one GSO write of what GRO
+    /// makes of those segments once cut ([`join`]), its headers rewritten
+    /// and its data as it lies in the super-frame; the kernel cuts it into
+    /// the same segments. No payload is copied and no checksum summed.
+    pub fn write_at<'a>(payloads: &[&'a squall_link::Payload], at: usize) -> Option<FrameWrite<'a>> {
         let segment = |i: usize| match payloads.get(i) {
             Some(squall_link::Payload::Segment(s)) => Some(s),
             _ => None,
         };
-        let first = segment(at).filter(|s| s.index == 0)?;
+        let first = segment(at)?;
         let any: &dyn std::any::Any = first.of.as_ref();
-        let frame = any.downcast_ref::<SuperFrame>().filter(|f| f.writable_whole())?;
-        let all = (1..frame.cut.count)
-            .all(|k| segment(at + k).is_some_and(|s| s.index == k && std::sync::Arc::ptr_eq(&s.of, &first.of)));
-        all.then_some(frame)
+        let frame = any.downcast_ref::<SuperFrame>()?;
+        let after = (1..frame.cut.count - first.index.min(frame.cut.count))
+            .take_while(|&k| {
+                segment(at + k).is_some_and(|s| s.index == first.index + k && std::sync::Arc::ptr_eq(&s.of, &first.of))
+            })
+            .count();
+        let run = first.index..first.index + 1 + after;
+        if run.len() == frame.cut.count && frame.writable_whole() {
+            return Some(FrameWrite { hdr: frame.hdr, head: Vec::new(), body: frame.frame(), segments: run.len() });
+        }
+        let run = run.start..run.end.min(run.start + MAX_RUN);
+        let bytes = frame.frame();
+        if !frame.cut.joinable(bytes, &run) {
+            return None;
+        }
+        let body = frame.cut.data(run.start).start..frame.cut.data(run.end - 1).end;
+        let mut head = frame.cut.headers(bytes, run.start, body.len());
+        if run.end == frame.cut.count {
+            head[frame.cut.at.l4 + 13] |= bytes[frame.cut.at.l4 + 13] & LAST_ONLY;
+        }
+        let hdr = finish_join(&mut head, &frame.cut.at, body.len(), frame.cut.mss);
+        Some(FrameWrite { hdr, head, body: &bytes[body], segments: run.len() })
     }
+}
+
+/// One write of segments of a super-frame ([`SuperFrame::write_at`]): the
+/// virtio_net_hdr, the headers to write (empty when the super-frame goes
+/// as it was read) and the bytes after them.
+pub struct FrameWrite<'a> {
+    pub hdr: VnetHdr,
+    pub head: Vec<u8>,
+    pub body: &'a [u8],
+    /// The segments it carries.
+    pub segments: usize,
 }
 
 impl squall_link::Segmented for SuperFrame {
@@ -694,30 +761,42 @@ pub fn join(frames: &[&[u8]], framing: Framing) -> Option<Joined> {
         payloads.push(s.at.l4 + s.doff..s.at.end);
         last = Some(s.flags);
     }
-    let end = head + payloads.iter().map(|p| p.len()).sum::<usize>();
+    let data = payloads.iter().map(|p| p.len()).sum::<usize>();
     let mut f = frames[0][..head].to_vec();
     f[at.l4 + 13] |= last? & LAST_ONLY;
+    let hdr = finish_join(&mut f, at, data, first.at.end - head);
+    Some(Joined { hdr, head: f, payloads })
+}
+
+/// Makes `head`, the headers of the first segment of a run that GRO
+/// joins (its flags already the run's), stand before the run's `data`
+/// bytes of TCP payload: the run's IP length, a new IPv4 header checksum,
+/// and the TCP checksum left for the kernel to complete (NEEDS_CSUM: the
+/// field holds the pseudo-header sum, not complemented, as
+/// CHECKSUM_PARTIAL expects; RFC 793 / RFC 8200 §8.1). Returns the
+/// virtio_net_hdr for a GSO write of `mss`-byte segments.
+fn finish_join(head: &mut [u8], at: &Layout, data: usize, mss: usize) -> VnetHdr {
+    let header_end = head.len();
+    let end = header_end + data;
     let ip_len = (end - at.l3) as u16;
     if at.v6 {
-        f[at.l3 + 4..at.l3 + 6].copy_from_slice(&(ip_len - 40).to_be_bytes());
+        head[at.l3 + 4..at.l3 + 6].copy_from_slice(&(ip_len - 40).to_be_bytes());
     } else {
-        f[at.l3 + 2..at.l3 + 4].copy_from_slice(&ip_len.to_be_bytes());
-        fill_ipv4_checksum(&mut f, &Layout { end: head, protocol: 6, ..*at });
+        head[at.l3 + 2..at.l3 + 4].copy_from_slice(&ip_len.to_be_bytes());
+        fill_ipv4_checksum(head, &Layout { end: header_end, protocol: 6, ..*at });
     }
-    // The pseudo-header sum (RFC 793 / RFC 8200 §8.1), not complemented.
-    let ip = &f[at.l3..];
+    let ip = &head[at.l3..];
     let pseudo = if at.v6 { sum(0, &ip[8..40]) } else { sum(0, &ip[12..20]) } + (end - at.l4) as u64 + 6;
     let partial = fold(pseudo);
-    f[at.l4 + 16..at.l4 + 18].copy_from_slice(&partial.to_be_bytes());
-    let hdr = VnetHdr {
+    head[at.l4 + 16..at.l4 + 18].copy_from_slice(&partial.to_be_bytes());
+    VnetHdr {
         flags: F_NEEDS_CSUM,
         gso_type: if at.v6 { GSO_TCPV6 } else { GSO_TCPV4 },
-        hdr_len: head as u16,
-        gso_size: (first.at.end - head) as u16,
+        hdr_len: header_end as u16,
+        gso_size: mss as u16,
         csum_start: at.l4 as u16,
         csum_offset: 16,
-    };
-    Some(Joined { hdr, head: f, payloads })
+    }
 }
 
 #[cfg(test)]

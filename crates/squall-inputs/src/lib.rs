@@ -337,8 +337,9 @@ fn segments_are_the_wire_cut(
 
 /// A super-frame kept whole stands for exactly the segments [`split`]
 /// cuts (`segments`): as many, each with the same bytes and length, each
-/// read into the model as its cut bytes would be; and a frame found
-/// whole again for one write carries what its segments carry.
+/// read into the model as its cut bytes would be; a frame found whole
+/// again for one write carries what its segments carry; and a run of its
+/// segments written in one go is the frame GRO joins them into once cut.
 ///
 /// [`split`]: squall_emu::offload::split
 fn super_frame_agrees(
@@ -367,21 +368,37 @@ fn super_frame_agrees(
         assert_eq!(read(p.clone()), read(cut.clone().into()), "segment {i}: read otherwise than its cut bytes");
     }
     let refs: Vec<&Payload> = payloads.iter().collect();
+    let cut: Vec<&[u8]> = segments.iter().map(Vec::as_slice).collect();
     // Written whole, the frame carries exactly what its segments carry: as
     // long as the one segment, or as the frame GRO joins them into.
-    if let Some(whole) = SuperFrame::whole_at(&refs, 0) {
-        let cut: Vec<&[u8]> = segments.iter().map(Vec::as_slice).collect();
+    if let Some(whole) = SuperFrame::write_at(&refs, 0).filter(|w| w.head.is_empty()) {
         let joined = match cut.len() {
             1 => Some(cut[0].len()),
             _ => squall_emu::offload::coalesce(&cut, framing).map(|(_, f)| f.len()),
         };
         if let Some(len) = joined {
-            assert_eq!(whole.frame().len(), len, "a frame written whole carries other bytes than its segments");
+            assert_eq!(whole.body.len(), len, "a frame written whole carries other bytes than its segments");
         }
     }
-    if refs.len() > 1 {
-        assert!(SuperFrame::whole_at(&refs[1..], 0).is_none(), "a super-frame found whole without its first segment");
-        assert!(SuperFrame::whole_at(&refs[..refs.len() - 1], 0).is_none(), "found whole without its last segment");
+    // Some of its segments written in one go (all of them, a frame that
+    // cannot go as read), without being cut: exactly the frame GRO joins
+    // those segments into once cut, with its header.
+    let n = refs.len();
+    for range in [0..n, 1..n, 0..n.saturating_sub(1), n / 3..2 * n / 3] {
+        if range.len() < 2 {
+            continue;
+        }
+        let Some(w) = SuperFrame::write_at(&refs[range.clone()], 0) else { continue };
+        if w.head.is_empty() {
+            assert_eq!(range, 0..n, "a super-frame written as read without all its segments");
+            continue;
+        }
+        let carried = &cut[range.start..range.start + w.segments];
+        assert_eq!(
+            squall_emu::offload::coalesce(carried, framing),
+            Some((w.hdr, [&w.head[..], w.body].concat())),
+            "segments {range:?}: written otherwise than GRO joins them once cut"
+        );
     }
 }
 
