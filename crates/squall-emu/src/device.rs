@@ -762,6 +762,16 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
         read
     }
 
+    /// `read` (a virtio_net_hdr and a frame) as a packet socket's device
+    /// reads it, and the packets it hands out.
+    fn read_by_socket(read: &[u8]) -> (VnetIo, Vec<Payload>) {
+        let mut io = VnetIo::new(Framing::Ethernet);
+        io.rx[..read.len()].copy_from_slice(read);
+        io.cut(read.len(), "test").unwrap();
+        let segments = io.pending.drain(..).collect();
+        (io, segments)
+    }
+
     /// A small super-frame (a copy of its own) and a large one (the
     /// buffer it was read into, given back to the pool when its last
     /// segment is gone).
@@ -769,10 +779,7 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
     fn a_super_frame_whose_segments_leave_together_is_written_as_it_was_read() {
         for data in [3500, 40_000] {
             let read = tcp_super_frame(data);
-            let mut io = VnetIo::new(Framing::Ethernet);
-            io.rx[..read.len()].copy_from_slice(&read);
-            io.cut(read.len(), "test").unwrap();
-            let segments: Vec<Payload> = io.pending.drain(..).collect();
+            let (mut io, segments) = read_by_socket(&read);
             // 1000 bytes a segment, as split cuts them; the third starts at
             // sequence number 1000 + 2000 and its IP packet has 20 + 20 +
             // 1000 bytes, the last 20 + 20 + what is left.
@@ -837,10 +844,7 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
             read[VNET_HDR_LEN + 47] = flags;
             let hdr = VnetHdr::parse(&read).unwrap();
             let cut = offload::split(&hdr, &read[VNET_HDR_LEN..], Framing::Ethernet).unwrap();
-            let mut io = VnetIo::new(Framing::Ethernet);
-            io.rx[..read.len()].copy_from_slice(&read);
-            io.cut(read.len(), "test").unwrap();
-            let segments: Vec<Payload> = io.pending.drain(..).collect();
+            let (mut io, segments) = read_by_socket(&read);
             assert_eq!(segments.len(), 11);
             let (tx, rx) = socket_pair();
             for start in 0..11 {
@@ -873,10 +877,7 @@ squall0: 9120000   6080    0    0    0     0          0         0 45600000   304
     fn a_super_frame_with_bytes_beyond_its_ip_packet_is_not_written_whole() {
         let mut read = tcp_super_frame(3500);
         read.extend([0xee; 100]);
-        let mut io = VnetIo::new(Framing::Ethernet);
-        io.rx[..read.len()].copy_from_slice(&read);
-        io.cut(read.len(), "test").unwrap();
-        let segments: Vec<Payload> = io.pending.drain(..).collect();
+        let (mut io, segments) = read_by_socket(&read);
         assert_eq!(segments.len(), 4);
         let (tx, rx) = socket_pair();
         let mut written = [false; 4];
