@@ -61,8 +61,8 @@ pub struct EmulationOptions {
     pub announce: Option<String>,
 }
 
-/// What joins a host's namespace to squall (README, "Which device joins
-/// a host: TUN or AF_XDP", has the figures of both on one machine).
+/// What joins a host's namespace to squall (docs/guide: Emulation, "Which device joins
+/// a host: TUN or AF_XDP"; Benchmarks has the figures of both on one machine).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HostDevice {

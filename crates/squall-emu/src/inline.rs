@@ -44,8 +44,8 @@ pub struct InlineOptions {
     pub socket: InlineSocket,
 }
 
-/// What reads and writes the two interfaces (README, "Inline", has the
-/// figures of both).
+/// What reads and writes the two interfaces (docs/guide: "Inline and outside hosts"; the
+/// figures of both are in its Benchmarks chapter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InlineSocket {

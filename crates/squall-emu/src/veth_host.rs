@@ -2,7 +2,7 @@
 //! (`squall emu --host-device xdp`) instead of a TUN device: squall reads
 //! a whole batch of frames from a shared ring with no system call per
 //! frame, which a TUN device cannot do, and so carries small packets at a
-//! higher rate (README, "Which device joins a host: TUN or AF_XDP": measured with
+//! higher rate (docs/guide, "Emulation: Which device joins a host: TUN or AF_XDP": measured with
 //! `squall bench emu`). The XDP hook of a veth turns its peer's
 //! segmentation offload off, so TCP flights come as wire-sized packets:
 //! for bulk TCP the TUN device (the default) is the faster one.

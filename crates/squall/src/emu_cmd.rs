@@ -104,19 +104,19 @@ pub struct EmuArgs {
     /// other threads where the kernel puts them (place workloads yourself
     /// with `taskset -c`). With `--host-device xdp`, a sender alone on one
     /// CPU and its receiver on the data plane's is the fastest placement
-    /// measured (README, "Which device joins a host: TUN or AF_XDP").
+    /// measured (docs/guide, "Emulation: Which device joins a host: TUN or AF_XDP").
     #[arg(long, value_name = "CPU", conflicts_with = "pin")]
     pub dataplane_cpu: Option<usize>,
     /// What joins each host to squall: `tun` (a TUN device with offloads,
     /// the faster for bulk TCP) or `xdp` (a veth pair read and written
     /// with AF_XDP, the faster for small packets; TCP flights come
-    /// wire-sized). README, "Which device joins a host: TUN or AF_XDP".
+    /// wire-sized). docs/guide, "Emulation: Which device joins a host: TUN or AF_XDP".
     #[arg(long, value_enum, default_value_t = HostDeviceArg::Tun)]
     pub host_device: HostDeviceArg,
     /// Inline, what reads and writes the two interfaces: `packet` (AF_PACKET
     /// with a receive ring; GSO super-frames pass, the faster for bulk TCP)
     /// or `xdp` (AF_XDP in copy mode, the faster for small frames; an XDP
-    /// program on a veth turns its peer's GSO off). README, "Inline".
+    /// program on a veth turns its peer's GSO off). docs/guide, "Inline and outside hosts".
     #[arg(long, value_enum, default_value_t = InlineSocketArg::Packet)]
     pub inline_socket: InlineSocketArg,
     /// MTU of the hosts' TUN devices, bytes.
