@@ -293,3 +293,62 @@ fn a_directory_that_is_no_output_is_named_with_what_it_lacks() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("rep-3") && err.contains("it has rep-0"), "{err}");
 }
+
+/// An emulation's output directory, built from a simulated run's files
+/// (no namespaces needed): both engines write the same HOST.pcap and
+/// events.csv; `squall emu` adds engine "emu" in summary.json,
+/// rep-0/timing.csv and the workloads' TCP_INFO samples in
+/// rep-0/workloads/ (`squall tool bulk --info-csv tcpinfo.csv`, whose
+/// header is copied here from squall-emu's bulk.rs: cwnd in segments,
+/// times in microseconds).
+#[test]
+fn an_emu_output_directory_gets_its_report_with_linux_tcp_info() {
+    let dir = kept_dir("emu");
+    let out = dir.join("out");
+    ok(squall(&[
+        "sim",
+        "builtin:gsm-udp",
+        "--replications",
+        "1",
+        "--set",
+        "duration=\"40 s\"",
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let path = out.join("summary.json");
+    let mut summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let delivered = summary["runs"][0]["flows"].as_array().unwrap().iter().find(|f| f["name"] == "down").unwrap()
+        ["delivered_bytes"]
+        .as_f64()
+        .unwrap();
+    summary["engine"] = "emu".into();
+    let run = &summary["runs"][0];
+    summary["runs"] = serde_json::json!([{ "replication": 0, "seed": run["seed"], "end": run["end"], "flows": [] }]);
+    std::fs::write(&path, summary.to_string()).unwrap();
+    std::fs::write(out.join("rep-0/timing.csv"), "scheduled,actual\n").unwrap();
+    std::fs::create_dir_all(out.join("rep-0/workloads")).unwrap();
+    let mut info = String::from(
+        "time,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,retransmits,bytes_acked,bytes_retrans,delivery_rate,ca_state,snd_mss\n",
+    );
+    for i in 0..40 {
+        info.push_str(&format!(
+            "{i},{},2147483647,{},50000,200000,1200000,0,0,0,0,0,0,1448\n",
+            10 + i,
+            400_000 + 1000 * i
+        ));
+    }
+    std::fs::write(out.join("rep-0/workloads/tcpinfo.csv"), info).unwrap();
+
+    ok(squall(&["report", out.to_str().unwrap()]));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("(emu engine)"));
+    let texts = svg_texts(&html);
+    for label in ["cwnd (segments)", "RTT (µs)", "rtt_us", "state weak-signal", "throughput (bit/s)"] {
+        assert!(texts.iter().any(|t| t == label), "no {label:?} in the figures");
+    }
+    // Linux's unset ssthresh (2^31 - 1) is not drawn.
+    assert!(!texts.iter().any(|t| t == "ssthresh"), "ssthresh of 2^31-1 drawn");
+    let (bits, _, _) = binned(&out, "udp fixed:10000 > mobile:5001");
+    assert!((bits - delivered * 8.0).abs() < 1e-6 * delivered, "binned {bits} bits, delivered {delivered} bytes");
+    chromium(&out.join("report.html"), &dir.join("emu.png"));
+}
