@@ -298,6 +298,9 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
     for (stage, from) in blackout_from {
         t.shades.push(Shade { from, to: end, label: format!("blackout {stage}") });
     }
+    // A state entered at the run's last instant lasted no time: it is
+    // neither shaded nor named in a legend.
+    t.shades.retain(|s| s.to > s.from);
     for (stage, (n, last)) in inside {
         if let Some(q) = t.queues.get_mut(&stage) {
             for v in &mut q[last..] {

@@ -311,7 +311,7 @@ fn an_emu_output_directory_gets_its_report_with_linux_tcp_info() {
         "--replications",
         "1",
         "--set",
-        "duration=\"40 s\"",
+        "duration=\"50 s\"",
         "--out",
         out.to_str().unwrap(),
     ]));
@@ -330,7 +330,7 @@ fn an_emu_output_directory_gets_its_report_with_linux_tcp_info() {
     let mut info = String::from(
         "time,cwnd,ssthresh,rtt_us,rttvar_us,min_rtt_us,rto_us,total_retrans,retransmits,bytes_acked,bytes_retrans,delivery_rate,ca_state,snd_mss\n",
     );
-    for i in 0..40 {
+    for i in 0..50 {
         info.push_str(&format!(
             "{i},{},2147483647,{},50000,200000,1200000,0,0,0,0,0,0,1448\n",
             10 + i,
@@ -342,6 +342,7 @@ fn an_emu_output_directory_gets_its_report_with_linux_tcp_info() {
     ok(squall(&["report", out.to_str().unwrap()]));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("(emu engine)"));
+    // The state entered at 40 s of the 50 s run is shaded.
     let texts = svg_texts(&html);
     for label in ["cwnd (segments)", "RTT (µs)", "rtt_us", "state weak-signal", "throughput (bit/s)"] {
         assert!(texts.iter().any(|t| t == label), "no {label:?} in the figures");
