@@ -78,7 +78,7 @@ pub fn run_detail(dir: &Path, hosts: &[RunHost]) -> Result<RunDetail, AnalysisEr
         }
     }
     read_events(dir, &position, &mut detail)?;
-    read_tcp_traces(dir, &mut detail);
+    detail.tcp = read_tcp_trace_files(dir);
     Ok(detail)
 }
 
@@ -171,7 +171,8 @@ const UNSET: f64 = 2_147_483_647.0;
 
 /// TCP variables over time: any `tcp*.csv` or `*tcpinfo*.csv` with a
 /// `time` column; each other numeric column becomes a series.
-fn read_tcp_traces(dir: &Path, detail: &mut RunDetail) {
+pub fn read_tcp_trace_files(dir: &Path) -> Vec<(String, Vec<Series>)> {
+    let mut out = Vec::new();
     // The simulator writes traces beside events.csv; emulation workloads
     // (squall tool bulk --info-csv) write them in workloads/.
     let mut files: Vec<_> = [dir.to_path_buf(), dir.join("workloads")]
@@ -208,6 +209,7 @@ fn read_tcp_traces(dir: &Path, detail: &mut RunDetail) {
             .map(|(h, points)| Series { name: h.to_string(), mark: Mark::Line, points })
             .collect();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("tcp").to_string();
-        detail.tcp.push((name, series));
+        out.push((name, series));
     }
+    out
 }

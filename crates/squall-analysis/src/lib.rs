@@ -9,7 +9,9 @@ pub mod detail;
 pub mod flows;
 pub mod plot;
 pub mod report;
+pub mod run_report;
 pub mod stats;
+pub mod timeline;
 
 pub use flows::{FlowStats, RunHost, analyse_run, by_workload, jain_index};
 pub use stats::*;

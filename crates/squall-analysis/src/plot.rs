@@ -56,6 +56,72 @@ fn color(i: usize) -> RGBColor {
     C[i % C.len()]
 }
 
+/// Colours of shaded intervals, one per distinct label: light and
+/// distinct from each other and from the series' colours behind them.
+fn shade_color(i: usize) -> RGBColor {
+    const C: [RGBColor; 8] = [
+        RGBColor(255, 200, 0),
+        RGBColor(120, 120, 120),
+        RGBColor(0, 170, 255),
+        RGBColor(200, 80, 220),
+        RGBColor(120, 200, 60),
+        RGBColor(255, 100, 100),
+        RGBColor(0, 200, 170),
+        RGBColor(170, 120, 60),
+    ];
+    C[i % C.len()]
+}
+
+/// The distinct labels of `shades`, in order of first appearance.
+pub fn shade_labels(shades: &[Shade]) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for s in shades {
+        if !labels.contains(&s.label) {
+            labels.push(s.label.clone());
+        }
+    }
+    labels
+}
+
+/// A tick value with an SI prefix (BIPM SI Brochure, 9th ed., §3,
+/// Table 7): 5000000 → "5M", 0.05 → "50m", 1500 → "1.5k"; the unit
+/// itself is in the axis label. At most three significant digits, no
+/// trailing zeros.
+pub fn si(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    const PREFIXES: [(f64, &str); 9] = [
+        (1e12, "T"),
+        (1e9, "G"),
+        (1e6, "M"),
+        (1e3, "k"),
+        (1.0, ""),
+        (1e-3, "m"),
+        (1e-6, "µ"),
+        (1e-9, "n"),
+        (1e-12, "p"),
+    ];
+    let a = v.abs();
+    let (scale, prefix) = PREFIXES.iter().copied().find(|(s, _)| a >= *s * 0.9995).unwrap_or((1e-12, "p"));
+    let m = v / scale;
+    let digits = if m.abs() >= 99.95 {
+        0
+    } else if m.abs() >= 9.995 {
+        1
+    } else {
+        2
+    };
+    let mut text = format!("{m:.digits$}");
+    if text.contains('.') {
+        text = text.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    format!("{text}{prefix}")
+}
+
 fn range(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite()) {
@@ -128,15 +194,28 @@ fn draw_series<DB: DrawingBackend>(
         .x_label_area_size(36)
         .y_label_area_size(60)
         .build_cartesian_2d(x0..x1, y0..y1)?;
-    chart.configure_mesh().x_desc(x_label).y_desc(y_label).max_light_lines(0).draw()?;
-    for s in shades {
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(s.from, y0), (s.to, y1)],
-                RGBColor(255, 200, 0).mix(0.18).filled(),
-            )))?
-            .label(s.label.clone())
-            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], RGBColor(255, 200, 0).mix(0.4).filled()));
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&|v| si(*v))
+        .y_label_formatter(&|v| si(*v))
+        .max_light_lines(0)
+        .draw()?;
+    // One legend entry and one colour per distinct label (a state entered
+    // seven times is one state), whatever the number of occurrences.
+    let labels = shade_labels(shades);
+    for (k, label) in labels.iter().enumerate() {
+        let c = shade_color(k);
+        let drawn = chart.draw_series(
+            shades
+                .iter()
+                .filter(|s| &s.label == label)
+                .map(|s| Rectangle::new([(s.from, y0), (s.to, y1)], c.mix(0.18).filled())),
+        )?;
+        drawn
+            .label(label.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.mix(0.5).filled()));
     }
     for (i, s) in series.iter().enumerate() {
         let c = color(i);
@@ -204,7 +283,14 @@ fn draw_bars<DB: DrawingBackend>(
         .build_cartesian_2d(x0..x1, y0..y1)?;
     let x_desc = if log_x { format!("log10 {x_label}") } else { x_label.to_string() };
     let y_desc = if axes.log_y { format!("log10 {y_label}") } else { y_label.to_string() };
-    chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).max_light_lines(0).draw()?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| if log_x { format!("{v:.1}") } else { si(*v) })
+        .y_label_formatter(&|v| if axes.log_y { format!("{v:.1}") } else { si(*v) })
+        .max_light_lines(0)
+        .draw()?;
     // The value at x = 0 (no load: seed 003's reference), once per
     // distinct value (within 2%) among the curves.
     let mut at_zero: Vec<f64> = bars
@@ -225,7 +311,7 @@ fn draw_bars<DB: DrawingBackend>(
             let y = ty(reference);
             chart
                 .draw_series(DashedLineSeries::new([(x0, y), (x1, y)], 6, 4, grey.stroke_width(1)))?
-                .label(format!("reference at x = 0: {reference:.4}"))
+                .label(format!("reference at x = 0: {}", si(reference)))
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 12, y)], grey));
         }
     }
@@ -284,5 +370,47 @@ mod tests {
         let long: Vec<(f64, f64)> = (0..100_000).map(|i| (i as f64, if i == 54_321 { 99.0 } else { 1.0 })).collect();
         let t = thin(&long);
         assert!(t.len() <= MAX_DRAWN_POINTS && t.contains(&(54_321.0, 99.0)));
+    }
+
+    #[test]
+    fn ticks_carry_si_prefixes() {
+        assert_eq!(si(5_000_000.0), "5M");
+        assert_eq!(si(1_500_000.0), "1.5M");
+        assert_eq!(si(9600.0), "9.6k");
+        assert_eq!(si(999.9), "1k");
+        assert_eq!(si(120.0), "120");
+        assert_eq!(si(0.05), "50m");
+        assert_eq!(si(0.0012), "1.2m");
+        assert_eq!(si(-2e-6), "-2µ");
+        assert_eq!(si(0.0), "0");
+    }
+
+    #[test]
+    fn each_state_is_one_legend_entry_with_its_own_colour() {
+        // A state entered three times and a blackout twice: two legend
+        // entries, two fill colours.
+        let shades: Vec<Shade> =
+            [(0.0, 1.0, "state good"), (1.0, 2.0, "state bad"), (2.0, 3.0, "state good"), (3.0, 4.0, "state good")]
+                .iter()
+                .map(|&(from, to, label)| Shade { from, to, label: label.into() })
+                .collect();
+        let svg = series_plot(
+            "t",
+            "time (s)",
+            "x",
+            &[Series { name: "x".into(), mark: Mark::Line, points: vec![(0.0, 1e6), (4.0, 5e6)] }],
+            &shades,
+        );
+        let texts: Vec<&str> = svg
+            .split("<text")
+            .skip(1)
+            .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim()))
+            .collect();
+        assert_eq!(texts.iter().filter(|t| **t == "state good").count(), 1, "{svg}");
+        assert_eq!(texts.iter().filter(|t| **t == "state bad").count(), 1);
+        let fill = |c: RGBColor| format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+        assert!(svg.contains(&fill(shade_color(0))) && svg.contains(&fill(shade_color(1))), "{svg}");
+        // Ticks are SI: no raw 5000000.
+        assert!(!svg.contains("5000000") && texts.contains(&"5M"), "{svg}");
     }
 }

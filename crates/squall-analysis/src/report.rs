@@ -37,6 +37,10 @@ pub struct SetInfo {
     pub points: Vec<Vec<(String, String)>>,
     /// The first replication of each point, for the time plots.
     pub details: BTreeMap<usize, RunDetail>,
+    /// Per point, the page (relative to the report) with its first
+    /// replication's figures over time ([`crate::run_report`]): every
+    /// point has one, while report.html itself stays bounded.
+    pub run_pages: BTreeMap<usize, String>,
 }
 
 /// Time plots are drawn for at most this many points of a set
@@ -117,7 +121,8 @@ pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
 
-pub(crate) fn html(s: &str) -> String {
+/// `s` escaped for HTML text and attribute values.
+pub fn html(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
@@ -265,6 +270,14 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 writeln!(page, "<h3>{}</h3>", html(&label.join(", "))).unwrap();
             }
             page.push_str(&table2(&grouped, &set.name, point));
+            if let Some(href) = set.run_pages.get(&point) {
+                writeln!(
+                    page,
+                    "<p class=\"run-page\"><a href=\"{}\">This point over time</a>: throughput against capacity, delay, queues, drops, states and TCP traces of its first replication.</p>",
+                    html(href)
+                )
+                .unwrap();
+            }
         }
         // Time plots of the first replication of each point.
         for (point, d) in &set.details {
@@ -535,6 +548,7 @@ mod tests {
             scenario: "s.toml".into(),
             points: points.iter().map(|p| p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()).collect(),
             details: BTreeMap::new(),
+            run_pages: BTreeMap::new(),
         }
     }
 

@@ -1,27 +1,203 @@
-//! `squall report DIR`: analyse an experiment's runs from their files and
-//! (re)write results.csv, summary.csv, plots/ and report.html.
+//! `squall report DIR`: analyse a directory's runs from their files and
+//! (re)write its report.html. An experiment (`squall run`, experiment.json)
+//! gets results.csv, summary.csv, plots/ and a page per sweep point under
+//! runs/; a `squall sim` or `squall emu` output (summary.json) or one run
+//! of an experiment (result.json) gets its figures over time
+//! ([`squall_analysis::run_report`]) and report-series.csv.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use squall_analysis::detail::run_detail;
 use squall_analysis::report::{RunRecord, SetInfo, detail_points, metric, write_report};
+use squall_analysis::run_report::{self, run_figures};
 use squall_analysis::{RunHost, analyse_run, by_workload, jain_index, summarize};
 
 use crate::run_cmd::Manifest;
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// An experiment's output directory (it holds experiment.json).
+    /// An output directory: of `squall run` (experiment.json), of `squall
+    /// sim` or `squall emu` (summary.json), or one run of an experiment
+    /// (result.json).
     pub dir: PathBuf,
+    /// Which replication of a `squall sim` output to draw (its rep-N/).
+    #[arg(long, default_value_t = 0)]
+    pub replication: u32,
+}
+
+/// What kind of output directory a report is asked of.
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    /// `squall run`: experiment.json.
+    Experiment,
+    /// `squall sim` / `squall emu`: summary.json and rep-N/.
+    Run,
+    /// One run of an experiment: result.json beside its files.
+    OneRun,
+}
+
+fn kind(dir: &Path) -> Result<Kind> {
+    if !dir.is_dir() {
+        bail!(
+            "{}: no such directory; give the output directory of squall run, squall sim or squall emu",
+            dir.display()
+        );
+    }
+    if dir.join("experiment.json").is_file() {
+        Ok(Kind::Experiment)
+    } else if dir.join("summary.json").is_file() {
+        Ok(Kind::Run)
+    } else if dir.join("result.json").is_file() {
+        Ok(Kind::OneRun)
+    } else {
+        bail!(
+            "{} is not a squall output directory: it has no experiment.json (written by squall run), \
+             no summary.json (squall sim, squall emu) and no result.json (one run of an experiment)",
+            dir.display()
+        )
+    }
 }
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
-    build(&args.dir)?;
+    match kind(&args.dir)? {
+        Kind::Experiment => build(&args.dir)?,
+        Kind::Run => run_report(&args.dir, args.replication)?,
+        Kind::OneRun => {
+            let (result, scenario, hosts, end) = read_result(&args.dir.join("result.json"), 0)?;
+            let title = format!("{} ({} engine)", result["scenario"].as_str().unwrap_or("run"), engine(&result));
+            write_run_page(&args.dir, &args.dir, &title, "", &scenario, &hosts, end)?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn engine(summary: &serde_json::Value) -> &str {
+    summary["engine"].as_str().unwrap_or("sim")
+}
+
+/// summary.json or result.json, read: the whole value, the resolved
+/// scenario, its hosts, and the length of run `replication` (seconds).
+fn read_result(path: &Path, replication: u32) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64)> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let scenario = match &v["resolved_scenario"] {
+        s if s.is_object() => s.clone(),
+        // A simulated run of an experiment: its scenario is beside it, or
+        // given by the caller (the manifest's point).
+        _ => {
+            let beside = path.with_file_name("scenario.toml");
+            let text = std::fs::read_to_string(&beside).with_context(|| {
+                format!(
+                    "{} has no `resolved_scenario` and there is no {}; for a run of an experiment, \
+                     `squall report` its experiment's directory (a page per point, under runs/)",
+                    path.display(),
+                    beside.display()
+                )
+            })?;
+            toml_to_json(&text).with_context(|| format!("{} is not a scenario", beside.display()))?
+        }
+    };
+    read_with_scenario(path, v, scenario, replication)
+}
+
+/// A resolved scenario written as TOML, as the JSON value summary.json
+/// would hold (both are the same serde serialisation).
+fn toml_to_json(text: &str) -> Result<serde_json::Value> {
+    let value: toml::Value = toml::from_str(text)?;
+    Ok(serde_json::to_value(value)?)
+}
+
+fn read_with_scenario(
+    path: &Path,
+    v: serde_json::Value,
+    scenario: serde_json::Value,
+    replication: u32,
+) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64)> {
+    let mut hosts = Vec::new();
+    for h in scenario["hosts"].as_array().into_iter().flatten() {
+        let (Some(name), Some(address)) = (h["name"].as_str(), h["address"].as_str().and_then(|a| a.parse().ok()))
+        else {
+            bail!("{}: resolved_scenario.hosts: expected a name and an IPv4 address, found {h}", path.display());
+        };
+        hosts.push(RunHost { name: name.to_string(), address });
+    }
+    let duration = scenario["duration"].as_str().and_then(|d| d.parse::<squall_link::Duration>().ok());
+    let run =
+        v["runs"].as_array().and_then(|r| r.iter().find(|r| r["replication"].as_u64() == Some(replication.into())));
+    let end = run
+        .and_then(|r| r["end"].as_f64())
+        .or_else(|| v["end"].as_f64())
+        .or(duration.map(|d| d.as_secs_f64()))
+        .with_context(|| format!("{}: no run length (`end`, or the scenario's `duration`)", path.display()))?;
+    Ok((v, scenario, hosts, end))
+}
+
+/// `squall report DIR` on a `squall sim` or `squall emu` output: the
+/// figures of replication `replication` (DIR/rep-N) in DIR/report.html.
+fn run_report(dir: &Path, replication: u32) -> Result<()> {
+    let (summary, scenario, hosts, end) = read_result(&dir.join("summary.json"), replication)?;
+    let rep = dir.join(format!("rep-{replication}"));
+    if !rep.is_dir() {
+        let mut have: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with("rep-"))
+            .collect();
+        have.sort();
+        bail!(
+            "--replication {replication}: {} has no {}; it has {}",
+            dir.display(),
+            rep.display(),
+            if have.is_empty() { "no rep-N/ directory".to_string() } else { have.join(", ") }
+        );
+    }
+    let runs = summary["runs"].as_array().map_or(0, Vec::len);
+    let title = format!(
+        "{}: replication {replication} of {runs} ({} engine)",
+        summary["scenario"].as_str().unwrap_or("run"),
+        engine(&summary)
+    );
+    let intro = format!(
+        "<p>Source: <code>{}</code>, seed {}. Other replications: <code>squall report {} --replication N</code>.</p>",
+        squall_analysis::report::html(summary["source"].as_str().unwrap_or("")),
+        summary["runs"][replication as usize]["seed"].as_u64().map_or_else(|| "?".into(), |s| s.to_string()),
+        squall_analysis::report::html(&dir.display().to_string())
+    );
+    write_run_page(dir, &rep, &title, &intro, &scenario, &hosts, end)
+}
+
+/// Draws run `rep` into `out`/report.html and `out`/report-series.csv.
+fn write_run_page(
+    out: &Path,
+    rep: &Path,
+    title: &str,
+    intro: &str,
+    scenario: &serde_json::Value,
+    hosts: &[RunHost],
+    end: f64,
+) -> Result<()> {
+    let figures = run_figures(rep, hosts, scenario, end).with_context(|| format!("reading {}", rep.display()))?;
+    if figures.timeline.read.is_empty() {
+        bail!(
+            "{} has none of the files a report is drawn from ({}, events.csv); was it run with --no-pcap and --no-events?",
+            rep.display(),
+            hosts.iter().map(|h| format!("{}.pcap", h.name)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let page = run_report::page(title, intro, &run_report::figures_html(&figures));
+    let html_path = out.join("report.html");
+    run_report::write_atomically(&html_path, &page).with_context(|| format!("cannot write {}", html_path.display()))?;
+    let csv_path = out.join("report-series.csv");
+    run_report::write_atomically(&csv_path, &run_report::series_csv(&figures))
+        .with_context(|| format!("cannot write {}", csv_path.display()))?;
+    println!("wrote {} ({} figures) and {}", html_path.display(), figures.figures.len(), csv_path.display());
+    Ok(())
 }
 
 pub fn build(out: &Path) -> Result<()> {
@@ -29,12 +205,18 @@ pub fn build(out: &Path) -> Result<()> {
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let manifest: Manifest =
         serde_json::from_str(&text).with_context(|| format!("{} is not an experiment manifest", path.display()))?;
+    // The points' pages are rebuilt whole: none of an earlier report may linger.
+    let pages = out.join("runs");
+    if pages.exists() {
+        std::fs::remove_dir_all(&pages).with_context(|| format!("cannot clear {}", pages.display()))?;
+    }
     let mut runs = Vec::new();
     let mut sets = Vec::new();
     for set in &manifest.sets {
         let hosts: Vec<RunHost> =
             set.hosts.iter().map(|(name, address)| RunHost { name: name.clone(), address: *address }).collect();
         let mut details = BTreeMap::new();
+        let mut run_pages = BTreeMap::new();
         let detailed = detail_points(set.points.len());
         for (pi, point) in set.points.iter().enumerate() {
             for (replication, seed, dir) in &point.runs {
@@ -46,6 +228,9 @@ pub fn build(out: &Path) -> Result<()> {
                 let throughputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
                 if *replication == 0 && detailed.contains(&pi) {
                     details.insert(pi, run_detail(&dir, &hosts).with_context(|| format!("reading {}", dir.display()))?);
+                }
+                if *replication == 0 {
+                    run_pages.insert(pi, point_page(out, &manifest.experiment, &set.name, pi, point, &dir)?);
                 }
                 runs.push(RunRecord {
                     set: set.name.clone(),
@@ -63,12 +248,51 @@ pub fn build(out: &Path) -> Result<()> {
             scenario: set.scenario.clone(),
             points: set.points.iter().map(|p| p.params.clone()).collect(),
             details,
+            run_pages,
         });
     }
     write_report(out, &manifest.experiment, &sets, &runs)?;
     print_summary(&sets, &runs);
     println!("\nwrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
     Ok(())
+}
+
+/// The page of sweep point `point` of set `set`: the figures over time
+/// of its first replication (run directory `run`), in
+/// `out`/runs/SET-pPOINT.html; returns its path relative to `out`. Each
+/// page is bounded as a run's report is ([`run_report`]), and
+/// report.html only links them.
+fn point_page(
+    out: &Path,
+    experiment: &str,
+    set: &str,
+    point: usize,
+    point_info: &crate::run_cmd::ManifestPoint,
+    run: &Path,
+) -> Result<String> {
+    let params = &point_info.params;
+    let path = run.join("result.json");
+    let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let scenario = toml_to_json(&point_info.scenario)
+        .with_context(|| format!("experiment.json: set {set} point {point}: its scenario is not TOML"))?;
+    let (_, scenario, hosts, end) = read_with_scenario(&path, v, scenario, 0)?;
+    let figures = run_figures(run, &hosts, &scenario, end).with_context(|| format!("reading {}", run.display()))?;
+    let at: Vec<String> = params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let title = format!(
+        "{experiment}, set {set}, point {point}{}",
+        if at.is_empty() { String::new() } else { format!(": {}", at.join(", ")) }
+    );
+    let intro =
+        "<p><a href=\"../report.html\">Back to the experiment's report</a>. First replication of this point.</p>";
+    let page = run_report::page(&title, intro, &run_report::figures_html(&figures));
+    let name = format!("{}-p{point}.html", set.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_"));
+    let dir = out.join("runs");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    run_report::write_atomically(&dir.join(&name), &page)
+        .with_context(|| format!("cannot write {}", dir.join(&name).display()))?;
+    Ok(format!("runs/{name}"))
 }
 
 /// A run whose TCP application did not finish by the end of the run

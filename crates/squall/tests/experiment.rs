@@ -312,4 +312,15 @@ set = {{ "workload.tcp.0.app.web.keep_alive" = false }}
     // plots) + 12 metrics against the load.
     assert!(plots <= 4 * 7 + 12, "{plots} plots");
     assert!(html < 2_000_000, "report.html {html} bytes");
+    // Every point has its page over time, linked from report.html, each
+    // bounded: at most 6 flows and 240 bins a series, whatever the
+    // number of connections.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for point in 0..6 {
+        let name = format!("runs/off-p{point}.html");
+        assert!(page.contains(&format!("href=\"{name}\"")), "report.html does not link {name}");
+        let size = std::fs::metadata(out.join(&name)).unwrap().len();
+        println!("{name}: {size} bytes");
+        assert!(size < 1_000_000, "{name}: {size} bytes");
+    }
 }
