@@ -72,7 +72,8 @@ pub const METRICS: &[(&str, &str)] = &[
     ("delay_mean", "mean one-way delay (s)"),
     ("rtt_mean", "mean RTT (s)"),
     ("interarrival_mean", "mean inter-arrival time (s)"),
-    ("jitter", "jitter, std of inter-arrival (s)"),
+    ("interarrival_sd", "std dev of inter-arrival time (s)"),
+    ("jitter_rfc3550", "RFC 3550 interarrival jitter (s)"),
     ("sent_packets", "packets sent"),
     ("received_packets", "packets received"),
 ];
@@ -88,7 +89,8 @@ pub fn metric(f: &FlowStats, name: &str) -> f64 {
         "delay_mean" => f.delay_mean,
         "rtt_mean" => f.rtt_mean,
         "interarrival_mean" => f.interarrival_mean,
-        "jitter" => f.jitter,
+        "interarrival_sd" => f.interarrival_sd,
+        "jitter_rfc3550" => f.jitter_rfc3550,
         "sent_packets" => f.sent_packets as f64,
         "received_packets" => f.received_packets as f64,
         _ => f64::NAN,
@@ -473,7 +475,7 @@ fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
     let mut t = String::from(
         "<table><tr><th>flow</th><th>n</th><th>elapsed p10 (s)</th><th>elapsed median (s)</th><th>elapsed p90 (s)</th>\
          <th>throughput (kbit/s)</th><th>± 95% CI</th><th>goodput (kbit/s)</th><th>retransmitted</th><th>retransmitted (%)</th>\
-         <th>dropped</th><th>delay (ms)</th><th>jitter (ms)</th></tr>\n",
+         <th>dropped</th><th>delay (ms)</th><th>jitter, RFC 3550 (ms)</th></tr>\n",
     );
     for ((s, p, flow), m) in grouped {
         if s != set || *p != point || !m.contains_key("elapsed") {
@@ -488,7 +490,7 @@ fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
             sm("retransmitted_pct"),
             sm("dropped"),
             sm("delay_mean"),
-            sm("jitter"),
+            sm("jitter_rfc3550"),
         );
         writeln!(
             t,
