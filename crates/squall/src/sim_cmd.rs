@@ -15,7 +15,7 @@ use squall_scenario::Scenario;
 use squall_sim::{EventFilter, FileRecorder, FlowResult, RunOptions, RunResult, TcpFlowResult};
 
 use crate::builtin;
-use crate::output::{self, outln};
+use crate::output::{self, out, outln};
 use crate::run_cmd::MANY_RUNS;
 
 /// What both engines take to find their scenario and where to write.
@@ -63,6 +63,11 @@ pub struct SimArgs {
     /// refused.
     #[arg(long)]
     pub force: bool,
+    /// How to print the per-flow results: an aligned `table`, or `json` /
+    /// `csv` with plain numbers and the unit in each name
+    /// (`throughput_bit_per_s`, `delay_mean_s`); json adds the stages.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
     /// Run more than 100 000 replications (refused without it, as
     /// `squall run` refuses such experiments: usually a typo).
     #[arg(long)]
@@ -79,6 +84,14 @@ pub struct SimArgs {
     /// this rate: `--udp "5 Mbit/s"`.
     #[arg(long, value_name = "RATE")]
     pub udp: Option<String>,
+}
+
+/// How a command prints its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
 }
 
 /// Adds the `--tcp` and `--udp` workloads to `scenario` and checks it.
@@ -405,15 +418,109 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         runs,
     };
     output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
-    print_table(&summary);
+    match sim.format {
+        Format::Table => print_table(&summary),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&flat_results(&summary))?),
+        Format::Csv => out!("{}", flows_csv(&summary)),
+    }
     let per_run: Vec<&str> = [(outputs.events, "events.csv"), (outputs.pcap, "HOST.pcap")]
         .into_iter()
         .filter(|o| o.0)
         .map(|o| o.1)
         .collect();
     let per_run = if per_run.is_empty() { String::new() } else { format!(" and rep-N/ ({})", per_run.join(", ")) };
-    outln!("\nwrote {}/summary.json, scenario.toml{per_run}", out.display());
+    let wrote = format!("wrote {}/summary.json, scenario.toml{per_run}", out.display());
+    // With json or csv, stdout holds the data alone.
+    if sim.format == Format::Table {
+        outln!("\n{wrote}");
+    } else {
+        eprintln!("{wrote}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Per flow, the columns of `--format json|csv`: (name with its unit,
+/// mean over replications). Plain numbers in SI base units.
+fn flow_columns(m: &BTreeMap<String, Summary>) -> Vec<(&'static str, f64)> {
+    let g = |k: &str| m.get(k).map_or(f64::NAN, |x| x.mean);
+    let throughput = m.get("throughput_bps").copied().unwrap_or_else(|| summarize(&[]));
+    let ci = |low: bool| {
+        if throughput.n < 2 {
+            f64::NAN
+        } else if low {
+            throughput.ci95.low
+        } else {
+            throughput.ci95.high
+        }
+    };
+    vec![
+        ("replications", throughput.n as f64),
+        ("sent_packets", g("sent_packets")),
+        ("delivered_packets", g("delivered_packets")),
+        ("dropped_packets", g("dropped_packets")),
+        ("throughput_bit_per_s", g("throughput_bps")),
+        ("throughput_ci95_low_bit_per_s", ci(true)),
+        ("throughput_ci95_high_bit_per_s", ci(false)),
+        ("delay_mean_s", g("delay_mean")),
+        ("delay_p50_s", g("delay_p50")),
+        ("delay_p99_s", g("delay_p99")),
+        ("jitter_rfc3550_s", g("jitter_rfc3550")),
+        ("interarrival_sd_s", g("interarrival_sd")),
+    ]
+}
+
+/// `--format json`: the flows' means and the stages' drops and queue
+/// lengths, numbers only (a confidence bound that does not exist, n < 2,
+/// is null).
+fn flat_results(s: &Summary_) -> serde_json::Value {
+    let num = |x: f64| if x.is_finite() { serde_json::json!(x) } else { serde_json::Value::Null };
+    let flows: Vec<serde_json::Value> = s
+        .aggregate
+        .flows
+        .iter()
+        .map(|(name, m)| {
+            let mut o = serde_json::Map::new();
+            o.insert("flow".into(), name.clone().into());
+            for (k, v) in flow_columns(m) {
+                o.insert(k.into(), num(v));
+            }
+            o.into()
+        })
+        .collect();
+    let stages: Vec<serde_json::Value> = s
+        .aggregate
+        .stages
+        .iter()
+        .map(|(name, m)| {
+            let mut o = serde_json::Map::new();
+            o.insert("stage".into(), name.clone().into());
+            for (k, v) in m {
+                let key = if k == "mean_queue_len" { "mean_queue_packets".to_string() } else { format!("{k}_packets") };
+                o.insert(key, num(v.mean));
+            }
+            o.into()
+        })
+        .collect();
+    serde_json::json!({ "flows": flows, "stages": stages })
+}
+
+/// `--format csv`: one row per flow, the columns of [`flow_columns`]; a
+/// confidence bound that does not exist (n < 2) is an empty cell.
+fn flows_csv(s: &Summary_) -> String {
+    let mut text = String::new();
+    for (i, (name, m)) in s.aggregate.flows.iter().enumerate() {
+        let cols = flow_columns(m);
+        if i == 0 {
+            let header: Vec<&str> = cols.iter().map(|c| c.0).collect();
+            text.push_str(&format!("flow,{}\n", header.join(",")));
+        }
+        let quoted =
+            if name.contains([',', '"']) { format!("\"{}\"", name.replace('"', "\"\"")) } else { name.clone() };
+        let values: Vec<String> =
+            cols.iter().map(|c| if c.1.is_finite() { c.1.to_string() } else { String::new() }).collect();
+        text.push_str(&format!("{quoted},{}\n", values.join(",")));
+    }
+    text
 }
 
 /// The SI prefix for bit rates up to `max` bit/s: (divisor, unit).

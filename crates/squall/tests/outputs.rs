@@ -123,6 +123,31 @@ fn rfc3550_jitter_of_a_constant_delay_is_zero() {
     assert_eq!(flow["delay_p50"], flow["delay_p99"], "constant delay: {flow}");
     assert_eq!(flow["jitter_rfc3550"], 0.0, "{flow}");
     assert!(flow.get("jitter").is_none() && flow.get("interarrival_sd").is_some(), "{flow}");
+    // The case: a TCP flow's ACKs cross an uplink with a constant
+    // 50 ms delay and no queue; they arrive in bursts, so the inter-arrival
+    // standard deviation is tens of ms, but RFC 3550's J is 0.
+    let tcp = dir.path().join("tcp");
+    let o = squall(&[
+        "sim",
+        "--link",
+        "rate 10mbit delay 50ms",
+        "--tcp",
+        "cubic",
+        "--set",
+        "duration=\"5 s\"",
+        "--no-pcap",
+        "--no-events",
+        "--out",
+        tcp.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tcp.join("summary.json")).unwrap()).unwrap();
+    let flows = summary["runs"][0]["flows"].as_array().unwrap();
+    let acks = flows.iter().find(|f| f["name"] == "tcp:s2c").expect("the ACK flow");
+    assert_eq!((acks["delay_p50"].as_f64(), acks["delay_p99"].as_f64()), (Some(0.05), Some(0.05)), "{acks}");
+    assert_eq!(acks["jitter_rfc3550"], 0.0, "{acks}");
+    assert!(acks["interarrival_sd"].as_f64().unwrap() > 0.001, "{acks}");
 }
 
 #[test]
@@ -188,4 +213,33 @@ fn version_names_the_commit_it_was_built_from() {
     assert!(!head.is_empty(), "the test runs in a git checkout");
     let v = text(&squall(&["--version"]).stdout);
     assert!(v.starts_with("squall 0.1.0 (") && v.contains(&head), "{v} against HEAD {head}");
+}
+
+#[test]
+fn json_and_csv_give_plain_numbers_with_units_in_their_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = sim(&dir.path().join("json"), &["--format", "json"]);
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is JSON alone");
+    let udp = &v["flows"][0];
+    assert_eq!(udp["flow"], "udp");
+    // 1200-byte packets every 1.92 ms (5 Mbit/s) for 2 s over a 10 Mbit/s
+    // link with 50 ms delay: each takes 50.96 ms, so the 1016 sent before
+    // 1.94904 s arrive, the last at 1015 × 1.92 ms + 50.96 ms; throughput
+    // is delivered bits over first send to last delivery (docs/metrics.md).
+    assert_eq!(udp["delivered_packets"], 1016.0, "{udp}");
+    let expected = 1016.0 * 9600.0 / (1015.0 * 0.00192 + 0.05096);
+    let rate = udp["throughput_bit_per_s"].as_f64().unwrap();
+    assert!((rate / expected - 1.0).abs() < 1e-9, "{rate} against {expected}");
+    assert_eq!(udp["delay_mean_s"].as_f64().map(|d| (d * 1e3).round()), Some(51.0), "50 ms + 0.96 ms on the wire");
+    assert!(udp["throughput_ci95_low_bit_per_s"].is_null(), "one replication has no interval: {udp}");
+    let csv = sim(&dir.path().join("csv"), &["--format", "csv"]);
+    let csv = text(&csv.stdout);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "throughput_bit_per_s").expect("unit in the column name");
+    assert_eq!(row[0], "udp");
+    assert_eq!(row[col].parse::<f64>().unwrap(), rate, "the same run gives the same number");
+    assert!(!csv.contains('%') && !csv.contains("kb/s"), "{csv}");
 }
