@@ -147,6 +147,8 @@ fn group(runs: &[RunRecord]) -> Grouped {
 pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".squall-").suffix(".partial").tempfile_in(dir)?;
+    // tempfile makes its files 0600; a report is for everyone to read.
+    tmp.as_file().set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
     io::Write::write_all(&mut tmp, contents.as_ref())?;
     tmp.as_file().sync_data()?;
     tmp.persist(path).map_err(|e| e.error)?;

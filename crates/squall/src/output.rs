@@ -62,7 +62,11 @@ pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
         .suffix(".partial")
         .tempfile_in(dir)
         .with_context(|| format!("cannot create a temporary file in {} for {}", dir.display(), path.display()))?;
-    tmp.write_all(contents.as_ref())
+    // tempfile makes its files 0600; results are for everyone to read,
+    // as fs::write's 0666 less the usual umask 022 would make them.
+    tmp.as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
+        .and_then(|()| tmp.write_all(contents.as_ref()))
         .and_then(|()| tmp.as_file().sync_data())
         .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot write {}", path.display()))?;

@@ -42,6 +42,10 @@ fn a_rerun_into_a_directory_that_holds_a_run_is_refused() {
     let first = sim(&out, &[]);
     assert!(first.status.success(), "{}", text(&first.stderr));
     let before = std::fs::read(out.join("summary.json")).unwrap();
+    // Written through a temporary file, yet readable by all as fs::write's.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(out.join("summary.json")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644);
     let again = sim(&out, &["--seed", "9"]);
     let err = text(&again.stderr);
     assert_eq!(again.status.code(), Some(2), "{err}");
