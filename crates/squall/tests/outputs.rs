@@ -247,3 +247,33 @@ fn json_and_csv_give_plain_numbers_with_units_in_their_names() {
     assert_eq!(row[col].parse::<f64>().unwrap(), rate, "the same run gives the same number");
     assert!(!csv.contains('%') && !csv.contains("kb/s"), "{csv}");
 }
+
+#[test]
+fn run_refuses_an_earlier_experiment_unless_resume_or_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("tiny.toml");
+    std::fs::write(
+        &exp,
+        "name = \"tiny\"\n[[sets]]\nname = \"one\"\nscenario = \"builtin:gsm-udp\"\nreplications = 2\n\
+         set = { duration = \"5 s\" }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        squall(&args)
+    };
+    assert!(run(&["--max-runs", "1"]).status.success());
+    let refused = run(&[]);
+    let err = text(&refused.stderr);
+    assert!(!refused.status.success() && err.contains("--resume") && err.contains("--force"), "{err}");
+    // --force starts again: the replication run before is gone from the
+    // log, both are run anew.
+    let forced = run(&["--force"]);
+    assert!(forced.status.success(), "{}", text(&forced.stderr));
+    let log = std::fs::read_to_string(out.join("runs.log")).unwrap();
+    assert_eq!(log.lines().count(), 2, "{log}");
+    assert!(out.join("report.html").is_file());
+    assert!(!run(&["--force", "--resume"]).status.success(), "the two flags conflict");
+}
