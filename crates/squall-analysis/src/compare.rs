@@ -352,7 +352,7 @@ pub struct PageInfo {
 
 /// Writes compare.csv, plots/*.svg and compare.html into `out`.
 pub fn write_report(out: &Path, info: &PageInfo, rows: &[ParityRow], overlays: &[Overlay]) -> io::Result<()> {
-    fs::write(out.join("compare.csv"), to_csv(rows))?;
+    crate::report::write_atomic(&out.join("compare.csv"), to_csv(rows))?;
     let plots = out.join("plots");
     if plots.exists() {
         fs::remove_dir_all(&plots)?;
@@ -417,7 +417,7 @@ pub fn write_report(out: &Path, info: &PageInfo, rows: &[ParityRow], overlays: &
         );
     }
     page.push_str("</body></html>\n");
-    fs::write(out.join("compare.html"), page)
+    crate::report::write_atomic(&out.join("compare.html"), page)
 }
 
 #[cfg(test)]

@@ -55,10 +55,13 @@ pub struct FlowStats {
     /// TCP round-trip samples (segment sent once → first ACK covering it).
     pub rtt_samples: u64,
     pub rtt_mean: f64,
-    /// Time between arrivals at the receiver: mean and standard deviation
-    /// (jitter), seconds.
+    /// Time between arrivals at the receiver: mean and population
+    /// standard deviation, seconds.
     pub interarrival_mean: f64,
-    pub jitter: f64,
+    pub interarrival_sd: f64,
+    /// RFC 3550 §6.4.1 interarrival jitter of the one-way delay, seconds
+    /// ([`rfc3550_jitter`] over the matched packets in arrival order).
+    pub jitter_rfc3550: f64,
     /// Connections (TCP) or flows merged into this one: 1 for a single
     /// flow, more for a workload of many ([`by_workload`]).
     pub connections: u64,
@@ -175,6 +178,7 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
             s.delay_mean = mean(&delays);
             s.delay_p50 = percentile(&delays, 0.5);
             s.delay_p99 = percentile(&delays, 0.99);
+            s.jitter_rfc3550 = rfc3550_jitter(&delays);
         }
         if is_tcp {
             let rtts = rtt_samples(packets, acks_at_sender.get(key).map_or(&[][..], |v| &v[..]));
@@ -186,7 +190,7 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         let gaps: Vec<f64> = arrivals.windows(2).map(|w| (w[1].time - w[0].time).as_secs_f64()).collect();
         if !gaps.is_empty() {
             s.interarrival_mean = mean(&gaps);
-            s.jitter = std_dev(&gaps);
+            s.interarrival_sd = std_dev(&gaps);
         }
         out.push(s);
     }
@@ -262,7 +266,8 @@ fn merge(mut flows: Vec<FlowStats>) -> FlowStats {
         delay_p99: flows.iter().map(|f| f.delay_p99).fold(0.0, f64::max),
         rtt_mean: weighted(|f| f.rtt_mean, |f| f.rtt_samples),
         interarrival_mean: weighted(|f| f.interarrival_mean, |f| f.received_packets),
-        jitter: weighted(|f| f.jitter, |f| f.received_packets),
+        interarrival_sd: weighted(|f| f.interarrival_sd, |f| f.received_packets),
+        jitter_rfc3550: weighted(|f| f.jitter_rfc3550, |f| f.received_packets),
         ..FlowStats::default()
     };
     for f in &flows {
@@ -353,6 +358,14 @@ fn first_time_payload(arrivals: &[Captured]) -> u64 {
 
 /// Delays of received packets matched to their sending by IP
 /// identification (the most recent unmatched send of that id).
+/// RFC 3550 §6.4.1's interarrival jitter over transit times in arrival
+/// order: J += (|D(i−1,i)| − J)/16, with D the difference of successive
+/// transit times (here one-way delays on one clock), seconds. Zero for
+/// fewer than two packets or a constant delay.
+pub fn rfc3550_jitter(transits: &[f64]) -> f64 {
+    transits.windows(2).fold(0.0, |j, w| j + ((w[1] - w[0]).abs() - j) / 16.0)
+}
+
 fn one_way_delays(sent: &[Captured], arrivals: &[Captured]) -> Vec<f64> {
     let mut pending: HashMap<u16, Vec<Instant>> = HashMap::new();
     let mut out = Vec::with_capacity(arrivals.len());
@@ -429,6 +442,16 @@ pub fn jain_index(xs: &[f64]) -> f64 {
 mod tests {
     use super::*;
     use crate::capture::TcpFields;
+
+    #[test]
+    fn rfc3550_jitter_by_hand_and_for_a_constant_delay() {
+        // Transits 10, 14, 12, 12, 20 ms: |D| = 4, 2, 0, 8 ms;
+        // J = 0.25, 0.359375, 0.3369141, 0.8158569 ms (RFC 3550 §6.4.1).
+        let j = rfc3550_jitter(&[0.010, 0.014, 0.012, 0.012, 0.020]);
+        assert!((j - 0.000_815_856_9).abs() < 1e-10, "{j}");
+        assert_eq!(rfc3550_jitter(&[0.05; 100]), 0.0);
+        assert_eq!(rfc3550_jitter(&[0.05]), 0.0);
+    }
 
     #[test]
     fn a_workloads_connections_merge_into_one_flow() {

@@ -7,6 +7,7 @@ pub mod capture;
 pub mod compare;
 pub mod detail;
 pub mod flows;
+pub mod param_value;
 pub mod plot;
 pub mod report;
 pub mod run_report;

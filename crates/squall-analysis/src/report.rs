@@ -12,6 +12,7 @@ use std::path::Path;
 
 use crate::detail::RunDetail;
 use crate::flows::FlowStats;
+use crate::param_value::{ParamUnit, param_value};
 use crate::plot::{Axes, Bars, bars_plot, series_plot};
 use crate::stats::{Summary, summarize};
 
@@ -76,7 +77,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("delay_mean", "mean one-way delay (s)"),
     ("rtt_mean", "mean RTT (s)"),
     ("interarrival_mean", "mean inter-arrival time (s)"),
-    ("jitter", "jitter, std of inter-arrival (s)"),
+    ("jitter_rfc3550", "RFC 3550 interarrival jitter (s)"),
     ("sent_packets", "packets sent"),
     ("received_packets", "packets received"),
 ];
@@ -92,7 +93,8 @@ pub fn metric(f: &FlowStats, name: &str) -> f64 {
         "delay_mean" => f.delay_mean,
         "rtt_mean" => f.rtt_mean,
         "interarrival_mean" => f.interarrival_mean,
-        "jitter" => f.jitter,
+        "interarrival_sd" => f.interarrival_sd,
+        "jitter_rfc3550" => f.jitter_rfc3550,
         "sent_packets" => f.sent_packets as f64,
         "received_packets" => f.received_packets as f64,
         _ => f64::NAN,
@@ -144,6 +146,20 @@ fn group(runs: &[RunRecord]) -> Grouped {
     g
 }
 
+/// Writes `contents` to `path` through a temporary file in the same
+/// directory renamed over it, so an interrupted report leaves the old
+/// file or the new one, never half of one.
+pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".squall-").suffix(".partial").tempfile_in(dir)?;
+    // tempfile makes its files 0600; a report is for everyone to read.
+    tmp.as_file().set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    io::Write::write_all(&mut tmp, contents.as_ref())?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// Writes results.csv, summary.csv, plots/*.svg and report.html into `out`.
 pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord]) -> io::Result<()> {
     // Plots are rebuilt whole: none of an earlier report may linger.
@@ -161,22 +177,44 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             .map_or_else(BTreeMap::new, |p| p.iter().cloned().collect())
     };
 
-    // results.csv
+    // results.csv: each swept parameter as written, then as a number
+    // with its unit in the column name ("0.5%" → KEY_fraction = 0.005).
+    let units: BTreeMap<&String, ParamUnit> = params
+        .iter()
+        .filter_map(|p| {
+            let unit = sets
+                .iter()
+                .flat_map(|s| s.points.iter().flatten())
+                .filter(|(k, _)| k == p)
+                .find_map(|(_, v)| param_value(v).map(|(_, u)| u))?;
+            Some((p, unit))
+        })
+        .collect();
     let mut csv = String::from("set,point");
     for p in &params {
         write!(csv, ",{}", csv_field(p)).unwrap();
+        if let Some(unit) = units.get(p) {
+            write!(csv, ",{}", csv_field(&format!("{p}_{}", unit.suffix()))).unwrap();
+        }
     }
     csv.push_str(",replication,seed,flow,label,sender,receiver");
     for (m, _) in METRICS {
         write!(csv, ",{m}").unwrap();
     }
-    csv.push_str(",delay_p50,delay_p99,rtt_samples,connections,fairness\n");
+    csv.push_str(",delay_p50,delay_p99,interarrival_sd,rtt_samples,connections,fairness\n");
     for r in runs {
         let pp = point_params(&r.set, r.point);
         for f in &r.flows {
             write!(csv, "{},{}", csv_field(&r.set), r.point).unwrap();
             for p in &params {
-                write!(csv, ",{}", csv_field(pp.get(p).map_or("", String::as_str))).unwrap();
+                let text = pp.get(p).map_or("", String::as_str);
+                write!(csv, ",{}", csv_field(text)).unwrap();
+                if let Some(unit) = units.get(p) {
+                    match param_value(text).filter(|(_, u)| u == unit) {
+                        Some((x, _)) => write!(csv, ",{x}").unwrap(),
+                        None => csv.push(','),
+                    }
+                }
             }
             write!(
                 csv,
@@ -192,11 +230,15 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             for (m, _) in METRICS {
                 write!(csv, ",{}", metric(f, m)).unwrap();
             }
-            writeln!(csv, ",{},{},{},{},{}", f.delay_p50, f.delay_p99, f.rtt_samples, f.connections, r.fairness)
-                .unwrap();
+            writeln!(
+                csv,
+                ",{},{},{},{},{},{}",
+                f.delay_p50, f.delay_p99, f.interarrival_sd, f.rtt_samples, f.connections, r.fairness
+            )
+            .unwrap();
         }
     }
-    fs::write(out.join("results.csv"), csv)?;
+    write_atomic(&out.join("results.csv"), csv)?;
 
     // summary.csv
     let grouped = group(runs);
@@ -225,7 +267,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             .unwrap();
         }
     }
-    fs::write(out.join("summary.csv"), sum)?;
+    write_atomic(&out.join("summary.csv"), sum)?;
 
     // Plots and the page.
     let mut page = String::new();
@@ -405,7 +447,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
         page.push_str(&across);
     }
     page.push_str("</body></html>\n");
-    fs::write(out.join("report.html"), page)
+    write_atomic(&out.join("report.html"), page)
 }
 
 /// A swept key with fewer values than this gets no plot against it.
@@ -486,7 +528,7 @@ fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
     let mut t = String::from(
         "<table><tr><th>flow</th><th>n</th><th>elapsed p10 (s)</th><th>elapsed median (s)</th><th>elapsed p90 (s)</th>\
          <th>throughput (kbit/s)</th><th>± 95% CI</th><th>goodput (kbit/s)</th><th>retransmitted</th><th>retransmitted (%)</th>\
-         <th>dropped</th><th>delay (ms)</th><th>jitter (ms)</th></tr>\n",
+         <th>dropped</th><th>delay (ms)</th><th>jitter, RFC 3550 (ms)</th></tr>\n",
     );
     for ((s, p, flow), m) in grouped {
         if s != set || *p != point || !m.contains_key("elapsed") {
@@ -501,7 +543,7 @@ fn table2(grouped: &Grouped, set: &str, point: usize) -> String {
             sm("retransmitted_pct"),
             sm("dropped"),
             sm("delay_mean"),
-            sm("jitter"),
+            sm("jitter_rfc3550"),
         );
         writeln!(
             t,

@@ -1,10 +1,11 @@
 //! Per-flow measures (seed 001 §4): packets and bytes sent and delivered,
 //! drops by reason, one-way delay, throughput, inter-arrival time and its
-//! jitter.
+//! standard deviation, and RFC 3550's interarrival jitter.
 //!
 //! Delays are kept as integer nanoseconds, one per delivered packet, so
 //! percentiles are exact; inter-arrival sums are exact integers, so a
-//! constant-rate flow has a jitter of exactly zero.
+//! constant-rate flow has an inter-arrival standard deviation of exactly
+//! zero, and a constant delay an RFC 3550 jitter of exactly zero.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +33,9 @@ pub(crate) struct FlowMetrics {
     gaps: u64,
     gap_sum: u128,
     gap_squares: u128,
+    /// RFC 3550 interarrival jitter ([`Rfc3550Jitter`]) over the
+    /// deliveries in the order they happen.
+    jitter: Rfc3550Jitter,
     /// Per path the flow's packets took: (path index, entered, delivered).
     hops: Vec<(u32, u64, u64)>,
 }
@@ -54,6 +58,7 @@ impl FlowMetrics {
             gaps: 0,
             gap_sum: 0,
             gap_squares: 0,
+            jitter: Rfc3550Jitter::default(),
             hops: Vec::new(),
         }
     }
@@ -78,6 +83,7 @@ impl FlowMetrics {
         let delay = (now - sent).as_nanos();
         self.delays.push(delay);
         self.delay_sum += delay as u128;
+        self.jitter.on_transit(delay);
         if let Some(last) = self.last_delivery {
             let gap = (now - last).as_nanos() as u128;
             self.gaps += 1;
@@ -127,7 +133,7 @@ impl FlowMetrics {
             }
             _ => 0.0,
         };
-        let (interarrival_mean, jitter) = gap_mean_and_std_dev(self.gaps, self.gap_sum, self.gap_squares);
+        let (interarrival_mean, interarrival_sd) = gap_mean_and_std_dev(self.gaps, self.gap_sum, self.gap_squares);
         FlowResult {
             name: self.name,
             key: self.key,
@@ -146,7 +152,8 @@ impl FlowMetrics {
             delay_mean,
             delay_p50,
             delay_p99,
-            jitter: secs(jitter),
+            interarrival_sd: secs(interarrival_sd),
+            jitter_rfc3550: secs(self.jitter.nanos()),
             interarrival_mean: secs(interarrival_mean),
             hops: self
                 .hops
@@ -158,6 +165,38 @@ impl FlowMetrics {
                 })
                 .collect(),
         }
+    }
+}
+
+/// RFC 3550 §6.4.1's interarrival jitter: the mean deviation of the
+/// difference D in transit time between successive packets, smoothed
+/// with gain 1/16 as the RFC's estimator, J += (|D(i−1,i)| − J)/16, in
+/// the order packets arrive (RFC 3550 §A.8 computes it per packet as it
+/// is received). The transit time is the one-way delay: sender and
+/// receiver share one clock here, so the RFC's unknown clock offset is
+/// zero. Constant transit gives exactly zero whatever the spacing of the
+/// packets, unlike the standard deviation of inter-arrival times.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Rfc3550Jitter {
+    last_transit: Option<u64>,
+    /// J, nanoseconds.
+    jitter: f64,
+}
+
+impl Rfc3550Jitter {
+    /// The next packet arrived `transit` ns after it was sent.
+    #[inline]
+    pub fn on_transit(&mut self, transit: u64) {
+        if let Some(last) = self.last_transit {
+            let d = transit.abs_diff(last) as f64;
+            self.jitter += (d - self.jitter) / 16.0;
+        }
+        self.last_transit = Some(transit);
+    }
+
+    /// J after the packets so far, nanoseconds (zero before the second).
+    pub fn nanos(&self) -> f64 {
+        self.jitter
     }
 }
 
@@ -202,6 +241,35 @@ mod tests {
         assert_eq!(percentile(&mut [7], 0.99), 7);
         assert_eq!(percentile(&mut [], 0.5), 0);
         assert_eq!(percentile(&mut [3, 1, 2], 0.5), 2);
+    }
+
+    #[test]
+    fn rfc3550_jitter_by_hand() {
+        // Transit times 10, 14, 12, 12, 20 ns: |D| = 4, 2, 0, 8.
+        // J1 = 4/16 = 0.25; J2 = 0.25 + (2 − 0.25)/16 = 0.359375;
+        // J3 = 0.359375 − 0.359375/16 = 0.336914…;
+        // J4 = J3 + (8 − J3)/16 = 0.815857…  (RFC 3550 §6.4.1).
+        let mut j = Rfc3550Jitter::default();
+        let mut seen = Vec::new();
+        for t in [10, 14, 12, 12, 20] {
+            j.on_transit(t);
+            seen.push(j.nanos());
+        }
+        let j3 = 0.359375 - 0.359375 / 16.0;
+        let expected = [0.0, 0.25, 0.359375, j3, j3 + (8.0 - j3) / 16.0];
+        for (got, want) in seen.iter().zip(expected) {
+            assert!((got - want).abs() < 1e-12, "{seen:?} against {expected:?}");
+        }
+        assert!((expected[4] - 0.815_857_1).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rfc3550_jitter_of_constant_delay_is_zero() {
+        let mut j = Rfc3550Jitter::default();
+        for _ in 0..1000 {
+            j.on_transit(50_000_000);
+        }
+        assert_eq!(j.nanos(), 0.0);
     }
 
     #[test]

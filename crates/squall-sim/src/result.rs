@@ -55,8 +55,14 @@ pub struct FlowResult {
     pub delay_p50: f64,
     pub delay_p99: f64,
     /// Population standard deviation of the inter-arrival time at the
-    /// sink, seconds (seed 001 §4's jitter).
-    pub jitter: f64,
+    /// sink, seconds (seed 001 §4 calls it jitter; it measures how evenly
+    /// packets arrive, not how their delay varies: docs/metrics.md).
+    pub interarrival_sd: f64,
+    /// RFC 3550 §6.4.1 interarrival jitter of the one-way delay (J +=
+    /// (|D| − J)/16 over successive deliveries), seconds; zero for a
+    /// constant delay.
+    pub jitter_rfc3550: f64,
+    /// Mean inter-arrival time at the sink, seconds.
     pub interarrival_mean: f64,
     /// Per path (hop) the flow's packets crossed, in the order first used:
     /// packets that entered it and packets delivered out of it (seed 001
@@ -221,10 +227,10 @@ pub struct TcpFlowResult {
     /// Data segments arriving at the receiver per second of transfer time
     /// (seed 001 §4's throughput, packets per second).
     pub throughput_pps: f64,
-    /// Mean and standard deviation (jitter) of the time between data
+    /// Mean and population standard deviation of the time between data
     /// segments arriving at the receiver, seconds.
     pub interarrival_mean: f64,
-    pub jitter: f64,
+    pub interarrival_sd: f64,
     /// The sender of the main direction, the receiver's side, and the
     /// split-TCP proxy (both halves) if there is one.
     pub sender: TcpSenderResult,

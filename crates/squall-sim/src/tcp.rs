@@ -1029,7 +1029,7 @@ pub(crate) fn flow_result(plan: &TcpPlan, parts: Vec<TcpPart>, end: Instant) -> 
     let transfer = (done - plan.start).as_secs_f64();
     let per_sec = |x: f64| if transfer > 0.0 { x / transfer } else { 0.0 };
     let a = &all.arrivals;
-    let (interarrival_mean, jitter) = if a.gaps == 0 {
+    let (interarrival_mean, interarrival_sd) = if a.gaps == 0 {
         (0.0, 0.0)
     } else {
         let n = a.gaps as f64;
@@ -1048,7 +1048,7 @@ pub(crate) fn flow_result(plan: &TcpPlan, parts: Vec<TcpPart>, end: Instant) -> 
         goodput_bps: per_sec(all.delivered_bytes as f64 * 8.0),
         throughput_pps: per_sec(a.count as f64),
         interarrival_mean,
-        jitter,
+        interarrival_sd,
         sender: sender_result(&all.source),
         receiver_acks_sent: all.sink.iter().map(|s| s.acks_sent).sum(),
         proxy: has_proxy.then(|| sender_result(&all.proxy)),

@@ -81,7 +81,7 @@ rate = \"500 kbit/s\"
         }
     }
     assert_eq!((f.delay_mean, f.delay_p50, f.delay_p99), (0.018, 0.018, 0.018));
-    assert_eq!((f.interarrival_mean, f.jitter), (0.016, 0.0));
+    assert_eq!((f.interarrival_mean, f.interarrival_sd), (0.016, 0.0));
     // 62 000 bytes from the first send (0) to the last delivery (994 ms).
     assert!((f.throughput_bps - 62_000.0 * 8.0 / 0.994).abs() < 1e-6);
     assert_eq!(f.key.src_port, 10_000);

@@ -58,6 +58,10 @@ pub struct CompareArgs {
     /// Output directory (default: out/SCENARIO-NAME-compare).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace the comparison already in --out (its files are removed
+    /// first); without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
     /// Largest |(emu - sim) / emu| that passes: `10%` (or `0.1`) for every
     /// metric, `METRIC=20%` for one (goodput_bps, retransmitted_pct,
     /// rtt_mean, delay_mean, elapsed). Repeatable.
@@ -301,16 +305,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let mut flows = workload_flows(&scenario).with_context(|| source.clone())?;
     let n = scenario.replications;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-compare", scenario.name)));
-    std::fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
-    // Earlier comparisons' runs in DIR are replaced whole.
-    for sub in ["sim", "emu"] {
-        let d = out.join(sub);
-        if d.exists() {
-            std::fs::remove_dir_all(&d).with_context(|| format!("cannot remove {}", d.display()))?;
-        }
-    }
-    std::fs::write(out.join("scenario.toml"), toml::to_string(&scenario)?)
-        .with_context(|| format!("cannot write {}/scenario.toml", out.display()))?;
+    crate::output::prepare_out_dir(&out, args.force)?;
+    crate::output::write_atomic(&out.join("scenario.toml"), toml::to_string(&scenario)?)?;
     eprintln!(
         "squall compare: {} ({source}), {n} replication(s) in each engine from seed {}",
         scenario.name, scenario.seed
@@ -382,12 +378,18 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     write_report(&out, &info, &rows, &plots)
         .with_context(|| format!("cannot write the report in {}", out.display()))?;
 
-    println!(
+    crate::output::outln!(
         "\n{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
-        "flow", "metric", "sim mean ± 95% CI", "emu mean ± 95% CI", "(emu-sim)/emu", "tolerance", "verdict"
+        "flow",
+        "metric",
+        "sim mean ± 95% CI",
+        "emu mean ± 95% CI",
+        "(emu-sim)/emu",
+        "tolerance",
+        "verdict"
     );
     for r in &rows {
-        println!(
+        crate::output::outln!(
             "{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
             r.flow,
             metric_title(r.metric),
@@ -404,7 +406,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     if flagged > 0 {
         eprintln!("squall compare: warning: {flagged} emulated run(s) did not keep timing (see emu/rep-N/result.json)");
     }
-    println!("\nwrote {0}/compare.csv, {0}/compare.html, {0}/plots/, {0}/sim/ and {0}/emu/", out.display());
+    crate::output::outln!(
+        "\nwrote {0}/compare.csv, {0}/compare.html, {0}/plots/, {0}/sim/ and {0}/emu/",
+        out.display()
+    );
     let failed: Vec<String> = rows
         .iter()
         .filter(|r| r.verdict == Verdict::Fail)

@@ -8,6 +8,7 @@ mod builtin;
 mod compare_cmd;
 mod ctl_cmd;
 mod emu_cmd;
+mod output;
 mod report_cmd;
 mod run_cmd;
 mod sim_cmd;
@@ -16,12 +17,19 @@ mod validate_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
+
+use crate::output::{out, outln};
+
+/// `squall --version`: the crate's version and the commit the binary was
+/// built from with its date (build.rs; "unknown" outside git).
+const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("SQUALL_COMMIT"), " ", env!("SQUALL_COMMIT_DATE"), ")");
 
 #[derive(Parser)]
 #[command(
     name = "squall",
-    version,
+    version = VERSION,
     about = "How protocols and applications behave over wireless and other impaired links"
 )]
 struct Cli {
@@ -58,6 +66,55 @@ enum Command {
         /// NAME or builtin:NAME
         name: String,
     },
+    /// Print a shell completion script: `squall completions bash >
+    /// /etc/bash_completion.d/squall` (zsh, fish, elvish, powershell alike).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (roff): squall.1 and squall-SUBCOMMAND.1 into
+    /// --out; without --out, print squall.1 (`squall man | man -l -`).
+    Man {
+        /// Directory to write every page into (created if missing).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+}
+
+/// The manual pages: (file name, roff text) for squall and each visible
+/// subcommand, at every depth (what `clap_mangen::generate_to` writes).
+fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    fn pages(cmd: clap::Command, acc: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut text = Vec::new();
+        man.render(&mut text)?;
+        acc.push((man.get_filename(), text));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+            pages(sub, acc)?;
+        }
+        Ok(())
+    }
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut acc = Vec::new();
+    pages(cmd, &mut acc)?;
+    Ok(acc)
+}
+
+fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
+    use anyhow::Context as _;
+    let pages = man_pages().context("cannot render the manual pages")?;
+    match dir {
+        None => out!("{}", String::from_utf8_lossy(&pages[0].1)),
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            for (name, text) in &pages {
+                output::write_atomic(&dir.join(name), text)?;
+            }
+            outln!("wrote {} manual pages into {}", pages.len(), dir.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -72,15 +129,22 @@ fn main() -> ExitCode {
         Command::Ctl(args) => ctl_cmd::run(args),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "squall", &mut script);
+            out!("{}", String::from_utf8_lossy(&script));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { out } => man(out),
         Command::Scenarios => {
             for b in builtin::ALL {
-                println!("builtin:{:<24} {} ({})", b.name, b.summary, b.file);
+                outln!("builtin:{:<24} {} ({})", b.name, b.summary, b.file);
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Show { name } => match builtin::find(name.trim_start_matches("builtin:")) {
             Some(b) => {
-                print!("{}", b.text);
+                out!("{}", b.text);
                 Ok(ExitCode::SUCCESS)
             }
             None => Err(anyhow::anyhow!("no built-in scenario `{name}`; `squall scenarios` lists them")),

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use squall_scenario::{Engine, Experiment, Scenario};
 use squall_sim::EventFilter;
 
+use crate::output;
 use crate::sim_cmd::{Outputs, scenario_text, simulate_replication};
 
 #[derive(Args)]
@@ -32,8 +33,12 @@ pub struct RunArgs {
     pub jobs: Option<usize>,
     /// Continue an interrupted experiment in the same directory: finished
     /// replications are kept, the others run.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "force")]
     pub resume: bool,
+    /// Replace the run already in --out (its files are removed first);
+    /// without it (or --resume) such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
     /// Stop after this many replications have run (to split a long
     /// experiment; continue with --resume).
     #[arg(long)]
@@ -209,7 +214,7 @@ pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events:
     };
     let summary =
         simulate_replication(scenario, replication, seed, dir, Outputs { events: true, pcap: true }, filter)??;
-    fs::write(dir.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
+    output::write_atomic(&dir.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
     Ok(())
 }
 
@@ -252,11 +257,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (manifest, scenarios, jobs) = plan(&experiment, &base, limit)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&experiment.name));
     let manifest_path = out.join("experiment.json");
-    if manifest_path.exists() && !args.resume {
-        bail!("{} holds an experiment already: add --resume to continue it, or choose another --out", out.display());
+    if args.resume {
+        fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    } else if manifest_path.exists() && !args.force {
+        bail!(
+            "{} already holds a run (experiment.json); --resume to continue it, --force to replace it, or --out \
+             elsewhere",
+            out.display()
+        );
+    } else {
+        output::prepare_out_dir(&out, args.force)?;
     }
-    fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)?)?;
+    output::write_atomic(&manifest_path, serde_json::to_string_pretty(&manifest)?)?;
     let todo: Vec<&Job> = jobs.iter().filter(|j| !out.join(&j.dir).join("result.json").exists()).collect();
     let todo: Vec<&Job> = todo.into_iter().take(args.max_runs.unwrap_or(usize::MAX)).collect();
     eprintln!(

@@ -15,6 +15,8 @@ use squall_scenario::Scenario;
 use squall_sim::{EventFilter, FileRecorder, FlowResult, RunOptions, RunResult, TcpFlowResult};
 
 use crate::builtin;
+use crate::output::{self, out, outln};
+use crate::run_cmd::MANY_RUNS;
 
 /// What both engines take to find their scenario and where to write.
 #[derive(Args, Clone)]
@@ -56,6 +58,20 @@ pub struct SimArgs {
     /// scenario's `replications`, else 1).
     #[arg(long)]
     pub replications: Option<u32>,
+    /// Replace the run already in --out (its files are removed first, so
+    /// no rep-N/ of the old run stays); without it such a directory is
+    /// refused.
+    #[arg(long)]
+    pub force: bool,
+    /// How to print the per-flow results: an aligned `table`, or `json` /
+    /// `csv` with plain numbers and the unit in each name
+    /// (`throughput_bit_per_s`, `delay_mean_s`); json adds the stages.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Run more than 100 000 replications (refused without it, as
+    /// `squall run` refuses such experiments: usually a typo).
+    #[arg(long)]
+    pub allow_many_runs: bool,
     /// Replications run in parallel on this many threads (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -68,6 +84,14 @@ pub struct SimArgs {
     /// this rate: `--udp "5 Mbit/s"`.
     #[arg(long, value_name = "RATE")]
     pub udp: Option<String>,
+}
+
+/// How a command prints its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
 }
 
 /// Adds the `--tcp` and `--udp` workloads to `scenario` and checks it.
@@ -319,7 +343,8 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
             put("delay_mean", f.delay_mean);
             put("delay_p50", f.delay_p50);
             put("delay_p99", f.delay_p99);
-            put("jitter", f.jitter);
+            put("interarrival_sd", f.interarrival_sd);
+            put("jitter_rfc3550", f.jitter_rfc3550);
             let dropped: u64 = f.dropped.values().sum();
             put("dropped_packets", dropped as f64);
             for reason in DropReason::ALL {
@@ -356,10 +381,17 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         bail!("{source}: {why}");
     }
     add_workloads(&mut scenario, sim.tcp.as_deref(), sim.udp.as_deref())?;
+    if u64::from(scenario.replications) > MANY_RUNS && !sim.allow_many_runs {
+        bail!(
+            "{source}: {} replications, more than the {MANY_RUNS} that run without asking (each writes a rep-N/ \
+             directory); add --allow-many-runs to run them all",
+            scenario.replications
+        );
+    }
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&scenario.name));
-    fs::create_dir_all(&out).with_context(|| format!("cannot create output directory {}", out.display()))?;
+    output::prepare_out_dir(&out, sim.force)?;
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
-    fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
+    output::write_atomic(&out.join("scenario.toml"), &resolved)?;
     let jobs = sim.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     eprintln!(
         "squall sim: {} ({source}), {} replication(s) from seed {}, {} s each, {jobs} thread(s)",
@@ -385,18 +417,149 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         resolved_scenario: scenario,
         runs,
     };
-    let path = out.join("summary.json");
-    fs::write(&path, serde_json::to_string_pretty(&summary)?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    print_table(&summary);
+    output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
+    match sim.format {
+        Format::Table => print_table(&summary),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&flat_results(&summary))?),
+        Format::Csv => out!("{}", flows_csv(&summary)),
+    }
     let per_run: Vec<&str> = [(outputs.events, "events.csv"), (outputs.pcap, "HOST.pcap")]
         .into_iter()
         .filter(|o| o.0)
         .map(|o| o.1)
         .collect();
     let per_run = if per_run.is_empty() { String::new() } else { format!(" and rep-N/ ({})", per_run.join(", ")) };
-    println!("\nwrote {}/summary.json, scenario.toml{per_run}", out.display());
+    let wrote = format!("wrote {}/summary.json, scenario.toml{per_run}", out.display());
+    // With json or csv, stdout holds the data alone.
+    if sim.format == Format::Table {
+        outln!("\n{wrote}");
+    } else {
+        eprintln!("{wrote}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Per flow, the columns of `--format json|csv`: (name with its unit,
+/// mean over replications). Plain numbers in SI base units.
+fn flow_columns(m: &BTreeMap<String, Summary>) -> Vec<(&'static str, f64)> {
+    let g = |k: &str| m.get(k).map_or(f64::NAN, |x| x.mean);
+    let throughput = m.get("throughput_bps").copied().unwrap_or_else(|| summarize(&[]));
+    let ci = |low: bool| {
+        if throughput.n < 2 {
+            f64::NAN
+        } else if low {
+            throughput.ci95.low
+        } else {
+            throughput.ci95.high
+        }
+    };
+    vec![
+        ("replications", throughput.n as f64),
+        ("sent_packets", g("sent_packets")),
+        ("delivered_packets", g("delivered_packets")),
+        ("dropped_packets", g("dropped_packets")),
+        ("throughput_bit_per_s", g("throughput_bps")),
+        ("throughput_ci95_low_bit_per_s", ci(true)),
+        ("throughput_ci95_high_bit_per_s", ci(false)),
+        ("delay_mean_s", g("delay_mean")),
+        ("delay_p50_s", g("delay_p50")),
+        ("delay_p99_s", g("delay_p99")),
+        ("jitter_rfc3550_s", g("jitter_rfc3550")),
+        ("interarrival_sd_s", g("interarrival_sd")),
+    ]
+}
+
+/// `--format json`: the flows' means and the stages' drops and queue
+/// lengths, numbers only (a confidence bound that does not exist, n < 2,
+/// is null).
+fn flat_results(s: &Summary_) -> serde_json::Value {
+    let num = |x: f64| if x.is_finite() { serde_json::json!(x) } else { serde_json::Value::Null };
+    let flows: Vec<serde_json::Value> = s
+        .aggregate
+        .flows
+        .iter()
+        .map(|(name, m)| {
+            let mut o = serde_json::Map::new();
+            o.insert("flow".into(), name.clone().into());
+            for (k, v) in flow_columns(m) {
+                o.insert(k.into(), num(v));
+            }
+            o.into()
+        })
+        .collect();
+    let stages: Vec<serde_json::Value> = s
+        .aggregate
+        .stages
+        .iter()
+        .map(|(name, m)| {
+            let mut o = serde_json::Map::new();
+            o.insert("stage".into(), name.clone().into());
+            for (k, v) in m {
+                let key = if k == "mean_queue_len" { "mean_queue_packets".to_string() } else { format!("{k}_packets") };
+                o.insert(key, num(v.mean));
+            }
+            o.into()
+        })
+        .collect();
+    serde_json::json!({ "flows": flows, "stages": stages })
+}
+
+/// `--format csv`: one row per flow, the columns of [`flow_columns`]; a
+/// confidence bound that does not exist (n < 2) is an empty cell.
+fn flows_csv(s: &Summary_) -> String {
+    let mut text = String::new();
+    for (i, (name, m)) in s.aggregate.flows.iter().enumerate() {
+        let cols = flow_columns(m);
+        if i == 0 {
+            let header: Vec<&str> = cols.iter().map(|c| c.0).collect();
+            text.push_str(&format!("flow,{}\n", header.join(",")));
+        }
+        let quoted =
+            if name.contains([',', '"']) { format!("\"{}\"", name.replace('"', "\"\"")) } else { name.clone() };
+        let values: Vec<String> =
+            cols.iter().map(|c| if c.1.is_finite() { c.1.to_string() } else { String::new() }).collect();
+        text.push_str(&format!("{quoted},{}\n", values.join(",")));
+    }
+    text
+}
+
+/// The SI prefix for bit rates up to `max` bit/s: (divisor, unit).
+fn si_rate_unit(max: f64) -> (f64, &'static str) {
+    match max {
+        m if m >= 1e9 => (1e9, "Gbit/s"),
+        m if m >= 1e6 => (1e6, "Mbit/s"),
+        m if m >= 1e3 => (1e3, "kbit/s"),
+        _ => (1.0, "bit/s"),
+    }
+}
+
+/// A mean over replications divided by `scale`, with its 95% confidence
+/// interval only where one means something: "(1 run)" for n = 1, "(all N
+/// identical)" when nothing varied, else "MEAN ± HALF-WIDTH".
+fn mean_with_ci(x: &Summary, scale: f64, decimals: usize) -> String {
+    let mean = x.mean / scale;
+    match x.n {
+        0 => "-".to_string(),
+        1 => format!("{mean:.decimals$} (1 run)"),
+        n if x.std_dev == 0.0 => format!("{mean:.decimals$} (all {n} identical)"),
+        _ => format!("{mean:.decimals$} ± {:.decimals$}", x.ci95.half_width() / scale),
+    }
+}
+
+/// Prints `rows` (the first is the header) as columns two spaces apart,
+/// the first left-aligned, the others right-aligned.
+fn print_aligned(rows: &[Vec<String>]) {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> =
+        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|v| v.chars().count()).max().unwrap_or(0)).collect();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, v)| if c == 0 { format!("{v:<w$}", w = width[c]) } else { format!("{v:>w$}", w = width[c]) })
+            .collect();
+        outln!("{}", cells.join("  ").trim_end());
+    }
 }
 
 /// Per TCP flow over the replications, as seed 000's Table 2: elapsed time
@@ -407,10 +570,17 @@ fn print_tcp_table(s: &Summary_) {
     if first.tcp_flows.is_empty() {
         return;
     }
-    println!("\ntcp flows (elapsed: p10 / p50 / p90 over replications; the rest medians)");
-    println!(
-        "{:<16} {:>9} {:>26} {:>14} {:>8} {:>8} {:>8} {:>8}",
-        "flow", "completed", "elapsed p10/p50/p90 (s)", "goodput", "rexmit", "dropped", "timeouts", "goodput%"
+    outln!("\ntcp flows (elapsed: p10 / p50 / p90 over replications; the rest medians)");
+    outln!(
+        "{:<16} {:>9} {:>26} {:>16} {:>8} {:>8} {:>8} {:>8}",
+        "flow",
+        "completed",
+        "elapsed p10/p50/p90 (s)",
+        "goodput",
+        "rexmit",
+        "dropped",
+        "timeouts",
+        "goodput%"
     );
     for (i, flow) in first.tcp_flows.iter().enumerate() {
         let per_run = |f: &dyn Fn(&ReplicationSummary, &TcpFlowResult) -> f64| -> Vec<f64> {
@@ -418,7 +588,7 @@ fn print_tcp_table(s: &Summary_) {
         };
         let completed = per_run(&|_, t| f64::from(u8::from(t.completed))).iter().sum::<f64>();
         let elapsed = per_run(&|_, t| t.transfer_time);
-        let goodput = per_run(&|_, t| t.goodput_bps / 8.0);
+        let goodput = per_run(&|_, t| t.goodput_bps);
         let rexmit = per_run(&|_, t| t.sender.retransmitted_segments as f64);
         let timeouts = per_run(&|_, t| t.sender.timeouts as f64);
         let link_goodput = per_run(&|_, t| t.sender.goodput * 100.0);
@@ -428,15 +598,15 @@ fn print_tcp_table(s: &Summary_) {
                 as f64
         });
         let p = |xs: &[f64], q: f64| squall_analysis::percentile(xs, q);
-        println!(
-            "{:<16} {:>4.0}/{:<4} {:>8.2}/{:>8.2}/{:>8.2} {:>10.0} B/s {:>8.0} {:>8.0} {:>8.0} {:>8.1}",
+        outln!(
+            "{:<16} {:>4.0}/{:<4} {:>8.2}/{:>8.2}/{:>8.2} {:>9.3} Mbit/s {:>8.0} {:>8.0} {:>8.0} {:>8.1}",
             flow.name,
             completed,
             s.runs.len(),
             p(&elapsed, 0.1),
             p(&elapsed, 0.5),
             p(&elapsed, 0.9),
-            p(&goodput, 0.5),
+            p(&goodput, 0.5) / 1e6,
             p(&rexmit, 0.5),
             p(&dropped, 0.5),
             p(&timeouts, 0.5),
@@ -446,29 +616,45 @@ fn print_tcp_table(s: &Summary_) {
 }
 
 fn print_table(s: &Summary_) {
-    println!("\nflows (mean over {} replication(s); ± is the 95% CI half-width)", s.replications);
-    println!(
-        "{:<16} {:>9} {:>9} {:>9} {:>16} {:>12} {:>12} {:>12}",
-        "flow", "sent", "delivered", "dropped", "throughput", "delay mean", "delay p99", "jitter"
-    );
-    for (name, m) in &s.aggregate.flows {
-        let g = |k: &str| m.get(k).map_or(f64::NAN, |x| x.mean);
-        let ci = |k: &str| m.get(k).map_or(f64::NAN, |x| x.ci95.half_width());
-        println!(
-            "{:<16} {:>9.0} {:>9.0} {:>9.0} {:>9.1}±{:<5.1}kb/s {:>10.1}ms {:>10.1}ms {:>10.1}ms",
-            name,
-            g("sent_packets"),
-            g("delivered_packets"),
-            g("dropped_packets"),
-            g("throughput_bps") / 1e3,
-            ci("throughput_bps") / 1e3,
-            g("delay_mean") * 1e3,
-            g("delay_p99") * 1e3,
-            g("jitter") * 1e3,
-        );
+    let n = s.replications;
+    let note = if n >= 2 { "; ± is the 95% CI half-width" } else { "" };
+    outln!("\nflows (mean over {n} replication(s){note}; docs/metrics.md defines each figure)");
+    let flows: Vec<(&String, &BTreeMap<String, Summary>)> = s.aggregate.flows.iter().collect();
+    let stat = |m: &BTreeMap<String, Summary>, k: &str| m.get(k).cloned().unwrap_or_else(|| summarize(&[]));
+    let max_rate = flows.iter().map(|(_, m)| stat(m, "throughput_bps").mean).fold(0.0, f64::max);
+    let (scale, unit) = si_rate_unit(max_rate);
+    let mut rows = vec![
+        [
+            "flow",
+            "sent",
+            "delivered",
+            "dropped",
+            &format!("throughput ({unit})"),
+            "delay mean (ms)",
+            "delay p99 (ms)",
+            "jitter RFC 3550 (ms)",
+            "inter-arrival sd (ms)",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for (name, m) in flows {
+        let ms = |k: &str| format!("{:.1}", stat(m, k).mean * 1e3);
+        rows.push(vec![
+            name.clone(),
+            format!("{:.0}", stat(m, "sent_packets").mean),
+            format!("{:.0}", stat(m, "delivered_packets").mean),
+            format!("{:.0}", stat(m, "dropped_packets").mean),
+            mean_with_ci(&stat(m, "throughput_bps"), scale, 3),
+            ms("delay_mean"),
+            ms("delay_p99"),
+            ms("jitter_rfc3550"),
+            ms("interarrival_sd"),
+        ]);
     }
+    print_aligned(&rows);
     print_tcp_table(s);
-    println!("\nstages (drops by reason, mean over replications)");
+    outln!("\nstages (drops by reason, mean over replications)");
     for (name, m) in &s.aggregate.stages {
         let drops: Vec<String> = DropReason::ALL
             .iter()
@@ -478,7 +664,7 @@ fn print_table(s: &Summary_) {
             })
             .collect();
         let q = m.get("mean_queue_len").map_or(f64::NAN, |x| x.mean);
-        println!(
+        outln!(
             "{:<16} mean queue {:>7.2} pkts   drops: {}",
             name,
             q,

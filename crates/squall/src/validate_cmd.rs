@@ -23,22 +23,35 @@ pub fn run(args: ValidateArgs) -> Result<ExitCode> {
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut reports = Vec::new();
     let mut failed = 0;
-    println!("{:<44} {:>12} {:>12} {:>28} {:>26} result", "check", "expected", "measured", "95% CI", "tolerance");
+    crate::output::outln!(
+        "{:<44} {:>12} {:>12} {:>28} {:>26} result",
+        "check",
+        "expected",
+        "measured",
+        "95% CI",
+        "tolerance"
+    );
     for case in squall_validate::cases() {
         if !args.cases.is_empty() && !args.cases.contains(&case.number) {
             continue;
         }
         let report = case.run(jobs)?;
-        println!("\ncase {}: {} ({} replications, {})", report.number, report.name, report.replications, case.file);
+        crate::output::outln!(
+            "\ncase {}: {} ({} replications, {})",
+            report.number,
+            report.name,
+            report.replications,
+            case.file
+        );
         for check in &report.checks {
-            println!("  {check}");
+            crate::output::outln!("  {check}");
         }
         if !report.passed() {
             failed += 1;
         }
         reports.push(report);
     }
-    println!("\n{} case(s): {} passed, {} failed", reports.len(), reports.len() - failed, failed);
+    crate::output::outln!("\n{} case(s): {} passed, {} failed", reports.len(), reports.len() - failed, failed);
     if let Some(path) = args.json {
         std::fs::write(&path, serde_json::to_string_pretty(&reports)?)?;
     }

@@ -70,6 +70,18 @@ fn resumed_experiment_neither_repeats_nor_loses_a_replication() {
     let header = results.lines().next().unwrap();
     assert!(header.contains("stage.gsm-down.rate") && header.contains("stage.gsm-down.delay"));
     assert_eq!(results.lines().count(), 1 + 12 * 2);
+    // Each swept value also as a number in base units, the unit in the
+    // column name: "9600 bit/s" is 9600, "300 ms" is 0.3.
+    for row in csv_rows(&results) {
+        let rate = match row["stage.gsm-down.rate"].trim_matches('"') {
+            "4800 bit/s" => 4800.0,
+            "9600 bit/s" => 9600.0,
+            other => panic!("swept rate {other}"),
+        };
+        let delay = if row["stage.gsm-down.delay"].trim_matches('"') == "100 ms" { 0.1 } else { 0.3 };
+        assert_eq!(row["stage.gsm-down.rate_bit_per_s"].parse::<f64>().unwrap(), rate, "{row:?}");
+        assert_eq!(row["stage.gsm-down.delay_s"].parse::<f64>().unwrap(), delay, "{row:?}");
+    }
     // A finished experiment resumed again runs nothing and rebuilds the report.
     ok(squall(&["run", &exp, "--out", out_s, "--resume"]));
     assert_eq!(std::fs::read_to_string(out.join("runs.log")).unwrap(), log);
