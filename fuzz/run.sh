@@ -17,6 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
     echo "fuzz: no nightly toolchain (rustup toolchain install nightly); fuzz targets not run"
+    # Under CI a smoke run that fuzzes nothing is a failure, not a pass.
+    if [ "${CI:-}" = true ]; then
+        echo "fuzz: CI=true requires the nightly toolchain" >&2
+        exit 1
+    fi
     exit 0
 fi
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then

@@ -258,6 +258,53 @@ fn codel_drop_times_follow_the_control_law() {
     }
 }
 
+/// A second dropping episode starts from the first one's drop rate (RFC
+/// 8289 §5.5, the Linux rule its pseudocode follows): 25% overload for
+/// 0.6 s, nothing for 0.3 s (the queue drains and CoDel leaves the
+/// dropping state), then 25% overload again. Re-entering within 16
+/// intervals of the last scheduled drop, count restarts at
+/// delta = count − lastcount = (drops of episode 1) − 1, so episode 2's
+/// drops are scheduled at t0, t0 + 100/√delta ms, then + 100/√(delta+1),
+/// ..., each taken at the next dequeue (≤ 1 ms later).
+#[test]
+fn a_second_codel_episode_remembers_the_drop_rate_of_the_first() {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("8 Mbit/s".parse().unwrap());
+        s.queue.codel = Some(CodelConfig::default());
+    })]);
+    // 1000 B packets every 0.8 ms (1.25 × the 1 ms service time).
+    let mut arrivals = Vec::new();
+    for (from_us, to_us) in [(0u64, 600_000u64), (900_000, 2_500_000)] {
+        let mut t = from_us;
+        while t < to_us {
+            let id = arrivals.len() as u64;
+            arrivals.push((Instant::from_micros(t), pkt(id, 1000, 1)));
+            t += 800;
+        }
+    }
+    run(&mut p, arrivals);
+    let drops: Vec<Instant> =
+        p.drain_events().iter().filter(|e| e.kind == EventKind::Drop(DropReason::Codel)).map(|e| e.time).collect();
+    // Within an episode drops are at most one interval apart; the pause
+    // separates the episodes by more.
+    let split = 1 + drops.windows(2).position(|w| w[1] - w[0] > Duration::from_millis(150)).expect("two episodes");
+    let (first, second) = drops.split_at(split);
+    assert!(drops[split - 1] < Instant::from_millis(900) && drops[split] > Instant::from_millis(900));
+    let delta = first.len() as u32 - 1;
+    println!("episode 1: {} drops, ending at {}; episode 2 starts at {}", first.len(), drops[split - 1], drops[split]);
+    assert!(delta > 1, "episode 1 must drop at least 3 packets for the memory to apply ({delta})");
+    assert!(second.len() > 6, "{} drops in episode 2", second.len());
+    let mut scheduled = second[0].as_secs_f64();
+    for (j, &d) in second.iter().enumerate().take(6) {
+        let at = d.as_secs_f64();
+        assert!(
+            at >= scheduled - 1e-9 && at <= scheduled + 0.001 + 1e-9,
+            "episode 2 drop {j} at {at} s, scheduled at {scheduled} s (count from {delta})"
+        );
+        scheduled += 0.100 / ((delta + j as u32) as f64).sqrt();
+    }
+}
+
 #[test]
 fn codel_marks_ecn_capable_packets_instead_of_dropping() {
     let (out, events) = codel_overload(1.25, 2, Ecn::Ect0);

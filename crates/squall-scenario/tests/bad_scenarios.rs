@@ -336,7 +336,19 @@ fn garbage_never_panics() {
     for cut in 0..text.len() {
         let Some(prefix) = text.get(..cut) else { continue };
         if let Err(e) = squall_scenario::parse("cut.toml", prefix, std::path::Path::new(".")) {
-            let _ = e.to_string();
+            // Located: in this file, at a line and column inside the
+            // prefix, the line being the one the span starts on.
+            let msg = e.to_string();
+            assert_eq!(e.file(), "cut.toml", "cut at {cut}: {msg}");
+            let (Some(line), Some(column), Some(span)) = (e.line(), e.column(), e.span()) else {
+                panic!("cut at {cut}: error without a place: {msg}");
+            };
+            assert!(span.start <= prefix.len() && span.end <= prefix.len(), "cut at {cut}: span {span:?}: {msg}");
+            let start = span.start.min(prefix.len());
+            let line_start = prefix[..start].rfind('\n').map_or(0, |i| i + 1);
+            assert_eq!(line, 1 + prefix[..start].matches('\n').count(), "cut at {cut}: {msg}");
+            assert!(column >= 1 && column <= start - line_start + 1, "cut at {cut}: column {column}: {msg}");
+            assert!(msg.contains(&format!("cut.toml:{line}:{column}")), "cut at {cut}: {msg}");
         }
     }
 }

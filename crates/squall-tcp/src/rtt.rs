@@ -287,6 +287,58 @@ mod tests {
         assert_eq!(e.rto(), ms(301));
     }
 
+    fn linux() -> RttEstimator {
+        RttEstimator::new(RtoVariant::Linux, ms(200), Duration::from_secs(120), ms(1000), ms(1), 1 << 15)
+    }
+
+    /// Linux `tcp_rtt_estimator` (net/ipv4/tcp_input.c), first sample:
+    /// `rttvar_us = max(mdev_us, tcp_rto_min_us(sk))`. With R = 60 ms,
+    /// mdev = 2R = 120 ms is below rto_min = 200 ms, so rttvar is 200 ms
+    /// and `tcp_set_rto` gives RTO = ⌈60 + 200⌉ = 260 ms (without the
+    /// floor: 60 + 120 = 180, raised to rto_min 200).
+    #[test]
+    fn linux_first_rto_floors_rttvar_at_rto_min() {
+        let mut e = linux();
+        e.sample_at(ms(60), 1, 10);
+        assert_eq!(e.srtt(), Some(ms(60)));
+        assert_eq!(e.rttvar(), ms(30), "mdev/4 = 120/4");
+        assert_eq!(e.rto(), ms(260));
+    }
+
+    /// Linux `tcp_rtt_estimator`, a sample well below SRTT: `if (m < 0) {
+    /// m = -m; m -= (mdev_us >> 2); if (m > 0) m >>= 3; }`. After 100 ms
+    /// (SRTT 100, mdev 200), a 20 ms sample: err = −80, SRTT = 100 − 10 =
+    /// 90; |err| − mdev/4 = 80 − 50 = 30 > 0, shrunk to 30/8 = 3.75, so
+    /// mdev = 203.75 ms (233.75 without the reduced gain: the full 1/4 gain
+    /// would be 30). mdev passes mdev_max (200), so rttvar = 203.75 and
+    /// RTO = ⌈90 + 203.75⌉ = 294 ms (320 without the reduced gain).
+    #[test]
+    fn linux_falling_rtt_moves_mdev_with_the_reduced_gain() {
+        let mut e = linux();
+        e.sample_at(ms(100), 1, 10);
+        e.sample_at(ms(20), 5, 20);
+        assert_eq!(e.srtt(), Some(ms(90)));
+        assert_eq!(e.rttvar(), Duration::from_micros(50_937), "mdev/4 = 203.75/4, in whole µs");
+        assert_eq!(e.rto(), ms(294));
+    }
+
+    /// RFC 6298 §2.3: RTO = SRTT + max(G, 4·RTTVAR). With a coarse 1 s
+    /// clock and a first sample of 100 ms, 4·RTTVAR = 200 ms < G: RTO =
+    /// 100 + 1000 = 1100 ms (300 ms if G were left out).
+    #[test]
+    fn rfc6298_clock_granularity_bounds_the_variance_term() {
+        let mut e = RttEstimator::new(RtoVariant::Rfc6298, ms(200), Duration::from_secs(120), ms(1000), ms(1000), 64);
+        e.sample(ms(100));
+        assert_eq!(e.rto(), ms(1100));
+        // Where 4·RTTVAR exceeds G the variance term wins: RTTVAR 500,
+        // RTO = 1000 + 2000 = 3000 ms.
+        e.sample(ms(100)); // SRTT 100, RTTVAR 37.5: still 100 + 1000
+        assert_eq!(e.rto(), ms(1100));
+        let mut w = RttEstimator::new(RtoVariant::Rfc6298, ms(200), Duration::from_secs(120), ms(1000), ms(1000), 64);
+        w.sample(ms(1000));
+        assert_eq!(w.rto(), ms(3000));
+    }
+
     #[test]
     fn rto_is_capped() {
         let mut e = RttEstimator::new(RtoVariant::Rfc6298, ms(1000), ms(60_000), ms(1000), ms(1), 64);

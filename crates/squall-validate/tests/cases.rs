@@ -91,6 +91,10 @@ fn case_18_fq_codel() {
 fn case_19_background() {
     passes(19);
 }
+#[test]
+fn case_21_gilbert_elliott_h_k() {
+    passes(21);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
@@ -114,6 +118,9 @@ fn checks_fail_when_the_model_is_off() {
     fails_with(9, &[("stage.radio.error_mode.arq.retries", "4")]);
     // A 62 ms round trip instead of 60 ms moves W/RTT by 3.2% (> 2%).
     fails_with(10, &[("stage.down.delay", "\"32 ms\"")]);
+    // h = 0.2 instead of 0.3: loss 0.0736 instead of 0.0645 (2.7 × the
+    // ±0.0034 tolerance).
+    fails_with(21, &[("stage.bursty.error.gilbert_elliott.h", "0.2")]);
     // 1.5% loss where the formulas are evaluated for 1%.
     fails_with(11, &[("stage.down-newreno-m1460-p1.error.packet", "\"1.5%\"")]);
     // A 30 kbit/s uplink clocks 4% more ACKs.

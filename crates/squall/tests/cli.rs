@@ -165,6 +165,12 @@ fn netem_one_liner_runs() {
     let down = &summary["resolved_scenario"]["links"][0]["downlink"][0];
     assert_eq!(down["rate"], "10 Mbit/s");
     assert_eq!(down["delay"], "50 ms");
+    // netem's `loss 1%` is a packet loss probability of 0.01, dropped
+    // (not corrupted), on the direction the one-liner configures only.
+    assert_eq!(down["error"], serde_json::json!({ "packet": "0.01" }), "{down}");
+    assert_eq!(down["error_mode"], "drop");
+    let up = &summary["resolved_scenario"]["links"][0]["uplink"][0];
+    assert!(up.get("error").is_none(), "the uplink has no loss: {up}");
 }
 
 #[test]
@@ -172,10 +178,10 @@ fn validate_passes_and_lists_every_case() {
     let o = squall(&["validate"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}");
-    for n in 1..=19 {
+    for n in (1..=19).chain([21]) {
         assert!(out.contains(&format!("case {n}:")), "case {n} missing:\n{out}");
     }
-    assert!(out.contains("19 case(s): 19 passed, 0 failed"), "{out}");
+    assert!(out.contains("20 case(s): 20 passed, 0 failed"), "{out}");
 }
 
 /// Seed 000 §7 Table 2 (Seawind's GSM case study, 20 replications of a

@@ -52,3 +52,36 @@ impl ErrorProcess {
         ((unit(&mut self.rng) * bits as f64) as u64).min(bits.saturating_sub(1))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::GilbertElliott;
+    use crate::units::Probability;
+
+    /// Gilbert-Elliott with loss in both states (h = 0.3 gets through in
+    /// the bad state, k = 0.999 in the good one), p = 0.01, r = 0.1: the
+    /// chain spends π_B = p/(p+r) = 1/11 of the frames in the bad state, so
+    /// the stationary loss is (p(1−h) + r(1−k))/(p+r) = (0.007 + 0.0001)/0.11
+    /// = 0.064545 (0.0909 if h and k were ignored, 0.0636 if only k were).
+    /// Tolerance: the loss indicators are correlated through the state
+    /// (second eigenvalue λ = 1 − p − r = 0.89), so the variance of one
+    /// frame's contribution to the mean is L(1−L) + 2·π_G·π_B·(k−h)²·λ/(1−λ)
+    /// = 0.0604 + 0.6534 = 0.714; over 10⁶ frames σ = 0.00085, and ±0.0034
+    /// is 4σ.
+    #[test]
+    fn gilbert_elliott_loses_frames_in_both_states_as_h_and_k_say() {
+        let ge = GilbertElliott {
+            p: Probability::new(0.01).unwrap(),
+            r: Probability::new(0.1).unwrap(),
+            h: Probability::new(0.3).unwrap(),
+            k: Probability::new(0.999).unwrap(),
+        };
+        let mut e = ErrorProcess::new(ErrorModel::GilbertElliott(ge), crate::rng::stream(7, "test/ge"));
+        let n = 1_000_000;
+        let lost = (0..n).filter(|_| e.frame_hit(200)).count();
+        let loss = lost as f64 / n as f64;
+        let expected = (0.01 * 0.7 + 0.1 * 0.001) / 0.11;
+        assert!((loss - expected).abs() <= 0.0034, "loss {loss}, expected {expected} ± 0.0034");
+    }
+}
