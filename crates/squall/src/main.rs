@@ -8,6 +8,7 @@ mod builtin;
 mod compare_cmd;
 mod ctl_cmd;
 mod emu_cmd;
+mod limits;
 mod report_cmd;
 mod run_cmd;
 mod sim_cmd;
@@ -75,6 +76,7 @@ fn main() -> ExitCode {
         Command::Scenarios => {
             for b in builtin::ALL {
                 println!("builtin:{:<24} {} ({})", b.name, b.summary, b.file);
+                println!("{:<33}demonstrates: {}", "", b.demonstrates);
             }
             Ok(ExitCode::SUCCESS)
         }
