@@ -255,3 +255,37 @@ fn small_gaps_are_refused_with_the_reason() {
     assert_eq!(demonstrates.len(), builtins, "{out}");
     assert!(demonstrates.iter().all(|l| l.trim().len() > "demonstrates: ".len() + 20), "{out}");
 }
+
+/// Seed 004 §5.2's asymmetric link (builtin:asymmetric, validation case
+/// 12): a 28.8 kbit/s uplink carries 28 800 / (40 · 8) = 90 ACKs a second,
+/// each for one segment (or two with delayed ACKs), so the flows are
+/// ACK-limited at 90 · n · MSS · 8 bit/s, the case's theory, far below the
+/// 10 Mbit/s downlink.
+#[test]
+fn the_asymmetric_link_says_its_flows_are_ack_limited() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = squall(&["sim", "builtin:asymmetric", "--no-events", "--no-pcap", "--out", dir.path().to_str().unwrap()]);
+    let stdout = ok(&o);
+    let s = summary(dir.path());
+    let limits = s["tcp_limits"].as_array().unwrap();
+    let expected = [
+        ("m536-ackall", 536.0, 1.0),
+        ("m536-delack", 536.0, 2.0),
+        ("m1460-ackall", 1460.0, 1.0),
+        ("m1460-delack", 1460.0, 2.0),
+    ];
+    assert_eq!(limits.len(), expected.len(), "{limits:?}");
+    for (limit, (flow, mss, per_ack)) in limits.iter().zip(expected) {
+        assert_eq!(limit["flow"], flow);
+        assert_eq!(limit["limited_by"]["kind"], "ack_path");
+        let rate = limit["limited_by"]["rate_bps"].as_f64().unwrap();
+        let theory = 28_800.0 / 320.0 * per_ack * mss * 8.0;
+        assert!((rate - theory).abs() < 1e-6, "{flow}: {rate} against {theory}");
+        assert!(
+            stdout.contains(&format!(
+                "note: tcp flow `{flow}` is ACK-limited: the reverse path carries at most 90 ACKs/s"
+            )),
+            "{stdout}"
+        );
+    }
+}
