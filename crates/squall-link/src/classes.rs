@@ -290,7 +290,8 @@ impl Ipv4Prefix {
 impl FromStr for Ipv4Prefix {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: "an IPv4 address or prefix like \"10.0.0.0/24\"" };
+        let err =
+            || UnitError { found: s.to_string(), expected: "an IPv4 address or prefix like \"10.0.0.0/24\"".into() };
         let (addr, len) = match s.trim().split_once('/') {
             Some((a, l)) => (a, l.parse::<u8>().map_err(|_| err())?),
             None => (s.trim(), 32),

@@ -357,7 +357,8 @@ impl BufferLimit {
 impl FromStr for BufferLimit {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: "a buffer size like \"4 packets\" or \"16 frames\"" };
+        let err =
+            || UnitError { found: s.to_string(), expected: "a buffer size like \"4 packets\" or \"16 frames\"".into() };
         let mut parts = s.split_whitespace();
         let n: u32 = parts.next().and_then(|n| n.parse().ok()).ok_or_else(err)?;
         let limit = match parts.next() {

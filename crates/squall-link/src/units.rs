@@ -19,7 +19,54 @@ use crate::time::Duration;
 #[error("{found:?} is not {expected}")]
 pub struct UnitError {
     pub found: String,
-    pub expected: &'static str,
+    pub expected: std::borrow::Cow<'static, str>,
+}
+
+/// Why a rate spelling is refused although both readings exist: tc (and
+/// so netem) reads `bps`, `kbps`, `mbps`, `gbps` and `tbps` in any case
+/// as **bytes** per second (iproute2 `tc/tc_util.c` `get_rate`, its
+/// `suffixes` table), while most people and tools read `Mbps` as bits.
+/// squall gives such a spelling no meaning of its own and says so with
+/// both readings and the spellings to use instead (issue 28). `MB/s`,
+/// `MBps`, `Mbit/s`, `mbit` and `kbit` have one meaning and are
+/// accepted.
+pub fn ambiguous_rate(s: &str) -> Option<String> {
+    let (value, unit) = split_number(s)?;
+    let (scale, prefix, bytes_unit) = match unit {
+        "bps" => (1.0, "", "B/s"),
+        "kbps" | "Kbps" => (1e3, "k", "kB/s"),
+        "mbps" | "Mbps" => (1e6, "m", "MB/s"),
+        "gbps" | "Gbps" => (1e9, "g", "GB/s"),
+        "tbps" | "Tbps" => (1e12, "t", "TB/s"),
+        _ => return None,
+    };
+    let s = s.trim();
+    let number = s[..s.len() - unit.len()].trim();
+    let bits = Rate((value * scale).round().max(1.0) as u64);
+    let as_bytes = Rate((value * scale * 8.0).round().max(1.0) as u64);
+    let word = match prefix {
+        "" => "bytes/s",
+        "k" => "kilobytes/s",
+        "m" => "megabytes/s",
+        "g" => "gigabytes/s",
+        _ => "terabytes/s",
+    };
+    Some(format!(
+        "a rate with one meaning: tc reads {s:?} as {number} {word} ({as_bytes}), others as {bits}; \
+         write \"{number}{prefix}bit\" or \"{bits}\" for bits, \"{tc_bytes}\" or \"{number} {bytes_unit}\" for bytes",
+        tc_bytes = tc_spelling(as_bytes),
+    ))
+}
+
+/// A rate as tc spells it in bits: `80mbit`, `512kbit`, `9600bit`.
+fn tc_spelling(r: Rate) -> String {
+    let b = r.0;
+    for (unit, scale) in [("gbit", 1_000_000_000u64), ("mbit", 1_000_000), ("kbit", 1_000)] {
+        if b >= scale && b.is_multiple_of(scale) {
+            return format!("{}{unit}", b / scale);
+        }
+    }
+    format!("{b}bit")
 }
 
 fn split_number(s: &str) -> Option<(f64, &str)> {
@@ -62,7 +109,10 @@ impl Rate {
 impl FromStr for Rate {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED };
+        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED.into() };
+        if let Some(why) = ambiguous_rate(s) {
+            return Err(UnitError { found: s.to_string(), expected: why.into() });
+        }
         let (value, unit) = split_number(s).ok_or_else(err)?;
         let unit = unit.trim_end_matches("/s").trim_end_matches("ps");
         // "bit", "kbit", "Mbit", "Gbit" (netem: kbit, mbit, gbit), "B", "KB", "MB" (bytes per second)
@@ -109,7 +159,7 @@ impl Bytes {
 impl FromStr for Bytes {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED };
+        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED.into() };
         let (value, unit) = split_number(s).ok_or_else(err)?;
         let scale = match unit {
             "B" | "byte" | "bytes" => 1.0,
@@ -140,7 +190,7 @@ impl FromStr for Duration {
     fn from_str(s: &str) -> Result<Self, UnitError> {
         let err = || UnitError {
             found: s.to_string(),
-            expected: "a non-negative time with a unit, like \"200 ms\", \"1.5 s\" or \"40us\"",
+            expected: "a non-negative time with a unit, like \"200 ms\", \"1.5 s\" or \"40us\"".into(),
         };
         let (value, unit) = split_number(s).ok_or_else(err)?;
         let scale = match unit {
@@ -182,7 +232,7 @@ impl Probability {
 impl FromStr for Probability {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED };
+        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED.into() };
         let (value, unit) = split_number(s).ok_or_else(err)?;
         let p = match unit {
             "%" => value / 100.0,
@@ -280,6 +330,30 @@ mod tests {
         assert!("0 bit/s".parse::<Rate>().is_err());
         assert!("10 parsecs".parse::<Rate>().is_err());
         assert!("fast".parse::<Rate>().is_err());
+    }
+
+    /// tc reads "10mbps" as 10 megabytes/s (iproute2 tc_util.c: "mbps" is
+    /// 1000000 bytes, ×8 bits): 80 Mbit/s; most others read 10 Mbit/s.
+    #[test]
+    fn ambiguous_rate_spellings_are_refused_with_both_readings() {
+        let e = "10mbps".parse::<Rate>().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "\"10mbps\" is not a rate with one meaning: tc reads \"10mbps\" as 10 megabytes/s (80 Mbit/s), \
+             others as 10 Mbit/s; write \"10mbit\" or \"10 Mbit/s\" for bits, \"80mbit\" or \"10 MB/s\" for bytes"
+        );
+        for s in ["5 Mbps", "64kbps", "1Gbps", "9600 bps", "2 Kbps"] {
+            assert!(s.parse::<Rate>().unwrap_err().to_string().contains("tc reads"), "{s}");
+        }
+        let e = "512 kbps".parse::<Rate>().unwrap_err().to_string();
+        assert!(e.contains("512 kilobytes/s (4096 kbit/s), others as 512 kbit/s"), "{e}");
+        // One meaning each: kept.
+        assert_eq!("10 MB/s".parse::<Rate>().unwrap().bits_per_sec(), 80_000_000);
+        assert_eq!("10 MBps".parse::<Rate>().unwrap().bits_per_sec(), 80_000_000);
+        assert_eq!("10 Bps".parse::<Rate>().unwrap().bits_per_sec(), 80);
+        assert_eq!("10mbit".parse::<Rate>().unwrap().bits_per_sec(), 10_000_000);
+        assert_eq!("10 Mbit/s".parse::<Rate>().unwrap().bits_per_sec(), 10_000_000);
+        assert_eq!("64 kbit/s".parse::<Rate>().unwrap().bits_per_sec(), 64_000);
     }
 
     #[test]

@@ -24,8 +24,8 @@ pub mod topology;
 
 pub use error::{ErrorKind, ScenarioError};
 pub use experiment::{Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment};
-pub use load::{MAX_TEXT_FILE, load, load_with_overrides, parse, read_text};
-pub use netem::{parse_netem, scenario_from_netem};
+pub use load::{MAX_TEXT_FILE, load, load_with_overrides, parse, parse_with_overrides, read_text};
+pub use netem::{describe_netem_directions, parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};
 pub use resolve::LinkPaths;
 pub use schema::*;

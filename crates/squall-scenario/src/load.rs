@@ -28,12 +28,50 @@ pub fn load_with_overrides<K: AsRef<str>, V: AsRef<str>>(
         ScenarioError::new(ErrorKind::Read, &name, None, None).message(format!("cannot read the scenario file: {e}"))
     })?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
+    parse_with_overrides(&name, &text, overrides, base_dir)
+}
+
+/// Parses scenario text with `--set` overrides applied. An error the
+/// overrides cause is reported against the `--set` argument that caused
+/// it (its key and value), not against a line of the edited text that is
+/// not in the file; an error of the file itself keeps its file:line:col.
+pub fn parse_with_overrides<K: AsRef<str>, V: AsRef<str>>(
+    source_name: &str,
+    text: &str,
+    overrides: &[(K, V)],
+    base_dir: &Path,
+) -> Result<Scenario, ScenarioError> {
     if overrides.is_empty() {
-        parse(&name, &text, base_dir)
-    } else {
-        let edited = overrides::apply_overrides(&name, &text, overrides)?;
-        parse(&format!("{name} (with --set)"), &edited, base_dir)
+        return parse(source_name, text, base_dir);
     }
+    let edited = overrides::apply_overrides(source_name, text, overrides)?;
+    let edited_error = match parse(source_name, &edited, base_dir) {
+        Ok(scenario) => return Ok(scenario),
+        Err(e) => e,
+    };
+    let same = |a: &ScenarioError, b: &ScenarioError| a.reason() == b.reason() && a.key_path() == b.key_path();
+    // The file's own error, unchanged by the overrides: its own place.
+    let original = match parse(source_name, text, base_dir).err() {
+        Some(e) if same(&e, &edited_error) => return Err(e),
+        other => other,
+    };
+    // The first override after which the text fails differently.
+    for n in 1..=overrides.len() {
+        let partial = overrides::apply_overrides(source_name, text, &overrides[..n])?;
+        let Err(e) = parse(source_name, &partial, base_dir) else { continue };
+        if original.as_ref().is_some_and(|o| same(o, &e)) {
+            continue;
+        }
+        let (key, value) = (overrides[n - 1].0.as_ref(), overrides[n - 1].1.as_ref());
+        let reason = if e.key_path().is_empty() {
+            e.reason().to_string()
+        } else {
+            format!("`{}`: {}", e.key_path(), e.reason())
+        };
+        return Err(ScenarioError::new(ErrorKind::Override, &format!("--set {key}={value}"), None, None)
+            .message(format!("{reason} (in {source_name} with this --set)")));
+    }
+    Err(edited_error)
 }
 
 /// Parses and checks scenario text. `source_name` names it in errors (the

@@ -4,12 +4,19 @@
 //!
 //! Mapping:
 //! - `rate R` → `rate` (tc units: `bit`/`kbit`/`mbit`/`gbit` are bits per
-//!   second, `bps`/`kbps`/`mbps` bytes per second, a bare number bits).
+//!   second, `Bps`/`KBps`/`MBps` bytes per second, a bare number bits).
+//!   `bps`/`kbps`/`mbps`/`gbps` (lower-case b), which tc reads as bytes
+//!   and everyone else as bits, are refused with both readings
+//!   (`squall_link::units::ambiguous_rate`).
 //! - `delay D [J]` (also `delay D jitter J`) → netem draws uniformly in
 //!   D±J, so `delay = D-J` fixed plus `jitter` uniform in [0, 2J]: the mean
 //!   stays D (when J > D, the fixed part is 0 and the range [0, D+J]).
 //!   With `distribution normal`, `delay = D-3J` plus a normal jitter of
 //!   mean 3J and deviation J (mean D; when 3J > D, fixed 0 and mean D).
+//!   Each packet's delay is drawn on its own; without a `rate` packets
+//!   leave in the order of their drawn times (`reorder = true`: netem's
+//!   tfifo reorders jittered packets), with a `rate` in the order they
+//!   came (netem then times each packet from the one before it).
 //! - `loss [random] P` → `error = { packet = P }`; `loss gemodel p [r [1-h
 //!   [1-k]]]` → Gilbert-Elliott with tc's defaults r = 1-p, 1-h = 100%,
 //!   1-k = 0 (squall's `h` and `k` are the chances to get *through*).
@@ -52,6 +59,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         None => StageConfig {
             delay: downlink.delay,
             jitter: downlink.jitter.clone(),
+            reorder: downlink.jitter.is_some(),
             queue: QueueConfig { packets: Some(NETEM_LIMIT), ..QueueConfig::default() },
             ..StageConfig::named("netem-up")
         },
@@ -91,6 +99,68 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         workload: Workload::default(),
         inline: None,
     })
+}
+
+/// The two directions of a netem-made scenario in one line, as the first
+/// line of a `--link` run states them (issue 28: `--link` adds its delay
+/// both ways but its loss and rate only on the downlink):
+/// `--link: downlink rate 10 Mbit/s delay 50 ms loss 1%; uplink delay 50 ms,
+/// no loss (--uplink to change)`.
+pub fn describe_netem_directions(scenario: &Scenario, uplink_given: bool) -> String {
+    let stage = |dir: &[StageConfig]| dir.first().map_or_else(|| "none".to_string(), describe_stage);
+    let Some(link) = scenario.links.first() else { return String::new() };
+    format!(
+        "--link: downlink {}; uplink {}{}",
+        stage(&link.downlink),
+        stage(&link.uplink),
+        if uplink_given { "" } else { " (--uplink to change)" }
+    )
+}
+
+/// A netem-made stage in words: rate, delay and jitter, loss, limit.
+fn describe_stage(s: &StageConfig) -> String {
+    let mut parts = Vec::new();
+    if let Some(r) = s.rate {
+        parts.push(format!("rate {r}"));
+    }
+    let ms = |ns: f64| {
+        let ms = ns / 1e6;
+        if (ms - ms.round()).abs() < 1e-9 { format!("{ms:.0} ms") } else { format!("{ms} ms") }
+    };
+    let delay = s.delay.as_nanos() as f64;
+    let order = if s.reorder { "reordering" } else { "in order" };
+    match &s.jitter {
+        None => parts.push(format!("delay {}", ms(delay))),
+        Some(Distribution::Uniform { low, high }) => {
+            let (low, high) = (delay + low.as_nanos() as f64, delay + high.as_nanos() as f64);
+            parts.push(format!("delay uniform {}..{} ({order})", ms(low), ms(high)));
+        }
+        Some(Distribution::Normal { mean, std_dev }) => parts.push(format!(
+            "delay {} normal, deviation {} ({order})",
+            ms(delay + mean.as_nanos() as f64),
+            ms(std_dev.as_nanos() as f64)
+        )),
+        Some(_) => parts.push(format!("delay {} plus a random part ({order})", ms(delay))),
+    }
+    let corrupt = s.error_mode == ErrorMode::Corrupt;
+    match &s.error {
+        ErrorModel::None => parts.push("no loss".to_string()),
+        ErrorModel::Packet(p) => {
+            parts.push(format!("{} {}%", if corrupt { "corrupt" } else { "loss" }, p.get() * 100.0))
+        }
+        ErrorModel::GilbertElliott(g) => parts.push(format!(
+            "loss gemodel p {}% r {}% 1-h {}% 1-k {}%",
+            g.p.get() * 100.0,
+            g.r.get() * 100.0,
+            (1.0 - g.h.get()) * 100.0,
+            (1.0 - g.k.get()) * 100.0
+        )),
+        other => parts.push(format!("errors {other:?}")),
+    }
+    if let Some(n) = s.queue.packets {
+        parts.push(format!("limit {n}"));
+    }
+    parts.join(", ")
 }
 
 struct Token<'a> {
@@ -181,12 +251,15 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
             "rate" => {
                 once(&mut seen, "rate", &p)?;
                 let v = p.arg(&opt, "a rate, like `rate 10mbit`")?;
+                if let Some(why) = squall_link::units::ambiguous_rate(v.text) {
+                    return Err(p.error(v.span.clone(), "rate", format!("{:?} is not {why}", v.text)));
+                }
                 cfg.rate = Some(tc_rate(v.text).ok_or_else(|| {
                     p.error(
                         v.span.clone(),
                         "rate",
                         format!(
-                            "{:?} is not a rate; expected tc's spelling, like 10mbit, 512kbit or 1mbps (bytes)",
+                            "{:?} is not a rate; expected tc's spelling, like 10mbit, 512kbit or 1MBps (bytes)",
                             v.text
                         ),
                     )
@@ -321,16 +394,26 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
             "limit" => {
                 once(&mut seen, "limit", &p)?;
                 let v = p.arg(&opt, "a number of packets, like `limit 100`")?;
-                let n: u32 = v.text.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    p.error(
-                        v.span.clone(),
-                        "limit",
-                        format!(
-                            "{:?} is not a number of packets; expected a positive whole number, like `limit 100`",
-                            v.text
-                        ),
-                    )
-                })?;
+                let n: u32 = match v.text.parse::<u64>() {
+                    Ok(n) if n > 0 && n <= u64::from(u32::MAX) => n as u32,
+                    Ok(n) if n > 0 => {
+                        return Err(p.error(
+                            v.span.clone(),
+                            "limit",
+                            format!("{n} packets is too large: at most {} (tc's limit is a 32-bit count)", u32::MAX),
+                        ));
+                    }
+                    _ => {
+                        return Err(p.error(
+                            v.span.clone(),
+                            "limit",
+                            format!(
+                                "{:?} is not a number of packets; expected a positive whole number, like `limit 100`",
+                                v.text
+                            ),
+                        ));
+                    }
+                };
                 cfg.queue.packets = Some(n);
             }
             "reorder" | "gap" => {
@@ -352,7 +435,18 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
             }
         }
     }
+    cfg.reorder = netem_reorders(&cfg);
     Ok(cfg)
+}
+
+/// Whether netem lets this stage's packets overtake each other: each
+/// packet's delay is drawn on its own and netem's time-ordered queue
+/// (`tfifo_enqueue` in net/sched/sch_netem.c) sends it at its own time, so
+/// jitter reorders; with a `rate`, netem takes the last queued packet's
+/// send time as the reference for the next ("Last packet in queue is
+/// reference point (now)" in `netem_enqueue`), so packets stay in order.
+fn netem_reorders(cfg: &StageConfig) -> bool {
+    cfg.jitter.is_some() && cfg.rate.is_none()
 }
 
 fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, normal: bool) {

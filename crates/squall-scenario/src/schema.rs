@@ -361,7 +361,7 @@ pub struct Command {
 /// to = "mobile"
 /// app = { bulk = "100 KB" }         # client → server; or { bulk_for = "60 s" },
 ///                                   # { request_response = { ... } }, { web = { ... } }
-/// profile = "rfc"                  # the defaults below; or "linux"
+/// profile = "rfc"                  # the defaults below; "linux" when left out
 /// cc = "reno"                       # tahoe, reno, newreno, sack, cubic
 /// mss = "1460 B"
 /// rwnd = "64 KiB"                   # receive buffer of each end
@@ -373,12 +373,14 @@ pub struct Command {
 /// max_window = 50
 /// ```
 ///
-/// `profile` picks the defaults of the keys left out: RFC values (`rfc`,
-/// the default) or Linux 6.x's (`linux`: `rwnd` 3 MiB, `delayed_ack` 40 ms
+/// `profile` picks the defaults of the keys left out: Linux 6.x's
+/// (`linux`, the default: `rwnd` 3 MiB, `delayed_ack` 40 ms
 /// with quick-ACK mode, `min_rto` 200 ms and Linux's RTO estimator,
 /// `initial_window` 10, SACK, timestamps, RACK-TLP loss detection, PRR,
 /// Linux's window growth and HyStart for `cubic`; squall-tcp's
-/// `TcpConfig::linux`). A key given explicitly wins over either profile.
+/// `TcpConfig::linux`) or RFC values (`rfc`: RFC 5681, 6298, 1122, as
+/// documented per key below). A key given explicitly wins over either
+/// profile. The scenarios that reproduce a paper name `rfc` explicitly.
 ///
 /// With `proxy`, the named host between them splits the connection in two
 /// (split TCP, seed 001 §3.3).
@@ -392,8 +394,8 @@ pub struct TcpFlow {
     /// When the client opens its (first) connection.
     #[serde(default)]
     pub start: Duration,
-    /// Whose defaults the keys left out take (default `rfc`).
-    #[serde(default, skip_serializing_if = "TcpProfile::is_rfc")]
+    /// Whose defaults the keys left out take (default `linux`).
+    #[serde(default, skip_serializing_if = "TcpProfile::is_linux")]
     pub profile: TcpProfile,
     #[serde(default)]
     pub cc: TcpCc,
@@ -401,40 +403,43 @@ pub struct TcpFlow {
     /// timestamps a segment carries 12 bytes less (1448 for 1460).
     #[serde(default = "default_mss")]
     pub mss: Bytes,
-    /// Receive buffer of each end: the largest window it offers (default
-    /// 64 KiB − 1; `linux`: 3 MiB).
+    /// Receive buffer of each end: the largest window it offers (`linux`, the
+    /// default: 3 MiB; `rfc`: 64 KiB − 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwnd: Option<Bytes>,
     /// Offer window scaling (RFC 7323); without it windows stop at 65535 B
     /// (default on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_scaling: Option<bool>,
-    /// Offer SACK (RFC 2018); default: on for `sack` and `cubic`, and for
-    /// every `cc` with `linux`.
+    /// Offer SACK (RFC 2018); on for every `cc` with `linux` (the
+    /// default), for `sack` and `cubic` only with `rfc`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sack: Option<bool>,
-    /// Offer the timestamp option (RFC 7323 §3; default off, `linux`: on).
+    /// Offer the timestamp option (RFC 7323 §3; `linux`, the default: on;
+    /// `rfc`: off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamps: Option<bool>,
-    /// The delayed-ACK timer, or `false` for an ACK per segment (default
-    /// 200 ms; `linux`: 40 ms).
+    /// The delayed-ACK timer, or `false` for an ACK per segment (`linux`,
+    /// the default: 40 ms; `rfc`: 200 ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<DelayedAckSpec>,
-    /// Lower bound of the retransmission timeout (RFC 6298: 1 s, the
-    /// default; `linux`: 200 ms).
+    /// Lower bound of the retransmission timeout (`linux`, the
+    /// default: 200 ms; `rfc`: RFC 6298's 1 s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rto: Option<Duration>,
-    /// The RTO computation (default `rfc6298`; `linux`: `linux`).
+    /// The RTO computation (`linux`, the default: `linux`; `rfc`:
+    /// `rfc6298`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rto: Option<RtoSpec>,
     /// Limited transmit (RFC 3042): a new segment on each of the first two
     /// duplicate ACKs (default on, as in Linux and ns-3).
     #[serde(default = "yes")]
     pub limited_transmit: bool,
-    /// HyStart for `cubic` (default off; `linux`: on).
+    /// HyStart for `cubic` (`linux`, the default: on; `rfc`: off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
-    /// Initial congestion window, segments (default 2; `linux`: 10).
+    /// Initial congestion window, segments (`linux`, the default: 10;
+    /// `rfc`: 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_window: Option<u32>,
     /// Initial slow-start threshold (default: no limit).
@@ -474,15 +479,16 @@ fn yes() -> bool {
 #[serde(rename_all = "lowercase")]
 pub enum TcpProfile {
     /// RFC values (RFC 5681, 6298, 1122).
-    #[default]
     Rfc,
-    /// Linux 6.x with default sysctls (squall-tcp's `TcpConfig::linux`).
+    /// Linux 6.x with default sysctls (squall-tcp's `TcpConfig::linux`):
+    /// the default, what a user of today's Linux expects.
+    #[default]
     Linux,
 }
 
 impl TcpProfile {
-    pub fn is_rfc(&self) -> bool {
-        *self == TcpProfile::Rfc
+    pub fn is_linux(&self) -> bool {
+        *self == TcpProfile::Linux
     }
 }
 

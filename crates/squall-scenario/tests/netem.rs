@@ -26,9 +26,10 @@ fn rate_delay_jitter_loss_limit() {
 
 #[test]
 fn spellings() {
-    // `jitter` keyword, leading `netem`, `loss random`, bytes per second, a
-    // bare percentage, netem's default limit.
-    let s = parse_netem("netem delay 100ms jitter 5ms loss random 0.5 rate 1mbps").unwrap();
+    // `jitter` keyword, leading `netem`, `loss random`, bytes per second
+    // (`MBps`: bytes in tc and in squall alike), a bare percentage, netem's
+    // default limit.
+    let s = parse_netem("netem delay 100ms jitter 5ms loss random 0.5 rate 1MBps").unwrap();
     assert_eq!(s.delay, Duration::from_millis(95));
     assert_eq!(s.jitter, Some(Distribution::Uniform { low: Duration::ZERO, high: Duration::from_millis(10) }));
     assert_eq!(s.error, ErrorModel::Packet(p(0.005)));
@@ -37,6 +38,21 @@ fn spellings() {
     // Plain delay, microseconds by default.
     let s = parse_netem("delay 250").unwrap();
     assert_eq!((s.delay, s.jitter), (Duration::from_micros(250), None));
+}
+
+/// netem draws each packet's delay on its own and sends packets in the
+/// order of their times (tfifo), so jitter reorders; with a rate each
+/// packet is timed from the one before it (sch_netem.c `netem_enqueue`).
+#[test]
+fn jitter_reorders_unless_a_rate_is_set() {
+    assert!(parse_netem("delay 100ms 50ms").unwrap().reorder);
+    assert!(!parse_netem("rate 10mbit delay 100ms 50ms").unwrap().reorder);
+    assert!(!parse_netem("delay 100ms").unwrap().reorder);
+    let s = scenario_from_netem("delay 100ms 50ms", None).unwrap();
+    assert!(s.links[0].uplink[0].reorder, "the default uplink takes the downlink's jitter, and reorders");
+    let s = scenario_from_netem("rate 10mbit delay 100ms 50ms", None).unwrap();
+    assert!(!s.links[0].downlink[0].reorder);
+    assert!(s.links[0].uplink[0].reorder, "the default uplink has no rate");
 }
 
 #[test]
@@ -89,6 +105,9 @@ fn unsupported_options_are_clear_errors() {
         ("delay soon", "delay", 7, "\"soon\" is not a time; expected tc's spelling, like 50ms"),
         ("loss 150%", "loss", 6, "expected one between 0% and 100%, like 1%"),
         ("limit -3", "limit", 7, "expected a positive whole number, like `limit 100`"),
+        ("limit 100000000000", "limit", 7, "100000000000 packets is too large: at most 4294967295"),
+        ("rate 10mbps", "rate", 6, "tc reads \"10mbps\" as 10 megabytes/s (80 Mbit/s), others as 10 Mbit/s"),
+        ("delay 1ms rate 5Mbps", "rate", 16, "tc reads \"5Mbps\" as 5 megabytes/s (40 Mbit/s), others as 5 Mbit/s"),
         ("delay", "delay", 1, "`delay` needs a time, like `delay 50ms`"),
         ("delay 10ms 1ms distribution pareto", "distribution", 29, "distribution `pareto` is not supported"),
         ("loss state 1% 2%", "loss state", 6, "four-state loss model is not supported"),

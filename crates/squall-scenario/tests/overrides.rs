@@ -22,10 +22,10 @@ fn by_index_path() {
 
 #[test]
 fn by_stage_name_and_top_level_keys() {
-    let s = with(&[("stage.gsm-up.delay", "50 ms"), ("seed", "5"), ("duration", "10 s"), ("replications", "3")]);
+    let s = with(&[("stage.gsm-up.delay", "50 ms"), ("seed", "5"), ("duration", "100 s"), ("replications", "3")]);
     assert_eq!(s.links[0].uplink[0].delay, Duration::from_millis(50));
     assert_eq!(s.links[0].downlink[0].delay, Duration::from_millis(200));
-    assert_eq!((s.seed, s.duration, s.replications), (5, Duration::from_secs(10), 3));
+    assert_eq!((s.seed, s.duration, s.replications), (5, Duration::from_secs(100), 3));
 }
 
 #[test]
@@ -97,10 +97,24 @@ fn load_with_overrides_names_the_file() {
     std::fs::write(&file, EXAMPLE).unwrap();
     let s = squall_scenario::load_with_overrides(&file, &[("stage.gsm-down.rate", "19200 bit/s")]).unwrap();
     assert_eq!(s.links[0].downlink[0].rate, Some(Rate::from_bits_per_sec(19200)));
-    let err = squall_scenario::load_with_overrides(&file, &[("stage.gsm-down.ratee", "1 Mbit/s")]).unwrap_err();
+    // A typo in a --set is the --set's, not a line of the file (issue 28:
+    // it was reported at a line the edited text had and the file had not).
+    let err = squall_scenario::load_with_overrides(&file, &[("seed", "3"), ("stage.gsm-down.ratee", "1 Mbit/s")])
+        .unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains("gsm.toml (with --set)"), "{msg}");
+    assert_eq!(err.kind(), ErrorKind::Override);
+    assert_eq!((err.line(), err.column()), (None, None));
+    assert!(msg.starts_with("--set stage.gsm-down.ratee=1 Mbit/s: "), "{msg}");
     assert!(msg.contains("`links[0].downlink[0].ratee`: unknown field `ratee`"), "{msg}");
+    assert!(msg.contains("gsm.toml with this --set)"), "{msg}");
+    // An error of the file itself keeps its place in the file, --set or not.
+    let broken = EXAMPLE.replacen("name = \"gsm-down\"", "name = \"gsm-down\"\nspeed = 3", 1);
+    let line = broken.lines().position(|l| l == "speed = 3").unwrap() + 1;
+    std::fs::write(&file, &broken).unwrap();
+    let err = squall_scenario::load_with_overrides(&file, &[("seed", "3")]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Schema);
+    assert_eq!(err.line(), Some(line), "{err}");
+    assert!(err.to_string().contains("gsm.toml:"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -57,7 +57,7 @@ queue = {{ packets = 20000 }}
     );
     for i in 0..n {
         text.push_str(&format!(
-            "[[workload.tcp]]\nname = \"f{i}\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk_for = \"10 s\" }}\n\
+            "[[workload.tcp]]\nname = \"f{i}\"\nprofile = \"rfc\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk_for = \"10 s\" }}\n\
              src_port = {}\ndst_port = {}\nstart = \"{} ms\"\n",
             10_000 + i,
             30_000 + i,

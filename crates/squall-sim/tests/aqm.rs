@@ -36,7 +36,7 @@ delay = "20 ms"
     );
     for i in 0..flows {
         s.push_str(&format!(
-            "[[workload.tcp]]\nname = \"f{i}\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk = \"1 GB\" }}\nmss = \"1448 B\"\nrwnd = \"4 MB\"\n"
+            "[[workload.tcp]]\nname = \"f{i}\"\nprofile = \"rfc\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk = \"1 GB\" }}\nmss = \"1448 B\"\nrwnd = \"4 MB\"\n"
         ));
     }
     let s: Scenario = toml::from_str(&s).expect("test scenario parses");
@@ -161,6 +161,7 @@ rate = "10 Mbit/s"
 delay = "20 ms"
 [[workload.tcp]]
 name = "f"
+profile = "rfc"
 from = "a"
 to = "b"
 app = {{ bulk = "1 GB" }}

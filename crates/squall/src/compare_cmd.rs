@@ -482,6 +482,7 @@ name = "up"
 rate = "10 Mbit/s"
 [[workload.tcp]]
 name = "download"
+profile = "rfc"
 from = "fixed"
 to = "mobile"
 app = { bulk = "1 MB" }

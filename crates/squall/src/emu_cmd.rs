@@ -698,6 +698,9 @@ fn remove_earlier_outputs<'a>(rep: &Path, hosts: impl Iterator<Item = &'a str>) 
 
 pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let Loaded { source, mut scenario } = sim_cmd::load(&args.common, None)?;
+    if args.common.link.is_some() {
+        eprintln!("{}", squall_scenario::describe_netem_directions(&scenario, args.common.uplink.is_some()));
+    }
     if let Some(d) = args.duration {
         scenario.duration = d;
     }
@@ -946,7 +949,7 @@ mod tests {
 
     #[test]
     fn rfc_profile_sets_every_key_as_before() {
-        let l = LinuxTcp::of(&flow("")).unwrap();
+        let l = LinuxTcp::of(&flow("profile = \"rfc\"")).unwrap();
         assert_eq!(l.sender_route, vec!["initcwnd 2", "rto_min 1000ms"]);
         assert_eq!(l.window, Some(65_535));
         assert_eq!(
@@ -970,6 +973,8 @@ mod tests {
                 notes: vec![],
             }
         );
+        // A flow without `profile` is a Linux-profile flow (issue 28).
+        assert_eq!(LinuxTcp::of(&flow("cc = \"cubic\"")).unwrap(), l);
         // Given at Linux's own values: still nothing to set.
         let same = "profile = \"linux\"\ninitial_window = 10\nmin_rto = \"200 ms\"\nsack = true\ntimestamps = true";
         let l = LinuxTcp::of(&flow(same)).unwrap();

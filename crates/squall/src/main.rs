@@ -8,6 +8,7 @@ mod builtin;
 mod compare_cmd;
 mod ctl_cmd;
 mod emu_cmd;
+mod limits;
 mod output;
 mod report_cmd;
 mod run_cmd;
@@ -139,6 +140,7 @@ fn main() -> ExitCode {
         Command::Scenarios => {
             for b in builtin::ALL {
                 outln!("builtin:{:<24} {} ({})", b.name, b.summary, b.file);
+                outln!("{:<33}demonstrates: {}", "", b.demonstrates);
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -29,7 +29,7 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     /// Simulation replications in parallel on this many threads (default:
     /// all cores). Emulation replications run one at a time.
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub jobs: Option<usize>,
     /// Continue an interrupted experiment in the same directory: finished
     /// replications are kept, the others run.

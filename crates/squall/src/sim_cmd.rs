@@ -73,7 +73,7 @@ pub struct SimArgs {
     #[arg(long)]
     pub allow_many_runs: bool,
     /// Replications run in parallel on this many threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub jobs: Option<usize>,
     /// Add a bulk TCP transfer from the first host of the first link to
     /// the second for the whole run, with this congestion control (tahoe,
@@ -124,6 +124,18 @@ fn add_workloads(scenario: &mut Scenario, tcp: Option<&str>, udp: Option<&str>) 
     scenario.check().map_err(|e| anyhow::anyhow!("{e:?}"))
 }
 
+/// `--set` on a scenario built in memory (a `--link` one, or one with
+/// `--tcp`/`--udp` flows added): edits its TOML as it would a file's.
+fn override_resolved(
+    source: &str,
+    scenario: &Scenario,
+    overrides: &[(String, String)],
+    base: &Path,
+) -> Result<Scenario> {
+    let text = toml::to_string(scenario).with_context(|| format!("cannot write the {source} scenario"))?;
+    squall_scenario::parse_with_overrides(source, &text, overrides, base).map_err(|e| anyhow::anyhow!("{e:?}"))
+}
+
 /// A scenario as loaded: where from, and the resolved value.
 pub struct Loaded {
     pub source: String,
@@ -152,6 +164,18 @@ pub(crate) fn scenario_text(spec: &str, base: &Path) -> Result<(String, String, 
 }
 
 pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
+    load_with(args, replications, None, None)
+}
+
+/// [`load`], with `squall sim`'s `--tcp` and `--udp` flows added before
+/// the `--set` overrides are applied, so that `--set workload.tcp.0.…`
+/// reaches the flow `--tcp` adds (issue 28).
+pub fn load_with(
+    args: &ScenarioArgs,
+    replications: Option<u32>,
+    tcp: Option<&str>,
+    udp: Option<&str>,
+) -> Result<Loaded> {
     let overrides: Vec<(String, String)> = args
         .overrides
         .iter()
@@ -161,35 +185,49 @@ pub fn load(args: &ScenarioArgs, replications: Option<u32>) -> Result<Loaded> {
             })
         })
         .collect::<Result<_>>()?;
+    let adds_flows = tcp.is_some() || udp.is_some();
+    // The run's length when --tcp added its flow (before --set).
+    let mut added_for = None;
     let (source, mut scenario) = match (&args.scenario, &args.link) {
         (Some(s), None) => {
             let (source, text, base) = scenario_text(s, Path::new(""))?;
-            let text = if overrides.is_empty() {
-                text
+            if overrides.is_empty() || !adds_flows {
+                let mut scenario = squall_scenario::parse_with_overrides(&source, &text, &overrides, &base)
+                    .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                add_workloads(&mut scenario, tcp, udp)?;
+                (source, scenario)
             } else {
-                squall_scenario::apply_overrides(&source, &text, &overrides).map_err(|e| anyhow::anyhow!("{e:?}"))?
-            };
-            let scenario = squall_scenario::parse(&source, &text, &base).map_err(|e| anyhow::anyhow!("{e:?}"))?;
-            (source, scenario)
+                let mut scenario =
+                    squall_scenario::parse(&source, &text, &base).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                add_workloads(&mut scenario, tcp, udp)?;
+                added_for = Some(scenario.duration);
+                let scenario = override_resolved(&source, &scenario, &overrides, &base)?;
+                (source, scenario)
+            }
         }
         (None, Some(link)) => {
-            let scenario = squall_scenario::scenario_from_netem(link, args.uplink.as_deref())
+            let mut scenario = squall_scenario::scenario_from_netem(link, args.uplink.as_deref())
                 .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            add_workloads(&mut scenario, tcp, udp)?;
+            added_for = Some(scenario.duration);
             let source = format!("--link {link:?}");
             if overrides.is_empty() {
                 (source, scenario)
             } else {
-                // --set edits the link's scenario as it would a file's.
-                let text = toml::to_string(&scenario).context("cannot write the --link scenario")?;
-                let text = squall_scenario::apply_overrides(&source, &text, &overrides)
-                    .map_err(|e| anyhow::anyhow!("{e:?}"))?;
-                let scenario =
-                    squall_scenario::parse(&source, &text, Path::new(".")).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+                let scenario = override_resolved(&source, &scenario, &overrides, Path::new("."))?;
                 (source, scenario)
             }
         }
         _ => bail!("give a scenario (a file or builtin:NAME) or --link \"rate 10mbit delay 50ms loss 1%\""),
     };
+    // The --tcp flow sends for the whole run, also when --set changed the
+    // run's duration after the flow was added.
+    if let (Some(_), Some(before)) = (tcp, added_for)
+        && let Some(f) = scenario.workload.tcp.iter_mut().find(|f| f.name == "tcp")
+        && f.app == squall_scenario::TcpApp::BulkFor(before)
+    {
+        f.app = squall_scenario::TcpApp::BulkFor(scenario.duration);
+    }
     if let Some(seed) = args.seed {
         scenario.seed = seed;
     }
@@ -254,6 +292,10 @@ struct Summary_ {
     /// Every parameter as the run used it; `squall sim DIR/scenario.toml`
     /// repeats the run exactly.
     resolved_scenario: Scenario,
+    /// TCP flows whose window or application caps them below their
+    /// path's bottleneck (crate::limits); absent when none is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tcp_limits: Vec<crate::limits::FlowLimit>,
     runs: Vec<ReplicationSummary>,
     aggregate: Aggregate,
 }
@@ -376,11 +418,10 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
 
 pub fn run(sim: SimArgs) -> Result<ExitCode> {
     let args = &sim.common;
-    let Loaded { source, mut scenario } = load(args, sim.replications)?;
+    let Loaded { source, scenario } = load_with(args, sim.replications, sim.tcp.as_deref(), sim.udp.as_deref())?;
     if let Some(why) = scenario.refuse_outside_host("the simulator") {
         bail!("{source}: {why}");
     }
-    add_workloads(&mut scenario, sim.tcp.as_deref(), sim.udp.as_deref())?;
     if u64::from(scenario.replications) > MANY_RUNS && !sim.allow_many_runs {
         bail!(
             "{source}: {} replications, more than the {MANY_RUNS} that run without asking (each writes a rep-N/ \
@@ -393,6 +434,9 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
     output::write_atomic(&out.join("scenario.toml"), &resolved)?;
     let jobs = sim.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if args.link.is_some() {
+        eprintln!("{}", squall_scenario::describe_netem_directions(&scenario, args.uplink.is_some()));
+    }
     eprintln!(
         "squall sim: {} ({source}), {} replication(s) from seed {}, {} s each, {jobs} thread(s)",
         scenario.name,
@@ -400,6 +444,10 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         scenario.seed,
         scenario.duration.as_secs_f64()
     );
+    let tcp_limits = crate::limits::tcp_limits(&scenario);
+    for l in &tcp_limits {
+        eprintln!("squall sim: tcp flow `{}` is {}", l.flow, l.limited_by.text);
+    }
     let outputs = Outputs { events: !args.no_events, pcap: !args.no_pcap };
     let runs = squall_sim::for_each_replication(&scenario, jobs, |i| {
         let rep_dir = out.join(format!("rep-{i}"));
@@ -415,6 +463,7 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         replications: scenario.replications,
         aggregate: aggregate(&runs),
         resolved_scenario: scenario,
+        tcp_limits,
         runs,
     };
     output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
@@ -654,6 +703,9 @@ fn print_table(s: &Summary_) {
     }
     print_aligned(&rows);
     print_tcp_table(s);
+    for l in &s.tcp_limits {
+        outln!("note: tcp flow `{}` is {}", l.flow, l.limited_by.text);
+    }
     outln!("\nstages (drops by reason, mean over replications)");
     for (name, m) in &s.aggregate.stages {
         let drops: Vec<String> = DropReason::ALL

@@ -12,7 +12,7 @@ pub struct ValidateArgs {
     #[arg(long = "case")]
     pub cases: Vec<u32>,
     /// Threads for replications (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub jobs: Option<usize>,
     /// Also write the results as JSON to this file.
     #[arg(long)]

@@ -141,9 +141,11 @@ fn bad_arguments_get_clear_errors() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("rate") && err.contains("9600 bit/s"), "{err}");
-    // A built-in scenario is named as it was given (the same argument runs
-    // it again), not by a path inside the repository.
-    assert!(err.starts_with("error: builtin:gsm-udp"), "{err}");
+    // The --set that broke it is named first (issue 28), then the built-in
+    // scenario as it was given (the same argument runs it again), not by a
+    // path inside the repository.
+    assert!(err.starts_with("error: --set stage.gsm-down.rate=fast: "), "{err}");
+    assert!(err.contains("(in builtin:gsm-udp with this --set)"), "{err}");
 
     let o = squall(&["sim", "builtin:gsm-udp", "--set", "nonsense"]);
     assert_eq!(o.status.code(), Some(2));

@@ -27,7 +27,7 @@ name = "small"
 name = "sweep"
 scenario = "builtin:gsm-udp"
 replications = 3
-set = { duration = "50 s" }
+set = { duration = "66 s" }
 [sets.sweep]
 "stage.gsm-down.rate" = ["4800 bit/s", "9600 bit/s"]
 "stage.gsm-down.delay" = ["100 ms", "300 ms"]

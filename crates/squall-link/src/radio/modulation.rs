@@ -135,7 +135,7 @@ impl FromStr for Modulation {
         let key: String = s.chars().filter(|c| !matches!(c, '-' | '_' | ' ')).collect::<String>().to_lowercase();
         Modulation::ALL.into_iter().find(|m| m.name() == key).ok_or_else(|| UnitError {
             found: s.to_string(),
-            expected: "a modulation: bpsk, 4qam, 8qam, 16qam, 32qam, 64qam, 128qam or 256qam",
+            expected: "a modulation: bpsk, 4qam, 8qam, 16qam, 32qam, 64qam, 128qam or 256qam".into(),
         })
     }
 }
@@ -159,7 +159,7 @@ impl FromStr for ModulationChoice {
         }
         s.parse().map(ModulationChoice::Fixed).map_err(|_| UnitError {
             found: s.to_string(),
-            expected: "\"adaptive\" or a modulation: bpsk, 4qam, 8qam, 16qam, 32qam, 64qam, 128qam, 256qam",
+            expected: "\"adaptive\" or a modulation: bpsk, 4qam, 8qam, 16qam, 32qam, 64qam, 128qam, 256qam".into(),
         })
     }
 }

@@ -32,7 +32,7 @@ impl Frequency {
 impl FromStr for Frequency {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED };
+        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED.into() };
         let (value, unit) = number_and_unit(s).ok_or_else(err)?;
         let scale = match unit {
             "Hz" | "hz" => 1.0,
@@ -81,7 +81,7 @@ impl Speed {
 impl FromStr for Speed {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED };
+        let err = || UnitError { found: s.to_string(), expected: Self::EXPECTED.into() };
         let (value, unit) = number_and_unit(s).ok_or_else(err)?;
         let mps = match unit {
             "m/s" => value,

@@ -47,6 +47,7 @@ queue = { packets = 100 }
 
 [[workload.tcp]]
 name = "bulk"
+profile = "rfc"
 from = "a"
 to = "b"
 app = { bulk_for = "100 s" }

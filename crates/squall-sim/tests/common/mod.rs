@@ -28,6 +28,9 @@ impl TwoHosts<'_> {
     /// The scenario, parsed and checked.
     pub fn scenario(&self) -> Scenario {
         let TwoHosts { name, duration, delay, down_extra, flow } = self;
+        // The expectations here are the RFC profile's unless a test names
+        // its own (the default profile is `linux`).
+        let profile = if flow.contains("profile") { "" } else { "profile = \"rfc\"\n" };
         scenario(&format!(
             r#"
 name = "{name}"
@@ -55,7 +58,7 @@ queue = {{ packets = 100 }}
 name = "f"
 from = "a"
 to = "b"
-{flow}
+{profile}{flow}
 "#
         ))
     }
