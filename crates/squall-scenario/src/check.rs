@@ -277,15 +277,6 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                 "give either `at` (entered at that time) or `hold` (part of a cycle), not both",
             ));
         }
-        if let Some(at) = state.at.filter(|at| *at >= s.duration) {
-            return Err(c.fail(
-                &p.key("at"),
-                format!(
-                    "state `{}` at {at} is not before the run ends at {}; give an `at` below `duration`, or a longer `duration`",
-                    state.name, s.duration
-                ),
-            ));
-        }
         if let Some(hold) = &state.hold {
             c.dist(hold, &p.key("hold"))?;
         }
@@ -324,15 +315,6 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         let p = root.key("blackouts").index(i);
         if b.duration == Duration::ZERO {
             return Err(c.fail(&p.key("duration"), "a blackout needs a positive duration, like duration = \"5 s\""));
-        }
-        if b.at >= s.duration {
-            return Err(c.fail(
-                &p.key("at"),
-                format!(
-                    "blackout at {} is not before the run ends at {}; give an `at` below `duration`, or a longer `duration`",
-                    b.at, s.duration
-                ),
-            ));
         }
         for (k, name) in b.stages.iter().flatten().enumerate() {
             if !stages.contains_key(name.as_str()) {

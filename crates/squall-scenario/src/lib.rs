@@ -30,3 +30,25 @@ pub use overrides::{apply_overrides, parse_set};
 pub use resolve::LinkPaths;
 pub use schema::*;
 pub use topology::{HostIndex, PathIndex, Topology, TopologyError, TopologyPath};
+
+impl Scenario {
+    /// The timed states and blackouts that start at or after the run's
+    /// end, and so never happen, each as a sentence naming it and both
+    /// times (issue 28: they were accepted silently). Not an error: a
+    /// run shortened with `--set duration` or `--duration` leaves out
+    /// what lies beyond, as ns-3's events after `Simulator::Stop` never
+    /// fire; the engines say so before they start.
+    pub fn after_the_end(&self) -> Vec<String> {
+        let end = self.duration;
+        let states = self.states.iter().filter_map(|st| {
+            st.at
+                .filter(|at| *at >= end)
+                .map(|at| format!("state `{}` at {at} is not before the run ends at {end}: it never applies", st.name))
+        });
+        let blackouts =
+            self.blackouts.iter().enumerate().filter(|(_, b)| b.at >= end).map(|(i, b)| {
+                format!("blackouts[{i}] at {} is not before the run ends at {end}: it never happens", b.at)
+            });
+        states.chain(blackouts).collect()
+    }
+}

@@ -704,6 +704,9 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     if let Some(d) = args.duration {
         scenario.duration = d;
     }
+    for never in scenario.after_the_end() {
+        eprintln!("squall emu: warning: {never}");
+    }
     scenario.replications = 1;
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
     let rep = out.join("rep-0");

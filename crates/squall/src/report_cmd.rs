@@ -230,7 +230,14 @@ pub fn build(out: &Path) -> Result<()> {
                     details.insert(pi, run_detail(&dir, &hosts).with_context(|| format!("reading {}", dir.display()))?);
                 }
                 if *replication == 0 {
-                    run_pages.insert(pi, point_page(out, &manifest.experiment, &set.name, pi, point, &dir)?);
+                    // A point's page is an addition to the report: one that
+                    // cannot be drawn is said, and the report goes on.
+                    match point_page(out, &manifest.experiment, &set.name, pi, point, &dir) {
+                        Ok(page) => {
+                            run_pages.insert(pi, page);
+                        }
+                        Err(e) => eprintln!("squall report: no page for set {} point {pi}: {e:#}", set.name),
+                    }
                 }
                 runs.push(RunRecord {
                     set: set.name.clone(),

@@ -437,6 +437,9 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
     if args.link.is_some() {
         eprintln!("{}", squall_scenario::describe_netem_directions(&scenario, args.uplink.is_some()));
     }
+    for never in scenario.after_the_end() {
+        eprintln!("squall sim: warning: {never}");
+    }
     eprintln!(
         "squall sim: {} ({source}), {} replication(s) from seed {}, {} s each, {jobs} thread(s)",
         scenario.name,

@@ -1210,7 +1210,7 @@ fn linux_is_told_the_tcp_keys_it_can_express() {
 
 /// The multi-class stage works unchanged in both engines (issue 12):
 /// `builtin:degrader` (classifier, four WRR classes, CBR and Poisson
-/// background) run for 4 s in emulation classifies the real voice flow
+/// background; without its state at 30 s) run for 4 s in emulation classifies the real voice flow
 /// into its class (200 packets, one per 20 ms, none lost) and generates
 /// the same background packets as the simulator with the same seed.
 #[test]
@@ -1224,8 +1224,10 @@ fn the_degraders_classes_and_background_work_in_both_engines() {
         let summary = run_engine(dir.path(), engine, "builtin:degrader", extra);
         summary["runs"][0]["stages"].as_array().unwrap().iter().find(|s| s["name"] == "degrader").unwrap().clone()
     };
-    let sim = run("sim", &["--set", "duration=\"4 s\""]);
-    let emu = run("emu", &["--duration", "4 s"]);
+    // The builtin's one state is entered at 30 s, after these 4 s: a state
+    // after the run's end is refused (issue 28), so the run leaves it out.
+    let sim = run("sim", &["--set", "states=[]", "--set", "duration=\"4 s\""]);
+    let emu = run("emu", &["--set", "states=[]", "--duration", "4 s"]);
     let class = |stage: &serde_json::Value, name: &str| -> (u64, u64) {
         let c = stage["classes"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap();
         (c["enqueued"].as_u64().unwrap(), c["dropped"].as_u64().unwrap())
