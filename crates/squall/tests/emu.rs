@@ -1316,12 +1316,15 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         );
         assert!(log.contains("Downloaded: 499 files"), "wget did not fetch the site: {log}");
         // wget keeps a connection for 100 files with keep-alive; without,
-        // one per file, less the few whose port Linux picked again (the
-        // captures see one connection per address and port pair).
+        // one per file, less those whose port Linux picked again (the
+        // captures see one connection per address and port pair: 475 and
+        // 480-499 seen on the same machine, as Linux's choice of port
+        // varies). A tenth of the files is the margin; keep-alive's 5 is
+        // far outside it.
         if keep_alive {
             assert_eq!(site.connections, 5, "connections");
         } else {
-            assert!((480..=499).contains(&site.connections), "{} connections", site.connections);
+            assert!((449..=499).contains(&site.connections), "{} connections", site.connections);
         }
         assert!(
             site.elapsed > 0.65 * lo && site.elapsed < 1.1 * hi,
