@@ -10,6 +10,7 @@
 //! side, as long as it was told: `bulk_for`), and [`EXCHANGES`] (then the
 //! request and response sizes and the count, each exchange a request the
 //! server reads whole and a response it then sends: `request_response`).
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};

@@ -10,6 +10,7 @@
 //! {"cmd":"background","stage":"cell","generator":"cbr","action":"stop"}
 //! {"cmd":"background","stage":"cell","generator":"cbr","action":{"rate":"2 Mbit/s"}}
 //! ```
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;

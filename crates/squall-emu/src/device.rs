@@ -15,6 +15,7 @@
 //! ([`crate::offload::coalesce`], what GRO does in the kernel): none
 //! leaves later than it would alone, and the host's stack runs once for
 //! the flight.
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};

@@ -15,6 +15,7 @@
 //! lock file per interface, held with flock(2) for the run and released
 //! by the kernel even after SIGKILL, keeps two runs off one interface; a
 //! dead run's file is removed by the next start ([`sweep_stale_locks`]).
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -1,6 +1,7 @@
 //! Network namespaces: one per emulated host, created and removed with
 //! `ip netns` (so they appear in `ip netns list` and `ip netns exec` works
 //! on them), entered with `setns(2)` from a short-lived thread.
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::fs::File;
 use std::os::fd::AsRawFd;

@@ -19,6 +19,7 @@
 //! is also queued whole on the socket (PACKET_COPY_THRESH) and read with
 //! recv(2) at its turn in the ring. Where the ring cannot be made, the
 //! socket is read with recvmmsg(2), up to 16 frames a call.
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};

@@ -1,5 +1,6 @@
 //! TCP_INFO (Linux `include/uapi/linux/tcp.h`, `struct tcp_info`): the
 //! kernel's view of a connection, sampled by the bulk tool.
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::os::fd::{AsRawFd, BorrowedFd};
 

@@ -3,6 +3,7 @@
 //! the simulator's pacer gives for the same flow and seed, and a sink that
 //! takes them, as the simulator's UDP sink does (seed 001 §2.1), so the
 //! receiving host answers no ICMP "port unreachable".
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};

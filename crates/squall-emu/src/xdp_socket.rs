@@ -10,6 +10,7 @@
 //! Frames are whole Ethernet frames of at most [`FRAME`] bytes: the XDP
 //! hook of a veth without multi-buffer support caps its peer's MTU and
 //! turns its GSO off, so no super-frame ever reaches the socket.
+#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};

@@ -18,11 +18,12 @@ use squall_emu::{EmulationOptions, EmulationReport, baseline};
 /// CPU time (user + system) of this process so far, s: the data plane, not
 /// the workloads (they are other processes).
 pub fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike as _;
+    // getrusage(RUSAGE_SELF) cannot fail for this process; 0 if it did.
+    getrusage(UsageWho::RUSAGE_SELF)
+        .map(|u| (u.user_time().num_microseconds() + u.system_time().num_microseconds()) as f64 / 1e6)
+        .unwrap_or(0.0)
 }
 
 /// CPU time the whole machine has spent busy so far, s, from /proc/stat:
@@ -36,8 +37,7 @@ pub fn machine_busy_seconds() -> Option<f64> {
         stat.lines().next()?.split_whitespace().skip(1).map(|v| v.parse().ok()).collect::<Option<_>>()?;
     // user nice system idle iowait irq softirq steal ...
     let busy = [0, 2, 5, 6, 7].iter().filter_map(|&i| fields.get(i)).sum::<f64>();
-    // SAFETY: sysconf reads a constant.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()?? as f64;
     (ticks > 0.0).then(|| busy / ticks)
 }
 
