@@ -222,8 +222,8 @@ fn pings_until_one_crosses(bed: &Testbed) -> u64 {
 
 fn stop_with_stderr(mut run: Run, out: &Path) -> (serde_json::Value, String) {
     let child = run.0.take().expect("a run not stopped yet");
-    // SAFETY: kill(2) with the pid of a child this test started.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT to the squall emu this test started");
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(output.status.success(), "squall emu --inline failed: {stderr}");
@@ -645,6 +645,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     // The fields after the command name, which is in parentheses.
     let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
     let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-    // SAFETY: sysconf has no preconditions.
-    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    let per_second = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).unwrap().unwrap();
+    ticks as f64 / per_second as f64
 }
