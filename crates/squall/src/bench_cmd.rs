@@ -80,6 +80,22 @@ pub enum BenchWhat {
         #[arg(long)]
         json: Option<std::path::PathBuf>,
     },
+    /// How close to its configured link the emulator keeps time on this
+    /// machine (the tails the tests do not assert): sleep(1 ms) overshoot,
+    /// ping through `emu --inline` with 20 ms each way against the
+    /// configured 40 ms and a plain Linux bridge, and TCP goodput through
+    /// a 100 Mbit/s stage against its line rate. Needs root.
+    Timing {
+        /// Echoes of the ping measurement (20 ms apart).
+        #[arg(long, default_value_t = 500)]
+        pings: u32,
+        /// Seconds of iperf3 (if installed) through the 100 Mbit/s stage.
+        #[arg(long, default_value_t = 6)]
+        seconds: u32,
+        /// Write the results as JSON here too.
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
+    },
     /// Simulate engine speed: one bulk NewReno flow, 10 Mbit/s, 30 ms one
     /// way, 0.1% packet loss, 100 simulated seconds; delivered segments
     /// (bytes received / 1460) per wall-clock second, for seeds
@@ -232,7 +248,42 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         BenchWhat::Emu { seconds, json, .. } => emu(seconds, json),
         BenchWhat::Tcp { runs, seed, json } => tcp(runs, seed, json),
         BenchWhat::Bridge { seconds, json } => bridge(seconds, json),
+        BenchWhat::Timing { pings, seconds, json } => timing(pings, seconds, json),
     }
+}
+
+fn timing(pings: u32, seconds: u32, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
+    let exe = std::env::current_exe().context("where is squall?")?;
+    // 100 MB: about 8 s at 100 Mbit/s, long enough that slow start is a
+    // small part of it.
+    let f = crate::bench_bridge::timing(&exe, pings, 100_000_000, seconds)?;
+    let o = &f.sleep_overshoot;
+    println!(
+        "sleep(1 ms) overshoot ({} sleeps): p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms",
+        o.samples,
+        o.p50 * 1e3,
+        o.p99 * 1e3,
+        o.max * 1e3
+    );
+    println!("{}", f.ping_20ms.describe("squall --inline, 20 ms each way"));
+    println!(
+        "TCP (cubic, 100 MB) through 100 Mbit/s: {:.2} Mbit/s, {:.3} of the line rate (96.53 Mbit/s of payload); departure error p50 {:.3} ms, p99 {:.3} ms",
+        f.tcp_100mbit_bps / 1e6,
+        f.tcp_100mbit_of_line_rate,
+        f.tcp_100mbit_timing.error_p50 * 1e3,
+        f.tcp_100mbit_timing.error_p99 * 1e3
+    );
+    match (f.iperf3_100mbit_bps, f.iperf3_100mbit_of_line_rate) {
+        (Some(b), Some(r)) => {
+            println!("iperf3 ({seconds} s) through 100 Mbit/s: {:.2} Mbit/s, {r:.3} of the line rate", b / 1e6)
+        }
+        _ => println!("iperf3 through 100 Mbit/s: not measured (iperf3 missing or failed)"),
+    }
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&f)?)
+            .with_context(|| format!("write {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {

@@ -49,7 +49,7 @@ enum Command {
     Ctl(ctl_cmd::CtlArgs),
     /// Traffic tools to run as workloads: bulk (TCP), udp, udp-flow, udp-sink.
     Tool(tool_cmd::ToolArgs),
-    /// Benchmarks of the engines (`squall bench tcp`, `emu`, `bridge`).
+    /// Benchmarks of the engines (`squall bench tcp`, `emu`, `bridge`, `timing`).
     Bench(bench_cmd::BenchArgs),
     /// Run the validation cases of docs/validation.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),

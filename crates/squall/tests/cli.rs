@@ -5,9 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn squall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_squall")).args(args).output().expect("squall runs")
-}
+mod common;
+use common::{SQUALL, squall};
 
 fn sim(out: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["sim", "builtin:gsm-udp", "--out", out.to_str().unwrap()];
@@ -255,7 +254,7 @@ fn gsm_case_study_reproduces_seed_000_table_2() {
 fn the_simulator_refuses_workload_commands() {
     let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/emu/tcp-10mbit-bulk.toml");
     let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_squall"))
+    let o = std::process::Command::new(SQUALL)
         .args(["sim", scenario, "--out", dir.path().to_str().unwrap()])
         .output()
         .unwrap();
@@ -269,7 +268,7 @@ fn the_simulator_refuses_workload_commands() {
 /// none), and `--set` edits the link's scenario as it would a file's.
 #[test]
 fn a_netem_link_takes_a_workload_and_set() {
-    let squall = env!("CARGO_BIN_EXE_squall");
+    let squall = SQUALL;
     let dir = tempfile::tempdir().unwrap();
     let run = |extra: &[&str]| {
         let out = dir.path().join(extra.join("-").replace(['/', ' ', '"', '='], "_"));
@@ -331,7 +330,7 @@ fn a_file_that_cannot_be_written_is_named_and_a_failed_run_leaves_none() {
     let o = Command::new("sh")
         .arg("-c")
         .arg("trap '' XFSZ; ulimit -f 8; exec \"$0\" sim builtin:gsm-udp --no-events --out \"$1\"")
-        .arg(env!("CARGO_BIN_EXE_squall"))
+        .arg(SQUALL)
         .arg(&out)
         .output()
         .unwrap();

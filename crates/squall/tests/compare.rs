@@ -9,13 +9,11 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 
 mod common;
-use common::namespaces_available;
+use common::{SQUALL, namespaces_available};
 
 /// The emulator's data plane spins: two comparisons at once on two cores
 /// would disturb each other's timing.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
 
 /// Link rate of [`scenario`], bit/s.
 const RATE: f64 = 10e6;

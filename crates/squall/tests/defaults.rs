@@ -4,19 +4,14 @@
 //! `--link` stated, and the small gaps.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn squall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_squall")).args(args).output().expect("squall runs")
-}
+mod common;
+use common::{squall, summary};
 
 fn ok(o: &Output) -> String {
     assert!(o.status.success(), "squall failed: {}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 fn err(o: &Output) -> String {

@@ -12,11 +12,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod common;
-use common::{namespaces_available, run_engine};
+use common::{SQUALL, namespaces_available, run_engine};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/emu").join(name)
@@ -94,16 +92,18 @@ fn tcp_fills_a_10_mbit_link_with_the_right_rtt() {
     // and its 52-byte ACK (0.09 ms); a full segment would add 1.2 ms.
     let rtt_floor_ms = 50.0 + (60.0 + 52.0) * 8.0 / 10e6 * 1e3;
     for cc in ["reno", "cubic"] {
-        let run = bulk("tcp-10mbit.toml", cc, "6 MB", &[]);
+        let (run, late) = common::timer_latency_during(|| bulk("tcp-10mbit.toml", cc, "6 MB", &[]));
         let goodput = f(&run.client["steady_goodput_bps"]);
-        assert!((goodput - expected).abs() / expected < 0.03, "{cc}: steady goodput {goodput} vs {expected}");
+        assert_steady_goodput(cc, goodput, expected, 6e6, late);
         let min_rtt_ms = f(&run.client["final_info"]["min_rtt_us"]) / 1e3;
         assert!((min_rtt_ms - rtt_floor_ms).abs() < 1.0, "{cc}: min RTT {min_rtt_ms} ms vs {rtt_floor_ms} ms");
         assert_eq!(run.summary["engine"], "emu");
         // Timing is reported, not asserted tightly: a loaded 2-core CI
         // machine delays some deliveries (`squall bench emu` measures it).
         let timing = &run.summary["timing"];
-        assert!(f(&timing["error_p50"]) < 1e-3, "{cc}: departure error p50 {}", timing["error_p50"]);
+        // The median departure is late by at most 1 ms plus one of the
+        // machine's late wake-ups (sleep overshoot p99, measured meanwhile).
+        assert!(f(&timing["error_p50"]) < 1e-3 + late.p99, "{cc}: departure error p50 {}", timing["error_p50"]);
         assert!(f(&timing["deliveries"]) > 4000.0);
         for host in ["fixed", "mobile"] {
             let pcap = std::fs::metadata(run.rep().join(format!("{host}.pcap"))).unwrap();
@@ -112,6 +112,30 @@ fn tcp_fills_a_10_mbit_link_with_the_right_rtt() {
         assert!(std::fs::read_to_string(run.rep().join("events.csv")).unwrap().contains(",deliver,"));
         assert!(std::fs::read_to_string(run.dir.path().join("info.csv")).unwrap().lines().count() > 100);
     }
+}
+
+/// The steady goodput of a bulk transfer of `bytes` over a link whose
+/// payload rate is `expected` bit/s: never above it (physics), and no
+/// more than 3% below it (behaviour: the scenario's queue holds more than
+/// the path's bandwidth-delay product, so the sender keeps the link
+/// busy). Both bounds are widened by the measuring client's own timing
+/// only: its window (the last 80% of `bytes`, see `steady_goodput` in
+/// squall-emu's bulk.rs) starts and ends at a sample each of which may
+/// be late by the machine's sleep overshoot p99 (`late`, measured while
+/// the run ran). How close squall comes is `squall bench timing`'s figure.
+fn assert_steady_goodput(
+    what: &str,
+    goodput: f64,
+    expected: f64,
+    bytes: f64,
+    late: squall_emu::timing::SleepOvershoot,
+) {
+    let window = 0.8 * bytes * 8.0 / expected;
+    let widen = 2.0 * late.p99 / window;
+    assert!(
+        goodput <= expected * (1.0 + widen) && goodput >= expected * (1.0 - 0.03 - widen),
+        "{what}: steady goodput {goodput} vs {expected} (-3% - {widen:.5}, +{widen:.5})"
+    );
 }
 
 #[test]
@@ -179,9 +203,11 @@ fn gsm_case_transfers_20_kb() {
     for cc in ["reno", "cubic"] {
         let run = bulk("gsm-tcp.toml", cc, "20 KB", &[]);
         // 20 KB of data in 1500-byte packets at 9600 bit/s is at least
-        // 17.2 s of transmission; losses and timeouts add to it.
+        // 17.2 s of transmission; losses and timeouts add to it, by how
+        // much no hand computation bounds: the transfer must end before
+        // the scenario's 120 s (ended_by "workloads", below).
         let elapsed = f(&run.client["elapsed"]);
-        assert!(elapsed > 17.0 && elapsed < 110.0, "{cc}: elapsed {elapsed}");
+        assert!(elapsed > 17.0, "{cc}: elapsed {elapsed}");
         let min_rtt_ms = f(&run.client["final_info"]["min_rtt_us"]) / 1e3;
         assert!(min_rtt_ms > 400.0, "{cc}: min RTT {min_rtt_ms} ms");
         assert_eq!(run.summary["emu"]["ended_by"], "workloads");
@@ -456,7 +482,7 @@ fn emulation_experiment_gives_a_report_like_the_simulator() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let o = Command::new(SQUALL)
         .args(["run", experiment.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
@@ -494,7 +520,7 @@ fn shell_mode_carries_iperf3() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let o = Command::new(SQUALL)
         .arg("emu")
         .arg(scenario("tcp-10mbit.toml"))
         .args(["--out", dir.path().to_str().unwrap(), "--serve", "fixed@0s=iperf3 -s -1", "--"])
@@ -531,12 +557,10 @@ fn radio_capacity_matches_table_ii_with_linux_tcp() {
     let parsed = squall_scenario::parse(&file.display().to_string(), &text, &scenario("")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
-    let out = Command::new(SQUALL)
-        .arg("emu")
-        .arg(&file)
-        .args(["--out", dir.path().to_str().unwrap(), "--no-events"])
-        .output()
-        .unwrap();
+    let (out, late) = common::timer_latency_during(|| {
+        Command::new(SQUALL).arg("emu").arg(&file).args(["--out", dir.path().to_str().unwrap(), "--no-events"]).output()
+    });
+    let out = out.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "squall emu failed: {stderr}");
     eprintln!("{stderr}emulated in {:.1} s", started.elapsed().as_secs_f64());
@@ -603,11 +627,15 @@ fn radio_capacity_matches_table_ii_with_linux_tcp() {
             measured.to,
             measured.bytes
         );
-        if deviation.abs() > CAPACITY_TOLERANCE {
+        // The window's two ends are capture times, each late by at most
+        // one wake-up of squall's data plane: the tolerance widens by two
+        // sleep overshoots (p99, measured while it ran) over the window.
+        let tolerance = CAPACITY_TOLERANCE + 2.0 * late.p99 / (measured.to - measured.from);
+        if deviation.abs() > tolerance {
             failures.push(format!("{label}: {:.1} bit/s vs {expected:.1} ({:+.3}%)", measured.bps, deviation * 100.0));
         }
     }
-    assert!(failures.is_empty(), "goodput off by more than 0.5%: {failures:?}");
+    assert!(failures.is_empty(), "goodput off by more than 0.5% and the timer's widening: {failures:?}");
 }
 
 /// A hostile host (issue 15): a program in the mobile host's namespace
@@ -728,13 +756,14 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
     assert_eq!(flow["delivered_bytes"], 500_000);
     let t = f(&flow["transfer_time"]);
     assert!((0.4..3.0).contains(&t), "sim transfer time {t}");
-    let emu = run("emu");
+    let (emu, late) = common::timer_latency_during(|| run("emu"));
     let flows = emu["runs"][0]["flows"].as_array().unwrap();
     let data = flows.iter().find(|f| f["sender"] == "fixed" && f["receiver"] == "mobile").expect("the download");
     // IP bytes received: the 500 KB plus at least 40 bytes of headers per segment.
     let segments = data["data_segments"].as_u64().unwrap();
     assert!(data["received_bytes"].as_u64().unwrap() >= 500_000 + 40 * segments, "{data}");
     let t = f(&data["elapsed"]);
+    eprintln!("500 KB: sim {} s, emu {t} s", f(&flow["transfer_time"]));
     assert!((0.4..3.0).contains(&t), "emu transfer time {t}");
     let client = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads/1-fixed.stdout")).unwrap();
     assert!(client.contains("\"bytes\":500000"), "{client}");
@@ -755,9 +784,18 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
     assert!(sim_udp.len() > 100 && sim_udp.len() as u64 == sim_sent, "{} datagrams, {sim_sent} sent", sim_udp.len());
     let lengths = |d: &[(u32, f64)]| d.iter().map(|x| x.0).collect::<Vec<_>>();
     assert_eq!(lengths(&sim_udp), lengths(&emu_udp), "the engines sent different datagrams");
-    // Poisson gaps over 1.9 s: the real sender keeps the schedule within 20 ms.
+    // Poisson gaps over 1.9 s: the real sender keeps the schedule. The
+    // first and the last datagram's capture times may each be late by
+    // two wake-ups (the sender's sleep, squall's read), each at most the
+    // largest sleep overshoot measured while the run ran.
     let span = |d: &[(u32, f64)]| d.last().unwrap().1 - d[0].1;
-    assert!((span(&sim_udp) - span(&emu_udp)).abs() < 0.02, "spans {} s and {} s", span(&sim_udp), span(&emu_udp));
+    let allowed = 2.0 * 2.0 * late.max;
+    assert!(
+        (span(&sim_udp) - span(&emu_udp)).abs() <= allowed,
+        "spans {} s and {} s, allowed to differ by {allowed} s",
+        span(&sim_udp),
+        span(&emu_udp)
+    );
     let sender = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads/3-mobile.stdout")).unwrap();
     assert!(sender.contains(&format!("\"sent\":{sim_sent},")) && sender.contains("\"refused\":0"), "{sender}");
 }
@@ -1440,11 +1478,12 @@ fn hosts_joined_by_af_xdp_carry_tcp_and_udp_like_tun_devices() {
     }
     let expected = 10e6 * 1448.0 / 1500.0;
     let rtt_floor_ms = 50.0 + (60.0 + 52.0) * 8.0 / 10e6 * 1e3;
-    let run = bulk("tcp-10mbit.toml", "reno", "6 MB", &["--host-device", "xdp"]);
+    let (run, late) =
+        common::timer_latency_during(|| bulk("tcp-10mbit.toml", "reno", "6 MB", &["--host-device", "xdp"]));
     assert_eq!(run.summary["emu"]["host_device"], "xdp");
     assert_eq!(u(&run.client["bytes"]), 6_000_000);
     let goodput = f(&run.client["steady_goodput_bps"]);
-    assert!((goodput - expected).abs() / expected < 0.03, "steady goodput {goodput} vs {expected}");
+    assert_steady_goodput("reno over AF_XDP", goodput, expected, 6e6, late);
     let min_rtt_ms = f(&run.client["final_info"]["min_rtt_us"]) / 1e3;
     assert!((min_rtt_ms - rtt_floor_ms).abs() < 1.0, "min RTT {min_rtt_ms} ms vs {rtt_floor_ms} ms");
     for host in ["fixed", "mobile"] {

@@ -11,13 +11,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{SQUALL, ip};
+
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
-
-fn ip(args: &[&str]) -> bool {
-    Command::new("ip").args(args).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-}
 
 /// Two namespaces, `a` at 10.201.0.1 and fd20::1, `b` at 10.201.0.2 and
 /// fd20::2 (one subnet: ARP and neighbour discovery must cross squall),
@@ -85,6 +82,30 @@ impl Testbed {
             serde_json::from_slice(&client.stdout).unwrap_or_else(|e| panic!("iperf3's report ({e}): {}", said()));
         assert!(report.get("error").is_none(), "iperf3 {args:?}: {}", report["error"]);
         report
+    }
+
+    /// Round trips (ms) of `count` pings from a to b while a plain Linux
+    /// bridge joins the two sides (no squall): what the kernel's own path
+    /// adds to any link's delay. The bridge is removed after.
+    fn plain_bridge_rtts(&self, tag: &str, count: u32) -> Vec<f64> {
+        let bridge = format!("sqibr{tag}{}", std::process::id() % 100_000);
+        assert!(ip(&["link", "add", &bridge, "type", "bridge"]), "cannot make bridge {bridge}");
+        let joined = self.side.iter().all(|side| ip(&["link", "set", side, "master", &bridge]))
+            && ip(&["link", "set", &bridge, "up"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while joined
+            && Instant::now() < deadline
+            && !self.exec(0, &["ping", "-c", "1", "-W", "1", "10.201.0.2"]).status.success()
+        {}
+        let out = self.exec(0, &["ping", "-c", &count.to_string(), "-i", "0.02", "10.201.0.2"]);
+        ip(&["link", "del", &bridge]);
+        let rtts = rtts(&out);
+        assert!(
+            joined && rtts.len() as u32 == count,
+            "ping over a plain bridge: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        rtts
     }
 
     fn spawn(&self, i: usize, cmd: &[&str]) -> Child {
@@ -238,6 +259,20 @@ fn rtts(out: &Output) -> Vec<f64> {
         .collect()
 }
 
+/// What a round trip through squall may take beyond the configured
+/// delay, ms: the plain bridge's round-trip p99 on the same veths and two
+/// late wake-ups of the data plane (one per crossing), each the machine's
+/// sleep overshoot p99.
+fn slack_ms(plain: &[f64], late: squall_emu::timing::SleepOvershoot) -> f64 {
+    let allowed = percentile(plain, 0.99) + 2.0 * late.p99 * 1e3;
+    println!(
+        "plain bridge RTT median {:.3} ms, p99 {:.3} ms: allowed beyond the configured delay {allowed:.3} ms",
+        percentile(plain, 0.5),
+        percentile(plain, 0.99)
+    );
+    allowed
+}
+
 fn percentile(v: &[f64], p: f64) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
@@ -255,12 +290,13 @@ fn ping_and_iperf3_through_a_bridge_see_the_configured_link() {
 
 fn bridge_sees_the_configured_link(socket: &str, tag: &str) {
     let Some(bed) = Testbed::new(tag) else { return };
+    let plain = bed.plain_bridge_rtts(tag, 100);
     let (run, out, _dir) = start_inline(&bed, socket, "20 ms");
 
     // IPv4: pings, 20 ms each way plus two 98-byte transmissions at
     // 100 Mbit/s (7.8 µs each).
     // 100 pings, so that p99 is a percentile and not the maximum.
-    let v4 = bed.exec(0, &["ping", "-c", "100", "-i", "0.05", "10.201.0.2"]);
+    let (v4, late) = common::timer_latency_during(|| bed.exec(0, &["ping", "-c", "100", "-i", "0.05", "10.201.0.2"]));
     let r4 = rtts(&v4);
     let expect = 40.0 + 2.0 * 98.0 * 8.0 / 100e6 * 1e3;
     assert_eq!(r4.len(), 100, "{}", String::from_utf8_lossy(&v4.stdout));
@@ -268,38 +304,43 @@ fn bridge_sees_the_configured_link(socket: &str, tag: &str) {
     let mut sorted = r4.clone();
     sorted.sort_by(f64::total_cmp);
     println!("IPv4 ping: p1 {p1:.3} ms, median {p50:.3}, p99 {p99:.3} ms, expected {expect:.3} ms; all {sorted:?}");
-    // Squall times each frame from its kernel receive timestamp, so what
-    // it adds beyond the model is the kernel's own path: writing a frame
-    // to a veth runs the receiver's stack in the writer's call (60-70 µs
-    // here, the summary's delivery error p50) where a plain Linux bridge
-    // between the same veths has a 0.07 ms round trip (0.15 ms at most).
-    // ping prints 0.1 ms steps above 10 ms.
-    // The tail (p99) and the overhead are timing figures and belong to
-    // `squall bench bridge` (median 40.10 ms there on a quiet machine):
-    // on a shared 2-core CI machine a few replies in 100 come back 1-4 ms
-    // late and the median rose to 40.3 ms (IPv6) whatever squall does.
-    // The test asserts behaviour: no reply is faster than the link, and
-    // the typical reply carries the configured delay and not another
-    // hop's worth (0.4 ms: two wake-ups and two veth writes on a busy
-    // machine; a model delay applied twice would add 20 ms).
+    // Behaviour, not timing: no reply is faster than the link (ping
+    // prints 0.1 ms steps above 10 ms, hence 0.05 ms), and the typical
+    // reply carries the configured delay and not another hop's worth (a
+    // model delay applied twice would add 20 ms). The median may exceed
+    // the configured RTT by what the machine adds without squall: the
+    // plain Linux bridge's round trip on the same veths (measured before
+    // squall took them over) and one late wake-up of squall's data plane
+    // per crossing, each at most the machine's sleep overshoot p99
+    // (measured while the pings ran). How close squall comes (median and p99 against the
+    // configured delay) is `squall bench timing`'s figure.
+    let allowed = slack_ms(&plain, late);
     assert!(p1 >= expect - 0.05, "ping RTT p1 {p1} ms, below the configured {expect} ms");
-    assert!(p50 <= expect + 0.4, "ping RTT median {p50} ms, expected {expect} ms + at most 0.4 ms");
+    assert!(p50 <= expect + allowed, "ping RTT median {p50} ms, expected {expect} ms + at most {allowed:.3} ms");
 
     // IPv6 through the same path (neighbour discovery passes at once).
-    let v6 = bed.exec(0, &["ping", "-6", "-c", "100", "-i", "0.05", "fd20::2"]);
+    let (v6, late) =
+        common::timer_latency_during(|| bed.exec(0, &["ping", "-6", "-c", "100", "-i", "0.05", "fd20::2"]));
     let r6 = rtts(&v6);
     assert_eq!(r6.len(), 100, "{}", String::from_utf8_lossy(&v6.stdout));
     let p50 = percentile(&r6, 0.5);
     println!("IPv6 ping: median {p50:.3} ms, p99 {:.3} ms", percentile(&r6, 0.99));
-    assert!(percentile(&r6, 0.0) >= 40.0 && p50 <= expect + 0.4, "IPv6 RTTs {r6:?}");
+    let allowed = slack_ms(&plain, late);
+    assert!(percentile(&r6, 0.0) >= 40.0 && p50 <= expect + allowed, "IPv6 RTTs {r6:?}, allowed {allowed:.3} ms");
 
-    // TCP fills the link: iperf3 from a to b (the downlink), 2 s omitted
-    // for slow start. Goodput counts TCP payload: 1448 of each 1500-byte
-    // IP packet (RFC 7323 timestamps), 96.5 Mbit/s at most.
+    // TCP through the link: iperf3 from a to b (the downlink), 2 s
+    // omitted for slow start. Goodput counts TCP payload: 1448 of each
+    // 1500-byte IP packet (RFC 7323 timestamps), 96.53 Mbit/s at most;
+    // never more than that (1% for iperf3's own interval timing over 6
+    // s). How close to it squall comes is a performance figure (`squall
+    // bench timing`); the behaviour asserted is that the configured rate
+    // is the one applied: a rate read in bytes for bits would give an
+    // eighth of it, a packet rate twice the model's would double it.
+    let line = 100e6 * 1448.0 / 1500.0;
     let report = bed.iperf3(&["-t", "6", "-O", "2"]);
     let bps = report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
-    println!("iperf3 TCP: {:.2} Mbit/s", bps / 1e6);
-    assert!((0.95 * 100e6 * 1448.0 / 1500.0..=100e6).contains(&bps), "iperf3 {bps} bit/s");
+    println!("iperf3 TCP: {:.2} Mbit/s, {:.3} of the line rate", bps / 1e6, bps / line);
+    assert!((line / 2.0..=line * 1.01).contains(&bps), "iperf3 {bps} bit/s against the line rate {line}");
 
     let summary = stop(run, &out);
     assert_eq!(summary["emu"]["inline_socket"], socket);

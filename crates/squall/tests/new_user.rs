@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
+mod common;
+use common::{SQUALL, summary};
 
 fn squall(dir: &Path, args: &[&str]) -> Output {
     Command::new(SQUALL).current_dir(dir).args(args).output().unwrap()
@@ -18,10 +19,6 @@ fn squall(dir: &Path, args: &[&str]) -> Output {
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn summary(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
 }
 
 #[test]

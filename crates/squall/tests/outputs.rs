@@ -8,9 +8,8 @@ use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-fn squall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_squall")).args(args).output().expect("squall runs")
-}
+mod common;
+use common::{SQUALL, squall};
 
 /// A short constant-rate UDP run over a one-line link into `out`.
 fn sim(out: &Path, extra: &[&str]) -> Output {
@@ -97,7 +96,7 @@ fn a_closed_stdout_ends_quietly() {
     let out = dir.path().join("piped");
     // As `squall sim … | head -0`: the reader has gone before the table
     // is printed, so the first write meets a closed pipe.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let mut child = Command::new(SQUALL)
         .args(["sim", "--link", "rate 10mbit delay 50ms", "--udp", "5 Mbit/s", "--no-pcap", "--no-events"])
         .args(["--set", "duration=\"2 s\"", "--out", out.to_str().unwrap()])
         .stdout(Stdio::piped())

@@ -6,21 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn squall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_squall")).args(args).output().expect("squall runs")
-}
-
-fn ok(o: Output) -> Output {
-    assert!(
-        o.status.success(),
-        "squall failed:\n{}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
+mod common;
+use common::{csv_rows, ok, pixels_near, squall};
 
 /// A directory kept after the test (for the screenshots), emptied first.
 fn kept_dir(name: &str) -> PathBuf {
@@ -77,13 +65,6 @@ size = "296 B"
 rate = "4 kbit/s"
 "#;
 
-/// Rows of a CSV whose fields hold no comma (flow labels do not).
-fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
-    let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
-}
-
 /// The text of every `<text>` element of the page's SVGs.
 fn svg_texts(html: &str) -> Vec<String> {
     html.split("<text")
@@ -112,48 +93,9 @@ fn summary_flow(dir: &Path, name: &str) -> serde_json::Value {
 /// Loads `page` in headless Chromium: no console message, and a
 /// screenshot `shot` returned as (RGB pixels, samples per pixel).
 fn chromium(page: &Path, shot: &Path) -> Option<(Vec<u8>, usize)> {
-    let chromium = ["chromium", "chromium-browser"]
-        .into_iter()
-        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
-    let Some(chromium) = chromium else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is required in CI");
-        eprintln!("chromium not installed: skipping the browser checks");
-        return None;
-    };
-    let url = format!("file://{}", page.display());
-    let profile = format!("--user-data-dir={}", shot.with_extension("profile").display());
-    let flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--enable-logging=stderr",
-        "--v=0",
-    ];
-    let dom = Command::new(chromium).args(flags).arg(&profile).arg("--dump-dom").arg(&url).output().unwrap();
-    assert!(dom.status.success());
-    let stderr = String::from_utf8_lossy(&dom.stderr);
-    let console: Vec<&str> = stderr.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
-    assert!(console.is_empty(), "console messages: {console:?}");
-    assert!(String::from_utf8_lossy(&dom.stdout).contains("<svg"));
-    let s = Command::new(chromium)
-        .args(flags)
-        .arg(&profile)
-        .arg("--window-size=1100,2600")
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(&url)
-        .output()
-        .unwrap();
-    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    Some((buf, info.color_type.samples()))
+    let rendered = common::render(page, &shot.with_extension("profile"), "1100,2600", shot)?;
+    assert!(rendered.dom.contains("<svg"));
+    Some((rendered.pixels, rendered.samples))
 }
 
 #[test]
@@ -227,10 +169,9 @@ fn a_sim_run_with_cycling_states_gets_its_figures_over_time() {
     let Some((pixels, bpp)) = chromium(&out.join("report.html"), &dir.join("udp-states.png")) else { return };
     // Both states' shading shows: white under 18% of (255, 200, 0) and of
     // (120, 120, 120).
-    let near = |p: &[u8], c: [u8; 3]| p[0].abs_diff(c[0]) < 6 && p[1].abs_diff(c[1]) < 6 && p[2].abs_diff(c[2]) < 6;
     let total = pixels.len() / bpp;
     for c in [[255, 245, 209], [231, 231, 231]] {
-        let n = pixels.chunks(bpp).filter(|p| near(p, c)).count();
+        let n = pixels_near(&pixels, bpp, c, 6);
         assert!(n > total / 100, "shading {c:?} on {n} of {total} pixels");
     }
 }

@@ -32,6 +32,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
 use squall_analysis::{ConfidenceInterval, confidence_interval};
 
 const REPLICATIONS: i64 = 8;
@@ -81,7 +83,7 @@ fn run_reduced() -> Results {
     let exp = dir.path().join("seed002-reduced.toml");
     std::fs::write(&exp, reduced_experiment()).unwrap();
     let out = dir.path().join("out");
-    let o = Command::new(env!("CARGO_BIN_EXE_squall"))
+    let o = Command::new(common::SQUALL)
         .args(["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .output()
         .expect("squall runs");

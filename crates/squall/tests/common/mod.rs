@@ -1,8 +1,122 @@
-//! Helpers the emulation test binaries share.
+//! Helpers the test binaries share: each binary uses some of them.
+#![allow(dead_code, reason = "each test binary uses a subset of the helpers")]
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
+
+/// The squall binary under test.
+pub const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
+
+/// `squall ARGS`, run to its end.
+pub fn squall(args: &[&str]) -> Output {
+    Command::new(SQUALL).args(args).output().expect("squall runs")
+}
+
+/// `o`, after checking that squall succeeded (its stdout and stderr said
+/// if not).
+pub fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "squall failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The summary.json of run directory `dir`.
+pub fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+/// The rows of a CSV file without quoted fields, each as column -> value.
+pub fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
+}
+
+/// `ip ARGS` with its output discarded: whether it succeeded.
+pub fn ip(args: &[&str]) -> bool {
+    Command::new("ip").args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+/// Headless Chromium's flags for the report tests: no sandbox (root in
+/// CI), no network of its own, console messages on stderr.
+pub const CHROMIUM_FLAGS: [&str; 10] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+];
+
+/// A page as headless Chromium rendered it: its DOM and a screenshot
+/// (pixels, samples per pixel).
+pub struct Rendered {
+    pub dom: String,
+    pub pixels: Vec<u8>,
+    pub samples: usize,
+}
+
+/// Loads `page` in headless Chromium with its profile in `profile`:
+/// asserts that it printed no console message and returns its DOM and a
+/// `window` ("W,H") screenshot written to `shot`. None (said on stderr)
+/// when Chromium is not installed; under CI=true that fails instead.
+pub fn render(page: &Path, profile: &Path, window: &str, shot: &Path) -> Option<Rendered> {
+    let chromium = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| Command::new(c).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let Some(chromium) = chromium else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is required in CI");
+        eprintln!("chromium not installed: skipping the browser checks");
+        return None;
+    };
+    let url = format!("file://{}", page.display());
+    let profile = format!("--user-data-dir={}", profile.display());
+    let dom = Command::new(chromium).args(CHROMIUM_FLAGS).arg(&profile).arg("--dump-dom").arg(&url).output().unwrap();
+    assert!(dom.status.success());
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "console messages: {console:?}");
+    let s = Command::new(chromium)
+        .args(CHROMIUM_FLAGS)
+        .arg(&profile)
+        .arg(format!("--window-size={window}"))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    pixels.truncate(info.buffer_size());
+    Some(Rendered {
+        dom: String::from_utf8_lossy(&dom.stdout).into_owned(),
+        pixels,
+        samples: info.color_type.samples(),
+    })
+}
+
+/// How many of `pixels` (`samples` bytes each) are within `within` of
+/// `colour` in each of red, green and blue.
+pub fn pixels_near(pixels: &[u8], samples: usize, colour: [u8; 3], within: u8) -> usize {
+    pixels
+        .chunks(samples)
+        .filter(|p| {
+            p[0].abs_diff(colour[0]) < within && p[1].abs_diff(colour[1]) < within && p[2].abs_diff(colour[2]) < within
+        })
+        .count()
+}
 
 /// Whether network namespaces and TUN devices can be made here; panics
 /// under CI=true if not (CI runs as root: a skip there would hide a
@@ -27,7 +141,6 @@ pub fn namespaces_available() -> bool {
 
 /// Runs `squall ENGINE SCENARIO --out DIR/ENGINE EXTRA…`, checks that it
 /// succeeded and returns its summary.json.
-#[allow(dead_code, reason = "compare.rs runs `squall compare`, not one engine")]
 pub fn run_engine(dir: &Path, engine: &str, scenario: impl AsRef<OsStr>, extra: &[&str]) -> serde_json::Value {
     let out = dir.join(engine);
     let o = Command::new(env!("CARGO_BIN_EXE_squall"))
@@ -39,4 +152,21 @@ pub fn run_engine(dir: &Path, engine: &str, scenario: impl AsRef<OsStr>, extra: 
         .unwrap();
     assert!(o.status.success(), "{engine}: {}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// Runs `f` while another thread measures how late this machine wakes
+/// a sleeping thread (`std::thread::sleep(1 ms)` overshoot, for as long
+/// as `f` runs). A test that needs an upper bound on real time widens the
+/// bound by this and by nothing else: each late wake-up of squall's data
+/// plane, of a sender or of a receiver adds at most one such overshoot.
+/// `squall bench timing` prints the same figures.
+pub fn timer_latency_during<T>(f: impl FnOnce() -> T) -> (T, squall_emu::timing::SleepOvershoot) {
+    let (result, late) = squall_emu::timing::sleep_overshoot_during(f);
+    eprintln!(
+        "timer latency meanwhile ({} sleeps of 1 ms): overshoot p99 {:.3} ms, max {:.3} ms",
+        late.samples,
+        late.p99 * 1e3,
+        late.max * 1e3
+    );
+    (result, late)
 }
