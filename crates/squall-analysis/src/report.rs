@@ -190,13 +190,30 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             Some((p, unit))
         })
         .collect();
-    let mut csv = String::from("set,point");
+    // The swept parameters' header cells and a point's cells, shared by
+    // results.csv and summary.csv.
+    let mut param_header = String::new();
     for p in &params {
-        write!(csv, ",{}", csv_field(p)).unwrap();
+        write!(param_header, ",{}", csv_field(p)).unwrap();
         if let Some(unit) = units.get(p) {
-            write!(csv, ",{}", csv_field(&format!("{p}_{}", unit.suffix()))).unwrap();
+            write!(param_header, ",{}", csv_field(&format!("{p}_{}", unit.suffix()))).unwrap();
         }
     }
+    let param_cells = |pp: &BTreeMap<String, String>| {
+        let mut cells = String::new();
+        for p in &params {
+            let text = pp.get(p).map_or("", String::as_str);
+            write!(cells, ",{}", csv_field(text)).unwrap();
+            if let Some(unit) = units.get(p) {
+                match param_value(text).filter(|(_, u)| u == unit) {
+                    Some((x, _)) => write!(cells, ",{x}").unwrap(),
+                    None => cells.push(','),
+                }
+            }
+        }
+        cells
+    };
+    let mut csv = format!("set,point{param_header}");
     csv.push_str(",replication,seed,flow,label,sender,receiver");
     for (m, _) in METRICS {
         write!(csv, ",{m}").unwrap();
@@ -205,17 +222,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
     for r in runs {
         let pp = point_params(&r.set, r.point);
         for f in &r.flows {
-            write!(csv, "{},{}", csv_field(&r.set), r.point).unwrap();
-            for p in &params {
-                let text = pp.get(p).map_or("", String::as_str);
-                write!(csv, ",{}", csv_field(text)).unwrap();
-                if let Some(unit) = units.get(p) {
-                    match param_value(text).filter(|(_, u)| u == unit) {
-                        Some((x, _)) => write!(csv, ",{x}").unwrap(),
-                        None => csv.push(','),
-                    }
-                }
-            }
+            write!(csv, "{},{}{}", csv_field(&r.set), r.point, param_cells(&pp)).unwrap();
             write!(
                 csv,
                 ",{},{},{},{},{},{}",
@@ -240,18 +247,24 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
     }
     write_atomic(&out.join("results.csv"), csv)?;
 
-    // summary.csv
+    // summary.csv: the point's parameters as in results.csv (as written,
+    // then as a number with its unit in the column name), and `params`,
+    // all of them as one text.
     let grouped = group(runs);
-    let mut sum = String::from("set,point,params,flow,metric,n,mean,median,p10,p90,std_dev,ci95_low,ci95_high\n");
+    let mut sum =
+        format!("set,point{param_header},params,flow,metric,n,mean,median,p10,p90,std_dev,ci95_low,ci95_high\n");
     for ((set, point, flow), metrics) in &grouped {
-        let pp: Vec<String> = point_params(set, *point).iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let point_map = point_params(set, *point);
+        let pp: Vec<String> = point_map.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let cells = param_cells(&point_map);
         for (m, xs) in metrics {
             let s = summarize(xs);
             writeln!(
                 sum,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                "{},{}{},{},{},{},{},{},{},{},{},{},{},{}",
                 csv_field(set),
                 point,
+                cells,
                 csv_field(&pp.join(" ")),
                 csv_field(flow),
                 m,

@@ -199,8 +199,10 @@ pub fn sweep_stale_locks() -> Vec<String> {
 /// has one of its global addresses: attaching would put the machine's
 /// own traffic through the model (or cut it off).
 fn refuse_if_in_use_by_the_machine(name: &str) -> Result<(), EmuError> {
-    let what =
-        |m: String| EmuError::Interface { name: name.into(), message: format!("{m}; give --force to attach anyway") };
+    let what = |m: String| EmuError::Interface {
+        name: name.into(),
+        message: format!("{m}; give --force-interface to attach anyway"),
+    };
     for family in ["-4", "-6"] {
         let routes = ip_json(&[family, "route", "show", "default"])?;
         if routes.iter().any(|r| r["dev"].as_str() == Some(name)) {

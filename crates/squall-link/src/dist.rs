@@ -13,6 +13,10 @@ use rand::Rng;
 use rand_distr::{Distribution as _, Exp, Normal};
 use serde::{Deserialize, Serialize};
 
+pub mod netem_table;
+
+pub use netem_table::NetemTable;
+
 use crate::rng::StreamRng;
 use crate::time::Duration;
 use crate::units::Bytes;
@@ -90,6 +94,16 @@ pub enum Distribution<Q> {
     },
     /// Draws uniformly among measured values. In a scenario file, `file`
     /// names a text file with one value per line; the loader fills `values`.
+    /// netem's table distributions (tc-netem(8) `delay MU SIGMA
+    /// distribution normal|pareto|paretonormal`): an entry `t` of the
+    /// named table drawn uniformly, the value `mu + sigma · t / 8192`
+    /// (sch_netem.c `tabledist()`), 0 when that is negative. The tables
+    /// are generated from iproute2's definitions ([`netem_table`]).
+    NetemTable {
+        table: NetemTable,
+        mu: Q,
+        sigma: Q,
+    },
     Empirical {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
@@ -146,6 +160,13 @@ impl<Q: Quantity> Distribution<Q> {
                 probability(*p_ab, "p_ab")?;
                 probability(*p_ba, "p_ba")
             }
+            Distribution::NetemTable { mu, sigma, .. } => {
+                if mu.to_base() >= 0.0 && sigma.to_base() >= 0.0 {
+                    Ok(())
+                } else {
+                    Err(NotPositive("mu and sigma"))
+                }
+            }
             Distribution::Empirical { values, .. } => {
                 if values.is_empty() {
                     Err(EmptyEmpirical)
@@ -168,6 +189,10 @@ impl<Q: Quantity> Distribution<Q> {
             Distribution::TwoStateMarkov { a, b, p_ab, p_ba } => {
                 let pa = p_ba / (p_ab + p_ba);
                 pa * a.to_base() + (1.0 - pa) * b.to_base()
+            }
+            Distribution::NetemTable { table, mu, sigma } => {
+                let (mu, sigma) = (mu.to_base(), sigma.to_base());
+                (0..table.len()).map(|i| table.delay(i, mu, sigma)).sum::<f64>() / table.len() as f64
             }
             Distribution::Empirical { values, .. } if !values.is_empty() => {
                 values.iter().map(|v| v.to_base()).sum::<f64>() / values.len() as f64
@@ -256,6 +281,10 @@ impl<Q: Quantity> Sampler<Q> {
                 }
                 if self.in_b { b.to_base() } else { a.to_base() }
             }
+            Distribution::NetemTable { table, mu, sigma } => {
+                let i = (unit(rng) * table.len() as f64) as usize;
+                table.delay(i.min(table.len() - 1), mu.to_base(), sigma.to_base())
+            }
             Distribution::Empirical { values, .. } => {
                 if values.is_empty() {
                     return 0.0;
@@ -287,7 +316,7 @@ pub mod constant_or_table {
             f.write_str(
                 "a value with its unit (a constant) or a distribution table like \
                  { kind = \"exponential\", mean = \"10 ms\" }; kinds: constant, uniform, exponential, \
-                 normal, pareto, cauchy, two_state_markov, empirical",
+                 normal, pareto, cauchy, two_state_markov, netem_table, empirical",
             )
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {

@@ -48,7 +48,7 @@ pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, FlowControl,
     Fragmentation, GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch, check_stage_in_path,
 };
-pub use dist::{Distribution, Sampler};
+pub use dist::{Distribution, NetemTable, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
 pub use path::{Delivery, Path, PathStats};

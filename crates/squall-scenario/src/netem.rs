@@ -13,6 +13,10 @@
 //!   stays D (when J > D, the fixed part is 0 and the range [0, D+J]).
 //!   With `distribution normal`, `delay = D-3J` plus a normal jitter of
 //!   mean 3J and deviation J (mean D; when 3J > D, fixed 0 and mean D).
+//!   With `distribution pareto` or `paretonormal`, netem's own tables
+//!   (iproute2 `netem/pareto.c`, `netem/paretonormal.c`, generated in
+//!   `squall_link::dist::netem_table`): `D + J · t / 8192` for an entry
+//!   `t` drawn uniformly (sch_netem.c `tabledist()`), 0 when negative.
 //!   Each packet's delay is drawn on its own; without a `rate` packets
 //!   leave in the order of their drawn times (`reorder = true`: netem's
 //!   tfifo reorders jittered packets), with a `rate` in the order they
@@ -24,13 +28,14 @@
 //! - `limit N` → `queue = { packets = N }` (netem's default is 1000).
 //!
 //! Correlations, `reorder`, `duplicate`, `slot`, `ecn`, the four-state loss
-//! model and the Pareto distributions are refused with a clear error.
+//! model and table files of one's own are refused with a clear error.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use squall_link::{
-    Distribution, Duration, ErrorMode, ErrorModel, GilbertElliott, Probability, QueueConfig, Rate, StageConfig,
+    Distribution, Duration, ErrorMode, ErrorModel, GilbertElliott, NetemTable, Probability, QueueConfig, Rate,
+    StageConfig,
 };
 
 use crate::error::{ErrorKind, ScenarioError};
@@ -139,6 +144,12 @@ fn describe_stage(s: &StageConfig) -> String {
             "delay {} normal, deviation {} ({order})",
             ms(delay + mean.as_nanos() as f64),
             ms(std_dev.as_nanos() as f64)
+        )),
+        Some(Distribution::NetemTable { table, mu, sigma }) => parts.push(format!(
+            "delay {} {}, jitter {} ({order})",
+            ms(delay + mu.as_nanos() as f64),
+            table.as_str(),
+            ms(sigma.as_nanos() as f64)
         )),
         Some(_) => parts.push(format!("delay {} plus a random part ({order})", ms(delay))),
     }
@@ -285,21 +296,27 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                 if p.next_is_number() {
                     correlation(&mut p, "delay")?;
                 }
-                let mut normal = false;
+                let mut shape = DelayShape::Uniform;
                 if p.peek().is_some_and(|t| t.text == "distribution") {
                     let d = p
                         .next()
                         .map(|t| Token { text: t.text, span: t.span.clone() })
                         .unwrap_or(Token { text: "", span: 0..0 });
                     let kind = p.arg(&d, "a distribution, like `distribution normal`")?;
-                    normal = match kind.text {
-                        "uniform" => false,
-                        "normal" => true,
+                    shape = match kind.text {
+                        "uniform" => DelayShape::Uniform,
+                        "normal" => DelayShape::Normal,
+                        "pareto" => DelayShape::Table(NetemTable::Pareto),
+                        "paretonormal" => DelayShape::Table(NetemTable::Paretonormal),
                         other => {
                             return Err(p.error(
                                 kind.span.clone(),
                                 "distribution",
-                                format!("distribution `{other}` is not supported; use `uniform` (netem's default) or `normal`"),
+                                format!(
+                                    "distribution `{other}` is not known; netem's are `uniform` (its default), \
+                                     `normal`, `pareto` and `paretonormal` (a table file of your own is not read: \
+                                     give a scenario file with an `empirical` jitter instead)"
+                                ),
                             ));
                         }
                     };
@@ -311,7 +328,7 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                         ));
                     }
                 }
-                set_delay(&mut cfg, delay, jitter, normal);
+                set_delay(&mut cfg, delay, jitter, shape);
             }
             "loss" | "drop" => {
                 once(&mut seen, "loss", &p)?;
@@ -424,7 +441,7 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
             }
             "duplicate" | "slot" | "ecn" | "seed" | "rate_ext" => {
                 return Err(p.error(opt.span.clone(), opt.text, format!(
-                    "netem's `{}` is not supported; squall reads rate, delay [jitter] [distribution uniform|normal], loss [random|gemodel], corrupt and limit",
+                    "netem's `{}` is not supported; squall reads rate, delay [jitter] [distribution uniform|normal|pareto|paretonormal], loss [random|gemodel], corrupt and limit",
                     opt.text
                 )));
             }
@@ -449,24 +466,47 @@ fn netem_reorders(cfg: &StageConfig) -> bool {
     cfg.jitter.is_some() && cfg.rate.is_none()
 }
 
-fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, normal: bool) {
+/// netem's delay distributions as `delay D J distribution …` names them.
+#[derive(Clone, Copy)]
+enum DelayShape {
+    /// netem's default without a table: uniform in D ± J.
+    Uniform,
+    /// `normal`: a normal of mean D and deviation J.
+    Normal,
+    /// `pareto`, `paretonormal`: netem's own tables (iproute2
+    /// `netem/pareto.c`, `netem/paretonormal.c`), `D + J · t / 8192`.
+    Table(NetemTable),
+}
+
+fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, shape: DelayShape) {
     if jitter == Duration::ZERO {
         cfg.delay = delay;
         cfg.jitter = None;
         return;
     }
     let (d, j) = (delay.as_nanos(), jitter.as_nanos());
-    if normal {
-        // Fixed part D-3J, normal part N(3J, J): the mean stays D and the
-        // truncation at zero cuts off 0.13 % of the mass.
-        let shift = j.saturating_mul(3).min(d);
-        cfg.delay = Duration::from_nanos(d - shift);
-        cfg.jitter = Some(Distribution::Normal { mean: Duration::from_nanos(shift), std_dev: jitter });
-    } else {
-        let low = d - j.min(d);
-        let high = d.saturating_add(j);
-        cfg.delay = Duration::from_nanos(low);
-        cfg.jitter = Some(Distribution::Uniform { low: Duration::ZERO, high: Duration::from_nanos(high - low) });
+    match shape {
+        DelayShape::Normal => {
+            // Fixed part D-3J, normal part N(3J, J): the mean stays D and the
+            // truncation at zero cuts off 0.13 % of the mass.
+            let shift = j.saturating_mul(3).min(d);
+            cfg.delay = Duration::from_nanos(d - shift);
+            cfg.jitter = Some(Distribution::Normal { mean: Duration::from_nanos(shift), std_dev: jitter });
+        }
+        DelayShape::Uniform => {
+            let low = d - j.min(d);
+            let high = d.saturating_add(j);
+            cfg.delay = Duration::from_nanos(low);
+            cfg.jitter = Some(Distribution::Uniform { low: Duration::ZERO, high: Duration::from_nanos(high - low) });
+        }
+        DelayShape::Table(table) => {
+            // The fixed part is the table's smallest delay (D + J · t_min /
+            // 8192, at least 0), the table's draw the rest: the stage's
+            // delay stays the least a packet can get, as for the others.
+            let least = table.delay(0, d as f64, j as f64).floor() as u64;
+            cfg.delay = Duration::from_nanos(least);
+            cfg.jitter = Some(Distribution::NetemTable { table, mu: Duration::from_nanos(d - least), sigma: jitter });
+        }
     }
 }
 

@@ -73,6 +73,78 @@ fn normal_jitter_keeps_the_mean() {
     );
 }
 
+/// Mean and standard deviation of 200 000 delays of a netem stage
+/// (fixed part plus its jitter's draw), in ms.
+fn delay_moments(spec: &str) -> (f64, f64) {
+    let s = parse_netem(spec).unwrap();
+    let jitter = s.jitter.clone().unwrap();
+    jitter.validate().unwrap();
+    let mut sampler = squall_link::Sampler::new(jitter, squall_link::rng::stream(7, "netem-test"));
+    let n = 200_000;
+    let xs: Vec<f64> = (0..n).map(|_| (s.delay + sampler.sample()).as_nanos() as f64 / 1e6).collect();
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    (mean, sd)
+}
+
+/// `distribution normal`: mean D, deviation J (tc-netem(8)).
+#[test]
+fn normal_distribution_has_mean_delay_and_deviation_jitter() {
+    let (mean, sd) = delay_moments("delay 100ms 20ms distribution normal");
+    // Standard errors: 20/√200000 = 0.045 ms for the mean, about 0.03 ms for the sd.
+    assert!((mean - 100.0).abs() < 0.25, "mean {mean} ms");
+    assert!((sd - 20.0).abs() < 0.25, "sd {sd} ms");
+}
+
+/// netem's pareto table (iproute2 netem/pareto.c): t = (X − 1.5) · 4/3 ·
+/// 8192 for X Pareto of minimum 1 and shape 3, capped at 32767, and the
+/// delay D + J · t / 8192 (sch_netem.c tabledist). By hand, from
+/// P(X > x) = x⁻³ and the cap c = 1.5 + 0.75 · 32767/8192:
+/// E[min(X, c)] = 1 + (1 − c⁻²)/2, E[min(X, c)²] = 1 + 2(1 − 1/c).
+#[test]
+fn pareto_distribution_matches_netem_closed_form() {
+    let c: f64 = 1.5 + 0.75 * 32767.0 / 8192.0;
+    let m1 = 1.0 + (1.0 - c.powi(-2)) / 2.0;
+    let m2 = 1.0 + 2.0 * (1.0 - 1.0 / c);
+    let (d, j): (f64, f64) = (100.0, 20.0);
+    let expected_mean = d + j * (m1 - 1.5) * 4.0 / 3.0;
+    let expected_sd = j * (m2 - m1 * m1).sqrt() * 4.0 / 3.0;
+    let (mean, sd) = delay_moments("delay 100ms 20ms distribution pareto");
+    // expected: 99.34 ms and 16.4 ms; standard error of the mean 0.04 ms.
+    assert!((mean - expected_mean).abs() < 0.2, "mean {mean} ms, closed form {expected_mean}");
+    assert!((sd - expected_sd).abs() < 0.3, "sd {sd} ms, closed form {expected_sd}");
+    // The uniform default's mean is D; pareto's sits below it by the cap.
+    assert!(mean < 99.6, "{mean}");
+}
+
+/// netem's paretonormal table (iproute2 netem/paretonormal.c): ¼ of the
+/// normal's and ¾ of the Pareto's value at the same quantile p. The
+/// expectation integrates t(p) = (Φ⁻¹(p) + 3 · Q(p)) / 4 over p with
+/// statrs's inverse normal, Q(p) = min(((1 − p)^(−1/3) − 1.5) · 4/3, 32767/8192).
+#[test]
+fn paretonormal_distribution_matches_netem_definition() {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    let normal = Normal::standard();
+    let steps = 1_000_000;
+    let (mut m1, mut m2) = (0.0, 0.0);
+    for k in 0..steps {
+        let p = (k as f64 + 0.5) / steps as f64;
+        let z = normal.inverse_cdf(p).clamp(-32768.0 / 8192.0, 32767.0 / 8192.0);
+        let q = (((1.0 - p).powf(-1.0 / 3.0) - 1.5) * 4.0 / 3.0).min(32767.0 / 8192.0);
+        let t = (z + 3.0 * q) / 4.0;
+        m1 += t / steps as f64;
+        m2 += t * t / steps as f64;
+    }
+    let (d, j): (f64, f64) = (100.0, 20.0);
+    let (expected_mean, expected_sd) = (d + j * m1, j * (m2 - m1 * m1).sqrt());
+    let (mean, sd) = delay_moments("delay 100ms 20ms distribution paretonormal");
+    assert!((mean - expected_mean).abs() < 0.2, "mean {mean} ms, expected {expected_mean}");
+    assert!((sd - expected_sd).abs() < 0.3, "sd {sd} ms, expected {expected_sd}");
+    // A jitter above the delay: no negative delays (netem sends at once).
+    let s = parse_netem("delay 5ms 20ms distribution paretonormal").unwrap();
+    assert_eq!(s.delay, Duration::ZERO);
+}
+
 #[test]
 fn gilbert_elliott() {
     // tc: p r 1-h 1-k; squall's h and k are the chances to get through.
@@ -109,7 +181,7 @@ fn unsupported_options_are_clear_errors() {
         ("rate 10mbps", "rate", 6, "tc reads \"10mbps\" as 10 megabytes/s (80 Mbit/s), others as 10 Mbit/s"),
         ("delay 1ms rate 5Mbps", "rate", 16, "tc reads \"5Mbps\" as 5 megabytes/s (40 Mbit/s), others as 5 Mbit/s"),
         ("delay", "delay", 1, "`delay` needs a time, like `delay 50ms`"),
-        ("delay 10ms 1ms distribution pareto", "distribution", 29, "distribution `pareto` is not supported"),
+        ("delay 10ms 1ms distribution lognormal", "distribution", 29, "distribution `lognormal` is not known"),
         ("loss state 1% 2%", "loss state", 6, "four-state loss model is not supported"),
         ("delay 1ms delay 2ms", "delay", 11, "`delay` is given twice"),
         ("jitter 5ms", "jitter", 1, "unknown netem option `jitter`; expected one of rate, delay"),

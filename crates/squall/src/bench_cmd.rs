@@ -28,6 +28,7 @@ use squall_emu::{EmulationOptions, baseline};
 use squall_link::Duration;
 
 use crate::bench_more::Setup;
+use crate::output::outln;
 
 #[path = "../../squall-sim/benches/common/single_flow.rs"]
 mod single_flow;
@@ -289,14 +290,20 @@ fn timing(pings: u32, seconds: u32, json: Option<std::path::PathBuf>) -> Result<
 fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     let exe = std::env::current_exe().context("where is squall?")?;
     let f = crate::bench_bridge::run(&exe, seconds)?;
-    println!(
+    outln!(
         "{:>6} {:>14} {:>10} {:>12} {:>10} {:>7} {:>26}",
-        "bytes", "Linux bridge pps", "Gbit/s", "squall pps", "Gbit/s", "ratio", "machine us/pkt bridge/sq"
+        "bytes",
+        "Linux bridge pps",
+        "Gbit/s",
+        "squall pps",
+        "Gbit/s",
+        "ratio",
+        "machine us/pkt bridge/sq"
     );
     let us = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
     for ((size, linux, squall), (linux_us, squall_us)) in f.udp.iter().zip(&f.udp_machine_us_per_packet) {
         let ratio = if linux.pps > 0.0 { squall.pps / linux.pps } else { 0.0 };
-        println!(
+        outln!(
             "{size:>6} {:>16.0} {:>10.3} {:>12.0} {:>10.3} {ratio:>7.3} {:>26}",
             linux.pps,
             linux.bps / 1e9,
@@ -305,7 +312,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             format!("{} / {}", us(*linux_us), us(*squall_us))
         );
     }
-    println!(
+    outln!(
         "TCP (cubic, 1 GB): Linux bridge {:.2} Gbit/s, squall {:.2} Gbit/s, ratio {:.3}",
         f.tcp_linux_bps / 1e9,
         f.tcp_squall_bps / 1e9,
@@ -321,18 +328,18 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         ("squall --inline-socket xdp", &f.squall_xdp_udp, f.squall_xdp_tcp_bps),
     ] {
         for ((size, sink, machine), (_, linux, _)) in udp.iter().zip(&f.udp) {
-            println!(
+            outln!(
                 "{size:>4} B, {name}: {:.0} pps, {:.3} of the bridge, machine {} us/pkt",
                 sink.pps,
                 sink.pps / linux.pps.max(1.0),
                 us(*machine)
             );
         }
-        println!("TCP, {name}: {:.2} Gbit/s, {:.3} of the bridge", tcp_bps / 1e9, tcp_bps / f.tcp_linux_bps);
+        outln!("TCP, {name}: {:.2} Gbit/s, {:.3} of the bridge", tcp_bps / 1e9, tcp_bps / f.tcp_linux_bps);
     }
     for p in &f.placed {
         for (size, (sq, linux)) in [64, 1500].iter().zip(p.squall_xdp.iter().zip(&p.linux)) {
-            println!(
+            outln!(
                 "{size:>4} B, placed (sender on CPU {}, receiver at nice {} and data plane on CPU {}): squall \
                  --inline-socket xdp {:.0} pps, Linux bridge placed alike {:.0} pps, ratio {:.3}",
                 p.placement.sender,
@@ -345,7 +352,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         }
     }
     if let Some(t) = &f.tcp_own_cpu {
-        println!(
+        outln!(
             "TCP, sender and receiver on CPU {}, forwarding alone on CPU {}: Linux bridge {:.2} Gbit/s, AF_PACKET \
              forwarder (no model) {:.2} ({:.3}), squall --dataplane-cpu {} {:.2} ({:.3})",
             t.ends,
@@ -370,7 +377,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             ),
             _ => String::new(),
         };
-        println!(
+        outln!(
             "TCP round {}: Linux bridge {:.2} Gbit/s, AF_PACKET forwarder (no model) {:.2} ({:.3}), squall {:.2} \
              ({:.3}){iperf3}",
             i + 1,
@@ -390,7 +397,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             let (lo, hi) = v.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
             format!("{:.3} ({lo:.3}-{hi:.3})", median(v))
         };
-        println!(
+        outln!(
             "TCP over {} rounds, median (range) of the ratio to the bridge: squall {}, forwarder {}",
             f.tcp_rounds.len(),
             spread(ratios(|r| r.squall_bps)),
@@ -402,7 +409,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             .map(|r| Some((r.linux_machine_s?, r.forwarder_machine_s?, r.squall_machine_s?)))
             .collect();
         if let Some(m) = machine {
-            println!(
+            outln!(
                 "TCP, the machine's busy CPU seconds per GB carried (all CPUs), median: Linux bridge {:.3} s, \
                  forwarder {:.3} s ({:.2} times the bridge's), squall {:.3} s ({:.2} times)",
                 median(m.iter().map(|x| x.0).collect()),
@@ -421,7 +428,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             })
             .collect();
         if let Some(v) = iperf3 {
-            println!(
+            outln!(
                 "TCP with iperf3, median (range) of the ratio to the bridge: squall {}, forwarder {}",
                 spread(v.iter().map(|x| x.0).collect()),
                 spread(v.iter().map(|x| x.1).collect())
@@ -429,7 +436,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         }
     }
     let t = &f.timing_1gbit;
-    println!(
+    outln!(
         "1 Gbit/s stage, 1500 B paced at 950 Mbit/s: {:.1} Mbit/s out; departure error p50 {:.1} us, p99 {:.1} us, max {:.1} us, {} late (> 1 ms)",
         f.sink_1gbit.bps / 1e6,
         t.error_p50 * 1e6,
@@ -437,7 +444,7 @@ fn bridge(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         t.error_max * 1e6,
         t.late
     );
-    println!("{}", f.ping_20ms.describe("20 ms each way"));
+    outln!("{}", f.ping_20ms.describe("20 ms each way"));
     if let Some(path) = json {
         std::fs::write(&path, serde_json::to_string_pretty(&f)?)?;
     }
@@ -459,14 +466,14 @@ fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCod
     let mut measurements = Vec::new();
     for s in seed..seed + runs {
         let m = single_flow::measure(&scenario, s);
-        println!("{m}");
+        outln!("{m}");
         measurements.push(m);
     }
     let rates: Vec<f64> = measurements.iter().map(|m| m.segments_per_wall_second).collect();
     let n = rates.len();
     let median = squall_analysis::percentile(&rates, 0.5);
     let peak_rss_kb = vm_hwm_kb();
-    println!(
+    outln!(
         "median of {n}: {median:.0} delivered segments per wall-clock second (target >= 800000); peak RSS {} kB",
         peak_rss_kb.map_or("?".into(), |v| v.to_string())
     );
@@ -558,13 +565,20 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             cpu_us_per_packet,
         });
     }
-    println!(
+    outln!(
         "{:>6} {:>12} {:>10} {:>12} {:>10} {:>7} {:>12} {:>22}",
-        "bytes", "squall pps", "Gbit/s", "veth pps", "Gbit/s", "ratio", "CPU us/pkt", "machine us/pkt sq/veth"
+        "bytes",
+        "squall pps",
+        "Gbit/s",
+        "veth pps",
+        "Gbit/s",
+        "ratio",
+        "CPU us/pkt",
+        "machine us/pkt sq/veth"
     );
     let us = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.2}"));
     for f in &forwarding {
-        println!(
+        outln!(
             "{:>6} {:>12.0} {:>10.3} {:>12.0} {:>10.3} {:>7.3} {:>12.2} {:>22}",
             f.ip_size,
             f.squall.pps,
@@ -576,7 +590,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             format!("{} / {}", us(f.machine_us_per_packet_squall), us(f.machine_us_per_packet_veth))
         );
     }
-    println!(
+    outln!(
         "(machine us/pkt: busy CPU time of both cores, niced jobs left out, set-up included, per packet received; \
          what squall adds per packet over veth bounds the ratio on 2 cores)"
     );
@@ -586,7 +600,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             ("squall --host-device xdp", &f.squall_xdp),
             ("squall --host-device xdp --pin", &f.squall_xdp_pinned),
         ] {
-            println!(
+            outln!(
                 "{:>6} B, {how}: {:.0} pps, {:.3} of veth, machine {} us/pkt",
                 f.ip_size,
                 sink.pps,
@@ -599,7 +613,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         for p in &f.placed {
             let ((sq, sq_us), (veth, veth_us)) = (&p.squall_xdp, &p.veth);
             let pl = &p.placement;
-            println!(
+            outln!(
                 "{:>6} B, placed (sender on CPU {}, receiver at nice {} and data plane on CPU {}): squall --host-device \
                  xdp {:.0} pps (delivered {:.0}), plain veth placed alike {:.0} pps, ratio {:.3}, machine us/pkt {} / {}",
                 f.ip_size,
@@ -615,14 +629,14 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
             );
         }
     }
-    println!("A forwarder that only moves packets between two devices (no model, no clock, no recording):");
+    outln!("A forwarder that only moves packets between two devices (no model, no clock, no recording):");
     for f in &forwarding {
         for (devices, (sink, machine)) in [
             ("TUN devices (as squall emu)", &f.tun_forwarder),
             ("veths' outer ends, AF_PACKET (as --inline)", &f.packet_socket_forwarder),
             ("veths' outer ends, AF_XDP (as --host-device xdp)", &f.xdp_forwarder),
         ] {
-            println!(
+            outln!(
                 "{:>6} B, {devices}: {:.0} pps, {:.3} of veth, machine {} us/pkt; squall reaches {:.3} of it",
                 f.ip_size,
                 sink.pps,
@@ -651,7 +665,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         ("1 Gbit/s, --realtime 50", &timing_1gbit_fifo, &sink_1gbit_fifo),
         ("1 Gbit/s, --pin", &timing_1gbit_pinned, &sink_1gbit_pinned),
     ] {
-        println!(
+        outln!(
             "{name}, 1500 B: {} deliveries at {:.1} Mbit/s; departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us, {} late (> 1 ms)",
             t.deliveries,
             sink.bps / 1e6,
@@ -663,7 +677,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         );
     }
     let tcp_unlimited = crate::bench_more::tcp_unlimited(&exe, 1_000_000_000)?;
-    println!(
+    outln!(
         "TCP (cubic, 1 GB) through a stage with no limit: {:.2} Gbit/s ({:.2} without TUN offloads, {:.2} with --pin); \
          plain veth {:.2} Gbit/s; ratio {:.3}",
         tcp_unlimited.squall_bps / 1e9,
@@ -672,7 +686,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         tcp_unlimited.veth_bps / 1e9,
         tcp_unlimited.ratio
     );
-    println!(
+    outln!(
         "TCP, a forwarder that only moves packets (no model): between TUN devices {:.2} Gbit/s, between veths' outer \
          ends with AF_PACKET {:.2} Gbit/s, with AF_XDP {:.2} Gbit/s; squall --host-device xdp {:.2} Gbit/s (XDP turns \
          the hosts' segmentation offload off)",
@@ -682,9 +696,9 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         tcp_unlimited.squall_xdp_bps / 1e9
     );
     let rates = crate::bench_more::rate_sweep(&exe, &[12.0, 120.0, 600.0, 1200.0, 5000.0], &[0.0, 20.0], 5.0)?;
-    println!("TCP (cubic, 5 s of data, buffers for the BDP) achieved / configured rate:");
+    outln!("TCP (cubic, 5 s of data, buffers for the BDP) achieved / configured rate:");
     for r in &rates {
-        println!(
+        outln!(
             "  {:>6} Mbit/s, {:>4} ms each way: {:.3} (steady {}), {} retransmitted",
             r.rate_mbps,
             r.delay_ms,
@@ -695,11 +709,11 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     }
     let ping = match crate::bench_more::ping(25.0, 500, &Setup::default()) {
         Ok(p) => {
-            println!("{}", p.describe("25 ms each way"));
+            outln!("{}", p.describe("25 ms each way"));
             Some(p)
         }
         Err(e) => {
-            println!("ping: not measured ({e:#}); apt-get install iputils-ping");
+            outln!("ping: not measured ({e:#}); apt-get install iputils-ping");
             None
         }
     };
@@ -712,7 +726,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     };
     let ping_spinning = crate::bench_more::ping(25.0, 500, &spinning).ok();
     if let Some(p) = &ping_spinning {
-        println!("{}", p.describe("25 ms each way, --early-wakeup \"20 ms\" (never sleeps)"));
+        outln!("{}", p.describe("25 ms each way, --early-wakeup \"20 ms\" (never sleeps)"));
     }
     let report = BenchReport {
         forwarding,
@@ -870,9 +884,9 @@ fn soak(
         written_bytes,
         timing: d.timing.clone(),
     };
-    println!("{}", serde_json::to_string_pretty(&result)?);
+    outln!("{}", serde_json::to_string_pretty(&result)?);
     let p = &result.packets;
-    println!(
+    outln!(
         "soak {:.0} s: offered {} packets, squall read {}, the sender's TUN dropped {}, delivered {}, dropped {:?}, in flight {}, refused {:?}: {}; \
          peak RSS {} kB; recorded {} packet records, {} events, {} timing rows ({:.2} GB); dropped {} packet records, {} events, {} timing rows",
         result.seconds,

@@ -62,6 +62,11 @@ pub struct CompareArgs {
     /// first); without it such a directory is refused.
     #[arg(long)]
     pub force: bool,
+    /// How to print the comparison: aligned `table`, or `json` / `csv`
+    /// with one row per flow and metric, the metric's unit in its name
+    /// (`throughput_bit_per_s`) and plain numbers.
+    #[arg(long, value_enum, default_value_t = crate::sim_cmd::Format::Table)]
+    pub format: crate::sim_cmd::Format,
     /// Largest |(emu - sim) / emu| that passes: `10%` (or `0.1`) for every
     /// metric, `METRIC=20%` for one (goodput_bps, retransmitted_pct,
     /// rtt_mean, delay_mean, elapsed). Repeatable.
@@ -378,27 +383,70 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     write_report(&out, &info, &rows, &plots)
         .with_context(|| format!("cannot write the report in {}", out.display()))?;
 
-    crate::output::outln!(
-        "\n{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
-        "flow",
-        "metric",
-        "sim mean ± 95% CI",
-        "emu mean ± 95% CI",
-        "(emu-sim)/emu",
-        "tolerance",
-        "verdict"
-    );
-    for r in &rows {
+    let table = args.format == crate::sim_cmd::Format::Table;
+    if table {
         crate::output::outln!(
-            "{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
-            r.flow,
-            metric_title(r.metric),
-            display_summary(r.metric, &r.sim),
-            display_summary(r.metric, &r.emu),
-            display_relative(r.relative_difference),
-            percent(r.tolerance),
-            r.verdict.as_str()
+            "\n{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
+            "flow",
+            "metric",
+            "sim mean ± 95% CI",
+            "emu mean ± 95% CI",
+            "(emu-sim)/emu",
+            "tolerance",
+            "verdict"
         );
+        for r in &rows {
+            crate::output::outln!(
+                "{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
+                r.flow,
+                metric_title(r.metric),
+                display_summary(r.metric, &r.sim),
+                display_summary(r.metric, &r.emu),
+                display_relative(r.relative_difference),
+                percent(r.tolerance),
+                r.verdict.as_str()
+            );
+        }
+    } else {
+        use crate::output::Cell;
+        let mut printed = crate::output::Rows::new(&[
+            "flow",
+            "metric",
+            "sim_mean",
+            "sim_ci95_low",
+            "sim_ci95_high",
+            "emu_mean",
+            "emu_ci95_low",
+            "emu_ci95_high",
+            "relative_difference",
+            "tolerance",
+            "verdict",
+        ]);
+        let ci = |s: &squall_analysis::Summary, low: bool| {
+            if s.n < 2 {
+                f64::NAN
+            } else if low {
+                s.ci95.low
+            } else {
+                s.ci95.high
+            }
+        };
+        for r in &rows {
+            printed.push(vec![
+                Cell::from(r.flow.as_str()),
+                Cell::from(crate::output::metric_with_unit(r.metric)),
+                Cell::Num(r.sim.mean),
+                Cell::Num(ci(&r.sim, true)),
+                Cell::Num(ci(&r.sim, false)),
+                Cell::Num(r.emu.mean),
+                Cell::Num(ci(&r.emu, true)),
+                Cell::Num(ci(&r.emu, false)),
+                Cell::Num(r.relative_difference),
+                Cell::Num(r.tolerance),
+                Cell::from(r.verdict.as_str()),
+            ]);
+        }
+        printed.print(args.format);
     }
     for note in &notes {
         eprintln!("squall compare: {note}");
@@ -406,10 +454,12 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     if flagged > 0 {
         eprintln!("squall compare: warning: {flagged} emulated run(s) did not keep timing (see emu/rep-N/result.json)");
     }
-    crate::output::outln!(
-        "\nwrote {0}/compare.csv, {0}/compare.html, {0}/plots/, {0}/sim/ and {0}/emu/",
-        out.display()
-    );
+    let wrote = format!("wrote {0}/compare.csv, {0}/compare.html, {0}/plots/, {0}/sim/ and {0}/emu/", out.display());
+    if table {
+        crate::output::outln!("\n{wrote}");
+    } else {
+        eprintln!("{wrote}");
+    }
     let failed: Vec<String> = rows
         .iter()
         .filter(|r| r.verdict == Verdict::Fail)

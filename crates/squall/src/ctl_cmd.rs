@@ -10,6 +10,8 @@ use squall_emu::naming::RunId;
 use squall_link::{BlackoutMode, Rate};
 use squall_scenario::BlackoutDirection;
 
+use crate::output::outln;
+
 #[derive(Args)]
 pub struct CtlArgs {
     #[command(subcommand)]
@@ -94,14 +96,14 @@ pub fn run(args: CtlArgs) -> Result<ExitCode> {
         CtlCommand::List => {
             let ids = control::list();
             if ids.is_empty() {
-                println!("no emulation is running");
+                outln!("no emulation is running");
             } else {
-                println!("RUN\tSCENARIO\tHOSTS (name address, where)");
+                outln!("RUN\tSCENARIO\tHOSTS (name address, where)");
             }
             for id in ids {
                 match control::request(id, &Request::Info) {
-                    Ok(info) => println!("{}\t{}\t{}", id.0, info["scenario"].as_str().unwrap_or("?"), hosts(&info)),
-                    Err(e) => println!("{}\t(no answer: {e})", id.0),
+                    Ok(info) => outln!("{}\t{}\t{}", id.0, info["scenario"].as_str().unwrap_or("?"), hosts(&info)),
+                    Err(e) => outln!("{}\t(no answer: {e})", id.0),
                 }
             }
             return Ok(ExitCode::SUCCESS);
@@ -138,7 +140,7 @@ pub fn run(args: CtlArgs) -> Result<ExitCode> {
     };
     match control::request(RunId(id), &request) {
         Ok(v) => {
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            outln!("{}", serde_json::to_string_pretty(&v)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => bail!("{e}"),

@@ -157,7 +157,17 @@ pub struct EmuArgs {
     /// Inline mode: attach even to an interface with this machine's
     /// default route or one of its global addresses.
     #[arg(long)]
+    pub force_interface: bool,
+    /// Replace the run already in --out (its files are removed first, as
+    /// `squall sim --force` does); without it such a directory is refused
+    /// before anything is started.
+    #[arg(long)]
     pub force: bool,
+    /// How to print the per-flow results (from the hosts' pcaps): an
+    /// aligned `table`, or `json` / `csv` with plain numbers and the unit
+    /// in each name, as `squall sim --format`.
+    #[arg(long, value_enum, default_value_t = sim_cmd::Format::Table)]
+    pub format: sim_cmd::Format,
     /// Shell mode: run this command on the mobile host (the second host of
     /// the first link) with SQUALL_PEER set to the fixed host's address; the
     /// run ends when it exits.
@@ -195,6 +205,11 @@ struct EmuSummary {
     seed: u64,
     replications: u32,
     resolved_scenario: Scenario,
+    /// TCP flows whose window (theirs, or the kernel's buffers) or
+    /// application caps them below their path's bottleneck
+    /// (crate::limits::emu_tcp_limits); absent when none is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tcp_limits: Vec<crate::limits::FlowLimit>,
     runs: Vec<RunSummary>,
     aggregate: Aggregate,
     /// Departure-time error of the run (seed 000 §6).
@@ -677,25 +692,6 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Removes what an earlier run left in `rep` (rep-0, squall's own
-/// directory) among the files this run writes there, so that none of a
-/// run's outputs can be taken for this one's: events.csv, timing.csv and
-/// the hosts' pcaps, which `--no-events`, `--no-timing` and `--no-pcap`
-/// leave unwritten. Called once the run is set to start (a refused
-/// invocation removes nothing); other files are left alone.
-fn remove_earlier_outputs<'a>(rep: &Path, hosts: impl Iterator<Item = &'a str>) -> Result<()> {
-    let names =
-        ["events.csv".to_string(), "timing.csv".to_string()].into_iter().chain(hosts.map(|h| format!("{h}.pcap")));
-    for name in names {
-        let path = rep.join(name);
-        match fs::remove_file(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            r => r.with_context(|| format!("cannot remove {} (an earlier run's)", path.display()))?,
-        }
-    }
-    Ok(())
-}
-
 pub fn run(args: EmuArgs) -> Result<ExitCode> {
     let Loaded { source, mut scenario } = sim_cmd::load(&args.common, None)?;
     if args.common.link.is_some() {
@@ -710,6 +706,14 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     scenario.replications = 1;
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
     let rep = out.join("rep-0");
+    // Refused before the output directory is touched.
+    if args.force_interface && scenario.inline.is_none() && args.inline.is_none() {
+        anyhow::bail!(
+            "--force-interface is for inline mode (--inline IFACE,IFACE or an [inline] table in the scenario)"
+        );
+    }
+    // Refused or cleared before anything starts (no namespace, no command).
+    crate::output::prepare_out_dir(&out, args.force)?;
     fs::create_dir_all(rep.join("workloads"))
         .with_context(|| format!("cannot create output directory {}", rep.display()))?;
     let (commands, sysctls) = commands(&args, &scenario, &out.join("scenario.toml"), &rep.join("workloads"))?;
@@ -738,12 +742,12 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         });
         inline.interfaces = interfaces.clone();
     }
-    if args.force && scenario.inline.is_none() {
-        anyhow::bail!("--force is for inline mode (--inline IFACE,IFACE or an [inline] table in the scenario)");
-    }
     let resolved = toml::to_string(&scenario).context("cannot write the resolved scenario")?;
-    fs::write(out.join("scenario.toml"), &resolved).with_context(|| format!("cannot write {}", out.display()))?;
-    remove_earlier_outputs(&rep, scenario.hosts.iter().map(|h| h.name.as_str()))?;
+    crate::output::write_atomic(&out.join("scenario.toml"), &resolved)?;
+    let tcp_limits = crate::limits::emu_tcp_limits(&scenario, |h| crate::limits::kernel_buffers(&scenario, h));
+    for l in &tcp_limits {
+        eprintln!("squall emu: tcp flow `{}` is {}", l.flow, l.limited_by.text);
+    }
 
     let options = EmulationOptions {
         dataplane: DataplaneOptions {
@@ -767,7 +771,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         workload_dir: rep.join("workloads"),
         inline: scenario.inline.as_ref().map(|i| squall_emu::inline::InlineOptions {
             interfaces: i.interfaces.clone(),
-            force: args.force,
+            force: args.force_interface,
             socket: args.inline_socket.into(),
         }),
         mtu: args.mtu,
@@ -832,6 +836,8 @@ fn write_outputs(
         anyhow::bail!("recording failed: {e}");
     }
 
+    // As said before the run started.
+    let tcp_limits = crate::limits::emu_tcp_limits(&scenario, |h| crate::limits::kernel_buffers(&scenario, h));
     let stages: Vec<StageSummary> = d.stages.iter().map(stage_summary).collect();
     let hosts: Vec<squall_analysis::RunHost> =
         scenario.hosts.iter().map(|h| squall_analysis::RunHost { name: h.name.clone(), address: h.address }).collect();
@@ -872,6 +878,7 @@ fn write_outputs(
         seed: scenario.seed,
         replications: 1,
         resolved_scenario: scenario,
+        tcp_limits,
         runs: vec![run],
         aggregate,
         timing: d.timing.clone(),
@@ -894,9 +901,11 @@ fn write_outputs(
             peak_rss_kb,
         },
     };
-    let path = out.join("summary.json");
-    fs::write(&path, serde_json::to_string_pretty(&summary)?)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    crate::output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
+    // `squall run` and `squall compare` print their own tables.
+    if !args.files_moved_by_parent {
+        print_flows(&summary.aggregate.flows, args.format);
+    }
     let t = &d.timing;
     eprintln!(
         "squall emu: ended by {:?} at {:.3} s; {} deliveries, departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, max {:.1} us; {} late (> {} ms){}",
@@ -940,6 +949,55 @@ fn write_outputs(
         }
     }
     Ok(())
+}
+
+/// The per-flow results of the run (from the hosts' pcaps, squall-analysis
+/// METRICS), as `squall sim` prints its own: an aligned table, or json /
+/// csv with the unit in each column's name and plain numbers.
+fn print_flows(flows: &BTreeMap<String, BTreeMap<String, Summary>>, format: sim_cmd::Format) {
+    use crate::output::{Cell, Rows};
+    let value = |m: &BTreeMap<String, Summary>, k: &str| m.get(k).map_or(f64::NAN, |x| x.mean);
+    if format != sim_cmd::Format::Table {
+        let mut columns = vec!["flow".to_string()];
+        columns.extend(squall_analysis::report::METRICS.iter().map(|(k, _)| crate::output::metric_with_unit(k)));
+        let mut rows = Rows { columns, rows: Vec::new() };
+        for (name, m) in flows {
+            let mut row = vec![Cell::from(name.as_str())];
+            row.extend(squall_analysis::report::METRICS.iter().map(|(k, _)| Cell::Num(value(m, k))));
+            rows.push(row);
+        }
+        rows.print(format);
+        return;
+    }
+    crate::output::outln!("\nflows (one run; from the hosts' pcaps; docs/metrics.md defines each figure)");
+    let mut table = vec![
+        [
+            "flow",
+            "sent",
+            "received",
+            "dropped",
+            "throughput (Mbit/s)",
+            "delay mean (ms)",
+            "RTT mean (ms)",
+            "jitter RFC 3550 (ms)",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for (name, m) in flows {
+        let ms = |k: &str| format!("{:.1}", value(m, k) * 1e3);
+        table.push(vec![
+            name.clone(),
+            format!("{:.0}", value(m, "sent_packets")),
+            format!("{:.0}", value(m, "received_packets")),
+            format!("{:.0}", value(m, "dropped")),
+            format!("{:.3}", value(m, "throughput_bps") / 1e6),
+            ms("delay_mean"),
+            ms("rtt_mean"),
+            ms("jitter_rfc3550"),
+        ]);
+    }
+    sim_cmd::print_aligned(&table);
 }
 
 #[cfg(test)]

@@ -108,3 +108,120 @@ pub fn prepare_out_dir(out: &Path, force: bool) -> Result<()> {
 fn fs_entries(dir: &Path) -> io::Result<usize> {
     Ok(std::fs::read_dir(dir)?.count())
 }
+
+/// One cell of a [`Rows`] table: a name or a plain number (NaN: none).
+#[derive(Clone, Debug)]
+pub enum Cell {
+    Text(String),
+    Num(f64),
+}
+
+impl From<&str> for Cell {
+    fn from(s: &str) -> Self {
+        Cell::Text(s.to_string())
+    }
+}
+
+impl From<String> for Cell {
+    fn from(s: String) -> Self {
+        Cell::Text(s)
+    }
+}
+
+impl From<f64> for Cell {
+    fn from(x: f64) -> Self {
+        Cell::Num(x)
+    }
+}
+
+/// A table as `--format json|csv` prints it: column names with the unit
+/// in the name (`throughput_bit_per_s`), plain numbers in SI base units,
+/// as `squall sim --format` does.
+#[derive(Debug, Default)]
+pub struct Rows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+impl Rows {
+    pub fn new(columns: &[&str]) -> Self {
+        Rows { columns: columns.iter().map(|c| c.to_string()).collect(), rows: Vec::new() }
+    }
+
+    pub fn push(&mut self, row: Vec<Cell>) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.rows.push(row);
+    }
+
+    /// One JSON object per row; a number that does not exist (NaN) is null.
+    pub fn json(&self) -> serde_json::Value {
+        let rows = self.rows.iter().map(|row| {
+            let o: serde_json::Map<String, serde_json::Value> = self
+                .columns
+                .iter()
+                .zip(row)
+                .map(|(c, v)| {
+                    let v = match v {
+                        Cell::Text(t) => t.clone().into(),
+                        Cell::Num(x) if x.is_finite() => serde_json::json!(x),
+                        Cell::Num(_) => serde_json::Value::Null,
+                    };
+                    (c.clone(), v)
+                })
+                .collect();
+            serde_json::Value::Object(o)
+        });
+        serde_json::Value::Array(rows.collect())
+    }
+
+    /// A header and one line per row (RFC 4180: a field with a comma, a
+    /// quote or a line break is quoted); a number that does not exist is
+    /// an empty field.
+    pub fn csv(&self) -> String {
+        fn field(s: &str) -> String {
+            if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+        }
+        let mut text = self.columns.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
+        text.push('\n');
+        for row in &self.rows {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| match c {
+                    Cell::Text(t) => field(t),
+                    Cell::Num(x) if x.is_finite() => x.to_string(),
+                    Cell::Num(_) => String::new(),
+                })
+                .collect();
+            text.push_str(&cells.join(","));
+            text.push('\n');
+        }
+        text
+    }
+
+    /// Prints the rows as json or csv on stdout (quietly ending on a
+    /// closed pipe); `table` is for the caller's own layout.
+    pub fn print(&self, format: crate::sim_cmd::Format) {
+        match format {
+            crate::sim_cmd::Format::Json => {
+                outln!("{}", serde_json::to_string_pretty(&self.json()).unwrap_or_default())
+            }
+            crate::sim_cmd::Format::Csv => out!("{}", self.csv()),
+            crate::sim_cmd::Format::Table => {}
+        }
+    }
+}
+
+/// A flow metric's name (squall-analysis `METRICS`) with its unit, as
+/// `--format json|csv` names columns: `throughput_bps` is
+/// `throughput_bit_per_s`, `delay_mean` `delay_mean_s`.
+pub fn metric_with_unit(metric: &str) -> String {
+    match metric {
+        "throughput_bps" => "throughput_bit_per_s".into(),
+        "goodput_bps" => "goodput_bit_per_s".into(),
+        "retransmitted" | "dropped" => format!("{metric}_packets"),
+        "retransmitted_pct" => "retransmitted_percent".into(),
+        "elapsed" | "delay_mean" | "rtt_mean" | "interarrival_mean" | "jitter_rfc3550" | "delay_p50" | "delay_p99"
+        | "interarrival_sd" => format!("{metric}_s"),
+        other => other.into(),
+    }
+}

@@ -16,6 +16,8 @@ use squall_analysis::report::{RunRecord, SetInfo, detail_points, metric, write_r
 use squall_analysis::run_report::{self, run_figures};
 use squall_analysis::{RunHost, analyse_run, by_workload, jain_index, summarize};
 
+use crate::output::outln;
+
 use crate::run_cmd::Manifest;
 
 #[derive(Args)]
@@ -27,6 +29,11 @@ pub struct ReportArgs {
     /// Which replication of a `squall sim` output to draw (its rep-N/).
     #[arg(long, default_value_t = 0)]
     pub replication: u32,
+    /// How to print an experiment's summary table: aligned `table`, or
+    /// `json` / `csv` with plain numbers and the unit in each name (as
+    /// `squall sim --format`).
+    #[arg(long, value_enum, default_value_t = crate::sim_cmd::Format::Table)]
+    pub format: crate::sim_cmd::Format,
 }
 
 /// What kind of output directory a report is asked of.
@@ -64,7 +71,7 @@ fn kind(dir: &Path) -> Result<Kind> {
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     match kind(&args.dir)? {
-        Kind::Experiment => build(&args.dir)?,
+        Kind::Experiment => build(&args.dir, args.format)?,
         Kind::Run => run_report(&args.dir, args.replication)?,
         Kind::OneRun => {
             let (result, scenario, hosts, end) = read_result(&args.dir.join("result.json"), 0)?;
@@ -196,11 +203,11 @@ fn write_run_page(
     let csv_path = out.join("report-series.csv");
     run_report::write_atomically(&csv_path, &run_report::series_csv(&figures))
         .with_context(|| format!("cannot write {}", csv_path.display()))?;
-    println!("wrote {} ({} figures) and {}", html_path.display(), figures.figures.len(), csv_path.display());
+    outln!("wrote {} ({} figures) and {}", html_path.display(), figures.figures.len(), csv_path.display());
     Ok(())
 }
 
-pub fn build(out: &Path) -> Result<()> {
+pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
     let path = out.join("experiment.json");
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let manifest: Manifest =
@@ -259,8 +266,15 @@ pub fn build(out: &Path) -> Result<()> {
         });
     }
     write_report(out, &manifest.experiment, &sets, &runs)?;
-    print_summary(&sets, &runs);
-    println!("\nwrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
+    let wrote = format!("wrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
+    if format == crate::sim_cmd::Format::Table {
+        print_summary(&sets, &runs);
+        outln!("\n{wrote}");
+    } else {
+        // With json or csv, stdout holds the data alone.
+        summary_rows(&sets, &runs).print(format);
+        eprintln!("{wrote}");
+    }
     Ok(())
 }
 
@@ -340,10 +354,69 @@ pub(crate) fn mark_unfinished(dir: &Path, flows: &mut [squall_analysis::FlowStat
 }
 
 /// Seed 000 Table 2 on the terminal: per set, point and flow.
+/// The summary table as `--format json|csv` rows: per set, point and
+/// flow, the number of replications, the elapsed time's p10, median and
+/// p90 and the means of throughput, retransmitted and dropped packets
+/// over the replications (the figures summary.csv holds per metric).
+fn summary_rows(sets: &[SetInfo], runs: &[RunRecord]) -> crate::output::Rows {
+    use crate::output::Cell;
+    let mut rows = crate::output::Rows::new(&[
+        "set",
+        "point",
+        "params",
+        "flow",
+        "replications",
+        "elapsed_p10_s",
+        "elapsed_p50_s",
+        "elapsed_p90_s",
+        "throughput_bit_per_s",
+        "retransmitted_packets",
+        "dropped_packets",
+    ]);
+    for set in sets {
+        for (pi, params) in set.points.iter().enumerate() {
+            let label: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let mut by_flow: BTreeMap<&str, Vec<&squall_analysis::FlowStats>> = BTreeMap::new();
+            for r in runs.iter().filter(|r| r.set == set.name && r.point == pi) {
+                for f in &r.flows {
+                    by_flow.entry(&f.label).or_default().push(f);
+                }
+            }
+            for (flow, fs) in by_flow {
+                let m = |k: &str| summarize(&fs.iter().map(|f| metric(f, k)).collect::<Vec<_>>());
+                let e = m("elapsed");
+                rows.push(vec![
+                    Cell::from(set.name.as_str()),
+                    Cell::Num(pi as f64),
+                    Cell::from(label.join(" ")),
+                    Cell::from(flow),
+                    Cell::Num(e.n as f64),
+                    Cell::Num(e.p10),
+                    Cell::Num(e.median),
+                    Cell::Num(e.p90),
+                    Cell::Num(m("throughput_bps").mean),
+                    Cell::Num(m("retransmitted").mean),
+                    Cell::Num(m("dropped").mean),
+                ]);
+            }
+        }
+    }
+    rows
+}
+
 fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
-    println!(
+    outln!(
         "\n{:<14} {:<28} {:<34} {:>4} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7}",
-        "set", "point", "flow", "n", "el. p10", "median", "p90", "kbit/s", "rexmit", "dropped"
+        "set",
+        "point",
+        "flow",
+        "n",
+        "el. p10",
+        "median",
+        "p90",
+        "kbit/s",
+        "rexmit",
+        "dropped"
     );
     for set in sets {
         for (pi, params) in set.points.iter().enumerate() {
@@ -358,7 +431,7 @@ fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
             for (flow, fs) in by_flow {
                 let m = |k: &str| summarize(&fs.iter().map(|f| metric(f, k)).collect::<Vec<_>>());
                 let e = m("elapsed");
-                println!(
+                outln!(
                     "{:<14} {:<28} {:<34} {:>4} {:>9.2} {:>9.2} {:>9.2} {:>11.2} {:>7.1} {:>7.1}",
                     set.name,
                     label.join(" "),

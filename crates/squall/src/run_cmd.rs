@@ -53,6 +53,11 @@ pub struct RunArgs {
     /// without it: usually a sweep with more keys or values than meant).
     #[arg(long)]
     pub allow_many_runs: bool,
+    /// How to print the summary table: aligned `table`, or `json` / `csv`
+    /// with plain numbers and the unit in each name (as `squall sim
+    /// --format`).
+    #[arg(long, value_enum, default_value_t = crate::sim_cmd::Format::Table)]
+    pub format: crate::sim_cmd::Format,
 }
 
 /// More replications than this need `--allow-many-runs`.
@@ -234,6 +239,8 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> 
         .arg(&work)
         .args(["--seed", &seed.to_string()])
         .arg("--files-moved-by-parent")
+        // Its own work directory: what a failed attempt left there goes.
+        .arg("--force")
         .status()
         .context("cannot start `squall emu`")?;
     if !status.success() {
@@ -337,6 +344,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    crate::report_cmd::build(&out)?;
+    crate::report_cmd::build(&out, args.format)?;
     Ok(ExitCode::SUCCESS)
 }

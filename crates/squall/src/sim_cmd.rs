@@ -450,8 +450,12 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         scenario.duration.as_secs_f64()
     );
     let tcp_limits = crate::limits::tcp_limits(&scenario);
-    for l in &tcp_limits {
-        eprintln!("squall sim: tcp flow `{}` is {}", l.flow, l.limited_by.text);
+    // Said once: in the table's notes, or on stderr when stdout holds
+    // json or csv (where summary.json's `tcp_limits` has it too).
+    if sim.format != Format::Table {
+        for l in &tcp_limits {
+            eprintln!("squall sim: tcp flow `{}` is {}", l.flow, l.limited_by.text);
+        }
     }
     let outputs = Outputs { events: !args.no_events, pcap: !args.no_pcap };
     let runs = squall_sim::for_each_replication(&scenario, jobs, |i| {
@@ -602,7 +606,7 @@ fn mean_with_ci(x: &Summary, scale: f64, decimals: usize) -> String {
 
 /// Prints `rows` (the first is the header) as columns two spaces apart,
 /// the first left-aligned, the others right-aligned.
-fn print_aligned(rows: &[Vec<String>]) {
+pub(crate) fn print_aligned(rows: &[Vec<String>]) {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let width: Vec<usize> =
         (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|v| v.chars().count()).max().unwrap_or(0)).collect();

@@ -11,6 +11,8 @@ use clap::{Args, Subcommand};
 use squall_emu::bulk::{self, ClientOptions};
 use squall_link::Bytes;
 
+use crate::output::outln;
+
 #[derive(Args)]
 pub struct ToolArgs {
     #[command(subcommand)]
@@ -176,7 +178,7 @@ fn bulk_cmd(args: BulkArgs) -> Result<ExitCode> {
         let file = fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
         bulk::write_samples_csv(BufWriter::new(file), &samples)?;
     }
-    println!("{}", serde_json::to_string(&result)?);
+    outln!("{}", serde_json::to_string(&result)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -185,13 +187,13 @@ fn udp_cmd(args: UdpArgs) -> Result<ExitCode> {
     if args.sink {
         let limit = std::time::Duration::from_secs_f64(args.seconds.max(1.0) + 30.0);
         let report = blast::sink(std::time::Duration::from_millis(500), limit).context("UDP sink")?;
-        println!("{}", serde_json::to_string(&report)?);
+        outln!("{}", serde_json::to_string(&report)?);
         return Ok(ExitCode::SUCCESS);
     }
     let Some(to) = args.send else { bail!("give --sink, or --send ADDR") };
     let sent =
         blast::send(to, args.size, args.seconds, args.rate_bps).with_context(|| format!("UDP sender to {to}"))?;
-    println!("{{\"sent\":{sent}}}");
+    outln!("{{\"sent\":{sent}}}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -219,6 +221,6 @@ fn udp_flow_cmd(args: UdpFlowArgs) -> Result<ExitCode> {
         .map(|(at, size)| (std::time::Duration::from_nanos((at - squall_link::Instant::ZERO).as_nanos()), size));
     let report = squall_emu::udp_flow::send(std::net::SocketAddrV4::new(to, dst_port), src_port, flow.ecn, packets)
         .with_context(|| format!("{what}: sending to {to}:{dst_port} from port {src_port}"))?;
-    println!("{}", serde_json::to_string(&report)?);
+    outln!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -71,6 +71,9 @@ fn the_first_command_uses_linux_and_rfc_says_it_is_window_limited() {
     let stdout = ok(&o);
     let text = "window-limited: 64 KiB (rwnd) per 101.2 ms RTT = 5.18 Mbit/s, below the 10 Mbit/s bottleneck";
     assert!(stdout.contains(&format!("note: tcp flow `tcp` is {text}")), "{stdout}");
+    // Said once, not on stderr as well (issue 28).
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stdout.matches("window-limited").count() + stderr.matches("window-limited").count(), 1, "{stderr}");
     let s = summary(&rfc);
     assert_eq!(s["resolved_scenario"]["workload"]["tcp"][0]["profile"], "rfc");
     let limit = &s["tcp_limits"][0];

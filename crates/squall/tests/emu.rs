@@ -299,10 +299,11 @@ fn cpus_of_a_run(pin: &[&str], single_cpu: bool) -> (Option<Vec<usize>>, Vec<usi
     (dataplane, allowed_cpus(&workload), summary)
 }
 
-/// A run into the directory of an earlier one leaves none of the earlier
-/// run's outputs that it does not write itself, and says which it wrote.
+/// A run into the directory of an earlier one is refused unless --force,
+/// which leaves none of the earlier run's files; each run says which it
+/// wrote.
 #[test]
-fn a_run_removes_the_outputs_an_earlier_run_left_that_it_does_not_write() {
+fn a_run_into_an_earlier_runs_directory_needs_force_and_leaves_nothing_of_it() {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !namespaces_available() {
         return;
@@ -331,19 +332,45 @@ fn a_run_removes_the_outputs_an_earlier_run_left_that_it_does_not_write() {
         assert!(out.status.success(), "{stderr}");
         let summary: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
-        (listed(), stderr, summary["emu"]["busy_poll"].as_f64())
+        (
+            listed(),
+            stderr,
+            summary["emu"]["busy_poll"].as_f64(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            summary,
+        )
     };
-    let (files, stderr, busy_poll) = run(&[]);
+    // Three UDP datagrams from fixed to mobile make a flow to print.
+    let send = "fixed@0s=bash -c 'for i in 1 2 3; do echo x > /dev/udp/10.0.1.1/9000; sleep 0.01; done'";
+    let (files, stderr, busy_poll, stdout, summary) = run(&["--format", "json", "--run", send]);
+    // --format json: stdout is the per-flow results alone, each number
+    // summary.json's (one run: its mean), the unit in each name.
+    let rows: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is JSON alone");
+    let flows = summary["aggregate"]["flows"].as_object().unwrap();
+    assert!(!flows.is_empty());
+    assert_eq!(rows.as_array().unwrap().len(), flows.len(), "{stdout}");
+    for row in rows.as_array().unwrap() {
+        let m = &flows[row["flow"].as_str().unwrap()];
+        assert_eq!(row["throughput_bit_per_s"], m["throughput_bps"]["mean"], "{row}");
+        assert_eq!(row["delay_mean_s"], m["delay_mean"]["mean"], "{row}");
+    }
     assert_eq!(files, ["events.csv", "fixed.pcap", "mobile.pcap", "timing.csv", "workloads"]);
     assert!(stderr.contains("rep-0/ (events.csv, HOST.pcap, timing.csv, workloads/)"), "{stderr}");
     // The summary records the loop's settings: busy polling 50 us by default.
     assert_eq!(busy_poll, Some(50e-6));
-    // A refused invocation removes nothing; a file of the user's stays.
+    // A refused invocation removes nothing: the earlier run is refused
+    // without --force, and --force-interface is for inline mode only.
     std::fs::write(dir.path().join("rep-0/mine.pcap"), b"").unwrap();
-    assert!(!emu(&["--force"]).status.success(), "--force without inline mode is refused");
+    let refused = emu(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && err.contains("already holds a run") && err.contains("--force"), "{err}");
+    let refused = emu(&["--force", "--force-interface"]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && err.contains("--force-interface is for inline mode"), "{err}");
     assert_eq!(listed(), ["events.csv", "fixed.pcap", "mine.pcap", "mobile.pcap", "timing.csv", "workloads"]);
-    let (files, stderr, busy_poll) = run(&["--no-pcap", "--no-events", "--no-timing", "--busy-poll", "0 s"]);
-    assert_eq!(files, ["mine.pcap", "workloads"]);
+    let (files, stderr, busy_poll, _, _) =
+        run(&["--force", "--no-pcap", "--no-events", "--no-timing", "--busy-poll", "0 s"]);
+    assert_eq!(files, ["workloads"]);
     assert!(stderr.contains("rep-0/ (workloads/)"), "{stderr}");
     assert_eq!(busy_poll, Some(0.0));
 }

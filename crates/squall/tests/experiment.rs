@@ -60,6 +60,7 @@ fn resumed_experiment_neither_repeats_nor_loses_a_replication() {
     assert_eq!(results.lines().count(), 1 + 12 * 2);
     // Each swept value also as a number in base units, the unit in the
     // column name: "9600 bit/s" is 9600, "300 ms" is 0.3.
+    let mut by_point = BTreeMap::new();
     for row in csv_rows(&results) {
         let rate = match row["stage.gsm-down.rate"].trim_matches('"') {
             "4800 bit/s" => 4800.0,
@@ -69,11 +70,53 @@ fn resumed_experiment_neither_repeats_nor_loses_a_replication() {
         let delay = if row["stage.gsm-down.delay"].trim_matches('"') == "100 ms" { 0.1 } else { 0.3 };
         assert_eq!(row["stage.gsm-down.rate_bit_per_s"].parse::<f64>().unwrap(), rate, "{row:?}");
         assert_eq!(row["stage.gsm-down.delay_s"].parse::<f64>().unwrap(), delay, "{row:?}");
+        by_point.insert(row["point"].clone(), (rate, delay));
+    }
+    assert_eq!(by_point.len(), 4);
+    // summary.csv carries the swept values as numbers too, under the same
+    // column names (issue 28: no "300 ms" to parse), one row per point,
+    // flow and metric.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let rows = csv_rows(&summary);
+    assert!(rows.len() >= 4 * 2, "{summary}");
+    for row in rows {
+        let (rate, delay) = by_point[&row["point"]];
+        assert_eq!(row["stage.gsm-down.rate_bit_per_s"].parse::<f64>().unwrap(), rate, "{row:?}");
+        assert_eq!(row["stage.gsm-down.delay_s"].parse::<f64>().unwrap(), delay, "{row:?}");
     }
     // A finished experiment resumed again runs nothing and rebuilds the report.
     ok(squall(&["run", &exp, "--out", out_s, "--resume"]));
     assert_eq!(std::fs::read_to_string(out.join("runs.log")).unwrap(), log);
     ok(squall(&["report", out_s]));
+    // `squall report --format json|csv`: the summary table as plain
+    // numbers, each flow's throughput summary.csv's mean of throughput_bps
+    // for the same set, point and flow.
+    let means: BTreeMap<(String, String, String), f64> = csv_rows(&summary)
+        .into_iter()
+        .filter(|r| r["metric"] == "throughput_bps")
+        .map(|r| ((r["set"].clone(), r["point"].clone(), r["flow"].clone()), r["mean"].parse().unwrap()))
+        .collect();
+    let json = ok(squall(&["report", out_s, "--format", "json"]));
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).expect("stdout is JSON alone");
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), means.len(), "{rows:?}");
+    for row in rows {
+        let key = (
+            row["set"].as_str().unwrap().to_string(),
+            row["point"].as_f64().unwrap().to_string(),
+            row["flow"].as_str().unwrap().to_string(),
+        );
+        // The same mean, up to the order of a floating-point sum.
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * y.abs();
+        assert!(close(row["throughput_bit_per_s"].as_f64().unwrap(), means[&key]), "{row} against {}", means[&key]);
+        assert_eq!(row["replications"], 3.0);
+    }
+    let csv = String::from_utf8(ok(squall(&["report", out_s, "--format", "csv"])).stdout).unwrap();
+    for row in csv_rows(&csv) {
+        let key = (row["set"].clone(), row["point"].clone(), row["flow"].clone());
+        let x = row["throughput_bit_per_s"].parse::<f64>().unwrap();
+        assert!((x - means[&key]).abs() <= 1e-12 * x.abs(), "{row:?} against {}", means[&key]);
+    }
 }
 
 #[test]

@@ -473,7 +473,17 @@ fn reference_lists_every_schema_key() {
         ("Commands", in_scenario("[[workload.commands]]\nhost = \"fixed\"\nrun = \"true\"\nzzzz = 1\n")),
         ("Inline", in_scenario("[inline]\nzzzz = 1\n")),
     ];
-    for kind in ["constant", "uniform", "exponential", "normal", "pareto", "cauchy", "two_state_markov", "empirical"] {
+    for kind in [
+        "constant",
+        "uniform",
+        "exponential",
+        "normal",
+        "pareto",
+        "cauchy",
+        "two_state_markov",
+        "netem_table",
+        "empirical",
+    ] {
         probes.push(("Distributions", stage(&format!("jitter = {{ kind = \"{kind}\", zzzz = 1 }}"))));
     }
     let mut missing = Vec::new();

@@ -389,7 +389,7 @@ fn bad_interfaces_and_a_busy_interface_are_refused_by_name() {
     let run_with = |inline: &str, extra: &[&str]| {
         let out = dir.path().join("bad");
         let o = Command::new(SQUALL)
-            .args(["emu", "--inline", inline, "--duration", "1 s", "--out", out.to_str().unwrap()])
+            .args(["emu", "--inline", inline, "--duration", "1 s", "--out", out.to_str().unwrap(), "--force"])
             .args(extra)
             .arg(&file)
             .output()
@@ -406,12 +406,12 @@ fn bad_interfaces_and_a_busy_interface_are_refused_by_name() {
     let (ok, err) = run_with("justone", &[]);
     assert!(!ok && err.contains("two interface names"), "{err}");
     // An interface with one of the machine's own addresses: refused unless
-    // --force.
+    // --force-interface.
     assert!(ip(&["addr", "add", "10.202.0.9/32", "dev", &bed.side[0]]));
     let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &[]);
-    assert!(!ok && err.contains("this machine's address 10.202.0.9") && err.contains("--force"), "{err}");
-    let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &["--force"]);
-    assert!(ok, "--force: {err}");
+    assert!(!ok && err.contains("this machine's address 10.202.0.9") && err.contains("--force-interface"), "{err}");
+    let (ok, err) = run_with(&format!("{},{}", bed.side[0], bed.side[1]), &["--force-interface"]);
+    assert!(ok, "--force-interface: {err}");
     assert!(ip(&["addr", "del", "10.202.0.9/32", "dev", &bed.side[0]]));
     // A down interface.
     assert!(ip(&["link", "set", &bed.side[1], "down"]));

@@ -276,3 +276,111 @@ fn run_refuses_an_earlier_experiment_unless_resume_or_force() {
     assert!(out.join("report.html").is_file());
     assert!(!run(&["--force", "--resume"]).status.success(), "the two flags conflict");
 }
+
+/// `squall emu` refuses an --out that holds a run before it starts
+/// anything (issue 28): the error is the directory's, it never announces
+/// a run (the "while it runs" line), and the earlier run's files stay.
+/// `--force` gets past the refusal and clears the directory: the sim
+/// run's replication is gone whether or not this machine can emulate.
+#[test]
+fn emu_refuses_an_earlier_run_unless_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    assert!(sim(&out, &[]).status.success());
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    let emu = |extra: &[&str]| {
+        let mut args = vec!["emu", "--link", "rate 10mbit delay 5ms", "--duration", "0.2 s", "--no-pcap"];
+        args.extend_from_slice(&["--no-events", "--out", out.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        squall(&args)
+    };
+    let refused = emu(&[]);
+    let err = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("already holds a run (summary.json); --force to replace it"), "{err}");
+    assert!(!err.contains("while it runs"), "nothing was started: {err}");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
+    // --force-interface is inline mode's: refused here, even with
+    // --force, before the directory is touched.
+    let refused = emu(&["--force", "--force-interface"]);
+    let err = text(&refused.stderr);
+    assert!(!refused.status.success() && err.contains("--force-interface is for inline mode"), "{err}");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
+    // --force: cleared first (without root the emulation then fails on
+    // its own; as root it runs and writes an emu summary).
+    let forced = emu(&["--force"]);
+    let err = text(&forced.stderr);
+    assert!(!err.contains("already holds a run"), "{err}");
+    assert_ne!(std::fs::read(out.join("summary.json")).ok(), Some(before), "the sim run's summary is gone");
+    if forced.status.success() {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(v["engine"], "emu");
+    }
+}
+
+/// Every command that prints ends quietly when its reader has gone
+/// (issue 28): stdout is a pipe whose read end is closed before the
+/// command starts, so its first write fails with EPIPE; the command
+/// exits 0 with no panic and no "Broken pipe".
+#[test]
+fn printing_commands_end_quietly_on_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let out_s = out.to_str().unwrap();
+    // A run with its pcaps, for `squall report`.
+    let run = squall(&["sim", "--link", "rate 10mbit delay 50ms", "--udp", "5 Mbit/s", "--out", out_s]);
+    assert!(run.status.success(), "{}", text(&run.stderr));
+    let commands: [&[&str]; 7] = [
+        &["scenarios"],
+        &["show", "builtin:gsm-udp"],
+        &["report", out_s],
+        &["ctl", "list"],
+        &["validate", "--case", "1"],
+        &["completions", "bash"],
+        &["man"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = Command::new(env!("CARGO_BIN_EXE_squall")).args(args).stdout(writer).output().unwrap();
+        let err = text(&o.stderr);
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{args:?}: {err}");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+    }
+    // And as a shell pipeline: `squall scenarios | head -1` prints one
+    // line, nothing on stderr, and squall's own status is 0.
+    let o = Command::new("bash")
+        .args(["-c", &format!("set -o pipefail; {} scenarios | head -1", env!("CARGO_BIN_EXE_squall"))])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).lines().count(), 1);
+    assert_eq!(text(&o.stderr), "");
+}
+
+/// `squall validate --format json|csv`: one row per check with plain
+/// numbers, the same checks and numbers as `--json FILE` writes.
+#[test]
+fn validate_prints_json_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.json");
+    let o = squall(&["validate", "--case", "1", "--format", "json", "--json", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is JSON alone");
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let checks = written[0]["checks"].as_array().unwrap();
+    let rows = printed.as_array().unwrap();
+    assert_eq!(rows.len(), checks.len());
+    for (row, check) in rows.iter().zip(checks) {
+        assert_eq!(row["case"], 1.0);
+        assert_eq!(row["check"], check["name"]);
+        assert_eq!(row["expected"], check["expected"]);
+        assert_eq!(row["measured"], check["measured"]);
+    }
+    let o = squall(&["validate", "--case", "1", "--format", "csv"]);
+    let csv = text(&o.stdout);
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("case,case_name,check,expected,measured,ci95_low,ci95_high,tolerance,result"));
+    assert_eq!(lines.count(), checks.len());
+}

@@ -378,7 +378,8 @@ fn a_missing_or_down_interface_is_refused_by_name() {
     }
     let before = root_state();
     for (iface, expected) in [(&missing, "no such interface"), (&down, "is down")] {
-        let out = emu(&scenario_with(dir.path(), 66, iface), &dir.path().join("out"), &[]).output().unwrap();
+        // One --out for both refusals: the first leaves its scenario.toml.
+        let out = emu(&scenario_with(dir.path(), 66, iface), &dir.path().join("out"), &["--force"]).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("{stderr}");
         assert!(!out.status.success());
