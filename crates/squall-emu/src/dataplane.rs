@@ -787,7 +787,7 @@ impl Dataplane {
                 return Err(format!("background generator `{generator}` of stage `{stage}` is already running"));
             }
         }
-        let patch = StagePatch { background: Some(list), ..StagePatch::default() };
+        let patch = StagePatch::default().with("background", |c| c.background = list);
         patch.check(&config).map_err(|e| e.to_string())?;
         Ok(State {
             name: "ctl-background".into(),

@@ -13,13 +13,16 @@ pub use crate::background::{Arrivals, BackgroundConfig};
 pub use crate::classes::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig, Rule, Scheduler};
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
+pub use crate::patch::StagePatch;
 use crate::time::Duration;
 use crate::units::{Bytes, Probability, Rate, UnitError};
 pub use crate::vacation::VacationConfig;
 
+crate::patch::stage_keys! {
 /// One network element with its outgoing link: input queue, allocation,
 /// fragmentation, link send buffer, transmission, errors, propagation, link
-/// receive buffer.
+/// receive buffer. Every field is a key a state can change
+/// ([`StagePatch`]): a new key is this one field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StageConfig {
@@ -95,29 +98,16 @@ pub struct StageConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControl>,
 }
+}
 
 impl StageConfig {
-    /// A stage that forwards instantly, for tests and as a base to edit.
+    /// A stage that forwards instantly, for tests and as a base to edit:
+    /// every key but the name at its default, as a scenario file without
+    /// it reads.
     pub fn named(name: &str) -> Self {
-        StageConfig {
-            name: name.to_string(),
-            queue: QueueConfig::default(),
-            allocation_delay: None,
-            fragmentation: None,
-            send_buffer: BufferLimit::one_packet(),
-            receive_buffer: None,
-            rate: None,
-            service_time: None,
-            error: ErrorModel::None,
-            error_mode: ErrorMode::Drop,
-            delay: Duration::ZERO,
-            jitter: None,
-            reorder: false,
-            radio: None,
-            background: Vec::new(),
-            vacation: None,
-            flow_control: None,
-        }
+        let only_name =
+            serde::de::value::MapDeserializer::<_, serde::de::value::Error>::new(std::iter::once(("name", name)));
+        StageConfig::deserialize(only_name).expect("every stage key but `name` has a default")
     }
 
     /// Checks what serde cannot: relations between fields and distribution
@@ -130,14 +120,8 @@ impl StageConfig {
         if self.rate.is_some() && self.service_time.is_some() {
             return Err(ConfigError::new(&key("service_time"), "give either `rate` or `service_time`, not both"));
         }
-        for (k, d) in [
-            ("allocation_delay", &self.allocation_delay),
-            ("service_time", &self.service_time),
-            ("jitter", &self.jitter),
-        ] {
-            if let Some(d) = d {
-                d.validate().map_err(|e| ConfigError::dist(&key(k), e))?;
-            }
+        for (at, d) in self.distributions_in(&|_| true) {
+            d.validate().map_err(|e| ConfigError::dist(&key(&crate::patch::dotted(&at)), e))?;
         }
         if let Some(f) = &self.fragmentation {
             if f.frame_payload.0 == 0 {
@@ -165,20 +149,12 @@ impl StageConfig {
             f.validate(&key("flow_control"))?;
         }
         if let Some(radio) = &self.radio {
-            let clash = [
-                ("rate", self.rate.is_some()),
-                ("service_time", self.service_time.is_some()),
-                ("fragmentation", self.fragmentation.is_some()),
-                ("error", !self.error.is_none()),
-                ("error_mode", self.error_mode != ErrorMode::Drop),
-                ("delay", !self.delay.is_zero()),
-                ("jitter", self.jitter.is_some()),
-                ("allocation_delay", self.allocation_delay.is_some()),
-                ("receive_buffer", self.receive_buffer.is_some()),
-                ("background", !self.background.is_empty()),
-                ("vacation", self.vacation.is_some()),
-            ];
-            if let Some((k, _)) = clash.iter().find(|(_, set)| *set) {
+            // Every key of the channel's link part is refused: all but
+            // those a radio stage uses, given a value other than its default.
+            const RADIO_STAGE_KEYS: [&str; 6] = ["name", "queue", "send_buffer", "reorder", "radio", "flow_control"];
+            let plain = StageConfig::named(&self.name);
+            let clash = StageConfig::KEYS.iter().find(|k| !RADIO_STAGE_KEYS.contains(k) && !self.same_key(&plain, k));
+            if let Some(k) = clash {
                 return Err(ConfigError::new(
                     &key(k),
                     "a radio stage sends with its own frames, modulation and ARQ: remove this key (put propagation delay in a following stage)",
@@ -575,119 +551,6 @@ impl PathConfig {
     }
 }
 
-/// A parameter change on one stage: every field present is set, the others
-/// are left as they are (seed 000 §5.1, "State changes").
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StagePatch {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<Rate>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "constant_or_table::option::deserialize"
-    )]
-    pub service_time: Option<Distribution<Duration>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delay: Option<Duration>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "constant_or_table::option::deserialize"
-    )]
-    pub jitter: Option<Distribution<Duration>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorModel>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_mode: Option<ErrorMode>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue: Option<QueueConfig>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "constant_or_table::option::deserialize"
-    )]
-    pub allocation_delay: Option<Distribution<Duration>>,
-    /// Radio parameters of a radio stage (seed 002): channel mean SNR,
-    /// prediction NMSE, modulation, scheduling, ARQ, residual errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub radio: Option<crate::radio::RadioPatch>,
-    /// Replaces the stage's background generators (an empty list stops
-    /// them); they restart at the change.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub background: Option<Vec<BackgroundConfig>>,
-    /// Replaces the vacation schedule; it restarts at the change with a
-    /// service period (`length = "0 s"` stops vacations).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vacation: Option<VacationConfig>,
-    /// Sets the flow-control window this stage announces.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flow_control: Option<FlowControl>,
-}
-
-impl StagePatch {
-    /// Checks that the patch can be applied to `base`: radio parameters
-    /// only on a radio stage, and a result that passes
-    /// [`StageConfig::validate`]. Errors name the key from the stage name.
-    pub fn check(&self, base: &StageConfig) -> Result<(), ConfigError> {
-        if let Some(radio) = &self.radio {
-            let key = format!("{}.radio", base.name);
-            if base.radio.is_none() {
-                return Err(ConfigError::new(
-                    &key,
-                    "sets radio parameters, but the stage has no radio link; give radio = { ... } only to a radio stage",
-                ));
-            }
-            radio.validate(&key)?;
-        }
-        self.applied_to(base).validate()
-    }
-
-    /// The stage's configuration with this patch applied.
-    pub fn applied_to(&self, base: &StageConfig) -> StageConfig {
-        let mut c = base.clone();
-        if let Some(r) = self.rate {
-            c.rate = Some(r);
-            c.service_time = None;
-        }
-        if let Some(s) = &self.service_time {
-            c.service_time = Some(s.clone());
-            c.rate = None;
-        }
-        if let Some(d) = self.delay {
-            c.delay = d;
-        }
-        if let Some(j) = &self.jitter {
-            c.jitter = Some(j.clone());
-        }
-        if let Some(e) = &self.error {
-            c.error = e.clone();
-        }
-        if let Some(m) = &self.error_mode {
-            c.error_mode = m.clone();
-        }
-        if let Some(q) = &self.queue {
-            c.queue = q.clone();
-        }
-        if let Some(a) = &self.allocation_delay {
-            c.allocation_delay = Some(a.clone());
-        }
-        if let (Some(p), Some(r)) = (&self.radio, c.radio.as_mut()) {
-            *r = r.patched(p);
-        }
-        if let Some(b) = &self.background {
-            c.background = b.clone();
-        }
-        if let Some(v) = &self.vacation {
-            c.vacation = Some(v.clone());
-        }
-        if let Some(f) = &self.flow_control {
-            c.flow_control = Some(f.clone());
-        }
-        c
-    }
-}
-
 /// A change applied to a path at one instant.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -704,7 +567,7 @@ impl Change {
     /// Whether this change sets radio parameters (it then decides a radio
     /// slot that starts at its instant).
     pub fn sets_radio(&self) -> bool {
-        matches!(self, Change::Set { patch, .. } if patch.radio.is_some())
+        matches!(self, Change::Set { patch, .. } if patch.sets("radio"))
     }
 
     pub fn stage(&self) -> &str {

@@ -31,6 +31,7 @@ pub mod config;
 pub mod dist;
 pub mod event;
 pub mod packet;
+pub mod patch;
 pub mod path;
 pub mod radio;
 pub mod rng;

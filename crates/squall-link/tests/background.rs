@@ -212,7 +212,7 @@ fn a_state_change_sets_a_new_background_rate() {
     s.background = vec![cbr("bg", "8 Mbit/s", 1000)];
     let mut p = path(vec![s]);
     run_until(&mut p, Instant::from_millis(999));
-    let patch = StagePatch { background: Some(vec![cbr("bg", "16 Mbit/s", 1000)]), ..StagePatch::default() };
+    let patch = StagePatch::default().with("background", |c| c.background = vec![cbr("bg", "16 Mbit/s", 1000)]);
     assert!(p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     let horizon = Instant::from_millis(1_999);
     run_until(&mut p, horizon);
@@ -231,10 +231,8 @@ fn a_change_to_one_generator_leaves_the_others_running_as_they_were() {
     // At 501 ms `b` is re-rated, `a` is left as it was: `a` sends on at
     // 504, 512, ... (63 packets in [0, 500], 62 more by 996 ms); a
     // restarted `a` would send at 501 ms and every 8 ms after (63 more).
-    let patch = StagePatch {
-        background: Some(vec![cbr("a", "1 Mbit/s", 1000), cbr("b", "4 Mbit/s", 1000)]),
-        ..StagePatch::default()
-    };
+    let patch = StagePatch::default()
+        .with("background", |c| c.background = vec![cbr("a", "1 Mbit/s", 1000), cbr("b", "4 Mbit/s", 1000)]);
     assert!(p.apply(Instant::from_millis(501), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     let horizon = Instant::from_millis(999);
     run_until(&mut p, horizon);
@@ -242,7 +240,7 @@ fn a_change_to_one_generator_leaves_the_others_running_as_they_were() {
     // 2 ms up to 999: 250.
     assert_eq!(p.stage_stats(horizon)[0].background.generated, 63 + 62 + 126 + 250);
     // Stopping `b` leaves `a` alone too: 63 more from 1000 to 1496 ms.
-    let stop_b = StagePatch { background: Some(vec![cbr("a", "1 Mbit/s", 1000)]), ..StagePatch::default() };
+    let stop_b = StagePatch::default().with("background", |c| c.background = vec![cbr("a", "1 Mbit/s", 1000)]);
     assert!(p.apply(Instant::from_millis(999), &Change::Set { stage: "s".into(), patch: Box::new(stop_b) }));
     let horizon = Instant::from_millis(1_499);
     run_until(&mut p, horizon);
@@ -310,7 +308,7 @@ fn a_load_follows_a_state_that_changes_the_stage_rate() {
         vec![BackgroundConfig { rate: None, load: Some("40%".parse().unwrap()), ..cbr("bg", "1 bit/s", 1000) }];
     let mut p = path(vec![s]);
     run_until(&mut p, Instant::from_millis(999));
-    let patch = StagePatch { rate: Some("20 Mbit/s".parse().unwrap()), ..StagePatch::default() };
+    let patch = StagePatch::default().with("rate", |c| c.rate = Some("20 Mbit/s".parse().unwrap()));
     assert!(p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     let horizon = Instant::from_millis(1_999);
     run_until(&mut p, horizon);

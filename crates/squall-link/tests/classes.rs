@@ -330,7 +330,7 @@ fn a_state_change_sets_new_weights_and_keeps_the_waiting_packets() {
     // 1 ms per packet: change the weights to 1:3 at 1 s (1000 sent 1:1).
     let rules = (0..2).map(|i| rule(&format!("c{i}"), i as u16 + 1)).collect();
     let queue = QueueConfig { classes: classes([1, 3]), scheduler: Scheduler::Wrr, rules, ..QueueConfig::default() };
-    let patch = StagePatch { queue: Some(queue), ..StagePatch::default() };
+    let patch = StagePatch::default().with("queue", |c| c.queue = queue);
     let mut out = Vec::new();
     while let Some(t) = p.next_wakeup().filter(|&t| t < Instant::from_secs(1)) {
         while let Some(d) = p.poll(t) {
@@ -503,7 +503,7 @@ fn a_new_queue_shape_keeps_each_waiting_packets_arrival_time() {
         classes: vec![class("a", |c| c.max_sojourn = Some(ms(50))), class("b", |c| c.max_sojourn = Some(ms(50)))],
         ..QueueConfig::default()
     };
-    let patch = StagePatch { queue: Some(classes), ..StagePatch::default() };
+    let patch = StagePatch::default().with("queue", |c| c.queue = classes);
     assert!(p.apply(Instant::from_millis(30), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     out.extend(drain(&mut p));
     let ids: Vec<u64> = out.iter().map(|d| d.packet.id.0).collect();
@@ -523,7 +523,7 @@ fn background_follows_its_class_when_a_state_reorders_the_classes() {
     let mut p = path(vec![s]);
     run_to(&mut p, Instant::from_millis(99));
     let swapped = QueueConfig { classes: vec![class("bg", |_| {}), class("fg", |_| {})], ..QueueConfig::default() };
-    let patch = StagePatch { queue: Some(swapped), ..StagePatch::default() };
+    let patch = StagePatch::default().with("queue", |c| c.queue = swapped);
     assert!(p.apply(Instant::from_millis(100), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     let horizon = Instant::from_millis(199);
     run_to(&mut p, horizon);
@@ -550,7 +550,7 @@ fn waiting_background_packets_keep_their_class_when_the_classes_change() {
     let mut p = path(vec![s]);
     run_to(&mut p, Instant::from_millis(99));
     let swapped = QueueConfig { classes: vec![class("bg", |_| {}), class("fg", |_| {})], ..QueueConfig::default() };
-    let patch = StagePatch { queue: Some(swapped), ..StagePatch::default() };
+    let patch = StagePatch::default().with("queue", |c| c.queue = swapped);
     assert!(p.apply(Instant::from_millis(100), &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     let stats = &p.stage_stats(Instant::from_millis(100))[0];
     let enqueued = |name: &str| stats.classes.iter().find(|c| c.name == name).unwrap().enqueued;

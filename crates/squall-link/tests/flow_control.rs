@@ -140,8 +140,8 @@ fn flow_control_that_cannot_run_is_refused_by_key() {
 fn a_state_change_turns_flow_control_on() {
     let mut p = fast_then_slow(3000, None);
     let change = Instant::from_millis(500);
-    let patch =
-        StagePatch { flow_control: Some(FlowControl { window: BufferLimit::Packets(5) }), ..StagePatch::default() };
+    let patch = StagePatch::default()
+        .with("flow_control", |c| c.flow_control = Some(FlowControl { window: BufferLimit::Packets(5) }));
     let mut drops_at_change = None;
     let mut delivered = 0;
     for i in 0..2500u64 {

@@ -205,7 +205,9 @@ fn many_flows_each_keep_their_order_while_overtaking_each_other() {
 #[test]
 fn state_change_sets_parameters_at_one_instant() {
     let mut p = path(vec![stage(|s| s.rate = Some("1 Mbit/s".parse().unwrap()))]);
-    let patch = StagePatch { rate: Some("2 Mbit/s".parse().unwrap()), delay: Some(ms(10)), ..Default::default() };
+    let patch = StagePatch::default()
+        .with("rate", |c| c.rate = Some("2 Mbit/s".parse().unwrap()))
+        .with("delay", |c| c.delay = ms(10));
     p.apply(Instant::from_secs(1), &Change::Set { stage: "s".into(), patch: Box::new(patch) });
     p.push(Instant::from_secs(1), packet(1, 1500));
     assert_eq!(drain(&mut p)[0].at, Instant::from_millis(1000 + 6 + 10));

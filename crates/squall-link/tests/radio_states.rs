@@ -64,7 +64,7 @@ fn path(radio: RadioConfig, seed: u64) -> Path {
 }
 
 fn set(patch: RadioPatch) -> Change {
-    Change::Set { stage: "radio".into(), patch: Box::new(StagePatch { radio: Some(patch), ..Default::default() }) }
+    Change::Set { stage: "radio".into(), patch: Box::new(StagePatch::radio(patch)) }
 }
 
 struct Run {
@@ -437,7 +437,7 @@ fn changes_lose_and_repeat_nothing_and_a_run_repeats_from_its_seed() {
 fn invalid_radio_patches_are_refused_with_their_key() {
     let radio = RadioConfig::default();
     let stage = radio_stage(radio.clone());
-    let check = |patch: RadioPatch| StagePatch { radio: Some(patch), ..Default::default() }.check(&stage);
+    let check = |patch: RadioPatch| StagePatch::radio(patch).check(&stage);
     let e = check(RadioPatch { prediction_nmse: Some(1.5), ..Default::default() }).unwrap_err();
     assert_eq!(e.key, "radio.radio.prediction_nmse");
     let e = check(RadioPatch { scheduling: Some(Scheduling::Static(25)), ..Default::default() }).unwrap_err();
@@ -446,10 +446,11 @@ fn invalid_radio_patches_are_refused_with_their_key() {
         check(RadioPatch { channel: Some(ChannelPatch { mean_snr_db: f64::NAN }), ..Default::default() }).unwrap_err();
     assert_eq!(e.key, "radio.radio.channel.mean_snr_db");
     let plain = StageConfig::named("wire");
-    let e = StagePatch { radio: Some(RadioPatch::default()), ..Default::default() }.check(&plain).unwrap_err();
+    let e = StagePatch::radio(RadioPatch::default()).check(&plain).unwrap_err();
     assert_eq!(e.key, "wire.radio");
     // A channel-link key on a radio stage.
-    let e = StagePatch { rate: Some("1 Mbit/s".parse().unwrap()), ..Default::default() }.check(&stage).unwrap_err();
+    let e =
+        StagePatch::default().with("rate", |c| c.rate = Some("1 Mbit/s".parse().unwrap())).check(&stage).unwrap_err();
     assert_eq!(e.key, "radio.rate");
     // The link itself refuses and keeps its parameters.
     let mut link = RadioLink::new(&radio, "radio", Direction::Downlink, 1).unwrap();

@@ -160,12 +160,13 @@ fn a_state_change_starts_vacations_at_the_change() {
     let change = Instant::from_millis(100);
     let mut out = run_until(&mut p, change);
     assert_eq!(out.len(), 100);
-    let patch = StagePatch { vacation: vacation(constant(ms(9)), constant(ms(1))), ..StagePatch::default() };
+    let patch = StagePatch::default().with("vacation", |c| c.vacation = vacation(constant(ms(9)), constant(ms(1))));
     assert!(p.apply(change, &Change::Set { stage: "s".into(), patch: Box::new(patch) }));
     out.extend(run_until(&mut p, Instant::from_millis(1100)));
     assert_eq!(out.len(), 1000);
     // A constant zero length stops them again: 100 more in the next 100 ms.
-    let off = StagePatch { vacation: vacation(constant(ms(9)), constant(Duration::ZERO)), ..StagePatch::default() };
+    let off =
+        StagePatch::default().with("vacation", |c| c.vacation = vacation(constant(ms(9)), constant(Duration::ZERO)));
     assert!(p.apply(Instant::from_millis(1100), &Change::Set { stage: "s".into(), patch: Box::new(off) }));
     out.extend(run_until(&mut p, Instant::from_millis(1200)));
     assert_eq!(out.len(), 1100);

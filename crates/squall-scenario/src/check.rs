@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use squall_link::dist::DistributionError;
+use squall_link::patch::{DistributionRef, KeyPart};
 use squall_link::{ConfigError, Distribution, Duration, StageConfig};
 
 use crate::empirical::LineQuantity;
@@ -62,14 +63,21 @@ impl Checker<'_, '_> {
         self.fail(&base.dotted(rest), e.message)
     }
 
-    fn stage(&self, st: &StageConfig, path: &KeyPath) -> Check {
-        for (k, d) in
-            [("allocation_delay", &st.allocation_delay), ("service_time", &st.service_time), ("jitter", &st.jitter)]
-        {
-            if let Some(d) = d {
-                self.dist(d, &path.key(k))?;
+    /// Each distribution found, by its type, with its key path from `base`.
+    fn distributions(&self, found: Vec<(Vec<KeyPart>, DistributionRef<'_>)>, base: &KeyPath) -> Check {
+        for (at, d) in found {
+            let path = crate::empirical::key_path(base, &at);
+            match d {
+                DistributionRef::Duration(d) => self.dist(d, &path)?,
+                DistributionRef::Bytes(d) => self.dist(d, &path)?,
+                DistributionRef::Ratio(d) => self.dist(d, &path)?,
             }
         }
+        Ok(())
+    }
+
+    fn stage(&self, st: &StageConfig, path: &KeyPath) -> Check {
+        self.distributions(st.distributions_in(&|_| true), path)?;
         st.validate().map_err(|e| self.config(e, &st.name, path))
     }
 }
@@ -285,18 +293,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
             let Some(base) = stages.get(name.as_str()) else {
                 return Err(c.fail(&sp, format!("no stage named `{name}`; the stages are {}", stage_names())));
             };
-            if patch.rate.is_some() && patch.service_time.is_some() {
-                return Err(c.fail(&sp.key("service_time"), "give either `rate` or `service_time`, not both"));
-            }
-            for (k, d) in [
-                ("service_time", &patch.service_time),
-                ("jitter", &patch.jitter),
-                ("allocation_delay", &patch.allocation_delay),
-            ] {
-                if let Some(d) = d {
-                    c.dist(d, &sp.key(k))?;
-                }
-            }
+            c.distributions(patch.distributions(), &sp)?;
             patch.check(base).map_err(|e| c.config(e, name, &sp))?;
             // What the patched stage asks of its neighbours (forwarding to a
             // next stage, a window for the stage before).

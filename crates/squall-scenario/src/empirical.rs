@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use squall_link::dist::Quantity;
+use squall_link::patch::{DistributionMut, KeyPart};
 use squall_link::{Bytes, Distribution, Duration};
 
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
@@ -58,9 +59,7 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
         for (dir, stages) in [("downlink", &mut link.downlink), ("uplink", &mut link.uplink)] {
             for (j, st) in stages.iter_mut().enumerate() {
                 let p = root.key("links").index(i).key(dir).index(j);
-                fill(&mut st.allocation_delay, &p.key("allocation_delay"), base_dir, src)?;
-                fill(&mut st.service_time, &p.key("service_time"), base_dir, src)?;
-                fill(&mut st.jitter, &p.key("jitter"), base_dir, src)?;
+                fill_all(st.distributions_in_mut(&|_| true), &p, base_dir, src)?;
             }
         }
     }
@@ -69,9 +68,7 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
         fill(&mut state.hold, &p.key("hold"), base_dir, src)?;
         for (stage, patch) in state.set.iter_mut() {
             let p = p.key("set").key(stage);
-            fill(&mut patch.service_time, &p.key("service_time"), base_dir, src)?;
-            fill(&mut patch.jitter, &p.key("jitter"), base_dir, src)?;
-            fill(&mut patch.allocation_delay, &p.key("allocation_delay"), base_dir, src)?;
+            fill_all(patch.distributions_mut(), &p, base_dir, src)?;
         }
     }
     for (i, flow) in s.workload.udp.iter_mut().enumerate() {
@@ -85,6 +82,33 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
         if let crate::schema::TcpApp::Web(web) = &mut flow.app {
             let p = root.key("workload").key("tcp").index(i).key("app").key("web");
             fill(&mut web.size, &p.key("size"), base_dir, src)?;
+        }
+    }
+    Ok(())
+}
+
+/// The key path of a part of a stage at `base`.
+pub(crate) fn key_path(base: &KeyPath, at: &[KeyPart]) -> KeyPath {
+    at.iter().fold(base.clone(), |p, part| match part {
+        KeyPart::Key(k) => p.key(k),
+        KeyPart::Index(i) => p.index(*i),
+    })
+}
+
+/// Fills every distribution found in a stage (recognised by its type),
+/// at its key path from `base`.
+fn fill_all(
+    found: Vec<(Vec<KeyPart>, DistributionMut<'_>)>,
+    base: &KeyPath,
+    base_dir: &Path,
+    src: &Source,
+) -> Result<(), ScenarioError> {
+    for (at, d) in found {
+        let path = key_path(base, &at);
+        match d {
+            DistributionMut::Duration(d) => fill_one(d, &path, base_dir, src)?,
+            DistributionMut::Bytes(d) => fill_one(d, &path, base_dir, src)?,
+            DistributionMut::Ratio(d) => fill_one(d, &path, base_dir, src)?,
         }
     }
     Ok(())

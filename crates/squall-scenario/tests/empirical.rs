@@ -50,7 +50,7 @@ fn files_fill_every_empirical_distribution() {
         values: vec![Duration::from_millis(12), Duration::from_micros(13_500)],
     };
     assert_eq!(s.links[0].downlink[0].jitter, Some(jitter.clone()));
-    assert_eq!(s.states[0].set["down"].jitter, Some(jitter));
+    assert_eq!(s.states[0].set["down"].values().jitter, Some(jitter));
     assert_eq!(
         s.states[0].hold,
         Some(Distribution::Empirical {

@@ -47,7 +47,7 @@ fn toml_values_and_new_keys() {
     assert_eq!(down.queue.packets, Some(3));
     assert_eq!(down.jitter, Some(Distribution::Constant { value: Duration::from_millis(3) }));
     assert!(s.links[0].uplink[0].reorder);
-    assert_eq!(s.states[0].set["gsm-down"].error, Some(ErrorModel::Packet(Probability::new(0.05).unwrap())));
+    assert_eq!(s.states[0].set["gsm-down"].values().error, ErrorModel::Packet(Probability::new(0.05).unwrap()));
 }
 
 #[test]

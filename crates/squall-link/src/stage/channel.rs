@@ -47,6 +47,9 @@ struct InFlight {
     packet: Packet,
     seq: u64,
     frames: u32,
+    /// Its frames' sizes, fixed when it entered the link: a state that
+    /// changes `fragmentation` applies to the packets that enter after it.
+    frame_size: FrameSize,
     /// Next frame to send for the first time.
     next_frame: u32,
     /// Frames sent without error (or corrupted and passed on).
@@ -142,6 +145,15 @@ impl FlowOrders {
         self.last = None;
         self.sweep_at = Self::SWEEP.max(2 * self.index.len());
     }
+}
+
+/// The wire sizes of one packet's frames (seed 000 §4.3): every frame but
+/// the last carries `payload` bytes, the last `last`; each adds `header`.
+#[derive(Debug, Clone, Copy)]
+struct FrameSize {
+    payload: u64,
+    last: u64,
+    header: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -432,26 +444,31 @@ impl Channel {
 
     /// Frames a packet takes.
     fn frames_of(&self, size: u32) -> u32 {
+        self.frame_size(size).0
+    }
+
+    /// How many frames a packet of `size` bytes takes under the current
+    /// fragmentation, and their sizes on the wire.
+    fn frame_size(&self, size: u32) -> (u32, FrameSize) {
         match &self.config.fragmentation {
-            None => 1,
+            None => (1, FrameSize { payload: size as u64, last: size as u64, header: 0 }),
             Some(f) => {
                 let s = (size as f64 * f.compression).ceil() as u64;
-                s.div_ceil(f.frame_payload.0).max(1) as u32
+                let n = s.div_ceil(f.frame_payload.0).max(1);
+                let size = FrameSize {
+                    payload: f.frame_payload.0,
+                    last: s - (n - 1) * f.frame_payload.0,
+                    header: f.frame_header.0,
+                };
+                (n as u32, size)
             }
         }
     }
 
     /// A frame's size on the wire.
-    fn frame_wire_bytes(&self, size: u32, frame: u32) -> u64 {
-        match &self.config.fragmentation {
-            None => size as u64,
-            Some(f) => {
-                let s = (size as f64 * f.compression).ceil() as u64;
-                let n = s.div_ceil(f.frame_payload.0).max(1);
-                let payload = if (frame as u64) + 1 < n { f.frame_payload.0 } else { s - (n - 1) * f.frame_payload.0 };
-                payload + f.frame_header.0
-            }
-        }
+    fn frame_wire_bytes(f: &InFlight, frame: u32) -> u64 {
+        let s = f.frame_size;
+        (if frame + 1 < f.frames { s.payload } else { s.last }) + s.header
     }
 
     /// Whether the send buffer has room for a packet of `size` bytes.
@@ -473,7 +490,7 @@ impl Channel {
     /// Puts a packet the queue released into the send buffer (the caller
     /// checked [`Channel::has_room_for`]).
     pub(crate) fn take(&mut self, packet: Packet) {
-        let frames = self.frames_of(packet.size);
+        let (frames, frame_size) = self.frame_size(packet.size);
         let seq = self.next_seq;
         self.next_seq += 1;
         let flow = packet.flow;
@@ -483,6 +500,7 @@ impl Channel {
             packet,
             seq,
             frames,
+            frame_size,
             next_frame: 0,
             frames_done: 0,
             frames_arrived: 0,
@@ -532,8 +550,7 @@ impl Channel {
             _ => self.next_new_frame(),
         };
         let Some((slot, seq, frame, attempt)) = next else { return };
-        let size = self.slots[slot].as_ref().expect("live slot").packet.size;
-        let wire = self.frame_wire_bytes(size, frame);
+        let wire = Self::frame_wire_bytes(self.slots[slot].as_ref().expect("live slot"), frame);
         let duration = match (&mut self.service, self.config.rate) {
             (Some(s), _) => s.sample(),
             (None, Some(rate)) => rate.transmission_time(wire),
@@ -598,9 +615,10 @@ impl Channel {
         if !self.live(tx.slot, tx.seq) {
             return;
         }
-        let (size, background) =
-            self.slots[tx.slot].as_ref().map(|s| (s.packet.size, s.packet.background)).expect("live slot");
-        let wire = self.frame_wire_bytes(size, tx.frame);
+        let (size, background, wire) = self.slots[tx.slot]
+            .as_ref()
+            .map(|s| (s.packet.size, s.packet.background, Self::frame_wire_bytes(s, tx.frame)))
+            .expect("live slot");
         self.recorder.log(log, now, EventKind::TransmitEnd { frame: tx.frame }, self.packet_in(tx.slot));
         if self.errors.frame_hit(wire) {
             if background {

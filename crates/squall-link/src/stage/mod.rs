@@ -563,20 +563,20 @@ impl Stage {
                 let (seed, direction) = (self.seed, self.recorder.direction);
                 // A new rate changes the gaps of sources given as a share of
                 // it (`load`); `replaced` rebuilds just those.
-                let rate_moves_load = patch.rate.is_some() && config.background.iter().any(|b| b.load.is_some());
-                if patch.background.is_some() || rate_moves_load {
+                let rate_moves_load = patch.sets("rate") && config.background.iter().any(|b| b.load.is_some());
+                if patch.sets("background") || rate_moves_load {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
                     self.background = match self.background.take() {
                         _ if config.background.is_empty() => None,
                         Some(old) => Some(old.replaced(&config.background, &config.queue, config.rate, now, rng)),
                         None => Some(Background::new(&config.background, &config.queue, config.rate, now, rng)),
                     };
-                } else if patch.queue.is_some()
+                } else if patch.sets("queue")
                     && let Some(b) = &mut self.background
                 {
                     b.set_classes(&config.queue);
                 }
-                if patch.vacation.is_some() {
+                if patch.sets("vacation") {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
                     self.vacation =
                         config.vacation.as_ref().filter(|v| !v.is_off()).map(|v| Vacations::new(v, now, rng));
