@@ -32,6 +32,7 @@ pub mod dist;
 pub mod event;
 pub mod packet;
 pub mod path;
+pub mod queue;
 pub mod radio;
 pub mod rng;
 mod stage;
