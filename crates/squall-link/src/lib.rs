@@ -53,6 +53,7 @@ pub use dist::{Distribution, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
 pub use path::{Delivery, Path, PathStats};
+pub use queue::{AqmConfig, Class, ClassfulConfig, FifoConfig, QueueKind};
 pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
