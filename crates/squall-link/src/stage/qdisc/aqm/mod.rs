@@ -5,9 +5,11 @@
 //! statically (smoltcp's `AnyController`). A queue ([`super::Fifo`]) holds
 //! at most one and asks it about every arrival and every departure.
 //!
-//! Adding an AQM: a file here (config, state, `impl Aqm`), and one line
-//! in [`aqms!`] below; its scenario key goes in `QueueConfig` (the file's
-//! syntax) and its drop reason, if it drops, in `DropReason`.
+//! Adding an AQM: a file here (config with `validate`, state with a
+//! `config` field, `impl Aqm`), its `mod` and `pub use`, and one line in
+//! `aqms!` below; its scenario key goes in `QueueConfig` and `ClassConfig`
+//! (`crate::queue`, the file's syntax) and its drop reason, if it drops, in
+//! `DropReason` (docs/design.md, "Queues", counts the sites).
 
 mod codel;
 mod pie;

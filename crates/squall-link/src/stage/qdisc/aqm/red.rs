@@ -1,6 +1,6 @@
-//! Random Early Detection (Floyd & Jacobson 1993) on the average queue
-//! length in packets, with ECN marking instead of an early drop for
-//! ECN-capable packets (RFC 3168 §7).
+//! Random Early Detection (Floyd & Jacobson 1993; recommended by RFC 2309
+//! §3) on the average queue length in packets, with ECN marking instead of
+//! an early drop for ECN-capable packets (RFC 3168 §7).
 
 use serde::{Deserialize, Serialize};
 
