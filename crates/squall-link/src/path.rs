@@ -70,8 +70,11 @@ impl Path {
     /// component's stream is derived by name.
     pub fn new(config: &PathConfig, seed: u64) -> Result<Self, ConfigError> {
         config.validate()?;
-        let mut stages: Vec<Stage> =
-            config.stages.iter().map(|s| Stage::new(s.clone(), config.direction, seed)).collect();
+        let mut stages = Vec::with_capacity(config.stages.len());
+        for s in &config.stages {
+            let queue = s.queue.kind(&format!("{}.queue", s.name))?;
+            stages.push(Stage::new(s.clone(), &queue, config.direction, seed));
+        }
         let last = stages.len() - 1;
         for (i, s) in stages.iter_mut().enumerate() {
             s.set_has_next(i < last);

@@ -12,7 +12,7 @@ mod background;
 mod channel;
 mod errors;
 mod link;
-mod qdisc;
+pub(crate) mod qdisc;
 mod vacation;
 
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::config::{BlackoutMode, Change, StageConfig};
 use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::{FlowKey, Packet, PacketId};
+use crate::queue::QueueKind;
 use crate::rng::{StreamRng, stream};
 use crate::time::Instant;
 use background::Background;
@@ -252,11 +253,12 @@ fn component_rng(seed: u64, direction: Direction, stage: &str) -> impl FnMut(&st
 }
 
 impl Stage {
-    /// `config` must have passed [`StageConfig::validate`].
-    pub(crate) fn new(config: StageConfig, direction: Direction, seed: u64) -> Self {
+    /// `config` must have passed [`StageConfig::validate`]; `queue` is its
+    /// queue's kind ([`crate::config::QueueConfig::kind`]).
+    pub(crate) fn new(config: StageConfig, queue: &QueueKind, direction: Direction, seed: u64) -> Self {
         let name: Arc<str> = Arc::from(config.name.as_str());
         let recorder = Recorder { stage: name.clone(), direction, recording: Recording::All };
-        let qdisc = AnyQueueDisc::new(&config.queue, component_rng(seed, direction, &name));
+        let qdisc = AnyQueueDisc::new(queue, &mut component_rng(seed, direction, &name));
         let link = AnyLink::new(&config, recorder.clone(), seed, component_rng(seed, direction, &name));
         let background = (!config.background.is_empty()).then(|| {
             Background::new(
@@ -590,20 +592,31 @@ impl Stage {
                 if !self.link.reconfigure(now, &config, patch.radio.as_ref(), log, rng) {
                     config.radio = self.config.radio.clone();
                 }
-                let hint = LinkHint { typical_tx: self.link.typical_tx() };
-                let rng = component_rng(seed, direction, &self.recorder.stage);
-                let mut drops = std::mem::take(&mut self.drops);
-                self.queue_length.advance(now, self.qdisc.len());
-                // This stage's own virtual packets go back into their
-                // source's class; forwarded ones (from here or from a stage
-                // before) are classified as on arrival.
-                let background = &self.background;
-                let class_of = |p: &Packet| background.as_ref().filter(|_| p.background && !p.forward)?.class_of(p);
-                self.qdisc.reconfigure(now, &config.queue, hint, rng, class_of, &mut drops);
-                for d in drops.drain(..) {
-                    self.drop_packet(d.packet, d.reason, log);
+                // Checked with the scenario (`StagePatch::check`); a queue
+                // that does not fit leaves it, and its recorded
+                // configuration, as they were. A change that leaves the
+                // queue's keys alone leaves the queue alone.
+                let queue = patch.sets("queue").then(|| config.queue.kind(&format!("{}.queue", config.name)));
+                if let Some(Err(_)) = queue {
+                    config.queue = self.config.queue.clone();
                 }
-                self.drops = drops;
+                if let Some(Ok(queue)) = queue {
+                    let hint = LinkHint { typical_tx: self.link.typical_tx() };
+                    let stage = self.recorder.stage.clone();
+                    let mut rng = component_rng(seed, direction, &stage);
+                    let mut drops = std::mem::take(&mut self.drops);
+                    self.queue_length.advance(now, self.qdisc.len());
+                    // This stage's own virtual packets go back into their
+                    // source's class; forwarded ones (from here or from a
+                    // stage before) are classified as on arrival.
+                    let background = &self.background;
+                    let class_of = |p: &Packet| background.as_ref().filter(|_| p.background && !p.forward)?.class_of(p);
+                    self.qdisc.reconfigure(now, &queue, hint, &mut rng, class_of, &mut drops);
+                    for d in drops.drain(..) {
+                        self.drop_packet(d.packet, d.reason, log);
+                    }
+                    self.drops = drops;
+                }
                 self.config = config;
             }
             Change::BlackoutStart { mode, .. } => {

@@ -1,15 +1,16 @@
 //! A classful queue discipline (ns-3's `QueueDisc` with filters and
 //! classes): a classifier puts each packet in one of several classes, each
-//! class has its own queue ([`Fifo`]: limits, drop policy, RED or CoDel),
-//! and a scheduler decides which class sends next (seed 003 §2.2: the
-//! degrader's 8 queues with strict priority or weighted round robin).
+//! class holds a child queue discipline of its own ([`AnyQueueDisc`]: one
+//! queue with its limits, drop policy and AQM, or FQ-CoDel), and a
+//! scheduler decides which class sends next (seed 003 §2.2: the degrader's
+//! 8 queues with strict priority or weighted round robin).
 
 use std::collections::VecDeque;
 
-use super::{Dequeued, Dropped, Enqueued, Fifo, FqCodel, LinkHint, QueueDisc};
-use crate::classes::{ClassConfig, Matcher, Scheduler};
-use crate::config::QueueConfig;
+use super::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
+use crate::classes::{Matcher, Scheduler};
 use crate::packet::Packet;
+use crate::queue::ClassfulConfig;
 use crate::rng::StreamRng;
 use crate::stage::ClassStats;
 use crate::time::Instant;
@@ -21,68 +22,11 @@ struct Filter {
     class: usize,
 }
 
-/// A class's own queue: one queue with its limits, drop policy and AQM, or
-/// FQ-CoDel (RFC 8290) inside the class.
-#[derive(Debug)]
-#[allow(clippy::large_enum_variant)]
-enum ClassQueue {
-    Fifo(Fifo),
-    FqCodel(FqCodel),
-}
-
-impl ClassQueue {
-    fn new(config: QueueConfig, rng: impl FnMut(&str) -> StreamRng) -> Self {
-        match &config.fq_codel {
-            Some(fq) => ClassQueue::FqCodel(FqCodel::new(fq)),
-            None => ClassQueue::Fifo(Fifo::new(config, rng)),
-        }
-    }
-
-    /// Whether `config` describes a queue of the same kind (and, for
-    /// FQ-CoDel, as many flow queues): a state change then keeps it.
-    fn same_kind(&self, config: &ClassConfig) -> bool {
-        match (self, &config.fq_codel) {
-            (ClassQueue::Fifo(_), None) => true,
-            (ClassQueue::FqCodel(f), Some(new)) => f.has_flows(new.flows),
-            _ => false,
-        }
-    }
-}
-
-macro_rules! dispatch {
-    ($self:ident, $q:ident => $e:expr) => {
-        match $self {
-            ClassQueue::Fifo($q) => $e,
-            ClassQueue::FqCodel($q) => $e,
-        }
-    };
-}
-
-impl QueueDisc for ClassQueue {
-    #[inline]
-    fn enqueue(&mut self, now: Instant, packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
-        dispatch!(self, q => q.enqueue(now, packet, link, drops))
-    }
-    #[inline]
-    fn dequeue(&mut self, now: Instant, fits: impl FnMut(u32) -> bool, drops: &mut Vec<Dropped>) -> Option<Dequeued> {
-        dispatch!(self, q => q.dequeue(now, fits, drops))
-    }
-    #[inline]
-    fn len(&self) -> usize {
-        dispatch!(self, q => q.len())
-    }
-    fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
-        dispatch!(self, q => q.drain(now))
-    }
-    fn set_config(&mut self, config: &QueueConfig) {
-        dispatch!(self, q => q.set_config(config))
-    }
-}
-
 #[derive(Debug)]
 struct Class {
     name: String,
-    queue: ClassQueue,
+    /// The child queue discipline (boxed: a class may hold classes).
+    queue: Box<AnyQueueDisc>,
     weight: u32,
     quantum: i64,
     stats: ClassStats,
@@ -151,16 +95,17 @@ pub(crate) struct Classful {
 }
 
 impl Classful {
-    /// `config.classes` is not empty (validated).
-    pub(crate) fn new(config: &QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
+    /// `config.classes` is not empty (checked by `QueueConfig::kind`). A
+    /// class's random streams are named `class/NAME/COMPONENT`.
+    pub(crate) fn new(config: &ClassfulConfig, rng: &mut dyn FnMut(&str) -> StreamRng) -> Self {
         let classes: Vec<Class> = config
             .classes
             .iter()
             .map(|c| Class {
                 name: c.name.clone(),
-                queue: ClassQueue::new(c.queue(), |aqm| rng(&format!("class/{}/{aqm}", c.name))),
-                weight: c.weight(),
-                quantum: c.quantum() as i64,
+                queue: Box::new(AnyQueueDisc::new(&c.queue, &mut |aqm| rng(&format!("class/{}/{aqm}", c.name)))),
+                weight: c.weight,
+                quantum: c.quantum as i64,
                 stats: ClassStats { name: c.name.clone(), ..ClassStats::default() },
             })
             .collect();
@@ -170,14 +115,14 @@ impl Classful {
         q
     }
 
-    fn set_rules(&mut self, config: &QueueConfig) {
+    fn set_rules(&mut self, config: &ClassfulConfig) {
         let index = |name: &str| self.classes.iter().position(|c| c.name == name);
         self.filters = config
             .rules
             .iter()
             .filter_map(|r| index(&r.class).map(|class| Filter { matcher: r.matcher(), class }))
             .collect();
-        self.default = config.default_class_index();
+        self.default = config.default_class;
     }
 
     /// Each class's counters, in class order.
@@ -185,10 +130,26 @@ impl Classful {
         self.classes.iter().map(|c| c.stats.clone()).collect()
     }
 
-    /// Whether `config` has the same classes, by name and order.
-    pub(crate) fn has_classes_of(&self, config: &QueueConfig) -> bool {
+    /// Whether `config` has the same classes, by name and order, each with
+    /// a queue of the same shape.
+    pub(crate) fn has_classes_of(&self, config: &ClassfulConfig) -> bool {
         self.classes.len() == config.classes.len()
-            && self.classes.iter().zip(&config.classes).all(|(a, b)| a.name == b.name && a.queue.same_kind(b))
+            && self.classes.iter().zip(&config.classes).all(|(a, b)| a.name == b.name && a.queue.same_shape(&b.queue))
+    }
+
+    /// The same classes ([`Self::has_classes_of`]): new queue parameters,
+    /// shares, rules and scheduler.
+    pub(crate) fn set_config(&mut self, config: &ClassfulConfig, rng: &mut dyn FnMut(&str) -> StreamRng) {
+        for (c, new) in self.classes.iter_mut().zip(&config.classes) {
+            c.queue.set_config(&new.queue, &mut |aqm| rng(&format!("class/{}/{aqm}", c.name)));
+            c.weight = new.weight;
+            c.quantum = new.quantum as i64;
+        }
+        self.set_rules(config);
+        if config.scheduler != self.kind {
+            self.kind = config.scheduler;
+            self.scheduler = SchedulerState::new(self.kind, &self.classes);
+        }
     }
 
     /// The class a packet belongs to: the first rule that matches, else
@@ -207,7 +168,10 @@ impl Classful {
     ) -> Option<Dequeued> {
         let c = &mut self.classes[i];
         let (before, dropped) = (c.queue.len(), drops.len());
-        let d = c.queue.dequeue(now, &mut *fits, drops);
+        // Through `dyn`: a child may itself be classful, and a generic
+        // `fits` would nest without end.
+        let fits: &mut dyn FnMut(u32) -> bool = fits;
+        let d = c.queue.dequeue(now, fits, drops);
         self.len -= before - c.queue.len();
         c.stats.count_drops(&drops[dropped..]);
         if let Some(d) = &d {
@@ -351,29 +315,15 @@ impl QueueDisc for Classful {
         self.scheduler = SchedulerState::new(self.kind, &self.classes);
         all
     }
-
-    /// The same classes (checked by the caller): new limits, AQMs, shares,
-    /// rules and scheduler.
-    fn set_config(&mut self, config: &QueueConfig) {
-        for (c, new) in self.classes.iter_mut().zip(&config.classes) {
-            c.queue.set_config(&new.queue());
-            c.weight = new.weight();
-            c.quantum = new.quantum() as i64;
-        }
-        self.set_rules(config);
-        if config.scheduler != self.kind {
-            self.kind = config.scheduler;
-            self.scheduler = SchedulerState::new(self.kind, &self.classes);
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::classes::{ClassConfig, PortRange, ProtocolMatch, Rule};
-    use crate::config::DropPolicy;
+    use crate::config::{DropPolicy, QueueConfig};
     use crate::packet::{FlowKey, PacketId, Protocol};
+    use crate::queue::QueueKind;
     use crate::rng::stream;
     use crate::time::Duration;
 
@@ -417,7 +367,8 @@ mod tests {
 
     /// How many packets each class holds after offering `packets`.
     fn placed(config: &QueueConfig, packets: &[Packet]) -> Vec<usize> {
-        let mut q = Classful::new(config, |c| stream(1, c));
+        let Ok(QueueKind::Classful(config)) = config.kind("queue") else { panic!("not classful: {config:?}") };
+        let mut q = Classful::new(&config, &mut |c| stream(1, c));
         let hint = LinkHint { typical_tx: Duration::from_millis(1) };
         for p in packets {
             q.enqueue(Instant::ZERO, p.clone(), hint, &mut Vec::new());

@@ -1,21 +1,19 @@
-//! One queue: limits in packets and bytes, tail or head drop, RED with ECN
-//! marking at enqueue (Floyd & Jacobson 1993; RFC 3168 §7) or CoDel at
-//! dequeue (RFC 8289), and a maximum sojourn time checked when a packet
-//! leaves the queue (seed 000 §4.3, the input queue). A stage's single
-//! queue, and each class's queue in [`super::Classful`].
+//! One queue: limits in packets and bytes, tail or head drop, at most one
+//! AQM ([`super::aqm`]: RED at enqueue, Floyd & Jacobson 1993; CoDel at
+//! dequeue, RFC 8289; PIE, RFC 8033), and a maximum sojourn time checked
+//! when a packet leaves the queue (seed 000 §4.3, the input queue). A
+//! stage's single queue, a class's queue in [`super::Classful`], and each
+//! flow queue of [`super::FqCodel`].
 
 use std::collections::VecDeque;
 
-use super::codel::Codel;
-use super::pie::{Pie, PieVerdict};
-use super::red::{Red, RedVerdict};
+use super::aqm::{AnyAqm, Aqm, QueueState, Verdict};
 use super::{Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
-use crate::classes::CodelConfig;
-use crate::config::{DropPolicy, QueueConfig};
 use crate::event::DropReason;
 use crate::packet::{Ecn, Packet};
+use crate::queue::{DropPolicy, FifoConfig};
 use crate::rng::StreamRng;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// A packet waiting in the queue, with the time it arrived.
 #[derive(Debug)]
@@ -26,29 +24,46 @@ struct Queued {
 
 #[derive(Debug)]
 pub(crate) struct Fifo {
-    config: QueueConfig,
+    /// Limits, drop policy and maximum sojourn (`aqm` is `None`: the AQM's
+    /// own state holds its configuration).
+    config: FifoConfig,
+    aqm: Option<AnyAqm>,
     packets: VecDeque<Queued>,
     bytes: u64,
-    red: Red,
-    codel: Codel,
-    pie: Pie,
-    /// The largest packet queued so far (CoDel's `maxpacket`).
+    /// The largest packet that reached the AQM and limits so far (CoDel's
+    /// `maxpacket`; PIE's packet size).
     max_packet: u64,
+    /// When the queue last became empty (RED's idle time).
+    empty_since: Instant,
 }
 
 impl Fifo {
     /// `rng(component)` gives the queue's random stream of that name
-    /// ("red", "pie").
-    pub(crate) fn new(config: QueueConfig, mut rng: impl FnMut(&str) -> StreamRng) -> Self {
+    /// (the AQM's key: "red", "pie").
+    pub(crate) fn new(config: &FifoConfig, rng: &mut dyn FnMut(&str) -> StreamRng) -> Self {
         Fifo {
-            config,
+            config: FifoConfig { aqm: None, ..config.clone() },
+            aqm: config.aqm.as_ref().map(|a| AnyAqm::new(a, rng)),
             packets: VecDeque::new(),
             bytes: 0,
-            red: Red::new(rng("red")),
-            codel: Codel::default(),
-            pie: Pie::new(rng("pie")),
             max_packet: 0,
+            empty_since: Instant::ZERO,
         }
+    }
+
+    /// Takes new limits and AQM parameters; waiting packets stay. The AQM
+    /// keeps its state when it is the same algorithm and starts afresh
+    /// when it is another.
+    pub(crate) fn set_config(&mut self, config: &FifoConfig, rng: &mut dyn FnMut(&str) -> StreamRng) {
+        let same = match (&mut self.aqm, &config.aqm) {
+            (Some(a), Some(c)) => a.set_config(c),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.aqm = config.aqm.as_ref().map(|a| AnyAqm::new(a, rng));
+        }
+        self.config = FifoConfig { aqm: None, ..config.clone() };
     }
 
     /// Bytes waiting.
@@ -59,6 +74,15 @@ impl Fifo {
     /// Removes the head packet (to make room elsewhere).
     pub(crate) fn drop_head(&mut self, now: Instant) -> Option<Packet> {
         self.pop(now).map(|q| q.packet)
+    }
+
+    fn state(&self) -> QueueState {
+        QueueState {
+            packets: self.packets.len(),
+            bytes: self.bytes,
+            max_packet: self.max_packet,
+            idle_since: self.packets.is_empty().then_some(self.empty_since),
+        }
     }
 
     /// The head packet if the link takes it, dropping on the way those
@@ -84,89 +108,6 @@ impl Fifo {
         }
     }
 
-    /// RFC 8289 §5.4 `dodequeue`: the head packet and whether CoDel may
-    /// drop it.
-    fn dodequeue(
-        &mut self,
-        now: Instant,
-        fits: &mut impl FnMut(u32) -> bool,
-        drops: &mut Vec<Dropped>,
-        c: &CodelConfig,
-    ) -> Option<(Packet, bool)> {
-        let Some(q) = self.take_head(now, fits, drops) else {
-            if self.packets.is_empty() {
-                self.codel.on_empty();
-            }
-            return None;
-        };
-        let ok = self.codel.ok_to_drop(now, now.saturating_since(q.since), self.bytes, self.max_packet, c);
-        Some((q.packet, ok))
-    }
-
-    /// CoDel's dequeue (RFC 8289 §5.5). A drop of an ECN-capable packet is
-    /// a mark instead, and the marked packet leaves (RFC 8289 §5.6, as
-    /// Linux does).
-    fn codel_dequeue(
-        &mut self,
-        now: Instant,
-        fits: &mut impl FnMut(u32) -> bool,
-        drops: &mut Vec<Dropped>,
-        c: &CodelConfig,
-    ) -> Option<Dequeued> {
-        let mark = |p: &mut Packet| {
-            let capable = c.ecn && p.ecn.is_capable();
-            if capable {
-                p.set_ecn(Ecn::Ce);
-            }
-            capable
-        };
-        let Some((mut p, mut ok)) = self.dodequeue(now, fits, drops, c) else {
-            if self.packets.is_empty() {
-                self.codel.dropping = false;
-            }
-            return None;
-        };
-        if self.codel.dropping {
-            if !ok {
-                self.codel.dropping = false;
-            }
-            while self.codel.dropping && now >= self.codel.drop_next {
-                self.codel.count += 1;
-                if mark(&mut p) {
-                    self.codel.drop_next = Codel::control_law(self.codel.drop_next, self.codel.count, c);
-                    return Some(Dequeued { packet: p, marked: true });
-                }
-                drops.push(Dropped { packet: p, reason: DropReason::Codel });
-                match self.dodequeue(now, fits, drops, c) {
-                    None => {
-                        if self.packets.is_empty() {
-                            self.codel.dropping = false;
-                        }
-                        return None;
-                    }
-                    Some((next, next_ok)) => {
-                        (p, ok) = (next, next_ok);
-                        if ok {
-                            self.codel.drop_next = Codel::control_law(self.codel.drop_next, self.codel.count, c);
-                        } else {
-                            self.codel.dropping = false;
-                        }
-                    }
-                }
-            }
-        } else if ok {
-            if mark(&mut p) {
-                self.codel.enter_dropping(now, c);
-                return Some(Dequeued { packet: p, marked: true });
-            }
-            drops.push(Dropped { packet: p, reason: DropReason::Codel });
-            let next = self.dodequeue(now, fits, drops, c);
-            self.codel.enter_dropping(now, c);
-            p = next?.0;
-        }
-        Some(Dequeued { packet: p, marked: false })
-    }
-
     fn fits(&self, extra_packets: usize, extra_bytes: u64) -> bool {
         let p_ok = self.config.packets.is_none_or(|n| self.packets.len() + extra_packets <= n as usize);
         let b_ok = self.config.bytes.is_none_or(|b| self.bytes + extra_bytes <= b.0);
@@ -177,7 +118,7 @@ impl Fifo {
         let q = self.packets.pop_front()?;
         self.bytes -= q.packet.size as u64;
         if self.packets.is_empty() {
-            self.red.on_empty(now);
+            self.empty_since = now;
         }
         Some(q)
     }
@@ -185,31 +126,26 @@ impl Fifo {
 
 impl QueueDisc for Fifo {
     fn enqueue(&mut self, now: Instant, mut packet: Packet, link: LinkHint, drops: &mut Vec<Dropped>) -> Enqueued {
+        let size = packet.size as u64;
+        self.max_packet = self.max_packet.max(size);
         let mut marked = false;
-        if let Some(red) = &self.config.red {
-            match self.red.decide(now, self.packets.len(), red, link.typical_tx) {
-                RedVerdict::Pass => {}
-                RedVerdict::Early if red.ecn && packet.ecn.is_capable() => {
+        if let Some(aqm) = &mut self.aqm {
+            let state = QueueState {
+                packets: self.packets.len(),
+                bytes: self.bytes,
+                max_packet: self.max_packet,
+                idle_since: self.packets.is_empty().then_some(self.empty_since),
+            };
+            match aqm.on_enqueue(now, &packet, &state, link) {
+                Verdict::Pass => {}
+                Verdict::Mark => {
                     packet.set_ecn(Ecn::Ce);
                     marked = true;
                 }
-                RedVerdict::Early | RedVerdict::Forced => {
-                    drops.push(Dropped { packet, reason: DropReason::Red });
+                Verdict::Drop(reason) => {
+                    drops.push(Dropped { packet, reason });
                     return Enqueued::Refused;
                 }
-            }
-        }
-        let size = packet.size as u64;
-        self.max_packet = self.max_packet.max(size);
-        if let Some(pie) = &self.config.pie
-            && let PieVerdict::Drop { markable } = self.pie.on_enqueue(now, self.bytes, self.max_packet, pie)
-        {
-            if markable && packet.ecn.is_capable() {
-                packet.set_ecn(Ecn::Ce);
-                marked = true;
-            } else {
-                drops.push(Dropped { packet, reason: DropReason::Pie });
-                return Enqueued::Refused;
             }
         }
         if !self.fits(1, size) {
@@ -227,10 +163,11 @@ impl QueueDisc for Fifo {
         }
         self.bytes += size;
         self.packets.push_back(Queued { packet, since: now });
-        self.red.on_enqueue();
         Enqueued::Queued { marked }
     }
 
+    /// The head packet, offered to the AQM; a packet it drops is followed
+    /// by the next head in the same call ([`Aqm`]'s contract).
     #[inline]
     fn dequeue(
         &mut self,
@@ -238,15 +175,27 @@ impl QueueDisc for Fifo {
         mut fits: impl FnMut(u32) -> bool,
         drops: &mut Vec<Dropped>,
     ) -> Option<Dequeued> {
-        if let Some(c) = &self.config.codel {
-            let c = c.clone();
-            return self.codel_dequeue(now, &mut fits, drops, &c);
+        loop {
+            let head = self.take_head(now, &mut fits, drops);
+            if self.aqm.is_none() {
+                return head.map(|q| Dequeued { packet: q.packet, marked: false });
+            }
+            let state = self.state();
+            let aqm = self.aqm.as_mut().expect("checked above");
+            let Some(mut q) = head else {
+                aqm.on_dequeue(now, None, &state);
+                return None;
+            };
+            let sojourn: Duration = now.saturating_since(q.since);
+            match aqm.on_dequeue(now, Some((&q.packet, sojourn)), &state) {
+                Verdict::Pass => return Some(Dequeued { packet: q.packet, marked: false }),
+                Verdict::Mark => {
+                    q.packet.set_ecn(Ecn::Ce);
+                    return Some(Dequeued { packet: q.packet, marked: true });
+                }
+                Verdict::Drop(reason) => drops.push(Dropped { packet: q.packet, reason }),
+            }
         }
-        let q = self.take_head(now, &mut fits, drops)?;
-        if let Some(pie) = &self.config.pie {
-            self.pie.on_dequeue(now, now.saturating_since(q.since), self.packets.is_empty(), pie);
-        }
-        Some(Dequeued { packet: q.packet, marked: false })
     }
 
     fn len(&self) -> usize {
@@ -255,20 +204,16 @@ impl QueueDisc for Fifo {
 
     fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         self.bytes = 0;
-        self.red.on_empty(now);
+        self.empty_since = now;
         self.packets.drain(..).map(|q| (q.packet, q.since)).collect()
-    }
-
-    fn set_config(&mut self, config: &QueueConfig) {
-        self.config = config.clone();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::RedConfig;
     use crate::packet::{FlowKey, PacketId, Protocol};
+    use crate::queue::{AqmConfig, CodelConfig, RedConfig};
     use crate::rng::stream;
     use crate::time::Duration;
     use crate::units::{Bytes, Probability};
@@ -285,8 +230,8 @@ mod tests {
         Packet::new(PacketId(id), size, flow)
     }
 
-    fn queue(config: QueueConfig) -> Fifo {
-        Fifo::new(config, |c| stream(1, c))
+    fn queue(config: FifoConfig) -> Fifo {
+        Fifo::new(&config, &mut |c| stream(1, c))
     }
 
     const HINT: LinkHint = LinkHint { typical_tx: Duration::from_millis(1) };
@@ -301,7 +246,7 @@ mod tests {
 
     #[test]
     fn tail_drop_refuses_the_arrival() {
-        let mut q = queue(QueueConfig { packets: Some(2), ..Default::default() });
+        let mut q = queue(FifoConfig { packets: Some(2), ..Default::default() });
         let mut drops = vec![];
         assert_eq!(offer(&mut q, pkt(1, 100), &mut drops), Enqueued::Queued { marked: false });
         assert_eq!(offer(&mut q, pkt(2, 100), &mut drops), Enqueued::Queued { marked: false });
@@ -313,7 +258,7 @@ mod tests {
 
     #[test]
     fn head_drop_evicts_the_oldest_until_the_arrival_fits() {
-        let mut q = queue(QueueConfig { bytes: Some(Bytes(300)), drop: DropPolicy::Head, ..Default::default() });
+        let mut q = queue(FifoConfig { bytes: Some(Bytes(300)), drop: DropPolicy::Head, ..Default::default() });
         let mut drops = vec![];
         offer(&mut q, pkt(1, 100), &mut drops);
         offer(&mut q, pkt(2, 100), &mut drops);
@@ -325,7 +270,7 @@ mod tests {
 
     #[test]
     fn dequeue_takes_nothing_the_link_cannot_take_and_drops_stale_packets() {
-        let config = QueueConfig { max_sojourn: Some(Duration::from_millis(10)), ..Default::default() };
+        let config = FifoConfig { max_sojourn: Some(Duration::from_millis(10)), ..Default::default() };
         let mut q = queue(config);
         let mut drops = vec![];
         q.enqueue(Instant::ZERO, pkt(1, 100), HINT, &mut drops);
@@ -351,7 +296,7 @@ mod tests {
             gentle: false,
             ecn: true,
         };
-        let mut q = queue(QueueConfig { red: Some(red.clone()), ..Default::default() });
+        let mut q = queue(FifoConfig { aqm: Some(AqmConfig::Red(red.clone())), ..Default::default() });
         let mut drops = vec![];
         // Fill to 3 packets (avg reaches 2 at the 3rd arrival: forced).
         offer(&mut q, pkt(1, 100), &mut drops);
@@ -363,8 +308,8 @@ mod tests {
         assert_eq!(drops.pop().unwrap().reason, DropReason::Red);
         // Between thresholds the probability is positive: over many offers
         // on a 1-packet queue with avg=1..2, ECT packets get marked, never dropped.
-        let mut q = queue(QueueConfig {
-            red: Some(RedConfig { min_threshold: 0.5, max_threshold: 10.0, ..red }),
+        let mut q = queue(FifoConfig {
+            aqm: Some(AqmConfig::Red(RedConfig { min_threshold: 0.5, max_threshold: 10.0, ..red })),
             ..Default::default()
         });
         let mut marks = 0;
@@ -380,5 +325,71 @@ mod tests {
             }
         }
         assert!(marks > 0);
+    }
+
+    /// RFC 8289 §5.5 through the queue: 100 packets of 1000 B arrive at 0
+    /// and one leaves every 10 ms, so each waits its departure time. The
+    /// sojourn passes the 5 ms target at 10 ms, so the first drop comes
+    /// one interval (100 ms) later, at 110 ms, and the dropping state
+    /// starts with count 1 and its next drop at 210 ms. Each drop then
+    /// raises count and moves the next one interval/√count on from the
+    /// last due time (§5.3): 210 + 100/√2 = 280.7, so 290 ms; then
+    /// 338.4 (√3), so 340; 388.4 (√4), so 390; 433.2 (√5), so 440; and
+    /// 474.0 (√6), so 480 ms, drops falling on the 10 ms steps. A dropped
+    /// packet's successor leaves in its place.
+    #[test]
+    fn codel_drops_at_the_control_law_times() {
+        let codel = CodelConfig { ecn: false, ..CodelConfig::default() };
+        let mut q = queue(FifoConfig { aqm: Some(AqmConfig::Codel(codel)), ..Default::default() });
+        let mut drops = vec![];
+        for i in 0..100 {
+            offer(&mut q, pkt(i, 1000), &mut drops);
+        }
+        let mut drop_times = vec![];
+        let mut sent = 0;
+        for step in 0..=50 {
+            let now = Instant::from_millis(10 * step);
+            let before = drops.len();
+            let d = q.dequeue(now, |_| true, &mut drops).expect("packets wait");
+            assert!(!d.marked);
+            sent += 1;
+            for dropped in &drops[before..] {
+                assert_eq!(dropped.reason, DropReason::Codel);
+                drop_times.push(10 * step);
+            }
+        }
+        assert_eq!(drop_times, vec![110, 210, 290, 340, 390, 440, 480]);
+        assert_eq!(sent + drops.len() + q.len(), 100);
+    }
+
+    /// A state change to another AQM keeps the waiting packets and starts
+    /// the new AQM afresh: CoDel taking over a standing queue first drops
+    /// one interval after it first sees the sojourn above target.
+    #[test]
+    fn a_new_aqm_takes_over_the_waiting_packets() {
+        let red = RedConfig {
+            min_threshold: 50.0,
+            max_threshold: 100.0,
+            max_p: Probability::new(0.1).unwrap(),
+            weight: 0.002,
+            gentle: false,
+            ecn: true,
+        };
+        let mut q = queue(FifoConfig { aqm: Some(AqmConfig::Red(red)), ..Default::default() });
+        let mut drops = vec![];
+        for i in 0..20 {
+            offer(&mut q, pkt(i, 1000), &mut drops);
+        }
+        assert!(drops.is_empty(), "RED's average stays below its minimum threshold");
+        let codel = CodelConfig { ecn: false, ..CodelConfig::default() };
+        q.set_config(&FifoConfig { aqm: Some(AqmConfig::Codel(codel)), ..Default::default() }, &mut |c| stream(1, c));
+        assert_eq!(q.len(), 20);
+        // Above target from 200 ms on: the first drop at 300 ms.
+        for ms in [200, 250, 299] {
+            q.dequeue(Instant::from_millis(ms), |_| true, &mut drops).unwrap();
+            assert!(drops.is_empty(), "no drop at {ms} ms");
+        }
+        q.dequeue(Instant::from_millis(300), |_| true, &mut drops).unwrap();
+        assert_eq!(ids(&drops), vec![3]);
     }
 }

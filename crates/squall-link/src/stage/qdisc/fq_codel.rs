@@ -15,13 +15,87 @@ use std::hash::{Hash, Hasher};
 use rand::SeedableRng;
 use rustc_hash::FxHasher;
 
+use serde::{Deserialize, Serialize};
+
+use super::aqm::{AqmConfig, CodelConfig};
 use super::{Dequeued, Dropped, Enqueued, Fifo, LinkHint, QueueDisc};
-use crate::classes::FqCodelConfig;
-use crate::config::QueueConfig;
+use crate::config::ConfigError;
 use crate::event::DropReason;
 use crate::packet::Packet;
+use crate::queue::FifoConfig;
 use crate::rng::StreamRng;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
+use crate::units::Bytes;
+
+fn yes() -> bool {
+    true
+}
+
+/// FQ-CoDel (RFC 8290): the queue is `flows` flow queues chosen by a hash
+/// of the 5-tuple, each with CoDel, served by deficit round robin with a
+/// byte `quantum`, newly active flows first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    /// Number of flow queues (RFC 8290 §4.1.1: 1024).
+    #[serde(default = "FqCodelConfig::default_flows")]
+    pub flows: u32,
+    /// Bytes a flow may send per round (§4.2: 1514 B, one MTU frame).
+    #[serde(default = "FqCodelConfig::default_quantum")]
+    pub quantum: Bytes,
+    /// Packets the whole queue holds; beyond it the longest flow (in
+    /// bytes) loses its head packet (§4.1: 10240).
+    #[serde(default = "FqCodelConfig::default_packets")]
+    pub packets: u32,
+    /// CoDel's target and interval in every flow queue (§4.3: 5 ms, 100 ms).
+    #[serde(default = "CodelConfig::default_target")]
+    pub target: Duration,
+    #[serde(default = "CodelConfig::default_interval")]
+    pub interval: Duration,
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+impl FqCodelConfig {
+    fn default_flows() -> u32 {
+        1024
+    }
+    fn default_quantum() -> Bytes {
+        Bytes(1514)
+    }
+    fn default_packets() -> u32 {
+        10240
+    }
+    /// The CoDel of each flow queue.
+    pub fn codel(&self) -> CodelConfig {
+        CodelConfig { target: self.target, interval: self.interval, ecn: self.ecn }
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if !(1..=65_536).contains(&self.flows) {
+            return Err(ConfigError::new(&format!("{key}.flows"), "must be 1..=65536 (RFC 8290: 1024)"));
+        }
+        if self.quantum.0 == 0 {
+            return Err(ConfigError::new(&format!("{key}.quantum"), "must be at least 1 B (RFC 8290: 1514 B)"));
+        }
+        if self.packets == 0 {
+            return Err(ConfigError::new(&format!("{key}.packets"), "must be at least 1 (RFC 8290: 10240)"));
+        }
+        self.codel().validate(key)
+    }
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        FqCodelConfig {
+            flows: Self::default_flows(),
+            quantum: Self::default_quantum(),
+            packets: Self::default_packets(),
+            target: CodelConfig::default_target(),
+            interval: CodelConfig::default_interval(),
+            ecn: true,
+        }
+    }
+}
 
 /// Which list a flow is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +138,10 @@ impl FqCodel {
         self.flows.len() == flows as usize
     }
 
-    fn flow_queue_config(&self) -> QueueConfig {
-        QueueConfig { codel: Some(self.config.codel()), ..QueueConfig::default() }
+    /// Each flow queue: unlimited (the whole queue's limit is
+    /// `packets`), with CoDel.
+    fn flow_queue_config(&self) -> FifoConfig {
+        FifoConfig { aqm: Some(AqmConfig::Codel(self.config.codel())), ..FifoConfig::default() }
     }
 
     /// The flow queue of a packet: a hash of its 5-tuple (§4.1.1).
@@ -103,7 +179,7 @@ impl QueueDisc for FqCodel {
         let config = self.flow_queue_config();
         let flow = self.flows[i].get_or_insert_with(|| Flow {
             // CoDel draws no random numbers: the stream is never used.
-            queue: Fifo::new(config, |_| StreamRng::seed_from_u64(0)),
+            queue: Fifo::new(&config, &mut |_| StreamRng::seed_from_u64(0)),
             deficit: 0,
             list: List::Idle,
         });
@@ -192,9 +268,12 @@ impl QueueDisc for FqCodel {
         self.len = 0;
         all
     }
+}
 
-    fn set_config(&mut self, config: &QueueConfig) {
-        let Some(new) = &config.fq_codel else { return };
+impl FqCodel {
+    /// Takes new parameters; the number of flow queues stays (a state
+    /// change with another number builds a new FqCodel).
+    pub(crate) fn set_config(&mut self, new: &FqCodelConfig) {
         self.config.quantum = new.quantum;
         self.config.packets = new.packets;
         self.config.target = new.target;
@@ -202,7 +281,7 @@ impl QueueDisc for FqCodel {
         self.config.ecn = new.ecn;
         let q = self.flow_queue_config();
         for f in self.flows.iter_mut().flatten() {
-            f.queue.set_config(&q);
+            f.queue.set_config(&q, &mut |_| StreamRng::seed_from_u64(0));
         }
     }
 }

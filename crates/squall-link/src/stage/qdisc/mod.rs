@@ -8,20 +8,18 @@
 //! take. Dropped packets are handed back with their reason, in the order
 //! they were dropped; the stage counts and records them.
 
+pub(crate) mod aqm;
 mod classful;
-mod codel;
 mod fifo;
-mod fq_codel;
-mod pie;
-mod red;
+pub(crate) mod fq_codel;
 
 pub(crate) use classful::Classful;
 pub(crate) use fifo::Fifo;
 pub(crate) use fq_codel::FqCodel;
 
-use crate::config::QueueConfig;
 use crate::event::DropReason;
 use crate::packet::Packet;
+use crate::queue::QueueKind;
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
 
@@ -87,18 +85,18 @@ pub(crate) trait QueueDisc {
     /// Removes every waiting packet (a blackout in drop mode, a new queue
     /// shape), each with the time it arrived.
     fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)>;
-    /// Takes a new configuration (a state change); waiting packets stay.
-    fn set_config(&mut self, config: &QueueConfig);
 }
 
-/// Every queue discipline, for static dispatch. One per stage: the single
-/// queue, on every packet's path in most scenarios, stays inline.
+/// Every queue discipline, for static dispatch. One per stage, and one
+/// per class inside [`Classful`]: the single queue, on every packet's path
+/// in most scenarios, stays inline.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyQueueDisc {
-    /// One queue: limits, drop policy, RED, CoDel or PIE, maximum sojourn.
+    /// One queue: limits, drop policy, at most one AQM, maximum sojourn.
     Fifo(Fifo),
-    /// A classifier, a queue per class and a scheduler between them.
+    /// A classifier, a child queue discipline per class and a scheduler
+    /// between them.
     Classful(Classful),
     /// Flow queues with CoDel and DRR (RFC 8290).
     FqCodel(FqCodel),
@@ -115,37 +113,54 @@ impl AnyQueueDisc {
 
     /// The queue discipline `config` describes; `rng(component)` gives the
     /// stage's random stream of that name.
-    pub(crate) fn new(config: &QueueConfig, rng: impl FnMut(&str) -> StreamRng) -> Self {
-        if let Some(fq) = &config.fq_codel {
-            AnyQueueDisc::FqCodel(FqCodel::new(fq))
-        } else if config.classes.is_empty() {
-            AnyQueueDisc::Fifo(Fifo::new(config.clone(), rng))
-        } else {
-            AnyQueueDisc::Classful(Classful::new(config, rng))
+    pub(crate) fn new(config: &QueueKind, rng: &mut dyn FnMut(&str) -> StreamRng) -> Self {
+        match config {
+            QueueKind::Fifo(f) => AnyQueueDisc::Fifo(Fifo::new(f, rng)),
+            QueueKind::FqCodel(fq) => AnyQueueDisc::FqCodel(FqCodel::new(fq)),
+            QueueKind::Classful(c) => AnyQueueDisc::Classful(Classful::new(c, rng)),
+        }
+    }
+
+    /// Whether `config` describes a queue discipline of the same shape: of
+    /// the same kind, with as many FQ-CoDel flow queues, with the same
+    /// classes by name and order, each of the same shape. A state change
+    /// then keeps it and its packets.
+    pub(crate) fn same_shape(&self, config: &QueueKind) -> bool {
+        match (self, config) {
+            (AnyQueueDisc::Fifo(_), QueueKind::Fifo(_)) => true,
+            (AnyQueueDisc::FqCodel(f), QueueKind::FqCodel(n)) => f.has_flows(n.flows),
+            (AnyQueueDisc::Classful(c), QueueKind::Classful(n)) => c.has_classes_of(n),
+            _ => false,
+        }
+    }
+
+    /// Takes a new configuration of the same shape ([`Self::same_shape`]);
+    /// waiting packets stay.
+    pub(crate) fn set_config(&mut self, config: &QueueKind, rng: &mut dyn FnMut(&str) -> StreamRng) {
+        match (self, config) {
+            (AnyQueueDisc::Fifo(f), QueueKind::Fifo(n)) => f.set_config(n, rng),
+            (AnyQueueDisc::FqCodel(f), QueueKind::FqCodel(n)) => f.set_config(n),
+            (AnyQueueDisc::Classful(c), QueueKind::Classful(n)) => c.set_config(n, rng),
+            _ => {}
         }
     }
 
     /// Takes a new configuration (a state change). Waiting packets stay
-    /// when the shape is the same (one queue, or the same classes by
-    /// name); otherwise they are moved, in order, into the new queue
-    /// discipline (into `class_of(packet)` where that names a class: a
-    /// background source's own), and those it refuses are returned as drops.
+    /// when the shape is the same ([`Self::same_shape`]); otherwise they
+    /// are moved, in order, into the new queue discipline (into
+    /// `class_of(packet)` where that names a class: a background source's
+    /// own), and those it refuses are returned as drops.
     pub(crate) fn reconfigure(
         &mut self,
         now: Instant,
-        config: &QueueConfig,
+        config: &QueueKind,
         link: LinkHint,
-        rng: impl FnMut(&str) -> StreamRng,
+        rng: &mut dyn FnMut(&str) -> StreamRng,
         class_of: impl Fn(&Packet) -> Option<usize>,
         drops: &mut Vec<Dropped>,
     ) {
-        let same_shape = match self {
-            AnyQueueDisc::Fifo(_) => config.classes.is_empty() && config.fq_codel.is_none(),
-            AnyQueueDisc::Classful(c) => c.has_classes_of(config) && config.fq_codel.is_none(),
-            AnyQueueDisc::FqCodel(f) => config.fq_codel.as_ref().is_some_and(|n| f.has_flows(n.flows)),
-        };
-        if same_shape {
-            self.set_config(config);
+        if self.same_shape(config) {
+            self.set_config(config, rng);
             return;
         }
         // In arrival order (classes and flow queues drain one after the
@@ -195,8 +210,5 @@ impl QueueDisc for AnyQueueDisc {
     }
     fn drain(&mut self, now: Instant) -> Vec<(Packet, Instant)> {
         dispatch!(self, q => q.drain(now))
-    }
-    fn set_config(&mut self, config: &QueueConfig) {
-        dispatch!(self, q => q.set_config(config))
     }
 }

@@ -6,14 +6,88 @@
 //! §4.2 allows a timestamp estimate instead of Little's law). Updates are
 //! done lazily: each call first runs the updates whose time has passed.
 
-use crate::classes::PieConfig;
+use serde::{Deserialize, Serialize};
+
+use super::{Aqm, QueueState, Verdict};
+use crate::config::ConfigError;
 use crate::dist::unit;
+use crate::event::DropReason;
+use crate::packet::Packet;
 use crate::rng::StreamRng;
+use crate::stage::qdisc::LinkHint;
 use crate::time::{Duration, Instant};
+
+fn yes() -> bool {
+    true
+}
+
+/// PIE, Proportional Integral controller Enhanced (RFC 8033): drops (or
+/// marks) at enqueue with a probability that a controller updates every
+/// `t_update` from the queueing delay and its trend.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    /// QDELAY_REF, the queueing delay PIE steers to (RFC 8033 §4.2: 15 ms).
+    #[serde(default = "PieConfig::default_target")]
+    pub target: Duration,
+    /// T_UPDATE, how often the drop probability is recomputed (15 ms).
+    #[serde(default = "PieConfig::default_target")]
+    pub t_update: Duration,
+    /// Weight of the delay error, per second (0.125).
+    #[serde(default = "PieConfig::default_alpha")]
+    pub alpha: f64,
+    /// Weight of the delay trend, per second (1.25).
+    #[serde(default = "PieConfig::default_beta")]
+    pub beta: f64,
+    /// Bursts this long pass without drops (RFC 8033 §4.4: 150 ms).
+    #[serde(default = "PieConfig::default_max_burst")]
+    pub max_burst: Duration,
+    /// Mark ECN-capable packets instead of dropping them while the drop
+    /// probability is at most 10% (RFC 8033 §5.1).
+    #[serde(default = "yes")]
+    pub ecn: bool,
+}
+
+impl PieConfig {
+    fn default_target() -> Duration {
+        Duration::from_millis(15)
+    }
+    fn default_alpha() -> f64 {
+        0.125
+    }
+    fn default_beta() -> f64 {
+        1.25
+    }
+    fn default_max_burst() -> Duration {
+        Duration::from_millis(150)
+    }
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.target.is_zero() || self.t_update.is_zero() {
+            return Err(ConfigError::new(key, "needs target and t_update above zero (RFC 8033: 15 ms each)"));
+        }
+        if !(self.alpha >= 0.0 && self.alpha.is_finite() && self.beta >= 0.0 && self.beta.is_finite()) {
+            return Err(ConfigError::new(key, "needs alpha and beta >= 0 (RFC 8033: 0.125 and 1.25 per second)"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        PieConfig {
+            target: Self::default_target(),
+            t_update: Self::default_target(),
+            alpha: Self::default_alpha(),
+            beta: Self::default_beta(),
+            max_burst: Self::default_max_burst(),
+            ecn: true,
+        }
+    }
+}
 
 /// PIE's verdict on an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PieVerdict {
+enum PieVerdict {
     Enqueue,
     /// Drop, or mark if the packet is ECN-capable and `markable`.
     Drop {
@@ -23,6 +97,7 @@ pub(crate) enum PieVerdict {
 
 #[derive(Debug)]
 pub(crate) struct Pie {
+    pub(super) config: PieConfig,
     drop_prob: f64,
     /// Queue delay at the previous update, seconds.
     qdelay_old: f64,
@@ -37,8 +112,9 @@ pub(crate) struct Pie {
 }
 
 impl Pie {
-    pub(crate) fn new(rng: StreamRng) -> Self {
+    pub(crate) fn new(config: PieConfig, rng: StreamRng) -> Self {
         Pie {
+            config,
             drop_prob: 0.0,
             qdelay_old: 0.0,
             qdelay: 0.0,
@@ -51,13 +127,14 @@ impl Pie {
 
     /// A packet left the queue after waiting `sojourn`; `empty` if the
     /// queue is empty now.
-    pub(crate) fn on_dequeue(&mut self, now: Instant, sojourn: Duration, empty: bool, c: &PieConfig) {
-        self.catch_up(now, c);
+    fn departed(&mut self, now: Instant, sojourn: Duration, empty: bool) {
+        self.catch_up(now);
         self.qdelay = if empty { 0.0 } else { sojourn.as_secs_f64() };
     }
 
     /// Runs the periodic updates due by `now` (RFC 8033 §4.2).
-    fn catch_up(&mut self, now: Instant, c: &PieConfig) {
+    fn catch_up(&mut self, now: Instant) {
+        let c = self.config.clone();
         let next = match self.next_update {
             Some(t) => t,
             None => {
@@ -73,7 +150,7 @@ impl Pie {
         // After a long idle period the updates only decay: bound the work.
         let mut steps = 0;
         while at <= now && steps < 10_000 {
-            self.update(c);
+            self.update();
             at += c.t_update;
             steps += 1;
         }
@@ -81,7 +158,8 @@ impl Pie {
     }
 
     /// `calculate_drop_prob` (RFC 8033 §4.2 and §5.2's auto-tuning).
-    fn update(&mut self, c: &PieConfig) {
+    fn update(&mut self) {
+        let c = &self.config;
         let target = c.target.as_secs_f64();
         let (qdelay, old) = (self.qdelay, self.qdelay_old);
         let mut p = c.alpha * (qdelay - target) + c.beta * (qdelay - old);
@@ -113,8 +191,9 @@ impl Pie {
     /// `drop_early` for a packet arriving at `now` to a queue holding
     /// `bytes` (RFC 8033 §4.1): no drop during a burst allowance, at low
     /// delay and probability, or with under two packets queued.
-    pub(crate) fn on_enqueue(&mut self, now: Instant, bytes: u64, mean_packet: u64, c: &PieConfig) -> PieVerdict {
-        self.catch_up(now, c);
+    fn drop_early(&mut self, now: Instant, bytes: u64, mean_packet: u64) -> PieVerdict {
+        self.catch_up(now);
+        let c = &self.config;
         let target = c.target.as_secs_f64();
         if !self.burst_allowance.is_zero()
             || (self.qdelay_old < target / 2.0 && self.drop_prob < 0.2)
@@ -139,5 +218,26 @@ impl Pie {
             return PieVerdict::Drop { markable };
         }
         PieVerdict::Enqueue
+    }
+}
+
+impl Aqm for Pie {
+    /// A drop of an ECN-capable packet is a mark instead while the drop
+    /// probability is at most 10% and `ecn` is on (RFC 8033 §5.1).
+    fn on_enqueue(&mut self, now: Instant, packet: &Packet, queue: &QueueState, _link: LinkHint) -> Verdict {
+        match self.drop_early(now, queue.bytes, queue.max_packet) {
+            PieVerdict::Enqueue => Verdict::Pass,
+            PieVerdict::Drop { markable } if markable && packet.ecn.is_capable() => Verdict::Mark,
+            PieVerdict::Drop { .. } => Verdict::Drop(DropReason::Pie),
+        }
+    }
+
+    /// The departure's sojourn time is the queueing delay (RFC 8033 §4.2,
+    /// timestamps); an empty queue has none.
+    fn on_dequeue(&mut self, now: Instant, head: Option<(&Packet, Duration)>, queue: &QueueState) -> Verdict {
+        if let Some((_, sojourn)) = head {
+            self.departed(now, sojourn, queue.packets == 0);
+        }
+        Verdict::Pass
     }
 }
