@@ -693,6 +693,12 @@ fn shell_quote(s: &str) -> String {
 }
 
 pub fn run(args: EmuArgs) -> Result<ExitCode> {
+    if !args.command.is_empty() && args.format != sim_cmd::Format::Table {
+        anyhow::bail!(
+            "--format prints the per-flow results on stdout, which shell mode (a command after --) leaves to the \
+             command; read them from OUT/summary.json instead"
+        );
+    }
     let Loaded { source, mut scenario } = sim_cmd::load(&args.common, None)?;
     if args.common.link.is_some() {
         eprintln!("{}", squall_scenario::describe_netem_directions(&scenario, args.common.uplink.is_some()));
@@ -902,9 +908,19 @@ fn write_outputs(
         },
     };
     crate::output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
-    // `squall run` and `squall compare` print their own tables.
-    if !args.files_moved_by_parent {
-        print_flows(&summary.aggregate.flows, args.format);
+    // `squall run` and `squall compare` print their own tables. In shell
+    // mode stdout is the command's own (as in Mahimahi's shells, scripts
+    // read it), so the table stays in summary.json and stdout carries
+    // nothing else.
+    if !args.files_moved_by_parent && !summary.aggregate.flows.is_empty() {
+        if args.command.is_empty() {
+            print_flows(&summary.aggregate.flows, args.format);
+        } else {
+            eprintln!(
+                "squall emu: per-flow results in {}/summary.json (shell mode leaves stdout to the command)",
+                out.display()
+            );
+        }
     }
     let t = &d.timing;
     eprintln!(

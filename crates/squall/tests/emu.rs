@@ -1112,15 +1112,17 @@ fn host_sysctls_apply_in_the_host_namespace() {
     let fixed = std::fs::read_to_string(dir.path().join("a/rep-0/workloads/0-fixed.stdout")).unwrap();
     assert!(!fixed.contains("6291457"), "the fixed host has its own settings: {fixed}");
 
-    for (table, key, says) in [
-        (r#"{ "net.ipv4.no_such_setting" = 1 }"#, "net.ipv4.no_such_setting", "no such setting"),
-        (r#"{ "net.ipv4.tcp_rmem" = "many bytes" }"#, "net.ipv4.tcp_rmem", "refused"),
+    // Each refused run gets its own --out: a run that failed in its setup
+    // keeps the scenario.toml it wrote, which a rerun there is refused for.
+    for (table, key, says, out) in [
+        (r#"{ "net.ipv4.no_such_setting" = 1 }"#, "net.ipv4.no_such_setting", "no such setting", "b"),
+        (r#"{ "net.ipv4.tcp_rmem" = "many bytes" }"#, "net.ipv4.tcp_rmem", "refused", "c"),
     ] {
         let file = scenario_with_sysctl(dir.path(), table);
         let child = Command::new(SQUALL)
             .arg("emu")
             .arg(&file)
-            .args(["--out", dir.path().join("b").to_str().unwrap(), "--", "true"])
+            .args(["--out", dir.path().join(out).to_str().unwrap(), "--", "true"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -282,6 +282,23 @@ fn run_refuses_an_earlier_experiment_unless_resume_or_force() {
 /// a run (the "while it runs" line), and the earlier run's files stay.
 /// `--force` gets past the refusal and clears the directory: the sim
 /// run's replication is gone whether or not this machine can emulate.
+/// In shell mode stdout is the command's (scripts parse it, as the emu
+/// tests parse `iperf3 -J`), so `--format json|csv`, which prints the
+/// per-flow results there, is refused before anything starts.
+#[test]
+fn emu_shell_mode_keeps_stdout_for_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    for format in ["json", "csv"] {
+        let o =
+            squall(&["emu", "--link", "rate 10mbit", "--format", format, "--out", out.to_str().unwrap(), "--", "true"]);
+        let err = text(&o.stderr);
+        assert!(!o.status.success(), "--format {format} in shell mode ran: {err}");
+        assert!(err.contains("shell mode") && err.contains("summary.json"), "{err}");
+        assert!(o.stdout.is_empty() && !out.exists(), "nothing printed, nothing written");
+    }
+}
+
 #[test]
 fn emu_refuses_an_earlier_run_unless_force() {
     let dir = tempfile::tempdir().unwrap();
