@@ -76,8 +76,8 @@ pub struct CompareArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
     /// Seed of the first replication (replication i uses seed + i in both
-    /// engines); at most 2^63 - 1, as in a scenario file.
-    #[arg(long, value_parser = crate::seed_arg())]
+    /// engines).
+    #[arg(long)]
     pub seed: Option<u64>,
 }
 

@@ -118,13 +118,6 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The parser of every `--seed`: 0 to 2^63 - 1. A seed is recorded in the
-/// run's scenario.toml, and TOML integers are signed 64-bit (TOML 1.0,
-/// "Integer"), so a larger one would make a file no one can load again.
-pub(crate) fn seed_arg() -> clap::builder::RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(..=i64::MAX as u64)
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

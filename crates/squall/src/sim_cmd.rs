@@ -35,10 +35,8 @@ pub struct ScenarioArgs {
     /// for emulation).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Seed of the first replication (replication i uses seed + i); at
-    /// most 2^63 - 1, as a seed in a scenario file (TOML integers are
-    /// signed 64-bit, and the run's scenario.toml records it).
-    #[arg(long, value_parser = crate::seed_arg())]
+    /// Seed of the first replication (replication i uses seed + i).
+    #[arg(long)]
     pub seed: Option<u64>,
     /// Set a scenario key before running: `--set links.0.downlink.0.rate="2 Mbit/s"`,
     /// `--set stage.gsm-down.delay="300 ms"`. Repeatable.

@@ -103,32 +103,6 @@ fn resolved_scenario_repeats_the_run() {
     assert_eq!(read(a.path().join("rep-2/events.csv")), read(b.path().join("rep-2/events.csv")));
 }
 
-/// The largest seed a scenario file can hold, 2^63 - 1 (TOML integers
-/// are signed 64-bit), round-trips through the run's scenario.toml; one
-/// more is refused at the flag, naming it and the range, instead of
-/// writing a scenario.toml that cannot be loaded again.
-#[test]
-fn a_seed_is_one_a_scenario_file_can_hold() {
-    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let max = i64::MAX.to_string();
-    sim(a.path(), &["--seed", &max, "--replications", "1", "--no-pcap"]);
-    let resolved = a.path().join("scenario.toml");
-    let o = squall(&["sim", resolved.to_str().unwrap(), "--out", b.path().to_str().unwrap(), "--no-pcap"]);
-    assert!(o.status.success(), "the resolved scenario does not load: {}", String::from_utf8_lossy(&o.stderr));
-    let summary: serde_json::Value = serde_json::from_slice(&read(b.path().join("summary.json"))).unwrap();
-    assert_eq!(summary["seed"], i64::MAX);
-    assert_eq!(read(a.path().join("rep-0/events.csv")), read(b.path().join("rep-0/events.csv")));
-    let above = (i64::MAX as u64 + 1).to_string();
-    for cmd in [&["sim", "builtin:gsm-udp"][..], &["compare", "builtin:gsm-udp"][..], &["bench", "tcp"][..]] {
-        let mut args = cmd.to_vec();
-        args.extend_from_slice(&["--seed", &above]);
-        let o = squall(&args);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {err}");
-        assert!(err.contains("--seed") && err.contains(&above) && err.contains(&max), "{cmd:?}: {err}");
-    }
-}
-
 #[test]
 fn tshark_reads_simulated_pcaps() {
     if Command::new("tshark").arg("--version").output().is_err() {
