@@ -18,8 +18,36 @@
 //! ```
 //!
 //! Every sweep key is any `--set` key of the scenario.
+//!
+//! Network and workload configurations set up independently (seed 000
+//! §4.1: "a replication set configuration consists of a network
+//! configuration and a workload configuration which are set up
+//! independently. Any combination … can be selected"): an experiment may
+//! name networks and workloads, each a file or a table written inline, and
+//! a set crosses the ones it lists, every combination with its sweep and
+//! replications:
+//!
+//! ```toml
+//! [networks]
+//! gsm = "builtin:gsm-udp"               # a scenario file; its own workload is replaced
+//! wlan = "../scenarios/wlan.toml"
+//! [workloads]
+//! bulk = "workloads/bulk.toml"          # a file holding a [workload] table
+//! [workloads.voice]                     # or the [workload] table's keys inline
+//! udp = [{ name = "voice", from = "fixed", to = "mobile", size = "160 B", interval = "20 ms" }]
+//!
+//! [[sets]]
+//! name = "cross"
+//! networks = ["gsm", "wlan"]            # instead of `scenario`
+//! workloads = ["bulk", "voice"]         # with `scenario` too: its network, these workloads
+//! replications = 5                      # 2 × 2 × 5 = 20 runs
+//! ```
+//!
+//! Each combination is a point of the set (before its sweep's points),
+//! with `network` and `workload` among its parameters, so that results.csv
+//! and the report group by each.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -62,7 +90,17 @@ pub struct Sweep {
 #[serde(deny_unknown_fields)]
 pub struct ReplicationSet {
     pub name: String,
-    pub scenario: String,
+    /// The scenario (network and workload together): a path relative to
+    /// the experiment file or `builtin:NAME`. Give it or `networks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// Names of the experiment's `[networks]` to cross with `workloads`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<String>,
+    /// Names of the experiment's `[workloads]`: each replaces the
+    /// workload of the scenario or of every network of the set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<String>,
     #[serde(default)]
     pub engine: Engine,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +120,32 @@ pub struct Experiment {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Network configurations by name: a scenario file (its workload is
+    /// replaced by the set's) or a scenario table written inline.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub networks: BTreeMap<String, toml::Value>,
+    /// Workload configurations by name: a file holding a `[workload]`
+    /// table, or that table's keys written inline.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub workloads: BTreeMap<String, toml::Value>,
     pub sets: Vec<ReplicationSet>,
+}
+
+/// One network × workload combination of a set: `None` where the set
+/// takes the scenario's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Combination {
+    pub network: Option<String>,
+    pub workload: Option<String>,
+}
+
+impl Combination {
+    /// The combination's parameters as a sweep point shows them:
+    /// `network` and `workload` where the set names them.
+    pub fn params(&self) -> Vec<(String, String)> {
+        let network = self.network.iter().map(|n| ("network".to_string(), n.clone()));
+        network.chain(self.workload.iter().map(|w| ("workload".to_string(), w.clone()))).collect()
+    }
 }
 
 /// One point of a set's sweep: the values of the swept keys.
@@ -103,6 +166,20 @@ pub fn override_text(v: &toml::Value) -> String {
 }
 
 impl ReplicationSet {
+    /// The set's network × workload combinations, networks varying
+    /// slowest: one combination of `None`s for a set with a `scenario` and
+    /// no `workloads`.
+    pub fn combinations(&self) -> Vec<Combination> {
+        let networks: Vec<Option<String>> =
+            if self.networks.is_empty() { vec![None] } else { self.networks.iter().cloned().map(Some).collect() };
+        let workloads: Vec<Option<String>> =
+            if self.workloads.is_empty() { vec![None] } else { self.workloads.iter().cloned().map(Some).collect() };
+        networks
+            .iter()
+            .flat_map(|n| workloads.iter().map(move |w| Combination { network: n.clone(), workload: w.clone() }))
+            .collect()
+    }
+
     /// How many points the set's sweep has (1 without a sweep); `None` if
     /// the number does not fit in a u64.
     pub fn point_count(&self) -> Option<u64> {
@@ -118,6 +195,18 @@ impl ReplicationSet {
     /// `scenario_replications`; `None` if the number does not fit in a u64.
     pub fn run_count(&self, scenario_replications: u32) -> Option<u64> {
         self.point_count()?.checked_mul(self.replications.unwrap_or(scenario_replications).into())
+    }
+
+    /// What the set runs, in words: its scenario, or its networks ×
+    /// workloads.
+    pub fn describe(&self) -> String {
+        let list = |l: &[String]| l.join(", ");
+        match (&self.scenario, self.workloads.is_empty()) {
+            (Some(s), true) => s.clone(),
+            (Some(s), false) => format!("{s} × workloads {}", list(&self.workloads)),
+            (None, true) => format!("networks {}", list(&self.networks)),
+            (None, false) => format!("networks {} × workloads {}", list(&self.networks), list(&self.workloads)),
+        }
     }
 
     /// The set's sweep points, made one at a time as they are asked for
@@ -186,10 +275,63 @@ impl Experiment {
         if self.sets.is_empty() {
             return fail("an experiment needs at least one [[sets]] entry".into());
         }
-        let mut names = std::collections::BTreeSet::new();
+        for (table, entries) in [("networks", &self.networks), ("workloads", &self.workloads)] {
+            for (name, v) in entries {
+                if !matches!(v, toml::Value::String(_) | toml::Value::Table(_)) {
+                    return fail(format!(
+                        "{table}.{name}: expected a file name (a string, like \"{}\") or a table written inline; \
+                         found {} `{v}`",
+                        if table == "networks" { "../scenarios/gsm.toml" } else { "workloads/bulk.toml" },
+                        v.type_str()
+                    ));
+                }
+            }
+        }
+        let mut names = BTreeSet::new();
         for s in &self.sets {
             if !names.insert(&s.name) {
                 return fail(format!("two replication sets are named `{}`; names must be unique", s.name));
+            }
+            match (&s.scenario, s.networks.is_empty()) {
+                (None, true) => {
+                    return fail(format!(
+                        "set `{}`: give `scenario` (a file or builtin:NAME) or `networks` (names of the \
+                         experiment's [networks])",
+                        s.name
+                    ));
+                }
+                (Some(_), false) => {
+                    return fail(format!(
+                        "set `{}`: give `scenario` or `networks`, not both (a network's own file is its scenario)",
+                        s.name
+                    ));
+                }
+                _ => {}
+            }
+            for (key, listed, defined) in
+                [("networks", &s.networks, &self.networks), ("workloads", &s.workloads, &self.workloads)]
+            {
+                let mut seen = BTreeSet::new();
+                for n in listed {
+                    if !defined.contains_key(n) {
+                        let known: Vec<&String> = defined.keys().collect();
+                        return fail(format!(
+                            "set `{}`: {key} names `{n}`, which the experiment's [{key}] does not define{}",
+                            s.name,
+                            if known.is_empty() {
+                                format!(" (it has no [{key}] table)")
+                            } else {
+                                format!(
+                                    " (it defines {})",
+                                    known.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                                )
+                            }
+                        ));
+                    }
+                    if !seen.insert(n) {
+                        return fail(format!("set `{}`: {key} lists `{n}` twice", s.name));
+                    }
+                }
             }
             if s.replications == Some(0) {
                 return fail(format!("set `{}`: replications must be at least 1", s.name));
@@ -334,5 +476,53 @@ seed = [1, 2]
             "unique",
         );
         bad("name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nbogus = 1", "bogus");
+        bad("name = \"e\"\n[[sets]]\nname = \"a\"", "give `scenario`");
+        bad(
+            "name = \"e\"\nnetworks = { n = \"n.toml\" }\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nnetworks = [\"n\"]",
+            "not both",
+        );
+        bad(
+            "name = \"e\"\nnetworks = { n = \"n.toml\" }\n[[sets]]\nname = \"a\"\nnetworks = [\"m\"]",
+            "does not define (it defines `n`)",
+        );
+        bad(
+            "name = \"e\"\n[[sets]]\nname = \"a\"\nscenario = \"s\"\nworkloads = [\"w\"]",
+            "(it has no [workloads] table)",
+        );
+        bad(
+            "name = \"e\"\nnetworks = { n = \"n.toml\" }\n[[sets]]\nname = \"a\"\nnetworks = [\"n\", \"n\"]",
+            "lists `n` twice",
+        );
+        bad(
+            "name = \"e\"\nworkloads = { w = 5 }\n[[sets]]\nname = \"a\"\nscenario = \"s\"",
+            "workloads.w: expected a file name",
+        );
+    }
+
+    #[test]
+    fn networks_cross_workloads_networks_slowest() {
+        let e = parse_experiment(
+            "e.toml",
+            "name = \"e\"\nnetworks = { gsm = \"g.toml\", wlan = \"w.toml\" }\n\
+             workloads = { bulk = \"b.toml\", web = \"web.toml\", voice = { udp = [] } }\n\
+             [[sets]]\nname = \"x\"\nnetworks = [\"wlan\", \"gsm\"]\nworkloads = [\"voice\", \"bulk\", \"web\"]\nreplications = 5\n\
+             [[sets]]\nname = \"y\"\nscenario = \"s.toml\"\nworkloads = [\"web\"]\n\
+             [[sets]]\nname = \"z\"\nscenario = \"s.toml\"",
+        )
+        .unwrap();
+        let c = e.sets[0].combinations();
+        let pairs: Vec<(String, String)> =
+            c.iter().map(|c| (c.network.clone().unwrap(), c.workload.clone().unwrap())).collect();
+        let expected: Vec<(String, String)> = ["wlan", "gsm"]
+            .iter()
+            .flat_map(|n| ["voice", "bulk", "web"].iter().map(move |w| (n.to_string(), w.to_string())))
+            .collect();
+        assert_eq!(pairs, expected);
+        assert_eq!(c[4].params(), vec![("network".into(), "gsm".into()), ("workload".into(), "bulk".into())]);
+        assert_eq!(e.sets[1].combinations(), vec![Combination { network: None, workload: Some("web".into()) }]);
+        assert_eq!(e.sets[1].combinations()[0].params(), vec![("workload".into(), "web".into())]);
+        assert_eq!(e.sets[2].combinations(), vec![Combination { network: None, workload: None }]);
+        assert!(e.sets[2].combinations()[0].params().is_empty());
+        assert_eq!(e.sets[0].describe(), "networks wlan, gsm × workloads voice, bulk, web");
     }
 }

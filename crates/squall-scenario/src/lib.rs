@@ -9,6 +9,7 @@
 //!   stage or a two-host scenario.
 
 mod check;
+pub mod compose;
 pub mod empirical;
 mod error;
 pub mod experiment;
@@ -22,8 +23,11 @@ pub mod snr_file;
 mod spans;
 pub mod topology;
 
+pub use compose::{ConfigText, check_workload, compose};
 pub use error::{ErrorKind, ScenarioError};
-pub use experiment::{Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment};
+pub use experiment::{
+    Combination, Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment,
+};
 pub use load::{MAX_TEXT_FILE, load, load_with_overrides, parse, parse_with_overrides, read_text};
 pub use netem::{describe_netem_directions, parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};

@@ -226,15 +226,26 @@ pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
         let mut run_pages = BTreeMap::new();
         let detailed = detail_points(set.points.len());
         for (pi, point) in set.points.iter().enumerate() {
+            let point_hosts: Vec<RunHost>;
+            let hosts = if point.hosts.is_empty() {
+                &hosts
+            } else {
+                point_hosts = point
+                    .hosts
+                    .iter()
+                    .map(|(name, address)| RunHost { name: name.clone(), address: *address })
+                    .collect();
+                &point_hosts
+            };
             for (replication, seed, dir) in &point.runs {
                 let dir = out.join(dir);
-                let flows = analyse_run(&dir, &hosts).with_context(|| format!("analysing {}", dir.display()))?;
+                let flows = analyse_run(&dir, hosts).with_context(|| format!("analysing {}", dir.display()))?;
                 // One row per workload: a web page's connections together.
                 let mut flows = by_workload(flows);
                 mark_unfinished(&dir, &mut flows);
                 let throughputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
                 if *replication == 0 && detailed.contains(&pi) {
-                    details.insert(pi, run_detail(&dir, &hosts).with_context(|| format!("reading {}", dir.display()))?);
+                    details.insert(pi, run_detail(&dir, hosts).with_context(|| format!("reading {}", dir.display()))?);
                 }
                 if *replication == 0 {
                     // A point's page is an addition to the report: one that
@@ -405,8 +416,17 @@ fn summary_rows(sets: &[SetInfo], runs: &[RunRecord]) -> crate::output::Rows {
 }
 
 fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
+    let label = |params: &[(String, String)]| -> String {
+        params.iter().map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k))).collect::<Vec<_>>().join(" ")
+    };
+    // The text columns as wide as their longest entry (a crossed set's
+    // `network=… workload=…` labels are long).
+    let set_w = sets.iter().map(|s| s.name.chars().count()).max().unwrap_or(0).max(14);
+    let point_w =
+        sets.iter().flat_map(|s| s.points.iter().map(|p| label(p).chars().count())).max().unwrap_or(0).max(28);
+    let flow_w = runs.iter().flat_map(|r| r.flows.iter().map(|f| f.label.chars().count())).max().unwrap_or(0).max(34);
     outln!(
-        "\n{:<14} {:<28} {:<34} {:>4} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7}",
+        "\n{:<set_w$} {:<point_w$} {:<flow_w$} {:>4} {:>9} {:>9} {:>9} {:>11} {:>7} {:>7}",
         "set",
         "point",
         "flow",
@@ -420,8 +440,7 @@ fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
     );
     for set in sets {
         for (pi, params) in set.points.iter().enumerate() {
-            let label: Vec<String> =
-                params.iter().map(|(k, v)| format!("{}={v}", k.rsplit('.').next().unwrap_or(k))).collect();
+            let label = label(params);
             let mut by_flow: BTreeMap<&str, Vec<&squall_analysis::FlowStats>> = BTreeMap::new();
             for r in runs.iter().filter(|r| r.set == set.name && r.point == pi) {
                 for f in &r.flows {
@@ -432,9 +451,9 @@ fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
                 let m = |k: &str| summarize(&fs.iter().map(|f| metric(f, k)).collect::<Vec<_>>());
                 let e = m("elapsed");
                 outln!(
-                    "{:<14} {:<28} {:<34} {:>4} {:>9.2} {:>9.2} {:>9.2} {:>11.2} {:>7.1} {:>7.1}",
+                    "{:<set_w$} {:<point_w$} {:<flow_w$} {:>4} {:>9.2} {:>9.2} {:>9.2} {:>11.2} {:>7.1} {:>7.1}",
                     set.name,
-                    label.join(" "),
+                    label,
                     flow,
                     e.n,
                     e.p10,

@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
-use squall_scenario::{Engine, Experiment, Scenario};
+use squall_scenario::{Combination, ConfigText, Engine, Experiment, ReplicationSet, Scenario};
 use squall_sim::EventFilter;
 
 use crate::output;
@@ -89,6 +89,10 @@ pub struct ManifestSet {
 #[derive(Serialize, Deserialize)]
 pub struct ManifestPoint {
     pub params: Vec<(String, String)>,
+    /// The point's hosts where the set crosses networks, whose hosts may
+    /// differ (absent: the set's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
     /// The resolved scenario of this point, as TOML.
     pub scenario: String,
     /// (replication, seed, run directory relative to the output directory).
@@ -109,25 +113,34 @@ fn count_runs(experiment: &Experiment, file: &Path, base: &Path, allow_many: boo
     let mut total = 0u64;
     let mut per_set = Vec::new();
     for set in &experiment.sets {
-        let replications = match set.replications {
-            Some(r) => r,
-            None => {
-                let (source, text, dir) = scenario_text(&set.scenario, base)?;
-                let scenario = squall_scenario::parse(&source, &text, &dir)
-                    .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
-                scenario.replications
-            }
-        };
+        let combinations = set_sources(experiment, file, set, base)?;
+        let mut replications = Vec::new();
+        for (_, src) in &combinations {
+            replications.push(match set.replications {
+                Some(r) => r,
+                None => {
+                    squall_scenario::parse(&src.source, &src.text, &src.dir)
+                        .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?
+                        .replications
+                }
+            });
+        }
         let sweep = set.sweep.as_ref().map_or(String::from("no sweep"), |sw| {
             let lists: Vec<String> = sw.params.iter().map(|(k, v)| format!("{k} ({})", v.len())).collect();
             format!("sweep of {}", lists.join(" × "))
         });
+        let reps: std::collections::BTreeSet<u32> = replications.iter().copied().collect();
+        let reps: Vec<String> = reps.iter().map(u32::to_string).collect();
+        let crossed =
+            if combinations.len() > 1 { format!("{} combinations × ", combinations.len()) } else { String::new() };
         per_set.push(format!(
-            "set `{}`: {sweep} = {} point(s) × {replications} replication(s)",
+            "set `{}`: {crossed}{sweep} = {} point(s) × {} replication(s)",
             set.name,
-            set.point_count().map_or("too many".to_string(), |p| p.to_string())
+            set.point_count().map_or("too many".to_string(), |p| p.to_string()),
+            reps.join(" or ")
         ));
-        total = match set.run_count(replications).and_then(|r| total.checked_add(r)) {
+        let set_runs = replications.iter().try_fold(0u64, |n, r| n.checked_add(set.run_count(*r)?));
+        total = match set_runs.and_then(|r| total.checked_add(r)) {
             Some(t) => t,
             None => bail!(
                 "{}: set `{}`: its sweep makes more runs than can be counted (over {}); sweep fewer keys or values",
@@ -151,20 +164,38 @@ fn count_runs(experiment: &Experiment, file: &Path, base: &Path, allow_many: boo
 /// Every run of the experiment with its resolved scenario; more than
 /// `limit` runs (a sweep of `replications` itself, which
 /// [`count_runs`] cannot see) are refused before they are built.
-fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, Vec<Vec<Scenario>>, Vec<Job>)> {
+fn plan(
+    experiment: &Experiment,
+    file: &Path,
+    base: &Path,
+    limit: u64,
+) -> Result<(Manifest, Vec<Vec<Scenario>>, Vec<Job>)> {
     let mut sets = Vec::new();
     let mut scenarios = Vec::new();
     let mut jobs = Vec::new();
     for (si, set) in experiment.sets.iter().enumerate() {
-        let (source, text, dir) = scenario_text(&set.scenario, base)?;
         let mut points = Vec::new();
         let mut resolved = Vec::new();
-        for point in set.points() {
-            let overrides = set.overrides(&point);
-            let text = squall_scenario::apply_overrides(&source, &text, &overrides)
+        let crossed = !set.networks.is_empty();
+        // Every sweep point of every combination; the points are numbered
+        // on through the combinations, whose parameters come first.
+        type Labelled = (Vec<(String, String)>, std::rc::Rc<ConfigText>);
+        let sources: Vec<Labelled> = set_sources(experiment, file, set, base)?
+            .into_iter()
+            .map(|(c, src)| (c.params(), std::rc::Rc::new(src)))
+            .collect();
+        let sweep = sources.iter().flat_map(|(labels, src)| set.points().map(move |p| (labels, src, p)));
+        for (index, (labels, src, sweep_point)) in sweep.enumerate() {
+            let (source, text, dir) = (&src.source, &src.text, &src.dir);
+            let overrides = set.overrides(&sweep_point);
+            let point = squall_scenario::SweepPoint {
+                index,
+                params: labels.iter().cloned().chain(sweep_point.params).collect(),
+            };
+            let text = squall_scenario::apply_overrides(source, text, &overrides)
                 .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
-            let mut scenario = squall_scenario::parse(&source, &text, &dir)
-                .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
+            let mut scenario =
+                squall_scenario::parse(source, &text, dir).map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
             if set.engine == Engine::Sim
                 && let Some(why) = scenario.refuse_outside_host("the simulator")
             {
@@ -190,7 +221,14 @@ fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, V
             for (r, seed, d) in &runs {
                 jobs.push(Job { set: si, point: point.index, replication: *r, seed: *seed, dir: d.clone() });
             }
-            points.push(ManifestPoint { params: point.params.clone(), scenario: toml::to_string(&scenario)?, runs });
+            let hosts =
+                if crossed { scenario.hosts.iter().map(|h| (h.name.clone(), h.address)).collect() } else { Vec::new() };
+            points.push(ManifestPoint {
+                params: point.params.clone(),
+                hosts,
+                scenario: toml::to_string(&scenario)?,
+                runs,
+            });
             resolved.push(scenario);
         }
         let hosts = resolved[0].hosts.iter().map(|h| (h.name.clone(), h.address)).collect();
@@ -200,13 +238,70 @@ fn plan(experiment: &Experiment, base: &Path, limit: u64) -> Result<(Manifest, V
                 Engine::Sim => "sim".into(),
                 Engine::Emu => "emu".into(),
             },
-            scenario: set.scenario.clone(),
+            scenario: set.describe(),
             hosts,
             points,
         });
         scenarios.push(resolved);
     }
     Ok((Manifest { experiment: experiment.name.clone(), sets }, scenarios, jobs))
+}
+
+/// The scenario text of every network × workload combination of `set`
+/// (seed 000 §4.1), in [`ReplicationSet::combinations`]' order: the
+/// network's text (the set's `scenario`, or a `[networks]` entry: a file,
+/// `builtin:NAME` or an inline table) with its workload replaced by the
+/// combination's `[workloads]` entry, if any. Paths are relative to the
+/// experiment file `file` (in `base`).
+fn set_sources(
+    experiment: &Experiment,
+    file: &Path,
+    set: &ReplicationSet,
+    base: &Path,
+) -> Result<Vec<(Combination, ConfigText)>> {
+    let shown = file.display().to_string();
+    let failed = |e: squall_scenario::ScenarioError| anyhow::anyhow!("set `{}`: {e:?}", set.name);
+    let mut out = Vec::new();
+    for c in set.combinations() {
+        let network = match (&c.network, &set.scenario) {
+            (Some(n), _) => match &experiment.networks[n] {
+                toml::Value::Table(t) => squall_scenario::compose::inline_network(&shown, n, t, base),
+                v => {
+                    let spec = v.as_str().unwrap_or_default();
+                    let (source, text, dir) =
+                        scenario_text(spec, base).with_context(|| format!("{shown}: networks.{n}"))?;
+                    ConfigText { source, text, dir }
+                }
+            },
+            (None, Some(spec)) => {
+                let (source, text, dir) = scenario_text(spec, base).with_context(|| format!("set `{}`", set.name))?;
+                ConfigText { source, text, dir }
+            }
+            (None, None) => bail!("set `{}` has neither a scenario nor networks", set.name),
+        };
+        let src = match &c.workload {
+            None => network,
+            Some(w) => {
+                let workload = match &experiment.workloads[w] {
+                    toml::Value::Table(t) => squall_scenario::compose::inline_workload(&shown, w, t, base),
+                    v => {
+                        let path = base.join(v.as_str().unwrap_or_default());
+                        let text = squall_scenario::read_text(&path).with_context(|| {
+                            format!("{shown}: workloads.{w}: cannot read the workload file {}", path.display())
+                        })?;
+                        ConfigText {
+                            source: path.display().to_string(),
+                            text,
+                            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                        }
+                    }
+                };
+                squall_scenario::compose(&network, &workload).map_err(failed)?
+            }
+        };
+        out.push((c, src));
+    }
+    Ok(out)
 }
 
 /// One simulation replication, written into `dir` as `squall run` keeps
@@ -261,7 +356,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let runs = count_runs(&experiment, &args.experiment, &base, args.allow_many_runs)?;
     eprintln!("squall run: {} makes {runs} run(s)", experiment.name);
     let limit = if args.allow_many_runs { u64::MAX } else { MANY_RUNS };
-    let (manifest, scenarios, jobs) = plan(&experiment, &base, limit)?;
+    let (manifest, scenarios, jobs) = plan(&experiment, &args.experiment, &base, limit)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&experiment.name));
     let manifest_path = out.join("experiment.json");
     if args.resume {

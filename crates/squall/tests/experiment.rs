@@ -343,3 +343,121 @@ set = {{ "workload.tcp.0.app.web.keep_alive" = false }}
         assert!(size < 1_000_000, "{name}: {size} bytes");
     }
 }
+
+/// Seed 000 §4.1's replication sets: the shipped experiment crosses 2
+/// networks × 3 workloads (two files, one inline) × 5 replications, and
+/// makes exactly those 30 runs, each with its network's stages and its
+/// workload's flows only; a crossed run is the run of the scenario written
+/// by hand from the two parts.
+#[test]
+fn networks_cross_workloads_into_exactly_their_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out_s = out.to_str().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let exp = root.join("experiments/cross-networks-workloads.toml");
+    let done = ok(squall(&["run", exp.to_str().unwrap(), "--out", out_s]));
+    assert!(String::from_utf8_lossy(&done.stderr).contains("makes 30 run(s)"), "{done:?}");
+    let log = std::fs::read_to_string(out.join("runs.log")).unwrap();
+    let mut dirs: Vec<&str> = log.lines().collect();
+    dirs.sort();
+    dirs.dedup();
+    assert_eq!(dirs.len(), 30, "{log}");
+    // Every combination once, networks slowest, with its five replications.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("experiment.json")).unwrap()).unwrap();
+    let points = manifest["sets"][0]["points"].as_array().unwrap();
+    let mut combos = Vec::new();
+    for p in points {
+        let params: Vec<(String, String)> = serde_json::from_value(p["params"].clone()).unwrap();
+        assert_eq!(p["runs"].as_array().unwrap().len(), 5);
+        let scenario: toml::Table = p["scenario"].as_str().unwrap().parse().unwrap();
+        let stages: Vec<&str> =
+            scenario["links"][0]["downlink"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+        let w = &scenario["workload"];
+        let flows: Vec<&str> = ["tcp", "udp"]
+            .iter()
+            .flat_map(|k| w.get(*k).and_then(|v| v.as_array()).into_iter().flatten())
+            .map(|f| f["name"].as_str().unwrap())
+            .collect();
+        let want_stage = if params[0].1 == "gsm" { "gsm-down" } else { "degrader-down" };
+        let want_flows = match params[1].1.as_str() {
+            "bulk" => vec!["download"],
+            "web" => vec!["page"],
+            _ => vec!["voice-down", "voice-up"],
+        };
+        assert_eq!(stages, vec![want_stage], "{params:?}");
+        assert_eq!(flows, want_flows, "{params:?}: the network's own workload must be gone");
+        assert_eq!(scenario["duration"].as_str(), Some("20 s"), "the set's `set` applies to every combination");
+        combos.push(params.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "));
+    }
+    let expected: Vec<String> = ["gsm", "degrader"]
+        .iter()
+        .flat_map(|n| ["bulk", "web", "voice"].iter().map(move |w| format!("network={n} workload={w}")))
+        .collect();
+    assert_eq!(combos, expected);
+    // results.csv groups by network and workload.
+    let rows = csv_rows(&std::fs::read_to_string(out.join("results.csv")).unwrap());
+    let mut runs: BTreeMap<(String, String), std::collections::BTreeSet<String>> = BTreeMap::new();
+    for r in &rows {
+        runs.entry((r["network"].clone(), r["workload"].clone())).or_default().insert(r["replication"].clone());
+    }
+    assert_eq!(runs.len(), 6);
+    assert!(runs.values().all(|reps| reps.len() == 5), "{runs:?}");
+
+    // The GSM × bulk point, replication 0, is the run of the scenario
+    // written by hand: gsm-udp.toml without its UDP flows, the bulk
+    // workload's flow in their place, 20 s.
+    let gsm = std::fs::read_to_string(root.join("scenarios/gsm-udp.toml")).unwrap();
+    let network = &gsm[..gsm.find("[[workload.udp]]").unwrap()];
+    let bulk = std::fs::read_to_string(root.join("experiments/workloads/bulk-tcp.toml")).unwrap();
+    let bulk = &bulk[bulk.find("[[workload.tcp]]").unwrap()..];
+    let by_hand = dir.path().join("by-hand.toml");
+    std::fs::write(&by_hand, format!("{}\n{bulk}", network.replace("duration = \"120 s\"", "duration = \"20 s\"")))
+        .unwrap();
+    let sim_out = dir.path().join("sim");
+    ok(squall(&["sim", by_hand.to_str().unwrap(), "--seed", "1", "--out", sim_out.to_str().unwrap()]));
+    let sim: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sim_out.join("summary.json")).unwrap()).unwrap();
+    let run0: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("cross/p0/rep-0/result.json")).unwrap()).unwrap();
+    assert_eq!(sim["runs"][0]["flows"], run0["flows"]);
+    assert_eq!(sim["runs"][0]["stages"], run0["stages"]);
+}
+
+/// A crossed set's bad parts are named: a missing workload file by its
+/// key and path, a workload naming a host the network lacks at its line.
+#[test]
+fn a_bad_network_or_workload_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("e.toml");
+    std::fs::write(
+        &exp,
+        "name = \"e\"\n[networks]\ng = \"builtin:gsm-udp\"\n[workloads]\nw = \"w.toml\"\n\
+         [[sets]]\nname = \"s\"\nnetworks = [\"g\"]\nworkloads = [\"w\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = || squall(&["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !o.status.success() && err.contains("workloads.w: cannot read the workload file") && err.contains("w.toml"),
+        "{err}"
+    );
+    std::fs::write(
+        dir.path().join("w.toml"),
+        "[[workload.tcp]]\nname = \"x\"\nfrom = \"fixed\"\nto = \"nobody\"\napp = { bulk = \"1 MB\" }\n",
+    )
+    .unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        !o.status.success() && err.contains("no host named `nobody`") && err.contains("workload.tcp[0].to"),
+        "{err}"
+    );
+    std::fs::write(dir.path().join("w.toml"), "[[links]]\nbetween = [\"a\", \"b\"]\n").unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success() && err.contains("w.toml:1:") && err.contains("belong to the network"), "{err}");
+}
