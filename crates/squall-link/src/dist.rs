@@ -130,6 +130,14 @@ impl<Q: Quantity> Distribution<Q> {
         Distribution::Constant { value }
     }
 
+    /// The value of a constant; `None` for any other distribution.
+    pub fn as_constant(&self) -> Option<Q> {
+        match self {
+            Distribution::Constant { value } => Some(*value),
+            _ => None,
+        }
+    }
+
     /// Checks the parameters; a distribution that passes never panics when
     /// sampled.
     pub fn validate(&self) -> Result<(), DistributionError> {
@@ -345,6 +353,19 @@ pub mod constant_or_table {
         d.deserialize_any(V(PhantomData))
     }
 
+    /// Writes a constant as its plain value (`"5 s"`), the way it may be
+    /// read, and any other distribution as its table.
+    pub fn serialize<S, Q>(d: &Distribution<Q>, s: S) -> Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+        Q: Quantity + serde::Serialize,
+    {
+        match d {
+            Distribution::Constant { value } => value.serialize(s),
+            other => serde::Serialize::serialize(other, s),
+        }
+    }
+
     /// The same for an optional field (use with `#[serde(default)]`).
     pub mod option {
         use super::*;
@@ -354,6 +375,19 @@ pub mod constant_or_table {
             Q: Quantity + Deserialize<'de>,
         {
             super::deserialize(d).map(Some)
+        }
+
+        /// [`super::serialize`] for an optional field (with
+        /// `skip_serializing_if = "Option::is_none"`).
+        pub fn serialize<S, Q>(d: &Option<Distribution<Q>>, s: S) -> Result<S::Ok, S::Error>
+        where
+            S: serde::Serializer,
+            Q: Quantity + serde::Serialize,
+        {
+            match d {
+                Some(d) => super::serialize(d, s),
+                None => s.serialize_none(),
+            }
         }
     }
 }

@@ -33,6 +33,31 @@ pub enum Entry {
     Cycle { hold: Distribution<Duration> },
     /// Only from outside, by [`StateSchedule::enter`].
     External,
+    /// Again and again, as the interruptions of service of seed 000 §3
+    /// (a train's tunnels): first a time drawn from `first` after the
+    /// start, then, with `every`, a drawn time after each entry (start to
+    /// start); `end` is entered a drawn `length` after each entry. An
+    /// entry that comes before the previous one's `end` extends it to the
+    /// later end instead: entries never overlap, and each run of them is
+    /// closed by one `end`.
+    Recurring {
+        first: Distribution<Duration>,
+        every: Option<Distribution<Duration>>,
+        length: Distribution<Duration>,
+        end: State,
+    },
+}
+
+/// The draws and pending times of one [`Entry::Recurring`] state.
+#[derive(Clone, Debug)]
+struct Recurrence {
+    /// The state's index.
+    index: usize,
+    next_start: Option<Instant>,
+    /// When the current entry ends, while one lasts.
+    end_at: Option<Instant>,
+    every: Option<Sampler<Duration>>,
+    length: Sampler<Duration>,
 }
 
 /// A state with how it is entered.
@@ -49,6 +74,13 @@ pub struct Due<'a> {
     pub state: &'a State,
 }
 
+/// What a due event enters.
+enum Which {
+    State(usize),
+    /// The `end` of the recurring state at this index.
+    End(usize),
+}
+
 /// The schedule of one run.
 #[derive(Clone, Debug)]
 pub struct StateSchedule {
@@ -61,6 +93,7 @@ pub struct StateSchedule {
     cycle_pos: usize,
     cycle_next_at: Option<Instant>,
     hold_samplers: Vec<Sampler<Duration>>,
+    recurring: Vec<Recurrence>,
 }
 
 impl StateSchedule {
@@ -81,7 +114,25 @@ impl StateSchedule {
             })
             .collect();
         let cycle_next_at = (!cycle.is_empty()).then_some(Instant::ZERO);
-        StateSchedule { states, timed, next_timed: 0, cycle, cycle_pos: 0, cycle_next_at, hold_samplers }
+        let recurring = states
+            .iter()
+            .enumerate()
+            .filter_map(|(index, s)| {
+                let Entry::Recurring { first, every, length, .. } = &s.entry else { return None };
+                let name = &s.state.name;
+                let draw = |what: &str, d: &Distribution<Duration>| {
+                    Sampler::new(d.clone(), stream(seed, &format!("state/{name}/{what}")))
+                };
+                Some(Recurrence {
+                    index,
+                    next_start: Some(Instant::ZERO + draw("first", first).sample()),
+                    end_at: None,
+                    every: every.as_ref().map(|e| draw("every", e)),
+                    length: draw("length", length),
+                })
+            })
+            .collect();
+        StateSchedule { states, timed, next_timed: 0, cycle, cycle_pos: 0, cycle_next_at, hold_samplers, recurring }
     }
 
     pub fn states(&self) -> impl Iterator<Item = &State> {
@@ -94,19 +145,35 @@ impl StateSchedule {
             Entry::At(d) => Instant::ZERO + d,
             _ => unreachable!("timed list holds timed states"),
         });
-        match (timed, self.cycle_next_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let recurring = self.recurring.iter().flat_map(|r| [r.next_start, r.end_at]).flatten();
+        [timed, self.cycle_next_at].into_iter().flatten().chain(recurring).min()
     }
 
     /// The next state due at or before `now`, in time order; call until it
     /// returns `None`. Early calls return `None`.
     pub fn poll(&mut self, now: Instant) -> Option<Due<'_>> {
-        let at = self.next_wakeup()?;
-        if at > now {
-            return None;
+        loop {
+            let at = self.next_wakeup()?;
+            if at > now {
+                return None;
+            }
+            if let Some(which) = self.due_here(at) {
+                let state = match which {
+                    Which::State(i) => &self.states[i].state,
+                    Which::End(i) => match &self.states[i].entry {
+                        Entry::Recurring { end, .. } => end,
+                        _ => unreachable!("only recurring states have an end"),
+                    },
+                };
+                return Some(Due { at, state });
+            }
         }
+    }
+
+    /// Takes the event due at `at` (the earliest pending): which state it
+    /// enters, or `None` for a recurring entry that only extended the
+    /// current one.
+    fn due_here(&mut self, at: Instant) -> Option<Which> {
         let timed_at = self.timed.get(self.next_timed).map(|&i| match self.states[i].entry {
             Entry::At(d) => Instant::ZERO + d,
             _ => unreachable!("timed list holds timed states"),
@@ -116,13 +183,33 @@ impl StateSchedule {
         if timed_at == Some(at) {
             let i = self.timed[self.next_timed];
             self.next_timed += 1;
-            return Some(Due { at, state: &self.states[i].state });
+            return Some(Which::State(i));
         }
-        let pos = self.cycle_pos;
-        let hold = self.hold_samplers[pos].sample();
-        self.cycle_pos = (pos + 1) % self.cycle.len();
-        self.cycle_next_at = Some(at + hold);
-        Some(Due { at, state: &self.states[self.cycle[pos]].state })
+        if self.cycle_next_at == Some(at) {
+            let pos = self.cycle_pos;
+            let hold = self.hold_samplers[pos].sample();
+            self.cycle_pos = (pos + 1) % self.cycle.len();
+            self.cycle_next_at = Some(at + hold);
+            return Some(Which::State(self.cycle[pos]));
+        }
+        // An end goes before a start at the same instant.
+        if let Some(r) = self.recurring.iter_mut().find(|r| r.end_at == Some(at)) {
+            r.end_at = None;
+            return Some(Which::End(r.index));
+        }
+        let r = self.recurring.iter_mut().find(|r| r.next_start == Some(at)).expect("the earliest time is due");
+        let end = at + r.length.sample();
+        r.next_start = r.every.as_mut().map(|e| at + e.sample());
+        match r.end_at {
+            Some(current) => {
+                r.end_at = Some(current.max(end));
+                None
+            }
+            None => {
+                r.end_at = Some(end);
+                Some(Which::State(r.index))
+            }
+        }
     }
 
     /// The state named `name`, entered from outside (`squall ctl`); `None`
@@ -180,5 +267,91 @@ mod tests {
             .map(|(n, t)| (n.to_string(), *t))
             .collect();
         assert_eq!(seen, expect);
+    }
+
+    fn recurring(
+        first: Distribution<Duration>,
+        every: Option<Distribution<Duration>>,
+        length: Distribution<Duration>,
+    ) -> ScheduledState {
+        ScheduledState { state: state("out"), entry: Entry::Recurring { first, every, length, end: state("back") } }
+    }
+
+    fn secs(s: f64) -> Distribution<Duration> {
+        Distribution::constant(Duration::from_secs_f64(s))
+    }
+
+    fn run(s: &mut StateSchedule, until: f64) -> Vec<(String, f64)> {
+        let mut seen = vec![];
+        while let Some(d) = s.poll(Instant::ZERO + Duration::from_secs_f64(until)) {
+            seen.push((d.state.name.clone(), d.at.as_secs_f64()));
+        }
+        seen
+    }
+
+    #[test]
+    fn a_recurring_state_starts_every_period_and_ends_after_its_length() {
+        // First at 5 s, every 10 s, 2 s long: out 5, back 7, out 15, back 17, out 25 (by 26 s).
+        let mut s = StateSchedule::new(vec![recurring(secs(5.0), Some(secs(10.0)), secs(2.0))], 1);
+        let seen = run(&mut s, 26.0);
+        let want: Vec<(String, f64)> = [("out", 5.0), ("back", 7.0), ("out", 15.0), ("back", 17.0), ("out", 25.0)]
+            .iter()
+            .map(|(n, t)| (n.to_string(), *t))
+            .collect();
+        assert_eq!(seen, want);
+        assert_eq!(s.next_wakeup(), Some(Instant::from_secs(27)));
+        // Without `every`, once.
+        let mut s = StateSchedule::new(vec![recurring(secs(3.0), None, secs(1.0))], 1);
+        assert_eq!(run(&mut s, 100.0), vec![("out".to_string(), 3.0), ("back".to_string(), 4.0)]);
+        assert_eq!(s.next_wakeup(), None);
+    }
+
+    #[test]
+    fn an_entry_inside_the_previous_one_extends_it() {
+        // Every 3 s, 5 s long: the entries at 3 s and 6 s fall inside the
+        // first (0–5 s, then 3–8 s), which lasts until the last one's end
+        // would be, one `back` for the run of them: by 10 s, out at 0,
+        // extended at 3 (to 8), at 6 (to 11), at 9 (to 14): no `back` yet.
+        let mut s = StateSchedule::new(vec![recurring(secs(0.0), Some(secs(3.0)), secs(5.0))], 1);
+        assert_eq!(run(&mut s, 10.0), vec![("out".to_string(), 0.0)]);
+        // Every 3 s, 3 s long: the end and the next start coincide; the end goes first.
+        let mut s = StateSchedule::new(vec![recurring(secs(0.0), Some(secs(3.0)), secs(3.0))], 1);
+        let seen = run(&mut s, 6.0);
+        let want: Vec<(String, f64)> = [("out", 0.0), ("back", 3.0), ("out", 3.0), ("back", 6.0), ("out", 6.0)]
+            .iter()
+            .map(|(n, t)| (n.to_string(), *t))
+            .collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn random_starts_and_lengths_follow_their_distributions() {
+        // First start uniform in [10, 20] s, then every uniform [30, 90] s
+        // (mean 60 s, variance 60²/12 = 300 s²), lengths uniform [2, 6] s
+        // (mean 4 s, variance 4²/12): never longer than the shortest
+        // period, so no entry merges and every draw is seen. Over 2e6 s,
+        // about 33 000 entries: each mean within 3.5 standard errors of its
+        // definition, each draw within its bounds.
+        let u = |a: u64, b: u64| Distribution::Uniform { low: Duration::from_secs(a), high: Duration::from_secs(b) };
+        let schedule = || StateSchedule::new(vec![recurring(u(10, 20), Some(u(30, 90)), u(2, 6))], 7);
+        let mut s = schedule();
+        let seen = run(&mut s, 2e6);
+        let starts: Vec<f64> = seen.iter().filter(|(n, _)| n == "out").map(|(_, t)| *t).collect();
+        let lengths: Vec<f64> = seen.windows(2).filter(|w| w[0].0 == "out").map(|w| w[1].1 - w[0].1).collect();
+        assert!((10.0..=20.0).contains(&starts[0]), "first start {}", starts[0]);
+        let gaps: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let se = |var: f64, n: usize| (var / n as f64).sqrt();
+        assert!(gaps.len() > 30_000, "{} entries", gaps.len());
+        assert!(gaps.iter().all(|g| (30.0 - 1e-9..=90.0 + 1e-9).contains(g)));
+        assert!((mean(&gaps) - 60.0).abs() < 3.5 * se(300.0, gaps.len()), "mean gap {}", mean(&gaps));
+        assert!(lengths.iter().all(|l| (2.0 - 1e-9..=6.0 + 1e-9).contains(l)));
+        assert!((mean(&lengths) - 4.0).abs() < 3.5 * se(16.0 / 12.0, lengths.len()), "mean length {}", mean(&lengths));
+        // Alternating, one `back` after each `out`.
+        assert!(seen.iter().zip(["out", "back"].iter().cycle()).all(|((n, _), want)| n == want));
+        // The same seed gives the same schedule; another seed another.
+        assert_eq!(run(&mut schedule(), 2e6), seen);
+        let other = run(&mut StateSchedule::new(vec![recurring(u(10, 20), Some(u(30, 90)), u(2, 6))], 8), 2e6);
+        assert_ne!(other, seen);
     }
 }

@@ -310,8 +310,20 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
     // Blackouts.
     for (i, b) in s.blackouts.iter().enumerate() {
         let p = root.key("blackouts").index(i);
-        if b.duration == Duration::ZERO {
+        c.dist(&b.at, &p.key("at"))?;
+        c.dist(&b.duration, &p.key("duration"))?;
+        if b.duration.as_constant() == Some(Duration::ZERO) {
             return Err(c.fail(&p.key("duration"), "a blackout needs a positive duration, like duration = \"5 s\""));
+        }
+        if let Some(every) = &b.every {
+            c.dist(every, &p.key("every"))?;
+            if every.mean().is_none_or(|m| m <= 0.0) {
+                return Err(c.fail(
+                    &p.key("every"),
+                    "a repeating blackout needs a positive mean time between starts, like every = \"60 s\" or \
+                     every = { kind = \"exponential\", mean = \"60 s\" }",
+                ));
+            }
         }
         for (k, name) in b.stages.iter().flatten().enumerate() {
             if !stages.contains_key(name.as_str()) {

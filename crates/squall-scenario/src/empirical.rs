@@ -71,6 +71,12 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
             fill_all(patch.distributions_mut(), &p, base_dir, src)?;
         }
     }
+    for (i, b) in s.blackouts.iter_mut().enumerate() {
+        let p = root.key("blackouts").index(i);
+        fill_one(&mut b.at, &p.key("at"), base_dir, src)?;
+        fill_one(&mut b.duration, &p.key("duration"), base_dir, src)?;
+        fill(&mut b.every, &p.key("every"), base_dir, src)?;
+    }
     for (i, flow) in s.workload.udp.iter_mut().enumerate() {
         let p = root.key("workload").key("udp").index(i);
         fill_one(&mut flow.size, &p.key("size"), base_dir, src)?;

@@ -49,10 +49,12 @@ impl Scenario {
                 .filter(|at| *at >= end)
                 .map(|at| format!("state `{}` at {at} is not before the run ends at {end}: it never applies", st.name))
         });
-        let blackouts =
-            self.blackouts.iter().enumerate().filter(|(_, b)| b.at >= end).map(|(i, b)| {
-                format!("blackouts[{i}] at {} is not before the run ends at {end}: it never happens", b.at)
-            });
+        // A drawn start may or may not fall in the run: only a set one is
+        // known never to.
+        let blackouts = self.blackouts.iter().enumerate().filter_map(|(i, b)| {
+            let at = b.at.as_constant().filter(|at| *at >= end)?;
+            Some(format!("blackouts[{i}] at {at} is not before the run ends at {end}: it never happens"))
+        });
         states.chain(blackouts).collect()
     }
 }

@@ -97,16 +97,27 @@ impl Scenario {
                     v
                 }
             };
-            let start = stages.iter().map(|s| Change::BlackoutStart { stage: s.clone(), mode: b.mode }).collect();
-            let end = stages.iter().map(|s| Change::BlackoutEnd { stage: s.clone() }).collect();
-            out.push(ScheduledState {
-                state: State { name: format!("blackout-{i}-start"), changes: start },
-                entry: Entry::At(b.at),
-            });
-            out.push(ScheduledState {
-                state: State { name: format!("blackout-{i}-end"), changes: end },
-                entry: Entry::At(b.at + b.duration),
-            });
+            let start: Vec<Change> =
+                stages.iter().map(|s| Change::BlackoutStart { stage: s.clone(), mode: b.mode }).collect();
+            let end: Vec<Change> = stages.iter().map(|s| Change::BlackoutEnd { stage: s.clone() }).collect();
+            let start = State { name: format!("blackout-{i}-start"), changes: start };
+            let end = State { name: format!("blackout-{i}-end"), changes: end };
+            match (b.at.as_constant(), b.duration.as_constant(), &b.every) {
+                // Once, at set times: two timed states.
+                (Some(at), Some(duration), None) => {
+                    out.push(ScheduledState { state: start, entry: Entry::At(at) });
+                    out.push(ScheduledState { state: end, entry: Entry::At(at + duration) });
+                }
+                _ => out.push(ScheduledState {
+                    state: start,
+                    entry: Entry::Recurring {
+                        first: b.at.clone(),
+                        every: b.every.clone(),
+                        length: b.duration.clone(),
+                        end,
+                    },
+                }),
+            }
         }
         out
     }

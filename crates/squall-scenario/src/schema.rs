@@ -294,14 +294,37 @@ pub enum BlackoutDirection {
     Both,
 }
 
-/// A link blackout (seed 000 §3): from `at` for `duration`, the named
-/// stages (default: every stage of the direction) send nothing; packets
-/// are held or dropped.
+/// A link blackout (seed 000 §3, "temporal interruptions of service"):
+/// from `at` for `duration`, the named stages (default: every stage of the
+/// direction) send nothing; packets are held or dropped. `at` and
+/// `duration` may be distributions (drawn from the run's seed), and with
+/// `every` the blackout repeats, `every` after each start (start to
+/// start); a start that falls inside the previous blackout extends it
+/// (squall_link::state::Entry::Recurring).
+///
+/// ```toml
+/// [[blackouts]]                       # tunnels: about one a minute, 2 to 6 s each
+/// at = { kind = "exponential", mean = "60 s" }
+/// every = { kind = "exponential", mean = "60 s" }
+/// duration = { kind = "uniform", low = "2 s", high = "6 s" }
+/// direction = "both"
+/// mode = "hold"
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlackoutSpec {
-    pub at: Duration,
-    pub duration: Duration,
+    #[serde(deserialize_with = "constant_or_table::deserialize", serialize_with = "constant_or_table::serialize")]
+    pub at: Distribution<Duration>,
+    #[serde(deserialize_with = "constant_or_table::deserialize", serialize_with = "constant_or_table::serialize")]
+    pub duration: Distribution<Duration>,
+    /// Repeat: the time from one start to the next.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize",
+        serialize_with = "constant_or_table::option::serialize"
+    )]
+    pub every: Option<Distribution<Duration>>,
     pub direction: BlackoutDirection,
     pub mode: BlackoutMode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
