@@ -13,17 +13,19 @@ use serde::Serialize;
 use squall_link::{Direction, Duration, Instant, Path, StateSchedule};
 use squall_scenario::Scenario;
 
-use crate::cleanup::sweep_stale;
-use crate::clock::Clock;
-use crate::control::ControlServer;
-use crate::dataplane::{Dataplane, DataplaneOptions, DataplaneReport};
-use crate::device::{PacketDevice, TunDevice};
+use crate::engine::cleanup::sweep_stale;
+use crate::engine::clock::Clock;
+use crate::engine::control::ControlServer;
+use crate::engine::dataplane::{Dataplane, DataplaneOptions, DataplaneReport};
+use crate::engine::recording::{Recorder, RecordingOptions};
+use crate::engine::routing::Routing;
+use crate::engine::workload::{CommandOutcome, CommandSpec, Workloads};
 use crate::error::{Context, EmuError};
 use crate::naming::RunId;
-use crate::netns::NetNs;
-use crate::recording::{Recorder, RecordingOptions};
-use crate::routing::Routing;
-use crate::workload::{CommandOutcome, CommandSpec, Workloads};
+use crate::sys::device::{PacketDevice, TunDevice};
+use crate::sys::netns::NetNs;
+/// The CPU affinity calls, under the names the CLI uses.
+pub use crate::sys::sched::{pin_this_thread, usable_cpus};
 
 /// How to run.
 #[derive(Clone, Debug)]
@@ -47,8 +49,8 @@ pub struct EmulationOptions {
     /// scenario's duration).
     pub stop_when_workloads_exit: bool,
     /// Inline between two existing interfaces instead of namespaces of
-    /// its own ([`crate::inline`]).
-    pub inline: Option<crate::inline::InlineOptions>,
+    /// its own ([`crate::engine::inline`]).
+    pub inline: Option<crate::engine::inline::InlineOptions>,
     /// The data plane alone on the last CPU this process may use, and
     /// everything else squall starts (workloads, the recording thread) on
     /// the others; nothing changes with fewer than two.
@@ -71,7 +73,7 @@ pub enum HostDevice {
     #[default]
     Tun,
     /// A veth pair with an AF_XDP socket on squall's end
-    /// ([`crate::veth_host`]): frames read in batches from a shared ring;
+    /// ([`crate::sys::veth_host`]): frames read in batches from a shared ring;
     /// the faster for small packets, wire-sized TCP.
     Xdp,
 }
@@ -116,9 +118,9 @@ pub struct EmulationReport {
     pub host_names: Vec<String>,
     pub stale_removed: Vec<String>,
     /// What the hosts' TUN devices were granted (`None`: inline mode).
-    pub offloads: Option<crate::device::TunOffloads>,
+    pub offloads: Option<crate::sys::device::TunOffloads>,
     /// The outside host, if the scenario has one.
-    pub outside: Option<crate::uplink::OutsideReport>,
+    pub outside: Option<crate::engine::uplink::OutsideReport>,
     /// The CPU the data plane was pinned to (`pin`, or
     /// `DataplaneOptions::cpu`), if it was.
     pub dataplane_cpu: Option<usize>,
@@ -134,7 +136,7 @@ impl Drop for Hosts {
         for ns in self.namespaces.drain(..) {
             let name = ns.name().to_string();
             if let Err(e) = ns.delete() {
-                eprintln!("squall emu: could not remove namespace {name}: {e}");
+                tracing::warn!("squall emu: could not remove namespace {name}: {e}");
             }
         }
     }
@@ -157,15 +159,12 @@ pub fn run(
     if let Some(cpu) = pinned_alone
         && !usable_cpus().contains(&cpu)
     {
-        return Err(EmuError::Scenario(format!(
-            "the data plane cannot run on CPU {cpu}: this process may use CPUs {:?}",
-            usable_cpus()
-        )));
+        return Err(EmuError::Cpu { cpu, usable: usable_cpus() });
     }
     let id = RunId::current();
     let stale_removed = sweep_stale();
     for s in &stale_removed {
-        eprintln!("squall emu: removed stale {s}");
+        tracing::info!("squall emu: removed stale {s}");
     }
     let routing = Routing::new(scenario)?;
     std::fs::create_dir_all(&options.workload_dir).context(|| format!("create {}", options.workload_dir.display()))?;
@@ -177,13 +176,13 @@ pub fn run(
     let mut offloads = None;
     if let Some(inline) = &options.inline {
         if !options.commands.is_empty() {
-            return Err(EmuError::Scenario(
+            return Err(EmuError::Inline(
                 "inline mode carries the traffic of real interfaces: it runs no workloads or commands (leave out \
                  [[workload.*]], --run, --serve and the shell command)"
                     .into(),
             ));
         }
-        let (lock, sides) = crate::inline::attach(scenario, &routing, inline)?;
+        let (lock, sides) = crate::engine::inline::attach(scenario, &routing, inline)?;
         _inline_lock = Some(lock);
         devices = sides;
     }
@@ -194,7 +193,7 @@ pub fn run(
     let mut outside_device = None;
     if let Some(outside) = routing.outside {
         if options.inline.is_some() {
-            return Err(EmuError::Scenario(format!(
+            return Err(EmuError::Inline(format!(
                 "host `{}` is outside (outside_interface): inline mode carries two interfaces' traffic and has no \
                  outside host; leave out --inline or outside_interface",
                 routing.names[outside]
@@ -222,12 +221,13 @@ pub fn run(
                     .into(),
             });
         }
-        if let Some((uplink, tun)) = crate::uplink::Uplink::open(id, scenario, &routing, options.mtu, options.offloads)?
+        if let Some((uplink, tun)) =
+            crate::engine::uplink::Uplink::open(id, scenario, &routing, options.mtu, options.offloads)?
         {
-            eprintln!(
+            tracing::info!(
                 "squall emu: host `{}` is outside: through {} out of {}",
                 routing.names[outside],
-                crate::uplink::object_name(id),
+                crate::engine::uplink::object_name(id),
                 uplink.interface()
             );
             uplink_guard = Some(uplink);
@@ -246,7 +246,7 @@ pub fn run(
         let ns = &hosts.namespaces[i];
         let tun = match options.host_device {
             HostDevice::Xdp => {
-                devices.push(Box::new(crate::veth_host::VethHost::create(
+                devices.push(Box::new(crate::sys::veth_host::VethHost::create(
                     ns,
                     routing.addresses[i],
                     &peers,
@@ -269,7 +269,7 @@ pub fn run(
             if offloads.is_none() {
                 let got = tun.offloads();
                 if options.offloads && !(got.tso && got.uso) {
-                    eprintln!(
+                    tracing::info!(
                         "squall emu: note: this kernel grants TUN offloads {got:?}; without the others hosts hand \
                          squall wire-sized packets (slower, the same model)"
                     );
@@ -370,10 +370,10 @@ pub fn run(
         recorder,
     );
     if options.inline.is_some() {
-        dataplane = dataplane.bridging(crate::inline::InlineFilter::of(scenario));
+        dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario));
     }
     if let Some(line) = &options.announce {
-        eprintln!("{line}");
+        tracing::info!("{line}");
     }
     let thread_done = Arc::clone(&done);
     let handle = std::thread::Builder::new()
@@ -405,16 +405,17 @@ pub fn run(
     let outcomes = workloads.stop_all(clock.now(), std::time::Duration::from_millis(500));
     drop(control);
     drop(hosts);
-    let outside = uplink_guard.as_ref().zip(routing.outside).map(|(uplink, host)| crate::uplink::OutsideReport {
-        host: routing.names[host].clone(),
-        interface: uplink.interface().to_string(),
-        device: crate::uplink::object_name(id),
-        leaked: uplink.leaked(),
-    });
+    let outside =
+        uplink_guard.as_ref().zip(routing.outside).map(|(uplink, host)| crate::engine::uplink::OutsideReport {
+            host: routing.names[host].clone(),
+            interface: uplink.interface().to_string(),
+            device: crate::engine::uplink::object_name(id),
+            leaked: uplink.leaked(),
+        });
     if let Some(o) = &outside
         && let Some(n @ 1..) = o.leaked
     {
-        eprintln!(
+        tracing::warn!(
             "squall emu: {n} packet(s) to the outside would have left through another interface than {} (this \
              machine's routes send their destination elsewhere) and were dropped",
             o.interface
@@ -424,7 +425,7 @@ pub fn run(
     if let Some(e) = failure {
         return Err(e);
     }
-    let dataplane = report.map_err(|_| EmuError::Scenario("the data plane thread panicked".into()))?;
+    let dataplane = report.map_err(|_| EmuError::Panicked { thread: "the data plane thread".into() })?;
     Ok(EmulationReport {
         id,
         ended_by,
@@ -452,20 +453,6 @@ impl Drop for Pinned {
     }
 }
 
-/// The CPUs this thread may run on (its affinity), in order; empty if the
-/// kernel does not say.
-pub fn usable_cpus() -> Vec<usize> {
-    let Ok(all) = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) else { return Vec::new() };
-    (0..nix::sched::CpuSet::count()).filter(|&c| all.is_set(c).unwrap_or(false)).collect()
-}
-
-/// Runs this thread on `cpu` only.
-pub fn pin_this_thread(cpu: usize) -> nix::Result<()> {
-    let mut set = nix::sched::CpuSet::new();
-    set.set(cpu)?;
-    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
-}
-
 /// Keeps the last CPU this thread may use for the data plane and moves
 /// the thread to the others; `None` (and nothing changed) with fewer than
 /// two, or if the kernel refuses.
@@ -475,7 +462,7 @@ fn pin_others() -> Option<Pinned> {
     let cpus = usable_cpus();
     let (&dataplane_cpu, rest) = cpus.split_last()?;
     if rest.is_empty() {
-        eprintln!("squall emu: --pin: one CPU only, nothing pinned");
+        tracing::warn!("squall emu: --pin: one CPU only, nothing pinned");
         return None;
     }
     let mut others = nix::sched::CpuSet::new();
