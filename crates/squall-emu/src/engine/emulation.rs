@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 
 use serde::Serialize;
 use squall_link::{Direction, Duration, Instant, Path, StateSchedule};
@@ -17,12 +18,15 @@ use crate::engine::cleanup::sweep_stale;
 use crate::engine::clock::Clock;
 use crate::engine::control::ControlServer;
 use crate::engine::dataplane::{Dataplane, DataplaneOptions, DataplaneReport};
+use crate::engine::inline::InlineLock;
 use crate::engine::recording::{Recorder, RecordingOptions};
+use crate::engine::routing::HostIndex;
 use crate::engine::routing::Routing;
+use crate::engine::uplink::{OutsideReport, Uplink};
 use crate::engine::workload::{CommandOutcome, CommandSpec, Workloads};
 use crate::error::{Context, EmuError};
 use crate::naming::RunId;
-use crate::sys::device::{PacketDevice, TunDevice};
+use crate::sys::device::{PacketDevice, TunDevice, TunOffloads};
 use crate::sys::netns::NetNs;
 /// The CPU affinity calls, under the names the CLI uses.
 pub use crate::sys::sched::{pin_this_thread, usable_cpus};
@@ -118,15 +122,16 @@ pub struct EmulationReport {
     pub host_names: Vec<String>,
     pub stale_removed: Vec<String>,
     /// What the hosts' TUN devices were granted (`None`: inline mode).
-    pub offloads: Option<crate::sys::device::TunOffloads>,
+    pub offloads: Option<TunOffloads>,
     /// The outside host, if the scenario has one.
-    pub outside: Option<crate::engine::uplink::OutsideReport>,
+    pub outside: Option<OutsideReport>,
     /// The CPU the data plane was pinned to (`pin`, or
     /// `DataplaneOptions::cpu`), if it was.
     pub dataplane_cpu: Option<usize>,
 }
 
 /// The namespaces of a run; removed when dropped.
+#[derive(Default)]
 struct Hosts {
     namespaces: Vec<NetNs>,
 }
@@ -142,25 +147,42 @@ impl Drop for Hosts {
     }
 }
 
+/// What [`attach`] set up: the hosts' devices (handed to the data plane)
+/// and what is undone when it is dropped, in field order: the devices'
+/// descriptors closed, the namespaces removed, the outside host's nft
+/// table and sysctl restored, the inline interfaces' locks released.
+#[derive(Default)]
+struct Attached {
+    /// One per host, in the order of the routing's hosts.
+    devices: Vec<Box<dyn PacketDevice>>,
+    hosts: Hosts,
+    uplink: Option<Uplink>,
+    inline_lock: Option<InlineLock>,
+    /// What the hosts' TUN devices were granted (`None`: no TUN device).
+    offloads: Option<TunOffloads>,
+}
+
+/// The model of a run: one path per link and direction (`None`: no
+/// stages), the state schedule, and when the run ends.
+struct Model {
+    paths: Vec<Option<Path>>,
+    schedule: StateSchedule,
+    end: Instant,
+}
+
 /// Runs `scenario` in real time until its duration, the end of the
-/// foreground workloads, or `signal` is set.
+/// foreground workloads, or `signal` is set: [`attach`] the hosts'
+/// devices, [`build_model`], start the workloads, control socket, recorder
+/// and data plane, [`supervise`] them, and [`teardown`] on every way out
+/// once the data plane started (before, what was set up is undone as it
+/// is dropped).
 pub fn run(
     scenario: &Scenario,
     mut options: EmulationOptions,
     signal: Arc<AtomicBool>,
 ) -> Result<EmulationReport, EmuError> {
     // Held to the end of the run: this thread's CPUs are given back then.
-    let _pinned = if options.pin { pin_others() } else { None };
-    if let Some(p) = &_pinned {
-        options.dataplane.cpu = Some(p.dataplane_cpu);
-    }
-    // The data plane pinned to a CPU of the caller's choice, others free.
-    let pinned_alone = if _pinned.is_none() { options.dataplane.cpu } else { None };
-    if let Some(cpu) = pinned_alone
-        && !usable_cpus().contains(&cpu)
-    {
-        return Err(EmuError::Cpu { cpu, usable: usable_cpus() });
-    }
+    let (pinned, dataplane_cpu) = place_dataplane(&mut options)?;
     let id = RunId::current();
     let stale_removed = sweep_stale();
     for s in &stale_removed {
@@ -168,12 +190,90 @@ pub fn run(
     }
     let routing = Routing::new(scenario)?;
     std::fs::create_dir_all(&options.workload_dir).context(|| format!("create {}", options.workload_dir.display()))?;
+    let mut attached = attach(id, scenario, &routing, &options)?;
+    let model = build_model(scenario)?;
+    let mut workloads = plan_workloads(id, &routing, &options)?;
+    let (to_dataplane, control_rx) = mpsc::channel();
+    let control = if options.control {
+        Some(ControlServer::start(id, run_info(id, scenario, &routing, &options, &attached), to_dataplane)?)
+    } else {
+        None
+    };
+    // Recording: the files are made now, the writer starts with the run.
+    let recorder = match &options.recording {
+        Some(r) => Recorder::start(r, &routing.names)?,
+        None => Recorder::off(),
+    };
 
-    // Namespaces and devices; inline, the two interfaces.
-    let mut hosts = Hosts { namespaces: Vec::new() };
-    let mut devices: Vec<Box<dyn PacketDevice>> = Vec::new();
-    let mut _inline_lock = None;
-    let mut offloads = None;
+    let clock = Clock::start();
+    let done = Arc::new(AtomicBool::new(false));
+    let mut dataplane = Dataplane::new(
+        clock,
+        options.dataplane.clone(),
+        routing.clone(),
+        std::mem::take(&mut attached.devices),
+        model.paths,
+        model.schedule,
+        scenario.stage_names(Direction::Downlink),
+        scenario.stage_names(Direction::Uplink),
+        recorder,
+    );
+    if options.inline.is_some() {
+        dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario));
+    }
+    if let Some(line) = &options.announce {
+        tracing::info!("{line}");
+    }
+    let thread_done = Arc::clone(&done);
+    let end = model.end;
+    let handle = std::thread::Builder::new()
+        .name("squall-dataplane".into())
+        .spawn(move || dataplane.run(end, &thread_done, &control_rx))
+        .context(|| "start the data plane thread".to_string())?;
+
+    let (ended_by, failure) = supervise(&handle, &mut workloads, clock, &attached.hosts, &signal, &done, &options);
+    let (report, outcomes, outside) = teardown(handle, workloads, clock, control, attached, &routing, id);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let dataplane = report?;
+    Ok(EmulationReport {
+        id,
+        ended_by,
+        dataplane,
+        workloads: outcomes,
+        host_names: routing.names.clone(),
+        stale_removed,
+        offloads: outside.offloads,
+        outside: outside.report,
+        dataplane_cpu: pinned.as_ref().map(|p| p.dataplane_cpu).or(dataplane_cpu),
+    })
+}
+
+/// Where the data plane runs: with `pin`, alone on the last CPU this
+/// process may use (the returned guard gives this thread its CPUs back
+/// when dropped); else on `options.dataplane.cpu` if given, which must be
+/// one this process may use.
+fn place_dataplane(options: &mut EmulationOptions) -> Result<(Option<Pinned>, Option<usize>), EmuError> {
+    let pinned = if options.pin { pin_others() } else { None };
+    if let Some(p) = &pinned {
+        options.dataplane.cpu = Some(p.dataplane_cpu);
+    }
+    // The data plane pinned to a CPU of the caller's choice, others free.
+    let pinned_alone = if pinned.is_none() { options.dataplane.cpu } else { None };
+    if let Some(cpu) = pinned_alone
+        && !usable_cpus().contains(&cpu)
+    {
+        return Err(EmuError::Cpu { cpu, usable: usable_cpus() });
+    }
+    Ok((pinned, pinned_alone))
+}
+
+/// Joins every host to squall: inline, the two interfaces; else a
+/// namespace per host with its device (TUN or veth), routes and sysctls,
+/// and for the outside host a TUN device in the root namespace.
+fn attach(id: RunId, scenario: &Scenario, routing: &Routing, options: &EmulationOptions) -> Result<Attached, EmuError> {
+    let mut attached = Attached::default();
     if let Some(inline) = &options.inline {
         if !options.commands.is_empty() {
             return Err(EmuError::Inline(
@@ -182,111 +282,142 @@ pub fn run(
                     .into(),
             ));
         }
-        let (lock, sides) = crate::engine::inline::attach(scenario, &routing, inline)?;
-        _inline_lock = Some(lock);
-        devices = sides;
+        let (lock, sides) = crate::engine::inline::attach(scenario, routing, inline)?;
+        attached.inline_lock = Some(lock);
+        attached.devices = sides;
     }
-    // The outside host: a TUN device in the root namespace whose packets
-    // the kernel forwards out of a real interface; what that changes is
-    // undone when `uplink_guard` is dropped, on every way out of here.
-    let mut uplink_guard = None;
-    let mut outside_device = None;
-    if let Some(outside) = routing.outside {
-        if options.inline.is_some() {
-            return Err(EmuError::Inline(format!(
-                "host `{}` is outside (outside_interface): inline mode carries two interfaces' traffic and has no \
-                 outside host; leave out --inline or outside_interface",
-                routing.names[outside]
-            )));
-        }
-        if let Some(c) = options.commands.iter().find(|c| c.host == routing.names[outside]) {
-            return Err(EmuError::Workload {
-                spec: c.run.clone(),
-                message: format!(
-                    "host `{}` is outside (outside_interface): it stands for the world beyond the scenario and \
-                     runs no commands; run them on a machine behind its interface",
-                    c.host
-                ),
-            });
-        }
-        if let Some((_, h)) = scenario.outside_host()
-            && let Some(key) = h.sysctl.keys().next()
-        {
-            return Err(EmuError::Sysctl {
-                host: h.name.clone(),
-                key: key.clone(),
-                value: h.sysctl[key].0.clone(),
-                message: "the host is outside (outside_interface): it stands for the machines beyond that interface, \
-                          and its namespace stays empty"
-                    .into(),
-            });
-        }
-        if let Some((uplink, tun)) =
-            crate::engine::uplink::Uplink::open(id, scenario, &routing, options.mtu, options.offloads)?
-        {
-            tracing::info!(
-                "squall emu: host `{}` is outside: through {} out of {}",
-                routing.names[outside],
-                crate::engine::uplink::object_name(id),
-                uplink.interface()
-            );
-            uplink_guard = Some(uplink);
-            outside_device = Some(tun);
+    let mut outside_device = match routing.outside {
+        Some(outside) => attach_outside(id, scenario, routing, options, outside, &mut attached)?,
+        None => None,
+    };
+    if options.inline.is_none() {
+        for i in 0..routing.names.len() {
+            attach_host(scenario, routing, options, id, i, &mut outside_device, &mut attached)?;
         }
     }
-    for (i, name) in routing.names.iter().enumerate().filter(|_| options.inline.is_none()) {
-        let ns = NetNs::create(&id.netns_name(name))?;
-        hosts.namespaces.push(ns);
-        if Some(i) == routing.outside {
-            // Its namespace stays empty (commands were refused above).
-            devices.push(Box::new(outside_device.take().expect("opened above")));
-            continue;
-        }
-        let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
-        let ns = &hosts.namespaces[i];
-        let tun = match options.host_device {
-            HostDevice::Xdp => {
-                devices.push(Box::new(crate::sys::veth_host::VethHost::create(
-                    ns,
-                    routing.addresses[i],
-                    &peers,
-                    options.mtu,
-                )?));
-                None
-            }
-            HostDevice::Tun => {
-                Some(TunDevice::create(ns, routing.addresses[i], &peers, options.mtu, options.offloads)?)
-            }
-        };
-        if let Some(outside) = routing.outside
-            && routing.next_path(i, outside).is_some()
-        {
-            // Any address beyond the scenario: through squall to the outside host.
-            let src = routing.addresses[i].to_string();
-            hosts.namespaces[i].ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
-        }
-        if let Some(tun) = tun {
-            if offloads.is_none() {
-                let got = tun.offloads();
-                if options.offloads && !(got.tso && got.uso) {
-                    tracing::info!(
-                        "squall emu: note: this kernel grants TUN offloads {got:?}; without the others hosts hand \
-                         squall wire-sized packets (slower, the same model)"
-                    );
-                }
-                offloads = Some(got);
-            }
-            devices.push(Box::new(tun));
-        }
-        // After the device, so per-device keys (net.ipv4.conf.squall0.*) exist.
-        if let Some(host) = scenario.hosts.iter().find(|h| &h.name == name) {
-            for (key, value) in &host.sysctl {
-                hosts.namespaces[i].set_sysctl(name, key, &value.0)?;
-            }
-        }
-    }
+    Ok(attached)
+}
 
-    // The model.
+/// The outside host: a TUN device in the root namespace whose packets the
+/// kernel forwards out of a real interface; what that changes is undone
+/// when `attached.uplink` is dropped. Refuses what the outside host cannot
+/// have: inline mode, commands, sysctls.
+fn attach_outside(
+    id: RunId,
+    scenario: &Scenario,
+    routing: &Routing,
+    options: &EmulationOptions,
+    outside: HostIndex,
+    attached: &mut Attached,
+) -> Result<Option<TunDevice>, EmuError> {
+    if options.inline.is_some() {
+        return Err(EmuError::Inline(format!(
+            "host `{}` is outside (outside_interface): inline mode carries two interfaces' traffic and has no \
+             outside host; leave out --inline or outside_interface",
+            routing.names[outside]
+        )));
+    }
+    if let Some(c) = options.commands.iter().find(|c| c.host == routing.names[outside]) {
+        return Err(EmuError::Workload {
+            spec: c.run.clone(),
+            message: format!(
+                "host `{}` is outside (outside_interface): it stands for the world beyond the scenario and runs no \
+                 commands; run them on a machine behind its interface",
+                c.host
+            ),
+        });
+    }
+    if let Some((_, h)) = scenario.outside_host()
+        && let Some(key) = h.sysctl.keys().next()
+    {
+        return Err(EmuError::Sysctl {
+            host: h.name.clone(),
+            key: key.clone(),
+            value: h.sysctl[key].0.clone(),
+            message: "the host is outside (outside_interface): it stands for the machines beyond that interface, and \
+                      its namespace stays empty"
+                .into(),
+        });
+    }
+    let Some((uplink, tun)) = Uplink::open(id, scenario, routing, options.mtu, options.offloads)? else {
+        return Ok(None);
+    };
+    tracing::info!(
+        "squall emu: host `{}` is outside: through {} out of {}",
+        routing.names[outside],
+        crate::engine::uplink::object_name(id),
+        uplink.interface()
+    );
+    attached.uplink = Some(uplink);
+    Ok(Some(tun))
+}
+
+/// Host `i`'s namespace and the device that joins it to squall, its
+/// default route towards the outside host if there is one, its sysctls.
+/// The outside host's namespace stays empty; its device is the one
+/// [`attach_outside`] opened.
+fn attach_host(
+    scenario: &Scenario,
+    routing: &Routing,
+    options: &EmulationOptions,
+    id: RunId,
+    i: HostIndex,
+    outside_device: &mut Option<TunDevice>,
+    attached: &mut Attached,
+) -> Result<(), EmuError> {
+    let name = &routing.names[i];
+    attached.hosts.namespaces.push(NetNs::create(&id.netns_name(name))?);
+    if Some(i) == routing.outside {
+        // Its namespace stays empty (commands were refused above).
+        attached.devices.push(Box::new(outside_device.take().expect("opened above")));
+        return Ok(());
+    }
+    let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
+    let ns = &attached.hosts.namespaces[i];
+    let tun = match options.host_device {
+        HostDevice::Xdp => {
+            attached.devices.push(Box::new(crate::sys::veth_host::VethHost::create(
+                ns,
+                routing.addresses[i],
+                &peers,
+                options.mtu,
+            )?));
+            None
+        }
+        HostDevice::Tun => Some(TunDevice::create(ns, routing.addresses[i], &peers, options.mtu, options.offloads)?),
+    };
+    if let Some(outside) = routing.outside
+        && routing.next_path(i, outside).is_some()
+    {
+        // Any address beyond the scenario: through squall to the outside host.
+        let src = routing.addresses[i].to_string();
+        ns.ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
+    }
+    if let Some(tun) = tun {
+        if attached.offloads.is_none() {
+            let got = tun.offloads();
+            if options.offloads && !(got.tso && got.uso) {
+                tracing::info!(
+                    "squall emu: note: this kernel grants TUN offloads {got:?}; without the others hosts hand squall \
+                     wire-sized packets (slower, the same model)"
+                );
+            }
+            attached.offloads = Some(got);
+        }
+        attached.devices.push(Box::new(tun));
+    }
+    // After the device, so per-device keys (net.ipv4.conf.squall0.*) exist.
+    if let Some(host) = scenario.hosts.iter().find(|h| &h.name == name) {
+        for (key, value) in &host.sysctl {
+            attached.hosts.namespaces[i].set_sysctl(name, key, &value.0)?;
+        }
+    }
+    Ok(())
+}
+
+/// The model: a squall-link path per link and direction, seeded with the
+/// scenario's seed, and the state schedule (the same the simulator builds).
+fn build_model(scenario: &Scenario) -> Result<Model, EmuError> {
     let seed = scenario.seed;
     let mut paths: Vec<Option<Path>> = Vec::new();
     for lp in scenario.link_paths() {
@@ -301,9 +432,13 @@ pub fn run(
         }
     }
     let schedule = StateSchedule::new(scenario.schedule(), seed);
-    let end = Instant::ZERO + scenario.duration;
+    Ok(Model { paths, schedule, end: Instant::ZERO + scenario.duration })
+}
 
-    // Workloads.
+/// The workloads with their environment: SQUALL_FIXED, SQUALL_MOBILE,
+/// SQUALL_RUN_ID, SQUALL_ADDR_<HOST> for every host, and each end host's
+/// peer (the other end host).
+fn plan_workloads(id: RunId, routing: &Routing, options: &EmulationOptions) -> Result<Workloads, EmuError> {
     let fixed = routing.addresses[routing.fixed()].to_string();
     let mobile = routing.addresses[routing.mobile()].to_string();
     let mut env = vec![
@@ -327,91 +462,98 @@ pub fn run(
             }
         })
         .collect();
-    let mut workloads = Workloads::new(options.commands.clone(), &routing.names, env, peers, &options.workload_dir)?;
+    Workloads::new(options.commands.clone(), &routing.names, env, peers, &options.workload_dir)
+}
 
-    // Control socket.
-    let (to_dataplane, control_rx) = mpsc::channel();
-    let info = serde_json::json!({
+/// What `squall ctl info` answers: the run, its hosts and where each is
+/// (the interface it is behind, inline or outside, or its namespace),
+/// the scenario's states and duration.
+fn run_info(
+    id: RunId,
+    scenario: &Scenario,
+    routing: &Routing,
+    options: &EmulationOptions,
+    attached: &Attached,
+) -> serde_json::Value {
+    serde_json::json!({
         "id": id.0,
         "scenario": scenario.name,
         "hosts": (0..routing.names.len()).map(|i| {
             let (name, address) = (&routing.names[i], routing.addresses[i]);
-            // Where the host is: the interface it is behind (inline mode,
-            // the outside host), or its namespace.
-            match (&options.inline, uplink_guard.as_ref().filter(|_| Some(i) == routing.outside)) {
-                (Some(_), _) => serde_json::json!({"name": name, "address": address, "interface": devices[i].label()}),
+            match (&options.inline, attached.uplink.as_ref().filter(|_| Some(i) == routing.outside)) {
+                (Some(_), _) => serde_json::json!({"name": name, "address": address, "interface": attached.devices[i].label()}),
                 (None, Some(uplink)) => serde_json::json!({"name": name, "address": address, "outside_interface": uplink.interface()}),
                 (None, None) => serde_json::json!({"name": name, "address": address, "netns": id.netns_name(name)}),
             }
         }).collect::<Vec<_>>(),
         "states": scenario.schedule().iter().map(|s| s.state.name.clone()).collect::<Vec<_>>(),
         "duration": scenario.duration.as_secs_f64(),
-    });
-    let control = if options.control { Some(ControlServer::start(id, info, to_dataplane)?) } else { None };
+    })
+}
 
-    // Recording: the files are made now, the writer starts with the run.
-    let recorder = match &options.recording {
-        Some(r) => Recorder::start(r, &routing.names)?,
-        None => Recorder::off(),
-    };
-
-    // Run.
-    let clock = Clock::start();
-    let done = Arc::new(AtomicBool::new(false));
-    let mut dataplane = Dataplane::new(
-        clock,
-        options.dataplane.clone(),
-        routing.clone(),
-        devices,
-        paths,
-        schedule,
-        scenario.stage_names(Direction::Downlink),
-        scenario.stage_names(Direction::Uplink),
-        recorder,
-    );
-    if options.inline.is_some() {
-        dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario));
-    }
-    if let Some(line) = &options.announce {
-        tracing::info!("{line}");
-    }
-    let thread_done = Arc::clone(&done);
-    let handle = std::thread::Builder::new()
-        .name("squall-dataplane".into())
-        .spawn(move || dataplane.run(end, &thread_done, &control_rx))
-        .context(|| "start the data plane thread".to_string())?;
-
-    let mut ended_by = EndReason::Duration;
-    let mut failure = None;
+/// Starts and reaps the workloads every 5 ms while the data plane runs,
+/// until it ends by itself (the scenario's duration), a workload cannot
+/// be started, `signal` is set, or (`stop_when_workloads_exit`) the
+/// foreground workloads have exited; then tells the data plane to stop
+/// (`done`). Returns why the run ended and a workload's failure.
+fn supervise(
+    handle: &JoinHandle<DataplaneReport>,
+    workloads: &mut Workloads,
+    clock: Clock,
+    hosts: &Hosts,
+    signal: &AtomicBool,
+    done: &AtomicBool,
+    options: &EmulationOptions,
+) -> (EndReason, Option<EmuError>) {
     while !handle.is_finished() {
-        if let Err(e) = workloads.poll(clock.now(), &hosts.namespaces) {
-            failure = Some(e);
-            done.store(true, Ordering::Relaxed);
-            break;
-        }
-        if signal.load(Ordering::Relaxed) {
-            ended_by = EndReason::Signal;
-            done.store(true, Ordering::Relaxed);
-            break;
-        }
-        if options.stop_when_workloads_exit && workloads.foreground_done() {
-            ended_by = EndReason::Workloads;
-            done.store(true, Ordering::Relaxed);
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        let (ended_by, failure) = if let Err(e) = workloads.poll(clock.now(), &hosts.namespaces) {
+            (EndReason::Duration, Some(e))
+        } else if signal.load(Ordering::Relaxed) {
+            (EndReason::Signal, None)
+        } else if options.stop_when_workloads_exit && workloads.foreground_done() {
+            (EndReason::Workloads, None)
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            continue;
+        };
+        done.store(true, Ordering::Relaxed);
+        return (ended_by, failure);
     }
-    let report = handle.join();
+    (EndReason::Duration, None)
+}
+
+/// What the outside host did, and what the TUN devices were granted.
+struct Leftovers {
+    report: Option<OutsideReport>,
+    offloads: Option<TunOffloads>,
+}
+
+/// Ends the run in order: the data plane's thread joined (its devices
+/// closed), the workloads stopped (SIGTERM, then SIGKILL after 500 ms),
+/// the control socket closed, the namespaces removed, the outside host's
+/// changes undone (saying how many packets to the outside were dropped
+/// as leaked), the inline locks released.
+fn teardown(
+    handle: JoinHandle<DataplaneReport>,
+    mut workloads: Workloads,
+    clock: Clock,
+    control: Option<ControlServer>,
+    attached: Attached,
+    routing: &Routing,
+    id: RunId,
+) -> (Result<DataplaneReport, EmuError>, Vec<CommandOutcome>, Leftovers) {
+    let report = handle.join().map_err(|_| EmuError::Panicked { thread: "the data plane thread".into() });
     let outcomes = workloads.stop_all(clock.now(), std::time::Duration::from_millis(500));
     drop(control);
+    let Attached { devices, hosts, uplink, inline_lock, offloads } = attached;
+    drop(devices);
     drop(hosts);
-    let outside =
-        uplink_guard.as_ref().zip(routing.outside).map(|(uplink, host)| crate::engine::uplink::OutsideReport {
-            host: routing.names[host].clone(),
-            interface: uplink.interface().to_string(),
-            device: crate::engine::uplink::object_name(id),
-            leaked: uplink.leaked(),
-        });
+    let outside = uplink.as_ref().zip(routing.outside).map(|(uplink, host)| OutsideReport {
+        host: routing.names[host].clone(),
+        interface: uplink.interface().to_string(),
+        device: crate::engine::uplink::object_name(id),
+        leaked: uplink.leaked(),
+    });
     if let Some(o) = &outside
         && let Some(n @ 1..) = o.leaked
     {
@@ -421,22 +563,9 @@ pub fn run(
             o.interface
         );
     }
-    drop(uplink_guard);
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let dataplane = report.map_err(|_| EmuError::Panicked { thread: "the data plane thread".into() })?;
-    Ok(EmulationReport {
-        id,
-        ended_by,
-        dataplane,
-        workloads: outcomes,
-        host_names: routing.names.clone(),
-        stale_removed,
-        offloads,
-        outside,
-        dataplane_cpu: _pinned.as_ref().map(|p| p.dataplane_cpu).or(pinned_alone),
-    })
+    drop(uplink);
+    drop(inline_lock);
+    (report, outcomes, Leftovers { report: outside, offloads })
 }
 
 /// This thread moved off the CPU kept for the data plane (the last it may
