@@ -612,3 +612,41 @@ pub fn namespaces_available() -> Result<(), EmuError> {
 
 /// The default early wake-up as a model duration (re-exported for CLIs).
 pub const DEFAULT_EARLY_WAKEUP: Duration = Duration::from_micros(200);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CPUs this thread may run on as the kernel lists them in
+    /// /proc/thread-self/status (`Cpus_allowed_list: 0-3,8`, proc(5)),
+    /// read without the affinity system call that `usable_cpus` makes.
+    fn cpus_allowed_list() -> Vec<usize> {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim();
+        let mut cpus = Vec::new();
+        for range in list.split(',') {
+            let (first, last) = range.split_once('-').unwrap_or((range, range));
+            cpus.extend(first.parse::<usize>().unwrap()..=last.parse::<usize>().unwrap());
+        }
+        cpus
+    }
+
+    #[test]
+    fn a_cpu_outside_this_process_s_affinity_is_refused_with_the_usable_ones() {
+        let allowed = cpus_allowed_list();
+        let outside = allowed.last().unwrap() + 1;
+        let mut options = EmulationOptions::default();
+        options.dataplane.cpu = Some(outside);
+        let err = place_dataplane(&mut options).err().expect("a CPU outside the affinity is refused");
+        assert!(matches!(&err, EmuError::Cpu { cpu, usable } if *cpu == outside && *usable == allowed), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!("the data plane cannot run on CPU {outside}: this process may use CPUs {allowed:?}")
+        );
+        // One it may use: the data plane goes there, nothing else moves.
+        options.dataplane.cpu = Some(allowed[0]);
+        let (pinned, cpu) = place_dataplane(&mut options).unwrap();
+        assert!(pinned.is_none());
+        assert_eq!(cpu, Some(allowed[0]));
+    }
+}
