@@ -57,15 +57,11 @@ def main() -> int:
                 rest = path[1:]
                 base = ()
             else:
-                # super:: from a file module `a::b` names `a`; from `a/mod.rs` (module `a`) names the parent of `a`.
-                base = mod[:-1] if not is_dir_mod else mod[:-1]
+                # `super::x` names a sibling `x` of this module; a `super::` path that names no
+                # module (a test module's `use super::*` or `super::f`) resolves to an ancestor
+                # and is skipped below.
+                base = mod[:-1]
                 rest = path[1:]
-                # Test modules inside a file use `super::` for the file itself.
-                if not is_dir_mod and len(mod) >= 1:
-                    # `super::` inside `mod tests` in file a::b resolves to a::b itself;
-                    # we cannot tell the nesting from a regex, so a super:: path that
-                    # names no sibling module is taken as the file's own.
-                    pass
             target = None
             for i in range(len(rest), -1, -1):
                 cand = base + tuple(rest[:i])
