@@ -2,6 +2,9 @@
 //! emulation. One documented message per variant.
 
 use std::io;
+use std::path::PathBuf;
+
+use squall_trace::{EventLogError, PcapWriteError};
 
 /// Errors of the emulate engine.
 #[derive(Debug, thiserror::Error)]
@@ -12,9 +15,28 @@ pub enum EmuError {
     /// A system call failed; `what` says what squall was doing.
     #[error("{what}: {source}")]
     Io { what: String, source: io::Error },
-    /// The scenario cannot be emulated as written.
+    /// Inline mode cannot carry the scenario or the options as given
+    /// (two hosts and one link, two different interfaces, no workloads, no
+    /// outside host).
     #[error("scenario: {0}")]
-    Scenario(String),
+    Inline(String),
+    /// The scenario's hosts, links and routes do not make a topology.
+    #[error("scenario: {0}")]
+    Topology(#[from] squall_scenario::TopologyError),
+    /// The data plane was asked to run on a CPU this process may not use.
+    #[error("the data plane cannot run on CPU {cpu}: this process may use CPUs {usable:?}")]
+    Cpu { cpu: usize, usable: Vec<usize> },
+    /// A thread squall started (the data plane, one entered into a
+    /// namespace) panicked; `thread` says which.
+    #[error("{thread} panicked")]
+    Panicked { thread: String },
+    /// A tool squall ran (the bulk client, the UDP sink of the benchmark)
+    /// printed something other than its JSON report.
+    #[error("{tool} output: {source}")]
+    ToolOutput { tool: &'static str, source: serde_json::Error },
+    /// A device's counters are missing from a kernel table.
+    #[error("{table} has no counters for {device}")]
+    Counters { table: String, device: String },
     /// An interface named for inline mode cannot be used: missing, down,
     /// the machine's own, in use by another run, or its settings.
     #[error("interface `{name}`: {message}")]
@@ -31,7 +53,7 @@ pub enum EmuError {
     Sysctl { host: String, key: String, value: String, message: String },
     /// A recording file could not be started.
     #[error("recording: {0}")]
-    Recording(#[from] crate::recording::RecordingError),
+    Recording(#[from] RecordingError),
     /// The outside host's interface cannot be used (missing, down), or
     /// what squall sets up around it failed.
     #[error("outside interface `{interface}`: {message}")]
@@ -39,6 +61,25 @@ pub enum EmuError {
     /// The control socket could not be used.
     #[error("control socket {path}: {message}")]
     Control { path: String, message: String },
+}
+
+/// Why a recording file could not be written. Before the run, the run
+/// does not start; during it, the run goes on and the first error is
+/// reported at its end.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordingError {
+    /// A pcap file could not be written.
+    #[error("{path}: {source}")]
+    Pcap { path: PathBuf, source: PcapWriteError },
+    /// events.csv could not be written.
+    #[error("{path}: {source}")]
+    Events { path: PathBuf, source: EventLogError },
+    /// timing.csv could not be written.
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    /// The writer thread panicked.
+    #[error("the recording thread panicked")]
+    Panicked,
 }
 
 impl EmuError {

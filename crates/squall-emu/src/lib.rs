@@ -4,48 +4,41 @@
 //! carried through the same squall-link paths the simulator uses, driven
 //! by the wall clock (seed 000 §4 and §6; seed 002 §II.C).
 //!
-//! - [`emulation::run`]: one run, set up and torn down.
-//! - [`dataplane`]: the real-time loop and its timing record.
-//! - [`recording`]: pcaps, events.csv and timing.csv streamed to disk by a
-//!   writer thread through a bounded queue.
-//! - [`netns`], [`device`]: namespaces and the [`device::PacketDevice`]
-//!   trait with its TUN implementation.
-//! - [`cleanup`]: stale objects of dead runs, signals.
-//! - [`uplink`]: the outside host, a TUN device in the root namespace
-//!   whose packets leave the machine through a real interface.
-//! - [`control`]: the `squall ctl` socket.
-//! - [`workload`]: commands per host.
-//! - [`tcp_info`], [`bulk`]: the built-in bulk-transfer tool.
+//! The crate is in four layers; each depends only on those below it:
+//!
+//! - [`engine`]: one run, attached, modelled, supervised and torn down
+//!   ([`engine::emulation::run`]), its data plane, routing, recording,
+//!   control socket and workloads.
+//! - [`tools`]: the traffic tools run inside hosts (bulk, blast, UDP flow,
+//!   TCP_INFO).
+//! - [`sys`]: every system call that needs `unsafe` (TUN, packet sockets,
+//!   AF_XDP rings, BPF, interface ioctls, namespaces, scheduling, socket
+//!   options, locks): the only module allowed `unsafe`.
+//! - [`wire`]: pure byte code (offloads, IPv4, Ethernet, checksums).
+//!
+//! [`error`] and [`naming`] are shared by all. Messages go through the
+//! `tracing` facade; the binary decides where they are printed.
+//!
+//! The modules are also re-exported at the root under the names the CLI
+//! has used since before the layers (`squall_emu::dataplane`, ...).
+#![deny(unsafe_code)]
 
-pub mod baseline;
-pub mod blast;
-pub mod bulk;
-pub mod cleanup;
-pub mod clock;
-pub mod control;
-pub mod dataplane;
-pub mod device;
-pub mod emulation;
+pub mod engine;
 pub mod error;
-pub mod ethernet;
-pub mod inline;
-pub mod interface;
-pub mod ipv4;
 pub mod naming;
-pub mod netns;
-pub mod offload;
-pub mod packet_socket;
-pub mod recording;
-pub mod routing;
-pub mod tcp_info;
-pub mod timing;
-pub mod udp_flow;
-pub mod uplink;
-pub mod veth_host;
-pub mod workload;
-pub mod xdp_redirect;
-pub mod xdp_socket;
-pub mod xsk;
+pub mod sys;
+pub mod tools;
+pub mod wire;
 
-pub use emulation::{EmulationOptions, EmulationReport, EndReason, HostDevice, run};
+pub use engine::emulation::{EmulationOptions, EmulationReport, EndReason, HostDevice, run};
+#[doc(no_inline)]
+pub use engine::{
+    baseline, cleanup, clock, control, dataplane, emulation, inline, recording, routing, timing, uplink, workload,
+};
 pub use error::EmuError;
+#[doc(no_inline)]
+pub use sys::{device, interface, netns, packet_socket, veth_host, xdp_redirect, xdp_socket, xsk};
+#[doc(no_inline)]
+pub use tools::{blast, bulk, tcp_info, udp_flow};
+#[doc(no_inline)]
+pub use wire::{ethernet, ipv4, offload};

@@ -118,8 +118,16 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints the libraries' messages (`tracing` events: squall-emu's notes and
+/// warnings) on stderr as they are, one a line, with no time, level or
+/// target, so they read as they did when the library printed them itself.
+fn log_to_stderr() {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).without_time().with_level(false).with_target(false).init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    log_to_stderr();
     let result = match cli.command {
         Command::Sim(args) => sim_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),

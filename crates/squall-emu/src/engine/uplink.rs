@@ -25,21 +25,19 @@
 //! policy routing), so an address not routed via IFACE is dropped and
 //! counted rather than sent elsewhere; two runs at once with the same
 //! scenario addresses clash on the /32 routes (the second is refused).
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 use squall_scenario::Scenario;
 
-use crate::device::TunDevice;
+use crate::engine::routing::Routing;
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId};
-use crate::routing::Routing;
+use crate::sys::device::TunDevice;
 
 /// The saved `net.ipv4.ip_forward` and the runs that need forwarding on:
 /// one file for the machine, whatever a run's control directory (the
@@ -107,7 +105,7 @@ impl Uplink {
             .collect();
         for address in &inside {
             let dst = format!("{address}/32");
-            crate::netns::ip(&["route", "add", &dst, "dev", &name]).map_err(|e| EmuError::Uplink {
+            crate::sys::netns::ip(&["route", "add", &dst, "dev", &name]).map_err(|e| EmuError::Uplink {
                 interface: interface.clone(),
                 message: format!(
                     "cannot route {address} to {name} in the root namespace ({e}); does another run or this machine \
@@ -140,7 +138,7 @@ impl Drop for Uplink {
         if self.table_made
             && let Err(e) = delete_table(&self.table)
         {
-            eprintln!("squall emu: could not delete nft table ip {}: {e}", self.table);
+            tracing::warn!("squall emu: could not delete nft table ip {}: {e}", self.table);
         }
         if let Some(lease) = self.forwarding.take() {
             lease.release();
@@ -335,11 +333,8 @@ impl SysctlFiles {
             .write(true)
             .open(&self.lock)
             .context(|| format!("open {}", self.lock.display()))?;
-        // SAFETY: flock on a descriptor this function owns; released when
-        // `lock` is closed.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(EmuError::io(format!("lock {}", self.lock.display()), std::io::Error::last_os_error()));
-        }
+        // Released when `lock` is closed.
+        crate::sys::lock::lock_exclusive(&lock).context(|| format!("lock {}", self.lock.display()))?;
         let path = &self.state;
         let mut state: Option<SysctlState> =
             std::fs::read_to_string(path).ok().and_then(|t| serde_json::from_str(&t).ok());
@@ -373,7 +368,7 @@ impl ForwardingLease {
 
     fn release(self) {
         if let Err(e) = SysctlFiles::machine().release(self.id) {
-            eprintln!("squall emu: could not restore net.ipv4.ip_forward: {e}");
+            tracing::warn!("squall emu: could not restore net.ipv4.ip_forward: {e}");
         }
     }
 }
@@ -393,7 +388,7 @@ pub fn sweep_stale() -> Vec<String> {
             {
                 match delete_table(name) {
                     Ok(()) => removed.push(format!("nft table ip {name}")),
-                    Err(e) => eprintln!("squall: could not delete stale nft table ip {name}: {e}"),
+                    Err(e) => tracing::warn!("squall: could not delete stale nft table ip {name}: {e}"),
                 }
             }
         }
@@ -403,7 +398,7 @@ pub fn sweep_stale() -> Vec<String> {
             let name = entry.file_name().to_string_lossy().into_owned();
             if name.strip_prefix(PREFIX).is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
                 && RunId::owner_of(&name).is_some_and(|o| !o.is_alive())
-                && crate::netns::ip(&["link", "delete", &name]).is_ok()
+                && crate::sys::netns::ip(&["link", "delete", &name]).is_ok()
             {
                 removed.push(format!("link {name}"));
             }
@@ -411,7 +406,7 @@ pub fn sweep_stale() -> Vec<String> {
     }
     if Path::new(SYSCTL_STATE).exists() {
         match SysctlFiles::machine().sweep() {
-            Err(e) => eprintln!("squall: could not restore net.ipv4.ip_forward: {e}"),
+            Err(e) => tracing::warn!("squall: could not restore net.ipv4.ip_forward: {e}"),
             Ok(Some(v)) => removed.push(format!("sysctl net.ipv4.ip_forward (restored to {v})")),
             Ok(None) => {}
         }

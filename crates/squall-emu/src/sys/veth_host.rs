@@ -21,11 +21,11 @@ use std::os::fd::BorrowedFd;
 
 use squall_link::Payload;
 
-use crate::device::PacketDevice;
 use crate::error::EmuError;
 use crate::naming::TUN_NAME;
-use crate::netns::NetNs;
-use crate::xdp_socket::XdpSocket;
+use crate::sys::device::PacketDevice;
+use crate::sys::netns::NetNs;
+use crate::sys::xdp_socket::XdpSocket;
 
 /// The name of squall's end of the pair, in the host's namespace.
 pub const OUTER_NAME: &str = "squall0-xdp";
@@ -114,7 +114,7 @@ fn transmit_checksums_off(name: &str) -> io::Result<()> {
     let mut value = EthtoolValue { cmd: ETHTOOL_STXCSUM, data: 0 };
     // SIOCETHTOOL reads the ethtool_value the union points to, alive for
     // the call.
-    crate::interface::interface_ioctl(name, SIOCETHTOOL, |req| {
+    crate::sys::interface::interface_ioctl(name, SIOCETHTOOL, |req| {
         req.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
     })?;
     Ok(())
@@ -146,7 +146,7 @@ impl PacketDevice for VethHost {
     }
 
     fn send_batch(&mut self, packets: &[&Payload], written: &mut [bool]) {
-        crate::device::with_slices(packets, |packets| self.xdp.send_framed(packets, written, &self.header));
+        crate::sys::device::with_slices(packets, |packets| self.xdp.send_framed(packets, written, &self.header));
     }
 
     fn write_error(&mut self) -> Option<io::Error> {
@@ -165,8 +165,8 @@ impl PacketDevice for VethHost {
     /// queue was full), and what the socket dropped (its ring was full).
     fn kernel_dropped(&mut self) -> u64 {
         let ns = NetNs::named(&self.netns);
-        let veth = crate::device::tun_dropped(Some(&ns), TUN_NAME).unwrap_or_else(|e| {
-            eprintln!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
+        let veth = crate::sys::device::tun_dropped(Some(&ns), TUN_NAME).unwrap_or_else(|e| {
+            tracing::warn!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
             0
         });
         veth + self.xdp.dropped()

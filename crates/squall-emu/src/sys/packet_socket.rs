@@ -9,7 +9,7 @@
 //! The socket reads with PACKET_VNET_HDR, so a GSO super-frame (a TCP
 //! flight that a veth or GRO passes as one frame of up to 64 KB) is cut
 //! into the frames a wire would carry and partial checksums are completed
-//! ([`crate::offload`]); [`PacketDevice::recv`] hands them out one by one.
+//! ([`crate::wire::offload`]); [`PacketDevice::recv`] hands them out one by one.
 //!
 //! Frames are read from a receive ring shared with the kernel
 //! (PACKET_RX_RING, TPACKET_V2; Documentation/networking/packet_mmap.rst):
@@ -19,14 +19,13 @@
 //! is also queued whole on the socket (PACKET_COPY_THRESH) and read with
 //! recv(2) at its turn in the ring. Where the ring cannot be made, the
 //! socket is read with recvmmsg(2), up to 16 frames a call.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-use crate::device::{PacketDevice, VnetIo};
 use crate::error::EmuError;
-use crate::offload::Framing;
+use crate::sys::device::{PacketDevice, VnetIo};
+use crate::wire::offload::Framing;
 
 /// ETH_P_ALL in network byte order: every protocol.
 const ETH_P_ALL_BE: u16 = (libc::ETH_P_ALL as u16).to_be();
@@ -49,7 +48,7 @@ pub struct PacketSocket {
     /// was full, or a super-frame could not be queued whole beside it.
     kernel_dropped: u64,
     /// The interface's transmit drops: what it dropped of squall's writes.
-    transmit_drops: Option<crate::device::TransmitDrops>,
+    transmit_drops: Option<crate::sys::device::TransmitDrops>,
 }
 
 /// Bytes of one ring slot: the TPACKET_V2 header, the virtio_net_hdr and a
@@ -174,7 +173,7 @@ impl PacketSocket {
     /// not permitted).
     pub fn open(name: &str) -> Result<Self, EmuError> {
         let what = |m: &str| format!("interface `{name}`: {m}");
-        let ifindex = crate::interface::index(name)? as i32;
+        let ifindex = crate::sys::interface::index(name)? as i32;
         // SAFETY: socket() returns a new descriptor or -1.
         let raw = unsafe {
             libc::socket(
@@ -188,7 +187,7 @@ impl PacketSocket {
         }
         // SAFETY: `raw` is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        if !crate::interface::is_up(&fd, name).map_err(|e| EmuError::io(what("read its flags"), e))? {
+        if !crate::sys::interface::is_up(&fd, name).map_err(|e| EmuError::io(what("read its flags"), e))? {
             return Err(EmuError::Interface {
                 name: name.into(),
                 message: "the interface is down (`ip link set NAME up`)".into(),
@@ -226,7 +225,7 @@ impl PacketSocket {
         let ring = match RxRing::open(&fd) {
             Ok(ring) => Some(ring),
             Err(e) => {
-                eprintln!("squall emu: interface `{name}`: no receive ring ({e}); reading it with recvmmsg");
+                tracing::warn!("squall emu: interface `{name}`: no receive ring ({e}); reading it with recvmmsg");
                 None
             }
         };
@@ -236,10 +235,10 @@ impl PacketSocket {
             ifindex,
             vnet: VnetIo::new(Framing::Ethernet),
             age: None,
-            batch: ReadBatch::new(crate::offload::VNET_HDR_LEN + crate::device::MAX_FRAME),
+            batch: ReadBatch::new(crate::wire::offload::VNET_HDR_LEN + crate::sys::device::MAX_FRAME),
             ring,
             kernel_dropped: 0,
-            transmit_drops: crate::device::TransmitDrops::open(name),
+            transmit_drops: crate::sys::device::TransmitDrops::open(name),
         })
     }
 
@@ -372,7 +371,7 @@ impl PacketSocket {
             // SAFETY: as above.
             let (tci, tpid) = unsafe { ((*hdr).tp_vlan_tci, (*hdr).tp_vlan_tpid) };
             let stamp = Some(std::time::UNIX_EPOCH + std::time::Duration::new(u64::from(sec), nsec));
-            let vnet = crate::offload::VNET_HDR_LEN;
+            let vnet = crate::wire::offload::VNET_HDR_LEN;
             let read = if status & libc::TP_STATUS_COPY != 0 {
                 // The whole frame waits on the socket; one longer than the
                 // buffer (MSG_TRUNC gives its length) is lost, counted.
@@ -437,14 +436,14 @@ impl PacketSocket {
 /// frame), and moves the header's offsets with it; the new length, or
 /// `None` if the tagged frame does not fit.
 fn put_back_vlan_tag(buf: &mut [u8], n: usize, tpid: u16, tci: u16) -> Option<usize> {
-    let vnet = crate::offload::VNET_HDR_LEN;
+    let vnet = crate::wire::offload::VNET_HDR_LEN;
     if n < vnet + 14 || n + 4 > buf.len() {
         return None;
     }
     buf.copy_within(vnet + 12..n, vnet + 16);
     buf[vnet + 12..vnet + 14].copy_from_slice(&tpid.to_be_bytes());
     buf[vnet + 14..vnet + 16].copy_from_slice(&tci.to_be_bytes());
-    let hdr = crate::offload::VnetHdr::parse(buf)?.shifted(4);
+    let hdr = crate::wire::offload::VnetHdr::parse(buf)?.shifted(4);
     buf[..vnet].copy_from_slice(&hdr.to_bytes());
     Some(n + 4)
 }
@@ -490,7 +489,7 @@ impl PacketDevice for PacketSocket {
             || self.ring.as_ref().is_some_and(|r| r.ready().is_some())
     }
 
-    fn offload_counts(&self) -> crate::device::OffloadCounts {
+    fn offload_counts(&self) -> crate::sys::device::OffloadCounts {
         self.vnet.counts
     }
 

@@ -24,7 +24,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -33,10 +33,10 @@ use std::thread::JoinHandle;
 
 use serde::Serialize;
 use squall_link::{Event, Instant};
-use squall_trace::{EventLogError, EventLogWriter, PcapWriteError, PcapWriter, SNAPLEN};
+use squall_trace::{EventLogWriter, PcapWriter, SNAPLEN};
 
+use crate::engine::routing::HostIndex;
 use crate::error::{Context, EmuError};
-use crate::routing::HostIndex;
 
 /// Default bound of the queue to the writer, in records (a captured
 /// packet, one wake-up's events, or one delivery's timing). With whole
@@ -100,24 +100,7 @@ impl RecordCounts {
     }
 }
 
-/// Why a recording file could not be written. Before the run, the run
-/// does not start; during it, the run goes on and the first error is
-/// reported at its end.
-#[derive(Debug, thiserror::Error)]
-pub enum RecordingError {
-    /// A pcap file could not be written.
-    #[error("{path}: {source}")]
-    Pcap { path: PathBuf, source: PcapWriteError },
-    /// events.csv could not be written.
-    #[error("{path}: {source}")]
-    Events { path: PathBuf, source: EventLogError },
-    /// timing.csv could not be written.
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
-    /// The writer thread panicked.
-    #[error("the recording thread panicked")]
-    Panicked,
-}
+pub use crate::error::RecordingError;
 
 /// What the recording of a run did.
 #[derive(Debug)]

@@ -4,15 +4,15 @@
 //! devices, addresses and routes live inside them and go with them), the
 //! processes in them, and its control socket; with an outside host, also
 //! its nft table and its claim on `net.ipv4.ip_forward`
-//! ([`crate::uplink`]); in inline mode, its interfaces' lock files
-//! ([`crate::inline`]).
+//! ([`crate::engine::uplink`]); in inline mode, its interfaces' lock files
+//! ([`crate::engine::inline`]).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, control_dir};
-use crate::netns;
+use crate::sys::netns;
 
 /// Removes the namespaces (killing the processes in them) and control
 /// sockets of squall runs whose owning process is gone. Returns what it
@@ -25,7 +25,7 @@ pub fn sweep_stale() -> Vec<String> {
         {
             match netns::delete_by_name(&name) {
                 Ok(()) => removed.push(format!("netns {name}")),
-                Err(e) => eprintln!("squall: could not remove stale namespace {name}: {e}"),
+                Err(e) => tracing::warn!("squall: could not remove stale namespace {name}: {e}"),
             }
         }
     }
@@ -40,8 +40,8 @@ pub fn sweep_stale() -> Vec<String> {
             }
         }
     }
-    removed.extend(crate::uplink::sweep_stale());
-    removed.extend(crate::inline::sweep_stale_locks());
+    removed.extend(crate::engine::uplink::sweep_stale());
+    removed.extend(crate::engine::inline::sweep_stale_locks());
     removed
 }
 

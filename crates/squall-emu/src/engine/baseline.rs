@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::blast::SinkReport;
-use crate::device::{PacketDevice, TunDevice};
 use crate::error::{Context, EmuError};
 use crate::naming::{RunId, TUN_NAME};
-use crate::netns::NetNs;
-use crate::packet_socket::PacketSocket;
+use crate::sys::device::{PacketDevice, TunDevice};
+use crate::sys::netns::NetNs;
+use crate::sys::packet_socket::PacketSocket;
+use crate::tools::blast::SinkReport;
 
 /// Runs `exe tool udp --sink` in one namespace and `exe tool udp --send`
 /// (`ip_size`-byte packets for `seconds`) in the other, over a veth pair;
@@ -94,7 +94,7 @@ fn join(a: &NetNs, b: &NetNs) -> Result<(), EmuError> {
 
 /// A `exe tool bulk` transfer of `bytes` (cubic) from one namespace to the
 /// other over a veth pair; returns the client's result.
-pub fn veth_bulk(exe: &Path, bytes: u64) -> Result<crate::bulk::BulkResult, EmuError> {
+pub fn veth_bulk(exe: &Path, bytes: u64) -> Result<crate::tools::bulk::BulkResult, EmuError> {
     with_veth(|a, b| bulk_between(exe, a, b, Ipv4Addr::new(10, 0, 1, 1), bytes))
 }
 
@@ -106,7 +106,7 @@ fn bulk_between(
     b: &NetNs,
     to: Ipv4Addr,
     bytes: u64,
-) -> Result<crate::bulk::BulkResult, EmuError> {
+) -> Result<crate::tools::bulk::BulkResult, EmuError> {
     let mut server = Command::new(exe);
     server.args(["tool", "bulk", "--server", "--once"]).stdout(Stdio::null()).stderr(Stdio::inherit());
     b.prepare(&mut server, true)?;
@@ -119,7 +119,7 @@ fn bulk_between(
     let out = client.output().context(|| "run the bulk client".to_string());
     let _ = server.kill();
     let _ = server.wait();
-    serde_json::from_slice(&out?.stdout).map_err(|e| EmuError::Scenario(format!("bulk client output: {e}")))
+    serde_json::from_slice(&out?.stdout).map_err(|source| EmuError::ToolOutput { tool: "bulk client", source })
 }
 
 /// `ping -n -i 0.02 -c count` from one namespace to the other over a veth
@@ -166,7 +166,7 @@ fn udp_between(
     a.prepare(&mut sender, true)?;
     sender.status().context(|| "run the sender".to_string())?;
     let out = sink.wait_with_output().context(|| "wait for the sink".to_string())?;
-    serde_json::from_slice(&out.stdout).map_err(|e| EmuError::Scenario(format!("sink output: {e}")))
+    serde_json::from_slice(&out.stdout).map_err(|source| EmuError::ToolOutput { tool: "sink", source })
 }
 
 /// Moves every packet that one device yields to the other, both ways,
@@ -265,7 +265,7 @@ impl Forwarder {
                 let mut ends = Vec::new();
                 for (i, ns) in [a, b].into_iter().enumerate() {
                     let outer = format!("sqf{}{}", ["a", "b"][i], id.0);
-                    crate::netns::ip(&[
+                    crate::sys::netns::ip(&[
                         "link",
                         "add",
                         &outer,
@@ -279,7 +279,7 @@ impl Forwarder {
                     ])?;
                     // No router solicitations from the outer end.
                     let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{outer}/disable_ipv6"), "1");
-                    crate::netns::ip(&["link", "set", &outer, "up"])?;
+                    crate::sys::netns::ip(&["link", "set", &outer, "up"])?;
                     ns.ip(&["addr", "add", &format!("10.0.0.{}/24", i + 1), "dev", TUN_NAME])?;
                     ns.ip(&["link", "set", TUN_NAME, "up"])?;
                     ends.push(outer.clone());
@@ -287,7 +287,7 @@ impl Forwarder {
                 }
                 let open = |end: &str| -> Result<Box<dyn PacketDevice>, EmuError> {
                     Ok(match devices {
-                        ForwarderDevices::Xdp => Box::new(crate::xdp_socket::XdpSocket::open(end)?),
+                        ForwarderDevices::Xdp => Box::new(crate::sys::xdp_socket::XdpSocket::open(end)?),
                         _ => Box::new(PacketSocket::open(end)?),
                     })
                 };
@@ -307,7 +307,7 @@ impl Forwarder {
 
     /// A cubic `exe tool bulk` transfer of `bytes` from the first host to
     /// the second.
-    pub fn bulk(&self, exe: &Path, bytes: u64) -> Result<crate::bulk::BulkResult, EmuError> {
+    pub fn bulk(&self, exe: &Path, bytes: u64) -> Result<crate::tools::bulk::BulkResult, EmuError> {
         bulk_between(exe, &self.hosts[0], &self.hosts[1], self.to, bytes)
     }
 }
@@ -321,7 +321,7 @@ impl Drop for Forwarder {
         // A veth goes with its namespace end, but not at once: the next
         // forwarder of this process would find its name taken.
         for outer in self.outer.drain(..) {
-            let _ = crate::netns::ip(&["link", "del", &outer]);
+            let _ = crate::sys::netns::ip(&["link", "del", &outer]);
         }
         for ns in self.hosts.drain(..) {
             let _ = ns.delete();

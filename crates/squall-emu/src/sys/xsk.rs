@@ -8,7 +8,6 @@
 //!
 //! Written here rather than taken from a crate: the one pure-Rust crate
 //! for it is EUPL-licensed, the others build libxdp and libbpf from C.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -1,7 +1,6 @@
 //! Network namespaces: one per emulated host, created and removed with
 //! `ip netns` (so they appear in `ip netns list` and `ip netns exec` works
 //! on them), entered with `setns(2)` from a short-lived thread.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -62,7 +61,7 @@ impl NetNs {
                 f()
             })
             .join()
-            .unwrap_or_else(|_| Err(EmuError::Scenario(format!("thread in namespace {} panicked", self.name))))
+            .unwrap_or_else(|_| Err(EmuError::Panicked { thread: format!("thread in namespace {}", self.name) }))
         })
     }
 
@@ -154,7 +153,7 @@ fn kill_processes_in(name: &str) {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    eprintln!("squall: processes in namespace {name} survived SIGKILL for 2 s");
+    tracing::warn!("squall: processes in namespace {name} survived SIGKILL for 2 s");
 }
 
 /// Names of the namespaces in [`NETNS_DIR`].

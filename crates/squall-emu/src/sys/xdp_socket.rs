@@ -1,6 +1,6 @@
 //! An interface read and written through an AF_XDP socket
 //! (Documentation/networking/af_xdp.rst) in copy mode: the interface's XDP
-//! hook ([`crate::xdp_redirect`]) hands each arriving frame to the socket,
+//! hook ([`crate::sys::xdp_redirect`]) hands each arriving frame to the socket,
 //! which the kernel copies into a frame of memory shared with squall (the
 //! UMEM) and announces on the receive ring; squall writes frames into the
 //! UMEM and puts them on the transmit ring, and one sendto(2) sends what
@@ -10,17 +10,16 @@
 //! Frames are whole Ethernet frames of at most [`FRAME`] bytes: the XDP
 //! hook of a veth without multi-buffer support caps its peer's MTU and
 //! turns its GSO off, so no super-frame ever reaches the socket.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 
-use crate::device::PacketDevice;
 use crate::error::EmuError;
-use crate::offload::Framing;
-use crate::xdp_redirect::{META_LEN, XdpRedirect};
-use crate::xsk::{Desc, Sizes, Xsk};
+use crate::sys::device::PacketDevice;
+use crate::sys::xdp_redirect::{META_LEN, XdpRedirect};
+use crate::sys::xsk::{Desc, Sizes, Xsk};
+use crate::wire::offload::Framing;
 
 /// Bytes of one UMEM frame: a page, the largest the kernel takes in
 /// aligned mode.
@@ -87,7 +86,7 @@ pub struct XdpSocket {
     age: Option<std::time::Duration>,
     /// The interface's transmit drops: what it dropped of squall's writes
     /// (a frame sent without a carrier, say).
-    transmit_drops: Option<crate::device::TransmitDrops>,
+    transmit_drops: Option<crate::sys::device::TransmitDrops>,
 }
 
 /// The interface as sending found it.
@@ -124,7 +123,7 @@ const MAX_QUEUES: u32 = 64;
 
 /// The MTU of interface `name` in this thread's namespace (SIOCGIFMTU).
 fn interface_mtu(name: &str) -> io::Result<u32> {
-    let req = crate::interface::interface_ioctl(name, libc::SIOCGIFMTU, |_| {})?;
+    let req = crate::sys::interface::interface_ioctl(name, libc::SIOCGIFMTU, |_| {})?;
     // SAFETY: SIOCGIFMTU wrote the mtu member of the union.
     Ok(unsafe { req.ifr_ifru.ifru_mtu } as u32)
 }
@@ -133,7 +132,7 @@ impl XdpSocket {
     /// Binds an AF_XDP socket to each receive queue of interface `name`
     /// and attaches the redirecting XDP program to it.
     pub fn open(name: &str) -> Result<XdpSocket, EmuError> {
-        let index = crate::interface::index(name)?;
+        let index = crate::sys::interface::index(name)?;
         let mtu = interface_mtu(name).map_err(|e| EmuError::io(format!("interface {name}: read its MTU"), e))?;
         // An Ethernet header and two VLAN tags beside the MTU's bytes.
         if mtu as usize + 22 > MAX_FRAME {
@@ -185,7 +184,7 @@ impl XdpSocket {
                 .add(q.xsk.fd(), nix::sys::epoll::EpollEvent::new(nix::sys::epoll::EpollFlags::EPOLLIN, i as u64))
                 .map_err(|e| EmuError::io(format!("interface {name}: epoll"), e.into()))?;
         }
-        let flags = crate::interface::datagram_socket()
+        let flags = crate::sys::interface::datagram_socket()
             .map_err(|e| EmuError::io(format!("interface {name}: a socket for its flags"), e))?;
         Ok(XdpSocket {
             label: name.to_string(),
@@ -200,7 +199,7 @@ impl XdpSocket {
             stranded: 0,
             stranded_to: None,
             age: None,
-            transmit_drops: crate::device::TransmitDrops::open(name),
+            transmit_drops: crate::sys::device::TransmitDrops::open(name),
         })
     }
 }
@@ -278,7 +277,7 @@ impl Queue {
         // A sender in a namespace of this machine may leave its checksums
         // for the device; no virtio_net_hdr says so here.
         let framing = if skip == 0 { Framing::Ethernet } else { Framing::Ip };
-        crate::offload::complete_partial_checksum(&mut frame, framing);
+        crate::wire::offload::complete_partial_checksum(&mut frame, framing);
         self.refill.push(desc.addr & !(FRAME as u64 - 1));
         if self.refill.len() >= 64 {
             self.give_back();
@@ -413,7 +412,7 @@ impl XdpSocket {
     fn after_kick(&mut self, kicked: io::Result<u32>) {
         match kicked {
             Err(e) => self.send_failed(e),
-            Ok(busy) if busy > 0 && crate::interface::is_running(&self.flags, &self.label).is_ok_and(|r| !r) => {
+            Ok(busy) if busy > 0 && crate::sys::interface::is_running(&self.flags, &self.label).is_ok_and(|r| !r) => {
                 self.send_failed(io::Error::new(
                     io::ErrorKind::NetworkDown,
                     format!("no carrier; the kernel dropped up to {busy} frame(s) given to it, counted as written"),
@@ -431,7 +430,7 @@ impl XdpSocket {
             Link::Up => true,
             Link::Gone => false,
             Link::Down => {
-                let back = crate::interface::is_running(&self.flags, &self.label).unwrap_or(false);
+                let back = crate::sys::interface::is_running(&self.flags, &self.label).unwrap_or(false);
                 if back {
                     self.link = Link::Up;
                     self.error = None;
@@ -462,7 +461,7 @@ impl XdpSocket {
             Link::Gone => ("never leave", "from now on"),
             _ => ("leave when it is up again, late", "until then"),
         };
-        eprintln!(
+        tracing::warn!(
             "squall emu: {}: sending failed ({e}); {new} frame(s) already on the transmit ring {when} (counted as \
              written), and frames for it are refused {until}",
             self.label
@@ -484,10 +483,11 @@ impl Drop for XdpSocket {
     fn drop(&mut self) {
         if let Some(e) = self.last_error.as_ref().filter(|_| self.stranded > 0) {
             let left = self.queues[0].unsent();
-            eprintln!(
+            tracing::warn!(
                 "squall emu: {}: sending failed ({e}) and left {} frame(s) on the transmit ring, counted as \
                  written; {left} of them were still there at the end",
-                self.label, self.stranded
+                self.label,
+                self.stranded
             );
         }
     }
@@ -519,7 +519,7 @@ impl PacketDevice for XdpSocket {
     /// Frames go one by one on the transmit ring: a super-packet's
     /// segments never come here (an AF_XDP socket reads none).
     fn send_batch(&mut self, frames: &[&squall_link::Payload], written: &mut [bool]) {
-        crate::device::with_slices(frames, |frames| self.send_frames(frames, written, None));
+        crate::sys::device::with_slices(frames, |frames| self.send_frames(frames, written, None));
     }
 
     fn kernel_dropped(&mut self) -> u64 {

@@ -13,7 +13,6 @@
 //! metadata (the generic one may not) leaves the time out. It is attached with a BPF link (BPF_LINK_CREATE,
 //! Linux 5.9+), which the kernel takes away when the link's descriptor
 //! closes, however the process ends: nothing to restore after a SIGKILL.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

@@ -10,7 +10,6 @@
 //! {"cmd":"background","stage":"cell","generator":"cbr","action":"stop"}
 //! {"cmd":"background","stage":"cell","generator":"cbr","action":{"rate":"2 Mbit/s"}}
 //! ```
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -22,12 +21,49 @@ use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
-use squall_link::BlackoutMode;
+use squall_link::{BlackoutMode, Rate};
 use squall_scenario::BlackoutDirection;
 
-use crate::dataplane::{BackgroundAction, ControlMessage, ControlRequest};
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, control_dir};
+
+/// A request from the control socket.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ControlRequest {
+    Status,
+    /// Enter the named state of the scenario.
+    EnterState(String),
+    /// Start (`Some(mode)`) or end (`None`) a blackout on every stage of
+    /// the direction(s).
+    Blackout {
+        mode: Option<BlackoutMode>,
+        direction: BlackoutDirection,
+    },
+    /// Start, stop or re-rate a background generator of a stage.
+    Background {
+        stage: String,
+        generator: String,
+        action: BackgroundAction,
+    },
+}
+
+/// What `squall ctl background` does to one generator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackgroundAction {
+    /// Start a generator stopped before, with the configuration it had.
+    Start,
+    /// Stop it; the others run on as they were.
+    Stop,
+    /// Set its mean rate (a generator given by `rate`, running or stopped).
+    Rate(Rate),
+}
+
+/// A request with where to send the answer.
+pub struct ControlMessage {
+    pub request: ControlRequest,
+    pub reply: Sender<Result<serde_json::Value, String>>,
+}
 
 /// A request on the wire.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -279,8 +315,7 @@ mod tests {
     #[test]
     fn server_answers_info_and_forwards_status() {
         let dir = std::env::temp_dir().join(format!("squall-ctl-test-{}", std::process::id()));
-        // SAFETY: tests in this module are the only readers of SQUALL_RUN_DIR.
-        unsafe { std::env::set_var("SQUALL_RUN_DIR", &dir) };
+        crate::sys::test_env::set_var("SQUALL_RUN_DIR", &dir);
         let (tx, rx) = mpsc::channel::<ControlMessage>();
         let server = ControlServer::start(RunId::current(), serde_json::json!({"scenario": "t"}), tx).unwrap();
         let mode = std::fs::metadata(server.path()).unwrap().permissions().mode() & 0o777;

@@ -3,11 +3,9 @@
 //! the simulator's pacer gives for the same flow and seed, and a sink that
 //! takes them, as the simulator's UDP sink does (seed 001 §2.1), so the
 //! receiving host answers no ICMP "port unreachable".
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -38,11 +36,11 @@ pub fn send(
     ecn: bool,
     packets: impl IntoIterator<Item = (Duration, u32)>,
 ) -> io::Result<SendReport> {
-    crate::clock::minimise_timer_slack();
+    crate::sys::sched::minimise_timer_slack();
     let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, src_port))?;
     socket.connect(to)?;
     if ecn {
-        set_tos(&socket, 0b10)?;
+        crate::sys::socket::set_int(&socket, libc::IPPROTO_IP, libc::IP_TOS, 0b10, "IP_TOS")?;
     }
     let start = Instant::now();
     let mut report = SendReport::default();
@@ -83,18 +81,4 @@ pub fn sink(port: u16) -> io::Result<()> {
     loop {
         socket.recv(&mut buf)?;
     }
-}
-
-fn set_tos(socket: &UdpSocket, tos: libc::c_int) -> io::Result<()> {
-    // SAFETY: IP_TOS takes a c_int that outlives the call.
-    let r = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_TOS,
-            (&tos as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }

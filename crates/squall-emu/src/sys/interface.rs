@@ -2,7 +2,6 @@
 //! kernel's interface ioctls (netdevice(7)), shared by the TUN device,
 //! the packet socket, the AF_XDP socket and the veth host's offload
 //! settings.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::io;
 use std::os::fd::AsRawFd;

@@ -5,7 +5,7 @@
 //! host B, it goes straight into the next path (the forwarding of seed 000
 //! §4.2's pipeline, done inside squall).
 //!
-//! With an outside host (`outside_interface`, [`crate::uplink`]), every
+//! With an outside host (`outside_interface`, [`crate::engine::uplink`]), every
 //! address that no host of the scenario has is that host's: a packet for
 //! the Internet crosses the path towards it and leaves the machine there.
 
@@ -35,7 +35,7 @@ pub struct Routing {
 
 impl Routing {
     pub fn new(scenario: &Scenario) -> Result<Self, EmuError> {
-        let topology = Topology::new(scenario).map_err(|e| EmuError::Scenario(e.to_string()))?;
+        let topology = Topology::new(scenario)?;
         Ok(Routing {
             names: topology.names.clone(),
             addresses: topology.addresses.clone(),

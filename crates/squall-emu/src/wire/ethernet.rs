@@ -10,8 +10,8 @@ use std::net::Ipv4Addr;
 
 use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol};
 
-use crate::ipv4::{self, IpHeader, Refused};
-use crate::offload::ethernet_header;
+use crate::wire::ipv4::{self, IpHeader, Refused};
+use crate::wire::offload::ethernet_header;
 
 /// What a frame is to the bridge.
 #[derive(Debug)]

@@ -11,7 +11,7 @@
 //! wake-up), then sleeps in `ppoll` until `early_wakeup` before the
 //! deadline and spins (still reading the devices) for the rest, so
 //! deliveries leave within microseconds of their scheduled time. Each delivery's scheduled
-//! and actual time are recorded ([`crate::timing`]).
+//! and actual time are recorded ([`crate::engine::timing`]).
 //!
 //! Captures, events and timing rows go to a [`Recorder`], which hands them
 //! to a writer thread without waiting; nothing is kept here between
@@ -20,24 +20,26 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::Receiver;
 
 use nix::poll::{PollFd, PollFlags, ppoll};
 use nix::sys::time::TimeSpec;
 use serde::Serialize;
 use squall_link::{
-    BackgroundConfig, BlackoutMode, Change, Direction, Duration, Event, EventKind, Instant, Packet, PacketId, Path,
-    PathStats, Payload, Rate, Recording, StagePatch, StageStats, State, StateSchedule,
+    BackgroundConfig, Change, Direction, Duration, Event, EventKind, Instant, Packet, PacketId, Path, PathStats,
+    Payload, Recording, StagePatch, StageStats, State, StateSchedule,
 };
 use squall_scenario::BlackoutDirection;
 
-use crate::clock::{Clock, enter_realtime_class, minimise_timer_slack, to_std};
-use crate::device::PacketDevice;
-use crate::ethernet::Frame;
-use crate::ipv4::{self, Refused};
-use crate::recording::{DeliveryRecord, Recorder, RecordingReport};
-use crate::routing::{HostIndex, Routing};
-use crate::timing::{TimingRecorder, TimingSummary};
+use crate::engine::clock::{Clock, to_std};
+pub use crate::engine::control::BackgroundAction;
+use crate::engine::control::{ControlMessage, ControlRequest};
+use crate::engine::recording::{DeliveryRecord, Recorder, RecordingReport};
+use crate::engine::routing::{HostIndex, Routing};
+use crate::engine::timing::{TimingRecorder, TimingSummary};
+use crate::sys::device::PacketDevice;
+use crate::wire::ethernet::Frame;
+use crate::wire::ipv4::{self, Refused};
 
 /// The bytes of a packet that has none (never one read from a device).
 static NO_BYTES: Payload = Payload::Owned(Vec::new());
@@ -79,44 +81,6 @@ impl Default for DataplaneOptions {
     }
 }
 
-/// A request from the control socket.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ControlRequest {
-    Status,
-    /// Enter the named state of the scenario.
-    EnterState(String),
-    /// Start (`Some(mode)`) or end (`None`) a blackout on every stage of
-    /// the direction(s).
-    Blackout {
-        mode: Option<BlackoutMode>,
-        direction: BlackoutDirection,
-    },
-    /// Start, stop or re-rate a background generator of a stage.
-    Background {
-        stage: String,
-        generator: String,
-        action: BackgroundAction,
-    },
-}
-
-/// What `squall ctl background` does to one generator.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackgroundAction {
-    /// Start a generator stopped before, with the configuration it had.
-    Start,
-    /// Stop it; the others run on as they were.
-    Stop,
-    /// Set its mean rate (a generator given by `rate`, running or stopped).
-    Rate(Rate),
-}
-
-/// A request with where to send the answer.
-pub struct ControlMessage {
-    pub request: ControlRequest,
-    pub reply: Sender<Result<serde_json::Value, String>>,
-}
-
 /// Per-host packet counts.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct HostCounters {
@@ -135,7 +99,7 @@ pub struct HostCounters {
     pub write_errors: u64,
     /// What the host's device offloads did (super-packets cut on the way
     /// in, deliveries joined on the way out).
-    pub offload: crate::device::OffloadCounts,
+    pub offload: crate::sys::device::OffloadCounts,
     /// Frames the kernel dropped on their way to squall, before the model
     /// saw them: the host's TUN queue or the AF_PACKET receive ring was
     /// full. Kernel buffers, not wire packets: a dropped GSO super-frame
@@ -195,7 +159,7 @@ pub struct Dataplane {
     bridge: bool,
     /// Bridge mode: which IP frames take the link; the others pass
     /// straight across.
-    inline_filter: crate::inline::InlineFilter,
+    inline_filter: crate::engine::inline::InlineFilter,
     /// When the paths were last advanced: no packet enters them earlier.
     polled: Instant,
     /// When packets were last read (for `busy_poll`).
@@ -242,7 +206,7 @@ impl Dataplane {
             forward: Vec::new(),
             stopped_background: BTreeMap::new(),
             bridge: false,
-            inline_filter: crate::inline::InlineFilter::default(),
+            inline_filter: crate::engine::inline::InlineFilter::default(),
             polled: Instant::ZERO,
             last_read: Instant::ZERO,
         }
@@ -252,7 +216,7 @@ impl Dataplane {
     /// devices are the interfaces on either side; every IP frame read on
     /// one crosses the link's path to the other, ARP and neighbour
     /// discovery pass at once.
-    pub fn bridging(mut self, filter: crate::inline::InlineFilter) -> Self {
+    pub fn bridging(mut self, filter: crate::engine::inline::InlineFilter) -> Self {
         self.bridge = true;
         self.inline_filter = filter;
         self
@@ -260,16 +224,16 @@ impl Dataplane {
 
     /// Runs until `stop` is set or the clock reaches `end`.
     pub fn run(mut self, end: Instant, stop: &AtomicBool, control: &Receiver<ControlMessage>) -> DataplaneReport {
-        minimise_timer_slack();
+        crate::sys::sched::minimise_timer_slack();
         if let Some(cpu) = self.options.cpu
-            && let Err(e) = crate::emulation::pin_this_thread(cpu)
+            && let Err(e) = crate::sys::sched::pin_this_thread(cpu)
         {
-            eprintln!("squall emu: the data plane could not be pinned to CPU {cpu} ({e})");
+            tracing::warn!("squall emu: the data plane could not be pinned to CPU {cpu} ({e})");
         }
         if let Some(priority) = self.options.realtime_priority
-            && let Err(e) = enter_realtime_class(priority)
+            && let Err(e) = crate::sys::sched::enter_realtime_class(priority)
         {
-            eprintln!("squall emu: the data plane runs without real-time priority ({e}); timing may suffer");
+            tracing::warn!("squall emu: the data plane runs without real-time priority ({e}); timing may suffer");
         }
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -487,7 +451,7 @@ impl Dataplane {
             counters.write_errors += 1;
         }
         if self.timing.record(scheduled, actual) && self.timing.late() == 1 {
-            eprintln!(
+            tracing::warn!(
                 "squall emu: warning: a delivery left {:.3} ms late at {} s (threshold {}); the run is flagged",
                 actual.saturating_since(scheduled).as_secs_f64() * 1e3,
                 scheduled,
@@ -521,7 +485,7 @@ impl Dataplane {
                     Ok(Some(bytes)) => bytes,
                     Ok(None) => break,
                     Err(e) => {
-                        eprintln!("squall emu: reading {}: {e}", self.devices[host].label());
+                        tracing::warn!("squall emu: reading {}: {e}", self.devices[host].label());
                         break;
                     }
                 };
@@ -562,7 +526,7 @@ impl Dataplane {
         self.next_id += 1;
         let (packet, next) = if self.bridge {
             let other = 1 - host.min(1);
-            let packet = match crate::ethernet::parse(id, bytes) {
+            let packet = match crate::wire::ethernet::parse(id, bytes) {
                 Ok(Frame::Ip { packet, l3 }) => {
                     let v6 = packet.payload.as_ref().and_then(|b| b.headers().get(l3)).is_some_and(|b| b >> 4 == 6);
                     if !self.inline_filter.carries(&packet, v6) {
@@ -623,7 +587,7 @@ impl Dataplane {
     /// meanwhile counts as write errors.
     fn device_failed(&mut self, host: HostIndex) {
         if let Some(e) = self.devices[host].take_error() {
-            eprintln!(
+            tracing::warn!(
                 "squall emu: {} (host `{}`): {e}; the run goes on, and what cannot be written to it counts as \
                  write_errors",
                 self.devices[host].label(),
@@ -640,7 +604,7 @@ impl Dataplane {
             return;
         }
         let why = error.map_or(String::new(), |e| format!(" ({e})"));
-        eprintln!(
+        tracing::warn!(
             "squall emu: a packet for host `{}` could not be written to {}{why}; such packets are dropped and \
              counted as write_errors in summary.json (said once per host)",
             self.routing.names[host],
@@ -652,7 +616,7 @@ impl Dataplane {
         let n = self.hosts[host].refused.entry(reason.as_str()).or_default();
         *n += 1;
         if *n == 1 {
-            eprintln!(
+            tracing::warn!(
                 "squall emu: dropped a packet from host `{}`: {} (counted in summary.json, logged once)",
                 self.routing.names[host],
                 reason.as_str()
@@ -802,7 +766,7 @@ impl Dataplane {
             counters.kernel_dropped_frames = device.kernel_dropped();
             counters.dropped_after_write = device.dropped_after_write();
             if counters.dropped_after_write > 0 {
-                eprintln!(
+                tracing::warn!(
                     "squall emu: the kernel dropped {} frame(s) written to {} (host `{name}`) after squall wrote \
                      them: the far side was down or without its carrier (its transmit drops; summary.json \
                      dropped_after_write)",

@@ -3,19 +3,18 @@
 //! [`PacketDevice`] is what the data plane needs from one: a pollable fd,
 //! read one wire-sized IP packet, write packets. [`TunDevice`] is a TUN
 //! device inside a host's namespace (seed 000 §4.1: the NPA's "virtual
-//! network interface"); [`crate::packet_socket::PacketSocket`] an existing
+//! network interface"); [`crate::sys::packet_socket::PacketSocket`] an existing
 //! interface for inline mode.
 //!
 //! Both read and write with a `virtio_net_hdr` before each packet where
 //! the kernel allows (IFF_VNET_HDR, PACKET_VNET_HDR): a host may then hand
 //! squall a TCP flight of up to 64 KB in one read, which is cut into the
 //! segments a wire would carry before the model sees them
-//! ([`crate::offload::split`]), and segments due for one host by the same
+//! ([`crate::wire::offload::split`]), and segments due for one host by the same
 //! wake-up are joined again into one write
-//! ([`crate::offload::coalesce`], what GRO does in the kernel): none
+//! ([`crate::wire::offload::coalesce`], what GRO does in the kernel): none
 //! leaves later than it would alone, and the host's stack runs once for
 //! the flight.
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -26,8 +25,8 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use crate::error::{Context, EmuError};
 use crate::naming::TUN_NAME;
-use crate::netns::NetNs;
-use crate::offload::{self, FramePool, Framing, SuperFrame, VNET_HDR_LEN, VnetHdr};
+use crate::sys::netns::NetNs;
+use crate::wire::offload::{self, FramePool, Framing, SuperFrame, VNET_HDR_LEN, VnetHdr};
 use squall_link::{Payload, Segment, Segmented};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -119,7 +118,7 @@ pub(crate) fn tun_dropped(ns: Option<&NetNs>, device: &str) -> Result<u64, EmuEr
         let path = "/proc/thread-self/net/dev";
         let table = std::fs::read_to_string(path).context(|| format!("read {path}"))?;
         transmit_dropped(&table, device)
-            .ok_or_else(|| EmuError::Scenario(format!("{path} has no counters for {device}")))
+            .ok_or_else(|| EmuError::Counters { table: path.to_string(), device: device.to_string() })
     };
     match ns {
         Some(ns) => ns.run_in(read),
@@ -573,14 +572,14 @@ impl TunDevice {
     }
 
     /// Creates the TUN device `name` in squall's own (the root) namespace,
-    /// for the outside host ([`crate::uplink`]): no address, IPv6 off on
+    /// for the outside host ([`crate::engine::uplink`]): no address, IPv6 off on
     /// it (the kernel would send it router solicitations), up with `mtu`.
     /// The kernel removes it, with its routes, when squall closes it or
     /// dies.
     pub fn create_root(name: &str, mtu: u32, offloads: bool) -> Result<Self, EmuError> {
         let (file, offloads) = open_tun(name, offloads)?;
         let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{name}/disable_ipv6"), "1");
-        crate::netns::ip(&["link", "set", name, "mtu", &mtu.to_string(), "up"])?;
+        crate::sys::netns::ip(&["link", "set", name, "mtu", &mtu.to_string(), "up"])?;
         Ok(TunDevice {
             file,
             label: format!("root/{name}"),
@@ -607,7 +606,7 @@ fn open_tun(name: &str, offloads: bool) -> Result<(File, TunOffloads), EmuError>
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open("/dev/net/tun")
         .context(|| "open /dev/net/tun".to_string())?;
-    let mut req = crate::interface::ifreq_named(name.as_bytes());
+    let mut req = crate::sys::interface::ifreq_named(name.as_bytes());
     let mut flags = libc::IFF_TUN | libc::IFF_NO_PI;
     if offloads {
         flags |= libc::IFF_VNET_HDR;
@@ -689,7 +688,7 @@ impl PacketDevice for TunDevice {
     fn kernel_dropped(&mut self) -> u64 {
         let ns = self.netns.as_deref().map(NetNs::named);
         tun_dropped(ns.as_ref(), &self.name).unwrap_or_else(|e| {
-            eprintln!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
+            tracing::warn!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
             0
         })
     }

@@ -9,27 +9,25 @@
 //! What squall changes on an interface is a promiscuous-mode membership
 //! of its packet socket, which the kernel drops with the socket, however
 //! the process ends; offloads stay as they are (super-frames are cut in
-//! software, [`crate::offload`]). With `--inline-socket xdp` it is an XDP
+//! software, [`crate::wire::offload`]). With `--inline-socket xdp` it is an XDP
 //! program attached with a BPF link, which the kernel detaches when the
-//! link closes, however the process ends ([`crate::xdp_redirect`]). A
+//! link closes, however the process ends ([`crate::sys::xdp_redirect`]). A
 //! lock file per interface, held with flock(2) for the run and released
 //! by the kernel even after SIGKILL, keeps two runs off one interface; a
 //! dead run's file is removed by the next start ([`sweep_stale_locks`]).
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
 
 use squall_scenario::Scenario;
 
-use crate::device::PacketDevice;
+use crate::engine::routing::Routing;
 use crate::error::{Context, EmuError};
 use crate::naming::control_dir;
-use crate::packet_socket::PacketSocket;
-use crate::routing::Routing;
+use crate::sys::device::PacketDevice;
+use crate::sys::packet_socket::PacketSocket;
 
 /// Which interfaces, and whether to attach to one the machine itself uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,7 +52,7 @@ pub enum InlineSocket {
     /// software), so bulk TCP keeps its offloads; the faster for TCP.
     #[default]
     Packet,
-    /// AF_XDP in copy mode ([`crate::xdp_socket`]): no socket buffer per
+    /// AF_XDP in copy mode ([`crate::sys::xdp_socket`]): no socket buffer per
     /// frame on the way in; an XDP program on a veth turns its peer's
     /// segmentation offload off, so TCP comes wire-sized.
     Xdp,
@@ -119,7 +117,7 @@ pub fn attach(
     options: &InlineOptions,
 ) -> Result<(InlineLock, Vec<Box<dyn PacketDevice>>), EmuError> {
     if routing.names.len() != 2 || routing.paths.len() != 2 {
-        return Err(EmuError::Scenario(format!(
+        return Err(EmuError::Inline(format!(
             "inline mode needs a scenario of two hosts and one link (the two sides); `{}` has {} hosts and {} links",
             scenario.name,
             routing.names.len(),
@@ -128,7 +126,7 @@ pub fn attach(
     }
     let [a, b] = &options.interfaces;
     if a == b {
-        return Err(EmuError::Scenario(format!("inline mode needs two different interfaces, not `{a}` twice")));
+        return Err(EmuError::Inline(format!("inline mode needs two different interfaces, not `{a}` twice")));
     }
     for name in [a, b] {
         if !options.force {
@@ -142,7 +140,7 @@ pub fn attach(
     let open = |name: &str| -> Result<Box<dyn PacketDevice>, EmuError> {
         Ok(match options.socket {
             InlineSocket::Packet => Box::new(PacketSocket::open(name)?),
-            InlineSocket::Xdp => Box::new(crate::xdp_socket::XdpSocket::open(name)?),
+            InlineSocket::Xdp => Box::new(crate::sys::xdp_socket::XdpSocket::open(name)?),
         })
     };
     let first = open(a)?;
@@ -152,12 +150,6 @@ pub fn attach(
     devices[routing.paths[0].from] = Some(first);
     devices[routing.paths[0].to] = Some(second);
     Ok((lock, devices.into_iter().map(|d| d.expect("two hosts, one link")).collect()))
-}
-
-/// flock(2) without waiting; whether it was taken.
-fn try_lock(file: &File) -> bool {
-    // SAFETY: flock on a descriptor `file` owns.
-    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
 /// Whether `path` still names the file open as `file`.
@@ -183,7 +175,7 @@ pub fn sweep_stale_locks() -> Vec<String> {
         }
         let path = entry.path();
         let Ok(file) = OpenOptions::new().read(true).write(true).open(&path) else { continue };
-        if !try_lock(&file) {
+        if !crate::sys::lock::try_lock_exclusive(&file) {
             continue;
         }
         let owner = std::fs::read_to_string(&path).ok().and_then(|s| s.trim().parse::<u32>().ok());
@@ -250,7 +242,7 @@ fn lock_interface(name: &str) -> Result<(PathBuf, File), EmuError> {
             .write(true)
             .open(&path)
             .context(|| format!("open {}", path.display()))?;
-        if !try_lock(&file) {
+        if !crate::sys::lock::try_lock_exclusive(&file) {
             let holder = std::fs::read_to_string(&path).unwrap_or_default();
             return Err(EmuError::Interface {
                 name: name.into(),

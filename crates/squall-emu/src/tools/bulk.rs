@@ -10,8 +10,6 @@
 //! side, as long as it was told: `bulk_for`), and [`EXCHANGES`] (then the
 //! request and response sizes and the count, each exchange a request the
 //! server reads whole and a response it then sends: `request_response`).
-#![allow(unsafe_code)] // system calls; they move into `sys` (issue 29)
-
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
@@ -21,7 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn, connect, setsockopt, socket, sockopt};
 use serde::{Deserialize, Serialize};
 
-use crate::tcp_info::{self, TcpInfo};
+use crate::tools::tcp_info::{self, TcpInfo};
 
 /// Default port of the bulk tool.
 pub const DEFAULT_PORT: u16 = 5201;
@@ -60,19 +58,25 @@ pub struct ServerOptions {
 pub fn serve(port: u16, once: bool, options: ServerOptions) -> io::Result<()> {
     let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, port))?;
     if let Some(mss) = options.mss {
-        set_int(&listener, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
+        crate::sys::socket::set_int(&listener, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
     }
     if let Some(window) = options.window {
         let buffer = window.min(i32::MAX as u32);
-        set_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buffer, "SO_RCVBUFFORCE")?;
-        set_int(&listener, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, window, "TCP_WINDOW_CLAMP")?;
+        crate::sys::socket::set_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, buffer, "SO_RCVBUFFORCE")?;
+        crate::sys::socket::set_int(&listener, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, window, "TCP_WINDOW_CLAMP")?;
     }
     for stream in listener.incoming() {
         let mut stream = stream?;
         // The listener's clamp shapes the SYN-ACK; each connection keeps it
         // only if told again.
         if let Some(window) = options.window {
-            set_int(&stream, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, window, "TCP_WINDOW_CLAMP")?;
+            crate::sys::socket::set_int(
+                &stream,
+                libc::IPPROTO_TCP,
+                libc::TCP_WINDOW_CLAMP,
+                window,
+                "TCP_WINDOW_CLAMP",
+            )?;
         }
         let handle = std::thread::spawn(move || receive(&mut stream));
         if once {
@@ -276,7 +280,7 @@ fn connect_with_cc(options: &ClientOptions, start: std::time::Instant) -> io::Re
         setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(&options.cc))
             .map_err(|e| io::Error::new(io::Error::from(e).kind(), format!("TCP_CONGESTION {}: {e}", options.cc)))?;
         if let Some(mss) = options.mss {
-            set_int(&fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
+            crate::sys::socket::set_int(&fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
         }
         match connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr) {
             Ok(()) => return Ok(TcpStream::from(fd)),
@@ -286,27 +290,6 @@ fn connect_with_cc(options: &ClientOptions, start: std::time::Instant) -> io::Re
             }
             Err(e) => return Err(io::Error::from(e)),
         }
-    }
-}
-
-/// Sets an integer socket option, naming it in the error.
-fn set_int(socket: &impl std::os::fd::AsRawFd, level: i32, option: i32, value: u32, name: &str) -> io::Result<()> {
-    let value = value as libc::c_int;
-    // SAFETY: the option takes a c_int that outlives the call.
-    let r = unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            level,
-            option,
-            (&value as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        let e = io::Error::last_os_error();
-        Err(io::Error::new(e.kind(), format!("{name} = {value}: {e}")))
     }
 }
 

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use squall_link::{Duration, Instant};
 
 use crate::error::{Context, EmuError};
-use crate::netns::NetNs;
+use crate::sys::netns::NetNs;
 
 /// One command to run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
