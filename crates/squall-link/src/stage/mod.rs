@@ -11,7 +11,7 @@
 mod background;
 mod channel;
 mod errors;
-mod link;
+pub(crate) mod link;
 pub(crate) mod qdisc;
 mod vacation;
 
@@ -302,7 +302,7 @@ impl Stage {
 
     pub(crate) fn set_recording(&mut self, recording: Recording) {
         self.recorder.recording = recording;
-        self.link.set_recorder(self.recorder.clone());
+        self.link.set_recorder(&self.recorder);
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
@@ -560,10 +560,10 @@ impl Stage {
         self.link.fed(self.now, self.qdisc.is_empty(), log);
     }
 
-    /// Holds the radio slot that starts at `at` until the next
-    /// [`Stage::apply`] (a radio change at `at` decides that slot).
-    pub(crate) fn hold_radio_slot_start(&mut self, at: Instant) {
-        self.link.hold_slot_start(at);
+    /// `change` will be applied at `at` by the next [`Stage::apply`]: the
+    /// link may hold what the change decides ([`Link::before_change`]).
+    pub(crate) fn before_change(&mut self, at: Instant, change: &Change) {
+        self.link.before_change(at, change);
     }
 
     /// Applies a change addressed to this stage at `now`.
@@ -595,11 +595,14 @@ impl Stage {
                     // The new schedule starts with a service period.
                     self.link.set_vacation(false);
                 }
-                let rng = component_rng(seed, direction, &self.recorder.stage);
                 // Checked with the scenario (`StagePatch::check`); a radio
                 // patch the link refuses leaves it, and its recorded
                 // configuration, as they were.
-                if !self.link.reconfigure(now, &config, patch.radio.as_ref(), log, rng) {
+                let accepted = {
+                    let mut rng = component_rng(seed, direction, &self.recorder.stage);
+                    self.link.reconfigure(now, &config, patch, log, &mut rng)
+                };
+                if !accepted {
                     config.radio = self.config.radio.clone();
                 }
                 // Checked with the scenario (`StagePatch::check`); a queue
@@ -648,7 +651,7 @@ impl Stage {
                 }
             }
         }
-        self.link.release_hold();
+        self.link.changed();
         self.feed_link(log);
         self.run_until(now, log);
     }
