@@ -238,10 +238,8 @@ impl Path {
     /// [`crate::radio::RadioLink::apply`]).
     pub fn apply(&mut self, now: Instant, change: &Change) -> bool {
         let target = self.stages.iter().position(|s| s.name() == change.stage());
-        if let Some(i) = target
-            && change.sets_radio()
-        {
-            self.stages[i].hold_radio_slot_start(now.max(self.now));
+        if let Some(i) = target {
+            self.stages[i].before_change(now.max(self.now), change);
         }
         self.advance(now);
         let Some(i) = target else {

@@ -46,13 +46,16 @@ use super::config::{RadioConfig, RadioPatch, ResidualErrors, Scheduling};
 use super::modulation::{Modulation, ModulationChoice, frame_error_from_ser};
 use super::prediction::Predictor;
 use super::residual::{FrameBits, apply_symbol_errors};
-use crate::config::ConfigError;
+use crate::config::{Change, ConfigError, StageConfig};
 use crate::dist::unit;
 use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::Packet;
+use crate::patch::StagePatch;
 use crate::path::Delivery;
 use crate::rng::{StreamRng, stream};
-use crate::time::Instant;
+use crate::stage::link::{Link, LinkStats};
+use crate::stage::{DropCounts, Recorder};
+use crate::time::{Duration, Instant};
 
 /// What a radio link counted.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -575,6 +578,91 @@ impl RadioLink {
             self.log_packet(t, EventKind::Deliver, &a.packet);
             self.out.push_back(Delivery { at: t, packet: a.packet });
         }
+    }
+}
+
+/// The radio as a stage's link (seed 002: the base station's queue feeds
+/// the link one packet at a time). Blackouts, vacations and flow control
+/// are refused for a radio stage with the scenario, so the trait's no-op
+/// defaults stand for them.
+impl Link for RadioLink {
+    type Timer = ();
+    fn next_timer(&self) -> Option<(Instant, ())> {
+        self.next_wakeup().map(|t| (t, ()))
+    }
+    fn fire(
+        &mut self,
+        now: Instant,
+        _timer: (),
+        _queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        self.run_until(now);
+        while let Some(d) = self.poll(now) {
+            out.push((d.at, d.packet));
+        }
+        self.drain_events_into(log);
+    }
+    fn accepts(&self, _size: u32) -> bool {
+        self.backlog() == 0
+    }
+    fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
+        RadioLink::push(self, now, packet);
+        self.drain_events_into(log);
+    }
+    fn fed(&mut self, _now: Instant, _queue_empty: bool, _log: &mut Vec<Event>) {}
+    fn wake(&mut self, _now: Instant) {}
+    fn idle(&self) -> bool {
+        true
+    }
+    /// The radio's frames vary with modulation; RED sees the channel's
+    /// starting value, 1 ms.
+    fn typical_tx(&self) -> Duration {
+        Duration::from_millis(1)
+    }
+    fn occupancy(&self) -> u64 {
+        RadioLink::occupancy(self) as u64
+    }
+    fn stats(&self) -> LinkStats {
+        let r = RadioLink::stats(self);
+        let mut dropped = DropCounts::default();
+        dropped.add_n(DropReason::ArqLimit, r.dropped);
+        LinkStats {
+            delivered: r.delivered,
+            dropped,
+            frame_errors: r.frame_errors,
+            retransmissions: r.retransmissions,
+            corrupted: r.corrupted,
+            ..LinkStats::default()
+        }
+    }
+    fn set_recorder(&mut self, recorder: &Recorder) {
+        self.set_recording(recorder.recording);
+    }
+    /// Applies the radio part of the patch, if any ([`RadioLink::apply`]).
+    fn reconfigure(
+        &mut self,
+        now: Instant,
+        _config: &StageConfig,
+        patch: &StagePatch,
+        log: &mut Vec<Event>,
+        _rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> bool {
+        let Some(p) = &patch.radio else { return true };
+        let accepted = self.apply(now, p).is_ok();
+        self.drain_events_into(log);
+        accepted
+    }
+    /// A change of radio parameters decides the slot starting at `at`: it
+    /// is held until the change is in ([`RadioLink::hold_slot_start`]).
+    fn before_change(&mut self, at: Instant, change: &Change) {
+        if change.sets_radio() {
+            self.hold_slot_start(at);
+        }
+    }
+    fn changed(&mut self) {
+        self.release_hold();
     }
 }
 

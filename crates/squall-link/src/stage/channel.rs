@@ -47,9 +47,12 @@ struct InFlight {
     packet: Packet,
     seq: u64,
     frames: u32,
-    /// Its frames' sizes, fixed when it entered the link: a state that
-    /// changes `fragmentation` applies to the packets that enter after it.
-    frame_size: FrameSize,
+    /// The fragmentation it entered the link under, an index into
+    /// [`Channel::fragmentations`]: a state that changes `fragmentation`
+    /// applies to the packets that enter after it. An index rather than the
+    /// frame sizes themselves keeps `InFlight` at its size without them (it
+    /// fits in padding), so moving one in and out of its slot costs no more.
+    fragmentation: u32,
     /// Next frame to send for the first time.
     next_frame: u32,
     /// Frames sent without error (or corrupted and passed on).
@@ -147,15 +150,6 @@ impl FlowOrders {
     }
 }
 
-/// The wire sizes of one packet's frames (seed 000 §4.3): every frame but
-/// the last carries `payload` bytes, the last `last`; each adds `header`.
-#[derive(Debug, Clone, Copy)]
-struct FrameSize {
-    payload: u64,
-    last: u64,
-    header: u64,
-}
-
 #[derive(Debug, Clone, Copy)]
 struct Transmission {
     slot: usize,
@@ -244,6 +238,12 @@ pub(crate) struct Channel {
     next_seq: u64,
     /// Per flow, packets on the link in the order they entered it.
     orders: FlowOrders,
+    /// Every fragmentation the link has had, each once. A packet keeps the
+    /// index of the one it entered under. The table's length is bounded by
+    /// the distinct fragmentations the scenario's states name.
+    fragmentations: Vec<Option<Fragmentation>>,
+    /// The index of the current one (`config.fragmentation`).
+    fragmentation: u32,
     last_tx_time: Duration,
     stats: LinkStats,
 }
@@ -283,6 +283,8 @@ impl Channel {
             free_slots: Vec::new(),
             next_seq: 0,
             orders: FlowOrders::default(),
+            fragmentations: vec![config.fragmentation.clone()],
+            fragmentation: 0,
             last_tx_time: Duration::from_millis(1),
             stats: LinkStats::default(),
         }
@@ -306,6 +308,14 @@ impl Channel {
             self.allocated = true;
         }
         self.config = ChannelConfig::of(config);
+        let current = &self.config.fragmentation;
+        self.fragmentation = match self.fragmentations.iter().position(|f| f == current) {
+            Some(i) => i as u32,
+            None => {
+                self.fragmentations.push(current.clone());
+                (self.fragmentations.len() - 1) as u32
+            }
+        };
     }
 
     pub(crate) fn set_recorder(&mut self, recorder: Recorder) {
@@ -442,33 +452,32 @@ impl Channel {
         }
     }
 
-    /// Frames a packet takes.
+    /// Frames a packet of `size` bytes takes under the current fragmentation.
     fn frames_of(&self, size: u32) -> u32 {
-        self.frame_size(size).0
-    }
-
-    /// How many frames a packet of `size` bytes takes under the current
-    /// fragmentation, and their sizes on the wire.
-    fn frame_size(&self, size: u32) -> (u32, FrameSize) {
         match &self.config.fragmentation {
-            None => (1, FrameSize { payload: size as u64, last: size as u64, header: 0 }),
+            None => 1,
             Some(f) => {
                 let s = (size as f64 * f.compression).ceil() as u64;
-                let n = s.div_ceil(f.frame_payload.0).max(1);
-                let size = FrameSize {
-                    payload: f.frame_payload.0,
-                    last: s - (n - 1) * f.frame_payload.0,
-                    header: f.frame_header.0,
-                };
-                (n as u32, size)
+                s.div_ceil(f.frame_payload.0).max(1) as u32
             }
         }
     }
 
-    /// A frame's size on the wire.
-    fn frame_wire_bytes(f: &InFlight, frame: u32) -> u64 {
-        let s = f.frame_size;
-        (if frame + 1 < f.frames { s.payload } else { s.last }) + s.header
+    /// A frame's size on the wire, under the fragmentation the packet
+    /// entered the link with (`fragmentations`: [`Channel::fragmentations`]).
+    fn frame_wire_bytes(fragmentations: &[Option<Fragmentation>], f: &InFlight, frame: u32) -> u64 {
+        match &fragmentations[f.fragmentation as usize] {
+            None => f.packet.size as u64,
+            Some(frag) => {
+                let s = (f.packet.size as f64 * frag.compression).ceil() as u64;
+                let payload = if frame + 1 < f.frames {
+                    frag.frame_payload.0
+                } else {
+                    s - (f.frames as u64 - 1) * frag.frame_payload.0
+                };
+                payload + frag.frame_header.0
+            }
+        }
     }
 
     /// Whether the send buffer has room for a packet of `size` bytes.
@@ -490,7 +499,7 @@ impl Channel {
     /// Puts a packet the queue released into the send buffer (the caller
     /// checked [`Channel::has_room_for`]).
     pub(crate) fn take(&mut self, packet: Packet) {
-        let (frames, frame_size) = self.frame_size(packet.size);
+        let frames = self.frames_of(packet.size);
         let seq = self.next_seq;
         self.next_seq += 1;
         let flow = packet.flow;
@@ -500,7 +509,7 @@ impl Channel {
             packet,
             seq,
             frames,
-            frame_size,
+            fragmentation: self.fragmentation,
             next_frame: 0,
             frames_done: 0,
             frames_arrived: 0,
@@ -550,7 +559,7 @@ impl Channel {
             _ => self.next_new_frame(),
         };
         let Some((slot, seq, frame, attempt)) = next else { return };
-        let wire = Self::frame_wire_bytes(self.slots[slot].as_ref().expect("live slot"), frame);
+        let wire = Self::frame_wire_bytes(&self.fragmentations, self.slots[slot].as_ref().expect("live slot"), frame);
         let duration = match (&mut self.service, self.config.rate) {
             (Some(s), _) => s.sample(),
             (None, Some(rate)) => rate.transmission_time(wire),
@@ -617,7 +626,7 @@ impl Channel {
         }
         let (size, background, wire) = self.slots[tx.slot]
             .as_ref()
-            .map(|s| (s.packet.size, s.packet.background, Self::frame_wire_bytes(s, tx.frame)))
+            .map(|s| (s.packet.size, s.packet.background, Self::frame_wire_bytes(&self.fragmentations, s, tx.frame)))
             .expect("live slot");
         self.recorder.log(log, now, EventKind::TransmitEnd { frame: tx.frame }, self.packet_in(tx.slot));
         if self.errors.frame_hit(wire) {

@@ -4,10 +4,11 @@
 
 use super::channel::{Channel, Due};
 use super::{DropCounts, Recorder};
-use crate::config::StageConfig;
-use crate::event::{DropReason, Event};
+use crate::config::{Change, StageConfig};
+use crate::event::Event;
 use crate::packet::Packet;
-use crate::radio::{RadioLink, RadioPatch};
+use crate::patch::StagePatch;
+use crate::radio::RadioLink;
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
 
@@ -32,6 +33,11 @@ pub(crate) struct LinkStats {
 
 /// A link: takes packets from the queue discipline when it has room and
 /// delivers them (into `out`, with their time) after its own timers.
+///
+/// This is the whole seam between a stage and its link: a new link kind is
+/// one impl of this trait and one variant of [`AnyLink`]. The methods with
+/// a default are the stage's controls a link kind may ignore (a radio takes
+/// no blackouts); the defaults do nothing.
 pub(crate) trait Link {
     /// Which of the link's timers is due.
     type Timer: Copy;
@@ -40,8 +46,9 @@ pub(crate) trait Link {
     fn next_wakeup(&self) -> Option<Instant> {
         self.next_timer().map(|(t, _)| t)
     }
-    /// Handles `timer`, the earliest pending one, at `now`. `queue_empty`
-    /// says whether packets wait in the queue discipline in front.
+    /// Handles `timer`, the earliest pending one as [`Link::next_timer`]
+    /// reported it, at `now`. `queue_empty` says whether packets wait in
+    /// the queue discipline in front.
     fn fire(
         &mut self,
         now: Instant,
@@ -65,6 +72,51 @@ pub(crate) trait Link {
     /// Packets inside the link.
     fn occupancy(&self) -> u64;
     fn stats(&self) -> LinkStats;
+
+    /// The stage's recorder changed (its recording level).
+    fn set_recorder(&mut self, recorder: &Recorder);
+    /// Takes the stage's new configuration at `now` (a state change whose
+    /// patch is `patch`); says `false` if it refused the part of the patch
+    /// that is its own, and is then left as it was.
+    fn reconfigure(
+        &mut self,
+        now: Instant,
+        config: &StageConfig,
+        patch: &StagePatch,
+        log: &mut Vec<Event>,
+        rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> bool;
+    /// `change` will be applied to the stage at `at`, once everything due
+    /// before it has happened ([`crate::Path::apply`]); [`Link::changed`]
+    /// follows it. A link whose next step at `at` the change decides holds
+    /// that step until then.
+    fn before_change(&mut self, _at: Instant, _change: &Change) {}
+    /// The change announced by [`Link::before_change`] is in.
+    fn changed(&mut self) {}
+    /// A blackout starts (`true`) or ends.
+    fn set_blackout(&mut self, _on: bool) {}
+    /// A blackout in drop mode: packets waiting in the link are dropped.
+    fn drop_waiting(
+        &mut self,
+        _now: Instant,
+        _queue_empty: bool,
+        _log: &mut Vec<Event>,
+        _out: &mut Vec<(Instant, Packet)>,
+    ) {
+    }
+    /// A vacation (seed 003 §2.2) starts (`true`) or ends.
+    fn set_vacation(&mut self, _on: bool) {}
+    /// Whether forwarded background packets go on after this link (a next
+    /// stage exists) or are consumed here.
+    fn set_forwarding(&mut self, _on: bool) {}
+    /// How many new packets the link may start sending into the next stage
+    /// (flow control, seed 000 §4.2); `None`: no limit.
+    fn set_credit(&mut self, _credit: Option<u32>) {}
+    /// Packets whose transmission has started and that have not left the
+    /// link yet (they count against the next stage's window).
+    fn started(&self) -> u64 {
+        self.occupancy()
+    }
 }
 
 impl Link for Channel {
@@ -107,81 +159,79 @@ impl Link for Channel {
     fn stats(&self) -> LinkStats {
         self.counters().clone()
     }
-}
-
-/// A WIPEMU radio link (seed 002): takes one packet at a time from the
-/// queue (the base station's queue feeds the link).
-#[derive(Debug)]
-pub(crate) struct Radio(pub Box<RadioLink>);
-
-impl Link for Radio {
-    type Timer = ();
-    fn next_timer(&self) -> Option<(Instant, ())> {
-        self.0.next_wakeup().map(|t| (t, ()))
+    fn set_recorder(&mut self, recorder: &Recorder) {
+        Channel::set_recorder(self, recorder.clone());
     }
-    fn fire(
+    fn reconfigure(
+        &mut self,
+        _now: Instant,
+        config: &StageConfig,
+        _patch: &StagePatch,
+        _log: &mut Vec<Event>,
+        rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> bool {
+        Channel::reconfigure(self, config, rng);
+        true
+    }
+    fn set_blackout(&mut self, on: bool) {
+        Channel::set_blackout(self, on);
+    }
+    fn drop_waiting(
         &mut self,
         now: Instant,
-        _timer: (),
-        _queue_empty: bool,
+        queue_empty: bool,
         log: &mut Vec<Event>,
         out: &mut Vec<(Instant, Packet)>,
     ) {
-        self.0.run_until(now);
-        while let Some(d) = self.0.poll(now) {
-            out.push((d.at, d.packet));
-        }
-        self.0.drain_events_into(log);
+        Channel::drop_waiting(self, now, queue_empty, log, out);
     }
-    fn accepts(&self, _size: u32) -> bool {
-        self.0.backlog() == 0
+    fn set_vacation(&mut self, on: bool) {
+        Channel::set_vacation(self, on);
     }
-    fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
-        self.0.push(now, packet);
-        self.0.drain_events_into(log);
+    fn set_forwarding(&mut self, on: bool) {
+        Channel::set_forwarding(self, on);
     }
-    fn fed(&mut self, _now: Instant, _queue_empty: bool, _log: &mut Vec<Event>) {}
-    fn wake(&mut self, _now: Instant) {}
-    fn idle(&self) -> bool {
-        true
+    fn set_credit(&mut self, credit: Option<u32>) {
+        Channel::set_credit(self, credit);
     }
-    /// The radio's frames vary with modulation; RED sees the channel's
-    /// starting value, 1 ms.
-    fn typical_tx(&self) -> Duration {
-        Duration::from_millis(1)
-    }
-    fn occupancy(&self) -> u64 {
-        self.0.occupancy() as u64
-    }
-    fn stats(&self) -> LinkStats {
-        let r = self.0.stats();
-        let mut dropped = DropCounts::default();
-        dropped.add_n(DropReason::ArqLimit, r.dropped);
-        LinkStats {
-            delivered: r.delivered,
-            dropped,
-            frame_errors: r.frame_errors,
-            retransmissions: r.retransmissions,
-            corrupted: r.corrupted,
-            ..LinkStats::default()
-        }
+    fn started(&self) -> u64 {
+        Channel::started(self) as u64
     }
 }
 
 /// Every link, for static dispatch. One per stage: the channel stays
 /// inline (it is on every packet's path), the rarer radio is boxed.
+///
+/// A new link kind: its impl of [`Link`] in its own file, a variant here
+/// with its arm in `dispatch!` and in [`AnyTimer`], and its case in
+/// [`AnyLink::new`].
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum AnyLink {
     Channel(Channel),
-    Radio(Radio),
+    Radio(Box<RadioLink>),
 }
 
 macro_rules! dispatch {
     ($self:ident, $l:ident => $e:expr) => {
         match $self {
             AnyLink::Channel($l) => $e,
-            AnyLink::Radio($l) => $e,
+            AnyLink::Radio(b) => {
+                let $l: &RadioLink = b;
+                $e
+            }
+        }
+    };
+}
+
+macro_rules! dispatch_mut {
+    ($self:ident, $l:ident => $e:expr) => {
+        match $self {
+            AnyLink::Channel($l) => $e,
+            AnyLink::Radio(b) => {
+                let $l: &mut RadioLink = b;
+                $e
+            }
         }
     };
 }
@@ -192,110 +242,11 @@ impl AnyLink {
     /// name.
     pub(crate) fn new(config: &StageConfig, recorder: Recorder, seed: u64, rng: impl FnMut(&str) -> StreamRng) -> Self {
         match &config.radio {
-            Some(r) => AnyLink::Radio(Radio(Box::new(
+            Some(r) => AnyLink::Radio(Box::new(
                 RadioLink::new(r, &recorder.stage, recorder.direction, seed)
                     .expect("radio configuration validated with the stage"),
-            ))),
+            )),
             None => AnyLink::Channel(Channel::new(config, recorder, rng)),
-        }
-    }
-
-    pub(crate) fn set_recorder(&mut self, recorder: Recorder) {
-        match self {
-            AnyLink::Channel(c) => c.set_recorder(recorder),
-            AnyLink::Radio(r) => r.0.set_recording(recorder.recording),
-        }
-    }
-
-    /// Takes the stage's new configuration; a radio link also applies the
-    /// radio part of the patch, and says `false` if it refused it (it is
-    /// then left as it was).
-    pub(crate) fn reconfigure(
-        &mut self,
-        now: Instant,
-        config: &StageConfig,
-        radio: Option<&RadioPatch>,
-        log: &mut Vec<Event>,
-        rng: impl FnMut(&str) -> StreamRng,
-    ) -> bool {
-        match self {
-            AnyLink::Channel(c) => {
-                c.reconfigure(config, rng);
-                true
-            }
-            AnyLink::Radio(r) => {
-                let Some(p) = radio else { return true };
-                let accepted = r.0.apply(now, p).is_ok();
-                r.0.drain_events_into(log);
-                accepted
-            }
-        }
-    }
-
-    /// A blackout starts or ends: a channel sends nothing during one.
-    pub(crate) fn set_blackout(&mut self, on: bool) {
-        if let AnyLink::Channel(c) = self {
-            c.set_blackout(on);
-        }
-    }
-
-    /// A vacation starts or ends: a channel starts no transmission during
-    /// one (a radio stage takes no vacations: refused with the stage).
-    pub(crate) fn set_vacation(&mut self, on: bool) {
-        if let AnyLink::Channel(c) = self {
-            c.set_vacation(on);
-        }
-    }
-
-    /// Whether forwarded background packets go on after this link (a
-    /// next stage exists) or are consumed here.
-    pub(crate) fn set_forwarding(&mut self, on: bool) {
-        if let AnyLink::Channel(c) = self {
-            c.set_forwarding(on);
-        }
-    }
-
-    /// How many new packets the link may start sending into the next
-    /// stage (flow control); `None`: no limit. A radio stage before a
-    /// flow-controlled stage is refused with the path.
-    pub(crate) fn set_credit(&mut self, credit: Option<u32>) {
-        if let AnyLink::Channel(c) = self {
-            c.set_credit(credit);
-        }
-    }
-
-    /// Packets whose transmission has started and that have not left the
-    /// link yet (they count against the next stage's window).
-    pub(crate) fn started(&self) -> u64 {
-        match self {
-            AnyLink::Channel(c) => c.started() as u64,
-            AnyLink::Radio(r) => r.0.occupancy() as u64,
-        }
-    }
-
-    /// A blackout in drop mode: packets waiting in the link are dropped.
-    pub(crate) fn drop_waiting(
-        &mut self,
-        now: Instant,
-        queue_empty: bool,
-        log: &mut Vec<Event>,
-        out: &mut Vec<(Instant, Packet)>,
-    ) {
-        if let AnyLink::Channel(c) = self {
-            c.drop_waiting(now, queue_empty, log, out);
-        }
-    }
-
-    /// Holds the radio slot that starts at `at` until [`AnyLink::release_hold`].
-    pub(crate) fn hold_slot_start(&mut self, at: Instant) {
-        if let AnyLink::Radio(r) = self {
-            r.0.hold_slot_start(at);
-        }
-    }
-
-    pub(crate) fn release_hold(&mut self) {
-        if let AnyLink::Radio(r) = self {
-            r.0.release_hold();
         }
     }
 }
@@ -304,17 +255,20 @@ impl AnyLink {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum AnyTimer {
     Channel(Due),
-    Radio,
+    Radio(<RadioLink as Link>::Timer),
 }
 
 impl Link for AnyLink {
     type Timer = AnyTimer;
     fn next_timer(&self) -> Option<(Instant, AnyTimer)> {
         match self {
-            AnyLink::Channel(c) => c.next_timer().map(|(t, d)| (t, AnyTimer::Channel(d))),
-            AnyLink::Radio(r) => r.next_wakeup().map(|t| (t, AnyTimer::Radio)),
+            AnyLink::Channel(c) => Link::next_timer(c).map(|(t, d)| (t, AnyTimer::Channel(d))),
+            AnyLink::Radio(r) => Link::next_timer(r.as_ref()).map(|(t, d)| (t, AnyTimer::Radio(d))),
         }
     }
+    /// A timer of another link kind than this one cannot come from
+    /// [`Link::next_timer`] (a stage's link never changes kind); it is a
+    /// bug, caught in debug builds.
     fn fire(
         &mut self,
         now: Instant,
@@ -324,33 +278,76 @@ impl Link for AnyLink {
         out: &mut Vec<(Instant, Packet)>,
     ) {
         match (self, timer) {
-            (AnyLink::Channel(c), AnyTimer::Channel(d)) => c.fire_timer(now, d, queue_empty, log, out),
-            (AnyLink::Radio(r), AnyTimer::Radio) => r.fire(now, (), queue_empty, log, out),
-            _ => {}
+            (AnyLink::Channel(c), AnyTimer::Channel(d)) => Link::fire(c, now, d, queue_empty, log, out),
+            (AnyLink::Radio(r), AnyTimer::Radio(d)) => Link::fire(r.as_mut(), now, d, queue_empty, log, out),
+            (link, timer) => debug_assert!(false, "timer {timer:?} fired on a link of another kind: {link:?}"),
         }
     }
     fn accepts(&self, size: u32) -> bool {
-        dispatch!(self, l => l.accepts(size))
+        dispatch!(self, l => Link::accepts(l, size))
     }
     fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
-        dispatch!(self, l => l.push(now, packet, log))
+        dispatch_mut!(self, l => Link::push(l, now, packet, log))
     }
     fn fed(&mut self, now: Instant, queue_empty: bool, log: &mut Vec<Event>) {
-        dispatch!(self, l => l.fed(now, queue_empty, log))
+        dispatch_mut!(self, l => Link::fed(l, now, queue_empty, log))
     }
     fn wake(&mut self, now: Instant) {
-        dispatch!(self, l => l.wake(now))
+        dispatch_mut!(self, l => Link::wake(l, now))
     }
     fn idle(&self) -> bool {
-        dispatch!(self, l => l.idle())
+        dispatch!(self, l => Link::idle(l))
     }
     fn typical_tx(&self) -> Duration {
-        dispatch!(self, l => l.typical_tx())
+        dispatch!(self, l => Link::typical_tx(l))
     }
     fn occupancy(&self) -> u64 {
-        dispatch!(self, l => l.occupancy())
+        dispatch!(self, l => Link::occupancy(l))
     }
     fn stats(&self) -> LinkStats {
-        dispatch!(self, l => l.stats())
+        dispatch!(self, l => Link::stats(l))
+    }
+    fn set_recorder(&mut self, recorder: &Recorder) {
+        dispatch_mut!(self, l => Link::set_recorder(l, recorder))
+    }
+    fn reconfigure(
+        &mut self,
+        now: Instant,
+        config: &StageConfig,
+        patch: &StagePatch,
+        log: &mut Vec<Event>,
+        rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> bool {
+        dispatch_mut!(self, l => Link::reconfigure(l, now, config, patch, log, rng))
+    }
+    fn before_change(&mut self, at: Instant, change: &Change) {
+        dispatch_mut!(self, l => Link::before_change(l, at, change))
+    }
+    fn changed(&mut self) {
+        dispatch_mut!(self, l => Link::changed(l))
+    }
+    fn set_blackout(&mut self, on: bool) {
+        dispatch_mut!(self, l => Link::set_blackout(l, on))
+    }
+    fn drop_waiting(
+        &mut self,
+        now: Instant,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        dispatch_mut!(self, l => Link::drop_waiting(l, now, queue_empty, log, out))
+    }
+    fn set_vacation(&mut self, on: bool) {
+        dispatch_mut!(self, l => Link::set_vacation(l, on))
+    }
+    fn set_forwarding(&mut self, on: bool) {
+        dispatch_mut!(self, l => Link::set_forwarding(l, on))
+    }
+    fn set_credit(&mut self, credit: Option<u32>) {
+        dispatch_mut!(self, l => Link::set_credit(l, credit))
+    }
+    fn started(&self) -> u64 {
+        dispatch!(self, l => Link::started(l))
     }
 }
