@@ -30,7 +30,6 @@ pub mod classes;
 pub mod config;
 pub mod dist;
 pub mod event;
-pub mod mahimahi;
 pub mod packet;
 pub mod patch;
 pub mod path;

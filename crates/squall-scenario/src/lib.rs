@@ -13,6 +13,7 @@ pub mod compose;
 pub mod empirical;
 mod error;
 pub mod experiment;
+pub mod mahimahi;
 mod load;
 mod netem;
 mod overrides;
