@@ -480,6 +480,12 @@ fn check_tcp(
             c.fail(&p.key("initial_window"), "the initial window needs at least one segment, like initial_window = 2")
         );
     }
+    if f.dupack_threshold == Some(0) {
+        return Err(c.fail(
+            &p.key("dupack_threshold"),
+            "fast retransmit needs at least one duplicate ACK, like dupack_threshold = 3 (RFC 5681)",
+        ));
+    }
     if let Some(w) = f.initial_ssthresh
         && w.bytes(mss) < 2 * mss
     {

@@ -385,12 +385,13 @@ pub struct Command {
 /// app = { bulk = "100 KB" }         # client → server; or { bulk_for = "60 s" },
 ///                                   # { request_response = { ... } }, { web = { ... } }
 /// profile = "rfc"                  # the defaults below; "linux" when left out
-/// cc = "reno"                       # tahoe, reno, newreno, sack, cubic
+/// cc = "reno"                       # tahoe, reno, newreno, sack, cubic, vegas
 /// mss = "1460 B"
 /// rwnd = "64 KiB"                   # receive buffer of each end
 /// delayed_ack = "200 ms"            # or false
 /// min_rto = "1 s"
 /// limited_transmit = true           # RFC 3042
+/// dupack_threshold = 3              # duplicate ACKs before fast retransmit
 /// initial_window = 1                # segments
 /// initial_ssthresh = 32             # segments, or bytes like "64 KB"
 /// max_window = 50
@@ -458,6 +459,15 @@ pub struct TcpFlow {
     /// duplicate ACKs (default on, as in Linux and ns-3).
     #[serde(default = "yes")]
     pub limited_transmit: bool,
+    /// Duplicate ACKs that trigger fast retransmit, DupThresh (RFC 5681
+    /// §3.2; RFC 6675 §4 IsLost counts as many SACKed segments; ns-3's
+    /// `ReTxThreshold`; default 3). With RACK-TLP (the `linux` profile) it
+    /// is Linux's initial reordering degree, `net.ipv4.tcp_reordering`
+    /// (net/ipv4/tcp_recovery.c `tcp_rack_reo_wnd`): RACK's reordering
+    /// window (RFC 8985 §6.2 step 4) is zero once this many segments are
+    /// SACKed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dupack_threshold: Option<u32>,
     /// HyStart for `cubic` (`linux`, the default: on; `rfc`: off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
@@ -649,6 +659,8 @@ pub enum TcpCc {
     NewReno,
     Sack,
     Cubic,
+    /// TCP Vegas (Brakmo and Peterson 1995), as Linux's tcp_vegas.c.
+    Vegas,
 }
 
 /// How the retransmission timeout is computed.

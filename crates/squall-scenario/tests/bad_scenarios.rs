@@ -903,3 +903,37 @@ fn two_outside_hosts() {
 fn outside_interface_not_a_string() {
     expect("outside_interface_not_a_string.toml", ErrorKind::Schema, 11, "hosts[1].outside_interface", &["string"]);
 }
+
+/// A two-host scenario whose one TCP flow ends with `keys` (line 13 on).
+fn tcp_flow_with(keys: &str) -> String {
+    format!(
+        "name = \"x\"\nduration = \"1 s\"\n\
+         [[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n\
+         [[hosts]]\nname = \"b\"\naddress = \"10.0.0.2\"\n\
+         [[links]]\nbetween = [\"a\", \"b\"]\ndownlink = [{{ name = \"d\", rate = \"1 Mbit/s\" }}]\n\
+         uplink = [{{ name = \"u\", rate = \"1 Mbit/s\" }}]\n\
+         [[workload.tcp]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk = \"10 KB\" }}\n{keys}\n"
+    )
+}
+
+#[test]
+fn dupack_threshold_zero_negative_or_a_word() {
+    assert!(
+        squall_scenario::parse("ok.toml", &tcp_flow_with("dupack_threshold = 5"), std::path::Path::new(".")).is_ok()
+    );
+    let err = parse_err(&tcp_flow_with("dupack_threshold = 0"));
+    assert_eq!(
+        (err.kind(), err.line(), err.key_path()),
+        (ErrorKind::Check, Some(18), "workload.tcp[0].dupack_threshold")
+    );
+    assert!(err.to_string().contains("at least one duplicate ACK, like dupack_threshold = 3"), "{err}");
+    for bad in ["-1", "\"three\"", "2.5"] {
+        let err = parse_err(&tcp_flow_with(&format!("dupack_threshold = {bad}")));
+        assert_eq!(
+            (err.kind(), err.line(), err.key_path()),
+            (ErrorKind::Schema, Some(18), "workload.tcp[0].dupack_threshold"),
+            "{err}"
+        );
+        println!("{err}");
+    }
+}

@@ -519,6 +519,7 @@ fn tcp_cc(cc: TcpCc) -> CcKind {
         TcpCc::NewReno => CcKind::NewReno,
         TcpCc::Sack => CcKind::Sack,
         TcpCc::Cubic => CcKind::Cubic,
+        TcpCc::Vegas => CcKind::Vegas,
     }
 }
 
@@ -561,6 +562,7 @@ fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::Config
         hystart: f.hystart.unwrap_or(defaults.hystart),
         initial_window: f.initial_window.unwrap_or(defaults.initial_window),
         limited_transmit: f.limited_transmit,
+        dupack_threshold: f.dupack_threshold.unwrap_or(defaults.dupack_threshold),
         initial_ssthresh: f.initial_ssthresh.map_or(defaults.initial_ssthresh, |w| w.bytes(mss as u64)),
         max_window: f.max_window.map_or(defaults.max_window, |w| w.bytes(mss as u64)),
         ..defaults

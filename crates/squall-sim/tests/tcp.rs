@@ -120,3 +120,74 @@ fn pcaps_are_well_formed_and_tshark_counts_our_retransmissions() {
     }
     assert_eq!(resent.len() as u64, ours, "tshark retransmissions vs squall's (pcaps kept in {})", dir.display());
 }
+
+/// Duplicate ACKs the sender (host a) received before its first
+/// retransmission, read from its capture: the retransmitted sequence
+/// number S is the first data segment sent below the highest sent; every
+/// pure ACK of S before it after the first is a duplicate (RFC 5681 §2).
+/// Returns (S, duplicates, retransmissions seen).
+fn dupacks_before_first_retransmission(r: &RunResult) -> (u64, u64, usize) {
+    use squall_sim::CaptureDirection;
+    let a = r.captures.iter().find(|c| c.host == "a").expect("a capture of host a");
+    let mut highest = 0u64;
+    let mut rtx_at = None;
+    for (i, (_, dir, _)) in a.packets.iter().enumerate() {
+        let Some(seg) = a.tcp[i] else { continue };
+        if *dir == CaptureDirection::Sent && seg.len > 0 {
+            if seg.seq < highest {
+                rtx_at = Some((i, seg.seq));
+                break;
+            }
+            highest = seg.seq + seg.len as u64;
+        }
+    }
+    let (end, s) = rtx_at.expect("a retransmission");
+    let acks_of_s = (0..end)
+        .filter(|&i| a.packets[i].1 == CaptureDirection::Received)
+        .filter_map(|i| a.tcp[i])
+        .filter(|seg| seg.len == 0 && seg.ack == s)
+        .count() as u64;
+    let rtx = a
+        .packets
+        .iter()
+        .zip(&a.tcp)
+        .filter(|((_, d, _), seg)| *d == CaptureDirection::Sent && seg.is_some_and(|g| g.len > 0 && g.seq == s))
+        .count()
+        - 1;
+    (s, acks_of_s - 1, rtx)
+}
+
+/// `dupack_threshold` in a whole run: a 0.5 ms blackout on the data
+/// direction drops exactly one segment of a bulk transfer (checked); the sender's
+/// capture shows exactly N duplicate ACKs before it retransmits that
+/// segment, for N = 1, 3 and 5 (RFC 5681 §3.2), once with the RFC
+/// profile (duplicate ACKs, no SACK) and once with the Linux profile,
+/// where RACK's reordering window closes when N segments are SACKed
+/// (RFC 8985 §6.2; the 10 ms window, a quarter of the 40 ms RTT, is
+/// longer than the N ACKs take at 10 Mbit/s). A 64 KiB window keeps the
+/// 100-packet queue from overflowing.
+#[test]
+fn fast_retransmit_after_exactly_n_duplicate_acks_in_a_run() {
+    // A fast stage after the 10 Mbit/s one: the packets reach it 0.8 ms
+    // apart and leave it in 8 µs, so its 0.5 ms blackout holds one at most.
+    let blackout = "[[links.downlink]]\nname = \"after\"\nrate = \"1 Gbit/s\"\ndelay = \"0 ms\"\n\
+                    [[blackouts]]\nat = \"300 ms\"\nduration = \"500 us\"\ndirection = \"downlink\"\nstages = [\"after\"]\nmode = \"drop\"";
+    let options = RunOptions { record_events: false, record_packets: false, record_captures: true };
+    for profile in ["rfc", "linux"] {
+        for n in [1u64, 3, 5] {
+            let flow = format!(
+                "app = {{ bulk = \"1 MB\" }}\nmss = \"1000 B\"\nprofile = \"{profile}\"\ncc = \"newreno\"\n\
+                 delayed_ack = false\nrwnd = \"64 KiB\"\ndupack_threshold = {n}"
+            );
+            let s = two_hosts(blackout, &flow);
+            let r = run(&s, 1, options);
+            let t = &r.tcp_flows[0];
+            assert!(t.completed, "{t:?}");
+            let dropped: u64 = r.flows.iter().flat_map(|f| f.dropped.values()).sum();
+            assert_eq!(dropped, 1, "{profile}, N = {n}: the blackout must drop exactly one packet");
+            let (seq, dupacks, rtx) = dupacks_before_first_retransmission(&r);
+            assert_eq!(dupacks, n, "{profile}, N = {n}: duplicate ACKs before the retransmission of {seq}");
+            assert_eq!((rtx, t.sender.retransmitted_segments, t.sender.timeouts), (1, 1, 0), "{profile}, N = {n}");
+        }
+    }
+}

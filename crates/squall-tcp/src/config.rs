@@ -77,6 +77,10 @@ pub enum CcKind {
     /// CUBIC window growth (RFC 9438), with SACK loss recovery when both
     /// ends permit SACK and NewReno's otherwise.
     Cubic,
+    /// TCP Vegas (Brakmo and Peterson 1995; Linux net/ipv4/tcp_vegas.c):
+    /// the window follows the segments queued in the network, α = 2 to
+    /// β = 4; Reno's reaction to loss, SACK or NewReno recovery.
+    Vegas,
 }
 
 impl CcKind {
@@ -87,6 +91,7 @@ impl CcKind {
             CcKind::NewReno => "newreno",
             CcKind::Sack => "sack",
             CcKind::Cubic => "cubic",
+            CcKind::Vegas => "vegas",
         }
     }
 }

@@ -1166,7 +1166,7 @@ impl Connection {
         let flight = self.snd_max - self.snd_una - self.limited_sent;
         let prior_cwnd = self.cc.window();
         self.stats.fast_retransmits += 1;
-        self.cc.on_fast_retransmit(now, flight, mss, kind);
+        self.cc.on_fast_retransmit(now, flight, mss, self.config.dupack_threshold, kind);
         self.recover = self.snd_max;
         self.tlp_at = None;
         self.tlp_pending = false;
@@ -1347,7 +1347,7 @@ impl Connection {
         } else if ack > high {
             let flight = self.snd_max - self.snd_una;
             let mss = self.snd_mss;
-            self.cc.on_fast_retransmit(now, flight, mss, LossRecovery::Sack);
+            self.cc.on_fast_retransmit(now, flight, mss, self.config.dupack_threshold, LossRecovery::Sack);
             self.cc.on_recovery_end(now, flight, mss, LossRecovery::Sack);
             self.tlp_high_seq = None;
         }

@@ -1,5 +1,5 @@
 //! Cases of docs/validation.md: queueing theory and link mechanics (1–9)
-//! here, TCP (10–12) in `tcp_cases`, the radio link (13–14) in
+//! here, TCP (10–12, 22) in `tcp_cases`, the radio link (13–14) in
 //! `radio_cases`, multi-class stages (15–19) in `class_cases`.
 
 use squall_analysis::{confidence_interval, mean};
@@ -63,6 +63,7 @@ pub fn cases() -> Vec<Case> {
         // 20 is the simulator/emulator parity grid of docs/validation.md
         // (scripts/parity-grid.sh), not a case of this list.
         case(21, "Gilbert-Elliott, h and k", scenario!("21-gilbert-elliott-h-k.toml"), PACKETS, gilbert_elliott_h_k),
+        case(22, "TCP Vegas", scenario!("22-vegas.toml"), EVENTS, tcp_cases::vegas),
     ]
 }
 

@@ -350,6 +350,7 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
         };
         let (client, server) = (address(&f.from)?, address(&f.to)?);
         let linux = LinuxTcp::of(f).with_context(|| what.clone())?;
+        check_kernel_offers(linux.cc).with_context(|| what.clone())?;
         for note in &linux.notes {
             eprintln!("squall emu: {what}: {note}");
         }
@@ -443,6 +444,7 @@ impl LinuxTcp {
             // and as NewReno (RFC 6582) when it is off.
             TcpCc::Reno | TcpCc::NewReno | TcpCc::Sack => "reno",
             TcpCc::Cubic => "cubic",
+            TcpCc::Vegas => "vegas",
         };
         let segments = |w: WindowSize| match w {
             WindowSize::Segments(n) => n,
@@ -507,6 +509,15 @@ impl LinuxTcp {
         if apply(f.sack.is_some(), sack) {
             sysctls.push(("net.ipv4.tcp_sack", u8::from(sack).to_string()));
         }
+        // DupThresh is Linux's initial reordering degree, per namespace
+        // (net/ipv4/tcp_ipv4.c `tcp_sk_init` sets net.ipv4.tcp_reordering
+        // to TCP_FASTRETRANS_THRESH, 3, which both profiles share;
+        // net/ipv4/tcp.c `tcp_init_sock` copies it into tp->reordering).
+        if let Some(n) = f.dupack_threshold
+            && n != LINUX_REORDERING
+        {
+            sysctls.push(("net.ipv4.tcp_reordering", n.to_string()));
+        }
         let window_scaling = f.window_scaling.unwrap_or(true);
         if apply(f.window_scaling.is_some(), window_scaling) {
             sysctls.push(("net.ipv4.tcp_window_scaling", u8::from(window_scaling).to_string()));
@@ -523,9 +534,29 @@ impl LinuxTcp {
     }
 }
 
+/// The kernel runs congestion control `cc`: it is listed in
+/// net.ipv4.tcp_available_congestion_control (built in or loaded), or
+/// the kernel can load it as a module (root's TCP_CONGESTION does).
+fn check_kernel_offers(cc: &str) -> Result<()> {
+    let path = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+    let available = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    let modules = Path::new("/proc/modules").exists();
+    if available.split_whitespace().any(|a| a == cc) || modules {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "cc = \"{cc}\": this kernel offers {} (net.ipv4.tcp_available_congestion_control) and loads no modules; \
+         run it with `squall sim`, or on a kernel built with tcp_{cc}",
+        available.trim()
+    )
+}
+
 /// Linux's initial congestion window, segments (include/net/tcp.h
 /// `TCP_INIT_CWND`, RFC 6928).
 const LINUX_INITCWND: u32 = 10;
+/// Linux's default `net.ipv4.tcp_reordering` (include/net/tcp.h
+/// `TCP_FASTRETRANS_THRESH`), RFC 5681's DupThresh.
+const LINUX_REORDERING: u32 = 3;
 /// Linux's lower bound of the RTO (`TCP_RTO_MIN`).
 const LINUX_RTO_MIN: Duration = Duration::from_millis(200);
 
@@ -1063,6 +1094,13 @@ mod tests {
         assert_eq!(l.sender_route, vec!["initcwnd 4", "rto_min 300ms"]);
         assert_eq!(l.sysctls, vec![("net.ipv4.tcp_timestamps", "0".to_string())]);
         assert_eq!(l.window, Some(256 * 1024));
+        // DupThresh is net.ipv4.tcp_reordering, 3 in Linux and the RFC.
+        for profile in ["linux", "rfc"] {
+            let l = LinuxTcp::of(&flow(&format!("profile = \"{profile}\"\ndupack_threshold = 5"))).unwrap();
+            assert!(l.sysctls.contains(&("net.ipv4.tcp_reordering", "5".to_string())), "{:?}", l.sysctls);
+            let l = LinuxTcp::of(&flow(&format!("profile = \"{profile}\"\ndupack_threshold = 3"))).unwrap();
+            assert!(l.sysctls.iter().all(|(k, _)| *k != "net.ipv4.tcp_reordering"), "{:?}", l.sysctls);
+        }
         // A key Linux cannot take keeps its note.
         let l = LinuxTcp::of(&flow("profile = \"linux\"\nrto = \"seed001\"\ndelayed_ack = \"100 ms\"")).unwrap();
         assert_eq!(l.notes.len(), 2, "{:?}", l.notes);

@@ -57,9 +57,16 @@ impl CongestionControl for Aimd {
         self.set_cwnd(self.cwnd + inc, ack.mss);
     }
 
-    fn on_fast_retransmit(&mut self, _now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery) {
+    fn on_fast_retransmit(
+        &mut self,
+        _now: Instant,
+        flight_size: u64,
+        mss: u32,
+        dupthresh: u32,
+        recovery: LossRecovery,
+    ) {
         self.ssthresh = halved(flight_size, mss);
-        self.set_cwnd(window_at_fast_retransmit(self.ssthresh, mss, recovery), mss);
+        self.set_cwnd(window_at_fast_retransmit(self.ssthresh, mss, dupthresh, recovery), mss);
     }
 
     fn on_recovery_dupack(&mut self, _now: Instant, mss: u32, recovery: LossRecovery) {
@@ -124,11 +131,11 @@ mod tests {
     fn fast_retransmit_per_variant() {
         let now = Instant::ZERO;
         let mut tahoe = Aimd::new(LossRecovery::None, 10_000, u64::MAX, u64::MAX);
-        tahoe.on_fast_retransmit(now, 10_000, MSS, LossRecovery::None);
+        tahoe.on_fast_retransmit(now, 10_000, MSS, 3, LossRecovery::None);
         assert_eq!((tahoe.window(), tahoe.ssthresh()), (1000, 5000));
 
         let mut reno = Aimd::new(LossRecovery::Reno, 10_000, u64::MAX, u64::MAX);
-        reno.on_fast_retransmit(now, 10_000, MSS, LossRecovery::Reno);
+        reno.on_fast_retransmit(now, 10_000, MSS, 3, LossRecovery::Reno);
         assert_eq!(reno.window(), 8000, "ssthresh + 3 SMSS");
         reno.on_recovery_dupack(now, MSS, LossRecovery::Reno);
         assert_eq!(reno.window(), 9000);
@@ -136,7 +143,7 @@ mod tests {
         assert_eq!(reno.window(), 5000);
 
         let mut newreno = Aimd::new(LossRecovery::NewReno, 10_000, u64::MAX, u64::MAX);
-        newreno.on_fast_retransmit(now, 10_000, MSS, LossRecovery::NewReno);
+        newreno.on_fast_retransmit(now, 10_000, MSS, 3, LossRecovery::NewReno);
         newreno.on_partial_ack(now, 3000, MSS);
         assert_eq!(newreno.window(), 8000 - 3000 + 1000);
         newreno.on_recovery_end(now, 2000, MSS, LossRecovery::NewReno);
@@ -144,7 +151,7 @@ mod tests {
 
         let mut sack = Aimd::new(LossRecovery::Sack, 10_000, u64::MAX, u64::MAX);
         assert_eq!(sack.recovery(false), LossRecovery::NewReno, "no SACK negotiated");
-        sack.on_fast_retransmit(now, 10_000, MSS, LossRecovery::Sack);
+        sack.on_fast_retransmit(now, 10_000, MSS, 3, LossRecovery::Sack);
         sack.on_recovery_dupack(now, MSS, LossRecovery::Sack);
         assert_eq!(sack.window(), 5000, "pipe, not inflation, governs SACK recovery");
     }

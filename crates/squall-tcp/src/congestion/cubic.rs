@@ -119,9 +119,16 @@ impl CongestionControl for Cubic {
         self.set_cwnd(next_bytes.max(self.cwnd), ack.mss);
     }
 
-    fn on_fast_retransmit(&mut self, _now: Instant, _flight_size: u64, mss: u32, recovery: LossRecovery) {
+    fn on_fast_retransmit(
+        &mut self,
+        _now: Instant,
+        _flight_size: u64,
+        mss: u32,
+        dupthresh: u32,
+        recovery: LossRecovery,
+    ) {
         self.reduce(mss);
-        self.set_cwnd(window_at_fast_retransmit(self.ssthresh, mss, recovery), mss);
+        self.set_cwnd(window_at_fast_retransmit(self.ssthresh, mss, dupthresh, recovery), mss);
     }
 
     fn on_recovery_dupack(&mut self, _now: Instant, mss: u32, recovery: LossRecovery) {
@@ -155,7 +162,7 @@ mod tests {
     fn reduction_is_beta_and_window_returns_to_w_max_after_k() {
         let mut cc = Cubic::new(100_000, 50_000, u64::MAX);
         let t0 = Instant::ZERO;
-        cc.on_fast_retransmit(t0, 100_000, MSS, LossRecovery::Sack);
+        cc.on_fast_retransmit(t0, 100_000, MSS, 3, LossRecovery::Sack);
         assert_eq!((cc.window(), cc.ssthresh()), (70_000, 70_000), "β = 0.7");
         // K = cbrt(W_max(1-β)/C) = cbrt(100·0.3/0.4) = 4.217 s. ACK one
         // window per 100 ms with a zero RTT until well past K.
@@ -191,8 +198,8 @@ mod tests {
     #[test]
     fn fast_convergence_lowers_w_max() {
         let mut cc = Cubic::new(100_000, 50_000, u64::MAX);
-        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, LossRecovery::Sack);
-        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, LossRecovery::Sack);
+        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, 3, LossRecovery::Sack);
+        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, 3, LossRecovery::Sack);
         // Second loss at 70 segments < W_max 100: W_max = 70·1.7/2 = 59.5.
         assert!((cc.w_max - 59.5).abs() < 1e-9);
     }

@@ -320,9 +320,16 @@ impl CongestionControl for LinuxCubic {
         self.additive_increase(acked);
     }
 
-    fn on_fast_retransmit(&mut self, _now: Instant, _flight_size: u64, mss: u32, recovery: LossRecovery) {
+    fn on_fast_retransmit(
+        &mut self,
+        _now: Instant,
+        _flight_size: u64,
+        mss: u32,
+        dupthresh: u32,
+        recovery: LossRecovery,
+    ) {
         self.recalc_ssthresh();
-        let bytes = window_at_fast_retransmit(self.ssthresh(), mss, recovery);
+        let bytes = window_at_fast_retransmit(self.ssthresh(), mss, dupthresh, recovery);
         self.cwnd = (bytes / self.mss).clamp(1, self.clamp);
         self.cwnd_cnt = 0;
     }
@@ -389,7 +396,7 @@ mod tests {
     /// `w_max` segments.
     fn after_loss(w_max: u64) -> LinuxCubic {
         let mut cc = LinuxCubic::new(w_max * MSS as u64, 2 * MSS as u64, u64::MAX / 4, MSS, None);
-        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, LossRecovery::Sack);
+        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, 3, LossRecovery::Sack);
         cc.on_recovery_end(Instant::ZERO, 0, MSS, LossRecovery::Sack);
         cc
     }
@@ -486,7 +493,7 @@ mod tests {
     #[test]
     fn fast_convergence_and_cnt_bounds() {
         let mut cc = after_loss(100);
-        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, LossRecovery::Sack);
+        cc.on_fast_retransmit(Instant::ZERO, 0, MSS, 3, LossRecovery::Sack);
         // Second loss at 70 < W_max 100: W_max = 70·1741/2048 = 59.5 → 59.
         assert_eq!(cc.last_max_cwnd, 59);
         assert_eq!(cc.ssthresh(), 49_000, "70·717/1024 = 49.01");

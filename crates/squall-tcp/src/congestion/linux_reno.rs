@@ -20,15 +20,15 @@ use super::{AckSample, CongestionControl, LossRecovery, window_at_fast_retransmi
 pub struct LinuxReno {
     /// Congestion window and ssthresh, segments (`snd_cwnd`,
     /// `snd_ssthresh`).
-    cwnd: u64,
-    ssthresh: u64,
+    pub(super) cwnd: u64,
+    pub(super) ssthresh: u64,
     /// Segments delivered toward the next increase (`snd_cwnd_cnt`).
-    cwnd_cnt: u64,
+    pub(super) cwnd_cnt: u64,
     /// Bytes delivered not yet counted as a whole segment.
-    carry: u64,
+    pub(super) carry: u64,
     /// Largest window, segments (`snd_cwnd_clamp`).
-    clamp: u64,
-    mss: u64,
+    pub(super) clamp: u64,
+    pub(super) mss: u64,
 }
 
 impl LinuxReno {
@@ -48,7 +48,7 @@ impl LinuxReno {
 
     /// `tcp_slow_start`: returns the segments left over for congestion
     /// avoidance.
-    fn slow_start(&mut self, acked: u64) -> u64 {
+    pub(super) fn slow_start(&mut self, acked: u64) -> u64 {
         let cwnd = (self.cwnd + acked).min(self.ssthresh);
         let left = acked - (cwnd - self.cwnd);
         self.cwnd = cwnd.min(self.clamp);
@@ -71,6 +71,19 @@ impl LinuxReno {
         self.cwnd = self.cwnd.min(self.clamp);
     }
 
+    /// `tcp_in_slow_start`: cwnd below ssthresh.
+    pub(super) fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Whole segments in `bytes` delivered, the rest carried to the next
+    /// ACK.
+    pub(super) fn count_segments(&mut self, bytes: u64) -> u64 {
+        let bytes = self.carry + bytes;
+        self.carry = bytes % self.mss;
+        bytes / self.mss
+    }
+
     fn set_ssthresh_on_loss(&mut self) {
         self.ssthresh = (self.cwnd / 2).max(2);
     }
@@ -88,10 +101,8 @@ impl CongestionControl for LinuxReno {
     }
 
     fn on_ack(&mut self, _now: Instant, ack: &AckSample) {
-        let bytes = self.carry + ack.delivered;
-        let mut acked = bytes / self.mss;
-        self.carry = bytes % self.mss;
-        if self.cwnd < self.ssthresh {
+        let mut acked = self.count_segments(ack.delivered);
+        if self.in_slow_start() {
             acked = self.slow_start(acked);
         }
         if acked > 0 {
@@ -99,9 +110,16 @@ impl CongestionControl for LinuxReno {
         }
     }
 
-    fn on_fast_retransmit(&mut self, _now: Instant, _flight_size: u64, mss: u32, recovery: LossRecovery) {
+    fn on_fast_retransmit(
+        &mut self,
+        _now: Instant,
+        _flight_size: u64,
+        mss: u32,
+        dupthresh: u32,
+        recovery: LossRecovery,
+    ) {
         self.set_ssthresh_on_loss();
-        let bytes = window_at_fast_retransmit(self.ssthresh(), mss, recovery);
+        let bytes = window_at_fast_retransmit(self.ssthresh(), mss, dupthresh, recovery);
         self.cwnd = (bytes / self.mss).clamp(1, self.clamp);
     }
 
@@ -186,7 +204,7 @@ mod tests {
     fn loss_halves_the_congestion_window() {
         let mut cc = LinuxReno::new(20_000, u64::MAX / 4, u64::MAX / 4, MSS);
         // FlightSize 6 segments (application-limited): Linux halves cwnd.
-        cc.on_fast_retransmit(Instant::ZERO, 6_000, MSS, LossRecovery::Sack);
+        cc.on_fast_retransmit(Instant::ZERO, 6_000, MSS, 3, LossRecovery::Sack);
         assert_eq!(cc.ssthresh(), 10_000);
         cc.on_recovery_end(Instant::ZERO, 0, MSS, LossRecovery::Sack);
         assert_eq!(cc.window(), 10_000);

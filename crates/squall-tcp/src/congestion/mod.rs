@@ -15,6 +15,7 @@ mod hystart;
 mod linux_cubic;
 mod linux_reno;
 mod prr;
+mod vegas;
 
 pub use aimd::Aimd;
 pub use cubic::Cubic;
@@ -22,6 +23,7 @@ pub use hystart::{HyStart, HyStartExit};
 pub use linux_cubic::LinuxCubic;
 pub use linux_reno::LinuxReno;
 pub use prr::Prr;
+pub use vegas::Vegas;
 
 use squall_link::{Duration, Instant};
 
@@ -93,8 +95,10 @@ pub trait CongestionControl {
     /// New data acknowledged outside loss recovery: grow the window.
     fn on_ack(&mut self, now: Instant, ack: &AckSample);
     /// Loss detected by duplicate ACKs or the scoreboard: fast retransmit
-    /// and (unless Tahoe) fast recovery begin.
-    fn on_fast_retransmit(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery);
+    /// and (unless Tahoe) fast recovery begin. `dupthresh` is the
+    /// connection's duplicate-ACK threshold (RFC 5681 §3.2's DupThresh,
+    /// `dupack_threshold`): that many segments have left the network.
+    fn on_fast_retransmit(&mut self, now: Instant, flight_size: u64, mss: u32, dupthresh: u32, recovery: LossRecovery);
     /// A duplicate ACK during fast recovery (Reno/NewReno inflate).
     fn on_recovery_dupack(&mut self, now: Instant, mss: u32, recovery: LossRecovery);
     /// A partial ACK during NewReno recovery acknowledging `acked` bytes.
@@ -123,6 +127,8 @@ pub enum AnyCongestionControl {
     LinuxReno(LinuxReno),
     /// `cubic` as Linux computes it.
     LinuxCubic(LinuxCubic),
+    /// `vegas` as Linux computes it, with either window growth.
+    Vegas(Vegas),
 }
 
 impl AnyCongestionControl {
@@ -138,6 +144,7 @@ impl AnyCongestionControl {
                 CcKind::Reno | CcKind::NewReno | CcKind::Sack => {
                     AnyCongestionControl::LinuxReno(LinuxReno::new(iw, ssthresh, max, mss))
                 }
+                CcKind::Vegas => AnyCongestionControl::Vegas(Vegas::new(iw, ssthresh, max, mss)),
                 CcKind::Cubic => AnyCongestionControl::LinuxCubic(LinuxCubic::new(
                     iw,
                     ssthresh,
@@ -153,6 +160,7 @@ impl AnyCongestionControl {
             CcKind::NewReno => AnyCongestionControl::NewReno(Aimd::new(LossRecovery::NewReno, iw, ssthresh, max)),
             CcKind::Sack => AnyCongestionControl::Sack(Aimd::new(LossRecovery::Sack, iw, ssthresh, max)),
             CcKind::Cubic => AnyCongestionControl::Cubic(Cubic::new(iw, ssthresh, max)),
+            CcKind::Vegas => AnyCongestionControl::Vegas(Vegas::new(iw, ssthresh, max, mss)),
         }
     }
 }
@@ -167,6 +175,7 @@ macro_rules! dispatch {
             AnyCongestionControl::Cubic($cc) => $e,
             AnyCongestionControl::LinuxReno($cc) => $e,
             AnyCongestionControl::LinuxCubic($cc) => $e,
+            AnyCongestionControl::Vegas($cc) => $e,
         }
     };
 }
@@ -184,8 +193,8 @@ impl CongestionControl for AnyCongestionControl {
     fn on_ack(&mut self, now: Instant, ack: &AckSample) {
         dispatch!(self, c => c.on_ack(now, ack))
     }
-    fn on_fast_retransmit(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery) {
-        dispatch!(self, c => c.on_fast_retransmit(now, flight_size, mss, recovery))
+    fn on_fast_retransmit(&mut self, now: Instant, flight_size: u64, mss: u32, dupthresh: u32, recovery: LossRecovery) {
+        dispatch!(self, c => c.on_fast_retransmit(now, flight_size, mss, dupthresh, recovery))
     }
     fn on_recovery_dupack(&mut self, now: Instant, mss: u32, recovery: LossRecovery) {
         dispatch!(self, c => c.on_recovery_dupack(now, mss, recovery))
@@ -211,13 +220,15 @@ pub(crate) fn halved(flight_size: u64, mss: u32) -> u64 {
 
 /// The congestion window at fast retransmit, once ssthresh is set, for
 /// every window-based algorithm: Tahoe goes back to one segment; Reno and
-/// NewReno add the three segments that left the network (RFC 5681 §3.2
-/// step 3, RFC 6582); SACK recovery starts at ssthresh (RFC 6675 §5 step
+/// NewReno add the `dupthresh` segments that left the network (RFC 5681
+/// §3.2 step 3 writes 3·SMSS for its DupThresh of 3; ns-3's
+/// `TcpClassicRecovery::EnterRecovery` inflates by the duplicate ACKs
+/// counted; RFC 6582); SACK recovery starts at ssthresh (RFC 6675 §5 step
 /// 4.2).
-pub(crate) fn window_at_fast_retransmit(ssthresh: u64, mss: u32, recovery: LossRecovery) -> u64 {
+pub(crate) fn window_at_fast_retransmit(ssthresh: u64, mss: u32, dupthresh: u32, recovery: LossRecovery) -> u64 {
     match recovery {
         LossRecovery::None => mss as u64,
-        LossRecovery::Reno | LossRecovery::NewReno => ssthresh + 3 * mss as u64,
+        LossRecovery::Reno | LossRecovery::NewReno => ssthresh + dupthresh as u64 * mss as u64,
         LossRecovery::Sack => ssthresh,
     }
 }

@@ -210,6 +210,41 @@ fn reno_fast_retransmit_after_three_dupacks_and_fast_recovery() {
     assert!(c.recovery.is_none());
 }
 
+/// `dupack_threshold` N (RFC 5681 §3.2's DupThresh) on the Reno sequence
+/// above: segment 1 lost, cwnd 11000 full (segments 1..=11 out) when the
+/// duplicates start. Duplicates 1..N−1 send nothing; the Nth retransmits
+/// segment 1. FlightSize 11000, so ssthresh 5500 and cwnd 5500 + N·1000
+/// (the N segments that left the network; ns-3's `EnterRecovery`), which
+/// for N = 1, 3, 5 is 6500, 8500, 10500, all below the 11000 outstanding:
+/// the retransmission is the only segment sent.
+#[test]
+fn fast_retransmit_at_exactly_the_nth_duplicate_ack() {
+    for n in [1u32, 3, 5] {
+        let mut cfg = config(CcKind::Reno);
+        cfg.dupack_threshold = n;
+        let mut c = established(cfg, 65_535, 1_000_000, false);
+        assert_eq!(send!(c, at(100)).len(), 10);
+        recv!(c, at(200), ack = seg_start(1), wnd = 65_535);
+        assert_eq!(data(&send!(c, at(200))), vec![(seg_start(10), 1000), (seg_start(11), 1000)]);
+        for i in 1..n as u64 {
+            recv!(c, at(200 + i), ack = seg_start(1), wnd = 65_535);
+            assert!(send!(c, at(200 + i)).is_empty(), "N = {n}: nothing at duplicate {i}");
+        }
+        recv!(c, at(200 + n as u64), ack = seg_start(1), wnd = 65_535);
+        assert_eq!(data(&send!(c, at(200 + n as u64))), vec![(seg_start(1), 1000)], "N = {n}");
+        assert_eq!(c.stats().dupacks_received, n as u64);
+        assert_eq!((c.stats().fast_retransmits, c.stats().retransmitted_segments), (1, 1));
+        assert_eq!((c.snapshot().cwnd, c.snapshot().ssthresh), (5500 + n as u64 * 1000, 5500), "N = {n}");
+    }
+}
+
+/// An invalid threshold is refused by the configuration, not run.
+#[test]
+fn a_zero_dupack_threshold_is_refused() {
+    let cfg = TcpConfig { dupack_threshold: 0, ..TcpConfig::default() };
+    assert_eq!(cfg.validate().unwrap_err().field, "dupack_threshold");
+}
+
 /// Limited transmit (RFC 3042) on the Reno sequence above: cwnd 11000
 /// is full (segments 1..=11 outstanding) when the duplicates start. The
 /// first and second duplicate each let one new segment out beyond cwnd
@@ -738,6 +773,27 @@ mod linux {
         recv!(c, at(330), ack = s(10), wnd = 65_535);
         assert!(c.recovery.is_none());
         assert_eq!(c.snapshot().cwnd, 8000);
+    }
+
+    /// The duplicate threshold is RACK's too (RFC 8985 §6.2 step 4; Linux
+    /// `tcp_rack_reo_wnd` compares sacked_out with tp->reordering, which
+    /// net.ipv4.tcp_reordering sets): on the sequence above with
+    /// `dupack_threshold` 2, the second SACKed segment makes reo_wnd zero,
+    /// so k = 7 (sent at 100, RACK.rtt 102) is lost at 202 ms, at once,
+    /// instead of at 229 ms.
+    #[test]
+    fn rack_reordering_window_closes_at_the_duplicate_threshold() {
+        let mut cfg = linux();
+        cfg.dupack_threshold = 2;
+        let mut c = established(cfg, 65_535, 10_000, true);
+        assert_eq!(data(&send!(c, at(100))).len(), 10);
+        let s = seg_start;
+        recv!(c, at(200), ack = s(7), wnd = 65_535);
+        recv!(c, at(201), ack = s(7), wnd = 65_535, sack = [(s(8), s(9))]);
+        assert!(send!(c, at(201)).is_empty(), "one SACKed segment: reo_wnd is still 25 ms");
+        recv!(c, at(202), ack = s(7), wnd = 65_535, sack = [(s(8), s(10))]);
+        assert_eq!(data(&send!(c, at(202))), vec![(s(7), 1000)]);
+        assert_eq!(c.stats().fast_retransmits, 1);
     }
 
     /// PRR (RFC 6937) in a connection: ten segments at 100 ms, the first
