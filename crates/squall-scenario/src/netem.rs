@@ -21,14 +21,29 @@
 //!   leave in the order of their drawn times (`reorder = true`: netem's
 //!   tfifo reorders jittered packets), with a `rate` in the order they
 //!   came (netem then times each packet from the one before it).
+//! - `delay D J C`, `loss P C`, `corrupt P C`, `duplicate P C`, `reorder
+//!   P C`: correlations with netem's own generator (`jitter_correlation`,
+//!   `error_correlation`, ...: `squall_link::dist::correlated`, flaws
+//!   included; a scenario file can choose the `markov` one instead).
 //! - `loss [random] P` → `error = { packet = P }`; `loss gemodel p [r [1-h
 //!   [1-k]]]` → Gilbert-Elliott with tc's defaults r = 1-p, 1-h = 100%,
-//!   1-k = 0 (squall's `h` and `k` are the chances to get *through*).
+//!   1-k = 0 (squall's `h` and `k` are the chances to get *through*);
+//!   `loss state p13 [p31 [p32 [p23 [p14]]]]` → the four-state model with
+//!   tc's defaults p31 = 1-p13, p32 = 0, p23 = 100%, p14 = 0.
+//! - `ecn` → `error_ecn`: ECN-capable packets the loss would drop are
+//!   marked CE.
 //! - `corrupt P` → `error = { packet = P }` with `error_mode = "corrupt"`.
+//! - `duplicate P` → `duplicate`.
+//! - `reorder P [gap N]`, `gap N` → `send_early` (and `reorder = true`):
+//!   chosen packets skip the delay. `gap` alone, which tc refuses, takes
+//!   the kernel's meaning: reorder 100 % (`netem_change`).
+//! - `rate R [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]` → `rate` and
+//!   `rate_overhead`.
 //! - `limit N` → `queue = { packets = N }` (netem's default is 1000).
 //!
-//! Correlations, `reorder`, `duplicate`, `slot`, `ecn`, the four-state loss
-//! model and table files of one's own are refused with a clear error.
+//! Refused with a clear error: `slot` (not built yet), `seed` (give
+//! `--seed`), a distribution table file, and `loss` with `corrupt` on one
+//! line (a squall stage has one error model).
 
 use std::collections::BTreeMap;
 use std::ops::Range;

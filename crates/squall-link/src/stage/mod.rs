@@ -237,6 +237,8 @@ pub(crate) struct Stage {
     /// netem's `duplicate`, if the stage copies packets.
     duplicator: Option<netem::Duplicator>,
     duplicated: u64,
+    /// Ids of the packets copied since the path last took them.
+    pub(crate) copies: Vec<PacketId>,
     /// The server's vacations, if it takes any.
     vacation: Option<Vacations>,
     blackout: Option<BlackoutMode>,
@@ -294,6 +296,7 @@ impl Stage {
             background,
             duplicator,
             duplicated: 0,
+            copies: Vec::new(),
             vacation,
             blackout: None,
             now: Instant::ZERO,
@@ -348,6 +351,11 @@ impl Stage {
     }
 
     /// Real packets inside the stage (queue, buffers, link).
+    /// Copies made of entering packets (`duplicate`).
+    pub(crate) fn duplicated(&self) -> u64 {
+        self.duplicated
+    }
+
     pub(crate) fn occupancy(&self) -> u64 {
         let inside = self.qdisc.len() as u64 + self.link.occupancy();
         inside - self.background_inside()
@@ -485,6 +493,7 @@ impl Stage {
             // netem enqueues the copy first (sch_netem.c `netem_enqueue`).
             if self.duplicator.as_mut().is_some_and(netem::Duplicator::copies) {
                 self.duplicated += 1;
+                self.copies.push(packet.id);
                 self.admit(packet.clone(), None, log);
             }
         }
