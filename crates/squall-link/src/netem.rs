@@ -153,37 +153,6 @@ impl FourState {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// tc-netem(8)'s example `rate 5kbit 20 100 5`: a 1000-byte frame
-    /// charges 1000 + 20 = 1020 bytes, in ⌈1020/100⌉ = 11 cells of 100 + 5,
-    /// so 1155 bytes; at 5 kbit/s that is 1.848 s. −14 on a 60-byte frame
-    /// charges 46; −100 on 60 charges 0.
-    #[test]
-    fn overheads_round_up_to_cells_as_worked_by_hand() {
-        let o = RateOverhead { packet: 20, cell_size: 100, cell: 5 };
-        assert_eq!(o.charged(1000), 1155);
-        assert_eq!(o.charged(80), 105);
-        assert_eq!(o.charged(81), 210);
-        assert_eq!(RateOverhead { packet: -14, cell_size: 0, cell: 0 }.charged(60), 46);
-        assert_eq!(RateOverhead { packet: -100, cell_size: 0, cell: 0 }.charged(60), 0);
-    }
-
-    /// With tc's defaults (p31 = 1 − p13, p32 = 0, p23 = 1, p14 = 0) the
-    /// chain is Bernoulli: the loss is p13. p13 = 1%, p31 = 50%, p32 = 0,
-    /// p23 = 1, p14 = 0.1%: r = 0.02, (0.02 + 0.001)/(1.001 + 0.02) = 0.020568.
-    #[test]
-    fn stationary_loss_worked_by_hand() {
-        let p = |v| Probability::new(v).unwrap();
-        let bern = FourState { p13: p(0.05), p31: p(0.95), p32: p(0.0), p23: p(1.0), p14: p(0.0) };
-        assert!((bern.stationary_loss() - 0.05).abs() < 1e-12);
-        let s = FourState { p13: p(0.01), p31: p(0.5), p32: p(0.0), p23: p(1.0), p14: p(0.001) };
-        assert!((s.stationary_loss() - 0.021 / 1.021).abs() < 1e-12);
-    }
-}
-
 impl crate::config::StageConfig {
     /// Checks the netem keys against the rest of the stage; errors name
     /// the key (`key("send_early")` is the dotted path from the stage).
@@ -217,5 +186,36 @@ impl crate::config::StageConfig {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// tc-netem(8)'s example `rate 5kbit 20 100 5`: a 1000-byte frame
+    /// charges 1000 + 20 = 1020 bytes, in ⌈1020/100⌉ = 11 cells of 100 + 5,
+    /// so 1155 bytes; at 5 kbit/s that is 1.848 s. −14 on a 60-byte frame
+    /// charges 46; −100 on 60 charges 0.
+    #[test]
+    fn overheads_round_up_to_cells_as_worked_by_hand() {
+        let o = RateOverhead { packet: 20, cell_size: 100, cell: 5 };
+        assert_eq!(o.charged(1000), 1155);
+        assert_eq!(o.charged(80), 105);
+        assert_eq!(o.charged(81), 210);
+        assert_eq!(RateOverhead { packet: -14, cell_size: 0, cell: 0 }.charged(60), 46);
+        assert_eq!(RateOverhead { packet: -100, cell_size: 0, cell: 0 }.charged(60), 0);
+    }
+
+    /// With tc's defaults (p31 = 1 − p13, p32 = 0, p23 = 1, p14 = 0) the
+    /// chain is Bernoulli: the loss is p13. p13 = 1%, p31 = 50%, p32 = 0,
+    /// p23 = 1, p14 = 0.1%: r = 0.02, (0.02 + 0.001)/(1.001 + 0.02) = 0.020568.
+    #[test]
+    fn stationary_loss_worked_by_hand() {
+        let p = |v| Probability::new(v).unwrap();
+        let bern = FourState { p13: p(0.05), p31: p(0.95), p32: p(0.0), p23: p(1.0), p14: p(0.0) };
+        assert!((bern.stationary_loss() - 0.05).abs() < 1e-12);
+        let s = FourState { p13: p(0.01), p31: p(0.5), p32: p(0.0), p23: p(1.0), p14: p(0.001) };
+        assert!((s.stationary_loss() - 0.021 / 1.021).abs() < 1e-12);
     }
 }
