@@ -11,7 +11,7 @@
 //!   the marginal of `x_n` is no longer uniform (its variance shrinks as ρ
 //!   grows), so an event of probability `p` does not happen with
 //!   probability `p` (`loss 0.3% 25%` loses almost nothing, `loss 10% 25%`
-//!   about 1.7 %), and the lag-1 correlation of the events is not ρ. NIST
+//!   1.8 % in a 100 s run of 1 Mbit/s UDP, 185 of 10 417). NIST
 //!   Net's `README.distribution` (III.2, shipped in iproute2's `netem/`)
 //!   calls the method "somewhat sleazy"; the pre-6.3 tc-netem(8) called
 //!   loss correlation deprecated for that behaviour. For a delay, netem
