@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::background::{Arrivals, BackgroundConfig};
 pub use crate::classes::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig, Rule, Scheduler};
+use crate::dist::correlated::Correlation;
 use crate::dist::{Distribution, DistributionError, constant_or_table};
 use crate::event::Direction;
+pub use crate::netem::{Duplicate, FourState, RateOverhead, SendEarly};
 pub use crate::patch::StagePatch;
 pub use crate::queue::{DropPolicy, QueueConfig, RedConfig};
 use crate::time::Duration;
@@ -53,6 +55,10 @@ pub struct StageConfig {
     /// Line rate. Absent with no `service_time`: transmission takes no time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// Bytes added to each frame's length before `rate` times it
+    /// (tc-netem `rate R PACKETOVERHEAD CELLSIZE CELLOVERHEAD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_overhead: Option<RateOverhead>,
     /// Transmission time per frame drawn from a distribution instead of
     /// computed from the rate (seed 001's exponential servers).
     #[serde(
@@ -65,6 +71,17 @@ pub struct StageConfig {
     pub error: ErrorModel,
     #[serde(default)]
     pub error_mode: ErrorMode,
+    /// Correlation between successive `error = { packet = P }` draws
+    /// (tc-netem `loss P C`, `corrupt P C`; [`crate::dist::correlated`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_correlation: Option<Correlation>,
+    /// An error that would drop a packet marks it Congestion Experienced
+    /// instead when it is ECN-capable (tc-netem `ecn`; RFC 3168 §5).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub error_ecn: bool,
+    /// Copies of packets (tc-netem `duplicate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate: Option<Duplicate>,
     /// Fixed propagation delay.
     #[serde(default)]
     pub delay: Duration,
@@ -75,6 +92,12 @@ pub struct StageConfig {
         deserialize_with = "constant_or_table::option::deserialize"
     )]
     pub jitter: Option<Distribution<Duration>>,
+    /// Correlation between successive jitter draws (tc-netem `delay D J C`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_correlation: Option<Correlation>,
+    /// Chosen packets skip `delay` and `jitter` (tc-netem `reorder P gap N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_early: Option<SendEarly>,
     /// Let packets of one flow overtake each other (random delays, ARQ).
     /// Off: each flow leaves in the order it entered.
     #[serde(default)]
@@ -143,6 +166,7 @@ impl StageConfig {
         self.queue.validate(&key("queue"))?;
         crate::background::validate(&self.background, &self.queue, self.rate, &key("background"))?;
         self.error.validate(&key("error"))?;
+        self.validate_netem(&key)?;
         if let Some(v) = &self.vacation {
             v.validate(&key("vacation"))?;
         }
@@ -183,6 +207,10 @@ pub struct Fragmentation {
 
 fn one() -> f64 {
     1.0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A buffer size in packets or in frames: `"4 packets"`, `"16 frames"`.
@@ -254,14 +282,22 @@ pub enum ErrorModel {
     /// bad→good, a frame gets through with probability `k` in good and `h`
     /// in bad (VALIDATION case 8).
     GilbertElliott(GilbertElliott),
+    /// The four-state Markov model of tc-netem's `loss state p13 p31 p32
+    /// p23 p14` ([`FourState`]), per frame:
+    /// `error = { four_state = { p13 = "1%", p31 = "50%" } }`.
+    FourState(FourState),
 }
 
 impl ErrorModel {
     pub fn is_none(&self) -> bool {
         matches!(self, ErrorModel::None)
     }
-    fn validate(&self, _key: &str) -> Result<(), ConfigError> {
-        Ok(()) // every field is a Probability, checked when it was read
+    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        // Every field is a Probability, checked when it was read.
+        match self {
+            ErrorModel::FourState(f) => f.validate(&format!("{key}.four_state")),
+            _ => Ok(()),
+        }
     }
 }
 

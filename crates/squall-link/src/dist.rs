@@ -13,6 +13,7 @@ use rand::Rng;
 use rand_distr::{Distribution as _, Exp, Normal};
 use serde::{Deserialize, Serialize};
 
+pub mod correlated;
 pub mod netem_table;
 
 pub use netem_table::NetemTable;

@@ -30,6 +30,7 @@ pub mod classes;
 pub mod config;
 pub mod dist;
 pub mod event;
+pub mod netem;
 pub mod packet;
 pub mod patch;
 pub mod path;
@@ -50,8 +51,10 @@ pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, FlowControl,
     Fragmentation, GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch, check_stage_in_path,
 };
+pub use dist::correlated::{Correlation, CorrelationGenerator};
 pub use dist::{Distribution, NetemTable, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
+pub use netem::{Duplicate, FourState, RateOverhead, SendEarly};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
 pub use path::{Delivery, Path, PathStats};
 pub use queue::{AqmConfig, Class, ClassfulConfig, FifoConfig, QueueKind};

@@ -503,6 +503,10 @@ mod field_types {
     impl Distributions for ErrorModel {}
     impl Distributions for ErrorMode {}
     impl Distributions for FlowControl {}
+    impl Distributions for crate::dist::correlated::Correlation {}
+    impl Distributions for crate::netem::Duplicate {}
+    impl Distributions for crate::netem::SendEarly {}
+    impl Distributions for crate::netem::RateOverhead {}
     impl Distributions for QueueConfig {}
     impl Distributions for RadioConfig {}
     super::struct_distributions!(BackgroundConfig { gap, size, on, off });

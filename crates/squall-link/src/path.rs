@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use crate::config::{Change, ConfigError, PathConfig, StageConfig};
 use crate::event::{Direction, DropReason, Event, Recording};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketId};
 use crate::stage::{Stage, StageStats};
 use crate::time::Instant;
 
@@ -251,6 +251,15 @@ impl Path {
         true
     }
 
+    /// Appends to `out` the ids of the packets the stages copied
+    /// (`duplicate`) since the last call: each copy has its packet's id
+    /// and is delivered or dropped on its own.
+    pub fn take_copies(&mut self, out: &mut Vec<PacketId>) {
+        for s in &mut self.stages {
+            out.append(&mut s.copies);
+        }
+    }
+
     /// The events recorded since the last call, in time order.
     pub fn drain_events(&mut self) -> Vec<Event> {
         let mut events = Vec::new();
@@ -274,7 +283,9 @@ impl Path {
             + self.out.len() as u64
             + self.hand_over.iter().filter(|(_, p)| !p.background).count() as u64
             + self.stages.iter().map(|s| s.out.iter().filter(|(_, p)| !p.background).count() as u64).sum::<u64>();
-        PathStats { entered: self.entered, delivered, dropped, in_flight }
+        // A stage's copies (`duplicate`) enter the path too.
+        let entered = self.entered + self.stages.iter().map(Stage::duplicated).sum::<u64>();
+        PathStats { entered, delivered, dropped, in_flight }
     }
 
     /// Each stage's counters, with mean queue lengths over [0, now].

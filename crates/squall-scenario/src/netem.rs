@@ -21,21 +21,36 @@
 //!   leave in the order of their drawn times (`reorder = true`: netem's
 //!   tfifo reorders jittered packets), with a `rate` in the order they
 //!   came (netem then times each packet from the one before it).
+//! - `delay D J C`, `loss P C`, `corrupt P C`, `duplicate P C`, `reorder
+//!   P C`: correlations with netem's own generator (`jitter_correlation`,
+//!   `error_correlation`, ...: `squall_link::dist::correlated`, flaws
+//!   included; a scenario file can choose the `markov` one instead).
 //! - `loss [random] P` → `error = { packet = P }`; `loss gemodel p [r [1-h
 //!   [1-k]]]` → Gilbert-Elliott with tc's defaults r = 1-p, 1-h = 100%,
-//!   1-k = 0 (squall's `h` and `k` are the chances to get *through*).
+//!   1-k = 0 (squall's `h` and `k` are the chances to get *through*);
+//!   `loss state p13 [p31 [p32 [p23 [p14]]]]` → the four-state model with
+//!   tc's defaults p31 = 1-p13, p32 = 0, p23 = 100%, p14 = 0.
+//! - `ecn` → `error_ecn`: ECN-capable packets the loss would drop are
+//!   marked CE.
 //! - `corrupt P` → `error = { packet = P }` with `error_mode = "corrupt"`.
+//! - `duplicate P` → `duplicate`.
+//! - `reorder P [gap N]`, `gap N` → `send_early` (and `reorder = true`):
+//!   chosen packets skip the delay. `gap` alone, which tc refuses, takes
+//!   the kernel's meaning: reorder 100 % (`netem_change`).
+//! - `rate R [PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]]]` → `rate` and
+//!   `rate_overhead`.
 //! - `limit N` → `queue = { packets = N }` (netem's default is 1000).
 //!
-//! Correlations, `reorder`, `duplicate`, `slot`, `ecn`, the four-state loss
-//! model and table files of one's own are refused with a clear error.
+//! Refused with a clear error: `slot` (not built yet), `seed` (give
+//! `--seed`), a distribution table file, and `loss` with `corrupt` on one
+//! line (a squall stage has one error model).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use squall_link::{
-    Distribution, Duration, ErrorMode, ErrorModel, GilbertElliott, NetemTable, Probability, QueueConfig, Rate,
-    StageConfig,
+    Correlation, CorrelationGenerator, Distribution, Duplicate, Duration, ErrorMode, ErrorModel, FourState,
+    GilbertElliott, NetemTable, Probability, QueueConfig, Rate, RateOverhead, SendEarly, StageConfig,
 };
 
 use crate::error::{ErrorKind, ScenarioError};
@@ -166,7 +181,36 @@ fn describe_stage(s: &StageConfig) -> String {
             (1.0 - g.h.get()) * 100.0,
             (1.0 - g.k.get()) * 100.0
         )),
+        ErrorModel::FourState(f) => parts.push(format!(
+            "loss state p13 {}% p31 {}% p32 {}% p23 {}% p14 {}%",
+            f.p13.get() * 100.0,
+            f.p31.get() * 100.0,
+            f.p32.get() * 100.0,
+            f.p23.get() * 100.0,
+            f.p14.get() * 100.0
+        )),
         other => parts.push(format!("errors {other:?}")),
+    }
+    let corr = |c: &Option<Correlation>| {
+        c.map_or(String::new(), |c| format!(" correlation {}% ({})", c.correlation.get() * 100.0, c.generator.as_str()))
+    };
+    if s.error_correlation.is_some() {
+        parts.push(format!("error{}", corr(&s.error_correlation)));
+    }
+    if s.jitter_correlation.is_some() {
+        parts.push(format!("jitter{}", corr(&s.jitter_correlation)));
+    }
+    if s.error_ecn {
+        parts.push("ecn".to_string());
+    }
+    if let Some(d) = &s.duplicate {
+        parts.push(format!("duplicate {}%{}", d.probability.get() * 100.0, corr(&d.correlation)));
+    }
+    if let Some(e) = &s.send_early {
+        parts.push(format!("reorder {}%{} gap {}", e.probability.get() * 100.0, corr(&e.correlation), e.gap));
+    }
+    if let Some(o) = &s.rate_overhead {
+        parts.push(format!("overhead {} B, cell {} B + {} B", o.packet, o.cell_size, o.cell));
     }
     if let Some(n) = s.queue.packets {
         parts.push(format!("limit {n}"));
@@ -248,6 +292,8 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
     };
     let mut seen: Vec<&'static str> = Vec::new();
     let mut error_from: Option<&str> = None;
+    let mut reorder_at: Option<Range<usize>> = None;
+    let mut ecn_at: Option<Range<usize>> = None;
     while let Some(t) = p.next() {
         let opt = Token { text: t.text, span: t.span.clone() };
         let once = |seen: &mut Vec<&'static str>, name: &'static str, p: &Parser| {
@@ -275,9 +321,32 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                         ),
                     )
                 })?);
-                if p.next_is_number() {
-                    let t = p.next().map(|t| t.span.clone()).unwrap_or_default();
-                    return Err(p.error(t, "rate", "packet and cell overheads after `rate` are not supported; give only the rate, like `rate 10mbit`"));
+                // tc/q_netem.c: PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]],
+                // each taken if the next word starts with a digit or `-`.
+                let mut overhead = RateOverhead { packet: 0, cell_size: 0, cell: 0 };
+                let mut given = 0;
+                while given < 3 && (p.next_is_number() || p.peek().is_some_and(|t| t.text.starts_with('-'))) {
+                    let v = p.arg(&opt, "a number of bytes")?;
+                    let what = ["packet overhead", "cell size", "cell overhead"][given];
+                    let bad = |p: &Parser| {
+                        p.error(
+                            v.span.clone(),
+                            "rate",
+                            format!(
+                                "{:?} is not a {what}; expected a whole number of bytes, like `rate 5kbit 20 100 5` (packet overhead 20, cell size 100, cell overhead 5)",
+                                v.text
+                            ),
+                        )
+                    };
+                    match given {
+                        0 => overhead.packet = v.text.parse().map_err(|_| bad(&p))?,
+                        1 => overhead.cell_size = v.text.parse().map_err(|_| bad(&p))?,
+                        _ => overhead.cell = v.text.parse().map_err(|_| bad(&p))?,
+                    }
+                    given += 1;
+                }
+                if given > 0 {
+                    cfg.rate_overhead = Some(overhead);
                 }
             }
             "delay" | "latency" => {
@@ -294,7 +363,7 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                     jitter = tc_time(j.text).ok_or_else(|| bad_time(&p, &j, "jitter"))?;
                 }
                 if p.next_is_number() {
-                    correlation(&mut p, "delay")?;
+                    cfg.jitter_correlation = correlation(&mut p, "delay")?;
                 }
                 let mut shape = DelayShape::Uniform;
                 if p.peek().is_some_and(|t| t.text == "distribution") {
@@ -346,7 +415,7 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                         let v = p.arg(&first, "a probability, like `loss random 1%`")?;
                         cfg.error = ErrorModel::Packet(percent(&p, &v, "loss")?);
                         if p.next_is_number() {
-                            correlation(&mut p, "loss")?;
+                            cfg.error_correlation = correlation(&mut p, "loss")?;
                         }
                     }
                     "gemodel" | "gilbert" => {
@@ -373,22 +442,42 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                         });
                     }
                     "state" => {
-                        return Err(p.error(
-                            first.span.clone(),
-                            "loss state",
-                            "the four-state loss model is not supported; use `loss gemodel p r 1-h 1-k` or `loss 1%`",
-                        ));
+                        // tc/q_netem.c: p13 [p31 [p32 [p23 [p14]]]], with
+                        // p31 = 1 − p13, p32 = 0, p23 = 1, p14 = 0 by default.
+                        let v = p.arg(&first, "p13, like `loss state 1% 30% 20% 40% 0.5%`")?;
+                        let p13 = percent(&p, &v, "loss state p13")?;
+                        let mut rest = [None; 4];
+                        for (k, slot) in rest.iter_mut().enumerate() {
+                            if !p.next_is_number() {
+                                break;
+                            }
+                            let v = p.arg(&first, "a probability")?;
+                            let name = ["loss state p31", "loss state p32", "loss state p23", "loss state p14"][k];
+                            *slot = Some(percent(&p, &v, name)?);
+                        }
+                        let four = FourState {
+                            p13,
+                            p31: rest[0]
+                                .unwrap_or_else(|| Probability::new(1.0 - p13.get()).unwrap_or(Probability::ZERO)),
+                            p32: rest[1].unwrap_or(Probability::ZERO),
+                            p23: rest[2].unwrap_or(Probability::ONE),
+                            p14: rest[3].unwrap_or(Probability::ZERO),
+                        };
+                        if four.p13.get() + four.p14.get() > 1.0 || four.p31.get() + four.p32.get() > 1.0 {
+                            return Err(p.error(
+                                first.span.clone(),
+                                "loss state",
+                                "p13 + p14 and p31 + p32 must each be at most 100% (each pair leaves one state)",
+                            ));
+                        }
+                        cfg.error = ErrorModel::FourState(four);
                     }
                     _ => {
                         cfg.error = ErrorModel::Packet(percent(&p, &first, "loss")?);
                         if p.next_is_number() {
-                            correlation(&mut p, "loss")?;
+                            cfg.error_correlation = correlation(&mut p, "loss")?;
                         }
                     }
-                }
-                if p.peek().is_some_and(|t| t.text == "ecn") {
-                    let t = p.next().map(|t| t.span.clone()).unwrap_or_default();
-                    return Err(p.error(t, "ecn", "`ecn` marking instead of loss is not supported in netem mode; use a RED queue in a scenario file"));
                 }
             }
             "corrupt" => {
@@ -405,7 +494,7 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                 cfg.error = ErrorModel::Packet(percent(&p, &v, "corrupt")?);
                 cfg.error_mode = ErrorMode::Corrupt;
                 if p.next_is_number() {
-                    correlation(&mut p, "corrupt")?;
+                    cfg.error_correlation = correlation(&mut p, "corrupt")?;
                 }
             }
             "limit" => {
@@ -433,24 +522,83 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
                 };
                 cfg.queue.packets = Some(n);
             }
-            "reorder" | "gap" => {
-                return Err(p.error(opt.span.clone(), opt.text, format!(
-                    "`{}` is not supported: squall does not send chosen packets early; packets overtake each other when a stage has jitter and `reorder = true` (write a scenario file)",
-                    opt.text
-                )));
+            "reorder" => {
+                once(&mut seen, "reorder", &p)?;
+                let v = p.arg(&opt, "a probability, like `reorder 25%`")?;
+                let probability = percent(&p, &v, "reorder")?;
+                let correlation = if p.next_is_number() { correlation(&mut p, "reorder")? } else { None };
+                let gap = cfg.send_early.as_ref().map_or(1, |e| e.gap);
+                cfg.send_early = Some(SendEarly { probability, correlation, gap });
+                reorder_at = Some(opt.span.clone());
             }
-            "duplicate" | "slot" | "ecn" | "seed" | "rate_ext" => {
-                return Err(p.error(opt.span.clone(), opt.text, format!(
-                    "netem's `{}` is not supported; squall reads rate, delay [jitter] [distribution uniform|normal|pareto|paretonormal], loss [random|gemodel], corrupt and limit",
-                    opt.text
-                )));
+            "gap" => {
+                once(&mut seen, "gap", &p)?;
+                let v = p.arg(&opt, "a number of packets, like `gap 5`")?;
+                let gap: u32 = v.text.parse().ok().filter(|&g| g > 0).ok_or_else(|| {
+                    p.error(
+                        v.span.clone(),
+                        "gap",
+                        format!("{:?} is not a gap; expected a whole number of packets from 1, like `gap 5`", v.text),
+                    )
+                })?;
+                // sch_netem.c `netem_change`: a gap sets the reorder
+                // probability to 100 % until `reorder` says otherwise.
+                match &mut cfg.send_early {
+                    Some(e) => e.gap = gap,
+                    None => cfg.send_early = Some(SendEarly { probability: Probability::ONE, correlation: None, gap }),
+                }
+                reorder_at.get_or_insert(opt.span.clone());
+            }
+            "duplicate" => {
+                once(&mut seen, "duplicate", &p)?;
+                let v = p.arg(&opt, "a probability, like `duplicate 1%`")?;
+                let probability = percent(&p, &v, "duplicate")?;
+                let correlation = if p.next_is_number() { correlation(&mut p, "duplicate")? } else { None };
+                cfg.duplicate = Some(Duplicate { probability, correlation });
+            }
+            "ecn" => {
+                once(&mut seen, "ecn", &p)?;
+                cfg.error_ecn = true;
+                ecn_at = Some(opt.span.clone());
+            }
+            "slot" | "seed" => {
+                let what = if opt.text == "seed" {
+                    "netem's `seed` is not read: a squall run's random streams come from the scenario's seed; give `--seed S` instead"
+                } else {
+                    "netem's `slot` is not built in squall yet; remove it (see the guide's netem page)"
+                };
+                return Err(p.error(opt.span.clone(), opt.text, what));
             }
             other => {
                 return Err(p.error(opt.span.clone(), other, format!(
-                    "unknown netem option `{other}`; expected one of rate, delay, loss, corrupt, limit, like `rate 10mbit delay 50ms 10ms loss 1%`"
+                    "unknown netem option `{other}`; expected one of rate, delay, distribution, loss, corrupt, duplicate, reorder, gap, ecn, limit, like `rate 10mbit delay 50ms 10ms loss 1%`"
                 )));
             }
         }
+    }
+    // tc/q_netem.c refuses these combinations too.
+    if let Some(at) = reorder_at
+        && cfg.delay.is_zero()
+        && cfg.jitter.is_none()
+    {
+        return Err(p.error(
+            at,
+            "reorder",
+            "reordering needs a delay for the other packets, like `delay 10ms reorder 25%` (as in tc)",
+        ));
+    }
+    if let Some(at) = ecn_at
+        && (cfg.error.is_none() || cfg.error_mode != ErrorMode::Drop)
+    {
+        return Err(p.error(
+            at,
+            "ecn",
+            "`ecn` marks packets a loss model would drop: give a `loss`, like `loss 1% ecn` (as in tc)",
+        ));
+    }
+    if cfg.jitter.is_none() {
+        // A correlation of a jitter of 0 has nothing to correlate.
+        cfg.jitter_correlation = None;
     }
     cfg.reorder = netem_reorders(&cfg);
     Ok(cfg)
@@ -462,8 +610,9 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
 /// jitter reorders; with a `rate`, netem takes the last queued packet's
 /// send time as the reference for the next ("Last packet in queue is
 /// reference point (now)" in `netem_enqueue`), so packets stay in order.
+/// Packets sent early (`reorder`) overtake the delayed ones.
 fn netem_reorders(cfg: &StageConfig) -> bool {
-    cfg.jitter.is_some() && cfg.rate.is_none()
+    (cfg.jitter.is_some() && cfg.rate.is_none()) || cfg.send_early.is_some()
 }
 
 /// netem's delay distributions as `delay D J distribution …` names them.
@@ -510,15 +659,18 @@ fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, shape: De
     }
 }
 
-fn correlation(p: &mut Parser<'_>, of: &str) -> Result<(), ScenarioError> {
-    let Some(t) = p.next() else { return Ok(()) };
+/// A correlation after a probability or a jitter, with netem's generator
+/// (`squall_link::dist::correlated`): 0 % is none.
+fn correlation(p: &mut Parser<'_>, of: &str) -> Result<Option<Correlation>, ScenarioError> {
+    let Some(t) = p.next() else { return Ok(None) };
     let (text, span) = (t.text, t.span.clone());
-    match tc_percent(text) {
-        Some(0.0) => Ok(()),
-        _ => Err(p.error(
+    match tc_percent(text).and_then(Probability::new) {
+        Some(c) if c.get() == 0.0 => Ok(None),
+        Some(c) => Ok(Some(Correlation { correlation: c, generator: CorrelationGenerator::Netem })),
+        None => Err(p.error(
             span,
             &format!("{of} correlation"),
-            format!("{of} correlation ({text}) is not supported; drop it, or use `loss gemodel` for bursty loss"),
+            format!("{text:?} is not a {of} correlation; expected a percentage between 0% and 100%, like 25%"),
         )),
     }
 }

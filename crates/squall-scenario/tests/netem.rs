@@ -168,10 +168,17 @@ fn corrupt_delivers_damaged_packets() {
 #[test]
 fn unsupported_options_are_clear_errors() {
     for (spec, key, column, expected) in [
-        ("delay 100ms reorder 25% 50%", "reorder", 13, "`reorder` is not supported"),
-        ("delay 10ms duplicate 1%", "duplicate", 12, "netem's `duplicate` is not supported"),
-        ("delay 10ms loss 1% 25%", "loss correlation", 20, "loss correlation (25%) is not supported"),
-        ("delay 10ms 5ms 25%", "delay correlation", 16, "delay correlation (25%) is not supported"),
+        ("reorder 25% 50%", "reorder", 1, "reordering needs a delay for the other packets"),
+        ("delay 10ms gap 0", "gap", 16, "expected a whole number of packets from 1, like `gap 5`"),
+        ("delay 10ms loss 1% ecn corrupt 1%", "corrupt", 24, "give `corrupt` or `loss`, not both"),
+        ("delay 10ms ecn", "ecn", 12, "`ecn` marks packets a loss model would drop"),
+        ("delay 10ms slot 5ms", "slot", 12, "netem's `slot` is not built in squall yet"),
+        ("delay 10ms seed 7", "seed", 12, "give `--seed S` instead"),
+        ("delay 10ms loss 1% 125%", "loss correlation", 20, "\"125%\" is not a loss correlation"),
+        ("delay 10ms 5ms 1x", "delay correlation", 16, "\"1x\" is not a delay correlation"),
+        ("rate 1mbit 20 -5", "rate", 15, "\"-5\" is not a cell size"),
+        ("loss state 60% 50% 60%", "loss state", 6, "p13 + p14 and p31 + p32 must each be at most 100%"),
+        ("duplicate 1% duplicate 2%", "duplicate", 14, "given twice"),
         ("loss 1% corrupt 1%", "corrupt", 9, "give `corrupt` or `loss`, not both"),
         ("rate fast", "rate", 6, "\"fast\" is not a rate; expected tc's spelling, like 10mbit"),
         ("delay soon", "delay", 7, "\"soon\" is not a time; expected tc's spelling, like 50ms"),
@@ -182,7 +189,6 @@ fn unsupported_options_are_clear_errors() {
         ("delay 1ms rate 5Mbps", "rate", 16, "tc reads \"5Mbps\" as 5 megabytes/s (40 Mbit/s), others as 5 Mbit/s"),
         ("delay", "delay", 1, "`delay` needs a time, like `delay 50ms`"),
         ("delay 10ms 1ms distribution lognormal", "distribution", 29, "distribution `lognormal` is not known"),
-        ("loss state 1% 2%", "loss state", 6, "four-state loss model is not supported"),
         ("delay 1ms delay 2ms", "delay", 11, "`delay` is given twice"),
         ("jitter 5ms", "jitter", 1, "unknown netem option `jitter`; expected one of rate, delay"),
     ] {
@@ -218,6 +224,73 @@ fn two_host_scenario() {
     let s = scenario_from_netem("delay 300ms", Some("delay 20ms loss 2%")).unwrap();
     assert_eq!(s.links[0].uplink[0].delay, Duration::from_millis(20));
     assert_eq!(s.links[0].uplink[0].error, ErrorModel::Packet(p(0.02)));
-    let err = scenario_from_netem("delay 300ms", Some("delay 20ms reorder 5%")).unwrap_err();
-    assert!(err.to_string().starts_with("netem (uplink):1:12: `reorder`"), "{err}");
+    let err = scenario_from_netem("delay 300ms", Some("loss 2% reorder 5%")).unwrap_err();
+    assert!(err.to_string().starts_with("netem (uplink):1:9: `reorder`"), "{err}");
+}
+
+/// Every tc-netem(8) option beyond rate, delay, loss, corrupt and limit,
+/// with tc's defaults (iproute2 `tc/q_netem.c`).
+#[test]
+fn every_netem_option_maps_to_a_stage_key() {
+    use squall_link::{Correlation, CorrelationGenerator, Duplicate, FourState, RateOverhead, SendEarly};
+    let netem = |c| Some(Correlation { correlation: p(c), generator: CorrelationGenerator::Netem });
+    let s = parse_netem("delay 100ms 10ms 25% loss 1% 30% ecn duplicate 2% 40% reorder 25% 50% gap 3").unwrap();
+    assert_eq!(s.jitter_correlation, netem(0.25));
+    assert_eq!((s.error.clone(), s.error_correlation), (ErrorModel::Packet(p(0.01)), netem(0.3)));
+    assert!(s.error_ecn);
+    assert_eq!(s.duplicate, Some(Duplicate { probability: p(0.02), correlation: netem(0.4) }));
+    assert_eq!(s.send_early, Some(SendEarly { probability: p(0.25), correlation: netem(0.5), gap: 3 }));
+    assert!(s.reorder, "packets sent early overtake");
+    s.validate().unwrap();
+    // A correlation of 0 is none; `reorder` alone has gap 1.
+    let s = parse_netem("delay 10ms reorder 5% 0").unwrap();
+    assert_eq!(s.send_early, Some(SendEarly { probability: p(0.05), correlation: None, gap: 1 }));
+    // `gap` alone: every Nth packet at once (the kernel's reorder = 100 %).
+    let s = parse_netem("gap 5 delay 10ms").unwrap();
+    assert_eq!(s.send_early, Some(SendEarly { probability: p(1.0), correlation: None, gap: 5 }));
+    // Four-state with tc's defaults: p31 = 1 − p13, p32 = 0, p23 = 1, p14 = 0.
+    let s = parse_netem("loss state 1%").unwrap();
+    assert_eq!(
+        s.error,
+        ErrorModel::FourState(FourState { p13: p(0.01), p31: p(0.99), p32: p(0.0), p23: p(1.0), p14: p(0.0) })
+    );
+    let s = parse_netem("loss state 1% 30% 20% 40% 0.5%").unwrap();
+    assert_eq!(
+        s.error,
+        ErrorModel::FourState(FourState { p13: p(0.01), p31: p(0.3), p32: p(0.2), p23: p(0.4), p14: p(0.005) })
+    );
+    // Rate overheads, the last ones optional and signed.
+    let s = parse_netem("rate 5kbit 20 100 5").unwrap();
+    assert_eq!(s.rate_overhead, Some(RateOverhead { packet: 20, cell_size: 100, cell: 5 }));
+    let s = parse_netem("rate 1gbit -14").unwrap();
+    assert_eq!(s.rate_overhead, Some(RateOverhead { packet: -14, cell_size: 0, cell: 0 }));
+    assert_eq!(parse_netem("rate 1gbit").unwrap().rate_overhead, None);
+}
+
+/// The new keys in a scenario file, and their located errors.
+#[test]
+fn netem_keys_in_a_scenario_file() {
+    let file = |stage: &str| {
+        format!(
+            "name = \"n\"\nduration = \"1 s\"\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[hosts]]\nname = \"b\"\naddress = \"10.0.1.1\"\n[[links]]\nbetween = [\"a\", \"b\"]\n[[links.downlink]]\nname = \"s\"\n{stage}\n[[links.uplink]]\nname = \"u\"\n"
+        )
+    };
+    let ok = file(
+        "delay = \"10 ms\"\njitter = { kind = \"uniform\", low = \"0 ms\", high = \"5 ms\" }\njitter_correlation = { correlation = \"25%\" }\nerror = { four_state = { p13 = \"1%\", p31 = \"30%\" } }\nduplicate = { probability = \"1%\" }\nsend_early = { probability = \"25%\", gap = 5 }\nreorder = true\nrate = \"5 kbit/s\"\nrate_overhead = { packet = 20, cell_size = 100, cell = 5 }",
+    );
+    let s = parse("ok.toml", &ok, Path::new(".")).unwrap();
+    let d = &s.links[0].downlink[0];
+    assert_eq!(d.send_early.as_ref().map(|e| e.gap), Some(5));
+    assert!(matches!(d.error, ErrorModel::FourState(_)));
+    for (stage, key) in [
+        ("send_early = { probability = \"25%\" }", "send_early"),
+        ("send_early = { probability = \"25%\", gap = 0 }\nreorder = true", "send_early.gap"),
+        ("rate_overhead = { packet = 20 }", "rate_overhead"),
+        ("error_ecn = true", "error_ecn"),
+        ("error = { bit = 1e-5 }\nerror_correlation = { correlation = \"25%\" }", "error_correlation"),
+        ("error = { four_state = { p13 = \"60%\", p31 = \"30%\", p14 = \"50%\" } }", "error.four_state"),
+    ] {
+        let err = parse("bad.toml", &file(stage), Path::new(".")).unwrap_err();
+        assert!(err.to_string().contains(&format!("`links[0].downlink[0].{key}`")), "{key}: {err}");
+    }
 }

@@ -432,7 +432,7 @@ impl Simulation {
         let in_flight = net.ledger.live_per_flow(net.flows.len());
         for (f, &inside) in net.flows.iter().zip(&in_flight) {
             let accounted = f.delivered_packets + f.dropped_total() + inside;
-            if f.sent_packets != accounted {
+            if f.sent_packets + f.copies != accounted {
                 return Err(SimError::Conservation(format!(
                     "flow {}: {} sent, {} delivered + {} dropped + {inside} inside",
                     f.key(),

@@ -33,6 +33,9 @@ pub(crate) struct Entry {
 struct Slot {
     entry: Entry,
     live: bool,
+    /// Copies of the packet inside the network besides it (a stage's
+    /// `duplicate`): each resolves once before the entry does.
+    copies: u32,
 }
 
 #[derive(Debug)]
@@ -53,7 +56,7 @@ impl PacketLedger {
     #[inline]
     pub fn insert(&mut self, entry: Entry) -> PacketId {
         let id = self.base + self.slots.len() as u64;
-        self.slots.push_back(Slot { entry, live: true });
+        self.slots.push_back(Slot { entry, live: true, copies: 0 });
         self.live += 1;
         PacketId(id)
     }
@@ -67,6 +70,11 @@ impl PacketLedger {
         if !slot.live {
             return None;
         }
+        if slot.copies > 0 {
+            slot.copies -= 1;
+            self.live -= 1;
+            return Some(slot.entry);
+        }
         slot.live = false;
         self.live -= 1;
         let entry = slot.entry;
@@ -75,6 +83,21 @@ impl PacketLedger {
             self.base += 1;
         }
         Some(entry)
+    }
+
+    /// A stage made a copy of packet `id` (inside the network): the copy
+    /// is delivered or dropped with the packet's entry. `false` if the
+    /// packet is not inside.
+    pub fn copy(&mut self, id: PacketId) -> bool {
+        let Some(index) = id.0.checked_sub(self.base).and_then(|i| usize::try_from(i).ok()) else { return false };
+        match self.slots.get_mut(index) {
+            Some(slot) if slot.live => {
+                slot.copies += 1;
+                self.live += 1;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The entry of a packet inside the network.
@@ -94,7 +117,7 @@ impl PacketLedger {
         let mut n = vec![0; flows];
         for s in self.slots.iter().filter(|s| s.live) {
             if let Some(c) = n.get_mut(s.entry.flow as usize) {
-                *c += 1;
+                *c += 1 + u64::from(s.copies);
             }
         }
         n

@@ -18,6 +18,8 @@ pub(crate) struct FlowMetrics {
     name: String,
     key: FlowKey,
     pub sent_packets: u64,
+    /// Copies a stage made of the flow's packets (`duplicate`).
+    pub copies: u64,
     sent_bytes: u64,
     pub delivered_packets: u64,
     delivered_bytes: u64,
@@ -46,6 +48,7 @@ impl FlowMetrics {
             name,
             key,
             sent_packets: 0,
+            copies: 0,
             sent_bytes: 0,
             delivered_packets: 0,
             delivered_bytes: 0,

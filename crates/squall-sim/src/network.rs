@@ -115,6 +115,8 @@ pub(crate) struct Network {
     pub violation: Option<String>,
     /// Events of one drain, reused to avoid an allocation per drain.
     drained: Vec<Event>,
+    /// Copies taken from a path ([`Network::take_copies`]), reused.
+    copies: Vec<squall_link::PacketId>,
 }
 
 impl Network {
@@ -165,6 +167,7 @@ impl Network {
             settled: Instant::ZERO,
             violation: None,
             drained: Vec::new(),
+            copies: Vec::new(),
         }
     }
 
@@ -287,6 +290,7 @@ impl Network {
     /// reached a host where nothing listens on its port).
     #[inline]
     pub fn arrive(&mut self, now: Instant, from: PathId, packet: Packet) -> Handover {
+        self.take_copies(from);
         let host = self.paths[from.index()].to;
         let (flow, tcp) = self.ledger.get(packet.id).map_or((ledger::NONE, None), |e| (e.flow, e.tcp));
         if let Some(f) = self.flows.get_mut(flow as usize) {
@@ -384,6 +388,25 @@ impl Network {
         }
     }
 
+    /// Enters the copies path `p`'s stages made (`duplicate`) in the
+    /// ledger, before any of them is delivered or dropped.
+    #[inline]
+    fn take_copies(&mut self, p: PathId) {
+        let mut copies = std::mem::take(&mut self.copies);
+        self.paths[p.index()].path.take_copies(&mut copies);
+        for id in copies.drain(..) {
+            if !self.ledger.copy(id) {
+                self.violate(format!("packet {} copied but not inside the network", id.0));
+                continue;
+            }
+            let flow = self.ledger.get(id).map_or(ledger::NONE, |e| e.flow);
+            if let Some(f) = self.flows.get_mut(flow as usize) {
+                f.copies += 1;
+            }
+        }
+        self.copies = copies;
+    }
+
     /// After any call on path `p`: drain its events now and then, and make
     /// sure a wakeup is requested for its `next_wakeup()`.
     #[inline]
@@ -405,6 +428,7 @@ impl Network {
     /// Takes path `p`'s events: drops are charged to their packet's flow,
     /// and the events are kept if the run records them.
     pub fn drain(&mut self, p: PathId) {
+        self.take_copies(p);
         let slot = &mut self.paths[p.index()];
         slot.calls_since_drain = 0;
         let mut events = std::mem::take(&mut self.drained);

@@ -64,6 +64,7 @@ pub fn cases() -> Vec<Case> {
         // (scripts/parity-grid.sh), not a case of this list.
         case(21, "Gilbert-Elliott, h and k", scenario!("21-gilbert-elliott-h-k.toml"), PACKETS, gilbert_elliott_h_k),
         case(22, "TCP Vegas", scenario!("22-vegas.toml"), EVENTS, tcp_cases::vegas),
+        case(23, "netem loss models", scenario!("23-netem-loss.toml"), PACKETS, netem_loss),
     ]
 }
 
@@ -217,6 +218,67 @@ fn arq(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
             tx_ci.mean,
             Some(tx_ci),
             0.005,
+        ),
+    ]
+}
+
+/// Case 22: netem's loss models against their definitions. The downlink's
+/// four-state chain (p13 = 1%, p31 = 30%, p32 = 20%, p23 = 40%, p14 = 0):
+/// balance equations give π3 = (p13/p31)·π1, π2 = (p32/p23)·π3, so the
+/// loss π3 = r/(1 + r(1 + p32/p23)) with r = 1/30: 0.031746; with p14 = 0
+/// a run of consecutive losses is one stay in state 3, geometric with
+/// mean 1/(p31 + p32) = 2. The uplink's 10% loss with a Markov
+/// correlation of 50%: P(loss) = 0.1 and P(loss | loss before) = ρ + (1 −
+/// ρ)p = 0.55. Tolerances: the per-replication means' 95% CI must hold
+/// the value (10 replications of 100 000 packets).
+fn netem_loss(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let flow_losses = |run: &RunResult, flow: usize| -> Vec<bool> {
+        run.packets.iter().filter(|p| p.flow == flow).map(|p| p.dropped.is_some()).collect()
+    };
+    let (p13, p31, p32, p23) = (0.01, 0.3, 0.2, 0.4);
+    let r = p13 / p31;
+    let four_loss = per_replication(runs, |run| {
+        let l = flow_losses(run, 0);
+        l.iter().filter(|&&x| x).count() as f64 / l.len() as f64
+    });
+    let bursts = per_replication(runs, |run| {
+        let (mut runs_, mut lost, mut previous) = (0u64, 0u64, false);
+        for x in flow_losses(run, 0) {
+            if x {
+                lost += 1;
+                if !previous {
+                    runs_ += 1;
+                }
+            }
+            previous = x;
+        }
+        lost as f64 / runs_ as f64
+    });
+    let marginal = per_replication(runs, |run| {
+        let l = flow_losses(run, 1);
+        l.iter().filter(|&&x| x).count() as f64 / l.len() as f64
+    });
+    let conditional = per_replication(runs, |run| {
+        let l = flow_losses(run, 1);
+        let after: Vec<bool> = l.windows(2).filter(|w| w[0]).map(|w| w[1]).collect();
+        after.iter().filter(|&&x| x).count() as f64 / after.len() as f64
+    });
+    vec![
+        Check::ci_contains(
+            "four-state loss r/(1 + r(1 + p32/p23))",
+            r / (1.0 + r * (1.0 + p32 / p23)),
+            confidence_interval(&four_loss, 0.95),
+        ),
+        Check::ci_contains(
+            "four-state mean loss run 1/(p31 + p32)",
+            1.0 / (p31 + p32),
+            confidence_interval(&bursts, 0.95),
+        ),
+        Check::ci_contains("correlated loss P(loss)", 0.1, confidence_interval(&marginal, 0.95)),
+        Check::ci_contains(
+            "correlated loss P(loss | loss before) = ρ + (1-ρ)p",
+            0.5 + 0.5 * 0.1,
+            confidence_interval(&conditional, 0.95),
         ),
     ]
 }

@@ -108,6 +108,11 @@ fn case_22_fails_for_a_loss_based_algorithm() {
     fails_with(22, &[("workload.tcp.0.cc", "\"newreno\"")]);
 }
 
+#[test]
+fn case_23_netem_loss() {
+    passes(23);
+}
+
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
 fn fails_with(n: u32, overrides: &[(&str, &str)]) {
@@ -162,4 +167,11 @@ fn multi_class_checks_fail_when_the_model_is_off() {
     fails_with(18, &[("stage.fq.rate", "\"50 Mbit/s\"")]);
     // 2.5% more capacity: rho 0.585, Lq 0.41 instead of 0.45.
     fails_with(19, &[("stage.md1.rate", "\"8.2 Mbit/s\"")]);
+}
+
+/// p32 = 30% instead of 20%: runs of losses in state 3 of mean
+/// 1/(0.3 + 0.3) = 1.67 instead of 2.
+#[test]
+fn netem_loss_checks_fail_when_the_model_is_off() {
+    fails_with(23, &[("stage.four-state.error.four_state.p32", "\"30%\"")]);
 }

@@ -270,6 +270,9 @@ pub struct StageSummary {
     pub frame_errors: u64,
     pub retransmissions: u64,
     pub corrupted: u64,
+    /// Copies the stage made (`duplicate`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicated: u64,
     pub mean_queue_len: f64,
     pub max_queue_len: usize,
     /// Background (virtual) packets of the stage, counted apart from the
@@ -308,6 +311,10 @@ struct Aggregate {
     stages: BTreeMap<String, BTreeMap<String, Summary>>,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// A stage's counters as summary.json writes them (both engines).
 pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
     StageSummary {
@@ -320,6 +327,7 @@ pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
         frame_errors: s.frame_errors,
         retransmissions: s.retransmissions,
         corrupted: s.corrupted,
+        duplicated: s.duplicated,
         mean_queue_len: s.mean_queue_len,
         max_queue_len: s.max_queue_len,
         background: (s.background.generated + s.background.received > 0).then_some(s.background),

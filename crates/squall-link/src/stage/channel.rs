@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 use super::Recorder;
 use super::errors::ErrorProcess;
 use super::link::LinkStats;
+use super::netem::NetemDelay;
 use crate::config::{BufferLimit, ErrorMode, Fragmentation, StageConfig};
 use crate::dist::{Distribution, Sampler};
 use crate::event::{DropReason, Event, EventKind};
@@ -177,6 +178,8 @@ struct ChannelConfig {
     receive_buffer: Option<BufferLimit>,
     rate: Option<crate::units::Rate>,
     error_mode: ErrorMode,
+    error_ecn: bool,
+    rate_overhead: Option<crate::netem::RateOverhead>,
     delay: Duration,
     reorder: bool,
 }
@@ -189,6 +192,8 @@ impl ChannelConfig {
             receive_buffer: c.receive_buffer,
             rate: c.rate,
             error_mode: c.error_mode.clone(),
+            error_ecn: c.error_ecn,
+            rate_overhead: c.rate_overhead.clone(),
             delay: c.delay,
             reorder: c.reorder,
         }
@@ -203,6 +208,8 @@ pub(crate) struct Channel {
     service: Option<Sampler<Duration>>,
     allocation: Option<Sampler<Duration>>,
     jitter: Option<Sampler<Duration>>,
+    /// netem's correlated jitter and packets sent early.
+    netem: NetemDelay,
     timers: BinaryHeap<Reverse<(Instant, u64, Timer)>>,
     /// Sequence number given to every timer when set: equal times fire in
     /// the order they were set.
@@ -255,10 +262,13 @@ impl Channel {
         let allocation = sampler(&config.allocation_delay, "allocation");
         let service = sampler(&config.service_time, "service");
         let jitter = sampler(&config.jitter, "jitter");
+        let mut errors = ErrorProcess::new(config.error.clone(), rng("error"));
+        errors.set_correlation(config.error_correlation, || rng("error_correlation"));
         Channel {
             config: ChannelConfig::of(config),
             recorder,
-            errors: ErrorProcess::new(config.error.clone(), rng("error")),
+            errors,
+            netem: NetemDelay::new(config, &mut rng),
             service,
             allocated: allocation.is_none(),
             allocation,
@@ -293,6 +303,8 @@ impl Channel {
     /// Takes the stage's new configuration (a state change).
     pub(crate) fn reconfigure(&mut self, config: &StageConfig, mut rng: impl FnMut(&str) -> StreamRng) {
         self.errors.set_model(config.error.clone());
+        self.errors.set_correlation(config.error_correlation, || rng("error_correlation"));
+        self.netem.reconfigure(config, &mut rng);
         let mut update = |sampler: &mut Option<Sampler<Duration>>, d: &Option<Distribution<Duration>>, c: &str| match (
             sampler.as_mut(),
             d,
@@ -562,7 +574,9 @@ impl Channel {
         let wire = Self::frame_wire_bytes(&self.fragmentations, self.slots[slot].as_ref().expect("live slot"), frame);
         let duration = match (&mut self.service, self.config.rate) {
             (Some(s), _) => s.sample(),
-            (None, Some(rate)) => rate.transmission_time(wire),
+            (None, Some(rate)) => {
+                rate.transmission_time(self.config.rate_overhead.as_ref().map_or(wire, |o| o.charged(wire)))
+            }
             (None, None) => Duration::ZERO,
         };
         self.last_tx_time = if duration.is_zero() { self.last_tx_time } else { duration };
@@ -593,7 +607,7 @@ impl Channel {
             let first = f.next_frame == 0;
             let frames = f.frames;
             if first {
-                let propagation = self.config.delay + self.jitter.as_mut().map_or(Duration::ZERO, |j| j.sample());
+                let propagation = self.netem.propagation(self.config.delay, self.jitter.as_mut());
                 self.receive_packets += 1;
                 self.receive_frames += frames;
                 if let Some(c) = self.credit.as_mut() {
@@ -637,6 +651,18 @@ impl Channel {
             }
             self.recorder.log(log, now, EventKind::FrameError { frame: tx.frame }, self.packet_in(tx.slot));
             match self.config.error_mode.clone() {
+                // tc-netem `ecn`: an ECN-capable packet is marked instead.
+                ErrorMode::Drop
+                    if self.config.error_ecn
+                        && self.slots[tx.slot].as_ref().is_some_and(|f| f.packet.ecn.is_capable()) =>
+                {
+                    let f = self.slots[tx.slot].as_mut().expect("live slot");
+                    f.packet.set_ecn(crate::packet::Ecn::Ce);
+                    if !background {
+                        self.stats.ecn_marked += 1;
+                    }
+                    self.recorder.log(log, now, EventKind::EcnMark, self.packet_in(tx.slot));
+                }
                 ErrorMode::Drop => {
                     self.remove_and_drop(now, tx.slot, DropReason::Error, queue_empty, log, out);
                     return;

@@ -20,6 +20,8 @@ pub(crate) struct LinkStats {
     pub frame_errors: u64,
     pub retransmissions: u64,
     pub corrupted: u64,
+    /// Packets an error marked CE instead of dropping (`error_ecn`).
+    pub ecn_marked: u64,
     /// Background (virtual) packets that left the link, and that it dropped.
     pub background_delivered: u64,
     pub background_dropped: u64,

@@ -12,6 +12,7 @@ mod background;
 mod channel;
 mod errors;
 pub(crate) mod link;
+mod netem;
 pub(crate) mod qdisc;
 mod vacation;
 
@@ -75,6 +76,9 @@ pub struct StageStats {
     pub frame_errors: u64,
     pub retransmissions: u64,
     pub corrupted: u64,
+    /// Copies made of entering packets (`duplicate`), not in `entered`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicated: u64,
     /// Time-averaged number of packets waiting in the queue discipline
     /// (background packets included: they take queue space).
     pub mean_queue_len: f64,
@@ -230,6 +234,11 @@ pub(crate) struct Stage {
     link: AnyLink,
     /// Virtual traffic generators, if the stage has any.
     background: Option<Background>,
+    /// netem's `duplicate`, if the stage copies packets.
+    duplicator: Option<netem::Duplicator>,
+    duplicated: u64,
+    /// Ids of the packets copied since the path last took them.
+    pub(crate) copies: Vec<PacketId>,
     /// The server's vacations, if it takes any.
     vacation: Option<Vacations>,
     blackout: Option<BlackoutMode>,
@@ -274,6 +283,10 @@ impl Stage {
             .as_ref()
             .filter(|v| !v.is_off())
             .map(|v| Vacations::new(v, Instant::ZERO, component_rng(seed, direction, &name)));
+        let duplicator = config
+            .duplicate
+            .as_ref()
+            .map(|d| netem::Duplicator::new(d, component_rng(seed, direction, &name)("duplicate")));
         Stage {
             recorder,
             seed,
@@ -281,6 +294,9 @@ impl Stage {
             qdisc,
             link,
             background,
+            duplicator,
+            duplicated: 0,
+            copies: Vec::new(),
             vacation,
             blackout: None,
             now: Instant::ZERO,
@@ -335,6 +351,11 @@ impl Stage {
     }
 
     /// Real packets inside the stage (queue, buffers, link).
+    /// Copies made of entering packets (`duplicate`).
+    pub(crate) fn duplicated(&self) -> u64 {
+        self.duplicated
+    }
+
     pub(crate) fn occupancy(&self) -> u64 {
         let inside = self.qdisc.len() as u64 + self.link.occupancy();
         inside - self.background_inside()
@@ -384,10 +405,11 @@ impl Stage {
             entered: self.stats.entered,
             delivered: link.delivered,
             dropped,
-            ecn_marked: self.stats.ecn_marked,
+            ecn_marked: self.stats.ecn_marked + link.ecn_marked,
             frame_errors: link.frame_errors,
             retransmissions: link.retransmissions,
             corrupted: link.corrupted,
+            duplicated: self.duplicated,
             mean_queue_len: self.queue_length.mean(now.max(self.now), self.qdisc.len()),
             max_queue_len: self.stats.max_len,
             background: BackgroundStats {
@@ -468,6 +490,12 @@ impl Stage {
             self.stats.background_received += 1;
         } else {
             self.stats.entered += 1;
+            // netem enqueues the copy first (sch_netem.c `netem_enqueue`).
+            if self.duplicator.as_mut().is_some_and(netem::Duplicator::copies) {
+                self.duplicated += 1;
+                self.copies.push(packet.id);
+                self.admit(packet.clone(), None, log);
+            }
         }
         self.admit(packet, None, log);
         // Zero-time transmissions and deliveries happen now.
@@ -587,6 +615,19 @@ impl Stage {
                     && let Some(b) = &mut self.background
                 {
                     b.set_classes(&config.queue);
+                }
+                if patch.sets("duplicate") {
+                    self.duplicator = match (self.duplicator.take(), &config.duplicate) {
+                        (_, None) => None,
+                        (Some(mut d), Some(c)) => {
+                            d.set(c);
+                            Some(d)
+                        }
+                        (None, Some(c)) => Some(netem::Duplicator::new(
+                            c,
+                            component_rng(seed, direction, &self.recorder.stage)("duplicate"),
+                        )),
+                    };
                 }
                 if patch.sets("vacation") {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
