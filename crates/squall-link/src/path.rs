@@ -63,6 +63,10 @@ pub struct Path {
     /// A stage announces a flow-control window (seed 000 §4.2): the
     /// stages then move together, one instant at a time.
     flow_controlled: bool,
+    /// A stage copies packets (`duplicate`), now or since a state: only
+    /// then has [`Path::take_copies`] anything to look for (it runs for
+    /// every delivery and drop).
+    copying: bool,
 }
 
 impl Path {
@@ -89,7 +93,9 @@ impl Path {
             entered: 0,
             polled: 0,
             flow_controlled: false,
+            copying: false,
         };
+        path.copying = path.stages.iter().any(Stage::copies_packets);
         path.refresh_windows(Instant::ZERO);
         Ok(path)
     }
@@ -246,6 +252,7 @@ impl Path {
             return false;
         };
         self.stages[i].apply(self.now, change, &mut self.events);
+        self.copying |= self.stages[i].copies_packets();
         self.refresh_windows(self.now);
         self.advance(self.now);
         true
@@ -254,7 +261,11 @@ impl Path {
     /// Appends to `out` the ids of the packets the stages copied
     /// (`duplicate`) since the last call: each copy has its packet's id
     /// and is delivered or dropped on its own.
+    #[inline]
     pub fn take_copies(&mut self, out: &mut Vec<PacketId>) {
+        if !self.copying {
+            return;
+        }
         for s in &mut self.stages {
             out.append(&mut s.copies);
         }

@@ -123,6 +123,7 @@ pub(crate) trait Link {
 
 impl Link for Channel {
     type Timer = Due;
+    #[inline]
     fn next_timer(&self) -> Option<(Instant, Due)> {
         Channel::next_timer(self)
     }
@@ -262,6 +263,7 @@ pub(crate) enum AnyTimer {
 
 impl Link for AnyLink {
     type Timer = AnyTimer;
+    #[inline]
     fn next_timer(&self) -> Option<(Instant, AnyTimer)> {
         match self {
             AnyLink::Channel(c) => Link::next_timer(c).map(|(t, d)| (t, AnyTimer::Channel(d))),

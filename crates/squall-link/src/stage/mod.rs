@@ -351,6 +351,11 @@ impl Stage {
     }
 
     /// Real packets inside the stage (queue, buffers, link).
+    /// Whether the stage copies packets now (`duplicate`).
+    pub(crate) fn copies_packets(&self) -> bool {
+        self.duplicator.is_some()
+    }
+
     /// Copies made of entering packets (`duplicate`).
     pub(crate) fn duplicated(&self) -> u64 {
         self.duplicated
