@@ -268,7 +268,12 @@ fn allowed_cpus(status: &str) -> Vec<usize> {
 /// Runs `squall emu` with `pin` (arguments) and a workload on fixed that
 /// prints its allowed CPUs; returns the data plane thread's CPUs (read
 /// while the run goes on), the workload's and the summary.
-fn cpus_of_a_run(pin: &[&str], single_cpu: bool) -> (Option<Vec<usize>>, Vec<usize>, serde_json::Value) {
+/// The data plane thread is seen as soon as it is spawned, with the
+/// affinity it inherits (with `--pin`, the other CPUs: one, on two CPUs),
+/// before it moves itself: the run is watched until the thread is on
+/// `expect` alone (or, for one CPU, until it is seen), for at most 1 s,
+/// and the last affinity seen is returned.
+fn cpus_of_a_run(pin: &[&str], single_cpu: bool, expect: usize) -> (Option<Vec<usize>>, Vec<usize>, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let child = Command::new(SQUALL)
         .arg("emu")
@@ -286,7 +291,7 @@ fn cpus_of_a_run(pin: &[&str], single_cpu: bool) -> (Option<Vec<usize>>, Vec<usi
             .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "squall-dataplan"))
             .find_map(|t| std::fs::read_to_string(t.path().join("status")).ok())
             .map(|s| allowed_cpus(&s));
-        if dataplane.as_ref().is_some_and(|d| d.len() == 1) || single_cpu && dataplane.is_some() {
+        if dataplane.as_deref() == Some(&[expect][..]) || single_cpu && dataplane.is_some() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -385,8 +390,8 @@ fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
         return;
     }
     let mine = allowed_cpus(&std::fs::read_to_string("/proc/self/status").unwrap());
-    let (dataplane, workload, summary) = cpus_of_a_run(&["--pin"], mine.len() < 2);
     let last = *mine.last().unwrap();
+    let (dataplane, workload, summary) = cpus_of_a_run(&["--pin"], mine.len() < 2, last);
     if mine.len() < 2 {
         assert_eq!(summary["emu"]["pinned_cpu"], serde_json::Value::Null, "one CPU: nothing pinned");
         return;
@@ -395,7 +400,7 @@ fn pin_gives_the_data_plane_the_last_cpu_and_the_workloads_the_rest() {
     assert_eq!(workload, mine[..mine.len() - 1], "the workload");
     assert_eq!(summary["emu"]["pinned_cpu"], serde_json::json!(last));
     let first = mine[0].to_string();
-    let (dataplane, workload, summary) = cpus_of_a_run(&["--dataplane-cpu", &first], false);
+    let (dataplane, workload, summary) = cpus_of_a_run(&["--dataplane-cpu", &first], false, mine[0]);
     assert_eq!(dataplane, Some(vec![mine[0]]), "--dataplane-cpu: the data plane thread");
     assert_eq!(workload, mine, "--dataplane-cpu: the workload");
     assert_eq!(summary["emu"]["pinned_cpu"], serde_json::json!(mine[0]));
