@@ -139,14 +139,18 @@ impl StateSchedule {
         self.states.iter().map(|s| &s.state)
     }
 
-    /// When the next state is due, if any is.
-    pub fn next_wakeup(&self) -> Option<Instant> {
-        let timed = self.timed.get(self.next_timed).map(|&i| match self.states[i].entry {
+    /// When the next timed state is due, if one is left.
+    fn next_timed_at(&self) -> Option<Instant> {
+        self.timed.get(self.next_timed).map(|&i| match self.states[i].entry {
             Entry::At(d) => Instant::ZERO + d,
             _ => unreachable!("timed list holds timed states"),
-        });
+        })
+    }
+
+    /// When the next state is due, if any is.
+    pub fn next_wakeup(&self) -> Option<Instant> {
         let recurring = self.recurring.iter().flat_map(|r| [r.next_start, r.end_at]).flatten();
-        [timed, self.cycle_next_at].into_iter().flatten().chain(recurring).min()
+        [self.next_timed_at(), self.cycle_next_at].into_iter().flatten().chain(recurring).min()
     }
 
     /// The next state due at or before `now`, in time order; call until it
@@ -174,10 +178,7 @@ impl StateSchedule {
     /// enters, or `None` for a recurring entry that only extended the
     /// current one.
     fn due_here(&mut self, at: Instant) -> Option<Which> {
-        let timed_at = self.timed.get(self.next_timed).map(|&i| match self.states[i].entry {
-            Entry::At(d) => Instant::ZERO + d,
-            _ => unreachable!("timed list holds timed states"),
-        });
+        let timed_at = self.next_timed_at();
         // Timed states go first at equal times: they are the scenario's
         // explicit instants.
         if timed_at == Some(at) {

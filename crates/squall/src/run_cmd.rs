@@ -3,6 +3,7 @@
 //! where it stopped), then analysed from its files into results.csv,
 //! summary.csv and report.html (seed 000 §4.1, §5.2).
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -261,43 +262,48 @@ fn set_sources(
 ) -> Result<Vec<(Combination, ConfigText)>> {
     let shown = file.display().to_string();
     let failed = |e: squall_scenario::ScenarioError| anyhow::anyhow!("set `{}`: {e:?}", set.name);
+    let scenario = |spec: &str, what: String| -> Result<ConfigText> {
+        let (source, text, dir) = scenario_text(spec, base).with_context(|| what)?;
+        Ok(ConfigText { source, text, dir })
+    };
+    // Each network and workload the set names is read once, whatever the
+    // number of combinations it takes part in.
+    let own = set.scenario.as_deref().map(|spec| scenario(spec, format!("set `{}`", set.name))).transpose()?;
+    let mut networks = BTreeMap::new();
+    for n in &set.networks {
+        let text = match &experiment.networks[n] {
+            toml::Value::Table(t) => squall_scenario::compose::inline_network(&shown, n, t, base),
+            v => scenario(v.as_str().unwrap_or_default(), format!("{shown}: networks.{n}"))?,
+        };
+        networks.insert(n.as_str(), text);
+    }
+    let mut workloads = BTreeMap::new();
+    for w in &set.workloads {
+        let text = match &experiment.workloads[w] {
+            toml::Value::Table(t) => squall_scenario::compose::inline_workload(&shown, w, t, base),
+            v => {
+                let path = base.join(v.as_str().unwrap_or_default());
+                let text = squall_scenario::read_text(&path).with_context(|| {
+                    format!("{shown}: workloads.{w}: cannot read the workload file {}", path.display())
+                })?;
+                ConfigText {
+                    source: path.display().to_string(),
+                    text,
+                    dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+                }
+            }
+        };
+        workloads.insert(w.as_str(), text);
+    }
     let mut out = Vec::new();
     for c in set.combinations() {
-        let network = match (&c.network, &set.scenario) {
-            (Some(n), _) => match &experiment.networks[n] {
-                toml::Value::Table(t) => squall_scenario::compose::inline_network(&shown, n, t, base),
-                v => {
-                    let spec = v.as_str().unwrap_or_default();
-                    let (source, text, dir) =
-                        scenario_text(spec, base).with_context(|| format!("{shown}: networks.{n}"))?;
-                    ConfigText { source, text, dir }
-                }
-            },
-            (None, Some(spec)) => {
-                let (source, text, dir) = scenario_text(spec, base).with_context(|| format!("set `{}`", set.name))?;
-                ConfigText { source, text, dir }
-            }
-            (None, None) => bail!("set `{}` has neither a scenario nor networks", set.name),
+        let network = match &c.network {
+            Some(n) => &networks[n.as_str()],
+            None => own.as_ref().with_context(|| format!("set `{}` has neither a scenario nor networks", set.name))?,
         };
         let src = match &c.workload {
-            None => network,
-            Some(w) => {
-                let workload = match &experiment.workloads[w] {
-                    toml::Value::Table(t) => squall_scenario::compose::inline_workload(&shown, w, t, base),
-                    v => {
-                        let path = base.join(v.as_str().unwrap_or_default());
-                        let text = squall_scenario::read_text(&path).with_context(|| {
-                            format!("{shown}: workloads.{w}: cannot read the workload file {}", path.display())
-                        })?;
-                        ConfigText {
-                            source: path.display().to_string(),
-                            text,
-                            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-                        }
-                    }
-                };
-                squall_scenario::compose(&network, &workload).map_err(failed)?
-            }
+            None => network.clone(),
+            Some(w) => squall_scenario::compose(network, &workloads[w.as_str()]).map_err(failed)?,
         };
         out.push((c, src));
     }
