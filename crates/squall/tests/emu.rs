@@ -769,8 +769,12 @@ fn the_four_link_example_routes_real_packets_as_the_simulator_does() {
 
 /// One scenario file, two engines (issue 14): the [[workload.tcp]] bulk
 /// transfer of scenarios/emu/tcp-workload.toml runs as squall's TCP model
-/// in `squall sim` and as real Linux TCP in `squall emu`. Both deliver the
-/// 500 KB, no faster than the 10 Mbit/s link allows (0.4 s). Its
+/// in `squall sim` and as real Linux TCP in `squall emu` (configured as
+/// the scenario's `rfc` profile: initcwnd 2, rto_min 1 s). Both deliver
+/// the 500 KB, no faster than the 10 Mbit/s link allows (0.4 s), and the
+/// emulated transfer time is within the parity grid's 10 % of the
+/// simulated one (measured 0.684 s against 0.712 s), widened only by the
+/// timer latency measured while the emulation ran. Its
 /// [[workload.udp]] flow sends, in both engines, the same datagrams: tshark
 /// reads the same sequence of IP lengths from both engines' pcaps of the
 /// sending host, over the same span of time.
@@ -786,8 +790,8 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
     let flow = &sim["runs"][0]["tcp_flows"][0];
     assert_eq!(flow["completed"], true);
     assert_eq!(flow["delivered_bytes"], 500_000);
-    let t = f(&flow["transfer_time"]);
-    assert!((0.4..3.0).contains(&t), "sim transfer time {t}");
+    let sim_t = f(&flow["transfer_time"]);
+    assert!(sim_t > 0.4, "sim transfer time {sim_t}");
     let (emu, late) = common::timer_latency_during(|| run("emu"));
     let flows = emu["runs"][0]["flows"].as_array().unwrap();
     let data = flows.iter().find(|f| f["sender"] == "fixed" && f["receiver"] == "mobile").expect("the download");
@@ -796,7 +800,14 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
     assert!(data["received_bytes"].as_u64().unwrap() >= 500_000 + 40 * segments, "{data}");
     let t = f(&data["elapsed"]);
     eprintln!("500 KB: sim {} s, emu {t} s", f(&flow["transfer_time"]));
-    assert!((0.4..3.0).contains(&t), "emu transfer time {t}");
+    assert!(t > 0.4, "emu transfer time {t}");
+    // `elapsed` runs from the first packet sent (the SYN) to the last
+    // one received (the FIN); `transfer_time` from the workload's start
+    // to the last byte delivered. Both include the handshake; they differ
+    // by the process start-up and the closing segments (a few ms each),
+    // inside the 10 % band.
+    let allowed = 0.10 * sim_t + 2.0 * late.max;
+    assert!((t - sim_t).abs() <= allowed, "emu transfer time {t} s, sim {sim_t} s: differ by more than {allowed} s");
     let client = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads/1-fixed.stdout")).unwrap();
     assert!(client.contains("\"bytes\":500000"), "{client}");
 
@@ -830,6 +841,15 @@ fn tcp_and_udp_workloads_run_in_both_engines() {
     );
     let sender = std::fs::read_to_string(dir.path().join("emu/rep-0/workloads/3-mobile.stdout")).unwrap();
     assert!(sender.contains(&format!("\"sent\":{sim_sent},")) && sender.contains("\"refused\":0"), "{sender}");
+    // The uplink loses nothing: every datagram reaches the receiver in
+    // both engines, the last one too, though the sender exits 20 ms
+    // before it arrives (the emulation delivers what its workloads sent
+    // before it ends, as the simulator does).
+    let received = |engine: &str| {
+        let pcap = dir.path().join(engine).join("rep-0/fixed.pcap");
+        tshark_fields(&pcap, "udp.srcport == 10000", &["ip.len"]).len() as u64
+    };
+    assert_eq!((received("sim"), received("emu")), (sim_sent, sim_sent), "datagrams received (sim, emu)");
 }
 
 /// `request_response` and `bulk_for` run in both engines from one file:
@@ -1398,9 +1418,16 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         } else {
             assert!((449..=499).contains(&site.connections), "{} connections", site.connections);
         }
+        // Measured (2026-11-28, two cores under four builds): off-0
+        // emulated 27.85 s against 32.00 s simulated (-13 %), off-90 35.82
+        // against 39.52..40.87 s (-9 %), on-90 20.43 against 18.95..20.28
+        // s (+0.7 % over the band). Without keep-alive real Linux and wget
+        // take ~8 ms less per file (55.8 against 64.1 ms, a third of the
+        // 25 ms RTT) than the simulator's web client: a known gap, written
+        // in docs/validation.md; the band allows it and no more.
         assert!(
-            site.elapsed > 0.65 * lo && site.elapsed < 1.1 * hi,
-            "{name}: emulated {} s outside the simulator's {lo}..{hi} s band (-35%, +10%)",
+            site.elapsed > 0.8 * lo && site.elapsed < 1.1 * hi,
+            "{name}: emulated {} s outside the simulator's {lo}..{hi} s band (-20%, +10%)",
             site.elapsed
         );
     }

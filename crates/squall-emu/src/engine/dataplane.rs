@@ -129,6 +129,13 @@ struct PathSlot {
     path: Option<Path>,
 }
 
+/// How long the data plane runs on after the foreground workloads have
+/// exited, at most, to deliver what they sent: long enough for a packet
+/// to cross a slow, deep path, short enough that a path holding packets
+/// (a blackout in hold mode) or a background program that keeps sending
+/// does not keep a finished run alive.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(5);
+
 /// The loop's state.
 pub struct Dataplane {
     clock: Clock,
@@ -222,8 +229,19 @@ impl Dataplane {
         self
     }
 
-    /// Runs until `stop` is set or the clock reaches `end`.
-    pub fn run(mut self, end: Instant, stop: &AtomicBool, control: &Receiver<ControlMessage>) -> DataplaneReport {
+    /// Runs until `stop` is set or the clock reaches `end`. Once `drain`
+    /// is set (the foreground workloads have exited), it runs on, reading
+    /// the devices and delivering, until no packet of the workloads is
+    /// left inside the model (what they wrote before exiting reaches its
+    /// host or is dropped with a reason, as it does in the simulator,
+    /// which runs to the scenario's end), for at most [`DRAIN_LIMIT`].
+    pub fn run(
+        mut self,
+        mut end: Instant,
+        stop: &AtomicBool,
+        drain: &AtomicBool,
+        control: &Receiver<ControlMessage>,
+    ) -> DataplaneReport {
         crate::sys::sched::minimise_timer_slack();
         if let Some(cpu) = self.options.cpu
             && let Err(e) = crate::sys::sched::pin_this_thread(cpu)
@@ -235,11 +253,16 @@ impl Dataplane {
         {
             tracing::warn!("squall emu: the data plane runs without real-time priority ({e}); timing may suffer");
         }
+        let mut draining = false;
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
             let now = self.clock.now();
+            if !draining && drain.load(Ordering::Relaxed) {
+                draining = true;
+                end = end.min(now + DRAIN_LIMIT);
+            }
             if now >= end {
                 break;
             }
@@ -255,6 +278,9 @@ impl Dataplane {
             // schedule polled up to it: no later event is earlier.
             self.recorder.events(std::mem::take(&mut self.events), now);
             self.recorder.flush();
+            if draining && self.drained() {
+                break;
+            }
             let deadline = self.next_deadline(now).min(end);
             self.wait_until(deadline);
         }
@@ -265,6 +291,15 @@ impl Dataplane {
         self.enter_due_states(last);
         self.deliver_due(last);
         self.finish()
+    }
+
+    /// Nothing of the workloads' is left to deliver: no packet read but
+    /// not handed out, none waiting to be forwarded at a host, none inside
+    /// a path (the model's background packets do not count).
+    fn drained(&self) -> bool {
+        !self.devices.iter().any(|d| d.buffered())
+            && self.forward.is_empty()
+            && self.paths.iter().all(|s| s.path.as_ref().is_none_or(|p| p.stats().in_flight == 0))
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {

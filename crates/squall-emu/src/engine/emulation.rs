@@ -207,6 +207,7 @@ pub fn run(
 
     let clock = Clock::start();
     let done = Arc::new(AtomicBool::new(false));
+    let drain = Arc::new(AtomicBool::new(false));
     let mut dataplane = Dataplane::new(
         clock,
         options.dataplane.clone(),
@@ -224,14 +225,15 @@ pub fn run(
     if let Some(line) = &options.announce {
         tracing::info!("{line}");
     }
-    let thread_done = Arc::clone(&done);
+    let (thread_done, thread_drain) = (Arc::clone(&done), Arc::clone(&drain));
     let end = model.end;
     let handle = std::thread::Builder::new()
         .name("squall-dataplane".into())
-        .spawn(move || dataplane.run(end, &thread_done, &control_rx))
+        .spawn(move || dataplane.run(end, &thread_done, &thread_drain, &control_rx))
         .context(|| "start the data plane thread".to_string())?;
 
-    let (ended_by, failure) = supervise(&handle, &mut workloads, clock, &attached.hosts, &signal, &done, &options);
+    let ends = Ends { done: &done, drain: &drain };
+    let (ended_by, failure) = supervise(&handle, &mut workloads, clock, &attached.hosts, &signal, ends, &options);
     let (report, outcomes, outside) = teardown(handle, workloads, clock, control, attached, &routing, id);
     if let Some(e) = failure {
         return Err(e);
@@ -491,35 +493,48 @@ fn run_info(
     })
 }
 
+/// How the supervisor ends the data plane's loop: at once (`done`), or
+/// once what the workloads sent has been delivered (`drain`).
+#[derive(Clone, Copy)]
+struct Ends<'a> {
+    done: &'a AtomicBool,
+    drain: &'a AtomicBool,
+}
+
 /// Starts and reaps the workloads every 5 ms while the data plane runs,
 /// until it ends by itself (the scenario's duration), a workload cannot
-/// be started, `signal` is set, or (`stop_when_workloads_exit`) the
-/// foreground workloads have exited; then tells the data plane to stop
-/// (`done`). Returns why the run ended and a workload's failure.
+/// be started or `signal` is set (then it tells the data plane to stop at
+/// once, `done`); when (`stop_when_workloads_exit`) the foreground
+/// workloads have exited, it tells the data plane to deliver what they
+/// sent and stop (`drain`), and keeps watching for a signal meanwhile.
+/// Returns why the run ended and a workload's failure.
 fn supervise(
     handle: &JoinHandle<DataplaneReport>,
     workloads: &mut Workloads,
     clock: Clock,
     hosts: &Hosts,
     signal: &AtomicBool,
-    done: &AtomicBool,
+    ends: Ends,
     options: &EmulationOptions,
 ) -> (EndReason, Option<EmuError>) {
+    let mut ended_by = EndReason::Duration;
     while !handle.is_finished() {
-        let (ended_by, failure) = if let Err(e) = workloads.poll(clock.now(), &hosts.namespaces) {
+        let (reason, failure) = if let Err(e) = workloads.poll(clock.now(), &hosts.namespaces) {
             (EndReason::Duration, Some(e))
         } else if signal.load(Ordering::Relaxed) {
             (EndReason::Signal, None)
-        } else if options.stop_when_workloads_exit && workloads.foreground_done() {
-            (EndReason::Workloads, None)
         } else {
+            if options.stop_when_workloads_exit && ended_by != EndReason::Workloads && workloads.foreground_done() {
+                ended_by = EndReason::Workloads;
+                ends.drain.store(true, Ordering::Relaxed);
+            }
             std::thread::sleep(std::time::Duration::from_millis(5));
             continue;
         };
-        done.store(true, Ordering::Relaxed);
-        return (ended_by, failure);
+        ends.done.store(true, Ordering::Relaxed);
+        return (reason, failure);
     }
-    (EndReason::Duration, None)
+    (ended_by, None)
 }
 
 /// What the outside host did, and what the TUN devices were granted.
