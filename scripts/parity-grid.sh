@@ -6,7 +6,8 @@
 # REPS replications per point. Writes OUT/grid.md (per point: the sim and
 # emu mean ± 95 % CI half-width and the relative difference (emu − sim)/emu
 # of goodput, retransmitted segments (% of data segments), mean RTT and
-# elapsed time; a point passes when all four are within 10 %) and
+# elapsed time; a point passes when all four are within 10 %; how many
+# emulated runs kept timing, as `squall emu` flags it) and
 # OUT/POINT/ (each point's compare report).
 #
 # Congestion-only points (issue 31): LOSSES=0 and a queue shallower or
@@ -134,6 +135,12 @@ for metric in ("goodput_bps", "retransmitted_pct", "rtt_mean", "elapsed"):
     sim, emu = float(r["sim_mean"]), float(r["emu_mean"])
     cells += [str(sim), str(float(r["sim_ci95_high"]) - sim), str(emu),
               str(float(r["emu_ci95_high"]) - emu), r["relative_difference"]]
+# The emulated runs that kept timing (no delivery more than 1 ms late;
+# result.json's timing.on_time): a late emulator bunches deliveries, and
+# the receiver then ACKs several segments at once.
+import glob, json, os
+runs = [json.load(open(f))["timing"] for f in sorted(glob.glob(os.path.join(os.path.dirname(path), "emu", "rep-*", "result.json")))]
+cells.append(f"{sum(1 for t in runs if t['on_time'])}/{len(runs)}")
 print("\t".join(cells))
 PY
           done
@@ -152,10 +159,10 @@ done
     echo "(emu − sim)/emu; a point passes when every |difference| ≤ 10 %."
     echo "Commands: commands.txt. squall: $SQUALL ($("$SQUALL" --version 2>/dev/null || echo unknown))."
     echo
-    echo "| cc | rate | RTT | loss | queue | transfer | goodput sim / emu (diff) | retransmitted sim / emu (diff) | RTT sim / emu (diff) | elapsed sim / emu (diff) | verdict |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "| cc | rate | RTT | loss | queue | transfer | goodput sim / emu (diff) | retransmitted sim / emu (diff) | RTT sim / emu (diff) | elapsed sim / emu (diff) | emu runs on time | verdict |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     awk -F'\t' -v tol="$TOLERANCE" '
-        $7 == "error" { printf "| %s | %s Mbit/s | %s ms | %s %% | %s p | %s | error | error | error | error | fail |\n", $1, $2, $3, $4, $5, $6; fails++; next }
+        $7 == "error" { printf "| %s | %s Mbit/s | %s ms | %s %% | %s p | %s | error | error | error | error | | fail |\n", $1, $2, $3, $4, $5, $6; fails++; next }
         {
             line = sprintf("| %s | %s Mbit/s | %s ms | %s %% | %s p | %s", $1, $2, $3, $4, $5, $6)
             verdict = "pass"
@@ -171,7 +178,7 @@ done
                     $c * scale[m + 1], $(c + 1) * scale[m + 1], $(c + 2) * scale[m + 1], $(c + 3) * scale[m + 1], 100 * d)
             }
             if (verdict == "fail") fails++
-            print line " | " verdict " |"
+            print line " | " $27 " | " verdict " |"
             n++
         }
         END { printf "\n%d points, %d with a metric outside 10 %% (goodput %d, retransmitted %d, RTT %d, elapsed %d).\n", n + 0, fails + 0, bad[0] + 0, bad[1] + 0, bad[2] + 0, bad[3] + 0 }' "$rows"
