@@ -9,9 +9,9 @@
 //!
 //! Where the three implementations people compare with differ, squall
 //! follows RFC 8033's pseudo-code (its §4 and Appendix A); Linux is
-//! `net/sched/sch_pie.c` with `net/sched/pie.c` (6.x: `pie_drop_early`,
-//! `pie_process_dequeue`, `pie_calculate_probability`), ns-3 is 3.44's
-//! `src/traffic-control/model/pie-queue-disc.cc`:
+//! `net/sched/sch_pie.c` (6.x: `pie_drop_early`, `pie_process_dequeue`,
+//! `pie_calculate_probability`; state in `include/net/pie.h`), ns-3 is
+//! 3.44's `src/traffic-control/model/pie-queue-disc.cc`:
 //!
 //! - **Queue delay.** The sojourn time of the last packet dequeued, 0 when
 //!   that departure emptied the queue: as Linux with `dq_rate_estimator`
@@ -48,9 +48,9 @@
 //!   is ECN-capable and p ≤ 10 % (Linux `prob <= MAX_PROB / 10`; ns-3
 //!   marks below `MarkEcnThreshold`, 0.1, with `UseEcn`, off by default).
 //! - The accumulated probability restarts at 0 after an early drop (all
-//!   three), but not after a drop by the queue's limit (RFC Appendix A and
-//!   ns-3 reset it there too): the limit is checked by the queue after
-//!   PIE, so PIE does not see those drops.
+//!   three), but not after a drop by the queue's limit (RFC Appendix A,
+//!   Linux's `pie_qdisc_enqueue` and ns-3 reset it there too): the limit
+//!   is checked by the queue after PIE, so PIE does not see those drops.
 //!
 //! bench/ns3/aqm.sh runs squall's PIE, CoDel, FQ-CoDel and a FIFO beside
 //! ns-3 3.44's on one scenario; docs/validation.md has its table.
