@@ -3,8 +3,57 @@
 //!
 //! The drop probability is recomputed every `t_update` from the queueing
 //! delay, taken as the sojourn time of the last packet that left (RFC 8033
-//! §4.2 allows a timestamp estimate instead of Little's law). Updates are
+//! §4.3 allows timestamps or Little's law over a measured departure rate,
+//! §5.2). Updates are
 //! done lazily: each call first runs the updates whose time has passed.
+//!
+//! Where the three implementations people compare with differ, squall
+//! follows RFC 8033's pseudo-code (its §4 and Appendix A); Linux is
+//! `net/sched/sch_pie.c` (6.x: `pie_drop_early`, `pie_process_dequeue`,
+//! `pie_calculate_probability`; state in `include/net/pie.h`), ns-3 is
+//! 3.44's `src/traffic-control/model/pie-queue-disc.cc`:
+//!
+//! - **Queue delay.** The sojourn time of the last packet dequeued, 0 when
+//!   that departure emptied the queue: as Linux with `dq_rate_estimator`
+//!   off (its default) and ns-3 with `UseDequeueRateEstimator` false (its
+//!   default). RFC 8033 §4.3 allows either this or Little's law over a
+//!   departure rate measured in 16 KB cycles (§5.2; Linux's and ns-3's
+//!   option).
+//! - **Scaling of the adjustment by ranges of p** (RFC 8033 §4.2: /2048
+//!   below 0.0001 %, … , /2 below 10 %) and the **cap** of +2 % per update
+//!   once p ≥ 10 % (§5.5): the same in all three (Linux by shifts of
+//!   alpha and beta). Linux also adds 2 % per update while the delay is
+//!   above 250 ms (`pie_calculate_probability`, "non-linear drop"); the RFC
+//!   and ns-3 do not, nor does squall.
+//! - **Decay when idle**: p × 0.98 per update while this and the previous
+//!   delay are 0 (RFC 8033 §4.2, ns-3); Linux takes 1/64 off (× 0.984) and
+//!   skips it while packets wait.
+//! - **De-randomisation** (RFC 8033 §5.4 and Appendix A; Linux always):
+//!   p accumulates per arrival; no drop below 0.85, a drop at 8.5, a random
+//!   drop in between. ns-3's `UseDerandomization` is **false** by default:
+//!   with the same p it drops at every arrival with probability p.
+//! - **Burst allowance** (RFC 8033 §4.4, 150 ms in all three): no early
+//!   drop while it lasts; it shrinks by `t_update` at each update (RFC,
+//!   ns-3; Linux by the time between dequeues) and is granted again when p
+//!   is 0 and both delays are below half the target. The drop probability
+//!   goes on being computed meanwhile (RFC, Linux); ns-3 holds it at 0
+//!   while an allowance lasts and grants a new allowance only after 1.5 s
+//!   of such calm (`BURST_RESET_TIMEOUT`).
+//! - **Early drop off** while the delay is below half the target and p
+//!   below 20 %, or with at most two packets' bytes queued (RFC 8033 §4.1:
+//!   `qdelay_old` and 2 × MEAN_PKTSIZE, squall's mean packet being the
+//!   largest seen; ns-3: `qdelay_old` and 2 packets; Linux: the latest
+//!   delay and 2 MTUs).
+//! - **ECN** (§5.1): a packet that would be dropped is marked instead if it
+//!   is ECN-capable and p ≤ 10 % (Linux `prob <= MAX_PROB / 10`; ns-3
+//!   marks below `MarkEcnThreshold`, 0.1, with `UseEcn`, off by default).
+//! - The accumulated probability restarts at 0 after an early drop (all
+//!   three), but not after a drop by the queue's limit (RFC Appendix A,
+//!   Linux's `pie_qdisc_enqueue` and ns-3 reset it there too): the limit
+//!   is checked by the queue after PIE, so PIE does not see those drops.
+//!
+//! bench/ns3/aqm.sh runs squall's PIE, CoDel, FQ-CoDel and a FIFO beside
+//! ns-3 3.44's on one scenario; docs/validation.md has its table.
 
 use serde::{Deserialize, Serialize};
 
@@ -232,7 +281,7 @@ impl Aqm for Pie {
         }
     }
 
-    /// The departure's sojourn time is the queueing delay (RFC 8033 §4.2,
+    /// The departure's sojourn time is the queueing delay (RFC 8033 §4.3,
     /// timestamps); an empty queue has none.
     fn on_dequeue(&mut self, now: Instant, head: Option<(&Packet, Duration)>, queue: &QueueState) -> Verdict {
         if let Some((_, sojourn)) = head {
