@@ -19,7 +19,8 @@
 # Environment (all optional):
 #   SQUALL  the squall binary (default: target/release/squall); give a copy
 #           so that rebuilding does not change it under a running grid
-#   CCS     congestion controls (default: "reno cubic")
+#   CCS     congestion controls (default: "reno cubic"; "bbr" runs the
+#           simulator's BBR against the kernel's bbr)
 #   RATES   bottleneck rates, Mbit/s (default: "10")
 #   RTTS    round-trip propagation delays, ms (default: "20 60 200")
 #   LOSSES  packet loss on the data direction, % (default: "0.1 1 2"; 0 for

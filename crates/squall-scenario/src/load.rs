@@ -264,7 +264,7 @@ fn example_for(path: &KeyPath, message: &str) -> Option<String> {
         "udp" => "[[workload.udp]] with name, from, to, size and rate",
         "tcp" => "[[workload.tcp]] with name, from, to and app = { bulk = \"100 KB\" }",
         "app" => "app = { bulk = \"100 KB\" } (or bulk_for, request_response, web)",
-        "cc" => "cc = \"reno\" (or tahoe, newreno, sack, cubic)",
+        "cc" => "cc = \"reno\" (or tahoe, newreno, sack, cubic, vegas, bbr)",
         "rto" => "rto = \"rfc6298\" (or \"seed001\", \"linux\")",
         "profile" => "profile = \"linux\" (or \"rfc\")",
         "delayed_ack" => "delayed_ack = \"200 ms\" (or false)",

@@ -661,6 +661,8 @@ pub enum TcpCc {
     Cubic,
     /// TCP Vegas (Brakmo and Peterson 1995), as Linux's tcp_vegas.c.
     Vegas,
+    /// BBR v1 (Cardwell et al. 2016), as Linux's tcp_bbr.c.
+    Bbr,
 }
 
 /// How the retransmission timeout is computed.

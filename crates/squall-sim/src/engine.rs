@@ -223,7 +223,8 @@ impl Simulation {
                     "{what}: another flow has the same addresses and ports ({up_key})"
                 )));
             }
-            let config = |rcv_buf: u64| tcp_config(f, rcv_buf).map_err(|e| scenario_error(format!("{what}: {e}")));
+            let config =
+                |rcv_buf: u64| tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")));
             let mss = f.mss.0;
             let plan = Arc::new(TcpPlan {
                 index: i,
@@ -520,13 +521,16 @@ fn tcp_cc(cc: TcpCc) -> CcKind {
         TcpCc::Sack => CcKind::Sack,
         TcpCc::Cubic => CcKind::Cubic,
         TcpCc::Vegas => CcKind::Vegas,
+        TcpCc::Bbr => CcKind::Bbr,
     }
 }
 
 /// The squall-tcp settings of a `[[workload.tcp]]` entry, with a receive
 /// buffer of `rcv_buf` bytes: the profile's defaults (`TcpConfig::default`
-/// or `TcpConfig::linux`), overridden by every key the flow gives.
-fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
+/// or `TcpConfig::linux`), overridden by every key the flow gives. The
+/// connection's random stream (BBR's) is seeded from the replication's
+/// `seed` and the flow's name.
+fn tcp_config(f: &TcpFlow, rcv_buf: u64, seed: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
     let cc = tcp_cc(f.cc);
     let mss = f.mss.0.min(u32::MAX as u64) as u32;
     let defaults = TcpConfig::profile(match f.profile {
@@ -536,7 +540,7 @@ fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::Config
     // The RFC profile offers SACK only where the algorithm recovers with
     // it; Linux always does (net.ipv4.tcp_sack = 1).
     let default_sack = match f.profile {
-        TcpProfile::Rfc => matches!(cc, CcKind::Sack | CcKind::Cubic),
+        TcpProfile::Rfc => matches!(cc, CcKind::Sack | CcKind::Cubic | CcKind::Bbr),
         TcpProfile::Linux => defaults.sack,
     };
     let config = TcpConfig {
@@ -565,6 +569,7 @@ fn tcp_config(f: &TcpFlow, rcv_buf: u64) -> Result<TcpConfig, squall_tcp::Config
         dupack_threshold: f.dupack_threshold.unwrap_or(defaults.dupack_threshold),
         initial_ssthresh: f.initial_ssthresh.map_or(defaults.initial_ssthresh, |w| w.bytes(mss as u64)),
         max_window: f.max_window.map_or(defaults.max_window, |w| w.bytes(mss as u64)),
+        seed: rand::Rng::next_u64(&mut stream(seed, &format!("tcp/{}/cc", f.name))),
         ..defaults
     };
     config.validate()?;

@@ -81,6 +81,12 @@ pub enum CcKind {
     /// the window follows the segments queued in the network, α = 2 to
     /// β = 4; Reno's reaction to loss, SACK or NewReno recovery.
     Vegas,
+    /// BBR v1 (Cardwell et al., "BBR: Congestion-Based Congestion
+    /// Control", ACM Queue 14(5), 2016; draft-cardwell-iccrg-bbr-congestion-control-00)
+    /// as Linux's net/ipv4/tcp_bbr.c: a model of the bottleneck bandwidth
+    /// and round-trip time sets the pacing rate and the window; SACK or
+    /// NewReno loss recovery.
+    Bbr,
 }
 
 impl CcKind {
@@ -92,6 +98,7 @@ impl CcKind {
             CcKind::Sack => "sack",
             CcKind::Cubic => "cubic",
             CcKind::Vegas => "vegas",
+            CcKind::Bbr => "bbr",
         }
     }
 }
@@ -197,6 +204,10 @@ pub struct TcpConfig {
     pub time_wait: Duration,
     /// Initial send sequence number.
     pub iss: u64,
+    /// Seed of the connection's random stream (BBR's first gain-cycle
+    /// phase, tcp_bbr.c `bbr_reset_probe_bw_mode`); the simulator derives
+    /// it from the replication seed and the flow's name.
+    pub seed: u64,
 }
 
 impl Default for TcpConfig {
@@ -231,6 +242,7 @@ impl Default for TcpConfig {
             persist_max: Duration::from_secs(60),
             time_wait: Duration::from_secs(60),
             iss: 0,
+            seed: 0,
         }
     }
 }

@@ -30,15 +30,21 @@ use std::collections::VecDeque;
 use squall_link::{Duration, Instant};
 
 use crate::config::{DelayedAck, LossDetection, RtoVariant, TcpConfig};
-use crate::congestion::{AckSample, AnyCongestionControl, CongestionControl, LossRecovery, Prr, RateSample};
+use crate::congestion::{
+    AckSample, AnyCongestionControl, CaState, CongestionControl, LossRecovery, ModelAck, Prr, RateSample,
+};
 use crate::rtt::RttEstimator;
 use crate::segment::{
     Flags, MAX_SACK_BLOCKS, MAX_SACK_BLOCKS_WITH_TIMESTAMPS, SackBlocks, Segment, TIMESTAMP_OPTION_LEN, Timestamp,
 };
 
+mod pacing;
 mod rack;
+mod rate;
 mod rcv_space;
+use pacing::Pacer;
 use rack::Rack;
+use rate::{DeliveryRate, TxState};
 use rcv_space::ReceiveSpace;
 
 /// Most ACKs sent at once in quick-ACK mode (`TCP_MAX_QUICKACKS`).
@@ -173,6 +179,8 @@ struct Sent {
     /// Delivery state when it was last sent, for rate samples.
     delivered: u64,
     delivered_time: Instant,
+    /// The same in packets, for model-based algorithms (tcp_rate.c).
+    tx: TxState,
 }
 
 impl Sent {
@@ -278,6 +286,12 @@ pub struct Connection {
     delivered_time: Instant,
     /// Earliest time the pacer lets the next segment go.
     pace_at: Option<Instant>,
+    pacer: Pacer,
+    /// Delivery-rate samples in packets (tcp_rate.c), and whether the
+    /// connection is in Linux's Loss state (after a timeout, until what
+    /// was outstanding then is acknowledged), for model-based algorithms.
+    rate: DeliveryRate,
+    in_loss: bool,
     /// RACK-TLP (RFC 8985): the RACK state, the reordering timer, the
     /// loss probe's timer, a probe to send, and the probe outstanding
     /// (TLPRxtOut's end, `tlp_high_seq`) with whether it was a
@@ -376,6 +390,9 @@ impl Connection {
             delivered: 0,
             delivered_time: Instant::ZERO,
             pace_at: None,
+            pacer: Pacer::default(),
+            rate: DeliveryRate::default(),
+            in_loss: false,
             rack: Rack::default(),
             rack_at: None,
             tlp_at: None,
@@ -437,6 +454,7 @@ impl Connection {
             rack_rtx: false,
             delivered: 0,
             delivered_time: now,
+            tx: TxState::default(),
         });
         self.snd_max = self.iss + 1;
         self.snd_nxt = self.iss + 1;
@@ -452,6 +470,13 @@ impl Connection {
         let open = matches!(self.state, State::SynSent | State::SynReceived | State::Established | State::CloseWait);
         if self.fin_queued || !open {
             return Err(SendError::Closed);
+        }
+        if self.cc.is_model_based() {
+            // `tcp_rate_check_app_limited`, at the application's write.
+            let unsent_below_mss = self.app_end.saturating_sub(self.snd_max) < self.snd_mss as u64;
+            let cwnd = self.cc.window() / self.snd_mss.max(1) as u64;
+            let lost_unrepaired = self.sent.iter().any(|s| s.lost && !s.rack_rtx && !s.sacked);
+            self.rate.check_app_limited(unsent_below_mss, self.packets_in_flight(), cwnd, lost_unrepaired);
         }
         self.app_end += bytes;
         Ok(())
@@ -637,6 +662,11 @@ impl Connection {
             return;
         }
         let flight = self.snd_max - self.snd_una;
+        if self.cc.is_model_based() {
+            // `tcp_enter_loss` marks everything outstanding lost.
+            self.rate.lost += self.sent.iter().filter(|s| !s.sacked && !s.lost).count() as u64;
+            self.in_loss = true;
+        }
         self.cc.on_timeout(now, flight, self.snd_mss, repeat);
         self.recovery = None;
         self.prr = None;
@@ -764,6 +794,7 @@ impl Connection {
             && !syn.retransmitted
         {
             self.rtt.sample_at(now - syn.first_sent, self.iss + 1, self.iss + 1);
+            self.rate.on_rtt(now - syn.first_sent);
             self.stats.rtt_samples += 1;
         }
         self.snd_una = self.iss + 1;
@@ -905,6 +936,7 @@ impl Connection {
                 rack_rtx: false,
                 delivered: self.delivered,
                 delivered_time: self.delivered_time,
+                tx: TxState::default(),
             });
             self.snd_max = end;
             self.snd_nxt = self.snd_nxt.max(end);
@@ -927,8 +959,11 @@ impl Connection {
             self.persist_backoff = 0;
             self.probe_pending = false;
         }
+        let prior_in_flight = if self.cc.is_model_based() { self.packets_in_flight() } else { 0 };
         let sacked = if self.sack_ok { self.take_sack(now, seg) } else { Sacked::default() };
         let una_before = self.snd_una;
+        let mut lost_bytes = 0;
+        self.rate.ack_rtt = sacked.oldest_rtt;
         let mut delivered = sacked.bytes;
         if ack > self.snd_una {
             delivered += self.on_new_ack(now, ack, &sacked, seg.timestamp.filter(|_| self.ts_ok));
@@ -952,6 +987,7 @@ impl Connection {
         if self.rack_on() {
             self.on_tlp_ack(now, ack, ack > una_before);
             let newly_lost = if delivered > 0 { self.rack_detect_loss(now) } else { 0 };
+            lost_bytes = newly_lost;
             if newly_lost > 0 && self.recovery.is_none() && self.snd_una >= self.recover {
                 self.enter_loss_recovery(now, LossRecovery::Sack);
             }
@@ -960,7 +996,63 @@ impl Connection {
         } else {
             self.prr_on_ack(delivered, ack > una_before, false);
         }
+        if self.cc.is_model_based() {
+            self.model_ack(now, prior_in_flight, lost_bytes);
+        }
         true
+    }
+
+    /// Linux's `cong_control` step of `tcp_ack` for a model-based
+    /// algorithm: the rate sample (`tcp_rate_gen`) and the ACK's counts.
+    fn model_ack(&mut self, now: Instant, prior_in_flight: u64, lost_bytes: u64) {
+        let mss = self.snd_mss.max(1);
+        let rtt = self.rate.ack_rtt.take();
+        if let Some(r) = rtt {
+            self.rate.on_rtt(r);
+        }
+        let (acked_sacked, sample) = self.rate.generate(now, lost_bytes.div_ceil(mss as u64));
+        if self.in_loss && self.snd_una >= self.recover {
+            self.in_loss = false;
+        }
+        let ca_state = match (self.recovery, self.in_loss) {
+            (Some(_), _) => CaState::Recovery,
+            (None, true) => CaState::Loss,
+            (None, false) => CaState::Open,
+        };
+        let in_flight = self.packets_in_flight();
+        let ack = ModelAck {
+            rate: sample,
+            acked_sacked,
+            losses: lost_bytes.div_ceil(mss as u64),
+            prior_in_flight,
+            in_flight,
+            delivered: self.rate.delivered,
+            lost: self.rate.lost,
+            delivered_time: self.rate.delivered_time.unwrap_or(now),
+            rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rate.min_rtt,
+            maybe_delayed: acked_sacked == 1,
+            ca_state,
+            pacing_wait: self.pacer.next_departure(now).map_or(Duration::ZERO, |t| t - now),
+            mss,
+        };
+        self.cc.on_model_ack(now, &ack);
+        if self.cc.wants_app_limited() {
+            self.rate.set_app_limited(in_flight);
+        }
+    }
+
+    /// Packets in flight as Linux counts them (`tcp_packets_in_flight`):
+    /// outstanding, less SACKed and lost, plus retransmissions in flight;
+    /// after a timeout, what lies beyond the go-back point is lost.
+    fn packets_in_flight(&self) -> u64 {
+        let resend_from = (self.snd_nxt < self.snd_max).then_some(self.snd_nxt);
+        self.sent
+            .iter()
+            .filter(|s| !s.sacked && resend_from.is_none_or(|n| s.start < n))
+            .map(|s| if s.lost { s.rack_rtx as u64 } else { 1 })
+            .sum()
     }
 
     /// Marks SACKed segments (and tells RACK, RFC 8985 §6.2 step 2).
@@ -968,6 +1060,7 @@ impl Connection {
         let mut out = Sacked::default();
         let mut oldest_sent: Option<Instant> = None;
         let rack = &mut self.rack;
+        let rate = &mut self.rate;
         for &(left, right) in seg.sack.as_slice() {
             if right <= self.snd_una || left >= right {
                 continue;
@@ -987,6 +1080,7 @@ impl Connection {
                         oldest_sent = Some(s.last_sent);
                     }
                     rack.on_delivered(now, s.last_sent, s.end, s.retransmitted);
+                    rate.on_delivered(&mut s.tx, s.last_sent, s.end, true);
                 }
             }
         }
@@ -1009,10 +1103,11 @@ impl Connection {
         let mut data_acked = 0;
         while let Some(front) = self.sent.front_mut() {
             if front.end <= ack {
-                let s = self.sent.pop_front().expect("front exists");
+                let mut s = self.sent.pop_front().expect("front exists");
                 if !s.sacked {
                     newly_delivered += s.end - s.start;
                     self.rack.on_delivered(now, s.last_sent, s.end, s.retransmitted);
+                    self.rate.on_delivered(&mut s.tx, s.last_sent, s.end, false);
                 }
                 data_acked += s.data_len();
                 if s.data_len() > 0 {
@@ -1053,6 +1148,7 @@ impl Connection {
             rtt_sample.or(ts_rtt)
         };
         let ack_rtt = rtt_sample.or(ts_rtt);
+        self.rate.ack_rtt = ack_rtt;
         let delivered_now = sacked.bytes + newly_delivered;
         self.delivered += delivered_now;
         self.delivered_time = now;
@@ -1181,7 +1277,7 @@ impl Connection {
                 if !(kind == LossRecovery::Sack && self.rack_on()) {
                     self.retransmit_now = Some(self.snd_una);
                 }
-                if kind == LossRecovery::Sack && self.config.prr {
+                if kind == LossRecovery::Sack && self.config.prr && !self.cc.is_model_based() {
                     self.prr = Some(Prr::new(prior_cwnd, self.cc.ssthresh()));
                 }
             }
@@ -1280,6 +1376,7 @@ impl Connection {
         if lost == 0 {
             return;
         }
+        self.rate.lost += lost.div_ceil(self.snd_mss.max(1) as u64);
         if self.recovery.is_none() && self.snd_una >= self.recover {
             self.enter_loss_recovery(now, LossRecovery::Sack);
             self.prr_on_ack(self.snd_mss as u64, false, false);
@@ -1575,16 +1672,24 @@ impl Connection {
             }
             _ => {}
         }
+        let pacing_rate = self.cc.pacing_rate().filter(|&r| r > 0);
+        if pacing_rate.is_some() {
+            self.pace_at = self.pacer.next_departure(now);
+        }
         if self.pace_at.is_some_and(|t| t > now) {
             return self.pure_ack_if_due(now);
         }
         if self.state.is_synchronized() && self.state != State::TimeWait {
             if let Some(seg) = self.transmit_data(now) {
-                if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
-                    let gap = (seg.len as u128 + 40) * 1_000_000_000 / rate as u128;
-                    self.pace_at = Some(now + Duration::from_nanos(gap.min(u64::MAX as u128) as u64));
+                if let Some(rate) = pacing_rate {
+                    self.pacer.on_send(now, seg.len, rate, self.cc.burst_segments(self.snd_mss));
+                    self.pace_at = self.pacer.next_departure(now);
                 }
                 return Some(seg);
+            }
+            if let Some(rate) = pacing_rate {
+                self.pacer.flush(rate);
+                self.pace_at = self.pacer.next_departure(now);
             }
             if self.probe_pending {
                 return Some(self.transmit_probe(now));
@@ -1834,7 +1939,9 @@ impl Connection {
 
     fn retransmit(&mut self, now: Instant, i: usize) -> Segment {
         let (delivered, delivered_time) = (self.delivered, self.delivered_time);
+        let tx = self.rate.on_send(now, false);
         let s = &mut self.sent[i];
+        s.tx = tx;
         s.retransmitted = true;
         s.rack_rtx = true;
         s.last_sent = now;
@@ -1889,6 +1996,7 @@ impl Connection {
         }
         self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let start = self.snd_max;
+        let tx = self.rate.on_send(now, self.snd_max == self.snd_una);
         let mut flags = Flags::empty_flags();
         let fin = self.fin_queued && start + len == self.app_end;
         if fin {
@@ -1917,6 +2025,7 @@ impl Connection {
             rack_rtx: false,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
+            tx,
         });
         self.snd_max = end;
         self.snd_nxt = self.snd_nxt.max(end);

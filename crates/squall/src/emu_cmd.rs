@@ -445,6 +445,7 @@ impl LinuxTcp {
             TcpCc::Reno | TcpCc::NewReno | TcpCc::Sack => "reno",
             TcpCc::Cubic => "cubic",
             TcpCc::Vegas => "vegas",
+            TcpCc::Bbr => "bbr",
         };
         let segments = |w: WindowSize| match w {
             WindowSize::Segments(n) => n,
@@ -505,7 +506,7 @@ impl LinuxTcp {
             notes.push("runs end to end; the split-TCP proxy exists in the simulator only".into());
         }
         let mut sysctls = Vec::new();
-        let sack = f.sack.unwrap_or(linux || matches!(f.cc, TcpCc::Sack | TcpCc::Cubic));
+        let sack = f.sack.unwrap_or(linux || matches!(f.cc, TcpCc::Sack | TcpCc::Cubic | TcpCc::Bbr));
         if apply(f.sack.is_some(), sack) {
             sysctls.push(("net.ipv4.tcp_sack", u8::from(sack).to_string()));
         }

@@ -77,7 +77,7 @@ pub struct SimArgs {
     pub jobs: Option<usize>,
     /// Add a bulk TCP transfer from the first host of the first link to
     /// the second for the whole run, with this congestion control (tahoe,
-    /// reno, newreno, sack, cubic, vegas): `--link "rate 10mbit delay 50ms" --tcp cubic`.
+    /// reno, newreno, sack, cubic, vegas, bbr): `--link "rate 10mbit delay 50ms" --tcp cubic`.
     #[arg(long, value_name = "CC")]
     pub tcp: Option<String>,
     /// Add a constant-rate UDP flow of 1200-byte packets the same way, at
@@ -111,8 +111,9 @@ fn add_workloads(scenario: &mut Scenario, tcp: Option<&str>, udp: Option<&str>) 
             "--tcp",
         )?;
         scenario.workload.tcp.push(
-            t.try_into()
-                .map_err(|_| anyhow::anyhow!("--tcp {cc:?}: expected tahoe, reno, newreno, sack, cubic or vegas"))?,
+            t.try_into().map_err(|_| {
+                anyhow::anyhow!("--tcp {cc:?}: expected tahoe, reno, newreno, sack, cubic, vegas or bbr")
+            })?,
         );
     }
     if let Some(rate) = udp {

@@ -270,7 +270,7 @@ fn a_netem_link_takes_a_workload_and_set() {
     assert!(goodput > 1e6 && goodput < 10e6, "{goodput}");
     let bad =
         std::process::Command::new(squall).args(["sim", "--link", "rate 1mbit", "--tcp", "westwood"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected tahoe, reno, newreno, sack, cubic or vegas"));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected tahoe, reno, newreno, sack, cubic, vegas or bbr"));
 }
 
 /// The shipped BGL scenario (seed 000 §5.1): summary.json shows the

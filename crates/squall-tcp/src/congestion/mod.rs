@@ -10,6 +10,7 @@
 //! fits the same trait.
 
 mod aimd;
+mod bbr;
 mod cubic;
 mod hystart;
 mod linux_cubic;
@@ -18,6 +19,7 @@ mod prr;
 mod vegas;
 
 pub use aimd::Aimd;
+pub use bbr::{Bbr, BbrMode};
 pub use cubic::Cubic;
 pub use hystart::{HyStart, HyStartExit};
 pub use linux_cubic::LinuxCubic;
@@ -83,6 +85,68 @@ pub struct AckSample {
     pub snd_nxt: u64,
 }
 
+/// A delivery-rate sample as Linux's net/ipv4/tcp_rate.c builds it
+/// (`struct rate_sample`), valid only: packets delivered between the
+/// transmission of the most recently sent segment an ACK delivered and
+/// that ACK, over max(send interval, ACK interval).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeliveryRateSample {
+    /// The connection's delivered count when that segment was sent.
+    pub prior_delivered: u64,
+    /// Packets delivered over the interval.
+    pub delivered: u64,
+    pub interval: Duration,
+    /// The segment was sent while the application left the window unused.
+    pub is_app_limited: bool,
+}
+
+/// Linux's congestion states (include/net/tcp.h `tcp_ca_state`) as a
+/// model-based algorithm sees them; Disorder and CWR count as Open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    #[default]
+    Open,
+    /// Fast recovery (`TCP_CA_Recovery`).
+    Recovery,
+    /// After a retransmission timeout, until everything outstanding then
+    /// is acknowledged (`TCP_CA_Loss`).
+    Loss,
+}
+
+/// What every ACK tells an algorithm that controls the window and pacing
+/// rate itself (Linux's `cong_control` hook, called from `tcp_ack` through
+/// `tcp_cong_control` after loss detection). Counts are in packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelAck {
+    /// The rate sample, if the ACK gave a valid one.
+    pub rate: Option<DeliveryRateSample>,
+    /// Packets newly delivered (acknowledged or SACKed) by this ACK.
+    pub acked_sacked: u64,
+    /// Packets newly marked lost by this ACK.
+    pub losses: u64,
+    /// Packets in flight before and after the ACK (`tcp_packets_in_flight`).
+    pub prior_in_flight: u64,
+    pub in_flight: u64,
+    /// The connection's totals: packets delivered, packets marked lost,
+    /// and when `delivered` last grew (`tp->delivered_mstamp`).
+    pub delivered: u64,
+    pub lost: u64,
+    pub delivered_time: Instant,
+    /// This ACK's RTT sample, the smoothed RTT, and the smallest RTT of
+    /// the connection (the handshake's included).
+    pub rtt: Option<Duration>,
+    pub srtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    /// The ACK acknowledged a single packet, so may have been delayed by
+    /// the receiver (`FLAG_ACK_MAYBE_DELAYED`).
+    pub maybe_delayed: bool,
+    pub ca_state: CaState,
+    /// How long until the pacer lets the next packet go (the earliest
+    /// departure time less now, zero if it may go now).
+    pub pacing_wait: Duration,
+    pub mss: u32,
+}
+
 /// A congestion control algorithm. Windows are in bytes.
 pub trait CongestionControl {
     /// The congestion window.
@@ -113,6 +177,25 @@ pub trait CongestionControl {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
+    /// The algorithm sets the window and pacing rate itself on every ACK
+    /// ([`Self::on_model_ack`]), in loss recovery too, instead of the
+    /// connection's PRR (Linux's `cong_control`).
+    fn is_model_based(&self) -> bool {
+        false
+    }
+    /// Every ACK, after loss detection, for a model-based algorithm.
+    fn on_model_ack(&mut self, _now: Instant, _ack: &ModelAck) {}
+    /// The connection should mark itself application-limited now (BBR's
+    /// PROBE_RTT ignores its own low-rate samples).
+    fn wants_app_limited(&self) -> bool {
+        false
+    }
+    /// Segments the sender groups into one paced burst (Linux's TSO
+    /// autosizing, `tcp_tso_autosize` with the algorithm's
+    /// `min_tso_segs`).
+    fn burst_segments(&self, _mss: u32) -> u32 {
+        1
+    }
 }
 
 /// Every algorithm, for static dispatch.
@@ -129,6 +212,8 @@ pub enum AnyCongestionControl {
     LinuxCubic(LinuxCubic),
     /// `vegas` as Linux computes it, with either window growth.
     Vegas(Vegas),
+    /// BBR v1 as Linux's net/ipv4/tcp_bbr.c.
+    Bbr(Box<Bbr>),
 }
 
 impl AnyCongestionControl {
@@ -145,6 +230,7 @@ impl AnyCongestionControl {
                     AnyCongestionControl::LinuxReno(LinuxReno::new(iw, ssthresh, max, mss))
                 }
                 CcKind::Vegas => AnyCongestionControl::Vegas(Vegas::new(iw, ssthresh, max, mss)),
+                CcKind::Bbr => AnyCongestionControl::Bbr(Box::new(Bbr::new(iw, max, mss, config.seed))),
                 CcKind::Cubic => AnyCongestionControl::LinuxCubic(LinuxCubic::new(
                     iw,
                     ssthresh,
@@ -161,6 +247,7 @@ impl AnyCongestionControl {
             CcKind::Sack => AnyCongestionControl::Sack(Aimd::new(LossRecovery::Sack, iw, ssthresh, max)),
             CcKind::Cubic => AnyCongestionControl::Cubic(Cubic::new(iw, ssthresh, max)),
             CcKind::Vegas => AnyCongestionControl::Vegas(Vegas::new(iw, ssthresh, max, mss)),
+            CcKind::Bbr => AnyCongestionControl::Bbr(Box::new(Bbr::new(iw, max, mss, config.seed))),
         }
     }
 }
@@ -176,6 +263,7 @@ macro_rules! dispatch {
             AnyCongestionControl::LinuxReno($cc) => $e,
             AnyCongestionControl::LinuxCubic($cc) => $e,
             AnyCongestionControl::Vegas($cc) => $e,
+            AnyCongestionControl::Bbr($cc) => $e,
         }
     };
 }
@@ -210,6 +298,18 @@ impl CongestionControl for AnyCongestionControl {
     }
     fn pacing_rate(&self) -> Option<u64> {
         dispatch!(self, c => c.pacing_rate())
+    }
+    fn is_model_based(&self) -> bool {
+        dispatch!(self, c => c.is_model_based())
+    }
+    fn on_model_ack(&mut self, now: Instant, ack: &ModelAck) {
+        dispatch!(self, c => c.on_model_ack(now, ack))
+    }
+    fn wants_app_limited(&self) -> bool {
+        dispatch!(self, c => c.wants_app_limited())
+    }
+    fn burst_segments(&self, mss: u32) -> u32 {
+        dispatch!(self, c => c.burst_segments(mss))
     }
 }
 
