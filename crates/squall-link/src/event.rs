@@ -117,8 +117,9 @@ pub enum EventKind {
     FrameError { frame: u32 },
     /// The frame is sent again by link ARQ (attempt number, 1 = first retry).
     Retransmit { frame: u32, attempt: u32 },
-    /// Delivered with flipped bits ("corrupt" error mode).
-    Corrupt,
+    /// Delivered with flipped bits ("corrupt" error mode): how many bits
+    /// this frame's errors flipped in the packet.
+    Corrupt { bits: u32 },
     /// Left the stage towards the next one or the receiving host.
     Deliver,
     /// A state of the schedule was entered (packet fields unused).
@@ -141,7 +142,7 @@ impl EventKind {
             EventKind::TransmitEnd { .. } => "tx_end",
             EventKind::FrameError { .. } => "frame_error",
             EventKind::Retransmit { .. } => "retransmit",
-            EventKind::Corrupt => "corrupt",
+            EventKind::Corrupt { .. } => "corrupt",
             EventKind::Deliver => "deliver",
             EventKind::StateChange => "state_change",
             EventKind::BlackoutStart => "blackout_start",

@@ -203,6 +203,9 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         for key in h.sysctl.keys() {
             check_sysctl_key(key).map_err(|message| c.fail(&p.key("sysctl").key(key), message))?;
         }
+        if let Some(processing) = &h.processing {
+            c.dist(&processing.delay, &p.key("processing").key("delay"))?;
+        }
         if let Some(iface) = &h.outside_interface {
             check_interface_name(iface).map_err(|message| c.fail(&p.key("outside_interface"), message))?;
             if let Some(first) = s.hosts[..i].iter().position(|o| o.outside_interface.is_some()) {

@@ -212,9 +212,12 @@ fn example_for(path: &KeyPath, message: &str) -> Option<String> {
     let key = key.unwrap_or("");
     let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next()).unwrap_or(key);
     let in_channel = path.0.iter().any(|s| matches!(s, Segment::Key(k) if k == "channel"));
+    let in_processing = path.0.iter().any(|s| matches!(s, Segment::Key(k) if k == "processing"));
     let example = match missing {
         "kind" if in_channel => "kind = \"measured\" (or \"fading\")",
         "file" if in_channel => "file = \"traces/snr.csv\"",
+        "at" if in_processing => "at = \"input\" (or \"output\")",
+        "processing" => "processing = { delay = \"50 us\", at = \"input\" }",
         "name" => match path.0.first() {
             Some(Segment::Key(k)) if k == "hosts" => "name = \"mobile\"",
             Some(Segment::Key(k)) if k == "links" => "name = \"gsm-down\"",

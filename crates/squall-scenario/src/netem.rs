@@ -101,12 +101,14 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
                 address: [10, 0, 0, 1].into(),
                 sysctl: BTreeMap::new(),
                 outside_interface: None,
+                processing: None,
             },
             Host {
                 name: "mobile".to_string(),
                 address: [10, 0, 1, 1].into(),
                 sysctl: BTreeMap::new(),
                 outside_interface: None,
+                processing: None,
             },
         ],
         links: vec![Link {

@@ -209,6 +209,39 @@ pub struct Host {
     /// outside world).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outside_interface: Option<String>,
+    /// A processing delay per packet at this host (seed 004's router and
+    /// host processing delay), without a stage of its own:
+    /// `processing = { delay = "50 us", at = "input" }`. Simulator only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processing: Option<Processing>,
+}
+
+/// A host's processing delay: each packet the host receives (`at =
+/// "input"`, the default: before it is delivered to an agent or
+/// forwarded) or sends (`"output"`: its own packets and those it
+/// forwards, before they enter the link) is held for a draw of `delay`.
+/// A packet never overtakes an earlier packet of its flow at the host: it
+/// leaves no earlier than the one before it (the rule of a stage with
+/// `reorder = false`), so a random delay stretches the draws of packets
+/// that would overtake, and a constant one leaves the order alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Processing {
+    #[serde(deserialize_with = "constant_or_table::deserialize", serialize_with = "constant_or_table::serialize")]
+    pub delay: Distribution<Duration>,
+    #[serde(default)]
+    pub at: ProcessingAt,
+}
+
+/// Where a host's processing delay applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessingAt {
+    /// Packets the host receives.
+    #[default]
+    Input,
+    /// Packets the host sends or forwards.
+    Output,
 }
 
 /// A sysctl value as written to `/proc/sys`: a string (`"4096 131072

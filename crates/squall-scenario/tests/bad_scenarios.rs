@@ -937,3 +937,26 @@ fn dupack_threshold_zero_negative_or_a_word() {
         println!("{err}");
     }
 }
+
+// Host processing delays (issue 31).
+
+#[test]
+fn processing_at_neither_input_nor_output() {
+    expect(
+        "processing_bad_at.toml",
+        ErrorKind::Schema,
+        11,
+        "hosts[1].processing.at",
+        &["unknown variant `middle`", "`input`", "`output`", "for example at = \"input\""],
+    );
+}
+
+#[test]
+fn processing_delay_with_bounds_the_wrong_way() {
+    expect("processing_bad_delay.toml", ErrorKind::Check, 11, "hosts[1].processing.delay.low", &["low <= high"]);
+}
+
+#[test]
+fn processing_delay_without_a_unit() {
+    expect("processing_no_unit.toml", ErrorKind::Schema, 11, "hosts[1].processing.delay", &["like \"200 ms\""]);
+}

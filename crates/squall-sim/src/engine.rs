@@ -13,7 +13,7 @@ use squall_tcp::{CcKind, DelayedAck, Profile, RtoVariant, TcpConfig};
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
 use crate::host::{Host, HostId};
 use crate::metrics::FlowMetrics;
-use crate::network::{Network, PathId, PathSlot, Records};
+use crate::network::{Network, PathId, PathRole, PathSlot, Records};
 use crate::recorder::RunRecorder;
 use crate::result::{HostCapture, RunResult};
 use crate::routing::Routes;
@@ -109,7 +109,7 @@ impl Simulation {
         let topology = Topology::new(scenario).map_err(|e| scenario_error(e.to_string()))?;
         let host_ids: HashMap<&str, HostId> =
             scenario.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), HostId(i as u32))).collect();
-        let hosts: Vec<Host> =
+        let mut hosts: Vec<Host> =
             topology.names.iter().zip(&topology.addresses).map(|(n, a)| Host::new(n.clone(), *a)).collect();
         let host = |name: &str, what: &str| {
             host_ids
@@ -134,6 +134,18 @@ impl Simulation {
             }
         }
         let routes = Routes::new(topology, slot_of);
+        // Processing delays: one path of one stage per host that has one,
+        // after the links' (the routes index those).
+        for (i, h) in scenario.hosts.iter().enumerate() {
+            let Some(processing) = &h.processing else { continue };
+            let (id, host) = (PathId(paths.len() as u32), HostId(i as u32));
+            let (slot, role) = processing_path(processing, &h.name, host, seed)?;
+            paths.push(slot);
+            match role {
+                PathRole::Output => hosts[i].output = Some(id),
+                _ => hosts[i].input = Some(id),
+            }
+        }
 
         let states = scenario.schedule();
         for s in &states {
@@ -608,6 +620,27 @@ fn app_plan(f: &TcpFlow, seed: u64, end: Instant) -> AppPlan {
             },
         },
     }
+}
+
+/// A host's processing delay (`hosts[i].processing`) as a path of one
+/// stage named `HOST.processing`: no queue limit and no rate (nothing
+/// waits for a server), a propagation delay drawn per packet from
+/// `delay` on the stage's own random stream, and `reorder = false`, so a
+/// packet leaves no earlier than the one of its flow before it.
+fn processing_path(
+    processing: &squall_scenario::Processing,
+    host: &str,
+    id: HostId,
+    seed: u64,
+) -> Result<(PathSlot, PathRole), SimError> {
+    let (role, direction, at) = match processing.at {
+        squall_scenario::ProcessingAt::Input => (PathRole::Input, squall_link::Direction::Downlink, "input"),
+        squall_scenario::ProcessingAt::Output => (PathRole::Output, squall_link::Direction::Uplink, "output"),
+    };
+    let mut stage = squall_link::StageConfig::named(&format!("{host}.processing"));
+    stage.jitter = Some(processing.delay.clone());
+    let path = Path::new(&PathConfig { direction, stages: vec![stage] }, seed)?;
+    Ok((PathSlot::processing(path, id, role, format!("host `{host}`'s processing delay ({at})")), role))
 }
 
 /// The path of one direction of a link; `None` if it has no stages (no

@@ -34,11 +34,15 @@ pub(crate) struct Host {
     bound: Vec<Binding>,
     /// Agents receiving passing packets by protocol and either port.
     intercepts: Vec<Binding>,
+    /// The path of its processing delay for what it receives, if it has one.
+    pub input: Option<crate::network::PathId>,
+    /// The path of its processing delay for what it sends and forwards.
+    pub output: Option<crate::network::PathId>,
 }
 
 impl Host {
     pub fn new(name: String, address: Ipv4Addr) -> Self {
-        Host { name, address, bound: Vec::new(), intercepts: Vec::new() }
+        Host { name, address, bound: Vec::new(), intercepts: Vec::new(), input: None, output: None }
     }
 
     pub fn bind(&mut self, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {

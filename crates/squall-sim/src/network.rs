@@ -39,11 +39,23 @@ impl PathId {
 /// still small enough to stay in cache.
 const DRAIN_BATCH: u32 = 256;
 
+/// What a path stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathRole {
+    /// One direction of a link.
+    Link,
+    /// A host's processing delay for the packets it receives.
+    Input,
+    /// A host's processing delay for the packets it sends and forwards.
+    Output,
+}
+
 #[derive(Debug)]
 pub(crate) struct PathSlot {
     pub path: Path,
-    /// The host its deliveries reach.
+    /// The host its deliveries reach (a processing path's own host).
     pub to: HostId,
+    pub role: PathRole,
     /// "link 0 downlink (fixed -> mobile)", for error messages.
     pub label: String,
     /// The pending wakeup request, (time, sequence number); older requests
@@ -54,7 +66,12 @@ pub(crate) struct PathSlot {
 
 impl PathSlot {
     pub fn new(path: Path, to: HostId, label: String) -> Self {
-        PathSlot { path, to, label, scheduled: None, calls_since_drain: 0 }
+        PathSlot { path, to, label, role: PathRole::Link, scheduled: None, calls_since_drain: 0 }
+    }
+
+    /// Host `host`'s processing delay (`role` Input or Output).
+    pub fn processing(path: Path, host: HostId, role: PathRole, label: String) -> Self {
+        PathSlot { role, ..PathSlot::new(path, host, label) }
     }
 }
 
@@ -280,8 +297,14 @@ impl Network {
                 dropped: None,
             });
         }
-        self.capture(now, host, CaptureDirection::Sent, &packet, tcp);
-        self.push(now, first, packet);
+        match self.hosts[host.index()].output {
+            // Captured as it leaves the processing, onto the link.
+            Some(output) => self.push(now, output, packet),
+            None => {
+                self.capture(now, host, CaptureDirection::Sent, &packet, tcp);
+                self.push(now, first, packet);
+            }
+        }
         Ok(id)
     }
 
@@ -296,7 +319,20 @@ impl Network {
         if let Some(f) = self.flows.get_mut(flow as usize) {
             f.on_hop(from.0, false);
         }
-        self.capture(now, host, CaptureDirection::Received, &packet, tcp);
+        match self.paths[from.index()].role {
+            PathRole::Link => {
+                self.capture(now, host, CaptureDirection::Received, &packet, tcp);
+                if let Some(input) = self.hosts[host.index()].input {
+                    self.push(now, input, packet);
+                    return None;
+                }
+            }
+            PathRole::Input => {}
+            PathRole::Output => {
+                self.onto_link(now, host, packet, tcp);
+                return None;
+            }
+        }
         let h = &self.hosts[host.index()];
         if packet.flow.dst == h.address {
             let agent = h.bound_agent(packet.flow.protocol, packet.flow.dst_port);
@@ -307,6 +343,16 @@ impl Network {
             let tcp = self.leave(now, &packet);
             return Some((agent, packet, tcp));
         }
+        match self.hosts[host.index()].output {
+            Some(output) => self.push(now, output, packet),
+            None => self.onto_link(now, host, packet, tcp),
+        }
+        None
+    }
+
+    /// `packet` leaves `host` at `now` onto the link towards its
+    /// destination.
+    fn onto_link(&mut self, now: Instant, host: HostId, packet: Packet, tcp: Option<Segment>) {
         let next = self.host_by_address(packet.flow.dst).and_then(|dst| self.routes.next_hop(host, dst));
         match next {
             Some(next) => {
@@ -320,7 +366,6 @@ impl Network {
                 self.hosts[host.index()].name
             )),
         }
-        None
     }
 
     /// The packet left the network at `now` (its destination, or an

@@ -92,7 +92,7 @@ pub enum EventFilter {
 impl EventFilter {
     fn keeps(self, kind: &EventKind) -> bool {
         use EventKind::*;
-        self == EventFilter::All || matches!(kind, Drop(_) | Corrupt | StateChange | BlackoutStart | BlackoutEnd)
+        self == EventFilter::All || matches!(kind, Drop(_) | Corrupt { .. } | StateChange | BlackoutStart | BlackoutEnd)
     }
 }
 

@@ -64,11 +64,14 @@ impl<W: Write> EventLogWriter<W> {
 
     /// Writes one row. Columns that do not apply to the event are empty:
     /// packet and flow for events without a packet, reason except for
-    /// drops, frame except for frame events, attempt except for
+    /// drops and corruptions (for a corruption: the number of bits its
+    /// frame's errors flipped in the packet), frame except for frame events, attempt except for
     /// retransmissions.
     pub fn write_event(&mut self, event: &Event) -> Result<(), EventLogError> {
+        let mut count = itoa::Buffer::new();
         let (reason, frame, attempt) = match event.kind {
             EventKind::Drop(reason) => (Some(reason.as_str()), None, None),
+            EventKind::Corrupt { bits } => (Some(count.format(bits)), None, None),
             EventKind::TransmitStart { frame } | EventKind::TransmitEnd { frame } | EventKind::FrameError { frame } => {
                 (None, Some(frame), None)
             }
@@ -225,7 +228,9 @@ impl<R: Read> EventLogReader<R> {
                 frame: needs_frame()?,
                 attempt: attempt.ok_or_else(|| bad(9, "an attempt number for a retransmit"))?,
             },
-            "corrupt" => EventKind::Corrupt,
+            "corrupt" => {
+                EventKind::Corrupt { bits: field(7).parse().map_err(|_| bad(7, "the number of bits flipped, like 8"))? }
+            }
             "deliver" => EventKind::Deliver,
             "state_change" => EventKind::StateChange,
             "blackout_start" => EventKind::BlackoutStart,
@@ -337,6 +342,7 @@ mod tests {
         let csv = write(&[
             event(40_000_000_001, EventKind::Drop(DropReason::QueueOverflow)),
             event(1_500, EventKind::Retransmit { frame: 2, attempt: 1 }),
+            event(2_000, EventKind::Corrupt { bits: 11 }),
             state,
         ]);
         assert_eq!(
@@ -344,6 +350,7 @@ mod tests {
             "time,stage,direction,event,packet,flow,size,reason,frame,attempt\n\
              40.000000001,gprs,downlink,drop,7,udp:10.0.0.1:5000>10.0.0.2:6000,1500,queue_overflow,,\n\
              0.000001500,gprs,downlink,retransmit,7,udp:10.0.0.1:5000>10.0.0.2:6000,1500,,2,1\n\
+             0.000002000,gprs,downlink,corrupt,7,udp:10.0.0.1:5000>10.0.0.2:6000,1500,11,,\n\
              0.000000000,handover,downlink,state_change,,,0,,,\n"
         );
     }
@@ -358,7 +365,7 @@ mod tests {
             EventKind::TransmitEnd { frame: 3 },
             EventKind::FrameError { frame: 4 },
             EventKind::Retransmit { frame: 5, attempt: 2 },
-            EventKind::Corrupt,
+            EventKind::Corrupt { bits: 8 },
             EventKind::Deliver,
             EventKind::StateChange,
             EventKind::BlackoutStart,

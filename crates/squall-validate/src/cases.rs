@@ -65,6 +65,7 @@ pub fn cases() -> Vec<Case> {
         case(21, "Gilbert-Elliott, h and k", scenario!("21-gilbert-elliott-h-k.toml"), PACKETS, gilbert_elliott_h_k),
         case(22, "TCP Vegas", scenario!("22-vegas.toml"), EVENTS, tcp_cases::vegas),
         case(23, "netem loss models", scenario!("23-netem-loss.toml"), PACKETS, netem_loss),
+        case(24, "Bit errors, corrupt mode", scenario!("24-bit-errors-corrupt.toml"), EVENTS, bit_errors_corrupt),
     ]
 }
 
@@ -167,6 +168,67 @@ fn bit_errors(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     vec![
         Check::exact("packets sent", 100_000.0, sent as f64),
         Check::within("packet error probability", expected, ci.mean, Some(ci), 0.005),
+    ]
+}
+
+/// Case 24 (seed 000 §4.3, errors "on per-bit basis"): with b = 10⁻³ on
+/// 1 000-byte packets (n = 8 000 bits) in corrupt mode, each bit flips
+/// independently, so a packet's flipped bits are binomial(n, b): a fraction
+/// 1 − (1 − b)^n = 0.99966 of the packets is corrupted, and a corrupted
+/// packet carries k bits with probability C(n, k)·b^k·(1 − b)^(n−k)/(1 −
+/// (1 − b)^n), of mean n·b/(1 − (1 − b)^n) = 8.0027. The counts come from
+/// the corrupt events (their bits). Checks: the 95% CI of the mean over
+/// replications contains 8.0027; the corrupted fraction is within ±0.0005
+/// (σ = 1.3·10⁻⁴ over 10⁵ packets); Pearson's χ² of the pooled counts
+/// against the conditional binomial over the classes ≤ 3, 4, …, 13, ≥ 14
+/// (expected ≥ 1 500 each; 11 degrees of freedom) is below its 0.999
+/// quantile 31.26. One flipped bit per packet (the model before issue 31)
+/// gives a mean of 1 and χ² in the hundreds of thousands.
+fn bit_errors_corrupt(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let (n, b) = (8000u64, 1e-3f64);
+    let hit = 1.0 - (1.0 - b).powi(n as i32);
+    let pmf = |k: u64| {
+        let ln_choose: f64 = (0..k).map(|i| ((n - i) as f64).ln() - ((i + 1) as f64).ln()).sum();
+        (ln_choose + k as f64 * b.ln() + (n - k) as f64 * f64::ln_1p(-b)).exp() / hit
+    };
+    let mut pooled = [0u64; 12];
+    let mut means = Vec::new();
+    let mut fractions = Vec::new();
+    for run in runs {
+        let mut bits = std::collections::HashMap::<u64, u64>::new();
+        for e in &run.events {
+            if let (squall_link::EventKind::Corrupt { bits: k }, Some(p)) = (e.kind, e.packet) {
+                *bits.entry(p.0).or_default() += u64::from(k);
+            }
+        }
+        for &k in bits.values() {
+            pooled[(k.clamp(3, 14) - 3) as usize] += 1;
+        }
+        means.push(bits.values().sum::<u64>() as f64 / bits.len() as f64);
+        fractions.push(bits.len() as f64 / 20_000.0);
+    }
+    let total: u64 = pooled.iter().sum();
+    let mut expected = [0f64; 12];
+    expected[0] = (1..=3).map(pmf).sum();
+    for k in 4..=13 {
+        expected[(k - 3) as usize] = pmf(k);
+    }
+    expected[11] = 1.0 - expected[..11].iter().sum::<f64>();
+    let chi2: f64 =
+        pooled.iter().zip(expected).map(|(&o, p)| (o as f64 - p * total as f64).powi(2) / (p * total as f64)).sum();
+    let mean_ci = confidence_interval(&means, 0.95);
+    let fraction_ci = confidence_interval(&fractions, 0.95);
+    vec![
+        Check::ci_contains("mean flipped bits per corrupted packet", n as f64 * b / hit, mean_ci),
+        Check::within("fraction of packets corrupted", hit, fraction_ci.mean, Some(fraction_ci), 0.0005),
+        Check {
+            name: "χ² of flipped-bit counts (11 d.f.)".into(),
+            expected: 31.26,
+            measured: chi2,
+            ci: None,
+            tolerance: "below the 0.999 quantile".into(),
+            pass: chi2 < 31.26,
+        },
     ]
 }
 

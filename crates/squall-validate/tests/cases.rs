@@ -112,6 +112,10 @@ fn case_22_fails_for_a_loss_based_algorithm() {
 fn case_23_netem_loss() {
     passes(23);
 }
+#[test]
+fn case_24_bit_errors_corrupt() {
+    passes(24);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.

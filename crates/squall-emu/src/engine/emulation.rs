@@ -181,6 +181,16 @@ pub fn run(
     mut options: EmulationOptions,
     signal: Arc<AtomicBool>,
 ) -> Result<EmulationReport, EmuError> {
+    if let Some((i, h)) = scenario.hosts.iter().enumerate().find(|(_, h)| h.processing.is_some()) {
+        return Err(EmuError::SimulatorOnly {
+            key: format!("hosts[{i}].processing"),
+            message: format!(
+                "host `{}`'s processing delay is modelled by `squall sim` only; in emulation, add a stage with \
+                 `delay`/`jitter` on its links instead, or leave the key out",
+                h.name
+            ),
+        });
+    }
     // Held to the end of the run: this thread's CPUs are given back then.
     let (pinned, dataplane_cpu) = place_dataplane(&mut options)?;
     let id = RunId::current();

@@ -561,11 +561,12 @@ impl RadioLink {
                         bits_per_symbol: frame.modulation.bits_per_symbol(),
                         symbols,
                     };
-                    if apply_symbol_errors(&mut a.packet, bits, ser, &mut self.errors) > 0 {
+                    let flipped = apply_symbol_errors(&mut a.packet, bits, ser, &mut self.errors);
+                    if flipped > 0 {
                         if !was_corrupted {
                             self.stats.corrupted += 1;
                         }
-                        self.log(t, EventKind::Corrupt, frame.seq);
+                        self.log(t, EventKind::Corrupt { bits: flipped }, frame.seq);
                     }
                 }
             }

@@ -691,18 +691,41 @@ impl Channel {
                     return;
                 }
                 ErrorMode::Corrupt => {
-                    // One flipped bit in this frame's share of the packet.
                     let frames = self.slots[tx.slot].as_ref().expect("live slot").frames as u64;
                     let bits = size as u64 * 8;
                     let span = bits.div_ceil(frames);
-                    let bit = tx.frame as u64 * span + self.errors.bit_to_flip(span);
+                    let first = tx.frame as u64 * span;
                     let f = self.slots[tx.slot].as_mut().expect("live slot");
                     let first_corruption = !f.packet.corrupted;
-                    f.packet.flip_bit(bit.min(bits.saturating_sub(1)));
-                    if first_corruption {
-                        self.stats.corrupted += 1;
+                    let flipped = match self.errors.bit_probability() {
+                        // Per bit: every bit of the frame on the wire in
+                        // error flips; those past the frame's share of the
+                        // packet (its link header) change no packet bit.
+                        Some(b) => {
+                            let share = span.min(bits.saturating_sub(first));
+                            let mut flipped = 0;
+                            self.errors.bit_errors_given_hit(wire * 8, b, |offset| {
+                                if offset < share {
+                                    f.packet.flip_bit(first + offset);
+                                    flipped += 1;
+                                }
+                            });
+                            flipped
+                        }
+                        // Per frame: one flipped bit in this frame's share
+                        // of the packet (tc-netem's `corrupt`).
+                        None => {
+                            let bit = first + self.errors.bit_to_flip(span);
+                            f.packet.flip_bit(bit.min(bits.saturating_sub(1)));
+                            1
+                        }
+                    };
+                    if flipped > 0 {
+                        if first_corruption {
+                            self.stats.corrupted += 1;
+                        }
+                        self.recorder.log(log, now, EventKind::Corrupt { bits: flipped }, self.packet_in(tx.slot));
                     }
-                    self.recorder.log(log, now, EventKind::Corrupt, self.packet_in(tx.slot));
                 }
             }
         }

@@ -104,9 +104,64 @@ impl ErrorProcess {
         }
     }
 
-    /// A bit position in `0..bits` to flip in a corrupted frame.
+    /// A bit position in `0..bits` to flip in a corrupted frame: one
+    /// uniformly drawn bit, as tc-netem's `corrupt` does (sch_netem.c
+    /// `netem_enqueue()`: `skb->data[get_random_u32_below(skb_headlen(skb))]
+    /// ^= 1 << get_random_u32_below(8)`).
     pub fn bit_to_flip(&mut self, bits: u64) -> u64 {
         ((unit(&mut self.rng) * bits as f64) as u64).min(bits.saturating_sub(1))
+    }
+
+    /// The per-bit error probability while the model is [`ErrorModel::Bit`]:
+    /// then a hit frame carries as many bit errors as the bits drew, not
+    /// one ([`ErrorProcess::bit_errors_given_hit`]).
+    pub fn bit_probability(&self) -> Option<f64> {
+        match &self.model {
+            ErrorModel::Bit(b) => Some(b.get()),
+            _ => None,
+        }
+    }
+
+    /// The bits in error of a frame of `n` bits that [`frame_hit`] found
+    /// hit, each bit in error independently with probability `b` (seed 000
+    /// §4.3, errors "evaluated … on per-bit basis"): calls `hit` with each
+    /// offset in `0..n`, ascending, and returns how many there were. The
+    /// count is binomial(n, b) conditioned on at least one, so over all
+    /// frames (hit or not) it is binomial(n, b).
+    ///
+    /// Exact sampling of the Bernoulli process by its gaps (Devroye,
+    /// *Non-Uniform Random Variate Generation*, 1986, §X.2: the gaps
+    /// between successes are i.i.d. geometric, drawn by inversion as
+    /// ⌊ln U / ln(1 − b)⌋): the first error at J with P(J = j) =
+    /// (1 − b)^j·b / (1 − (1 − b)^n), j < n (the geometric law truncated
+    /// to the frame, by inversion of its CDF, as the radio stage's
+    /// residual errors do), then one geometric gap after another until
+    /// the frame ends. The draws cost one per error, not one per bit.
+    ///
+    /// [`frame_hit`]: ErrorProcess::frame_hit
+    pub fn bit_errors_given_hit(&mut self, n: u64, b: f64, mut hit: impl FnMut(u64)) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        if b >= 1.0 {
+            (0..n).for_each(&mut hit);
+            return n;
+        }
+        let ln_q = f64::ln_1p(-b);
+        let frame_error = -f64::exp_m1(n as f64 * ln_q);
+        let j = (f64::ln_1p(-unit(&mut self.rng) * frame_error) / ln_q).floor();
+        let mut at = if j.is_finite() { (j.max(0.0) as u64).min(n - 1) } else { 0 };
+        let mut count = 0;
+        loop {
+            hit(at);
+            count += 1;
+            // Correct bits before the next error: U in (0, 1].
+            let gap = ((1.0 - unit(&mut self.rng)).ln() / ln_q).floor();
+            if !gap.is_finite() || gap >= (n - at - 1) as f64 {
+                return count;
+            }
+            at += 1 + gap as u64;
+        }
     }
 }
 
@@ -115,6 +170,102 @@ mod tests {
     use super::*;
     use crate::config::GilbertElliott;
     use crate::units::Probability;
+
+    /// ln of the binomial(n, b) probability of k errors.
+    fn ln_binomial_pmf(n: u64, b: f64, k: u64) -> f64 {
+        let ln_choose: f64 = (0..k).map(|i| ((n - i) as f64).ln() - ((i + 1) as f64).ln()).sum();
+        ln_choose + k as f64 * b.ln() + (n - k) as f64 * f64::ln_1p(-b)
+    }
+
+    /// 1 000-byte frames (n = 8 000 bits), b = 10⁻³: given the frame was
+    /// hit, the number of bit errors is binomial(n, b) conditioned on ≥ 1,
+    /// of mean n·b/(1 − (1 − b)^n) = 8/(1 − 0.999^8000) = 8.0027 (variance
+    /// close to the binomial's 8). 200 000 hit frames: σ of the mean ≈
+    /// √(8/2·10⁵) = 0.0063, tolerance
+    /// ±0.025 (4σ). The counts against the conditional binomial
+    /// probabilities: Pearson's χ² over the classes 1..=18 and ≥ 19 (18
+    /// degrees of freedom; 0.999 quantile 42.3). Every offset is inside
+    /// the frame and ascending (distinct bits); a third of them fall in
+    /// each third of the frame (±1%, the mean offset (n − 1)/2 ± 0.5%).
+    #[test]
+    fn bit_errors_of_a_hit_frame_are_binomial_given_at_least_one() {
+        let (n, b) = (8000u64, 1e-3);
+        let mut e =
+            ErrorProcess::new(ErrorModel::Bit(Probability::new(b).unwrap()), crate::rng::stream(3, "test/bits"));
+        let frames = 200_000;
+        let mut counts = vec![0u64; 64];
+        let (mut total, mut offsets_sum, mut offsets) = (0u64, 0f64, 0u64);
+        let mut thirds = [0u64; 3];
+        for _ in 0..frames {
+            let mut last: Option<u64> = None;
+            let k = e.bit_errors_given_hit(n, b, |at| {
+                assert!(at < n && last.is_none_or(|l| at > l), "offset {at} after {last:?}");
+                last = Some(at);
+                offsets_sum += at as f64;
+                offsets += 1;
+                thirds[(at * 3 / n) as usize] += 1;
+            });
+            assert!(k >= 1);
+            total += k;
+            counts[(k as usize).min(63)] += 1;
+        }
+        assert_eq!(total, offsets);
+        let f = 1.0 - (1.0 - b).powi(n as i32);
+        let mean = total as f64 / frames as f64;
+        let expected_mean = n as f64 * b / f;
+        assert!((expected_mean - 8.0027).abs() < 1e-3, "{expected_mean}");
+        assert!((mean - expected_mean).abs() <= 0.025, "mean {mean}, expected {expected_mean}");
+        let mut chi2 = 0.0;
+        let mut tail_expected = 1.0;
+        for k in 1..=18u64 {
+            let p = ln_binomial_pmf(n, b, k).exp() / f;
+            tail_expected -= p;
+            let expected = p * frames as f64;
+            chi2 += (counts[k as usize] as f64 - expected).powi(2) / expected;
+        }
+        let tail: u64 = counts[19..].iter().sum();
+        let expected = tail_expected * frames as f64;
+        chi2 += (tail as f64 - expected).powi(2) / expected;
+        assert!(chi2 < 42.3, "χ² = {chi2} over 18 degrees of freedom");
+        for third in thirds {
+            let share = third as f64 / offsets as f64;
+            assert!((share - 1.0 / 3.0).abs() < 0.01, "{thirds:?}");
+        }
+        let mean_offset = offsets_sum / offsets as f64;
+        assert!((mean_offset / ((n - 1) as f64 / 2.0) - 1.0).abs() < 0.005, "mean offset {mean_offset}");
+    }
+
+    /// Over every frame, hit or not, the number of bit errors is
+    /// binomial(n, b): with n = 400 bits and b = 0.005, P(0) = 0.995^400 =
+    /// 0.13475, the mean n·b = 2. 10⁵ frames: σ of the mean √(1.99/10⁵)
+    /// = 0.0045, tolerance 0.018 (4σ); σ of P(0) 0.0011, tolerance 0.0043.
+    #[test]
+    fn frame_hit_then_bit_errors_is_binomial_over_all_frames() {
+        let (n, b) = (400u64, 0.005);
+        let mut e =
+            ErrorProcess::new(ErrorModel::Bit(Probability::new(b).unwrap()), crate::rng::stream(4, "test/bits"));
+        let frames = 100_000;
+        let (mut zero, mut total) = (0u64, 0u64);
+        for _ in 0..frames {
+            if e.frame_hit(n / 8) {
+                total += e.bit_errors_given_hit(n, b, |_| {});
+            } else {
+                zero += 1;
+            }
+        }
+        let p0 = zero as f64 / frames as f64;
+        let mean = total as f64 / frames as f64;
+        assert!((p0 - 0.995f64.powi(400)).abs() < 0.0043, "P(0) {p0}");
+        assert!((mean - 2.0).abs() < 0.018, "mean {mean}");
+    }
+
+    #[test]
+    fn every_bit_is_in_error_when_b_is_one() {
+        let mut e = ErrorProcess::new(ErrorModel::None, crate::rng::stream(5, "test/bits"));
+        let mut seen = Vec::new();
+        assert_eq!(e.bit_errors_given_hit(12, 1.0, |at| seen.push(at)), 12);
+        assert_eq!(seen, (0..12).collect::<Vec<_>>());
+    }
 
     /// Gilbert-Elliott with loss in both states (h = 0.3 gets through in
     /// the bad state, k = 0.999 in the good one), p = 0.01, r = 0.1: the
