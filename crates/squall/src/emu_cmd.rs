@@ -300,6 +300,16 @@ fn commands(
     Ok((out, sysctls))
 }
 
+/// The shell prefix that sets route attributes (ip-route(8)) on a host's
+/// route to `to` before its command runs; empty if there are none.
+fn route_change(to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[String]) -> String {
+    if attrs.is_empty() {
+        String::new()
+    } else {
+        format!("ip route change {to}/32 dev {TUN_NAME} src {from} {} && ", attrs.join(" "))
+    }
+}
+
 /// First port of the bulk servers that stand for `[[workload.tcp]]` flows
 /// (flow i listens on `TCP_WORKLOAD_PORT + i`).
 const TCP_WORKLOAD_PORT: u16 = 15_000;
@@ -327,10 +337,38 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
     let mut sysctls = Sysctls::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
+        let linux = LinuxTcp::of(f).with_context(|| what.clone())?;
+        check_kernel_offers(linux.cc).with_context(|| what.clone())?;
+        for note in &linux.notes {
+            eprintln!("squall emu: {what}: {note}");
+        }
+        // The data's sender: the client's tool for a bulk application,
+        // Apache on the server for a site.
+        let sender = if matches!(f.app, TcpApp::Web(_)) { &f.to } else { &f.from };
+        let mut needs = linux.sysctls.clone();
+        if matches!(f.app, TcpApp::Web(_)) {
+            // Apache takes the namespace's congestion control.
+            needs.push(("net.ipv4.tcp_congestion_control", linux.cc.to_string()));
+        }
+        for host in [&f.from, &f.to] {
+            for (key, value) in &needs {
+                if *key == "net.ipv4.tcp_congestion_control" && host != sender {
+                    continue;
+                }
+                let set = sysctls.entry(host.clone()).or_default();
+                match set.insert(key.to_string(), value.clone()) {
+                    Some(other) if &other != value => anyhow::bail!(
+                        "{what}: needs {key} = {value} on host `{host}`, where another [[workload.tcp]] needs {other} \
+                         (Linux keeps it per namespace)"
+                    ),
+                    _ => {}
+                }
+            }
+        }
         // What the client does, as `squall tool bulk` options.
         let app = match &f.app {
             TcpApp::Web(web) => {
-                out.extend(web_workload(scenario, f, web, workload_dir).with_context(|| what.clone())?);
+                out.extend(web_workload(scenario, f, web, workload_dir, &linux).with_context(|| what.clone())?);
                 continue;
             }
             TcpApp::Bulk(bytes) => format!("--bytes {}", bytes.0),
@@ -349,37 +387,13 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
                 .with_context(|| format!("{what}: no host `{name}`"))
         };
         let (client, server) = (address(&f.from)?, address(&f.to)?);
-        let linux = LinuxTcp::of(f).with_context(|| what.clone())?;
-        check_kernel_offers(linux.cc).with_context(|| what.clone())?;
-        for note in &linux.notes {
-            eprintln!("squall emu: {what}: {note}");
-        }
-        for host in [&f.from, &f.to] {
-            for (key, value) in &linux.sysctls {
-                let set = sysctls.entry(host.clone()).or_default();
-                match set.insert(key.to_string(), value.clone()) {
-                    Some(other) if &other != value => anyhow::bail!(
-                        "{what}: needs {key} = {value} on host `{host}`, where another [[workload.tcp]] needs {other} \
-                         (Linux keeps it per namespace)"
-                    ),
-                    _ => {}
-                }
-            }
-        }
         let port = tcp_server_port(f, i);
-        let route = |to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[String]| {
-            if attrs.is_empty() {
-                String::new()
-            } else {
-                format!("ip route change {to}/32 dev {TUN_NAME} src {from} {} && ", attrs.join(" "))
-            }
-        };
         out.push(CommandSpec {
             host: f.to.clone(),
             at: Duration::ZERO,
             run: format!(
                 "{}squall tool bulk --server --port {port} --mss {}{}",
-                route(client, server, &linux.receiver_route),
+                route_change(client, server, &linux.receiver_route),
                 f.mss.0,
                 linux.window.map(|w| format!(" --window {w}")).unwrap_or_default()
             ),
@@ -391,7 +405,7 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
             at: f.start,
             run: format!(
                 "{}squall tool bulk --client {server} --port {port} {app} --cc {} --mss {} --info-csv {}",
-                route(server, client, &linux.sender_route),
+                route_change(server, client, &linux.sender_route),
                 linux.cc,
                 f.mss.0,
                 shell_quote(&tcp_info_file(&f.name))
@@ -617,12 +631,30 @@ fn web_workload(
     f: &squall_scenario::TcpFlow,
     web: &squall_scenario::WebPage,
     workload_dir: &Path,
+    linux: &LinuxTcp,
 ) -> Result<Vec<CommandSpec>> {
     use std::fmt::Write as _;
     if web.site_files.is_empty() {
         bail!("emulation fetches a site: give the web application a manifest (site = \"site.csv\") instead of sizes");
     }
     let server = scenario.hosts.iter().find(|h| h.name == f.to).with_context(|| format!("no host `{}`", f.to))?;
+    let client = scenario.hosts.iter().find(|h| h.name == f.from).with_context(|| format!("no host `{}`", f.from))?;
+    // Apache sends the data: the sender's route attributes (initcwnd,
+    // rto_min, …) go on its route to the client. wget receives: the
+    // receiver's (quickack) on its route to the server, with the window
+    // it may offer (ip-route(8) `window`: tcp_output.c
+    // `tcp_select_initial_window` clamps to RTAX_WINDOW) and, for an MSS
+    // other than the MTU's 1460, the MSS it announces (`advmss`), which
+    // the bulk tool sets by TCP_WINDOW_CLAMP and TCP_MAXSEG instead.
+    let mut receiver_route = linux.receiver_route.clone();
+    if let Some(window) = linux.window {
+        receiver_route.push(format!("window {window}"));
+    }
+    if f.mss.0 != 1460 {
+        receiver_route.push(format!("advmss {}", f.mss.0));
+    }
+    let server_route = route_change(client.address, server.address, &linux.sender_route);
+    let client_route = route_change(server.address, client.address, &receiver_route);
     let port = tcp_server_port(f, 0);
     let site = workload_dir.join(format!("site-{}", f.name));
     let count = web.object_count() as usize;
@@ -686,7 +718,7 @@ fn web_workload(
     fs::write(dir.join(format!("urls-{}.txt", f.name)), urls)?;
     eprintln!(
         "squall emu: [[workload.tcp]] `{}`: Apache 2 on {} ({}:{port}, {}) and wget on {} fetching {count} files; \
-         Linux's TCP settings (the host's sysctl net.ipv4.tcp_congestion_control for cc)",
+         the flow's TCP keys as route attributes and sysctls (cc as the server's net.ipv4.tcp_congestion_control)",
         f.name,
         f.to,
         server.address,
@@ -700,7 +732,7 @@ fn web_workload(
             at: Duration::ZERO,
             // Debian installs apache2 in /usr/sbin, outside some users' PATH.
             run: format!(
-                "PATH=\"$PATH:/usr/sbin\" exec apache2 -f {} -DFOREGROUND",
+                "{server_route}PATH=\"$PATH:/usr/sbin\" exec apache2 -f {} -DFOREGROUND",
                 shell_quote(&conf_file.display().to_string())
             ),
             background: true,
@@ -709,7 +741,10 @@ fn web_workload(
         CommandSpec {
             host: f.from.clone(),
             at: f.start + WEB_SERVER_STARTUP,
-            run: format!("wget -nv -O /dev/null{keep_alive} -i {}", shell_quote(&format!("urls-{}.txt", f.name))),
+            run: format!(
+                "{client_route}wget -nv -O /dev/null{keep_alive} -i {}",
+                shell_quote(&format!("urls-{}.txt", f.name))
+            ),
             background: false,
             interactive: false,
         },
@@ -1105,5 +1140,37 @@ mod tests {
         // A key Linux cannot take keeps its note.
         let l = LinuxTcp::of(&flow("profile = \"linux\"\nrto = \"seed001\"\ndelayed_ack = \"100 ms\"")).unwrap();
         assert_eq!(l.notes.len(), 2, "{:?}", l.notes);
+    }
+
+    /// Seed 003's site (`profile = "rfc"`, `initial_window = 2`, `min_rto
+    /// = "200 ms"`, `cc = "reno"`, `sack = true`): Apache, which sends the
+    /// data, gets the sender's route attributes towards the client; wget
+    /// the receiver's window towards the server; the server's namespace
+    /// the congestion control (before, Apache ran Linux's initcwnd 10).
+    #[test]
+    fn a_web_workload_gets_the_flows_tcp_keys() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seed003-web.toml");
+        let scenario = squall_scenario::load(&file).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (commands, sysctls) = tcp_workloads(&scenario, dir.path()).unwrap();
+        let apache = commands.iter().find(|c| c.run.contains("apache2")).unwrap();
+        assert_eq!(apache.host, "server");
+        assert!(
+            apache.run.starts_with(&format!(
+                "ip route change 10.0.1.1/32 dev {TUN_NAME} src 10.0.0.1 initcwnd 2 rto_min 200ms && "
+            )),
+            "{}",
+            apache.run
+        );
+        let wget = commands.iter().find(|c| c.run.contains("wget")).unwrap();
+        assert_eq!(wget.host, "client");
+        assert!(
+            wget.run.starts_with(&format!("ip route change 10.0.0.1/32 dev {TUN_NAME} src 10.0.1.1 window 65535 && ")),
+            "{}",
+            wget.run
+        );
+        assert_eq!(sysctls["server"]["net.ipv4.tcp_congestion_control"], "reno");
+        assert!(!sysctls["client"].contains_key("net.ipv4.tcp_congestion_control"), "{sysctls:?}");
+        assert_eq!(sysctls["server"]["net.ipv4.tcp_sack"], "1");
     }
 }

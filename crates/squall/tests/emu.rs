@@ -1418,16 +1418,15 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         } else {
             assert!((449..=499).contains(&site.connections), "{} connections", site.connections);
         }
-        // Measured (2026-11-28, two cores under four builds): off-0
-        // emulated 27.85 s against 32.00 s simulated (-13 %), off-90 35.82
-        // against 39.52..40.87 s (-9 %), on-90 20.43 against 18.95..20.28
-        // s (+0.7 % over the band). Without keep-alive real Linux and wget
-        // take ~8 ms less per file (55.8 against 64.1 ms, a third of the
-        // 25 ms RTT) than the simulator's web client: a known gap, written
-        // in docs/validation.md; the band allows it and no more.
+        // Measured (2026-11-28, two cores under other builds): off-0
+        // emulated 31.90 s against 32.00 s simulated, off-90 40.45 s
+        // within 39.52..40.87 s, on-90 20.63 s against 18.95..20.28 s
+        // (+1.7 % over the range). Before Apache's host was given the
+        // flow's initcwnd 2 (it ran Linux's 10) the emulation was 13 %
+        // faster without keep-alive: the test caught it at -20 %.
         assert!(
-            site.elapsed > 0.8 * lo && site.elapsed < 1.1 * hi,
-            "{name}: emulated {} s outside the simulator's {lo}..{hi} s band (-20%, +10%)",
+            site.elapsed > 0.9 * lo && site.elapsed < 1.1 * hi,
+            "{name}: emulated {} s outside the simulator's {lo}..{hi} s band (-10%, +10%)",
             site.elapsed
         );
     }
