@@ -194,6 +194,27 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
     Ok(())
 }
 
+/// Appends a stage replaying the Mahimahi trace in `file` to the first
+/// link's downlink (`downlink`) or uplink: mm-link's `UPLINK-TRACE
+/// DOWNLINK-TRACE` for a `--link` one-liner (`--downlink-trace`,
+/// `--uplink-trace`). The stage is named `trace-down` or `trace-up`; its
+/// queue is the default stage queue.
+pub fn append_trace_stage(scenario: &mut Scenario, downlink: bool, file: &Path) -> Result<(), TraceError> {
+    let trace = MahimahiTrace::read(file)?;
+    let (name, stages) = match scenario.links.first_mut() {
+        Some(link) if downlink => ("trace-down", &mut link.downlink),
+        Some(link) => ("trace-up", &mut link.uplink),
+        None => return Ok(()),
+    };
+    let mut stage = squall_link::StageConfig::named(name);
+    stage.trace = Some(squall_link::DeliveryTrace {
+        file: Some(file.display().to_string()),
+        opportunities_ms: trace.opportunities,
+    });
+    stages.push(stage);
+    Ok(())
+}
+
 /// Why one line is not a time, before it is located.
 enum LineError {
     NotANumber(String, &'static str),
