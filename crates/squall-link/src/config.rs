@@ -108,6 +108,12 @@ pub struct StageConfig {
     /// in a following stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radio: Option<crate::radio::RadioConfig>,
+    /// A Mahimahi trace of delivery opportunities instead of the channel's
+    /// link part (`mm-link`; [`crate::trace`]): the input queue feeds it,
+    /// each opportunity carries 1 504 bytes. Propagation, if any, goes in
+    /// a following stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::DeliveryTrace>,
     /// Virtual traffic generators feeding the queue (seed 003 §2.2, seed
     /// 000 §5.1): their packets take queue space and link time, never
     /// reach a host, and are counted apart.
@@ -186,6 +192,23 @@ impl StageConfig {
                 ));
             }
             radio.validate(&key("radio"))?;
+        }
+        if let Some(trace) = &self.trace {
+            if self.radio.is_some() {
+                return Err(ConfigError::new(&key("trace"), "give a stage either `radio` or `trace`, not both"));
+            }
+            // As for a radio: every key of the channel's link part is
+            // refused, given a value other than its default.
+            const TRACE_STAGE_KEYS: [&str; 3] = ["name", "queue", "trace"];
+            let plain = StageConfig::named(&self.name);
+            let clash = StageConfig::KEYS.iter().find(|k| !TRACE_STAGE_KEYS.contains(k) && !self.same_key(&plain, k));
+            if let Some(k) = clash {
+                return Err(ConfigError::new(
+                    &key(k),
+                    "a trace stage sends as its trace's delivery opportunities allow (1 504 bytes each): remove this key (put propagation delay, loss or other impairments in another stage of the path)",
+                ));
+            }
+            trace.validate(&key("trace"))?;
         }
         Ok(())
     }
@@ -416,6 +439,12 @@ pub fn check_stage_in_path(stages: &[StageConfig], i: usize) -> Result<(), Confi
                     "forwarded background load would reach a radio stage, which takes no virtual packets; forward it from a stage after the radio, or not at all",
                 ));
             }
+            Some(_) if stages[i + 1..].iter().any(|n| n.trace.is_some()) => {
+                return Err(ConfigError::new(
+                    &key,
+                    "forwarded background load would reach a trace stage, which takes no virtual packets; forward it from a stage after the trace stage, or not at all",
+                ));
+            }
             Some(_) => {}
         }
     }
@@ -428,10 +457,10 @@ pub fn check_stage_in_path(stages: &[StageConfig], i: usize) -> Result<(), Confi
                     "the first stage of a path has no stage before it to announce a window to; put flow_control on a later stage",
                 ));
             }
-            Some(before) if before.radio.is_some() => {
+            Some(before) if before.radio.is_some() || before.trace.is_some() => {
                 return Err(ConfigError::new(
                     &key,
-                    "the stage before is a radio stage, which cannot hold packets for a window; put a plain stage between them",
+                    "the stage before is a radio or trace stage, which cannot hold packets for a window; put a plain stage between them",
                 ));
             }
             Some(_) => {}

@@ -40,6 +40,7 @@ pub mod rng;
 mod stage;
 pub mod state;
 pub mod time;
+pub mod trace;
 pub mod units;
 pub mod vacation;
 
@@ -61,5 +62,6 @@ pub use queue::{AqmConfig, Class, ClassfulConfig, FifoConfig, QueueKind};
 pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
+pub use trace::DeliveryTrace;
 pub use units::{Bytes, Probability, Rate};
 pub use vacation::VacationConfig;

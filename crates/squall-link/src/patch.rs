@@ -324,6 +324,12 @@ impl StagePatch {
                 "a state cannot rename a stage: remove `name` (the stage is the one named in set.<stage>)",
             ));
         }
+        if self.sets("trace") {
+            return Err(ConfigError::new(
+                &format!("{}.trace", base.name),
+                "a state cannot change a stage's trace (its link replays one trace for the whole run): remove `trace`, or use another scenario",
+            ));
+        }
         if let Some(radio) = &self.radio {
             let key = format!("{}.radio", base.name);
             if base.radio.is_none() {
@@ -509,6 +515,7 @@ mod field_types {
     impl Distributions for crate::netem::RateOverhead {}
     impl Distributions for QueueConfig {}
     impl Distributions for RadioConfig {}
+    impl Distributions for crate::trace::DeliveryTrace {}
     super::struct_distributions!(BackgroundConfig { gap, size, on, off });
     super::struct_distributions!(VacationConfig { serving, length });
 }

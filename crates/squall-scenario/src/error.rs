@@ -21,6 +21,8 @@ pub enum ErrorKind {
     /// A measured radio channel's SNR file is unreadable, malformed, or
     /// does not match its predicted file.
     ChannelFile,
+    /// A trace stage's Mahimahi trace file is unreadable or has a bad line.
+    TraceFile,
     /// The values fit the schema but not each other (unknown names,
     /// duplicates, no route, ...).
     Check,
@@ -278,6 +280,7 @@ impl Diagnostic for ScenarioError {
             ErrorKind::Schema => "squall::scenario::schema",
             ErrorKind::DistributionFile => "squall::scenario::distribution_file",
             ErrorKind::ChannelFile => "squall::scenario::channel_file",
+            ErrorKind::TraceFile => "squall::scenario::trace_file",
             ErrorKind::Check => "squall::scenario::check",
             ErrorKind::Override => "squall::scenario::override",
             ErrorKind::Netem => "squall::scenario::netem",

@@ -23,6 +23,10 @@ use std::fmt;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
+use crate::error::{ErrorKind, KeyPath, ScenarioError};
+use crate::load::Source;
+use crate::schema::Scenario;
+
 /// The largest time a line may give, in ms: 10^10 ms (about 116 days), so
 /// that squall's clock (`u64` nanoseconds, 584 years) holds 1 800 loops of
 /// the longest trace.
@@ -69,6 +73,22 @@ pub enum TraceError {
         "{file}:{line}: the last opportunity is at 0 ms, so the trace lasts no time; expected a last line above 0 (its value is the loop's period)"
     )]
     ZeroLength { file: PathBuf, line: u64 },
+}
+
+impl TraceError {
+    /// The line the error is on, if it is on one.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            TraceError::Read { .. } | TraceError::Empty { .. } => None,
+            TraceError::EmptyLine { line, .. }
+            | TraceError::LineTooLong { line, .. }
+            | TraceError::NotANumber { line, .. }
+            | TraceError::Negative { line, .. }
+            | TraceError::TooLarge { line, .. }
+            | TraceError::Unsorted { line, .. }
+            | TraceError::ZeroLength { line, .. } => Some(*line),
+        }
+    }
 }
 
 impl MahimahiTrace {
@@ -145,6 +165,54 @@ impl MahimahiTrace {
     pub fn capacity_bytes_per_second(&self) -> f64 {
         self.opportunities.len() as f64 * OPPORTUNITY_BYTES as f64 * 1000.0 / self.period_ms() as f64
     }
+}
+
+/// Reads every trace stage's file into its opportunities (`trace =
+/// "cell.down"`, relative to the scenario file's directory). A trace whose
+/// opportunities are already in the scenario (a run's resolved scenario)
+/// is used as it is and its file is not read.
+pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result<(), ScenarioError> {
+    let root = KeyPath::root();
+    for (i, link) in s.links.iter_mut().enumerate() {
+        for (dir, stages) in [("downlink", &mut link.downlink), ("uplink", &mut link.uplink)] {
+            for (j, st) in stages.iter_mut().enumerate() {
+                let Some(trace) = st.trace.as_mut() else { continue };
+                let Some(file) = trace.file.as_ref().filter(|_| trace.opportunities_ms.is_empty()) else { continue };
+                let key = root.key("links").index(i).key(dir).index(j).key("trace");
+                let full = base_dir.join(file);
+                let read = MahimahiTrace::read(&full).map_err(|e| {
+                    let label = match e.line() {
+                        Some(line) => format!("bad line {line} in this file"),
+                        None => "cannot use this file".to_string(),
+                    };
+                    src.error(ErrorKind::TraceFile, &key, e.to_string()).label(label)
+                })?;
+                trace.opportunities_ms = read.opportunities;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Appends a stage replaying the Mahimahi trace in `file` to the first
+/// link's downlink (`downlink`) or uplink: mm-link's `UPLINK-TRACE
+/// DOWNLINK-TRACE` for a `--link` one-liner (`--downlink-trace`,
+/// `--uplink-trace`). The stage is named `trace-down` or `trace-up`; its
+/// queue is the default stage queue.
+pub fn append_trace_stage(scenario: &mut Scenario, downlink: bool, file: &Path) -> Result<(), TraceError> {
+    let trace = MahimahiTrace::read(file)?;
+    let (name, stages) = match scenario.links.first_mut() {
+        Some(link) if downlink => ("trace-down", &mut link.downlink),
+        Some(link) => ("trace-up", &mut link.uplink),
+        None => return Ok(()),
+    };
+    let mut stage = squall_link::StageConfig::named(name);
+    stage.trace = Some(squall_link::DeliveryTrace {
+        file: Some(file.display().to_string()),
+        opportunities_ms: trace.opportunities,
+    });
+    stages.push(stage);
+    Ok(())
 }
 
 /// Why one line is not a time, before it is located.

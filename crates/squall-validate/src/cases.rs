@@ -66,6 +66,7 @@ pub fn cases() -> Vec<Case> {
         case(22, "TCP Vegas", scenario!("22-vegas.toml"), EVENTS, tcp_cases::vegas),
         case(23, "netem loss models", scenario!("23-netem-loss.toml"), PACKETS, netem_loss),
         case(24, "Bit errors, corrupt mode", scenario!("24-bit-errors-corrupt.toml"), EVENTS, bit_errors_corrupt),
+        case(25, "Mahimahi trace link", scenario!("25-mahimahi-trace.toml"), PACKETS, mahimahi_trace),
     ]
 }
 
@@ -341,6 +342,43 @@ fn netem_loss(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
             "correlated loss P(loss | loss before) = ρ + (1-ρ)p",
             0.5 + 0.5 * 0.1,
             confidence_interval(&conditional, 0.95),
+        ),
+    ]
+}
+
+/// Case 25: a Mahimahi trace link (mm-link `link_queue.cc` `rationalize`).
+/// The trace `1 1 2` has 15 000 opportunities of 1 504 B in [1 s, 11 s)
+/// (one at each even ms, two at each odd ms). A packet costs its IP length
+/// plus 4 B: 1 500-byte packets take one opportunity each (15 000, 18
+/// Mbit/s of IP); 100-byte packets share them, 15 000 · 1 504 / 104 =
+/// 216 923.08 (the fraction is a packet in transit at a window's edge: ±1).
+fn mahimahi_trace(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let (opportunities, budget) = (15_000.0, 1504.0);
+    // Packets of `flow` delivered in [1 s, 11 s), and their IP bytes.
+    let delivered = |run: &RunResult, flow: usize| {
+        run.packets
+            .iter()
+            .filter(|p| p.flow == flow && p.delivered.is_some_and(|d| (1.0..11.0).contains(&d.as_secs_f64())))
+            .fold((0.0, 0.0), |(n, bytes), p| (n + 1.0, bytes + p.size as f64))
+    };
+    let mtu = mean(&per_replication(runs, |r| delivered(r, 0).0));
+    let mtu_bits = mean(&per_replication(runs, |r| delivered(r, 0).1 * 8.0));
+    let small = mean(&per_replication(runs, |r| delivered(r, 1).0));
+    vec![
+        Check::exact("1500 B packets in [1 s, 11 s): one per opportunity", opportunities, mtu),
+        Check::within_relative(
+            "IP goodput of 1500 B packets (bit/s) = capacity x 1500/1504",
+            opportunities * budget * 8.0 / 10.0 * 1500.0 / 1504.0,
+            mtu_bits / 10.0,
+            None,
+            0.005,
+        ),
+        Check::within(
+            "100 B packets in [1 s, 11 s): opportunities x 1504 / 104",
+            opportunities * budget / 104.0,
+            small,
+            None,
+            1.0,
         ),
     ]
 }

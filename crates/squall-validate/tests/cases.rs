@@ -116,6 +116,10 @@ fn case_23_netem_loss() {
 fn case_24_bit_errors_corrupt() {
     passes(24);
 }
+#[test]
+fn case_25_mahimahi_trace() {
+    passes(25);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
@@ -178,4 +182,12 @@ fn multi_class_checks_fail_when_the_model_is_off() {
 #[test]
 fn netem_loss_checks_fail_when_the_model_is_off() {
     fails_with(23, &[("stage.four-state.error.four_state.p32", "\"30%\"")]);
+}
+
+#[test]
+fn mahimahi_trace_checks_fail_when_the_link_is_off() {
+    // `1 2`: 1 000 opportunities per second instead of 1 500.
+    fails_with(24, &[("stage.trace-down.trace.opportunities_ms", "[1, 2]")]);
+    // 101-byte packets cost 105 B: 214 857 per 10 s instead of 216 923.
+    fails_with(24, &[("workload.udp.1.size", "\"101 B\"")]);
 }

@@ -299,6 +299,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         scenario: Some(args.scenario.clone()),
         link: None,
         uplink: None,
+        downlink_trace: None,
+        uplink_trace: None,
         out: None,
         seed: args.seed,
         overrides: args.overrides.clone(),

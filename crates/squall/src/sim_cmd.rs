@@ -31,6 +31,13 @@ pub struct ScenarioArgs {
     /// The uplink for --link (default: the downlink's delay, no loss).
     #[arg(long, requires = "link")]
     pub uplink: Option<String>,
+    /// A Mahimahi trace (mm-link's DOWNLINK-TRACE) for --link's downlink:
+    /// a stage sending at its delivery opportunities follows the --link one.
+    #[arg(long, requires = "link", value_name = "FILE")]
+    pub downlink_trace: Option<PathBuf>,
+    /// The same for the uplink (mm-link's UPLINK-TRACE).
+    #[arg(long, requires = "link", value_name = "FILE")]
+    pub uplink_trace: Option<PathBuf>,
     /// Output directory (default: out/SCENARIO-NAME, out/SCENARIO-NAME-emu
     /// for emulation).
     #[arg(long)]
@@ -192,6 +199,11 @@ pub fn load_with(
     let mut added_for = None;
     let (source, mut scenario) = match (&args.scenario, &args.link) {
         (Some(s), None) => {
+            if args.downlink_trace.is_some() || args.uplink_trace.is_some() {
+                bail!(
+                    "--downlink-trace and --uplink-trace add a trace stage to a --link one-liner; in a scenario file give the stage `trace = \"FILE\"`"
+                );
+            }
             let (source, text, base) = scenario_text(s, Path::new(""))?;
             if overrides.is_empty() || !adds_flows {
                 let mut scenario = squall_scenario::parse_with_overrides(&source, &text, &overrides, &base)
@@ -210,6 +222,14 @@ pub fn load_with(
         (None, Some(link)) => {
             let mut scenario = squall_scenario::scenario_from_netem(link, args.uplink.as_deref())
                 .map_err(|e| anyhow::anyhow!("{e:?}"))?;
+            for (downlink, file, flag) in
+                [(true, &args.downlink_trace, "--downlink-trace"), (false, &args.uplink_trace, "--uplink-trace")]
+            {
+                if let Some(file) = file {
+                    squall_scenario::mahimahi::append_trace_stage(&mut scenario, downlink, file)
+                        .with_context(|| format!("{flag} {}", file.display()))?;
+                }
+            }
             add_workloads(&mut scenario, tcp, udp)?;
             added_for = Some(scenario.duration);
             let source = format!("--link {link:?}");

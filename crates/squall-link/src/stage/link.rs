@@ -1,8 +1,10 @@
 //! The link behind a stage's queue discipline: Seawind's channel (seed 000
-//! §4.3) or a WIPEMU radio link (seed 002), behind one small trait with an
-//! enum for static dispatch.
+//! §4.3), a WIPEMU radio link (seed 002) or a Mahimahi trace of delivery
+//! opportunities ([`super::trace`]), behind one small trait with an enum for
+//! static dispatch.
 
 use super::channel::{Channel, Due};
+use super::trace::{TraceLink, TraceTimer};
 use super::{DropCounts, Recorder};
 use crate::config::{Change, StageConfig};
 use crate::event::Event;
@@ -213,6 +215,7 @@ impl Link for Channel {
 pub(crate) enum AnyLink {
     Channel(Channel),
     Radio(Box<RadioLink>),
+    Trace(Box<TraceLink>),
 }
 
 macro_rules! dispatch {
@@ -221,6 +224,10 @@ macro_rules! dispatch {
             AnyLink::Channel($l) => $e,
             AnyLink::Radio(b) => {
                 let $l: &RadioLink = b;
+                $e
+            }
+            AnyLink::Trace(b) => {
+                let $l: &TraceLink = b;
                 $e
             }
         }
@@ -235,21 +242,26 @@ macro_rules! dispatch_mut {
                 let $l: &mut RadioLink = b;
                 $e
             }
+            AnyLink::Trace(b) => {
+                let $l: &mut TraceLink = b;
+                $e
+            }
         }
     };
 }
 
 impl AnyLink {
-    /// The link `config` describes: its radio if it has one, else the
-    /// channel. `rng(component)` gives the stage's random stream of that
+    /// The link `config` describes: its radio or its trace if it has one,
+    /// else the channel. `rng(component)` gives the stage's random stream of that
     /// name.
     pub(crate) fn new(config: &StageConfig, recorder: Recorder, seed: u64, rng: impl FnMut(&str) -> StreamRng) -> Self {
-        match &config.radio {
-            Some(r) => AnyLink::Radio(Box::new(
+        match (&config.radio, &config.trace) {
+            (Some(r), _) => AnyLink::Radio(Box::new(
                 RadioLink::new(r, &recorder.stage, recorder.direction, seed)
                     .expect("radio configuration validated with the stage"),
             )),
-            None => AnyLink::Channel(Channel::new(config, recorder, rng)),
+            (None, Some(t)) => AnyLink::Trace(Box::new(TraceLink::new(t, recorder))),
+            (None, None) => AnyLink::Channel(Channel::new(config, recorder, rng)),
         }
     }
 }
@@ -259,6 +271,7 @@ impl AnyLink {
 pub(crate) enum AnyTimer {
     Channel(Due),
     Radio(<RadioLink as Link>::Timer),
+    Trace(TraceTimer),
 }
 
 impl Link for AnyLink {
@@ -268,6 +281,7 @@ impl Link for AnyLink {
         match self {
             AnyLink::Channel(c) => Link::next_timer(c).map(|(t, d)| (t, AnyTimer::Channel(d))),
             AnyLink::Radio(r) => Link::next_timer(r.as_ref()).map(|(t, d)| (t, AnyTimer::Radio(d))),
+            AnyLink::Trace(l) => Link::next_timer(l.as_ref()).map(|(t, d)| (t, AnyTimer::Trace(d))),
         }
     }
     /// A timer of another link kind than this one cannot come from
@@ -284,6 +298,7 @@ impl Link for AnyLink {
         match (self, timer) {
             (AnyLink::Channel(c), AnyTimer::Channel(d)) => Link::fire(c, now, d, queue_empty, log, out),
             (AnyLink::Radio(r), AnyTimer::Radio(d)) => Link::fire(r.as_mut(), now, d, queue_empty, log, out),
+            (AnyLink::Trace(l), AnyTimer::Trace(d)) => Link::fire(l.as_mut(), now, d, queue_empty, log, out),
             (link, timer) => debug_assert!(false, "timer {timer:?} fired on a link of another kind: {link:?}"),
         }
     }

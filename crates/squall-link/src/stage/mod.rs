@@ -2,8 +2,8 @@
 //! stage"). The queue discipline ([`qdisc`]) decides which packet goes
 //! next and which are dropped; the link ([`link`]) is Seawind's channel
 //! (seed 000 §4.3, Figure 3: allocation, fragmentation, send buffer,
-//! transmission, errors and ARQ, propagation, receive buffer) or a WIPEMU
-//! radio link (seed 002).
+//! transmission, errors and ARQ, propagation, receive buffer), a WIPEMU
+//! radio link (seed 002) or a Mahimahi trace of delivery opportunities.
 //!
 //! The stage is driven by its path: `run_until(now)` handles its timers in
 //! time order and `push(now, packet)` hands it a packet. It reads no clock.
@@ -14,6 +14,7 @@ mod errors;
 pub(crate) mod link;
 mod netem;
 pub(crate) mod qdisc;
+mod trace;
 mod vacation;
 
 use std::sync::Arc;

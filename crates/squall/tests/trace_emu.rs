@@ -1,0 +1,103 @@
+//! A trace-driven link in `squall emu` (issue 30): iperf3 over a Mahimahi
+//! trace measures the trace's capacity, computed from the file in the
+//! test. Needs root and network namespaces: without them the test is
+//! skipped with a message, except under CI=true, where it fails (as
+//! tests/emu.rs).
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::{SQUALL, namespaces_available};
+
+use squall_scenario::mahimahi::MahimahiTrace;
+
+/// UDP payload per datagram: 1 472 B + 8 (UDP) + 20 (IP) = a 1 500-byte
+/// IP packet, which takes exactly one 1 504-byte opportunity.
+const PAYLOAD: f64 = 1472.0;
+
+/// The payload bit rate a saturated link following `trace` carries in
+/// 1 500-byte IP packets: opportunities × 1 504 B per loop period, each
+/// packet costing 1 500 + 4 B of it.
+fn payload_capacity_bps(trace: &Path) -> f64 {
+    let t = MahimahiTrace::read(trace).unwrap();
+    let packets_per_second = t.opportunities().len() as f64 * 1504.0 / (1500.0 + 4.0) / (t.period_ms() as f64 / 1e3);
+    packets_per_second * PAYLOAD * 8.0
+}
+
+/// Runs iperf3 UDP at 20 Mbit/s from the fixed host to the mobile host
+/// (`-R`: the server sends) for 6 s after 1 s left out (`-O 1`), over a
+/// downlink that replays `trace` (lines) with a 100-packet queue;
+/// returns iperf3's received bit rate and the capacity from the file.
+fn iperf3_udp_over(trace: &str) -> (f64, f64) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cell.trace");
+    std::fs::write(&file, trace).unwrap();
+    let scenario = dir.path().join("trace.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "emu-trace"
+duration = "30 s"
+seed = 1
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "cell-down"
+trace = "cell.trace"
+queue = { packets = 100, drop = "tail" }
+[[links.downlink]]
+name = "wired-down"
+delay = "10 ms"
+[[links.uplink]]
+name = "wired-up"
+delay = "10 ms"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&scenario)
+        .args(["--out", out.to_str().unwrap(), "--serve", "fixed@0s=iperf3 -s -1", "--"])
+        .args(["sh", "-c", "sleep 0.5; iperf3 -c $SQUALL_PEER -R -u -b 20M -l 1472 -t 6 -O 1 -J"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    eprintln!("{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 -J output");
+    let received = report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
+    (received, payload_capacity_bps(&file))
+}
+
+#[test]
+fn iperf3_over_a_mahimahi_trace_measures_its_capacity() {
+    if !namespaces_available() {
+        return;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "iperf3 is required in CI");
+        eprintln!("iperf3 not installed: skipping");
+        return;
+    }
+    // A constant trace: one opportunity per ms, 1 000 packets/s =
+    // 11.776 Mbit/s of payload. A varying one, looping every second: one
+    // opportunity per ms for 500 ms, then one every 2 ms (750 packets/s,
+    // 8.832 Mbit/s); 6 s measured is 6 whole loops wherever it starts.
+    let constant = "1\n".to_string();
+    let varying: String = (1..=500).chain((502..=1000).step_by(2)).map(|ms| format!("{ms}\n")).collect();
+    for (name, trace, expected) in [("constant", constant, 11_776_000.0), ("varying", varying, 8_832_000.0)] {
+        let (received, capacity) = iperf3_udp_over(&trace);
+        println!("{name}: iperf3 received {received} bit/s, capacity from the file {capacity} bit/s");
+        assert!((capacity - expected).abs() < 1e-6, "{name}: capacity from the file {capacity}, by hand {expected}");
+        assert!(
+            (received - capacity).abs() <= 0.005 * capacity,
+            "{name}: iperf3 received {received} bit/s, capacity {capacity} bit/s"
+        );
+    }
+}
