@@ -187,7 +187,7 @@ fn netem_loss_checks_fail_when_the_model_is_off() {
 #[test]
 fn mahimahi_trace_checks_fail_when_the_link_is_off() {
     // `1 2`: 1 000 opportunities per second instead of 1 500.
-    fails_with(24, &[("stage.trace-down.trace.opportunities_ms", "[1, 2]")]);
+    fails_with(25, &[("stage.trace-down.trace.opportunities_ms", "[1, 2]")]);
     // 101-byte packets cost 105 B: 214 857 per 10 s instead of 216 923.
-    fails_with(24, &[("workload.udp.1.size", "\"101 B\"")]);
+    fails_with(25, &[("workload.udp.1.size", "\"101 B\"")]);
 }
