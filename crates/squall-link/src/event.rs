@@ -118,7 +118,8 @@ pub enum EventKind {
     /// The frame is sent again by link ARQ (attempt number, 1 = first retry).
     Retransmit { frame: u32, attempt: u32 },
     /// Delivered with flipped bits ("corrupt" error mode): how many bits
-    /// this frame's errors flipped in the packet.
+    /// this frame's errors flipped in the packet (at least 1; 0 only when
+    /// read from an events.csv written before the count was recorded).
     Corrupt { bits: u32 },
     /// Left the stage towards the next one or the receiving host.
     Deliver,

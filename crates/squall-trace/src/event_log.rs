@@ -228,9 +228,15 @@ impl<R: Read> EventLogReader<R> {
                 frame: needs_frame()?,
                 attempt: attempt.ok_or_else(|| bad(9, "an attempt number for a retransmit"))?,
             },
-            "corrupt" => {
-                EventKind::Corrupt { bits: field(7).parse().map_err(|_| bad(7, "the number of bits flipped, like 8"))? }
-            }
+            // Files written before the count was recorded leave the field
+            // empty: read as 0, "not recorded" (a corruption flips at least
+            // one bit, so 0 is never a count).
+            "corrupt" => EventKind::Corrupt {
+                bits: match field(7) {
+                    "" => 0,
+                    f => f.parse().map_err(|_| bad(7, "the number of bits flipped, like 8"))?,
+                },
+            },
             "deliver" => EventKind::Deliver,
             "state_change" => EventKind::StateChange,
             "blackout_start" => EventKind::BlackoutStart,
@@ -353,6 +359,17 @@ mod tests {
              0.000002000,gprs,downlink,corrupt,7,udp:10.0.0.1:5000>10.0.0.2:6000,1500,11,,\n\
              0.000000000,handover,downlink,state_change,,,0,,,\n"
         );
+    }
+
+    /// A corrupt row from before the count was recorded (empty `reason`)
+    /// still reads, as 0 bits ("not recorded"); a word there is an error.
+    #[test]
+    fn a_corrupt_row_without_a_count_reads_as_not_recorded() {
+        let header = "time,stage,direction,event,packet,flow,size,reason,frame,attempt\n";
+        let old = format!("{header}0.000002000,gprs,downlink,corrupt,7,udp:10.0.0.1:5000>10.0.0.2:6000,1500,,,\n");
+        assert_eq!(read(&old).unwrap()[0].kind, EventKind::Corrupt { bits: 0 });
+        let bad = format!("{header}0.000002000,gprs,downlink,corrupt,7,udp:10.0.0.1:5000>10.0.0.2:6000,1500,many,,\n");
+        assert!(read(&bad).is_err());
     }
 
     #[test]
