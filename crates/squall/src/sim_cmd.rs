@@ -199,6 +199,14 @@ pub fn load_with(
     let mut added_for = None;
     let (source, mut scenario) = match (&args.scenario, &args.link) {
         (Some(s), None) => {
+            // clap's `requires = "link"` lets these through beside a
+            // scenario file (seen: the run went on without them).
+            if args.uplink.is_some() {
+                bail!(
+                    "--uplink gives the uplink of a --link one-liner; a scenario file has its own [[links.uplink]] \
+                     (change it with --set links.0.uplink.0.KEY=VALUE)"
+                );
+            }
             if args.downlink_trace.is_some() || args.uplink_trace.is_some() {
                 bail!(
                     "--downlink-trace and --uplink-trace add a trace stage to a --link one-liner; in a scenario file give the stage `trace = \"FILE\"`"

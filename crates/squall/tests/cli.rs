@@ -155,6 +155,13 @@ fn bad_arguments_get_clear_errors() {
 
     let o = squall(&["sim", "builtin:gsm-udp", "--replications", "0"]);
     assert_eq!(o.status.code(), Some(2));
+
+    // --uplink belongs to a --link one-liner: beside a scenario file it
+    // was once ignored without a word.
+    let o = squall(&["sim", "builtin:gsm-udp", "--uplink", "rate 1mbit"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--uplink") && err.contains("--set links.0.uplink.0."), "{err}");
 }
 
 #[test]
