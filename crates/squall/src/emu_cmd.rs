@@ -342,27 +342,23 @@ fn tcp_workloads(scenario: &Scenario, workload_dir: &Path) -> Result<(Vec<Comman
         for note in &linux.notes {
             eprintln!("squall emu: {what}: {note}");
         }
-        // The data's sender: the client's tool for a bulk application,
-        // Apache on the server for a site.
-        let sender = if matches!(f.app, TcpApp::Web(_)) { &f.to } else { &f.from };
-        let mut needs = linux.sysctls.clone();
+        // Both hosts take the flow's sysctls; for a site, Apache's host
+        // also takes its congestion control (the bulk tool sets its own).
+        let mut needs: Vec<(&String, &str, String)> = [&f.from, &f.to]
+            .into_iter()
+            .flat_map(|host| linux.sysctls.iter().map(move |(key, value)| (host, *key, value.clone())))
+            .collect();
         if matches!(f.app, TcpApp::Web(_)) {
-            // Apache takes the namespace's congestion control.
-            needs.push(("net.ipv4.tcp_congestion_control", linux.cc.to_string()));
+            needs.push((&f.to, "net.ipv4.tcp_congestion_control", linux.cc.to_string()));
         }
-        for host in [&f.from, &f.to] {
-            for (key, value) in &needs {
-                if *key == "net.ipv4.tcp_congestion_control" && host != sender {
-                    continue;
-                }
-                let set = sysctls.entry(host.clone()).or_default();
-                match set.insert(key.to_string(), value.clone()) {
-                    Some(other) if &other != value => anyhow::bail!(
-                        "{what}: needs {key} = {value} on host `{host}`, where another [[workload.tcp]] needs {other} \
-                         (Linux keeps it per namespace)"
-                    ),
-                    _ => {}
-                }
+        for (host, key, value) in needs {
+            let set = sysctls.entry(host.clone()).or_default();
+            match set.insert(key.to_string(), value.clone()) {
+                Some(other) if other != value => anyhow::bail!(
+                    "{what}: needs {key} = {value} on host `{host}`, where another [[workload.tcp]] needs {other} \
+                     (Linux keeps it per namespace)"
+                ),
+                _ => {}
             }
         }
         // What the client does, as `squall tool bulk` options.
