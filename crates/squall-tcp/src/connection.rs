@@ -1043,6 +1043,13 @@ impl Connection {
         }
     }
 
+    /// The delivery state a segment sent now carries, for model-based
+    /// algorithms only: the others never read it, and the sender's hot
+    /// path skips it for them.
+    fn tx_state(&mut self, now: Instant, nothing_outstanding: bool) -> TxState {
+        if self.cc.is_model_based() { self.rate.on_send(now, nothing_outstanding) } else { TxState::default() }
+    }
+
     /// Packets in flight as Linux counts them (`tcp_packets_in_flight`):
     /// outstanding, less SACKed and lost, plus retransmissions in flight;
     /// after a timeout, what lies beyond the go-back point is lost.
@@ -1060,7 +1067,7 @@ impl Connection {
         let mut out = Sacked::default();
         let mut oldest_sent: Option<Instant> = None;
         let rack = &mut self.rack;
-        let rate = &mut self.rate;
+        let mut rate = self.cc.is_model_based().then_some(&mut self.rate);
         for &(left, right) in seg.sack.as_slice() {
             if right <= self.snd_una || left >= right {
                 continue;
@@ -1080,7 +1087,9 @@ impl Connection {
                         oldest_sent = Some(s.last_sent);
                     }
                     rack.on_delivered(now, s.last_sent, s.end, s.retransmitted);
-                    rate.on_delivered(&mut s.tx, s.last_sent, s.end, true);
+                    if let Some(rate) = rate.as_deref_mut() {
+                        rate.on_delivered(&mut s.tx, s.last_sent, s.end, true);
+                    }
                 }
             }
         }
@@ -1101,13 +1110,16 @@ impl Connection {
         let mut newest = sacked.newest;
         let mut newly_delivered = 0;
         let mut data_acked = 0;
+        let model_based = self.cc.is_model_based();
         while let Some(front) = self.sent.front_mut() {
             if front.end <= ack {
                 let mut s = self.sent.pop_front().expect("front exists");
                 if !s.sacked {
                     newly_delivered += s.end - s.start;
                     self.rack.on_delivered(now, s.last_sent, s.end, s.retransmitted);
-                    self.rate.on_delivered(&mut s.tx, s.last_sent, s.end, false);
+                    if model_based {
+                        self.rate.on_delivered(&mut s.tx, s.last_sent, s.end, false);
+                    }
                 }
                 data_acked += s.data_len();
                 if s.data_len() > 0 {
@@ -1939,7 +1951,7 @@ impl Connection {
 
     fn retransmit(&mut self, now: Instant, i: usize) -> Segment {
         let (delivered, delivered_time) = (self.delivered, self.delivered_time);
-        let tx = self.rate.on_send(now, false);
+        let tx = self.tx_state(now, false);
         let s = &mut self.sent[i];
         s.tx = tx;
         s.retransmitted = true;
@@ -1996,7 +2008,7 @@ impl Connection {
         }
         self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let start = self.snd_max;
-        let tx = self.rate.on_send(now, self.snd_max == self.snd_una);
+        let tx = self.tx_state(now, self.snd_max == self.snd_una);
         let mut flags = Flags::empty_flags();
         let fin = self.fin_queued && start + len == self.app_end;
         if fin {

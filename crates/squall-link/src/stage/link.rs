@@ -283,6 +283,13 @@ fn trace_next_timer(l: &TraceLink) -> Option<(Instant, AnyTimer)> {
     Link::next_timer(l).map(|(t, d)| (t, AnyTimer::Trace(d)))
 }
 
+/// The trace link's next wake-up, out of line for the same reason as
+/// [`trace_next_timer`].
+#[inline(never)]
+fn trace_next_wakeup(l: &TraceLink) -> Option<Instant> {
+    Link::next_wakeup(l)
+}
+
 impl Link for AnyLink {
     type Timer = AnyTimer;
     #[inline]
@@ -291,6 +298,18 @@ impl Link for AnyLink {
             AnyLink::Channel(c) => Link::next_timer(c).map(|(t, d)| (t, AnyTimer::Channel(d))),
             AnyLink::Radio(r) => Link::next_timer(r.as_ref()).map(|(t, d)| (t, AnyTimer::Radio(d))),
             AnyLink::Trace(l) => trace_next_timer(l),
+        }
+    }
+    /// Dispatched directly, not through [`Link::next_timer`]: the stage
+    /// asks for its next wake-up on every pass of the path, and building
+    /// an [`AnyTimer`] only to drop it cost the inlining of
+    /// [`super::Stage::next_wakeup`].
+    #[inline]
+    fn next_wakeup(&self) -> Option<Instant> {
+        match self {
+            AnyLink::Channel(c) => Link::next_wakeup(c),
+            AnyLink::Radio(r) => Link::next_wakeup(r.as_ref()),
+            AnyLink::Trace(l) => trace_next_wakeup(l),
         }
     }
     /// A timer of another link kind than this one cannot come from

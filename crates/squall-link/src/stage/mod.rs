@@ -322,6 +322,7 @@ impl Stage {
         self.link.set_recorder(&self.recorder);
     }
 
+    #[inline]
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
         let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
