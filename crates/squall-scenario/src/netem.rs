@@ -102,6 +102,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
                 sysctl: BTreeMap::new(),
                 outside_interface: None,
                 processing: None,
+                ephemeral_ports: None,
             },
             Host {
                 name: "mobile".to_string(),
@@ -109,6 +110,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
                 sysctl: BTreeMap::new(),
                 outside_interface: None,
                 processing: None,
+                ephemeral_ports: None,
             },
         ],
         links: vec![Link {

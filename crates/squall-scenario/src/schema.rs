@@ -214,6 +214,77 @@ pub struct Host {
     /// `processing = { delay = "50 us", at = "input" }`. Simulator only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processing: Option<Processing>,
+    /// The local ports the simulator hands a TCP connection that names no
+    /// port of its own (`ephemeral_ports = "40000-40009"`); absent: Linux's
+    /// default, [`EphemeralPorts::LINUX`]. In emulation, the host's
+    /// `net.ipv4.ip_local_port_range`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_ports: Option<EphemeralPorts>,
+}
+
+/// An inclusive range of local ports an operating system picks from when a
+/// program connects without binding a port: Linux's
+/// `net.ipv4.ip_local_port_range` (Documentation/networking/ip-sysctl.rst),
+/// written `"LOW-HIGH"` with `1 <= LOW <= HIGH <= 65535`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EphemeralPorts {
+    pub low: u16,
+    pub high: u16,
+}
+
+impl EphemeralPorts {
+    /// Linux's default range, 32768–60999 (`inet_init_net` in
+    /// net/ipv4/af_inet.c; ip-sysctl.rst, `ip_local_port_range`).
+    pub const LINUX: EphemeralPorts = EphemeralPorts { low: 32_768, high: 60_999 };
+
+    /// How many ports the range holds.
+    pub fn len(self) -> usize {
+        usize::from(self.high) - usize::from(self.low) + 1
+    }
+
+    /// Never true: a range holds at least one port.
+    pub fn is_empty(self) -> bool {
+        false
+    }
+
+    /// Whether `port` is in the range.
+    pub fn contains(self, port: u16) -> bool {
+        (self.low..=self.high).contains(&port)
+    }
+}
+
+impl std::fmt::Display for EphemeralPorts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.low, self.high)
+    }
+}
+
+impl std::str::FromStr for EphemeralPorts {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let expected = "expected a range of ports \"LOW-HIGH\" with 1 <= LOW <= HIGH <= 65535, like \"32768-60999\"";
+        let port = |t: &str| t.trim().parse::<u16>().ok().filter(|p| *p > 0);
+        let Some((low, high)) = s.split_once('-').and_then(|(l, h)| Some((port(l)?, port(h)?))) else {
+            return Err(format!("\"{s}\" is not a range of ports: {expected}"));
+        };
+        if low > high {
+            return Err(format!("\"{s}\" starts above its end ({low} > {high}): {expected}"));
+        }
+        Ok(EphemeralPorts { low, high })
+    }
+}
+
+impl Serialize for EphemeralPorts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for EphemeralPorts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as Deserialize>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// A host's processing delay: each packet the host receives (`at =

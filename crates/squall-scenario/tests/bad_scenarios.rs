@@ -960,3 +960,42 @@ fn processing_delay_with_bounds_the_wrong_way() {
 fn processing_delay_without_a_unit() {
     expect("processing_no_unit.toml", ErrorKind::Schema, 11, "hosts[1].processing.delay", &["like \"200 ms\""]);
 }
+
+// Ephemeral ports (issue 35).
+
+#[test]
+fn ephemeral_ports_not_a_range() {
+    let host = |value: &str| {
+        format!(
+            "name = \"x\"\nduration = \"1 s\"\nlinks = []\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n\
+             ephemeral_ports = {value}\n"
+        )
+    };
+    assert_eq!(
+        squall_scenario::parse("ok.toml", &host("\"40000-40009\""), std::path::Path::new(".")).unwrap().hosts[0]
+            .ephemeral_ports
+            .map(|r| (r.low, r.high, r.len())),
+        Some((40_000, 40_009, 10))
+    );
+    for (bad, says) in [
+        ("\"40009-40000\"", "starts above its end (40009 > 40000)"),
+        ("\"0-10\"", "is not a range of ports"),
+        ("\"40000\"", "is not a range of ports"),
+        ("\"40000-70000\"", "is not a range of ports"),
+        ("\"low-high\"", "is not a range of ports"),
+        ("40000", "expected a string"),
+    ] {
+        let err = parse_err(&host(bad));
+        println!("{err}");
+        assert_eq!(
+            (err.kind(), err.line(), err.key_path()),
+            (ErrorKind::Schema, Some(7), "hosts[0].ephemeral_ports"),
+            "{err}"
+        );
+        let msg = err.to_string();
+        assert!(msg.contains(says), "{says:?} missing from: {msg}");
+        if bad.starts_with('"') {
+            assert!(msg.contains("like \"32768-60999\""), "{msg}");
+        }
+    }
+}

@@ -200,6 +200,25 @@ impl<'a> Ctx<'a> {
         self.net.bind(self.host, protocol, port, self.agent)
     }
 
+    /// An ephemeral port of this host for a new TCP connection of workload
+    /// flow `flow`, bound to this agent (crate::ports); `None` if the host
+    /// has none free, which ends the run with that error.
+    pub fn connect_port(&mut self, flow: &str) -> Option<u16> {
+        self.net.connect_port(self.now, self.host, self.agent, flow)
+    }
+
+    /// `port`, from [`Self::connect_port`], is free again: its connection
+    /// closed, after TIME-WAIT.
+    pub fn release_port(&mut self, port: u16) {
+        self.net.release_port(self.host, self.agent, port);
+    }
+
+    /// Workload flows `up_flow` and `down_flow` (the two directions of a
+    /// TCP flow) have `port` as their client port in the results.
+    pub(crate) fn set_client_port(&mut self, up_flow: u32, down_flow: u32, port: u16) {
+        self.net.set_client_port(up_flow, down_flow, port);
+    }
+
     /// Receives, instead of forwarding them, the packets passing through
     /// this host (addressed to another) with `protocol` and `port` as
     /// source or destination port: the hook of a split-connection proxy.

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use squall_link::rng::stream;
 use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, Sampler, StateSchedule};
-use squall_scenario::{DelayedAckSpec, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow, TcpProfile, Topology};
+use squall_scenario::{
+    DelayedAckSpec, EphemeralPorts, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow, TcpProfile, Topology,
+};
 use squall_tcp::{CcKind, DelayedAck, Profile, RtoVariant, TcpConfig};
 
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
@@ -49,15 +51,14 @@ pub fn udp_ports(flow: &squall_scenario::UdpFlow, index: usize) -> Result<(u16, 
 
 /// The first client port and the server port of `[[workload.tcp]]` entry
 /// number `index`: its `src_port` and `dst_port`, or 20000 + 1000·index
-/// and 5000 + index.
-pub fn tcp_ports(flow: &TcpFlow, index: usize) -> Result<(u16, u16), String> {
-    let client = match flow.src_port {
-        Some(p) => p,
-        None => u32::try_from(index)
-            .ok()
-            .and_then(|i| u16::try_from(i.checked_mul(1000)?.checked_add(20_000)?).ok())
-            .ok_or_else(|| format!("give `src_port` (20000 + 1000·{index} is not a port)"))?,
-    };
+/// (while that is a port: entries 0 to 45) and 5000 + index. A client
+/// port of `None` is ephemeral: the host hands one to each connection
+/// (crate::ports), as it does for every flow without a `src_port` from a
+/// host that sets `ephemeral_ports`.
+pub fn tcp_ports(flow: &TcpFlow, index: usize) -> Result<(Option<u16>, u16), String> {
+    let client = flow.src_port.or_else(|| {
+        u32::try_from(index).ok().and_then(|i| u16::try_from(i.checked_mul(1000)?.checked_add(20_000)?).ok())
+    });
     let server = match flow.dst_port {
         Some(p) => p,
         None => u32::try_from(index)
@@ -66,6 +67,17 @@ pub fn tcp_ports(flow: &TcpFlow, index: usize) -> Result<(u16, u16), String> {
             .ok_or_else(|| format!("give `dst_port` (5000 + {index} is not a port)"))?,
     };
     Ok((client, server))
+}
+
+/// Ports a TCP flow with a fixed first client port may bind on its host,
+/// kept from the ephemeral allocator: the one port of a bulk flow, or the
+/// thousand the 20000 + 1000·index rule gives a flow of exchanges (one
+/// port per connection).
+fn fixed_client_ports(f: &TcpFlow, first: u16) -> std::ops::RangeInclusive<u16> {
+    match f.app {
+        TcpApp::Bulk(_) | TcpApp::BulkFor(_) => first..=first,
+        _ => first..=first.saturating_add(999),
+    }
 }
 
 /// One replication in progress.
@@ -109,8 +121,13 @@ impl Simulation {
         let topology = Topology::new(scenario).map_err(|e| scenario_error(e.to_string()))?;
         let host_ids: HashMap<&str, HostId> =
             scenario.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), HostId(i as u32))).collect();
-        let mut hosts: Vec<Host> =
-            topology.names.iter().zip(&topology.addresses).map(|(n, a)| Host::new(n.clone(), *a)).collect();
+        let mut hosts: Vec<Host> = topology
+            .names
+            .iter()
+            .zip(&topology.addresses)
+            .zip(&scenario.hosts)
+            .map(|((n, a), h)| Host::new(n.clone(), *a, h.ephemeral_ports.unwrap_or(EphemeralPorts::LINUX)))
+            .collect();
         let host = |name: &str, what: &str| {
             host_ids
                 .get(name)
@@ -218,7 +235,21 @@ impl Simulation {
                 }
             };
             let (client_port, server_port) = tcp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
+            // A host with a range of its own gives every flow without a
+            // `src_port` ports from it.
+            let client_port = if f.src_port.is_none() && scenario.hosts[from.index()].ephemeral_ports.is_some() {
+                None
+            } else {
+                client_port
+            };
+            if let Some(first) = client_port {
+                for p in fixed_client_ports(f, first) {
+                    net.hosts[from.index()].ports.reserve(p);
+                }
+            }
             let key = |towards_server: bool| {
+                // An ephemeral client port is 0 until the first connection.
+                let client_port = client_port.unwrap_or(0);
                 let (c, s) = (net.host_address(from), net.host_address(to));
                 if towards_server {
                     FlowKey { protocol: Protocol::Tcp, src: c, dst: s, src_port: client_port, dst_port: server_port }
@@ -323,6 +354,9 @@ impl Simulation {
                 self.agents[agent.index()].start(now, &mut ctx);
             }
             Wake::States => self.enter_states(now)?,
+        }
+        if let Some(e) = self.net.failure.take() {
+            return Err(e);
         }
         Ok(true)
     }

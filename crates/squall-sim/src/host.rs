@@ -6,7 +6,10 @@ use std::net::Ipv4Addr;
 
 use squall_link::{FlowKey, Protocol};
 
+use squall_scenario::EphemeralPorts;
+
 use crate::agent::{AgentId, PortInUse};
+use crate::ports::{Exhausted, PortAllocator};
 
 /// Index of a host in the scenario's `hosts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,11 +41,21 @@ pub(crate) struct Host {
     pub input: Option<crate::network::PathId>,
     /// The path of its processing delay for what it sends and forwards.
     pub output: Option<crate::network::PathId>,
+    /// The ports its TCP connections take when they name none.
+    pub ports: PortAllocator,
 }
 
 impl Host {
-    pub fn new(name: String, address: Ipv4Addr) -> Self {
-        Host { name, address, bound: Vec::new(), intercepts: Vec::new(), input: None, output: None }
+    pub fn new(name: String, address: Ipv4Addr, ports: EphemeralPorts) -> Self {
+        Host {
+            name,
+            address,
+            bound: Vec::new(),
+            intercepts: Vec::new(),
+            input: None,
+            output: None,
+            ports: PortAllocator::new(ports),
+        }
     }
 
     pub fn bind(&mut self, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
@@ -51,6 +64,21 @@ impl Host {
         }
         self.bound.push(Binding { protocol, port, agent });
         Ok(())
+    }
+
+    /// An ephemeral TCP port for a new connection of `agent`, bound to it:
+    /// the allocator's next port that no agent has bound.
+    pub fn connect_port(&mut self, agent: AgentId) -> Result<u16, Exhausted> {
+        let bound = &self.bound;
+        let port = self.ports.allocate(|p| bound.iter().any(|b| b.protocol == Protocol::Tcp && b.port == p))?;
+        self.bound.push(Binding { protocol: Protocol::Tcp, port, agent });
+        Ok(port)
+    }
+
+    /// Stops delivering `protocol` and `port` to `agent` (nothing happens
+    /// if another agent has it).
+    pub fn unbind(&mut self, protocol: Protocol, port: u16, agent: AgentId) {
+        self.bound.retain(|b| !(b.protocol == protocol && b.port == port && b.agent == agent));
     }
 
     pub fn intercept(&mut self, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {

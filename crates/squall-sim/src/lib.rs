@@ -27,6 +27,7 @@ mod host;
 mod ledger;
 mod metrics;
 mod network;
+mod ports;
 mod recorder;
 mod replications;
 mod result;
@@ -71,6 +72,22 @@ pub enum SimError {
     /// a bounded run ([`run_bounded`]) was not over within its bound.
     #[error("livelock: {wakeups} wakeups and virtual time stuck at {at} s")]
     Livelock { wakeups: u64, at: Instant },
+    /// A TCP connection that names no port found none free on its host
+    /// (crate::ports).
+    #[error(
+        "host `{host}`: no ephemeral port free in {range} for a connection of workload.tcp `{flow}` at {at} s: \
+         {held} connections of the host hold one (open, or in TIME-WAIT for 60 s after closing) and {other} \
+         are bound by flows that name their ports or by servers; give the host a wider range, like \
+         ephemeral_ports = \"32768-60999\", or the flow a `src_port`"
+    )]
+    PortsExhausted {
+        host: String,
+        range: squall_scenario::EphemeralPorts,
+        flow: String,
+        at: Instant,
+        held: usize,
+        other: usize,
+    },
 }
 
 /// Runs one replication of `scenario` with `seed`, until the scenario's

@@ -70,6 +70,21 @@ impl FlowMetrics {
         self.key
     }
 
+    /// Sets the key's source port if it had none (0: a TCP flow whose
+    /// client port is ephemeral, known when it connects).
+    pub fn set_src_port(&mut self, port: u16) {
+        if self.key.src_port == 0 {
+            self.key.src_port = port;
+        }
+    }
+
+    /// Sets the key's destination port if it had none (0).
+    pub fn set_dst_port(&mut self, port: u16) {
+        if self.key.dst_port == 0 {
+            self.key.dst_port = port;
+        }
+    }
+
     #[inline]
     pub fn on_send(&mut self, now: Instant, size: u32) {
         self.sent_packets += 1;

@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use squall_link::{Direction, Event, EventKind, Instant, Packet, PacketId, Path, Protocol, Recording};
 
-use crate::RunOptions;
 use crate::agent::{AgentId, NoRoute, PortInUse, TimerToken};
 use crate::hash::FxHashMap;
 use crate::host::{Host, HostId};
@@ -21,6 +20,7 @@ use crate::recorder::RunRecorder;
 use crate::result::{CaptureDirection, PacketRecord};
 use crate::routing::Routes;
 use crate::scheduler::{Scheduler, Wake};
+use crate::{RunOptions, SimError};
 use squall_tcp::Segment;
 
 /// Index of a path: links in scenario order, each downlink then uplink
@@ -130,6 +130,9 @@ pub(crate) struct Network {
     /// The first inconsistency seen (a bug): reported as a conservation
     /// error at the end of the run.
     pub violation: Option<String>,
+    /// Why the run cannot go on (a host out of ephemeral ports): the
+    /// engine stops with it after the callback that met it.
+    pub failure: Option<SimError>,
     /// Events of one drain, reused to avoid an allocation per drain.
     drained: Vec<Event>,
     /// Copies taken from a path ([`Network::take_copies`]), reused.
@@ -183,6 +186,7 @@ impl Network {
             pending: Vec::new(),
             settled: Instant::ZERO,
             violation: None,
+            failure: None,
             drained: Vec::new(),
             copies: Vec::new(),
         }
@@ -225,6 +229,47 @@ impl Network {
 
     pub fn bind(&mut self, host: HostId, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
         self.hosts[host.index()].bind(protocol, port, agent)
+    }
+
+    /// An ephemeral port of `host` for a new TCP connection of `agent`
+    /// (of workload flow `flow`), bound to the agent (crate::ports);
+    /// `None` if the host has none free, with the run's failure set.
+    pub fn connect_port(&mut self, now: Instant, host: HostId, agent: AgentId, flow: &str) -> Option<u16> {
+        let h = &mut self.hosts[host.index()];
+        match h.connect_port(agent) {
+            Ok(port) => Some(port),
+            Err(e) => {
+                self.failure.get_or_insert(SimError::PortsExhausted {
+                    host: h.name.clone(),
+                    range: h.ports.range(),
+                    flow: flow.to_string(),
+                    at: now,
+                    held: e.held,
+                    other: e.other,
+                });
+                None
+            }
+        }
+    }
+
+    /// `port`, from [`Self::connect_port`], is free again: its connection
+    /// closed (after TIME-WAIT).
+    pub fn release_port(&mut self, host: HostId, agent: AgentId, port: u16) {
+        let h = &mut self.hosts[host.index()];
+        h.unbind(Protocol::Tcp, port, agent);
+        h.ports.release(port);
+    }
+
+    /// The client port of workload flow `flow`'s first connection, for
+    /// its key in the results (a flow that names no port gets it when it
+    /// connects).
+    pub fn set_client_port(&mut self, up_flow: u32, down_flow: u32, port: u16) {
+        if let Some(f) = self.flows.get_mut(up_flow as usize) {
+            f.set_src_port(port);
+        }
+        if let Some(f) = self.flows.get_mut(down_flow as usize) {
+            f.set_dst_port(port);
+        }
     }
 
     pub fn intercept(&mut self, host: HostId, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
@@ -588,8 +633,13 @@ mod tests {
         let scenario = squall_scenario::parse("t.toml", text, std::path::Path::new(".")).unwrap();
         let topology = squall_scenario::Topology::new(&scenario).unwrap();
         let routes = crate::routing::Routes::new(topology, Vec::new());
-        let mut net =
-            Network::new(vec![Host::new("h".into(), Ipv4Addr::LOCALHOST)], vec![], routes, RunOptions::default(), None);
+        let mut net = Network::new(
+            vec![Host::new("h".into(), Ipv4Addr::LOCALHOST, squall_scenario::EphemeralPorts::LINUX)],
+            vec![],
+            routes,
+            RunOptions::default(),
+            None,
+        );
         let a = net.add_agent(HostId(0));
         let (rto, ack) = (TimerToken(0), TimerToken(1));
         net.set_timer(a, rto, Instant::from_millis(10));

@@ -131,7 +131,9 @@ pub(crate) struct TcpPlan {
     pub start: Instant,
     pub client: Ipv4Addr,
     pub server: Ipv4Addr,
-    pub client_port: u16,
+    /// The first connection's client port, the next ones' above it; `None`:
+    /// each connection takes an ephemeral port of the client's host.
+    pub client_port: Option<u16>,
     pub server_port: u16,
     pub drain: Option<Rate>,
     /// Metrics indices: client → server and server → client packets.
@@ -232,6 +234,9 @@ pub(crate) struct Endpoint {
     last_snapshot: Option<CcSnapshot>,
     /// Delivered (in-order) bytes per 100 ms bucket.
     pub delivered: DeliverySeries,
+    /// The ephemeral port this end holds, given back once the connection
+    /// is closed (after TIME-WAIT).
+    ephemeral: Option<u16>,
 }
 
 impl Endpoint {
@@ -267,6 +272,7 @@ impl Endpoint {
             }),
             last_snapshot: None,
             delivered: DeliverySeries::default(),
+            ephemeral: None,
         }
     }
 
@@ -456,17 +462,34 @@ impl TcpClient {
         }
     }
 
-    fn open(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> usize {
+    /// Opens the flow's next connection; `None` if its host has no port
+    /// free (the run then ends with that error).
+    fn open(&mut self, now: Instant, ctx: &mut Ctx<'_>) -> Option<usize> {
         let slot = self.conns.len();
-        let port = self.plan.client_port.wrapping_add(slot as u16);
-        // A port still bound by an earlier flow's agent only loses this
-        // connection's packets; the scenario check keeps flows apart.
-        let _ = ctx.bind(Protocol::Tcp, port);
+        let port = match self.plan.client_port {
+            Some(first) => {
+                let port = first.wrapping_add(slot as u16);
+                // A port still bound by an earlier flow's agent only loses
+                // this connection's packets; the scenario check keeps
+                // flows apart.
+                let _ = ctx.bind(Protocol::Tcp, port);
+                port
+            }
+            None => {
+                let port = ctx.connect_port(&self.plan.name)?;
+                if slot == 0 {
+                    ctx.set_client_port(self.plan.up_flow, self.plan.down_flow, port);
+                }
+                port
+            }
+        };
         let conn = Connection::connect(self.plan.client_cfg.clone(), now);
         let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "client"));
         let key = self.plan.key(port, true);
-        self.conns.push(Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now));
-        slot
+        let mut end = Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now);
+        end.ephemeral = self.plan.client_port.is_none().then_some(port);
+        self.conns.push(end);
+        Some(slot)
     }
 
     /// Sends the next request: on the newest connection while it may
@@ -495,7 +518,8 @@ impl TcpClient {
             self.conns.len() - 1
         } else {
             self.on_connection = 0;
-            self.open(now, ctx)
+            let Some(slot) = self.open(now, ctx) else { return };
+            slot
         };
         self.on_connection += 1;
         let e = &mut self.conns[slot];
@@ -538,6 +562,11 @@ impl TcpClient {
             retry = newest && self.awaiting > 0 && self.received == 0 && !next;
         }
         e.flush(now, ctx);
+        if e.conn.is_closed()
+            && let Some(port) = e.ephemeral.take()
+        {
+            ctx.release_port(port);
+        }
         if next {
             self.request_next(now, ctx);
         } else if retry {
@@ -562,7 +591,14 @@ impl Agent for TcpClient {
 
     fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
         let Some(seg) = tcp else { return };
-        let Some(slot) = newest_slot(packet.flow.dst_port.wrapping_sub(self.plan.client_port), self.conns.len()) else {
+        let port = packet.flow.dst_port;
+        let slot = match self.plan.client_port {
+            Some(first) => newest_slot(port.wrapping_sub(first), self.conns.len()),
+            // The newest connection with the port (an older one closed
+            // and gave it back).
+            None => self.conns.iter().rposition(|e| e.key.src_port == port),
+        };
+        let Some(slot) = slot else {
             return;
         };
         if self.conns[slot].on_segment(now, &packet, &seg) {
@@ -574,14 +610,14 @@ impl Agent for TcpClient {
         match token.0 {
             APP_TIMER => match self.plan.app {
                 AppPlan::Bulk { bytes } => {
-                    let slot = self.open(now, ctx);
+                    let Some(slot) = self.open(now, ctx) else { return };
                     let e = &mut self.conns[slot];
                     let _ = e.conn.send(bytes);
                     e.conn.close();
                     e.flush(now, ctx);
                 }
                 AppPlan::BulkUntil { stop } => {
-                    let slot = self.open(now, ctx);
+                    let Some(slot) = self.open(now, ctx) else { return };
                     let e = &mut self.conns[slot];
                     let _ = e.conn.send(1 << 50);
                     e.flush(now, ctx);

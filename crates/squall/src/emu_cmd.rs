@@ -800,6 +800,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             }
         }
     }
+    ephemeral_port_sysctls(&mut scenario)?;
     // --inline names the interfaces of the scenario's [inline] table (or
     // makes one that carries every IP frame); the resolved scenario says
     // which were used.
@@ -1079,9 +1080,55 @@ fn print_flows(flows: &BTreeMap<String, BTreeMap<String, Summary>>, format: sim_
     sim_cmd::print_aligned(&table);
 }
 
+/// A host's `ephemeral_ports` as its namespace's
+/// `net.ipv4.ip_local_port_range` ("LOW HIGH", Documentation/networking/
+/// ip-sysctl.rst): the real programs' connections take their ports from it.
+/// An error if the host's `sysctl` gives that key another range.
+fn ephemeral_port_sysctls(scenario: &mut squall_scenario::Scenario) -> Result<()> {
+    const KEY: &str = "net.ipv4.ip_local_port_range";
+    for (i, h) in scenario.hosts.iter_mut().enumerate() {
+        let Some(range) = h.ephemeral_ports else { continue };
+        let value = format!("{} {}", range.low, range.high);
+        match h.sysctl.get(KEY) {
+            Some(mine) if mine.0.split_whitespace().ne(value.split_whitespace()) => anyhow::bail!(
+                "hosts[{i}] (`{}`): `ephemeral_ports` = \"{range}\" but sysctl `{KEY}` = \"{}\"; give one of them",
+                h.name,
+                mine.0
+            ),
+            _ => {
+                h.sysctl.insert(KEY.to_string(), squall_scenario::SysctlValue(value));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ephemeral_ports_become_the_namespaces_port_range() {
+        let text = |keys: &str| {
+            format!(
+                "name = \"t\"\nduration = \"1 s\"\nlinks = []\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n\
+                 [[hosts]]\nname = \"b\"\naddress = \"10.0.0.2\"\n{keys}\n"
+            )
+        };
+        let load = |keys: &str| squall_scenario::parse("t.toml", &text(keys), std::path::Path::new(".")).unwrap();
+        let mut s = load("ephemeral_ports = \"40000-40009\"");
+        ephemeral_port_sysctls(&mut s).unwrap();
+        assert!(s.hosts[0].sysctl.is_empty());
+        assert_eq!(s.hosts[1].sysctl["net.ipv4.ip_local_port_range"].0, "40000 40009");
+        // The same range given both ways is fine; another is refused.
+        let mut same =
+            load("ephemeral_ports = \"40000-40009\"\nsysctl = { \"net.ipv4.ip_local_port_range\" = \"40000  40009\" }");
+        ephemeral_port_sysctls(&mut same).unwrap();
+        let mut other =
+            load("ephemeral_ports = \"40000-40009\"\nsysctl = { \"net.ipv4.ip_local_port_range\" = \"1024 65535\" }");
+        let err = ephemeral_port_sysctls(&mut other).unwrap_err().to_string();
+        assert!(err.contains("hosts[1] (`b`)") && err.contains("40000-40009") && err.contains("1024 65535"), "{err}");
+    }
 
     fn flow(keys: &str) -> squall_scenario::TcpFlow {
         toml::from_str(&format!("name = \"f\"\nfrom = \"a\"\nto = \"b\"\napp = {{ bulk = \"1 MB\" }}\n{keys}")).unwrap()
