@@ -180,14 +180,14 @@ fn address(scenario: &Scenario, name: &str, what: &str) -> Result<std::net::Ipv4
 /// bulk flow's data goes from `from` to `to`; a web page's from the server
 /// (`to`) back to the client. The simulator's and the emulator's servers
 /// listen on ports of their own (squall_sim::tcp_ports,
-/// emu_cmd::tcp_server_port); UDP flows use the same ports in both.
+/// squall_emu::workload::plan::tcp_server_port); UDP flows use the same ports in both.
 fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
     let mut out = Vec::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
         let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
         let (_, sim_port) = squall_sim::tcp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-        let emu_port = crate::emu_cmd::tcp_server_port(f, i);
+        let emu_port = squall_emu::workload::plan::tcp_server_port(f, i);
         let label = |port: u16| {
             // Any port at or above the ephemeral range is written `*`.
             let client = u16::MAX;
@@ -345,7 +345,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         let traces = match spec {
             Some(t) => TraceFiles {
                 sim: format!("{}.csv", squall_sim::tcp_trace_stem(&t.name, 0, "client")),
-                emu: crate::emu_cmd::tcp_info_file(&t.name),
+                emu: squall_emu::workload::plan::tcp_info_file(&t.name),
                 // Linux's segments carry the 12 bytes of timestamps.
                 mss: t.mss.0 as f64 - 12.0,
             },
