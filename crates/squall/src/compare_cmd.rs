@@ -278,18 +278,6 @@ fn analyse(
     Ok(notes)
 }
 
-/// The emulator's departure-time error per run (result.json `timing`):
-/// p99 in µs, and whether the run was flagged.
-fn emu_timing(dir: &Path, replications: u32) -> Vec<(f64, bool)> {
-    (0..replications)
-        .filter_map(|r| {
-            let text = std::fs::read_to_string(dir.join(format!("rep-{r}/result.json"))).ok()?;
-            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-            Some((v["timing"]["error_p99"].as_f64()? * 1e6, v["timing"]["on_time"].as_bool() == Some(false)))
-        })
-        .collect()
-}
-
 pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let tolerances = parse_tolerances(&args.tolerance)?;
     if args.replications == 0 {
@@ -354,7 +342,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         plots.extend(overlays(f, &sim_detail, &emu_detail, &traces));
     }
 
-    let timing = emu_timing(&out.join("emu"), n);
+    let timing = squall_analysis::summary_file::emu_timing(&out.join("emu"), n);
     let flagged = timing.iter().filter(|t| t.1).count();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let tolerance_text = std::iter::once(percent(tolerances.default))

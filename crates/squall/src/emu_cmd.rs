@@ -17,17 +17,18 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
-use squall_analysis::{Summary, summarize};
+use squall_analysis::Summary;
+use squall_analysis::summary_file::{Aggregate, EmuRunSummary, StageSummary, SummaryFile, stage_summary};
 use squall_emu::dataplane::{DataplaneOptions, DataplaneReport};
 use squall_emu::recording::{DEFAULT_QUEUE, DEFAULT_QUEUE_BYTES, RecordCounts, RecordingOptions};
 use squall_emu::workload::plan::{Sysctls, WorkloadPlan, apply_sysctls, shell_quote};
 use squall_emu::workload::{CommandOutcome, CommandSpec, WorkloadFile};
 use squall_emu::{EmulationOptions, EmulationReport, EndReason};
-use squall_link::{DropReason, Duration};
+use squall_link::Duration;
 use squall_scenario::Scenario;
 use squall_trace::SNAPLEN;
 
-use crate::sim_cmd::{self, Loaded, ScenarioArgs, StageSummary, stage_summary};
+use crate::sim_cmd::{self, Loaded, ScenarioArgs};
 
 /// `--host-device`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -183,44 +184,16 @@ fn parse_interface_pair(s: &str) -> Result<[String; 2], String> {
     }
 }
 
-#[derive(Serialize)]
-struct RunSummary {
-    replication: u32,
-    seed: u64,
-    end: f64,
-    /// Every flow seen in the hosts' pcaps, analysed by the same code as an
-    /// experiment's runs (squall-analysis).
-    flows: Vec<squall_analysis::FlowStats>,
-    stages: Vec<StageSummary>,
-    hosts: BTreeMap<String, squall_emu::dataplane::HostCounters>,
-    timing: squall_emu::timing::TimingSummary,
-}
+/// The emulated run's summary.json (squall_analysis::summary_file).
+type EmuSummary = SummaryFile<RunSummary, crate::limits::FlowLimit, EmuKeys>;
+type RunSummary = EmuRunSummary<squall_emu::dataplane::HostCounters, squall_emu::timing::TimingSummary>;
 
+/// The keys of an emulated run's summary.json after `aggregate`.
 #[derive(Serialize)]
-struct EmuSummary {
-    squall_version: &'static str,
-    engine: &'static str,
-    scenario: String,
-    source: String,
-    seed: u64,
-    replications: u32,
-    resolved_scenario: Scenario,
-    /// TCP flows whose window (theirs, or the kernel's buffers) or
-    /// application caps them below their path's bottleneck
-    /// (crate::limits::emu_tcp_limits); absent when none is.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tcp_limits: Vec<crate::limits::FlowLimit>,
-    runs: Vec<RunSummary>,
-    aggregate: Aggregate,
+struct EmuKeys {
     /// Departure-time error of the run (seed 000 §6).
     timing: squall_emu::timing::TimingSummary,
     emu: EmuDetails,
-}
-
-#[derive(Serialize, Default)]
-struct Aggregate {
-    flows: BTreeMap<String, BTreeMap<String, Summary>>,
-    stages: BTreeMap<String, BTreeMap<String, Summary>>,
 }
 
 #[derive(Serialize)]
@@ -414,23 +387,21 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
     })
 }
 
-fn write_outputs(
-    out: &Path,
+/// The run's summary.json (squall_analysis::summary_file): its flows from
+/// the hosts' pcaps in `rep`, the stages' counters, the timing, and what
+/// the emulator did (`emu`).
+fn emu_summary(
     rep: &Path,
     args: &EmuArgs,
     source: String,
     scenario: Scenario,
     report: &EmulationReport,
     peak_rss_kb: Option<u64>,
-) -> Result<()> {
+) -> Result<EmuSummary> {
     let host_device = scenario.inline.is_none().then_some(args.host_device.into());
     let inline_socket = scenario.inline.is_some().then_some(args.inline_socket.into());
     let d: &DataplaneReport = &report.dataplane;
     let recording = &d.recording;
-    if let Some(e) = &recording.error {
-        anyhow::bail!("recording failed: {e}");
-    }
-
     // As said before the run started.
     let tcp_limits = crate::limits::emu_tcp_limits(&scenario, |h| crate::limits::kernel_buffers(&scenario, h));
     let stages: Vec<StageSummary> = d.stages.iter().map(stage_summary).collect();
@@ -441,21 +412,7 @@ fn write_outputs(
     } else {
         squall_analysis::analyse_run(rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?
     };
-    let mut aggregate = Aggregate::default();
-    for f in &flows {
-        let m = aggregate.flows.entry(f.flow.clone()).or_default();
-        for (k, _) in squall_analysis::report::METRICS {
-            m.insert(k.to_string(), summarize(&[squall_analysis::report::metric(f, k)]));
-        }
-    }
-    for s in &stages {
-        let m = aggregate.stages.entry(s.name.clone()).or_default();
-        m.insert("mean_queue_len".into(), summarize(&[s.mean_queue_len]));
-        for reason in DropReason::ALL {
-            let n = s.dropped.get(reason.as_str()).copied().unwrap_or(0) as f64;
-            m.insert(format!("dropped_{}", reason.as_str()), summarize(&[n]));
-        }
-    }
+    let aggregate = Aggregate::of_one_run(&flows, &stages);
     let run = RunSummary {
         replication: 0,
         seed: scenario.seed,
@@ -476,26 +433,46 @@ fn write_outputs(
         tcp_limits,
         runs: vec![run],
         aggregate,
-        timing: d.timing.clone(),
-        emu: EmuDetails {
-            run_id: report.id.0,
-            ended_by: report.ended_by,
-            offloads: report.offloads,
-            outside: report.outside.clone(),
-            early_wakeup: args.early_wakeup.as_secs_f64(),
-            busy_poll: args.busy_poll.as_secs_f64(),
-            host_device,
-            inline_socket,
-            pinned_cpu: report.dataplane_cpu,
-            workloads: report.workloads.clone(),
-            stale_removed: report.stale_removed.clone(),
-            recorded: recording.written,
-            capture_dropped: recording.dropped,
-            snaplen: args.snaplen.unwrap_or(SNAPLEN),
-            record_queue: args.record_queue,
-            peak_rss_kb,
+        engine_details: EmuKeys {
+            timing: d.timing.clone(),
+            emu: EmuDetails {
+                run_id: report.id.0,
+                ended_by: report.ended_by,
+                offloads: report.offloads,
+                outside: report.outside.clone(),
+                early_wakeup: args.early_wakeup.as_secs_f64(),
+                busy_poll: args.busy_poll.as_secs_f64(),
+                host_device,
+                inline_socket,
+                pinned_cpu: report.dataplane_cpu,
+                workloads: report.workloads.clone(),
+                stale_removed: report.stale_removed.clone(),
+                recorded: recording.written,
+                capture_dropped: recording.dropped,
+                snaplen: args.snaplen.unwrap_or(SNAPLEN),
+                record_queue: args.record_queue,
+                peak_rss_kb,
+            },
         },
     };
+    Ok(summary)
+}
+
+fn write_outputs(
+    out: &Path,
+    rep: &Path,
+    args: &EmuArgs,
+    source: String,
+    scenario: Scenario,
+    report: &EmulationReport,
+    peak_rss_kb: Option<u64>,
+) -> Result<()> {
+    let d: &DataplaneReport = &report.dataplane;
+    let recording = &d.recording;
+    if let Some(e) = &recording.error {
+        anyhow::bail!("recording failed: {e}");
+    }
+    let summary = emu_summary(rep, args, source, scenario, report, peak_rss_kb)?;
     crate::output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
     // `squall run` and `squall compare` print their own tables. In shell
     // mode stdout is the command's own (as in Mahimahi's shells, scripts
