@@ -12,6 +12,7 @@ pub mod plot;
 pub mod report;
 pub mod run_report;
 pub mod stats;
+pub mod summary_file;
 pub mod timeline;
 
 pub use flows::{FlowStats, RunHost, analyse_run, by_workload, jain_index};

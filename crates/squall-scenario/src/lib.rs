@@ -17,6 +17,7 @@ mod load;
 pub mod mahimahi;
 mod netem;
 mod overrides;
+pub mod ports;
 mod resolve;
 pub mod schema;
 pub mod site;

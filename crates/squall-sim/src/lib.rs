@@ -36,11 +36,11 @@ mod scheduler;
 pub mod tcp;
 pub mod udp;
 
-pub use engine::{tcp_ports, udp_ports};
 pub use host::HostId;
 pub use recorder::{EventFilter, FileRecorder, RunRecorder, tcp_trace_stem};
 pub use replications::{for_each_replication, run_replications, run_replications_with};
 pub use result::*;
+pub use squall_scenario::ports::{tcp_ports, udp_ports};
 
 use squall_link::Instant;
 use squall_scenario::Scenario;

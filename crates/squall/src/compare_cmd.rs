@@ -180,14 +180,14 @@ fn address(scenario: &Scenario, name: &str, what: &str) -> Result<std::net::Ipv4
 /// bulk flow's data goes from `from` to `to`; a web page's from the server
 /// (`to`) back to the client. The simulator's and the emulator's servers
 /// listen on ports of their own (squall_sim::tcp_ports,
-/// emu_cmd::tcp_server_port); UDP flows use the same ports in both.
+/// squall_emu::workload::plan::tcp_server_port); UDP flows use the same ports in both.
 fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
     let mut out = Vec::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
         let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
         let (_, sim_port) = squall_sim::tcp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-        let emu_port = crate::emu_cmd::tcp_server_port(f, i);
+        let emu_port = squall_emu::workload::plan::tcp_server_port(f, i);
         let label = |port: u16| {
             // Any port at or above the ephemeral range is written `*`.
             let client = u16::MAX;
@@ -278,18 +278,6 @@ fn analyse(
     Ok(notes)
 }
 
-/// The emulator's departure-time error per run (result.json `timing`):
-/// p99 in µs, and whether the run was flagged.
-fn emu_timing(dir: &Path, replications: u32) -> Vec<(f64, bool)> {
-    (0..replications)
-        .filter_map(|r| {
-            let text = std::fs::read_to_string(dir.join(format!("rep-{r}/result.json"))).ok()?;
-            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-            Some((v["timing"]["error_p99"].as_f64()? * 1e6, v["timing"]["on_time"].as_bool() == Some(false)))
-        })
-        .collect()
-}
-
 pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let tolerances = parse_tolerances(&args.tolerance)?;
     if args.replications == 0 {
@@ -345,7 +333,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         let traces = match spec {
             Some(t) => TraceFiles {
                 sim: format!("{}.csv", squall_sim::tcp_trace_stem(&t.name, 0, "client")),
-                emu: crate::emu_cmd::tcp_info_file(&t.name),
+                emu: squall_emu::workload::plan::tcp_info_file(&t.name),
                 // Linux's segments carry the 12 bytes of timestamps.
                 mss: t.mss.0 as f64 - 12.0,
             },
@@ -354,7 +342,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         plots.extend(overlays(f, &sim_detail, &emu_detail, &traces));
     }
 
-    let timing = emu_timing(&out.join("emu"), n);
+    let timing = squall_analysis::summary_file::emu_timing(&out.join("emu"), n);
     let flagged = timing.iter().filter(|t| t.1).count();
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let tolerance_text = std::iter::once(percent(tolerances.default))

@@ -14,6 +14,7 @@ use clap::Args;
 use squall_analysis::detail::run_detail;
 use squall_analysis::report::{RunRecord, SetInfo, detail_points, metric, write_report};
 use squall_analysis::run_report::{self, run_figures};
+use squall_analysis::summary_file::{engine, read_result, read_with_scenario, toml_to_json};
 use squall_analysis::{RunHost, analyse_run, by_workload, jain_index, summarize};
 
 use crate::output::outln;
@@ -80,68 +81,6 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn engine(summary: &serde_json::Value) -> &str {
-    summary["engine"].as_str().unwrap_or("sim")
-}
-
-/// summary.json or result.json, read: the whole value, the resolved
-/// scenario, its hosts, and the length of run `replication` (seconds).
-fn read_result(path: &Path, replication: u32) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
-    let scenario = match &v["resolved_scenario"] {
-        s if s.is_object() => s.clone(),
-        // A simulated run of an experiment: its scenario is beside it, or
-        // given by the caller (the manifest's point).
-        _ => {
-            let beside = path.with_file_name("scenario.toml");
-            let text = std::fs::read_to_string(&beside).with_context(|| {
-                format!(
-                    "{} has no `resolved_scenario` and there is no {}; for a run of an experiment, \
-                     `squall report` its experiment's directory (a page per point, under runs/)",
-                    path.display(),
-                    beside.display()
-                )
-            })?;
-            toml_to_json(&text).with_context(|| format!("{} is not a scenario", beside.display()))?
-        }
-    };
-    read_with_scenario(path, v, scenario, replication)
-}
-
-/// A resolved scenario written as TOML, as the JSON value summary.json
-/// would hold (both are the same serde serialisation).
-fn toml_to_json(text: &str) -> Result<serde_json::Value> {
-    let value: toml::Value = toml::from_str(text)?;
-    Ok(serde_json::to_value(value)?)
-}
-
-fn read_with_scenario(
-    path: &Path,
-    v: serde_json::Value,
-    scenario: serde_json::Value,
-    replication: u32,
-) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64)> {
-    let mut hosts = Vec::new();
-    for h in scenario["hosts"].as_array().into_iter().flatten() {
-        let (Some(name), Some(address)) = (h["name"].as_str(), h["address"].as_str().and_then(|a| a.parse().ok()))
-        else {
-            bail!("{}: resolved_scenario.hosts: expected a name and an IPv4 address, found {h}", path.display());
-        };
-        hosts.push(RunHost { name: name.to_string(), address });
-    }
-    let duration = scenario["duration"].as_str().and_then(|d| d.parse::<squall_link::Duration>().ok());
-    let run =
-        v["runs"].as_array().and_then(|r| r.iter().find(|r| r["replication"].as_u64() == Some(replication.into())));
-    let end = run
-        .and_then(|r| r["end"].as_f64())
-        .or_else(|| v["end"].as_f64())
-        .or(duration.map(|d| d.as_secs_f64()))
-        .with_context(|| format!("{}: no run length (`end`, or the scenario's `duration`)", path.display()))?;
-    Ok((v, scenario, hosts, end))
 }
 
 /// `squall report DIR` on a `squall sim` or `squall emu` output: the

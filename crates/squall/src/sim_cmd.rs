@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use serde::Serialize;
+use squall_analysis::summary_file::{self, Aggregate, SummaryFile, stage_samples, stage_summary};
 use squall_analysis::{Summary, summarize};
 use squall_link::DropReason;
 use squall_scenario::Scenario;
@@ -277,93 +277,11 @@ pub struct Outputs {
     pub pcap: bool,
 }
 
-/// One replication's outcome in summary.json.
-#[derive(Serialize)]
-pub struct ReplicationSummary {
-    replication: u32,
-    seed: u64,
-    end: f64,
-    flows: Vec<FlowResult>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tcp_flows: Vec<TcpFlowResult>,
-    stages: Vec<StageSummary>,
-}
+/// One replication's outcome in summary.json (squall_analysis::summary_file).
+pub type ReplicationSummary = summary_file::ReplicationSummary<FlowResult, TcpFlowResult>;
 
-#[derive(Serialize)]
-pub struct StageSummary {
-    pub name: String,
-    pub direction: String,
-    pub entered: u64,
-    pub delivered: u64,
-    pub dropped: BTreeMap<&'static str, u64>,
-    pub ecn_marked: u64,
-    pub frame_errors: u64,
-    pub retransmissions: u64,
-    pub corrupted: u64,
-    /// Copies the stage made (`duplicate`); absent when none.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub duplicated: u64,
-    pub mean_queue_len: f64,
-    pub max_queue_len: usize,
-    /// Background (virtual) packets of the stage, counted apart from the
-    /// real ones above; absent when the stage has none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub background: Option<squall_link::BackgroundStats>,
-    /// Per class of a classful queue; absent without classes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub classes: Vec<squall_link::ClassStats>,
-}
-
-#[derive(Serialize)]
-struct Summary_ {
-    squall_version: &'static str,
-    engine: &'static str,
-    scenario: String,
-    source: String,
-    seed: u64,
-    replications: u32,
-    /// Every parameter as the run used it; `squall sim DIR/scenario.toml`
-    /// repeats the run exactly.
-    resolved_scenario: Scenario,
-    /// TCP flows whose window or application caps them below their
-    /// path's bottleneck (crate::limits); absent when none is.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tcp_limits: Vec<crate::limits::FlowLimit>,
-    runs: Vec<ReplicationSummary>,
-    aggregate: Aggregate,
-}
-
-#[derive(Serialize, Default)]
-struct Aggregate {
-    /// Flow name → metric → statistics over replications.
-    flows: BTreeMap<String, BTreeMap<String, Summary>>,
-    /// Stage name → metric → statistics over replications.
-    stages: BTreeMap<String, BTreeMap<String, Summary>>,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-/// A stage's counters as summary.json writes them (both engines).
-pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
-    StageSummary {
-        name: s.name.clone(),
-        direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
-        entered: s.entered,
-        delivered: s.delivered,
-        dropped: s.dropped.iter().filter(|(_, n)| *n > 0).map(|(r, n)| (r.as_str(), n)).collect(),
-        ecn_marked: s.ecn_marked,
-        frame_errors: s.frame_errors,
-        retransmissions: s.retransmissions,
-        corrupted: s.corrupted,
-        duplicated: s.duplicated,
-        mean_queue_len: s.mean_queue_len,
-        max_queue_len: s.max_queue_len,
-        background: (s.background.generated + s.background.received > 0).then_some(s.background),
-        classes: s.classes.clone(),
-    }
-}
+/// A simulated run's summary.json: no keys of its own after `aggregate`.
+type SimSummary = SummaryFile<ReplicationSummary, crate::limits::FlowLimit, ()>;
 
 /// Runs one replication of `scenario` with `seed`, its events.csv (with
 /// the events `filter` keeps) and pcaps streamed into `rep_dir` as the run
@@ -410,7 +328,6 @@ fn replication_summary(replication: u32, run: RunResult) -> ReplicationSummary {
 }
 
 fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
-    let mut agg = Aggregate::default();
     let mut flows: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for r in runs {
         for f in &r.flows {
@@ -432,26 +349,8 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
             }
         }
     }
-    let mut stages: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
-    for r in runs {
-        for s in &r.stages {
-            let m = stages.entry(s.name.clone()).or_default();
-            let mut put = |k: &str, v: f64| m.entry(k.to_string()).or_default().push(v);
-            put("mean_queue_len", s.mean_queue_len);
-            for reason in DropReason::ALL {
-                put(
-                    &format!("dropped_{}", reason.as_str()),
-                    s.dropped.get(reason.as_str()).copied().unwrap_or(0) as f64,
-                );
-            }
-        }
-    }
-    let summarize_all = |m: BTreeMap<String, BTreeMap<String, Vec<f64>>>| {
-        m.into_iter().map(|(k, v)| (k, v.into_iter().map(|(mk, xs)| (mk, summarize(&xs))).collect())).collect()
-    };
-    agg.flows = summarize_all(flows);
-    agg.stages = summarize_all(stages);
-    agg
+    let stages = stage_samples(runs.iter().map(|r| r.stages.as_slice()));
+    Aggregate::from_samples(flows, stages)
 }
 
 pub fn run(sim: SimArgs) -> Result<ExitCode> {
@@ -499,7 +398,7 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         simulate_replication(&scenario, i, scenario.replication_seed(i), &rep_dir, outputs, EventFilter::All)
     })?;
     let runs: Vec<ReplicationSummary> = runs.into_iter().collect::<Result<_>>()?;
-    let summary = Summary_ {
+    let summary = SimSummary {
         squall_version: env!("CARGO_PKG_VERSION"),
         engine: "sim",
         scenario: scenario.name.clone(),
@@ -510,6 +409,7 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         resolved_scenario: scenario,
         tcp_limits,
         runs,
+        engine_details: (),
     };
     output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
     match sim.format {
@@ -566,7 +466,7 @@ fn flow_columns(m: &BTreeMap<String, Summary>) -> Vec<(&'static str, f64)> {
 /// `--format json`: the flows' means and the stages' drops and queue
 /// lengths, numbers only (a confidence bound that does not exist, n < 2,
 /// is null).
-fn flat_results(s: &Summary_) -> serde_json::Value {
+fn flat_results(s: &SimSummary) -> serde_json::Value {
     let num = |x: f64| if x.is_finite() { serde_json::json!(x) } else { serde_json::Value::Null };
     let flows: Vec<serde_json::Value> = s
         .aggregate
@@ -600,7 +500,7 @@ fn flat_results(s: &Summary_) -> serde_json::Value {
 
 /// `--format csv`: one row per flow, the columns of [`flow_columns`]; a
 /// confidence bound that does not exist (n < 2) is an empty cell.
-fn flows_csv(s: &Summary_) -> String {
+fn flows_csv(s: &SimSummary) -> String {
     let mut text = String::new();
     for (i, (name, m)) in s.aggregate.flows.iter().enumerate() {
         let cols = flow_columns(m);
@@ -659,7 +559,7 @@ pub(crate) fn print_aligned(rows: &[Vec<String>]) {
 /// Per TCP flow over the replications, as seed 000's Table 2: elapsed time
 /// (10th, 50th, 90th percentile), and medians of goodput, retransmitted
 /// segments, dropped packets (both directions) and timeouts.
-fn print_tcp_table(s: &Summary_) {
+fn print_tcp_table(s: &SimSummary) {
     let Some(first) = s.runs.first() else { return };
     if first.tcp_flows.is_empty() {
         return;
@@ -709,7 +609,7 @@ fn print_tcp_table(s: &Summary_) {
     }
 }
 
-fn print_table(s: &Summary_) {
+fn print_table(s: &SimSummary) {
     let n = s.replications;
     let note = if n >= 2 { "; ± is the 95% CI half-width" } else { "" };
     outln!("\nflows (mean over {n} replication(s){note}; docs/metrics.md defines each figure)");

@@ -26,6 +26,8 @@ use squall_link::{Duration, Instant};
 use crate::error::{Context, EmuError};
 use crate::sys::netns::NetNs;
 
+pub mod plan;
+
 /// One command to run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,0 +1,300 @@
+//! summary.json: what `squall sim` and `squall emu` write at the top of a
+//! run's directory, and what `squall report` reads back (with an
+//! experiment run's result.json, which has the same keys). One definition
+//! for both engines; each engine fills in its own run record (`R`: the
+//! simulator's [`ReplicationSummary`], the emulator's [`EmuRunSummary`])
+//! and its own keys after `aggregate` (`E`).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use squall_link::DropReason;
+use squall_scenario::Scenario;
+
+use crate::flows::{FlowStats, RunHost};
+use crate::stats::{Summary, summarize};
+
+/// The whole file. `L` is a TCP flow's limit (the CLI's flow-limit
+/// analysis), `R` one run's record, `E` the engine's own keys, written
+/// after `aggregate` (`()` for none).
+#[derive(Serialize)]
+pub struct SummaryFile<R, L, E> {
+    pub squall_version: &'static str,
+    /// `sim` or `emu`.
+    pub engine: &'static str,
+    pub scenario: String,
+    pub source: String,
+    pub seed: u64,
+    pub replications: u32,
+    /// Every parameter as the run used it; `squall sim DIR/scenario.toml`
+    /// repeats the run exactly.
+    pub resolved_scenario: Scenario,
+    /// TCP flows whose window or application caps them below their
+    /// path's bottleneck; absent when none is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tcp_limits: Vec<L>,
+    pub runs: Vec<R>,
+    pub aggregate: Aggregate,
+    #[serde(flatten)]
+    pub engine_details: E,
+}
+
+/// One replication's outcome in a simulated run's summary.json: `F` a
+/// flow's result, `T` a TCP flow's (squall-sim's `FlowResult` and
+/// `TcpFlowResult`).
+#[derive(Serialize)]
+pub struct ReplicationSummary<F, T> {
+    pub replication: u32,
+    pub seed: u64,
+    pub end: f64,
+    pub flows: Vec<F>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tcp_flows: Vec<T>,
+    pub stages: Vec<StageSummary>,
+}
+
+/// The one run of an emulation: `H` a host's counters, `T` the run's
+/// departure-time error (squall-emu's `HostCounters` and `TimingSummary`).
+#[derive(Serialize)]
+pub struct EmuRunSummary<H, T> {
+    pub replication: u32,
+    pub seed: u64,
+    pub end: f64,
+    /// Every flow seen in the hosts' pcaps, analysed by the same code as an
+    /// experiment's runs (crate::flows).
+    pub flows: Vec<FlowStats>,
+    pub stages: Vec<StageSummary>,
+    pub hosts: BTreeMap<String, H>,
+    pub timing: T,
+}
+
+#[derive(Serialize)]
+pub struct StageSummary {
+    pub name: String,
+    pub direction: String,
+    pub entered: u64,
+    pub delivered: u64,
+    pub dropped: BTreeMap<&'static str, u64>,
+    pub ecn_marked: u64,
+    pub frame_errors: u64,
+    pub retransmissions: u64,
+    pub corrupted: u64,
+    /// Copies the stage made (`duplicate`); absent when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicated: u64,
+    pub mean_queue_len: f64,
+    pub max_queue_len: usize,
+    /// Background (virtual) packets of the stage, counted apart from the
+    /// real ones above; absent when the stage has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<squall_link::BackgroundStats>,
+    /// Per class of a classful queue; absent without classes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<squall_link::ClassStats>,
+}
+
+#[derive(Serialize, Default)]
+pub struct Aggregate {
+    /// Flow name → metric → statistics over replications.
+    pub flows: BTreeMap<String, BTreeMap<String, Summary>>,
+    /// Stage name → metric → statistics over replications.
+    pub stages: BTreeMap<String, BTreeMap<String, Summary>>,
+}
+
+/// Name → metric → one value per replication.
+pub type Samples = BTreeMap<String, BTreeMap<String, Vec<f64>>>;
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A stage's counters as summary.json writes them (both engines).
+pub fn stage_summary(s: &squall_link::StageStats) -> StageSummary {
+    StageSummary {
+        name: s.name.clone(),
+        direction: s.direction.map(|d| d.to_string()).unwrap_or_default(),
+        entered: s.entered,
+        delivered: s.delivered,
+        dropped: s.dropped.iter().filter(|(_, n)| *n > 0).map(|(r, n)| (r.as_str(), n)).collect(),
+        ecn_marked: s.ecn_marked,
+        frame_errors: s.frame_errors,
+        retransmissions: s.retransmissions,
+        corrupted: s.corrupted,
+        duplicated: s.duplicated,
+        mean_queue_len: s.mean_queue_len,
+        max_queue_len: s.max_queue_len,
+        background: (s.background.generated + s.background.received > 0).then_some(s.background),
+        classes: s.classes.clone(),
+    }
+}
+
+/// The stages' samples of every replication (`runs`: each one's stages):
+/// mean queue length and drops by reason.
+pub fn stage_samples<'a>(runs: impl IntoIterator<Item = &'a [StageSummary]>) -> Samples {
+    let mut stages = Samples::new();
+    for r in runs {
+        for s in r {
+            let m = stages.entry(s.name.clone()).or_default();
+            let mut put = |k: &str, v: f64| m.entry(k.to_string()).or_default().push(v);
+            put("mean_queue_len", s.mean_queue_len);
+            for reason in DropReason::ALL {
+                put(
+                    &format!("dropped_{}", reason.as_str()),
+                    s.dropped.get(reason.as_str()).copied().unwrap_or(0) as f64,
+                );
+            }
+        }
+    }
+    stages
+}
+
+impl Aggregate {
+    /// Every sample summarised (crate::stats::summarize).
+    pub fn from_samples(flows: Samples, stages: Samples) -> Self {
+        let summarize_all = |m: Samples| {
+            m.into_iter().map(|(k, v)| (k, v.into_iter().map(|(mk, xs)| (mk, summarize(&xs))).collect())).collect()
+        };
+        Aggregate { flows: summarize_all(flows), stages: summarize_all(stages) }
+    }
+
+    /// One emulated run: its flows' metrics (crate::report::METRICS, from
+    /// the hosts' pcaps) and its stages' queue lengths and drops.
+    pub fn of_one_run(flows: &[FlowStats], stages: &[StageSummary]) -> Self {
+        let mut aggregate = Aggregate::default();
+        for f in flows {
+            let m = aggregate.flows.entry(f.flow.clone()).or_default();
+            for (k, _) in crate::report::METRICS {
+                m.insert(k.to_string(), summarize(&[crate::report::metric(f, k)]));
+            }
+        }
+        for s in stages {
+            let m = aggregate.stages.entry(s.name.clone()).or_default();
+            m.insert("mean_queue_len".into(), summarize(&[s.mean_queue_len]));
+            for reason in DropReason::ALL {
+                let n = s.dropped.get(reason.as_str()).copied().unwrap_or(0) as f64;
+                m.insert(format!("dropped_{}", reason.as_str()), summarize(&[n]));
+            }
+        }
+        aggregate
+    }
+}
+
+/// Why a summary.json or result.json cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryReadError {
+    /// The file cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    /// The file is not JSON.
+    #[error("{} is not JSON", path.display())]
+    Json { path: PathBuf, source: serde_json::Error },
+    /// The file has no resolved scenario and none is beside it.
+    #[error(
+        "{} has no `resolved_scenario` and there is no {}; for a run of an experiment, `squall report` its \
+         experiment's directory (a page per point, under runs/)",
+        path.display(),
+        beside.display()
+    )]
+    NoScenario { path: PathBuf, beside: PathBuf, source: io::Error },
+    /// The scenario beside the file is not a scenario.
+    #[error("{} is not a scenario", path.display())]
+    NotScenario { path: PathBuf, source: ScenarioTextError },
+    /// A host of the resolved scenario has no name or no IPv4 address.
+    #[error("{}: resolved_scenario.hosts: expected a name and an IPv4 address, found {host}", path.display())]
+    Host { path: PathBuf, host: serde_json::Value },
+    /// Neither the run nor its scenario says how long it was.
+    #[error("{}: no run length (`end`, or the scenario's `duration`)", path.display())]
+    NoEnd { path: PathBuf },
+}
+
+/// Why a resolved scenario written as TOML cannot be read as JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioTextError {
+    #[error(transparent)]
+    Toml(#[from] toml::de::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// The engine that wrote a summary.json or result.json (`sim` when it
+/// does not say).
+pub fn engine(summary: &serde_json::Value) -> &str {
+    summary["engine"].as_str().unwrap_or("sim")
+}
+
+/// summary.json or result.json, read: the whole value, the resolved
+/// scenario, its hosts, and the length of run `replication` (seconds).
+pub fn read_result(
+    path: &Path,
+    replication: u32,
+) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64), SummaryReadError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|source| SummaryReadError::Read { path: path.to_path_buf(), source })?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| SummaryReadError::Json { path: path.to_path_buf(), source })?;
+    let scenario = match &v["resolved_scenario"] {
+        s if s.is_object() => s.clone(),
+        // A simulated run of an experiment: its scenario is beside it, or
+        // given by the caller (the manifest's point).
+        _ => {
+            let beside = path.with_file_name("scenario.toml");
+            let text = std::fs::read_to_string(&beside).map_err(|source| SummaryReadError::NoScenario {
+                path: path.to_path_buf(),
+                beside: beside.clone(),
+                source,
+            })?;
+            toml_to_json(&text).map_err(|source| SummaryReadError::NotScenario { path: beside, source })?
+        }
+    };
+    read_with_scenario(path, v, scenario, replication)
+}
+
+/// A resolved scenario written as TOML, as the JSON value summary.json
+/// would hold (both are the same serde serialisation).
+pub fn toml_to_json(text: &str) -> Result<serde_json::Value, ScenarioTextError> {
+    let value: toml::Value = toml::from_str(text)?;
+    Ok(serde_json::to_value(value)?)
+}
+
+/// [`read_result`] of the file at `path`, read already (`v`), with its
+/// resolved scenario (`scenario`, as JSON).
+pub fn read_with_scenario(
+    path: &Path,
+    v: serde_json::Value,
+    scenario: serde_json::Value,
+    replication: u32,
+) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64), SummaryReadError> {
+    let mut hosts = Vec::new();
+    for h in scenario["hosts"].as_array().into_iter().flatten() {
+        let (Some(name), Some(address)) = (h["name"].as_str(), h["address"].as_str().and_then(|a| a.parse().ok()))
+        else {
+            return Err(SummaryReadError::Host { path: path.to_path_buf(), host: h.clone() });
+        };
+        hosts.push(RunHost { name: name.to_string(), address });
+    }
+    let duration = scenario["duration"].as_str().and_then(|d| d.parse::<squall_link::Duration>().ok());
+    let run =
+        v["runs"].as_array().and_then(|r| r.iter().find(|r| r["replication"].as_u64() == Some(replication.into())));
+    let end = run
+        .and_then(|r| r["end"].as_f64())
+        .or_else(|| v["end"].as_f64())
+        .or(duration.map(|d| d.as_secs_f64()))
+        .ok_or_else(|| SummaryReadError::NoEnd { path: path.to_path_buf() })?;
+    Ok((v, scenario, hosts, end))
+}
+
+/// The emulator's departure-time error per run of an experiment's
+/// emulated set in `dir` (rep-N/result.json `timing`): p99 in µs, and
+/// whether the run was flagged. A run whose file is missing or has no
+/// timing is left out.
+pub fn emu_timing(dir: &Path, replications: u32) -> Vec<(f64, bool)> {
+    (0..replications)
+        .filter_map(|r| {
+            let text = std::fs::read_to_string(dir.join(format!("rep-{r}/result.json"))).ok()?;
+            let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+            Some((v["timing"]["error_p99"].as_f64()? * 1e6, v["timing"]["on_time"].as_bool() == Some(false)))
+        })
+        .collect()
+}
