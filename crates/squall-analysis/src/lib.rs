@@ -13,6 +13,7 @@ pub mod report;
 pub mod run_report;
 pub mod stats;
 pub mod timeline;
+pub mod vectors;
 
 pub use flows::{FlowStats, RunHost, analyse_run, by_workload, jain_index};
 pub use stats::*;

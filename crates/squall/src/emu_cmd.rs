@@ -747,6 +747,30 @@ fn web_workload(
     ])
 }
 
+/// The `[[record]]` stage vectors of an emulated run, from its events.csv
+/// (the data plane drives the same stage model, whose events the run
+/// recorded), streamed into rep-0/vectors.csv as `squall sim` writes them.
+fn stage_vectors(scenario: &squall_scenario::Scenario, rep: &Path, end: squall_link::Instant) -> Result<()> {
+    let events = rep.join("events.csv");
+    let file = fs::File::open(&events).with_context(|| format!("cannot read {}", events.display()))?;
+    let reader = squall_trace::EventLogReader::new(std::io::BufReader::new(file))
+        .with_context(|| format!("cannot read {}", events.display()))?;
+    let Some(mut vectors) = squall_sim::VectorWriter::create(rep, scenario).map_err(anyhow::Error::msg)? else {
+        return Ok(());
+    };
+    let mut batch = Vec::with_capacity(4096);
+    for e in reader {
+        batch.push(e.with_context(|| format!("cannot read {}", events.display()))?);
+        if batch.len() == batch.capacity() {
+            vectors.events(&batch).map_err(anyhow::Error::msg)?;
+            batch.clear();
+        }
+    }
+    vectors.events(&batch).map_err(anyhow::Error::msg)?;
+    vectors.finish(end).map_err(anyhow::Error::msg)?;
+    Ok(())
+}
+
 fn shell_quote(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c)) {
         s.to_string()
@@ -773,6 +797,12 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         eprintln!("squall emu: warning: {never}");
     }
     scenario.replications = 1;
+    if let Some(why) = squall_scenario::record::refused_in_emulation(&scenario.record).first() {
+        anyhow::bail!("{source}: {why}");
+    }
+    if !scenario.record.is_empty() && args.common.no_events {
+        anyhow::bail!("{source}: [[record]] stage vectors are made from events.csv, which --no-events leaves out");
+    }
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
     let rep = out.join("rep-0");
     // Refused before the output directory is touched.
@@ -903,6 +933,9 @@ fn write_outputs(
     let recording = &d.recording;
     if let Some(e) = &recording.error {
         anyhow::bail!("recording failed: {e}");
+    }
+    if !scenario.record.is_empty() {
+        stage_vectors(&scenario, rep, d.end)?;
     }
 
     // As said before the run started.

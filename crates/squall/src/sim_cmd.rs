@@ -287,6 +287,39 @@ pub struct ReplicationSummary {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tcp_flows: Vec<TcpFlowResult>,
     stages: Vec<StageSummary>,
+    /// The time-averaged congestion window of each traced end of a flow
+    /// with `cwnd` in a `[[record]]` entry (seed 004 §5); absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    cwnd_average: Vec<CwndAverage>,
+}
+
+/// One TCP connection end's congestion window averaged over its life,
+/// weighted by time: from its first send to its last change when its flow
+/// completed, else to the end of the run.
+#[derive(Serialize)]
+pub struct CwndAverage {
+    flow: String,
+    connection: u32,
+    endpoint: &'static str,
+    /// The life's start and end, s.
+    from: f64,
+    to: f64,
+    bytes: f64,
+}
+
+impl CwndAverage {
+    fn new(life: &squall_sim::CwndLife, flows: &[TcpFlowResult], end: squall_link::Instant) -> Self {
+        let completed = flows.iter().any(|f| f.name == life.flow && f.completed);
+        let close = if completed { life.last } else { end.max(life.last) };
+        CwndAverage {
+            flow: life.flow.clone(),
+            connection: life.connection,
+            endpoint: life.endpoint,
+            from: life.first.as_secs_f64(),
+            to: close.as_secs_f64(),
+            bytes: life.average(close),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -382,8 +415,14 @@ pub fn simulate_replication(
     if let Err(e) = fs::create_dir_all(rep_dir) {
         return Ok(Err(anyhow::anyhow!("cannot create {}: {e}", rep_dir.display())));
     }
-    let options = RunOptions { record_events: outputs.events, record_packets: false, record_captures: outputs.pcap };
-    let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap);
+    let vectors = match squall_sim::VectorWriter::create(rep_dir, scenario) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(anyhow::anyhow!(e))),
+    };
+    // `[[record]]` vectors come from the events and TCP samples.
+    let record_events = outputs.events || vectors.is_some();
+    let options = RunOptions { record_events, record_packets: false, record_captures: outputs.pcap };
+    let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap).with_vectors(vectors);
     let (run, mut recorder) = match squall_sim::run_recorded(scenario, seed, options, Box::new(recorder)) {
         Ok(done) => done,
         Err(e) => {
@@ -394,12 +433,18 @@ pub fn simulate_replication(
             return Err(e);
         }
     };
-    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run)))
+    let lives = match recorder.finish_vectors(run.end) {
+        Ok(lives) => lives,
+        Err(e) => return Ok(Err(anyhow::anyhow!(e))),
+    };
+    let cwnd_average = lives.iter().map(|l| CwndAverage::new(l, &run.tcp_flows, run.end)).collect();
+    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run, cwnd_average)))
 }
 
 /// A replication's summary (its files are written already).
-fn replication_summary(replication: u32, run: RunResult) -> ReplicationSummary {
+fn replication_summary(replication: u32, run: RunResult, cwnd_average: Vec<CwndAverage>) -> ReplicationSummary {
     ReplicationSummary {
+        cwnd_average,
         replication,
         seed: run.seed,
         end: run.end.as_secs_f64(),
