@@ -219,7 +219,7 @@ fn vector_figures(
                 st.samples, st.time_average, st.min, st.max
             ),
             svg: series_plot(
-                &format!("{what}"),
+                &what,
                 "time (s)",
                 &v.name,
                 &[Series { name: v.name.clone(), mark: Mark::Line, points: step_points(&v.points, end) }],
