@@ -91,6 +91,9 @@ pub enum AnalysisError {
     Events { file: String, source: squall_trace::EventLogError },
     #[error("{file}: cannot open: {source}")]
     Open { file: String, source: std::io::Error },
+    /// A vectors.csv row that is not `time_s,source,name,value`.
+    #[error("{file}:{line}: {message}")]
+    Vectors { file: String, line: u64, message: String },
 }
 
 /// Header overhead of a UDP datagram in an IPv4 packet.

@@ -14,6 +14,7 @@ pub mod run_report;
 pub mod stats;
 pub mod summary_file;
 pub mod timeline;
+pub mod vectors;
 
 pub use flows::{FlowStats, RunHost, analyse_run, by_workload, jain_index};
 pub use stats::*;

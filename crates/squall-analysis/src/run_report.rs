@@ -177,6 +177,7 @@ pub fn run_figures(
             });
         }
     }
+    vector_figures(dir, end, &t.shades, &mut figures, &mut notes)?;
     if !t.missing.is_empty() {
         notes.push(format!(
             "This run has no {}: the figures drawn from {} are left out.",
@@ -189,6 +190,65 @@ pub fn run_figures(
         ));
     }
     Ok(RunFigures { timeline: t, figures, notes })
+}
+
+/// Output vectors drawn per run (vectors.csv, `[[record]]`).
+pub const MAX_VECTORS: usize = 16;
+
+/// The `[[record]]` vectors of the run (vectors.csv): one figure each,
+/// its caption with the time-average, minimum and maximum.
+fn vector_figures(
+    dir: &Path,
+    end: f64,
+    shades: &[crate::plot::Shade],
+    figures: &mut Vec<Figure>,
+    notes: &mut Vec<String>,
+) -> Result<(), AnalysisError> {
+    let vectors = crate::vectors::read_vectors(dir)?;
+    let numeric: Vec<_> = vectors.iter().filter_map(|v| v.stats(end).map(|s| (v, s))).collect();
+    if numeric.len() > MAX_VECTORS {
+        notes.push(format!("{MAX_VECTORS} of {} output vectors drawn (vectors.csv has them all).", numeric.len()));
+    }
+    for (v, st) in numeric.into_iter().take(MAX_VECTORS) {
+        let what = format!("{} of {}", v.name, v.source);
+        figures.push(Figure {
+            title: format!("vector {what}"),
+            caption: format!(
+                "Output vector {what} (vectors.csv, {} samples): time-average {:.6} (each value held to the next \
+                 sample, from the first to the run's end at {end} s), min {}, max {}.",
+                st.samples, st.time_average, st.min, st.max
+            ),
+            svg: series_plot(
+                &what,
+                "time (s)",
+                &v.name,
+                &[Series { name: v.name.clone(), mark: Mark::Line, points: step_points(&v.points, end) }],
+                shades,
+            ),
+        });
+    }
+    for v in vectors.iter().filter(|v| v.points.is_empty() && v.names > 0) {
+        notes.push(format!("Output vector {} of {}: {} named values (vectors.csv).", v.name, v.source, v.names));
+    }
+    Ok(())
+}
+
+/// A step function's corners: each value held until the next sample, the
+/// last until `end`.
+fn step_points(points: &[(f64, f64)], end: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2 + 1);
+    for (i, &(t, v)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((t, points[i - 1].1));
+        }
+        out.push((t, v));
+    }
+    if let Some(&(t, v)) = points.last()
+        && end > t
+    {
+        out.push((end, v));
+    }
+    out
 }
 
 /// A y-axis label with its unit. The simulator's `tcp-*.csv` give the

@@ -53,6 +53,24 @@ pub struct ReplicationSummary<F, T> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tcp_flows: Vec<T>,
     pub stages: Vec<StageSummary>,
+    /// The time-averaged congestion window of each traced end of a flow
+    /// with `cwnd` in a `[[record]]` entry (seed 004 §5); absent without.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cwnd_average: Vec<CwndAverage>,
+}
+
+/// One TCP connection end's congestion window averaged over its life,
+/// weighted by time: from its first send to its last change when its flow
+/// completed, else to the end of the run.
+#[derive(Serialize)]
+pub struct CwndAverage {
+    pub flow: String,
+    pub connection: u32,
+    pub endpoint: &'static str,
+    /// The life's start and end, s.
+    pub from: f64,
+    pub to: f64,
+    pub bytes: f64,
 }
 
 /// The one run of an emulation: `H` a host's counters, `T` the run's

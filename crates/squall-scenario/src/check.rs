@@ -427,6 +427,59 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
             return Err(c.fail(&p.key("run"), "a command needs a command line, like run = \"iperf3 -s\""));
         }
     }
+    check_records(&c, s, &stage_names())
+}
+
+/// The checks of the `[[record]]` entries (crate::record): a known source
+/// and a quantity it has, a positive `every`.
+fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
+    use crate::record::{FLOW_QUANTITIES, Quantity, STAGE_QUANTITIES};
+    let list = |q: &[&str]| q.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    for (i, r) in s.record.iter().enumerate() {
+        let p = KeyPath::root().key("record").index(i);
+        let (allowed, key) = match (&r.stage, &r.flow) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(c.fail(
+                    &p,
+                    "a record names one source: a stage (stage = \"bottleneck\") or a TCP flow (flow = \"bulk\")",
+                ));
+            }
+            (Some(name), None) => {
+                if !s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).any(|st| st.name == *name) {
+                    return Err(
+                        c.fail(&p.key("stage"), format!("no stage named `{name}`; the stages are {stage_names}"))
+                    );
+                }
+                (STAGE_QUANTITIES, "stage")
+            }
+            (None, Some(name)) => {
+                if !s.workload.tcp.iter().any(|f| f.name == *name) {
+                    let what = if s.workload.udp.iter().any(|f| f.name == *name) {
+                        format!("`{name}` is a UDP flow; flow quantities are a TCP sender's")
+                    } else {
+                        format!("no flow named `{name}`")
+                    };
+                    return Err(c.fail(
+                        &p.key("flow"),
+                        format!("{what}; the TCP flows are {}", names(s.workload.tcp.iter().map(|f| f.name.as_str()))),
+                    ));
+                }
+                (FLOW_QUANTITIES, "flow")
+            }
+        };
+        if !Quantity::parse(&r.quantity).is_some_and(|q| allowed.contains(&q.name().as_str())) {
+            return Err(c.fail(
+                &p.key("quantity"),
+                format!("a {key} has no quantity `{}`; a {key}'s are {}", r.quantity, list(allowed)),
+            ));
+        }
+        if r.every == Some(Duration::ZERO) {
+            return Err(c.fail(
+                &p.key("every"),
+                "a sampling interval must be positive, like every = \"10 ms\" (or no `every`: a sample at every change)",
+            ));
+        }
+    }
     Ok(())
 }
 

@@ -18,6 +18,7 @@ pub mod mahimahi;
 mod netem;
 mod overrides;
 pub mod ports;
+pub mod record;
 mod resolve;
 pub mod schema;
 pub mod site;
@@ -33,6 +34,7 @@ pub use experiment::{
 pub use load::{MAX_TEXT_FILE, load, load_with_overrides, parse, parse_with_overrides, read_text};
 pub use netem::{describe_netem_directions, parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};
+pub use record::{Quantity, Record, RecordSource};
 pub use resolve::LinkPaths;
 pub use schema::*;
 pub use topology::{HostIndex, PathIndex, Topology, TopologyError, TopologyPath};

@@ -122,6 +122,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         blackouts: Vec::new(),
         workload: Workload::default(),
         inline: None,
+        record: Vec::new(),
     })
 }
 

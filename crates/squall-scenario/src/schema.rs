@@ -146,6 +146,10 @@ pub struct Scenario {
     /// which of their traffic crosses the link. The simulator ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inline: Option<Inline>,
+    /// Output vectors (`[[record]]`, crate::record): quantities sampled
+    /// over time into vectors.csv.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub record: Vec<crate::record::Record>,
 }
 
 /// `[inline]`: squall between two existing interfaces (seed 002 §II.A:

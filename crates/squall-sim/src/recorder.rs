@@ -21,6 +21,7 @@ use squall_tcp::Segment;
 use squall_trace::{EventLogWriter, PcapWriter};
 
 use crate::result::{CaptureDirection, TcpSample, TcpTrace, tcp_header_info};
+use crate::vectors::{CwndLife, VectorWriter};
 
 /// Takes a run's records as the engine makes them.
 pub trait RunRecorder: Send {
@@ -46,6 +47,13 @@ pub trait RunRecorder: Send {
     /// `trace` has no more samples.
     fn tcp_trace_done(&mut self, trace: &TcpTrace) {
         let _ = trace;
+    }
+    /// After the run, before `finish`: the `[[record]]` vectors sampled up
+    /// to the run's `end` and written out, with the cwnd lives of the ends
+    /// whose flow has `cwnd` recorded (none without `[[record]]`).
+    fn finish_vectors(&mut self, end: Instant) -> Result<Vec<CwndLife>, String> {
+        let _ = end;
+        Ok(Vec::new())
     }
     /// After the run: writes out what is buffered; the first error met.
     fn finish(&mut self) -> Result<(), String> {
@@ -108,6 +116,8 @@ pub struct FileRecorder {
     pcaps: Vec<(PathBuf, PcapWriter<BufWriter<File>>)>,
     /// The open TCP trace files, by file stem.
     traces: std::collections::BTreeMap<String, (PathBuf, BufWriter<File>)>,
+    /// vectors.csv, when the scenario has `[[record]]` entries.
+    vectors: Option<VectorWriter>,
     error: Option<String>,
 }
 
@@ -116,7 +126,24 @@ impl FileRecorder {
     /// pcaps (if `pcap`) into `dir`, which must exist.
     pub fn new(dir: &Path, events: Option<EventFilter>, pcap: bool) -> Self {
         let traces = Default::default();
-        FileRecorder { dir: dir.to_path_buf(), events, pcap, log: None, pcaps: Vec::new(), traces, error: None }
+        FileRecorder {
+            dir: dir.to_path_buf(),
+            events,
+            pcap,
+            log: None,
+            pcaps: Vec::new(),
+            traces,
+            vectors: None,
+            error: None,
+        }
+    }
+
+    /// Also writes the `[[record]]` vectors (vectors.csv) from the events
+    /// and TCP samples it is handed; the run must record events
+    /// (`RunOptions::record_events`) for them to come.
+    pub fn with_vectors(mut self, vectors: Option<VectorWriter>) -> Self {
+        self.vectors = vectors;
+        self
     }
 
     /// Keeps the first error, with every cause under it (a pcap writer's
@@ -169,6 +196,11 @@ impl RunRecorder for FileRecorder {
     }
 
     fn events(&mut self, events: &[Event]) {
+        if let (Some(v), None) = (self.vectors.as_mut(), &self.error)
+            && let Err(e) = v.events(events)
+        {
+            self.error = Some(e);
+        }
         let (Some(filter), None) = (self.events, &self.error) else { return };
         let Some((path, log)) = self.log.as_mut() else { return };
         for e in events.iter().filter(|e| filter.keeps(&e.kind)) {
@@ -177,6 +209,13 @@ impl RunRecorder for FileRecorder {
                 return self.fail(&path, err);
             }
         }
+    }
+
+    fn finish_vectors(&mut self, end: Instant) -> Result<Vec<CwndLife>, String> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        self.vectors.take().map_or(Ok(Vec::new()), |mut v| v.finish(end))
     }
 
     /// Flushes the files; the first error met while writing, naming its
@@ -200,6 +239,11 @@ impl RunRecorder for FileRecorder {
     /// One file per connection end that sent data, sampled on change
     /// (written with the events).
     fn tcp_samples(&mut self, trace: &TcpTrace) {
+        if let (Some(v), None) = (self.vectors.as_mut(), &self.error)
+            && let Err(e) = v.tcp_samples(trace)
+        {
+            self.error = Some(e);
+        }
         if self.events.is_none() || self.error.is_some() {
             return;
         }

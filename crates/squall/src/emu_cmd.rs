@@ -285,6 +285,12 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         eprintln!("squall emu: warning: {never}");
     }
     scenario.replications = 1;
+    if let Some(why) = squall_scenario::record::refused_in_emulation(&scenario.record).first() {
+        anyhow::bail!("{source}: {why}");
+    }
+    if !scenario.record.is_empty() && args.common.no_events {
+        anyhow::bail!("{source}: [[record]] stage vectors are made from events.csv, which --no-events leaves out");
+    }
     let out = args.common.out.clone().unwrap_or_else(|| PathBuf::from("out").join(format!("{}-emu", scenario.name)));
     let rep = out.join("rep-0");
     // Refused before the output directory is touched.
@@ -473,6 +479,9 @@ fn write_outputs(
     if let Some(e) = &recording.error {
         anyhow::bail!("recording failed: {e}");
     }
+    if !scenario.record.is_empty() {
+        stage_vectors(&scenario, rep, d.end)?;
+    }
     let summary = emu_summary(rep, args, source, scenario, report, peak_rss_kb)?;
     crate::output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
     // `squall run` and `squall compare` print their own tables. In shell
@@ -537,6 +546,30 @@ fn write_outputs(
 /// The per-flow results of the run (from the hosts' pcaps, squall-analysis
 /// METRICS), as `squall sim` prints its own: an aligned table, or json /
 /// csv with the unit in each column's name and plain numbers.
+/// The `[[record]]` stage vectors of an emulated run, from its events.csv
+/// (the data plane drives the same stage model, whose events the run
+/// recorded), streamed into rep-0/vectors.csv as `squall sim` writes them.
+fn stage_vectors(scenario: &squall_scenario::Scenario, rep: &Path, end: squall_link::Instant) -> Result<()> {
+    let events = rep.join("events.csv");
+    let file = fs::File::open(&events).with_context(|| format!("cannot read {}", events.display()))?;
+    let reader = squall_trace::EventLogReader::new(std::io::BufReader::new(file))
+        .with_context(|| format!("cannot read {}", events.display()))?;
+    let Some(mut vectors) = squall_sim::VectorWriter::create(rep, scenario).map_err(anyhow::Error::msg)? else {
+        return Ok(());
+    };
+    let mut batch = Vec::with_capacity(4096);
+    for e in reader {
+        batch.push(e.with_context(|| format!("cannot read {}", events.display()))?);
+        if batch.len() == batch.capacity() {
+            vectors.events(&batch).map_err(anyhow::Error::msg)?;
+            batch.clear();
+        }
+    }
+    vectors.events(&batch).map_err(anyhow::Error::msg)?;
+    vectors.finish(end).map_err(anyhow::Error::msg)?;
+    Ok(())
+}
+
 fn print_flows(flows: &BTreeMap<String, BTreeMap<String, Summary>>, format: sim_cmd::Format) {
     use crate::output::{Cell, Rows};
     let value = |m: &BTreeMap<String, Summary>, k: &str| m.get(k).map_or(f64::NAN, |x| x.mean);

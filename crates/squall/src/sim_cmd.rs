@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use squall_analysis::summary_file::{self, Aggregate, SummaryFile, stage_samples, stage_summary};
+use squall_analysis::summary_file::{self, Aggregate, CwndAverage, SummaryFile, stage_samples, stage_summary};
 use squall_analysis::{Summary, summarize};
 use squall_link::DropReason;
 use squall_scenario::Scenario;
@@ -280,6 +280,20 @@ pub struct Outputs {
 /// One replication's outcome in summary.json (squall_analysis::summary_file).
 pub type ReplicationSummary = summary_file::ReplicationSummary<FlowResult, TcpFlowResult>;
 
+/// A traced end's time-averaged congestion window for summary.json.
+fn cwnd_average(life: &squall_sim::CwndLife, flows: &[TcpFlowResult], end: squall_link::Instant) -> CwndAverage {
+    let completed = flows.iter().any(|f| f.name == life.flow && f.completed);
+    let close = if completed { life.last } else { end.max(life.last) };
+    CwndAverage {
+        flow: life.flow.clone(),
+        connection: life.connection,
+        endpoint: life.endpoint,
+        from: life.first.as_secs_f64(),
+        to: close.as_secs_f64(),
+        bytes: life.average(close),
+    }
+}
+
 /// A simulated run's summary.json: no keys of its own after `aggregate`.
 type SimSummary = SummaryFile<ReplicationSummary, crate::limits::FlowLimit, ()>;
 
@@ -300,8 +314,14 @@ pub fn simulate_replication(
     if let Err(e) = fs::create_dir_all(rep_dir) {
         return Ok(Err(anyhow::anyhow!("cannot create {}: {e}", rep_dir.display())));
     }
-    let options = RunOptions { record_events: outputs.events, record_packets: false, record_captures: outputs.pcap };
-    let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap);
+    let vectors = match squall_sim::VectorWriter::create(rep_dir, scenario) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(anyhow::anyhow!(e))),
+    };
+    // `[[record]]` vectors come from the events and TCP samples.
+    let record_events = outputs.events || vectors.is_some();
+    let options = RunOptions { record_events, record_packets: false, record_captures: outputs.pcap };
+    let recorder = FileRecorder::new(rep_dir, outputs.events.then_some(filter), outputs.pcap).with_vectors(vectors);
     let (run, mut recorder) = match squall_sim::run_recorded(scenario, seed, options, Box::new(recorder)) {
         Ok(done) => done,
         Err(e) => {
@@ -312,11 +332,16 @@ pub fn simulate_replication(
             return Err(e);
         }
     };
-    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run)))
+    let lives = match recorder.finish_vectors(run.end) {
+        Ok(lives) => lives,
+        Err(e) => return Ok(Err(anyhow::anyhow!(e))),
+    };
+    let cwnd_average = lives.iter().map(|l| cwnd_average(l, &run.tcp_flows, run.end)).collect();
+    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run, cwnd_average)))
 }
 
 /// A replication's summary (its files are written already).
-fn replication_summary(replication: u32, run: RunResult) -> ReplicationSummary {
+fn replication_summary(replication: u32, run: RunResult, cwnd_average: Vec<CwndAverage>) -> ReplicationSummary {
     ReplicationSummary {
         replication,
         seed: run.seed,
@@ -324,6 +349,7 @@ fn replication_summary(replication: u32, run: RunResult) -> ReplicationSummary {
         flows: run.flows,
         tcp_flows: run.tcp_flows,
         stages: run.stages.iter().map(stage_summary).collect(),
+        cwnd_average,
     }
 }
 

@@ -478,6 +478,7 @@ fn reference_lists_every_schema_key() {
         ("Applications", tcp("app = { web = { zzzz = 1 } }")),
         ("Commands", in_scenario("[[workload.commands]]\nhost = \"fixed\"\nrun = \"true\"\nzzzz = 1\n")),
         ("Inline", in_scenario("[inline]\nzzzz = 1\n")),
+        ("Output vectors", in_scenario("[[record]]\nstage = \"guide-up\"\nquantity = \"drops\"\nzzzz = 1\n")),
     ];
     for kind in [
         "constant",

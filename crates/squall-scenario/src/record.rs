@@ -1,0 +1,351 @@
+//! `[[record]]`: output vectors (seed 004 §5, OMNeT++'s output vectors:
+//! "every module records any quantity over time as a vector", plotted and
+//! averaged afterwards). Each entry names one source — a stage or a TCP
+//! flow of the workload — and one quantity of it, sampled at every change
+//! (the default) or every fixed interval; a run writes the samples to
+//! vectors.csv (time_s,source,name,value).
+//!
+//! ```toml
+//! [[record]]
+//! stage = "bottleneck"
+//! quantity = "queue_packets"
+//!
+//! [[record]]
+//! flow = "bulk"
+//! quantity = "cwnd"
+//! every = "10 ms"
+//! ```
+
+use serde::{Deserialize, Serialize};
+use squall_link::{DropReason, Duration};
+
+/// One `[[record]]` entry: a source (exactly one of `stage`, `flow`), a
+/// quantity and a sampling rule.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// A stage, by its name (unique in the scenario).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// A `[[workload.tcp]]` flow, by its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<String>,
+    /// What to record ([`Quantity`]'s names).
+    pub quantity: String,
+    /// Sample every this long (from time 0 to the run's end), each sample
+    /// the value in force at that instant; without it, a sample at every
+    /// change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<Duration>,
+}
+
+/// A quantity a `[[record]]` entry names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Quantity {
+    /// Packets inside the stage (its queue and its link: from enqueue to
+    /// delivery or drop, as events.csv tells them).
+    QueuePackets,
+    /// The same packets' bytes.
+    QueueBytes,
+    /// Packets the stage dropped so far, for every reason (`None`) or one.
+    Drops(Option<DropReason>),
+    /// The name of the last `[[states]]` entry that set this stage (empty
+    /// before any).
+    State,
+    /// A TCP sender's congestion window, bytes.
+    Cwnd,
+    /// Its slow-start threshold, bytes (no sample while it is infinite).
+    Ssthresh,
+    /// Its smoothed RTT, s (RFC 6298 §2).
+    Srtt,
+    /// Its RTT variation, s (RFC 6298 §2).
+    Rttvar,
+    /// Its retransmission timeout, s (backoff included).
+    Rto,
+    /// Bytes sent and not yet acknowledged.
+    InFlight,
+}
+
+/// The names of a stage's quantities, as `quantity` takes them.
+pub const STAGE_QUANTITIES: &[&str] = &[
+    "queue_packets",
+    "queue_bytes",
+    "drops",
+    "drops_queue_overflow",
+    "drops_red",
+    "drops_error",
+    "drops_arq_limit",
+    "drops_blackout",
+    "drops_sojourn_limit",
+    "drops_codel",
+    "drops_pie",
+    "state",
+];
+
+/// The names of a TCP flow's quantities, as `quantity` takes them.
+pub const FLOW_QUANTITIES: &[&str] = &["cwnd", "ssthresh", "srtt", "rttvar", "rto", "in_flight"];
+
+impl Quantity {
+    /// The quantity called `name`, if any.
+    pub fn parse(name: &str) -> Option<Quantity> {
+        Some(match name {
+            "queue_packets" => Quantity::QueuePackets,
+            "queue_bytes" => Quantity::QueueBytes,
+            "drops" => Quantity::Drops(None),
+            "state" => Quantity::State,
+            "cwnd" => Quantity::Cwnd,
+            "ssthresh" => Quantity::Ssthresh,
+            "srtt" => Quantity::Srtt,
+            "rttvar" => Quantity::Rttvar,
+            "rto" => Quantity::Rto,
+            "in_flight" => Quantity::InFlight,
+            other => {
+                let reason = other.strip_prefix("drops_")?;
+                Quantity::Drops(Some(DropReason::ALL.into_iter().find(|r| r.as_str() == reason)?))
+            }
+        })
+    }
+
+    /// Its name in scenarios and vectors.csv.
+    pub fn name(self) -> String {
+        match self {
+            Quantity::QueuePackets => "queue_packets".into(),
+            Quantity::QueueBytes => "queue_bytes".into(),
+            Quantity::Drops(None) => "drops".into(),
+            Quantity::Drops(Some(r)) => format!("drops_{}", r.as_str()),
+            Quantity::State => "state".into(),
+            Quantity::Cwnd => "cwnd".into(),
+            Quantity::Ssthresh => "ssthresh".into(),
+            Quantity::Srtt => "srtt".into(),
+            Quantity::Rttvar => "rttvar".into(),
+            Quantity::Rto => "rto".into(),
+            Quantity::InFlight => "in_flight".into(),
+        }
+    }
+
+    /// Whether it is a TCP flow's (else a stage's).
+    pub fn is_flow(self) -> bool {
+        matches!(
+            self,
+            Quantity::Cwnd
+                | Quantity::Ssthresh
+                | Quantity::Srtt
+                | Quantity::Rttvar
+                | Quantity::Rto
+                | Quantity::InFlight
+        )
+    }
+}
+
+/// What a checked entry records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordSource {
+    Stage(String),
+    /// A TCP flow by name.
+    Flow(String),
+}
+
+impl Record {
+    /// The source and quantity of an entry that passed the scenario's
+    /// check (`None` only for an unchecked one).
+    pub fn resolved(&self) -> Option<(RecordSource, Quantity)> {
+        let q = Quantity::parse(&self.quantity)?;
+        match (&self.stage, &self.flow) {
+            (Some(s), None) if !q.is_flow() => Some((RecordSource::Stage(s.clone()), q)),
+            (None, Some(f)) if q.is_flow() => Some((RecordSource::Flow(f.clone()), q)),
+            _ => None,
+        }
+    }
+}
+
+/// The `[[record]]` entries whose quantity a run in `squall emu` cannot
+/// give: a TCP flow's variables (the emulator does not sample TCP_INFO
+/// for a scenario's flows), each as a sentence naming the entry.
+pub fn refused_in_emulation(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.flow.is_some())
+        .map(|(i, r)| {
+            format!(
+                "record[{i}] asks for flow `{}`'s {}: squall emu records stage quantities only (the emulator \
+                 does not sample the real TCP's variables); run it with squall sim, or record a stage",
+                r.flow.as_deref().unwrap_or_default(),
+                r.quantity
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    const BASE: &str = r#"name = "rec"
+duration = "10 s"
+
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+delay = "20 ms"
+[[links.uplink]]
+name = "up"
+rate = "1 Mbit/s"
+delay = "20 ms"
+
+[[workload.udp]]
+name = "cbr"
+from = "fixed"
+to = "mobile"
+size = "1000 B"
+rate = "1 Mbit/s"
+
+[[workload.tcp]]
+name = "bulk"
+from = "fixed"
+to = "mobile"
+app = { bulk = "100 KB" }
+"#;
+
+    /// BASE (33 lines) with `records` after it.
+    fn parse(records: &str) -> Result<crate::Scenario, crate::ScenarioError> {
+        crate::parse("rec.toml", &format!("{BASE}{records}"), std::path::Path::new("."))
+    }
+
+    #[track_caller]
+    fn error(records: &str, kind: ErrorKind, line: usize, key: &str, expected: &[&str]) {
+        let err = match parse(records) {
+            Ok(_) => panic!("accepted: {records}"),
+            Err(e) => e,
+        };
+        let msg = err.to_string();
+        assert_eq!(err.kind(), kind, "{msg}");
+        assert_eq!(err.file(), "rec.toml", "{msg}");
+        assert_eq!(err.line(), Some(line), "{msg}");
+        assert_eq!(err.key_path(), key, "{msg}");
+        for e in expected {
+            assert!(msg.contains(e), "{e:?} missing from: {msg}");
+        }
+    }
+
+    #[test]
+    fn entries_are_read_and_kept_in_the_resolved_scenario() {
+        let s = parse(
+            "[[record]]\nstage = \"down\"\nquantity = \"queue_packets\"\n\
+             [[record]]\nflow = \"bulk\"\nquantity = \"cwnd\"\nevery = \"10 ms\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.record.len(), 2);
+        assert_eq!(s.record[0].resolved(), Some((RecordSource::Stage("down".into()), Quantity::QueuePackets)));
+        assert_eq!(s.record[1].resolved(), Some((RecordSource::Flow("bulk".into()), Quantity::Cwnd)));
+        assert_eq!(s.record[1].every, Some(Duration::from_millis(10)));
+        // The resolved scenario.toml a run writes reads back the same.
+        let text = toml::to_string(&s).unwrap();
+        assert!(text.contains("[[record]]"), "{text}");
+        let again = crate::parse("resolved.toml", &text, std::path::Path::new(".")).unwrap();
+        assert_eq!(again.record, s.record);
+        // Without entries, nothing is written (resolved files stay as they were).
+        let none = parse("").unwrap();
+        assert!(!toml::to_string(&none).unwrap().contains("record"));
+    }
+
+    #[test]
+    fn bad_entries_get_located_errors() {
+        error(
+            "[[record]]\nstage = \"dwn\"\nquantity = \"queue_packets\"\n",
+            ErrorKind::Check,
+            35,
+            "record[0].stage",
+            &["no stage named `dwn`", "the stages are `down`, `up`"],
+        );
+        error(
+            "[[record]]\nstage = \"down\"\nquantity = \"cwnd\"\n",
+            ErrorKind::Check,
+            36,
+            "record[0].quantity",
+            &["a stage has no quantity `cwnd`", "`queue_packets`, `queue_bytes`, `drops`", "`state`"],
+        );
+        error(
+            "[[record]]\nflow = \"bulk\"\nquantity = \"delivery_rate\"\n",
+            ErrorKind::Check,
+            36,
+            "record[0].quantity",
+            &["a flow has no quantity `delivery_rate`", "`cwnd`, `ssthresh`, `srtt`, `rttvar`, `rto`, `in_flight`"],
+        );
+        error(
+            "[[record]]\nflow = \"cbr\"\nquantity = \"cwnd\"\n",
+            ErrorKind::Check,
+            35,
+            "record[0].flow",
+            &["`cbr` is a UDP flow", "the TCP flows are `bulk`"],
+        );
+        error(
+            "[[record]]\nflow = \"nope\"\nquantity = \"cwnd\"\n",
+            ErrorKind::Check,
+            35,
+            "record[0].flow",
+            &["no flow named `nope`", "the TCP flows are `bulk`"],
+        );
+        error(
+            "[[record]]\nstage = \"down\"\nflow = \"bulk\"\nquantity = \"cwnd\"\n",
+            ErrorKind::Check,
+            34,
+            "record[0]",
+            &["a record names one source"],
+        );
+        error(
+            "[[record]]\nstage = \"down\"\nquantity = \"drops\"\nevery = \"0 ms\"\n",
+            ErrorKind::Check,
+            37,
+            "record[0].every",
+            &["must be positive", "every = \"10 ms\""],
+        );
+        error(
+            "[[record]]\nstage = \"down\"\nquantity = \"drops\"\nevery = \"ten ms\"\n",
+            ErrorKind::Schema,
+            37,
+            "record[0].every",
+            &["\"ten ms\""],
+        );
+        error(
+            "[[record]]\nstage = \"down\"\nquantity = \"drops\"\nsample = \"10 ms\"\n",
+            ErrorKind::Schema,
+            37,
+            "record[0].sample",
+            &["unknown field `sample`", "`every`"],
+        );
+    }
+
+    #[test]
+    fn flow_quantities_are_refused_in_emulation_naming_the_entry() {
+        let s = parse(
+            "[[record]]\nstage = \"down\"\nquantity = \"queue_packets\"\n\
+             [[record]]\nflow = \"bulk\"\nquantity = \"cwnd\"\n",
+        )
+        .unwrap();
+        let refused = refused_in_emulation(&s.record);
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].starts_with("record[1] asks for flow `bulk`'s cwnd"), "{}", refused[0]);
+    }
+
+    #[test]
+    fn every_listed_name_parses_back_to_itself() {
+        for name in STAGE_QUANTITIES.iter().chain(FLOW_QUANTITIES) {
+            let q = Quantity::parse(name).unwrap_or_else(|| panic!("{name} does not parse"));
+            assert_eq!(q.name(), *name);
+            assert_eq!(q.is_flow(), FLOW_QUANTITIES.contains(name), "{name}");
+        }
+        assert_eq!(Quantity::parse("drops_nonsense"), None);
+        assert_eq!(Quantity::parse("delivery_rate"), None);
+    }
+}
