@@ -19,6 +19,7 @@ mod netem;
 mod overrides;
 mod resolve;
 pub mod schema;
+pub mod series_file;
 pub mod site;
 pub mod snr_file;
 mod spans;
