@@ -405,16 +405,38 @@ fn mahimahi_trace(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
 /// arrives, and the path has no propagation delay).
 fn rate_series(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     let pkt_bits = 12_000.0;
+    // The UDP flow's packets (the TCP flow's are recorded too).
+    let cbr = |run: &RunResult| {
+        let index = run.flows.iter().position(|f| f.name == "cbr");
+        run.packets.iter().filter(|p| Some(p.flow) == index).cloned().collect::<Vec<_>>()
+    };
     let delivered = |run: &RunResult, from: f64, to: f64| {
-        run.packets.iter().filter(|p| p.delivered.is_some_and(|d| (from..to).contains(&d.as_secs_f64()))).count() as f64
+        cbr(run).iter().filter(|p| p.delivered.is_some_and(|d| (from..to).contains(&d.as_secs_f64()))).count() as f64
     };
     let backlog = |run: &RunResult, t: f64| {
-        let sent = run.packets.iter().filter(|p| p.sent.as_secs_f64() <= t);
+        let packets = cbr(run);
+        let sent = packets.iter().filter(|p| p.sent.as_secs_f64() <= t);
         sent.filter(|p| p.dropped.is_none() && p.delivered.is_none_or(|d| d.as_secs_f64() > t)).count() as f64
     };
     let m = |f: &dyn Fn(&RunResult) -> f64| mean(&per_replication(runs, f));
-    let drops = m(&|r| r.packets.iter().filter(|p| p.dropped.is_some()).count() as f64);
-    vec![
+    let drops = m(&|r| cbr(r).iter().filter(|p| p.dropped.is_some()).count() as f64);
+    // TCP (coarser): a Reno bulk flow through its own series (10 -> 1 ->
+    // 10 Mbit/s at 4 s and 8 s) keeps its 100-packet queue busy, so its
+    // goodput is the rate times the payload's share of a packet,
+    // 1460/1500 (a timestamp option makes it 1448/1500, 0.8 % less),
+    // within 10 %; each window starts 1 s after a step (slow start, the
+    // queue of the step before).
+    let tcp = |from: f64, to: f64| {
+        m(&|r| r.tcp_flows.iter().find(|f| f.name == "bulk").map_or(0.0, |f| tcp_cases::steady_goodput(f, from, to)))
+            * 8.0
+    };
+    let payload = 1460.0 / 1500.0;
+    let mut checks = vec![
+        Check::within_relative("TCP goodput in [1 s, 4 s), bit/s", 10e6 * payload, tcp(1.0, 4.0), None, 0.1),
+        Check::within_relative("TCP goodput in [5 s, 8 s), bit/s", 1e6 * payload, tcp(5.0, 8.0), None, 0.1),
+        Check::within_relative("TCP goodput in [9 s, 11.5 s), bit/s", 10e6 * payload, tcp(9.0, 11.5), None, 0.1),
+    ];
+    checks.extend([
         Check::within(
             "packets delivered in [0.5 s, 2 s), 10 Mbit/s: the flow's 5 Mbit/s",
             1.5 * 5e6 / pkt_bits,
@@ -457,5 +479,6 @@ fn rate_series(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
             None,
             1.0,
         ),
-    ]
+    ]);
+    checks
 }

@@ -200,6 +200,8 @@ fn mahimahi_trace_checks_fail_when_the_link_is_off() {
 fn rate_series_checks_fail_when_the_step_is_off() {
     // A 2 Mbit/s step instead of 1: 333 packets in [2 s, 4 s), not 167.
     fails_with(26, &[("stage.series-down.series.rate.values", "[10e6, 2e6, 10e6, 10e6]")]);
+    // The TCP link's step at 2 Mbit/s: twice the goodput checked.
+    fails_with(26, &[("stage.series-tcp.series.rate.values", "[10e6, 2e6, 10e6, 10e6]")]);
     // The series ignored (a stage at a constant 10 Mbit/s): no backlog.
     fails_with(
         26,
