@@ -398,3 +398,45 @@ fn trace_convert_round_trips_and_generates_series() {
     let o = squall(&["trace", "stats", &p("bad.csv")]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("bad.csv:3: time 0 does not come after 0 on line 2"), "{o:?}");
 }
+
+/// A series with `at_end = "end"` ends the simulated run at its last
+/// point (1.5 s of a 10 s scenario): no event after it, and a 1 Mbit/s
+/// flow of 1 250-byte packets (100 per s, the first at 0) sent 151.
+#[test]
+fn a_series_that_ends_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("end.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "series-end"
+duration = "10 s"
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+[[hosts]]
+name = "b"
+address = "10.0.1.1"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+series.delay = { times_ns = [0, 1500000000], values = [1e6, 1e6], at_end = "end" }
+[[links.uplink]]
+name = "up"
+[[workload.udp]]
+name = "u"
+from = "a"
+to = "b"
+size = "1250 B"
+rate = "1 Mbit/s"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = common::ok(squall(&["sim", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.lines().any(|l| l.split_whitespace().take(2).eq(["u", "151"])), "{table}");
+    let last = rows(&out.join("rep-0/events.csv")).iter().map(|r| secs(&r.0)).fold(0.0, f64::max);
+    assert!(last <= 1.5 && last > 1.49, "last event at {last} s");
+}
