@@ -49,10 +49,15 @@ pub enum Surface {
     EventsCsv,
     /// One request line on the control socket.
     ControlRequest,
+    /// A Mahimahi trace file (`trace = "cell.down"`).
+    MahimahiTrace,
+    /// A time-series file (`series.rate = { file = "rate.csv" }`), read as
+    /// each parameter in turn.
+    SeriesFile,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 11] = [
+    pub const ALL: [Surface; 13] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -64,6 +69,8 @@ impl Surface {
         Surface::Pcap,
         Surface::EventsCsv,
         Surface::ControlRequest,
+        Surface::MahimahiTrace,
+        Surface::SeriesFile,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -80,6 +87,8 @@ impl Surface {
             Surface::Pcap => "pcap",
             Surface::EventsCsv => "events_csv",
             Surface::ControlRequest => "control_request",
+            Surface::MahimahiTrace => "mahimahi_trace",
+            Surface::SeriesFile => "series_file",
         }
     }
 
@@ -106,6 +115,10 @@ impl Surface {
                 .map_err(|e| e.to_string()),
             Surface::EventsCsv => events_csv(data),
             Surface::ControlRequest => squall_emu::control::parse_request(data).map(|r| format!("{r:?}")),
+            Surface::MahimahiTrace => squall_scenario::mahimahi::MahimahiTrace::parse(data, Path::new("fuzz.trace"))
+                .map(|t| format!("{} opportunities", t.opportunities().len()))
+                .map_err(|e| e.to_string()),
+            Surface::SeriesFile => series_file(data),
         }
     }
 }
@@ -410,6 +423,24 @@ fn events_csv(data: &[u8]) -> Result<String, String> {
         n += 1;
     }
     Ok(format!("{n} event(s)"))
+}
+
+/// A series file read as each parameter (the header's units differ per
+/// parameter); every point read must pass the model's own check.
+fn series_file(data: &[u8]) -> Result<String, String> {
+    use squall_link::series::{ParameterSeries, SeriesKey};
+    use squall_scenario::series_file::SeriesFile;
+    let mut read = Vec::new();
+    for key in SeriesKey::ALL {
+        let Ok(s) = SeriesFile::parse(data, Path::new("fuzz.csv"), key) else { continue };
+        let series = ParameterSeries { times_ns: s.times_ns, values: s.values, ..ParameterSeries::default() };
+        if let Err(e) = series.validate(key, "series") {
+            panic!("the file passed the reader but not the model: {e:?}");
+        }
+        let _ = series.value_at(u64::MAX / 2);
+        read.push(key.as_str());
+    }
+    if read.is_empty() { Err("not a series of any parameter".into()) } else { Ok(read.join(", ")) }
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use crate::event::Direction;
 pub use crate::netem::{Duplicate, FourState, RateOverhead, SendEarly};
 pub use crate::patch::StagePatch;
 pub use crate::queue::{DropPolicy, QueueConfig, RedConfig};
+pub use crate::series::StageSeries;
 use crate::time::Duration;
 use crate::units::{Bytes, Probability, Rate, UnitError};
 pub use crate::vacation::VacationConfig;
@@ -127,6 +128,12 @@ pub struct StageConfig {
     /// announces to the stage before it in the path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControl>,
+    /// Parameters that follow a time series ([`crate::series`]):
+    /// `series.rate = { file = "rate.csv", between = "step", at_end =
+    /// "loop", start = "run" }`, and the same for delay, jitter, loss and
+    /// corrupt.
+    #[serde(default, skip_serializing_if = "StageSeries::is_empty")]
+    pub series: StageSeries,
 }
 }
 
@@ -179,6 +186,9 @@ impl StageConfig {
         if let Some(f) = &self.flow_control {
             f.validate(&key("flow_control"))?;
         }
+        if !self.series.is_empty() {
+            self.validate_series(&key)?;
+        }
         if let Some(radio) = &self.radio {
             // Every key of the channel's link part is refused: all but
             // those a radio stage uses, given a value other than its default.
@@ -209,6 +219,51 @@ impl StageConfig {
                 ));
             }
             trace.validate(&key("trace"))?;
+        }
+        Ok(())
+    }
+}
+
+impl StageConfig {
+    /// What a stage with `series` must hold besides valid points.
+    fn validate_series(&self, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+        self.series.validate(&key("series"))?;
+        if self.series.rate.is_some() {
+            if self.service_time.is_some() {
+                return Err(ConfigError::new(
+                    &key("series.rate"),
+                    "a rate series sets `rate`; remove `service_time` (give either a rate or service times)",
+                ));
+            }
+            if self.vacation.as_ref().is_some_and(|v| !v.is_off()) {
+                return Err(ConfigError::new(
+                    &key("series.rate"),
+                    "a rate of 0 in the series holds the link as a vacation does: give either `vacation` or `series.rate`, not both",
+                ));
+            }
+        }
+        let error_series =
+            self.series.loss.as_ref().map(|_| "loss").or(self.series.corrupt.as_ref().map(|_| "corrupt"));
+        if let Some(which) = error_series {
+            if !matches!(self.error, ErrorModel::None | ErrorModel::Packet(_)) {
+                return Err(ConfigError::new(
+                    &key(&format!("series.{which}")),
+                    "a loss or corruption series sets `error = { packet = P }`; remove the stage's other error model",
+                ));
+            }
+            let corrupt = self.error_mode == ErrorMode::Corrupt;
+            if which == "loss" && corrupt {
+                return Err(ConfigError::new(
+                    &key("series.loss"),
+                    "the stage corrupts (`error_mode = \"corrupt\"`): use `series.corrupt`, or drop the error_mode",
+                ));
+            }
+            if which == "corrupt" && !corrupt {
+                return Err(ConfigError::new(
+                    &key("series.corrupt"),
+                    "a corruption series needs `error_mode = \"corrupt\"` on the stage (else its packets would be lost, not corrupted: use `series.loss`)",
+                ));
+            }
         }
         Ok(())
     }

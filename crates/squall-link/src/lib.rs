@@ -37,6 +37,7 @@ pub mod path;
 pub mod queue;
 pub mod radio;
 pub mod rng;
+pub mod series;
 mod stage;
 pub mod state;
 pub mod time;

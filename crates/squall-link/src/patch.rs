@@ -330,6 +330,12 @@ impl StagePatch {
                 "a state cannot change a stage's trace (its link replays one trace for the whole run): remove `trace`, or use another scenario",
             ));
         }
+        if self.sets("series") {
+            return Err(ConfigError::new(
+                &format!("{}.series", base.name),
+                "a state cannot change a stage's series (they are replayed for the whole run): remove `series`, or give the values as states",
+            ));
+        }
         if let Some(radio) = &self.radio {
             let key = format!("{}.radio", base.name);
             if base.radio.is_none() {
@@ -516,6 +522,7 @@ mod field_types {
     impl Distributions for QueueConfig {}
     impl Distributions for RadioConfig {}
     impl Distributions for crate::trace::DeliveryTrace {}
+    impl Distributions for crate::series::StageSeries {}
     super::struct_distributions!(BackgroundConfig { gap, size, on, off });
     super::struct_distributions!(VacationConfig { serving, length });
 }

@@ -237,6 +237,21 @@ impl Path {
         self.stages.iter().filter_map(|s| s.next_wakeup()).min()
     }
 
+    /// The instant a stage's series with `at_end = "end"` ends the run
+    /// (the earliest), once known: from the start for `start = "run"`,
+    /// from the stage's first packet for `start = "first_packet"`. The
+    /// engines read it after each call and end the run there
+    /// ([`crate::series`]).
+    pub fn series_end(&self) -> Option<Instant> {
+        self.stages.iter().filter_map(|s| s.series_end()).min()
+    }
+
+    /// Whether a stage has a series with `at_end = "end"` (the engines
+    /// then ask [`Path::series_end`]).
+    pub fn may_end_run(&self) -> bool {
+        self.stages.iter().any(|s| s.config().series.iter().any(|(_, p)| p.at_end == crate::series::AtEnd::End))
+    }
+
     /// Applies `change` at `now` if it names one of this path's stages;
     /// says whether it did. Everything due at `now` happens first, except
     /// that a change of radio parameters decides the radio slot starting

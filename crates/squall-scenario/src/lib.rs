@@ -21,6 +21,7 @@ pub mod ports;
 pub mod record;
 mod resolve;
 pub mod schema;
+pub mod series_file;
 pub mod site;
 pub mod snr_file;
 mod spans;

@@ -51,6 +51,9 @@ pub(crate) struct Simulation {
     tcp_plans: Vec<Arc<TcpPlan>>,
     schedule: StateSchedule,
     end: Instant,
+    /// A stage has a series with `at_end = "end"`: the run ends where it
+    /// does ([`squall_link::Path::series_end`]).
+    series_may_end: bool,
     /// End the run once every TCP application is done.
     stop_when_done: bool,
     /// Wakeups handled so far, and how many of them at the current instant.
@@ -276,6 +279,7 @@ impl Simulation {
         for p in 0..net.paths.len() {
             net.after_call(Instant::ZERO, PathId(p as u32));
         }
+        let series_may_end = net.paths.iter().any(|p| p.path.may_end_run());
         Ok(Simulation {
             seed,
             net,
@@ -283,6 +287,7 @@ impl Simulation {
             tcp_plans,
             schedule,
             end: Instant::ZERO + scenario.duration,
+            series_may_end,
             stop_when_done: scenario.stop_when_done,
             wakeups: 0,
             instant: Instant::ZERO,
@@ -333,6 +338,11 @@ impl Simulation {
             }
             if !self.step()? {
                 return Ok(());
+            }
+            if self.series_may_end {
+                // A stage's series with `at_end = "end"` ends the run there.
+                let paths = self.net.paths.iter().filter_map(|p| p.path.series_end());
+                self.end = paths.fold(self.end, Instant::min);
             }
             if self.stop_when_done && self.all_tcp_done() {
                 self.end = self.instant;

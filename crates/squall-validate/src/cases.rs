@@ -67,6 +67,7 @@ pub fn cases() -> Vec<Case> {
         case(23, "netem loss models", scenario!("23-netem-loss.toml"), PACKETS, netem_loss),
         case(24, "Bit errors, corrupt mode", scenario!("24-bit-errors-corrupt.toml"), EVENTS, bit_errors_corrupt),
         case(25, "Mahimahi trace link", scenario!("25-mahimahi-trace.toml"), PACKETS, mahimahi_trace),
+        case(26, "Rate series 10 -> 1 -> 10 Mbit/s", scenario!("26-rate-series.toml"), PACKETS, rate_series),
     ]
 }
 
@@ -381,4 +382,103 @@ fn mahimahi_trace(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
             1.0,
         ),
     ]
+}
+
+/// Case 26: a rate series steps 10 → 1 → 10 Mbit/s at 2 s and 4 s (issue
+/// 30; `squall_link::series`). A 5 Mbit/s flow of 1 500-byte packets
+/// (416.67 packets/s; 12 000 bit each). By hand:
+/// - at 10 Mbit/s the link keeps up: 5 Mbit/s delivered;
+/// - at 1 Mbit/s it delivers 83.33 packets/s and the backlog (queue plus
+///   the packet being sent) grows at 333.33 packets/s, (in − out)·t, until
+///   the queue's 500 packets plus the one on the link: 501 at 3.503 s;
+///   then 333.33 arrivals/s are dropped, 165.7 by 4 s;
+/// - back at 10 Mbit/s (833.33 packets/s) the backlog drains at 416.67
+///   packets/s: 501 − 416.67·(t − 4), empty at 5.202 s.
+///
+/// A change acts on what starts after it: the packet being sent at 4 s
+/// finishes at its 1 Mbit/s time (up to 12 ms late), so the windows after
+/// the step start 0.1 s after it and the drops have a tolerance of the
+/// drops in 12 ms (4).
+///
+/// The backlog at t is counted from the packet records: sent by t, less
+/// delivered by t, less dropped (a tail drop happens as the packet
+/// arrives, and the path has no propagation delay).
+fn rate_series(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let pkt_bits = 12_000.0;
+    // The UDP flow's packets (the TCP flow's are recorded too).
+    let cbr = |run: &RunResult| {
+        let index = run.flows.iter().position(|f| f.name == "cbr");
+        run.packets.iter().filter(|p| Some(p.flow) == index).cloned().collect::<Vec<_>>()
+    };
+    let delivered = |run: &RunResult, from: f64, to: f64| {
+        cbr(run).iter().filter(|p| p.delivered.is_some_and(|d| (from..to).contains(&d.as_secs_f64()))).count() as f64
+    };
+    let backlog = |run: &RunResult, t: f64| {
+        let packets = cbr(run);
+        let sent = packets.iter().filter(|p| p.sent.as_secs_f64() <= t);
+        sent.filter(|p| p.dropped.is_none() && p.delivered.is_none_or(|d| d.as_secs_f64() > t)).count() as f64
+    };
+    let m = |f: &dyn Fn(&RunResult) -> f64| mean(&per_replication(runs, f));
+    let drops = m(&|r| cbr(r).iter().filter(|p| p.dropped.is_some()).count() as f64);
+    // TCP (coarser): a Reno bulk flow through its own series (10 -> 1 ->
+    // 10 Mbit/s at 4 s and 8 s) keeps its 100-packet queue busy, so its
+    // goodput is the rate times the payload's share of a packet,
+    // 1460/1500 (a timestamp option makes it 1448/1500, 0.8 % less),
+    // within 10 %; each window starts 1 s after a step (slow start, the
+    // queue of the step before).
+    let tcp = |from: f64, to: f64| {
+        m(&|r| r.tcp_flows.iter().find(|f| f.name == "bulk").map_or(0.0, |f| tcp_cases::steady_goodput(f, from, to)))
+            * 8.0
+    };
+    let payload = 1460.0 / 1500.0;
+    let mut checks = vec![
+        Check::within_relative("TCP goodput in [1 s, 4 s), bit/s", 10e6 * payload, tcp(1.0, 4.0), None, 0.1),
+        Check::within_relative("TCP goodput in [5 s, 8 s), bit/s", 1e6 * payload, tcp(5.0, 8.0), None, 0.1),
+        Check::within_relative("TCP goodput in [9 s, 11.5 s), bit/s", 10e6 * payload, tcp(9.0, 11.5), None, 0.1),
+    ];
+    checks.extend([
+        Check::within(
+            "packets delivered in [0.5 s, 2 s), 10 Mbit/s: the flow's 5 Mbit/s",
+            1.5 * 5e6 / pkt_bits,
+            m(&|r| delivered(r, 0.5, 2.0)),
+            None,
+            1.0,
+        ),
+        Check::within(
+            "packets delivered in [2 s, 4 s), 1 Mbit/s",
+            2.0 * 1e6 / pkt_bits,
+            m(&|r| delivered(r, 2.0, 4.0)),
+            None,
+            1.0,
+        ),
+        Check::within("backlog at 3 s: (5 - 1) Mbit/s x 1 s", 4e6 / pkt_bits, m(&|r| backlog(r, 3.0)), None, 2.0),
+        Check::within("backlog at 3.9 s: the limit, 500 + 1 on the link", 501.0, m(&|r| backlog(r, 3.9)), None, 1.0),
+        // The packet being sent at 4 s keeps its 12 ms time at 1 Mbit/s (a
+        // change acts on what starts after it): up to 12 ms more of drops
+        // at 333.33/s, 4 packets.
+        Check::within("drops in [3.503 s, 4 s) at 333.33/s", (4.0 - 3.503) * 4e6 / pkt_bits, drops, None, 4.0),
+        Check::within(
+            "packets delivered in [4.1 s, 5.1 s), 10 Mbit/s while draining",
+            1.0 * 10e6 / pkt_bits,
+            m(&|r| delivered(r, 4.1, 5.1)),
+            None,
+            1.0,
+        ),
+        Check::within(
+            "backlog at 4.6 s: 501 - (10 - 5) Mbit/s x 0.6 s",
+            501.0 - 0.6 * 5e6 / pkt_bits,
+            m(&|r| backlog(r, 4.6)),
+            None,
+            2.0,
+        ),
+        Check::within("backlog at 5.5 s: drained", 0.0, m(&|r| backlog(r, 5.5)), None, 1.0),
+        Check::within(
+            "packets delivered in [6 s, 8 s): the flow's 5 Mbit/s",
+            2.0 * 5e6 / pkt_bits,
+            m(&|r| delivered(r, 6.0, 8.0)),
+            None,
+            1.0,
+        ),
+    ]);
+    checks
 }

@@ -120,6 +120,10 @@ fn case_24_bit_errors_corrupt() {
 fn case_25_mahimahi_trace() {
     passes(25);
 }
+#[test]
+fn case_26_rate_series() {
+    passes(26);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.
@@ -190,4 +194,17 @@ fn mahimahi_trace_checks_fail_when_the_link_is_off() {
     fails_with(25, &[("stage.trace-down.trace.opportunities_ms", "[1, 2]")]);
     // 101-byte packets cost 105 B: 214 857 per 10 s instead of 216 923.
     fails_with(25, &[("workload.udp.1.size", "\"101 B\"")]);
+}
+
+#[test]
+fn rate_series_checks_fail_when_the_step_is_off() {
+    // A 2 Mbit/s step instead of 1: 333 packets in [2 s, 4 s), not 167.
+    fails_with(26, &[("stage.series-down.series.rate.values", "[10e6, 2e6, 10e6, 10e6]")]);
+    // The TCP link's step at 2 Mbit/s: twice the goodput checked.
+    fails_with(26, &[("stage.series-tcp.series.rate.values", "[10e6, 2e6, 10e6, 10e6]")]);
+    // The series ignored (a stage at a constant 10 Mbit/s): no backlog.
+    fails_with(
+        26,
+        &[("stage.series-down.series.rate.times_ns", "[0]"), ("stage.series-down.series.rate.values", "[10e6]")],
+    );
 }

@@ -14,6 +14,7 @@ mod report_cmd;
 mod run_cmd;
 mod sim_cmd;
 mod tool_cmd;
+mod trace_cmd;
 mod validate_cmd;
 
 use std::process::ExitCode;
@@ -53,6 +54,9 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Run the validation cases of docs/validation.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),
+    /// Make and read link traces: convert (Mahimahi <-> rate series),
+    /// generate, stats.
+    Trace(trace_cmd::TraceArgs),
     /// Run an experiment: replication sets and parameter sweeps, then the report.
     Run(run_cmd::RunArgs),
     /// Run a scenario in both engines and compare them: simulator against
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => sim_cmd::run(args),
         Command::Validate(args) => validate_cmd::run(args),
+        Command::Trace(args) => trace_cmd::run(args),
         Command::Run(args) => run_cmd::run(args),
         Command::Report(args) => report_cmd::run(args),
         Command::Compare(args) => compare_cmd::run(args),

@@ -186,10 +186,10 @@ fn validate_passes_and_lists_every_case() {
     let o = squall(&["validate"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}");
-    for n in (1..=19).chain(21..=25) {
+    for n in (1..=19).chain(21..=26) {
         assert!(out.contains(&format!("case {n}:")), "case {n} missing:\n{out}");
     }
-    assert!(out.contains("24 case(s): 24 passed, 0 failed"), "{out}");
+    assert!(out.contains("25 case(s): 25 passed, 0 failed"), "{out}");
 }
 
 /// Seed 000 §7 Table 2 (Seawind's GSM case study, 20 replications of a
@@ -344,4 +344,99 @@ fn a_file_that_cannot_be_written_is_named_and_a_failed_run_leaves_none() {
     assert!(stderr.contains("another flow has the same addresses and ports"), "{stderr}");
     assert!(out.join("scenario.toml").exists());
     assert!(!out.join("rep-0").exists(), "a failed replication left files");
+}
+
+/// `squall trace`: a Mahimahi trace made by hand becomes a rate series
+/// (opportunities per interval · 12 032 bit / interval) and back into the
+/// same opportunities per interval; stats and a series that a scenario
+/// then replays; bad flags and files are named.
+#[test]
+fn trace_convert_round_trips_and_generates_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // 100 ms at 2 opportunities per ms, 100 ms at one every 4 ms.
+    let mut trace: Vec<u64> = (1..=100).flat_map(|m| [m, m]).collect();
+    trace.extend((104..=200).step_by(4));
+    let text: String = trace.iter().map(|t| format!("{t}\n")).collect();
+    std::fs::write(p("hand.trace"), text).unwrap();
+    common::ok(squall(&["trace", "convert", &p("hand.trace"), "--out", &p("hand.csv")]));
+    let csv = std::fs::read_to_string(p("hand.csv")).unwrap();
+    // By hand: 200 · 12 032 bit / 0.1 s = 24.064 Mbit/s; 25 · 12 032 / 0.1 = 3.008 Mbit/s.
+    assert!(csv.contains("time (ns),rate (bit/s)\n0,24064000\n100000000,3008000\n200000000,3008000\n"), "{csv}");
+    common::ok(squall(&["trace", "convert", &p("hand.csv"), "--out", &p("back.trace")]));
+    let back: Vec<u64> =
+        std::fs::read_to_string(p("back.trace")).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    let count = |o: &[u64], lo: u64, hi: u64| o.iter().filter(|&&t| t > lo && t <= hi).count();
+    assert_eq!((count(&back, 0, 100), count(&back, 100, 200)), (200, 25));
+    assert_eq!(back.last(), Some(&200));
+    let o = common::ok(squall(&["trace", "stats", &p("hand.trace"), "--plot", &p("hand.svg")]));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // Windows of 24.064 and 3.008 Mbit/s: mean 13.536.
+    assert!(out.contains("mean 13.536, p5 4.061, p50 13.536, p95 23.011"), "{out}");
+    assert!(std::fs::read_to_string(p("hand.svg")).unwrap().starts_with("<svg"));
+    // A generated series is a file a scenario reads.
+    common::ok(squall(&[
+        "trace",
+        "generate",
+        "markov",
+        "--rates",
+        "10 Mbit/s,1 Mbit/s",
+        "--switch",
+        "0.2",
+        "--seed",
+        "3",
+        "--out",
+        &p("m.csv"),
+    ]));
+    let m = std::fs::read_to_string(p("m.csv")).unwrap();
+    assert!(m.contains(",10000000\n") && m.contains(",1000000\n"), "{m}");
+    let o = squall(&["trace", "generate", "stepped", "--out", &p("x.csv")]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("stepped needs --rates"), "{o:?}");
+    let o = squall(&["trace", "convert", &p("hand.trace"), "--out", &p("hand.csv")]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("hand.csv exists; give --force"), "{o:?}");
+    std::fs::write(p("bad.csv"), "time (ms),rate (Mbit/s)\n0,1\n0,2\n").unwrap();
+    let o = squall(&["trace", "stats", &p("bad.csv")]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.csv:3: time 0 does not come after 0 on line 2"), "{o:?}");
+}
+
+/// A series with `at_end = "end"` ends the simulated run at its last
+/// point (1.5 s of a 10 s scenario): no event after it, and a 1 Mbit/s
+/// flow of 1 250-byte packets (100 per s, the first at 0) sent 151.
+#[test]
+fn a_series_that_ends_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("end.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "series-end"
+duration = "10 s"
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+[[hosts]]
+name = "b"
+address = "10.0.1.1"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+series.delay = { times_ns = [0, 1500000000], values = [1e6, 1e6], at_end = "end" }
+[[links.uplink]]
+name = "up"
+[[workload.udp]]
+name = "u"
+from = "a"
+to = "b"
+size = "1250 B"
+rate = "1 Mbit/s"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = common::ok(squall(&["sim", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.lines().any(|l| l.split_whitespace().take(2).eq(["u", "151"])), "{table}");
+    let last = rows(&out.join("rep-0/events.csv")).iter().map(|r| secs(&r.0)).fold(0.0, f64::max);
+    assert!(last <= 1.5 && last > 1.49, "last event at {last} s");
 }

@@ -467,6 +467,8 @@ fn reference_lists_every_schema_key() {
         ("Radio", stage("radio = { channel = { kind = \"measured\", zzzz = 1 } }")),
         ("Radio", stage("radio = { channel = { kind = \"measured\", file = { zzzz = 1 } } }")),
         ("Trace links", stage("trace = { zzzz = 1 }")),
+        ("Time series", stage("series = { zzzz = 1 }")),
+        ("Time series", stage("series = { rate = { zzzz = 1 } }")),
         ("States", in_scenario("[[states]]\nname = \"s\"\nat = \"1 s\"\nzzzz = 1\n")),
         ("States", in_scenario("[[states]]\nname = \"s\"\nat = \"1 s\"\nset.guide-up = { zzzz = 1 }\n")),
         ("Blackouts", in_scenario("[[blackouts]]\nat = \"0 s\"\nduration = \"1 s\"\nzzzz = 1\n")),

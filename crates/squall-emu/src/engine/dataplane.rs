@@ -143,6 +143,9 @@ pub struct Dataplane {
     routing: Routing,
     devices: Vec<Box<dyn PacketDevice>>,
     paths: Vec<PathSlot>,
+    /// A stage has a series with `at_end = "end"`: the run ends where it
+    /// does (`Path::series_end`).
+    series_may_end: bool,
     schedule: StateSchedule,
     downlink_stages: Vec<String>,
     uplink_stages: Vec<String>,
@@ -195,6 +198,7 @@ impl Dataplane {
                 p.set_recording(if recorder.records_events() { Recording::All } else { Recording::Off });
             }
         }
+        let series_may_end = paths.iter().any(|s| s.path.as_ref().is_some_and(Path::may_end_run));
         Dataplane {
             clock,
             timing: TimingRecorder::new(options.late_threshold),
@@ -202,6 +206,7 @@ impl Dataplane {
             routing,
             devices,
             paths,
+            series_may_end,
             schedule,
             downlink_stages,
             uplink_stages,
@@ -274,6 +279,9 @@ impl Dataplane {
             self.deliver_due(now);
             self.read_devices();
             self.drain_events();
+            if self.series_may_end {
+                end = self.paths.iter().filter_map(|s| s.path.as_ref()?.series_end()).fold(end, Instant::min);
+            }
             // Every path has been advanced to `now` (deliver_due) and the
             // schedule polled up to it: no later event is earlier.
             self.recorder.events(std::mem::take(&mut self.events), now);

@@ -24,7 +24,8 @@ use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::{FlowKey, Packet, PacketId};
 use crate::queue::QueueKind;
 use crate::rng::{StreamRng, stream};
-use crate::time::Instant;
+use crate::series::{SeriesKey, SeriesPlayer};
+use crate::time::{Duration, Instant};
 use background::Background;
 use link::{AnyLink, Link};
 use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
@@ -243,6 +244,10 @@ pub(crate) struct Stage {
     /// The server's vacations, if it takes any.
     vacation: Option<Vacations>,
     blackout: Option<BlackoutMode>,
+    /// Parameters that follow time series ([`crate::series`]), if any.
+    series: Option<Box<SeriesPlayer>>,
+    /// A rate series is at 0: no transmission starts.
+    series_hold: bool,
     now: Instant,
     queue_length: QueueLength,
     stats: QueueStats,
@@ -284,6 +289,7 @@ impl Stage {
             .as_ref()
             .filter(|v| !v.is_off())
             .map(|v| Vacations::new(v, Instant::ZERO, component_rng(seed, direction, &name)));
+        let series = (!config.series.is_empty()).then(|| Box::new(SeriesPlayer::new(&config.series)));
         let duplicator = config
             .duplicate
             .as_ref()
@@ -300,6 +306,8 @@ impl Stage {
             copies: Vec::new(),
             vacation,
             blackout: None,
+            series,
+            series_hold: false,
             now: Instant::ZERO,
             queue_length: QueueLength::default(),
             stats: QueueStats::default(),
@@ -332,6 +340,10 @@ impl Stage {
         let link = match &self.background {
             None => link,
             Some(b) => earliest(link, b.next_wakeup()),
+        };
+        let link = match &self.series {
+            None => link,
+            Some(_) => earliest(link, self.series_wakeup()),
         };
         match &self.vacation {
             // Vacations matter only to packets waiting to be sent: an empty
@@ -436,9 +448,74 @@ impl Stage {
         self.recorder.log(log, self.now, kind, packet);
     }
 
+    /// The stage's own wake-up for its series: only a link held by a rate
+    /// of 0 with packets waiting needs one, at the rate series' next
+    /// point (where the rate may rise again).
+    fn series_wakeup(&self) -> Option<Instant> {
+        let series = self.series.as_ref()?;
+        if !self.series_hold || (self.qdisc.is_empty() && self.link.idle()) {
+            return None;
+        }
+        series.next_rate_point(self.now)
+    }
+
+    /// Sets the keys whose series' value at `now` differs from the one in
+    /// force, as a state change would (the link takes the new
+    /// configuration; what it has started keeps its times).
+    fn follow_series(&mut self, now: Instant, log: &mut Vec<Event>) {
+        let Some(series) = self.series.as_mut() else { return };
+        let mut changes = Vec::new();
+        series.changes(now, &mut changes);
+        if changes.is_empty() {
+            return;
+        }
+        let mut config = self.config.clone();
+        let mut hold = self.series_hold;
+        for (key, v) in changes {
+            match key {
+                SeriesKey::Rate => {
+                    // Below 1 bit/s no packet would ever finish: hold the link.
+                    hold = v < 1.0;
+                    if !hold {
+                        config.rate = Some(crate::units::Rate::from_bits_per_sec(v.round() as u64));
+                    }
+                }
+                SeriesKey::Delay => config.delay = Duration::from_nanos(v.round() as u64),
+                SeriesKey::Jitter => {
+                    // Uniform in [0, J]; kept as a distribution at 0 so that
+                    // the jitter's random stream goes on.
+                    let high = Duration::from_nanos(v.round() as u64);
+                    config.jitter = Some(crate::dist::Distribution::Uniform { low: Duration::ZERO, high });
+                }
+                SeriesKey::Loss | SeriesKey::Corrupt => {
+                    let p = crate::units::Probability::new(v.clamp(0.0, 1.0)).expect("clamped to 0..=1");
+                    config.error = crate::config::ErrorModel::Packet(p);
+                }
+            }
+        }
+        {
+            let mut rng = component_rng(self.seed, self.recorder.direction, &self.recorder.stage);
+            self.link.reconfigure(now, &config, &crate::patch::StagePatch::default(), log, &mut rng);
+        }
+        self.config = config;
+        if hold != self.series_hold {
+            self.series_hold = hold;
+            self.link.set_vacation(hold);
+            if !hold {
+                self.now = self.now.max(now);
+                self.feed_link(log);
+            }
+        }
+    }
+
+    /// The instant a series with `at_end = "end"` ends the run, once known.
+    pub(crate) fn series_end(&self) -> Option<Instant> {
+        self.series.as_ref()?.end()
+    }
+
     /// Handles every timer due at or before `now`, in time order.
     pub(crate) fn run_until(&mut self, now: Instant, log: &mut Vec<Event>) {
-        if self.background.is_none() && self.vacation.is_none() {
+        if self.background.is_none() && self.vacation.is_none() && self.series.is_none() {
             // The common case: only the link's timers.
             while let Some((at, timer)) = self.link.next_timer() {
                 if at > now {
@@ -454,6 +531,22 @@ impl Stage {
         loop {
             let link = self.link.next_timer().filter(|(at, _)| *at <= now);
             let background = self.background.as_ref().and_then(Background::next_wakeup).filter(|&at| at <= now);
+            // A series' point where a held link may start goes first at
+            // equal times: the rate in force then times the transmission.
+            if let Some(t) = self.series_wakeup().filter(|&t| t <= now)
+                && link.is_none_or(|(at, _)| t <= at)
+                && background.is_none_or(|at| t <= at)
+            {
+                self.now = self.now.max(t);
+                self.follow_series(self.now, log);
+                continue;
+            }
+            if self.series.is_some() {
+                let next = [link.map(|(at, _)| at), background].into_iter().flatten().min();
+                if let Some(at) = next {
+                    self.follow_series(self.now.max(at), log);
+                }
+            }
             // A vacation starting or ending goes first at equal times: a
             // transmission that ends as a vacation starts has no successor.
             let vacation = self.vacation.as_ref().map(Vacations::next_wakeup).filter(|&v| v <= now);
@@ -493,6 +586,12 @@ impl Stage {
     /// `run_until`).
     pub(crate) fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
         self.run_until(now, log);
+        if let Some(series) = self.series.as_mut() {
+            if !packet.background {
+                series.packet_entered(now);
+            }
+            self.follow_series(now, log);
+        }
         if packet.background {
             self.stats.background_received += 1;
         } else {
