@@ -332,6 +332,18 @@ impl Stage {
 
     #[inline]
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
+        if self.background.is_none() && self.series.is_none() && self.vacation.is_none() {
+            // The common case: only the link's timers.
+            return self.link.next_wakeup();
+        }
+        self.next_wakeup_with_sources()
+    }
+
+    /// [`Stage::next_wakeup`] when background load, series or vacations
+    /// add wake-ups of their own; out of line, so that the common case
+    /// stays small enough to inline into the path's loop.
+    #[inline(never)]
+    fn next_wakeup_with_sources(&self) -> Option<Instant> {
         let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
