@@ -45,8 +45,24 @@ impl Run {
 }
 
 /// Runs a bulk transfer of `bytes` with `cc` from fixed to mobile over
-/// `scenario_file`.
+/// `scenario_file`. A run the emulator flags (a delivery left more than
+/// its late threshold after its scheduled time: the machine did not give
+/// it the CPU) says nothing about the model, so it is repeated, up to
+/// three runs in all; the last one is returned whatever its timing, and
+/// the assertions widen their bounds by its measured departure error.
 fn bulk(scenario_file: &str, cc: &str, bytes: &str, extra: &[&str]) -> Run {
+    let mut run = bulk_once(scenario_file, cc, bytes, extra);
+    for _ in 1..3 {
+        if run.summary["timing"]["on_time"] != false {
+            break;
+        }
+        eprintln!("the run was flagged (timing not kept): running it again");
+        run = bulk_once(scenario_file, cc, bytes, extra);
+    }
+    run
+}
+
+fn bulk_once(scenario_file: &str, cc: &str, bytes: &str, extra: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let info = dir.path().join("info.csv");
     let client = format!(
@@ -93,8 +109,7 @@ fn tcp_fills_a_10_mbit_link_with_the_right_rtt() {
     let rtt_floor_ms = 50.0 + (60.0 + 52.0) * 8.0 / 10e6 * 1e3;
     for cc in ["reno", "cubic"] {
         let (run, late) = common::timer_latency_during(|| bulk("tcp-10mbit.toml", cc, "6 MB", &[]));
-        let goodput = f(&run.client["steady_goodput_bps"]);
-        assert_steady_goodput(cc, goodput, expected, 6e6, late);
+        assert_steady_goodput(cc, &run, expected, 6e6, late);
         let min_rtt_ms = f(&run.client["final_info"]["min_rtt_us"]) / 1e3;
         assert!((min_rtt_ms - rtt_floor_ms).abs() < 1.0, "{cc}: min RTT {min_rtt_ms} ms vs {rtt_floor_ms} ms");
         assert_eq!(run.summary["engine"], "emu");
@@ -122,16 +137,14 @@ fn tcp_fills_a_10_mbit_link_with_the_right_rtt() {
 /// only: its window (the last 80% of `bytes`, see `steady_goodput` in
 /// squall-emu's bulk.rs) starts and ends at a sample each of which may
 /// be late by the machine's sleep overshoot p99 (`late`, measured while
-/// the run ran). How close squall comes is `squall bench timing`'s figure.
-fn assert_steady_goodput(
-    what: &str,
-    goodput: f64,
-    expected: f64,
-    bytes: f64,
-    late: squall_emu::timing::SleepOvershoot,
-) {
+/// the run ran), and by the emulator's own worst departure error
+/// (summary.json `timing.error_max`): packets due before the window
+/// opened but delivered late fall inside it. How close squall comes is
+/// `squall bench timing`'s figure.
+fn assert_steady_goodput(what: &str, run: &Run, expected: f64, bytes: f64, late: squall_emu::timing::SleepOvershoot) {
+    let goodput = f(&run.client["steady_goodput_bps"]);
     let window = 0.8 * bytes * 8.0 / expected;
-    let widen = 2.0 * late.p99 / window;
+    let widen = (2.0 * late.p99 + f(&run.summary["timing"]["error_max"])) / window;
     assert!(
         goodput <= expected * (1.0 + widen) && goodput >= expected * (1.0 - 0.03 - widen),
         "{what}: steady goodput {goodput} vs {expected} (-3% - {widen:.5}, +{widen:.5})"
@@ -1377,6 +1390,22 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         assert!(o.status.success(), "{engine} {name}: {}", String::from_utf8_lossy(&o.stderr));
         out
     };
+    // An emulation the emulator flags (timing not kept: the machine did
+    // not give it the CPU) says nothing about the model; it is repeated,
+    // up to three runs in all, and the last one is used.
+    let emu_run = |name: &str, sets: &[String]| -> PathBuf {
+        for attempt in 1..=3 {
+            let out = run("emu", name, sets);
+            let summary: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+            if summary["timing"]["on_time"] != false || attempt == 3 {
+                return out;
+            }
+            eprintln!("{name}: the emulation was flagged (timing not kept): running it again");
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+        unreachable!()
+    };
     for (name, load, keep_alive) in [("off-0", "0%", false), ("off-90", "90%", false), ("on-90", "90%", true)] {
         let mut sets = vec![
             format!("stage.down.background.0.load={load}"),
@@ -1393,7 +1422,7 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         let sim_times: Vec<f64> =
             summary["runs"].as_array().unwrap().iter().map(|r| f(&r["tcp_flows"][0]["transfer_time"])).collect();
         let (lo, hi) = sim_times.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &t| (l.min(t), h.max(t)));
-        let emu = run("emu", name, &sets);
+        let emu = emu_run(name, &sets);
         let rep = emu.join("rep-0");
         let hosts = [
             squall_analysis::RunHost { name: "server".into(), address: [10, 0, 0, 1].into() },
@@ -1542,8 +1571,7 @@ fn hosts_joined_by_af_xdp_carry_tcp_and_udp_like_tun_devices() {
         common::timer_latency_during(|| bulk("tcp-10mbit.toml", "reno", "6 MB", &["--host-device", "xdp"]));
     assert_eq!(run.summary["emu"]["host_device"], "xdp");
     assert_eq!(u(&run.client["bytes"]), 6_000_000);
-    let goodput = f(&run.client["steady_goodput_bps"]);
-    assert_steady_goodput("reno over AF_XDP", goodput, expected, 6e6, late);
+    assert_steady_goodput("reno over AF_XDP", &run, expected, 6e6, late);
     let min_rtt_ms = f(&run.client["final_info"]["min_rtt_us"]) / 1e3;
     assert!((min_rtt_ms - rtt_floor_ms).abs() < 1.0, "min RTT {min_rtt_ms} ms vs {rtt_floor_ms} ms");
     for host in ["fixed", "mobile"] {
