@@ -437,7 +437,7 @@ fn persist_timer_probes_with_one_byte_and_backs_off_within_5_to_60_s() {
     recv!(c, now + ms(1), ack = 2001, wnd = 4000);
     // cwnd grew to 3000 with the ACK of the first 2000 bytes.
     assert_eq!(data(&send!(c, now + ms(1))), vec![(2001, 1000), (3001, 1000), (4001, 1000)]);
-    assert_eq!(c.persist_at, None);
+    assert_eq!(c.timers.get(Timer::Persist), None);
 }
 
 /// The receiver's side of a zero window: the application does not read,
@@ -738,7 +738,7 @@ mod linux {
         let mut c = established(linux(), 65_535, 100_000, true);
         assert_eq!(c.snapshot().rto, ms(300));
         assert_eq!(data(&send!(c, at(100))).len(), 10);
-        assert_eq!(c.rto_at, Some(at(400)));
+        assert_eq!(c.timers.get(Timer::Rto), Some(at(400)));
         assert_eq!(c.poll_timeout(), Some(at(302)));
     }
 
@@ -847,7 +847,7 @@ mod linux {
         let s = seg_start;
         recv!(c, at(200), ack = s(8), wnd = 65_535);
         assert!(send!(c, at(200)).is_empty());
-        assert_eq!(c.rto_at, Some(at(500)));
+        assert_eq!(c.timers.get(Timer::Rto), Some(at(500)));
         assert_eq!(c.poll_timeout(), Some(at(402)));
         c.handle_timeout(at(402));
         assert_eq!(data(&send!(c, at(402))), vec![(s(9), 1000)], "the probe resends the last segment");
