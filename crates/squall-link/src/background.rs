@@ -15,8 +15,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueConfig};
 use crate::dist::{Distribution, constant_or_table};
+use crate::error::ConfigError;
+use crate::queue::QueueConfig;
 use crate::time::Duration;
 use crate::units::{Bytes, Probability, Rate};
 

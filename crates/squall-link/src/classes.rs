@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::packet::{Ecn, Packet};
 pub use crate::queue::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig};
 use crate::units::{Bytes, UnitError};

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::background::{Arrivals, BackgroundConfig};
 pub use crate::classes::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig, Rule, Scheduler};
 use crate::dist::correlated::Correlation;
-use crate::dist::{Distribution, DistributionError, constant_or_table};
+use crate::dist::{Distribution, constant_or_table};
+pub use crate::error::ConfigError;
 use crate::event::Direction;
 pub use crate::netem::{Duplicate, FourState, RateOverhead, SendEarly};
 pub use crate::patch::StagePatch;
@@ -158,7 +159,7 @@ impl StageConfig {
             return Err(ConfigError::new(&key("service_time"), "give either `rate` or `service_time`, not both"));
         }
         for (at, d) in self.distributions_in(&|_| true) {
-            d.validate().map_err(|e| ConfigError::dist(&key(&crate::patch::dotted(&at)), e))?;
+            d.validate().map_err(|e| ConfigError::new(&key(&crate::patch::dotted(&at)), &e.to_string()))?;
         }
         if let Some(f) = &self.fragmentation {
             if f.frame_payload.0 == 0 {
@@ -567,23 +568,5 @@ impl Change {
         match self {
             Change::Set { stage, .. } | Change::BlackoutStart { stage, .. } | Change::BlackoutEnd { stage } => stage,
         }
-    }
-}
-
-/// A configuration that cannot run, naming the key (dotted path from the
-/// stage name) and what was expected.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("`{key}`: {message}")]
-pub struct ConfigError {
-    pub key: String,
-    pub message: String,
-}
-
-impl ConfigError {
-    pub fn new(key: &str, message: &str) -> Self {
-        ConfigError { key: key.to_string(), message: message.to_string() }
-    }
-    fn dist(key: &str, e: DistributionError) -> Self {
-        ConfigError { key: key.to_string(), message: e.to_string() }
     }
 }

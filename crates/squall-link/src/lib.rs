@@ -29,6 +29,7 @@ pub mod background;
 pub mod classes;
 pub mod config;
 pub mod dist;
+pub mod error;
 pub mod event;
 pub mod netem;
 pub mod packet;

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
 use crate::dist::correlated::Correlation;
+use crate::error::ConfigError;
 use crate::units::Probability;
 
 /// Duplicate packets as they enter the stage (tc-netem `duplicate P [C]`;

@@ -24,8 +24,9 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::config::{ConfigError, StageConfig};
+use crate::config::StageConfig;
 use crate::dist::Distribution;
+use crate::error::ConfigError;
 use crate::radio::RadioPatch;
 use crate::time::Duration;
 use crate::units::Bytes;

@@ -12,7 +12,8 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Change, ConfigError, PathConfig, StageConfig};
+use crate::config::{Change, PathConfig, StageConfig};
+use crate::error::ConfigError;
 use crate::event::{Direction, DropReason, Event, Recording};
 use crate::packet::{Packet, PacketId};
 use crate::stage::{Stage, StageStats};

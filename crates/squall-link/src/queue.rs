@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::classes::{MAX_CLASSES, Rule, Scheduler};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 pub use crate::stage::qdisc::aqm::{AqmConfig, CodelConfig, PieConfig, RedConfig};
 pub use crate::stage::qdisc::fq_codel::FqCodelConfig;
 use crate::time::Duration;

@@ -29,7 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::time::Instant;
 
 /// How the value goes from one point to the next.

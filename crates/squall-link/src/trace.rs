@@ -69,8 +69,8 @@ impl DeliveryTrace {
     /// Checks what a trace must hold (the scenario loader has located
     /// errors for a file; these are for values given inline). `key` names
     /// the key in errors.
-    pub fn validate(&self, key: &str) -> Result<(), crate::config::ConfigError> {
-        use crate::config::ConfigError;
+    pub fn validate(&self, key: &str) -> Result<(), crate::error::ConfigError> {
+        use crate::error::ConfigError;
         let Some(&last) = self.opportunities_ms.last() else {
             return Err(ConfigError::new(
                 key,

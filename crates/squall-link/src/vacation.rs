@@ -13,8 +13,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
 use crate::dist::{Distribution, constant_or_table};
+use crate::error::ConfigError;
 use crate::time::Duration;
 
 /// Alternating service and vacation periods, the first service period

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::channel::{ChannelConfig, FadingConfig, MeasuredSnr};
 use super::modulation::ModulationChoice;
-use crate::config::{ArqConfig, ConfigError};
+use crate::config::ArqConfig;
+use crate::error::ConfigError;
 use crate::time::Duration;
 
 /// A slotted OFDM downlink with adaptive modulation and link ARQ (seed 002

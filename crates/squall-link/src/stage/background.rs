@@ -4,9 +4,9 @@
 use std::net::Ipv4Addr;
 
 use crate::background::{BackgroundConfig, Phase};
-use crate::config::QueueConfig;
 use crate::dist::{Distribution, Sampler};
 use crate::packet::{FlowKey, Packet, PacketId, Protocol};
+use crate::queue::QueueConfig;
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
 use crate::units::{Bytes, Rate};

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::aqm::{AqmConfig, CodelConfig};
 use super::{Dequeued, Dropped, Enqueued, Fifo, LinkHint, QueueDisc};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::event::DropReason;
 use crate::packet::Packet;
 use crate::queue::FifoConfig;

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Aqm, QueueState, Verdict};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::event::DropReason;
 use crate::packet::Packet;
 use crate::time::{Duration, Instant};

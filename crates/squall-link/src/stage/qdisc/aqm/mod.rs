@@ -22,7 +22,7 @@ pub use red::RedConfig;
 pub(crate) use codel::Codel;
 
 use super::LinkHint;
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::event::DropReason;
 use crate::packet::Packet;
 use crate::rng::StreamRng;

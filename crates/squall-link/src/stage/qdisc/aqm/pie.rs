@@ -58,8 +58,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Aqm, QueueState, Verdict};
-use crate::config::ConfigError;
 use crate::dist::unit;
+use crate::error::ConfigError;
 use crate::event::DropReason;
 use crate::packet::Packet;
 use crate::rng::StreamRng;
