@@ -291,322 +291,383 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
     if p.peek().is_some_and(|t| t.text == "netem") {
         p.at += 1;
     }
-    let mut cfg = StageConfig {
+    let cfg = StageConfig {
         queue: QueueConfig { packets: Some(NETEM_LIMIT), ..QueueConfig::default() },
         ..StageConfig::named(stage)
     };
-    let mut seen: Vec<&'static str> = Vec::new();
-    let mut error_from: Option<&str> = None;
-    let mut reorder_at: Option<Range<usize>> = None;
-    let mut ecn_at: Option<Range<usize>> = None;
-    while let Some(t) = p.next() {
+    let mut line = NetemLine { p, cfg, seen: Vec::new(), error_from: None, reorder_at: None, ecn_at: None };
+    while let Some(t) = line.p.next() {
         let opt = Token { text: t.text, span: t.span.clone() };
-        let once = |seen: &mut Vec<&'static str>, name: &'static str, p: &Parser| {
-            if seen.contains(&name) {
-                Err(p.error(opt.span.clone(), name, format!("`{name}` is given twice; give it once")))
-            } else {
-                seen.push(name);
-                Ok(())
-            }
-        };
         match opt.text {
-            "rate" => {
-                once(&mut seen, "rate", &p)?;
-                let v = p.arg(&opt, "a rate, like `rate 10mbit`")?;
-                if let Some(why) = squall_link::units::ambiguous_rate(v.text) {
-                    return Err(p.error(v.span.clone(), "rate", format!("{:?} is not {why}", v.text)));
-                }
-                cfg.rate = Some(tc_rate(v.text).ok_or_else(|| {
-                    p.error(
-                        v.span.clone(),
-                        "rate",
-                        format!(
-                            "{:?} is not a rate; expected tc's spelling, like 10mbit, 512kbit or 1MBps (bytes)",
-                            v.text
-                        ),
-                    )
-                })?);
-                // tc/q_netem.c: PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]],
-                // each taken if the next word starts with a digit or `-`.
-                let mut overhead = RateOverhead { packet: 0, cell_size: 0, cell: 0 };
-                let mut given = 0;
-                while given < 3 && (p.next_is_number() || p.peek().is_some_and(|t| t.text.starts_with('-'))) {
-                    let v = p.arg(&opt, "a number of bytes")?;
-                    let what = ["packet overhead", "cell size", "cell overhead"][given];
-                    let bad = |p: &Parser| {
-                        p.error(
-                            v.span.clone(),
-                            "rate",
-                            format!(
-                                "{:?} is not a {what}; expected a whole number of bytes, like `rate 5kbit 20 100 5` (packet overhead 20, cell size 100, cell overhead 5)",
-                                v.text
-                            ),
-                        )
-                    };
-                    match given {
-                        0 => overhead.packet = v.text.parse().map_err(|_| bad(&p))?,
-                        1 => overhead.cell_size = v.text.parse().map_err(|_| bad(&p))?,
-                        _ => overhead.cell = v.text.parse().map_err(|_| bad(&p))?,
-                    }
-                    given += 1;
-                }
-                if given > 0 {
-                    cfg.rate_overhead = Some(overhead);
-                }
-            }
-            "delay" | "latency" => {
-                once(&mut seen, "delay", &p)?;
-                let v = p.arg(&opt, "a time, like `delay 50ms`")?;
-                let delay = tc_time(v.text).ok_or_else(|| bad_time(&p, &v, "delay"))?;
-                let mut jitter = Duration::ZERO;
-                if p.peek().is_some_and(|t| t.text == "jitter") {
-                    p.at += 1;
-                    let j = p.arg(&opt, "a jitter time after `jitter`, like `delay 50ms jitter 10ms`")?;
-                    jitter = tc_time(j.text).ok_or_else(|| bad_time(&p, &j, "jitter"))?;
-                } else if p.next_is_number() {
-                    let j = p.arg(&opt, "a time")?;
-                    jitter = tc_time(j.text).ok_or_else(|| bad_time(&p, &j, "jitter"))?;
-                }
-                if p.next_is_number() {
-                    cfg.jitter_correlation = correlation(&mut p, "delay")?;
-                }
-                let mut shape = DelayShape::Uniform;
-                if p.peek().is_some_and(|t| t.text == "distribution") {
-                    let d = p
-                        .next()
-                        .map(|t| Token { text: t.text, span: t.span.clone() })
-                        .unwrap_or(Token { text: "", span: 0..0 });
-                    let kind = p.arg(&d, "a distribution, like `distribution normal`")?;
-                    shape = match kind.text {
-                        "uniform" => DelayShape::Uniform,
-                        "normal" => DelayShape::Normal,
-                        "pareto" => DelayShape::Table(NetemTable::Pareto),
-                        "paretonormal" => DelayShape::Table(NetemTable::Paretonormal),
-                        other => {
-                            return Err(p.error(
-                                kind.span.clone(),
-                                "distribution",
-                                format!(
-                                    "distribution `{other}` is not known; netem's are `uniform` (its default), \
-                                     `normal`, `pareto` and `paretonormal` (a table file of your own is not read: \
-                                     give a scenario file with an `empirical` jitter instead)"
-                                ),
-                            ));
-                        }
-                    };
-                    if jitter == Duration::ZERO {
-                        return Err(p.error(
-                            kind.span.clone(),
-                            "distribution",
-                            "a delay distribution needs a jitter, like `delay 50ms 10ms distribution normal`",
-                        ));
-                    }
-                }
-                set_delay(&mut cfg, delay, jitter, shape);
-            }
-            "loss" | "drop" => {
-                once(&mut seen, "loss", &p)?;
-                if let Some(other) = error_from {
-                    return Err(p.error(
-                        opt.span.clone(),
-                        "loss",
-                        format!("a squall stage has one error model; give `loss` or `{other}`, not both"),
-                    ));
-                }
-                error_from = Some("loss");
-                let first = p.arg(&opt, "a probability, like `loss 1%` or `loss gemodel 1% 30%`")?;
-                match first.text {
-                    "random" => {
-                        let v = p.arg(&first, "a probability, like `loss random 1%`")?;
-                        cfg.error = ErrorModel::Packet(percent(&p, &v, "loss")?);
-                        if p.next_is_number() {
-                            cfg.error_correlation = correlation(&mut p, "loss")?;
-                        }
-                    }
-                    "gemodel" | "gilbert" => {
-                        let v = p.arg(&first, "the good→bad probability, like `loss gemodel 1% 30%`")?;
-                        let gp = percent(&p, &v, "loss gemodel p")?;
-                        let mut params = [None; 3];
-                        for (k, slot) in params.iter_mut().enumerate() {
-                            if !p.next_is_number() {
-                                break;
-                            }
-                            let v = p.arg(&first, "a probability")?;
-                            let name = ["loss gemodel r", "loss gemodel 1-h", "loss gemodel 1-k"][k];
-                            *slot = Some(percent(&p, &v, name)?);
-                        }
-                        let r =
-                            params[0].unwrap_or_else(|| Probability::new(1.0 - gp.get()).unwrap_or(Probability::ONE));
-                        let loss_bad = params[1].map_or(1.0, Probability::get);
-                        let loss_good = params[2].map_or(0.0, Probability::get);
-                        cfg.error = ErrorModel::GilbertElliott(GilbertElliott {
-                            p: gp,
-                            r,
-                            h: Probability::new(1.0 - loss_bad).unwrap_or(Probability::ZERO),
-                            k: Probability::new(1.0 - loss_good).unwrap_or(Probability::ONE),
-                        });
-                    }
-                    "state" => {
-                        // tc/q_netem.c: p13 [p31 [p32 [p23 [p14]]]], with
-                        // p31 = 1 − p13, p32 = 0, p23 = 1, p14 = 0 by default.
-                        let v = p.arg(&first, "p13, like `loss state 1% 30% 20% 40% 0.5%`")?;
-                        let p13 = percent(&p, &v, "loss state p13")?;
-                        let mut rest = [None; 4];
-                        for (k, slot) in rest.iter_mut().enumerate() {
-                            if !p.next_is_number() {
-                                break;
-                            }
-                            let v = p.arg(&first, "a probability")?;
-                            let name = ["loss state p31", "loss state p32", "loss state p23", "loss state p14"][k];
-                            *slot = Some(percent(&p, &v, name)?);
-                        }
-                        let four = FourState {
-                            p13,
-                            p31: rest[0]
-                                .unwrap_or_else(|| Probability::new(1.0 - p13.get()).unwrap_or(Probability::ZERO)),
-                            p32: rest[1].unwrap_or(Probability::ZERO),
-                            p23: rest[2].unwrap_or(Probability::ONE),
-                            p14: rest[3].unwrap_or(Probability::ZERO),
-                        };
-                        if four.p13.get() + four.p14.get() > 1.0 || four.p31.get() + four.p32.get() > 1.0 {
-                            return Err(p.error(
-                                first.span.clone(),
-                                "loss state",
-                                "p13 + p14 and p31 + p32 must each be at most 100% (each pair leaves one state)",
-                            ));
-                        }
-                        cfg.error = ErrorModel::FourState(four);
-                    }
-                    _ => {
-                        cfg.error = ErrorModel::Packet(percent(&p, &first, "loss")?);
-                        if p.next_is_number() {
-                            cfg.error_correlation = correlation(&mut p, "loss")?;
-                        }
-                    }
-                }
-            }
-            "corrupt" => {
-                once(&mut seen, "corrupt", &p)?;
-                if let Some(other) = error_from {
-                    return Err(p.error(
-                        opt.span.clone(),
-                        "corrupt",
-                        format!("a squall stage has one error model; give `corrupt` or `{other}`, not both"),
-                    ));
-                }
-                error_from = Some("corrupt");
-                let v = p.arg(&opt, "a probability, like `corrupt 0.1%`")?;
-                cfg.error = ErrorModel::Packet(percent(&p, &v, "corrupt")?);
-                cfg.error_mode = ErrorMode::Corrupt;
-                if p.next_is_number() {
-                    cfg.error_correlation = correlation(&mut p, "corrupt")?;
-                }
-            }
-            "limit" => {
-                once(&mut seen, "limit", &p)?;
-                let v = p.arg(&opt, "a number of packets, like `limit 100`")?;
-                let n: u32 = match v.text.parse::<u64>() {
-                    Ok(n) if n > 0 && n <= u64::from(u32::MAX) => n as u32,
-                    Ok(n) if n > 0 => {
-                        return Err(p.error(
-                            v.span.clone(),
-                            "limit",
-                            format!("{n} packets is too large: at most {} (tc's limit is a 32-bit count)", u32::MAX),
-                        ));
-                    }
-                    _ => {
-                        return Err(p.error(
-                            v.span.clone(),
-                            "limit",
-                            format!(
-                                "{:?} is not a number of packets; expected a positive whole number, like `limit 100`",
-                                v.text
-                            ),
-                        ));
-                    }
-                };
-                cfg.queue.packets = Some(n);
-            }
-            "reorder" => {
-                once(&mut seen, "reorder", &p)?;
-                let v = p.arg(&opt, "a probability, like `reorder 25%`")?;
-                let probability = percent(&p, &v, "reorder")?;
-                let correlation = if p.next_is_number() { correlation(&mut p, "reorder")? } else { None };
-                let gap = cfg.send_early.as_ref().map_or(1, |e| e.gap);
-                cfg.send_early = Some(SendEarly { probability, correlation, gap });
-                reorder_at = Some(opt.span.clone());
-            }
-            "gap" => {
-                once(&mut seen, "gap", &p)?;
-                let v = p.arg(&opt, "a number of packets, like `gap 5`")?;
-                let gap: u32 = v.text.parse().ok().filter(|&g| g > 0).ok_or_else(|| {
-                    p.error(
-                        v.span.clone(),
-                        "gap",
-                        format!("{:?} is not a gap; expected a whole number of packets from 1, like `gap 5`", v.text),
-                    )
-                })?;
-                // sch_netem.c `netem_change`: a gap sets the reorder
-                // probability to 100 % until `reorder` says otherwise.
-                match &mut cfg.send_early {
-                    Some(e) => e.gap = gap,
-                    None => cfg.send_early = Some(SendEarly { probability: Probability::ONE, correlation: None, gap }),
-                }
-                reorder_at.get_or_insert(opt.span.clone());
-            }
-            "duplicate" => {
-                once(&mut seen, "duplicate", &p)?;
-                let v = p.arg(&opt, "a probability, like `duplicate 1%`")?;
-                let probability = percent(&p, &v, "duplicate")?;
-                let correlation = if p.next_is_number() { correlation(&mut p, "duplicate")? } else { None };
-                cfg.duplicate = Some(Duplicate { probability, correlation });
-            }
-            "ecn" => {
-                once(&mut seen, "ecn", &p)?;
-                cfg.error_ecn = true;
-                ecn_at = Some(opt.span.clone());
-            }
+            "rate" => line.rate(&opt)?,
+            "delay" | "latency" => line.delay(&opt)?,
+            "loss" | "drop" => line.loss(&opt)?,
+            "corrupt" => line.corrupt(&opt)?,
+            "limit" => line.limit(&opt)?,
+            "reorder" => line.reorder(&opt)?,
+            "gap" => line.gap(&opt)?,
+            "duplicate" => line.duplicate(&opt)?,
+            "ecn" => line.ecn(&opt)?,
             "slot" | "seed" => {
                 let what = if opt.text == "seed" {
                     "netem's `seed` is not read: a squall run's random streams come from the scenario's seed; give `--seed S` instead"
                 } else {
                     "netem's `slot` is not built in squall yet; remove it (see the guide's netem page)"
                 };
-                return Err(p.error(opt.span.clone(), opt.text, what));
+                return Err(line.p.error(opt.span.clone(), opt.text, what));
             }
             other => {
-                return Err(p.error(opt.span.clone(), other, format!(
+                return Err(line.p.error(opt.span.clone(), other, format!(
                     "unknown netem option `{other}`; expected one of rate, delay, distribution, loss, corrupt, duplicate, reorder, gap, ecn, limit, like `rate 10mbit delay 50ms 10ms loss 1%`"
                 )));
             }
         }
     }
-    // tc/q_netem.c refuses these combinations too.
-    if let Some(at) = reorder_at
-        && cfg.delay.is_zero()
-        && cfg.jitter.is_none()
-    {
+    line.finish()
+}
+
+/// `loss gemodel p [r [1-h [1-k]]]` (tc/q_netem.c `get_loss_gemodel`):
+/// the Gilbert–Elliott model, r = 1 − p, 1-h = 100%, 1-k = 0 by default.
+fn loss_gemodel<'a>(p: &mut Parser<'a>, first: &Token<'a>) -> Result<ErrorModel, ScenarioError> {
+    let v = p.arg(first, "the good→bad probability, like `loss gemodel 1% 30%`")?;
+    let gp = percent(p, &v, "loss gemodel p")?;
+    let mut params = [None; 3];
+    for (k, slot) in params.iter_mut().enumerate() {
+        if !p.next_is_number() {
+            break;
+        }
+        let v = p.arg(first, "a probability")?;
+        let name = ["loss gemodel r", "loss gemodel 1-h", "loss gemodel 1-k"][k];
+        *slot = Some(percent(p, &v, name)?);
+    }
+    let r = params[0].unwrap_or_else(|| Probability::new(1.0 - gp.get()).unwrap_or(Probability::ONE));
+    let loss_bad = params[1].map_or(1.0, Probability::get);
+    let loss_good = params[2].map_or(0.0, Probability::get);
+    Ok(ErrorModel::GilbertElliott(GilbertElliott {
+        p: gp,
+        r,
+        h: Probability::new(1.0 - loss_bad).unwrap_or(Probability::ZERO),
+        k: Probability::new(1.0 - loss_good).unwrap_or(Probability::ONE),
+    }))
+}
+
+/// `loss state p13 [p31 [p32 [p23 [p14]]]]`: the four-state Markov model
+/// (tc/q_netem.c `get_loss_state`).
+fn loss_state<'a>(p: &mut Parser<'a>, first: &Token<'a>) -> Result<ErrorModel, ScenarioError> {
+    // tc/q_netem.c: p13 [p31 [p32 [p23 [p14]]]], with
+    // p31 = 1 − p13, p32 = 0, p23 = 1, p14 = 0 by default.
+    let v = p.arg(first, "p13, like `loss state 1% 30% 20% 40% 0.5%`")?;
+    let p13 = percent(p, &v, "loss state p13")?;
+    let mut rest = [None; 4];
+    for (k, slot) in rest.iter_mut().enumerate() {
+        if !p.next_is_number() {
+            break;
+        }
+        let v = p.arg(first, "a probability")?;
+        let name = ["loss state p31", "loss state p32", "loss state p23", "loss state p14"][k];
+        *slot = Some(percent(p, &v, name)?);
+    }
+    let four = FourState {
+        p13,
+        p31: rest[0].unwrap_or_else(|| Probability::new(1.0 - p13.get()).unwrap_or(Probability::ZERO)),
+        p32: rest[1].unwrap_or(Probability::ZERO),
+        p23: rest[2].unwrap_or(Probability::ONE),
+        p14: rest[3].unwrap_or(Probability::ZERO),
+    };
+    if four.p13.get() + four.p14.get() > 1.0 || four.p31.get() + four.p32.get() > 1.0 {
         return Err(p.error(
-            at,
-            "reorder",
-            "reordering needs a delay for the other packets, like `delay 10ms reorder 25%` (as in tc)",
+            first.span.clone(),
+            "loss state",
+            "p13 + p14 and p31 + p32 must each be at most 100% (each pair leaves one state)",
         ));
     }
-    if let Some(at) = ecn_at
-        && (cfg.error.is_none() || cfg.error_mode != ErrorMode::Drop)
-    {
-        return Err(p.error(
-            at,
-            "ecn",
-            "`ecn` marks packets a loss model would drop: give a `loss`, like `loss 1% ecn` (as in tc)",
-        ));
+    Ok(ErrorModel::FourState(four))
+}
+
+/// Marks option `name` given, or refuses it given twice.
+fn once(seen: &mut Vec<&'static str>, opt: &Token, name: &'static str, p: &Parser) -> Result<(), ScenarioError> {
+    if seen.contains(&name) {
+        Err(p.error(opt.span.clone(), name, format!("`{name}` is given twice; give it once")))
+    } else {
+        seen.push(name);
+        Ok(())
     }
-    if cfg.jitter.is_none() {
-        // A correlation of a jitter of 0 has nothing to correlate.
-        cfg.jitter_correlation = None;
+}
+
+/// One netem line being read: its tokens, the stage it builds, and what
+/// the checks after its last option need. Each option's method reads the
+/// option's arguments (tc/q_netem.c's `netem_parse_opt` order and
+/// defaults) into the stage.
+struct NetemLine<'a> {
+    p: Parser<'a>,
+    cfg: StageConfig,
+    /// Options given so far (each at most once).
+    seen: Vec<&'static str>,
+    /// The option that set the stage's one error model.
+    error_from: Option<&'static str>,
+    reorder_at: Option<Range<usize>>,
+    ecn_at: Option<Range<usize>>,
+}
+
+impl<'a> NetemLine<'a> {
+    fn rate(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, .. } = self;
+        once(seen, opt, "rate", p)?;
+        let v = p.arg(opt, "a rate, like `rate 10mbit`")?;
+        if let Some(why) = squall_link::units::ambiguous_rate(v.text) {
+            return Err(p.error(v.span.clone(), "rate", format!("{:?} is not {why}", v.text)));
+        }
+        cfg.rate = Some(tc_rate(v.text).ok_or_else(|| {
+            p.error(
+                v.span.clone(),
+                "rate",
+                format!("{:?} is not a rate; expected tc's spelling, like 10mbit, 512kbit or 1MBps (bytes)", v.text),
+            )
+        })?);
+        // tc/q_netem.c: PACKETOVERHEAD [CELLSIZE [CELLOVERHEAD]],
+        // each taken if the next word starts with a digit or `-`.
+        let mut overhead = RateOverhead { packet: 0, cell_size: 0, cell: 0 };
+        let mut given = 0;
+        while given < 3 && (p.next_is_number() || p.peek().is_some_and(|t| t.text.starts_with('-'))) {
+            let v = p.arg(opt, "a number of bytes")?;
+            let what = ["packet overhead", "cell size", "cell overhead"][given];
+            let bad = |p: &Parser| {
+                p.error(
+                    v.span.clone(),
+                    "rate",
+                    format!(
+                        "{:?} is not a {what}; expected a whole number of bytes, like `rate 5kbit 20 100 5` (packet overhead 20, cell size 100, cell overhead 5)",
+                        v.text
+                    ),
+                )
+            };
+            match given {
+                0 => overhead.packet = v.text.parse().map_err(|_| bad(p))?,
+                1 => overhead.cell_size = v.text.parse().map_err(|_| bad(p))?,
+                _ => overhead.cell = v.text.parse().map_err(|_| bad(p))?,
+            }
+            given += 1;
+        }
+        if given > 0 {
+            cfg.rate_overhead = Some(overhead);
+        }
+        Ok(())
     }
-    cfg.reorder = netem_reorders(&cfg);
-    Ok(cfg)
+
+    fn delay(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, .. } = self;
+        once(seen, opt, "delay", p)?;
+        let v = p.arg(opt, "a time, like `delay 50ms`")?;
+        let delay = tc_time(v.text).ok_or_else(|| bad_time(p, &v, "delay"))?;
+        let mut jitter = Duration::ZERO;
+        if p.peek().is_some_and(|t| t.text == "jitter") {
+            p.at += 1;
+            let j = p.arg(opt, "a jitter time after `jitter`, like `delay 50ms jitter 10ms`")?;
+            jitter = tc_time(j.text).ok_or_else(|| bad_time(p, &j, "jitter"))?;
+        } else if p.next_is_number() {
+            let j = p.arg(opt, "a time")?;
+            jitter = tc_time(j.text).ok_or_else(|| bad_time(p, &j, "jitter"))?;
+        }
+        if p.next_is_number() {
+            cfg.jitter_correlation = correlation(p, "delay")?;
+        }
+        let mut shape = DelayShape::Uniform;
+        if p.peek().is_some_and(|t| t.text == "distribution") {
+            let d = p
+                .next()
+                .map(|t| Token { text: t.text, span: t.span.clone() })
+                .unwrap_or(Token { text: "", span: 0..0 });
+            let kind = p.arg(&d, "a distribution, like `distribution normal`")?;
+            shape = match kind.text {
+                "uniform" => DelayShape::Uniform,
+                "normal" => DelayShape::Normal,
+                "pareto" => DelayShape::Table(NetemTable::Pareto),
+                "paretonormal" => DelayShape::Table(NetemTable::Paretonormal),
+                other => {
+                    return Err(p.error(
+                        kind.span.clone(),
+                        "distribution",
+                        format!(
+                            "distribution `{other}` is not known; netem's are `uniform` (its default), \
+                             `normal`, `pareto` and `paretonormal` (a table file of your own is not read: \
+                             give a scenario file with an `empirical` jitter instead)"
+                        ),
+                    ));
+                }
+            };
+            if jitter == Duration::ZERO {
+                return Err(p.error(
+                    kind.span.clone(),
+                    "distribution",
+                    "a delay distribution needs a jitter, like `delay 50ms 10ms distribution normal`",
+                ));
+            }
+        }
+        set_delay(cfg, delay, jitter, shape);
+        Ok(())
+    }
+
+    fn loss(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, error_from, .. } = self;
+        once(seen, opt, "loss", p)?;
+        if let Some(other) = *error_from {
+            return Err(p.error(
+                opt.span.clone(),
+                "loss",
+                format!("a squall stage has one error model; give `loss` or `{other}`, not both"),
+            ));
+        }
+        *error_from = Some("loss");
+        let first = p.arg(opt, "a probability, like `loss 1%` or `loss gemodel 1% 30%`")?;
+        match first.text {
+            "random" => {
+                let v = p.arg(&first, "a probability, like `loss random 1%`")?;
+                cfg.error = ErrorModel::Packet(percent(p, &v, "loss")?);
+                if p.next_is_number() {
+                    cfg.error_correlation = correlation(p, "loss")?;
+                }
+            }
+            "gemodel" | "gilbert" => cfg.error = loss_gemodel(p, &first)?,
+            "state" => cfg.error = loss_state(p, &first)?,
+            _ => {
+                cfg.error = ErrorModel::Packet(percent(p, &first, "loss")?);
+                if p.next_is_number() {
+                    cfg.error_correlation = correlation(p, "loss")?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn corrupt(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, error_from, .. } = self;
+        once(seen, opt, "corrupt", p)?;
+        if let Some(other) = *error_from {
+            return Err(p.error(
+                opt.span.clone(),
+                "corrupt",
+                format!("a squall stage has one error model; give `corrupt` or `{other}`, not both"),
+            ));
+        }
+        *error_from = Some("corrupt");
+        let v = p.arg(opt, "a probability, like `corrupt 0.1%`")?;
+        cfg.error = ErrorModel::Packet(percent(p, &v, "corrupt")?);
+        cfg.error_mode = ErrorMode::Corrupt;
+        if p.next_is_number() {
+            cfg.error_correlation = correlation(p, "corrupt")?;
+        }
+        Ok(())
+    }
+
+    fn limit(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, .. } = self;
+        once(seen, opt, "limit", p)?;
+        let v = p.arg(opt, "a number of packets, like `limit 100`")?;
+        let n: u32 = match v.text.parse::<u64>() {
+            Ok(n) if n > 0 && n <= u64::from(u32::MAX) => n as u32,
+            Ok(n) if n > 0 => {
+                return Err(p.error(
+                    v.span.clone(),
+                    "limit",
+                    format!("{n} packets is too large: at most {} (tc's limit is a 32-bit count)", u32::MAX),
+                ));
+            }
+            _ => {
+                return Err(p.error(
+                    v.span.clone(),
+                    "limit",
+                    format!(
+                        "{:?} is not a number of packets; expected a positive whole number, like `limit 100`",
+                        v.text
+                    ),
+                ));
+            }
+        };
+        cfg.queue.packets = Some(n);
+        Ok(())
+    }
+
+    fn reorder(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, reorder_at, .. } = self;
+        once(seen, opt, "reorder", p)?;
+        let v = p.arg(opt, "a probability, like `reorder 25%`")?;
+        let probability = percent(p, &v, "reorder")?;
+        let correlation = if p.next_is_number() { correlation(p, "reorder")? } else { None };
+        let gap = cfg.send_early.as_ref().map_or(1, |e| e.gap);
+        cfg.send_early = Some(SendEarly { probability, correlation, gap });
+        *reorder_at = Some(opt.span.clone());
+        Ok(())
+    }
+
+    fn gap(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, reorder_at, .. } = self;
+        once(seen, opt, "gap", p)?;
+        let v = p.arg(opt, "a number of packets, like `gap 5`")?;
+        let gap: u32 = v.text.parse().ok().filter(|&g| g > 0).ok_or_else(|| {
+            p.error(
+                v.span.clone(),
+                "gap",
+                format!("{:?} is not a gap; expected a whole number of packets from 1, like `gap 5`", v.text),
+            )
+        })?;
+        // sch_netem.c `netem_change`: a gap sets the reorder
+        // probability to 100 % until `reorder` says otherwise.
+        match &mut cfg.send_early {
+            Some(e) => e.gap = gap,
+            None => cfg.send_early = Some(SendEarly { probability: Probability::ONE, correlation: None, gap }),
+        }
+        reorder_at.get_or_insert(opt.span.clone());
+        Ok(())
+    }
+
+    fn duplicate(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, .. } = self;
+        once(seen, opt, "duplicate", p)?;
+        let v = p.arg(opt, "a probability, like `duplicate 1%`")?;
+        let probability = percent(p, &v, "duplicate")?;
+        let correlation = if p.next_is_number() { correlation(p, "duplicate")? } else { None };
+        cfg.duplicate = Some(Duplicate { probability, correlation });
+        Ok(())
+    }
+
+    fn ecn(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, ecn_at, .. } = self;
+        once(seen, opt, "ecn", p)?;
+        cfg.error_ecn = true;
+        *ecn_at = Some(opt.span.clone());
+        Ok(())
+    }
+
+    /// The checks across options, once the line is read.
+    fn finish(self) -> Result<StageConfig, ScenarioError> {
+        let NetemLine { p, mut cfg, reorder_at, ecn_at, .. } = self;
+        // tc/q_netem.c refuses these combinations too.
+        if let Some(at) = reorder_at
+            && cfg.delay.is_zero()
+            && cfg.jitter.is_none()
+        {
+            return Err(p.error(
+                at,
+                "reorder",
+                "reordering needs a delay for the other packets, like `delay 10ms reorder 25%` (as in tc)",
+            ));
+        }
+        if let Some(at) = ecn_at
+            && (cfg.error.is_none() || cfg.error_mode != ErrorMode::Drop)
+        {
+            return Err(p.error(
+                at,
+                "ecn",
+                "`ecn` marks packets a loss model would drop: give a `loss`, like `loss 1% ecn` (as in tc)",
+            ));
+        }
+        if cfg.jitter.is_none() {
+            // A correlation of a jitter of 0 has nothing to correlate.
+            cfg.jitter_correlation = None;
+        }
+        cfg.reorder = netem_reorders(&cfg);
+        Ok(cfg)
+    }
 }
 
 /// Whether netem lets this stage's packets overtake each other: each
