@@ -10,8 +10,8 @@
 //! (`$SLURM_ARRAY_TASK_ID`, sbatch(1)) and GNU parallel's `{%}` less one:
 //! the shards of one `N` are disjoint and together make the whole
 //! experiment, whatever `N`. Taking every N-th run (rather than N
-//! contiguous blocks) gives each shard runs of every sweep point, so shards
-//! of a sweep whose points differ in cost take about equally long.
+//! contiguous blocks) spreads the replications of one sweep point over the
+//! shards, so a costly point does not fall to one shard alone.
 
 use std::fmt;
 use std::str::FromStr;
