@@ -72,7 +72,13 @@ fn kind(dir: &Path) -> Result<Kind> {
 
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     match kind(&args.dir)? {
-        Kind::Experiment => build(&args.dir, args.format)?,
+        Kind::Experiment => {
+            // A report of part of an experiment is written, and says so
+            // with status 1 (a Slurm report job then shows as failed).
+            if build(&args.dir, args.format)? > 0 {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
         Kind::Run => run_report(&args.dir, args.replication)?,
         Kind::OneRun => {
             let (result, scenario, hosts, end) = read_result(&args.dir.join("result.json"), 0)?;
@@ -146,7 +152,10 @@ fn write_run_page(
     Ok(())
 }
 
-pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
+/// Analyses the finished runs of the experiment in `out` (those with a
+/// result.json) and writes its report; the runs not finished are named on
+/// stderr, and their number returned.
+pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<usize> {
     let path = out.join("experiment.json");
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let manifest: Manifest =
@@ -158,6 +167,7 @@ pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
     }
     let mut runs = Vec::new();
     let mut sets = Vec::new();
+    let mut missing = Vec::new();
     for set in &manifest.sets {
         let hosts: Vec<RunHost> =
             set.hosts.iter().map(|(name, address)| RunHost { name: name.clone(), address: *address }).collect();
@@ -176,8 +186,14 @@ pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
                     .collect();
                 &point_hosts
             };
-            for (replication, seed, dir) in &point.runs {
-                let dir = out.join(dir);
+            for (replication, seed, run_dir) in &point.runs {
+                let dir = out.join(run_dir);
+                // A run not finished (result.json is written last, its
+                // directory renamed into place whole): reported missing.
+                if !dir.join("result.json").is_file() {
+                    missing.push(run_dir.clone());
+                    continue;
+                }
                 let flows = analyse_run(&dir, hosts).with_context(|| format!("analysing {}", dir.display()))?;
                 // One row per workload: a web page's connections together.
                 let mut flows = by_workload(flows);
@@ -215,6 +231,13 @@ pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
             run_pages,
         });
     }
+    let total = manifest.sets.iter().flat_map(|s| &s.points).map(|p| p.runs.len()).sum::<usize>();
+    if runs.is_empty() {
+        bail!(
+            "{}: none of the experiment's {total} runs has finished (no */rep-N/result.json); nothing to report yet",
+            out.display()
+        );
+    }
     write_report(out, &manifest.experiment, &sets, &runs)?;
     let wrote = format!("wrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
     if format == crate::sim_cmd::Format::Table {
@@ -225,7 +248,18 @@ pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<()> {
         summary_rows(&sets, &runs).print(format);
         eprintln!("{wrote}");
     }
-    Ok(())
+    if !missing.is_empty() {
+        const SHOWN: usize = 10;
+        let more = if missing.len() > SHOWN { format!(" and {} more", missing.len() - SHOWN) } else { String::new() };
+        eprintln!(
+            "squall report: {} of {total} runs missing from the report (not finished): {}{more}; rerun the shard(s) \
+             that hold them, or `squall run EXPERIMENT --out {} --resume`, then `squall report` again",
+            missing.len(),
+            missing[..missing.len().min(SHOWN)].join(", "),
+            out.display()
+        );
+    }
+    Ok(missing.len())
 }
 
 /// The page of sweep point `point` of set `set`: the figures over time

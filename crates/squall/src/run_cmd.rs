@@ -59,6 +59,16 @@ pub struct RunArgs {
     /// --format`).
     #[arg(long, value_enum, default_value_t = crate::sim_cmd::Format::Table)]
     pub format: crate::sim_cmd::Format,
+    /// Run only shard I of N (0 ≤ I < N, as $SLURM_ARRAY_TASK_ID of
+    /// `sbatch --array=0-(N-1)`): every N-th run of the experiment from
+    /// run I on, into --out, which shards share (any may run at the same
+    /// time as the others, and each may be rerun alone: its finished runs
+    /// are kept). A shard writes no report: `squall report DIR` builds it
+    /// from whatever has finished.
+    #[arg(long, value_name = "I/N", conflicts_with = "force")]
+    pub shard: Option<crate::shard::Shard>,
+    #[command(flatten)]
+    pub slurm: crate::slurm::SlurmArgs,
 }
 
 /// More replications than this need `--allow-many-runs`.
@@ -365,7 +375,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (manifest, scenarios, jobs) = plan(&experiment, &args.experiment, &base, limit)?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("out").join(&experiment.name));
     let manifest_path = out.join("experiment.json");
-    if args.resume {
+    let manifest_text = serde_json::to_string_pretty(&manifest)?;
+    if args.slurm.slurm {
+        crate::slurm::check(&args, jobs.len())?;
+    }
+    if args.shard.is_some() {
+        shared_out_dir(&out, &manifest_text, &args.experiment)?;
+    } else if args.resume {
         fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     } else if manifest_path.exists() && !args.force {
         bail!(
@@ -376,8 +392,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     } else {
         output::prepare_out_dir(&out, args.force)?;
     }
-    output::write_atomic(&manifest_path, serde_json::to_string_pretty(&manifest)?)?;
-    let todo: Vec<&Job> = jobs.iter().filter(|j| !out.join(&j.dir).join("result.json").exists()).collect();
+    output::write_atomic(&manifest_path, &manifest_text)?;
+    if args.slurm.slurm {
+        return crate::slurm::write_jobs(&args, &out, jobs.len());
+    }
+    let in_shard = |i: &usize| args.shard.is_none_or(|s| s.holds(*i));
+    let todo: Vec<&Job> = jobs
+        .iter()
+        .enumerate()
+        .filter(|(i, j)| in_shard(i) && !out.join(&j.dir).join("result.json").exists())
+        .map(|(_, j)| j)
+        .collect();
     let todo: Vec<&Job> = todo.into_iter().take(args.max_runs.unwrap_or(usize::MAX)).collect();
     eprintln!(
         "squall run: {} — {} set(s), {} replication(s), {} already done, {} to run now",
@@ -438,6 +463,18 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     let missing = jobs.iter().filter(|j| !out.join(&j.dir).join("result.json").exists()).count();
+    if let Some(shard) = args.shard {
+        // Another shard may be writing the report's files now: the report
+        // is `squall report`'s, run once after the shards.
+        eprintln!(
+            "squall run: shard {shard} done; {} of the experiment's {} runs are done; `squall report {}` builds \
+             the report from what has finished",
+            jobs.len() - missing,
+            jobs.len(),
+            out.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if missing > 0 {
         eprintln!(
             "{missing} replication(s) still to run: `squall run {} --resume` continues",
@@ -447,4 +484,43 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     crate::report_cmd::build(&out, args.format)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Makes `out` ready for one shard of many: created when missing, and
+/// if another shard made it already, it must hold the same experiment
+/// (the same experiment.json, `manifest`); nothing in it is removed.
+/// experiment.json is then written atomically by every shard, so shards
+/// starting together leave it whole.
+fn shared_out_dir(out: &Path, manifest: &str, experiment: &Path) -> Result<()> {
+    let path = out.join("experiment.json");
+    match fs::read_to_string(&path) {
+        Ok(existing) if existing != manifest => bail!(
+            "--shard: {} holds the runs of another experiment (its experiment.json differs from what {} makes now: \
+             another file, other sweeps or an edited scenario); give another --out, or remove it to start again",
+            out.display(),
+            experiment.display()
+        ),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if out.is_file() {
+                bail!("--out {}: is a file; give a directory", out.display());
+            }
+            fs::create_dir_all(out).with_context(|| format!("cannot create output directory {}", out.display()))?;
+            // A mistyped --out (a home directory) is refused as a plain
+            // run refuses it; another shard's temporary experiment.json
+            // (.squall-*) is not a stranger's file.
+            let strangers = fs::read_dir(out)
+                .with_context(|| format!("cannot read output directory {}", out.display()))?
+                .filter_map(|e| e.ok())
+                .any(|e| !e.file_name().to_string_lossy().starts_with(".squall-"));
+            if strangers && !path.exists() {
+                bail!(
+                    "{} is not empty and holds no squall run (no experiment.json); give a new or empty --out",
+                    out.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
 }
