@@ -6,6 +6,7 @@ mod bench_cmd;
 mod bench_more;
 mod builtin;
 mod compare_cmd;
+mod count_out;
 mod ctl_cmd;
 mod emu_cmd;
 mod limits;

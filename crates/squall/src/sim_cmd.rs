@@ -337,12 +337,24 @@ pub fn simulate_replication(
         Err(e) => return Ok(Err(anyhow::anyhow!(e))),
     };
     let cwnd_average = lives.iter().map(|l| cwnd_average(l, &run.tcp_flows, run.end)).collect();
-    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run, cwnd_average)))
+    Ok(recorder
+        .finish()
+        .map_err(anyhow::Error::msg)
+        .map(|()| replication_summary(scenario, replication, run, cwnd_average)))
 }
 
-/// A replication's summary (its files are written already).
-fn replication_summary(replication: u32, run: RunResult, cwnd_average: Vec<CwndAverage>) -> ReplicationSummary {
+/// A replication's summary (its files are written already); the flows of
+/// `count` entries go to its rows of flows.csv.
+fn replication_summary(
+    scenario: &Scenario,
+    replication: u32,
+    mut run: RunResult,
+    cwnd_average: Vec<CwndAverage>,
+) -> ReplicationSummary {
+    let (tcp_counts, count_flows) = crate::count_out::take_count_flows(scenario, replication, &mut run);
     ReplicationSummary {
+        tcp_counts,
+        count_flows,
         replication,
         seed: run.seed,
         end: run.end.as_secs_f64(),
@@ -376,7 +388,9 @@ fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
         }
     }
     let stages = stage_samples(runs.iter().map(|r| r.stages.as_slice()));
-    Aggregate::from_samples(flows, stages)
+    let mut aggregate = Aggregate::from_samples(flows, stages);
+    aggregate.tcp_counts = crate::count_out::aggregate(runs.iter().map(|r| r.tcp_counts.as_slice()));
+    aggregate
 }
 
 pub fn run(sim: SimArgs) -> Result<ExitCode> {
@@ -438,6 +452,11 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         engine_details: (),
     };
     output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
+    let count_flows = summary.runs.iter().any(|r| !r.count_flows.is_empty());
+    if count_flows {
+        let csv = summary_file::count_flows_csv(summary.runs.iter().flat_map(|r| &r.count_flows));
+        output::write_atomic(&out.join("flows.csv"), csv)?;
+    }
     match sim.format {
         Format::Table => print_table(&summary),
         Format::Json => outln!("{}", serde_json::to_string_pretty(&flat_results(&summary))?),
@@ -449,7 +468,8 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         .map(|o| o.1)
         .collect();
     let per_run = if per_run.is_empty() { String::new() } else { format!(" and rep-N/ ({})", per_run.join(", ")) };
-    let wrote = format!("wrote {}/summary.json, scenario.toml{per_run}", out.display());
+    let flows_csv = if count_flows { ", flows.csv" } else { "" };
+    let wrote = format!("wrote {}/summary.json{flows_csv}, scenario.toml{per_run}", out.display());
     // With json or csv, stdout holds the data alone.
     if sim.format == Format::Table {
         outln!("\n{wrote}");
