@@ -57,6 +57,114 @@ pub struct ReplicationSummary<F, T> {
     /// with `cwnd` in a `[[record]]` entry (seed 004 §5); absent without.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cwnd_average: Vec<CwndAverage>,
+    /// Each `[[workload.tcp]]` entry with `count`, its flows summed up
+    /// (their own results are rows of flows.csv, not in `tcp_flows`);
+    /// absent without such an entry.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tcp_counts: Vec<CountSummary>,
+    /// The rows of flows.csv (not in summary.json).
+    #[serde(skip)]
+    pub count_flows: Vec<CountFlow>,
+}
+
+/// The flows of one `[[workload.tcp]]` entry with `count` in one
+/// replication (squall_scenario::count).
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct CountSummary {
+    /// The entry's name.
+    pub entry: String,
+    pub flows: u32,
+    /// Flows whose every byte reached the receiving application.
+    pub completed: u32,
+    /// Flow completion time of the completed flows, s ([`CountFlow::fct`]):
+    /// mean, and 50th and 99th percentiles (crate::stats::percentile, R-7).
+    pub fct_mean: f64,
+    pub fct_p50: f64,
+    pub fct_p99: f64,
+    /// Mean goodput of the completed flows, bit/s.
+    pub goodput_mean_bps: f64,
+    /// Bytes the flows' applications received, in all.
+    pub delivered_bytes: u64,
+    pub retransmitted_segments: u64,
+    pub timeouts: u64,
+}
+
+/// One flow of a `count` entry: a row of flows.csv, the columns ns-3's
+/// FlowMonitor reports per flow (addresses and ports, first and last
+/// packet times, bytes, lost packets) with a flow completion time.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct CountFlow {
+    pub replication: u32,
+    /// The entry's name and the flow's index in it (`NAME#INDEX`).
+    pub entry: String,
+    pub flow: u32,
+    pub src: String,
+    pub dst: String,
+    /// The server's port (the client's is ephemeral).
+    pub dst_port: u16,
+    /// When the client sent its SYN, s.
+    pub start: f64,
+    /// Bytes the application had to send.
+    pub bytes: u64,
+    pub completed: bool,
+    /// Flow completion time, s: from the client's first SYN to the last
+    /// byte reaching the receiving application (the receiver knows the
+    /// flow is complete then; the sender learns it an ACK later). The
+    /// end of the run less `start` when the flow did not complete.
+    pub fct: f64,
+    /// Delivered bytes·8 / fct, bit/s.
+    pub goodput_bps: f64,
+    pub retransmitted_segments: u64,
+    pub timeouts: u64,
+}
+
+impl CountSummary {
+    /// The summary of `rows`, the flows of the entry `entry`.
+    pub fn of(entry: &str, rows: &[&CountFlow]) -> Self {
+        let fcts: Vec<f64> = rows.iter().filter(|r| r.completed).map(|r| r.fct).collect();
+        let goodputs: Vec<f64> = rows.iter().filter(|r| r.completed).map(|r| r.goodput_bps).collect();
+        let or_zero = |x: f64| if x.is_finite() { x } else { 0.0 };
+        CountSummary {
+            entry: entry.to_string(),
+            flows: rows.len() as u32,
+            completed: fcts.len() as u32,
+            fct_mean: or_zero(crate::stats::mean(&fcts)),
+            fct_p50: or_zero(crate::stats::percentile(&fcts, 0.5)),
+            fct_p99: or_zero(crate::stats::percentile(&fcts, 0.99)),
+            goodput_mean_bps: or_zero(crate::stats::mean(&goodputs)),
+            delivered_bytes: rows.iter().filter(|r| r.completed).map(|r| r.bytes).sum(),
+            retransmitted_segments: rows.iter().map(|r| r.retransmitted_segments).sum(),
+            timeouts: rows.iter().map(|r| r.timeouts).sum(),
+        }
+    }
+}
+
+/// flows.csv: a header, then one line per flow of every `count` entry of
+/// every replication, in replication and flow order.
+pub fn count_flows_csv<'a>(rows: impl IntoIterator<Item = &'a CountFlow>) -> String {
+    let mut out = String::from(
+        "replication,entry,flow,src,dst,dst_port,start_s,bytes,completed,fct_s,goodput_bps,retransmitted_segments,\
+         timeouts\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{:.9},{},{},{:.9},{:.3},{},{}\n",
+            r.replication,
+            r.entry,
+            r.flow,
+            r.src,
+            r.dst,
+            r.dst_port,
+            r.start,
+            r.bytes,
+            r.completed,
+            r.fct,
+            r.goodput_bps,
+            r.retransmitted_segments,
+            r.timeouts
+        ));
+    }
+    out
 }
 
 /// One TCP connection end's congestion window averaged over its life,
@@ -119,6 +227,11 @@ pub struct Aggregate {
     pub flows: BTreeMap<String, BTreeMap<String, Summary>>,
     /// Stage name → metric → statistics over replications.
     pub stages: BTreeMap<String, BTreeMap<String, Summary>>,
+    /// `[[workload.tcp]]` entry with `count` → metric of [`CountSummary`]
+    /// (flows, completed, fct_mean, fct_p50, fct_p99, goodput_mean_bps)
+    /// → statistics over replications; absent without such an entry.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tcp_counts: BTreeMap<String, BTreeMap<String, Summary>>,
 }
 
 /// Name → metric → one value per replication.
@@ -174,7 +287,7 @@ impl Aggregate {
         let summarize_all = |m: Samples| {
             m.into_iter().map(|(k, v)| (k, v.into_iter().map(|(mk, xs)| (mk, summarize(&xs))).collect())).collect()
         };
-        Aggregate { flows: summarize_all(flows), stages: summarize_all(stages) }
+        Aggregate { flows: summarize_all(flows), stages: summarize_all(stages), tcp_counts: BTreeMap::new() }
     }
 
     /// One emulated run: its flows' metrics (crate::report::METRICS, from

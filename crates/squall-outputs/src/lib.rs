@@ -7,6 +7,7 @@
 //! scenario and seed.
 
 pub mod builtin;
+mod count_out;
 pub mod files;
 pub mod limits;
 pub mod sim;

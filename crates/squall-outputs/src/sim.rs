@@ -103,12 +103,24 @@ pub fn simulate_replication(
         Err(e) => return Ok(Err(anyhow::anyhow!(e))),
     };
     let cwnd_average = lives.iter().map(|l| cwnd_average(l, &run.tcp_flows, run.end)).collect();
-    Ok(recorder.finish().map_err(anyhow::Error::msg).map(|()| replication_summary(replication, run, cwnd_average)))
+    Ok(recorder
+        .finish()
+        .map_err(anyhow::Error::msg)
+        .map(|()| replication_summary(scenario, replication, run, cwnd_average)))
 }
 
-/// A replication's summary (its files are written already).
-fn replication_summary(replication: u32, run: RunResult, cwnd_average: Vec<CwndAverage>) -> ReplicationSummary {
+/// A replication's summary (its files are written already); the flows of
+/// `count` entries go to its rows of flows.csv.
+fn replication_summary(
+    scenario: &Scenario,
+    replication: u32,
+    mut run: RunResult,
+    cwnd_average: Vec<CwndAverage>,
+) -> ReplicationSummary {
+    let (tcp_counts, count_flows) = crate::count_out::take_count_flows(scenario, replication, &mut run);
     ReplicationSummary {
+        tcp_counts,
+        count_flows,
         replication,
         seed: run.seed,
         end: run.end.as_secs_f64(),
@@ -142,7 +154,9 @@ pub fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
         }
     }
     let stages = stage_samples(runs.iter().map(|r| r.stages.as_slice()));
-    Aggregate::from_samples(flows, stages)
+    let mut aggregate = Aggregate::from_samples(flows, stages);
+    aggregate.tcp_counts = crate::count_out::aggregate(runs.iter().map(|r| r.tcp_counts.as_slice()));
+    aggregate
 }
 
 /// Writes the resolved scenario as `out`/scenario.toml (the first file
@@ -184,5 +198,15 @@ pub fn simulate_into(
         engine_details: (),
     };
     write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
+    if wrote_flows_csv(&summary) {
+        let csv = summary_file::count_flows_csv(summary.runs.iter().flat_map(|r| &r.count_flows));
+        write_atomic(&out.join("flows.csv"), csv)?;
+    }
     Ok(summary)
+}
+
+/// Whether [`simulate_into`] wrote flows.csv: the run has flows of
+/// `count` entries.
+pub fn wrote_flows_csv(summary: &SimSummary) -> bool {
+    summary.runs.iter().any(|r| !r.count_flows.is_empty())
 }

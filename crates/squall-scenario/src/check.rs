@@ -416,7 +416,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                 format!("flow name `{}` is already used by another workload flow (index {first}); flow names must be unique", f.name),
             ));
         }
-        check_tcp(&c, s, f, &p, &host_index, &topology)?;
+        check_tcp(&c, s, f, i, &p, &host_index, &topology)?;
     }
     for (i, cmd) in s.workload.commands.iter().enumerate() {
         let p = root.key("workload").key("commands").index(i);
@@ -483,11 +483,41 @@ fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
     Ok(())
 }
 
+/// The checks of a `[[workload.tcp]]` entry with `count = n`
+/// (crate::count): at least one flow, ports from the host's range, a
+/// server port for each.
+fn check_count(c: &Checker, f: &crate::schema::TcpFlow, entry: usize, n: u32, p: &KeyPath) -> Check {
+    if n == 0 {
+        return Err(c.fail(&p.key("count"), "an entry stands for at least one flow, like count = 100"));
+    }
+    if f.src_port.is_some() {
+        return Err(c.fail(
+            &p.key("src_port"),
+            "the flows of a `count` entry take their client ports from the host's ephemeral_ports range; leave \
+             src_port out",
+        ));
+    }
+    let first = crate::count::first_server_port(f, entry).unwrap_or(u32::MAX);
+    if u64::from(first) + u64::from(n) - 1 > 65_535 {
+        let key = if f.dst_port.is_some() { "dst_port" } else { "count" };
+        return Err(c.fail(
+            &p.key(key),
+            format!(
+                "{n} flows need the server ports {first} to {} (dst_port + flow index), past 65535; give a lower \
+                 dst_port, like dst_port = 1024, or a smaller count",
+                u64::from(first) + u64::from(n) - 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The checks of one `[[workload.tcp]]` entry.
 fn check_tcp(
     c: &Checker,
     s: &Scenario,
     f: &crate::schema::TcpFlow,
+    entry: usize,
     p: &KeyPath,
     host_index: &BTreeMap<&str, usize>,
     topology: &Topology,
@@ -565,9 +595,13 @@ fn check_tcp(
             "the delayed-ACK timer must be positive, like delayed_ack = \"200 ms\" (or false)",
         ));
     }
+    c.dist(&f.start, &p.key("start"))?;
+    if let Some(n) = f.count {
+        check_count(c, f, entry, n, p)?;
+    }
     let app = p.key("app");
     match &f.app {
-        TcpApp::Bulk(_) => {}
+        TcpApp::Bulk(size) => c.dist(size, &app.key("bulk"))?,
         TcpApp::BulkFor(d) if *d == Duration::ZERO => {
             return Err(
                 c.fail(&app.key("bulk_for"), "bulk_for needs a positive time, like app = { bulk_for = \"60 s\" }")

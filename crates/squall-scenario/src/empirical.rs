@@ -85,9 +85,14 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
         fill(&mut flow.off, &p.key("off"), base_dir, src)?;
     }
     for (i, flow) in s.workload.tcp.iter_mut().enumerate() {
-        if let crate::schema::TcpApp::Web(web) = &mut flow.app {
-            let p = root.key("workload").key("tcp").index(i).key("app").key("web");
-            fill(&mut web.size, &p.key("size"), base_dir, src)?;
+        let p = root.key("workload").key("tcp").index(i);
+        fill_one(&mut flow.start, &p.key("start"), base_dir, src)?;
+        match &mut flow.app {
+            crate::schema::TcpApp::Web(web) => {
+                fill(&mut web.size, &p.key("app").key("web").key("size"), base_dir, src)?;
+            }
+            crate::schema::TcpApp::Bulk(size) => fill_one(size, &p.key("app").key("bulk"), base_dir, src)?,
+            _ => {}
         }
     }
     Ok(())

@@ -10,6 +10,7 @@
 
 mod check;
 pub mod compose;
+pub mod count;
 pub mod empirical;
 mod error;
 pub mod experiment;

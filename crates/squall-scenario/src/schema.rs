@@ -523,9 +523,21 @@ pub struct TcpFlow {
     pub from: String,
     pub to: String,
     pub app: TcpApp,
-    /// When the client opens its (first) connection.
-    #[serde(default)]
-    pub start: Duration,
+    /// When the client opens its (first) connection: a time, or a
+    /// distribution each flow of a `count` entry draws its start from
+    /// (`{ kind = "uniform", low = "0 s", high = "10 s" }`).
+    #[serde(
+        default = "zero_start",
+        deserialize_with = "constant_or_table::deserialize",
+        serialize_with = "constant_or_table::serialize"
+    )]
+    pub start: Distribution<Duration>,
+    /// The entry stands for this many flows, each drawing its `start` and
+    /// its bulk size (`app = { bulk = DISTRIBUTION }`) on its own
+    /// (crate::count has the expansion rule). Their results go to
+    /// flows.csv, one row per flow, and to an aggregate in summary.json.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
     /// Whose defaults the keys left out take (default `linux`).
     #[serde(default, skip_serializing_if = "TcpProfile::is_linux")]
     pub profile: TcpProfile,
@@ -607,6 +619,10 @@ pub struct TcpFlow {
     pub dst_port: Option<u16>,
 }
 
+fn zero_start() -> Distribution<Duration> {
+    Distribution::constant(Duration::ZERO)
+}
+
 fn default_mss() -> Bytes {
     Bytes(1460)
 }
@@ -647,8 +663,11 @@ impl TcpFlow {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum TcpApp {
-    /// The client sends this many bytes, then closes.
-    Bulk(Bytes),
+    /// The client sends this many bytes, then closes: a size, or a
+    /// distribution (an empirical file of measured sizes) each flow draws
+    /// its size from.
+    #[serde(deserialize_with = "constant_or_table::deserialize", serialize_with = "constant_or_table::serialize")]
+    Bulk(Distribution<Bytes>),
     /// The client sends as fast as it can for this long, then closes.
     BulkFor(Duration),
     /// Requests and responses over one connection.

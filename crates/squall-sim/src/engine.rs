@@ -179,7 +179,15 @@ impl Simulation {
 
         let mut tcp_plans = Vec::new();
         let end = Instant::ZERO + scenario.duration;
-        for (i, f) in scenario.workload.tcp.iter().enumerate() {
+        // An entry with `count` stands for many flows (squall_scenario::count).
+        let members = scenario
+            .workload
+            .tcp
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| squall_scenario::count::expand_tcp(f, i, seed).into_iter().map(move |m| (i, m)));
+        for (i, member) in members {
+            let f = &member.flow;
             let what = format!("workload.tcp `{}`", f.name);
             let (from, to) = (host(&f.from, &what)?, host(&f.to, &what)?);
             if net.next_hop(from, to).is_none() || net.next_hop(to, from).is_none() {
@@ -203,11 +211,12 @@ impl Simulation {
             let (client_port, server_port) = tcp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
             // A host with a range of its own gives every flow without a
             // `src_port` ports from it.
-            let client_port = if f.src_port.is_none() && scenario.hosts[from.index()].ephemeral_ports.is_some() {
-                None
-            } else {
-                client_port
-            };
+            let client_port =
+                if member.ephemeral || f.src_port.is_none() && scenario.hosts[from.index()].ephemeral_ports.is_some() {
+                    None
+                } else {
+                    client_port
+                };
             if let Some(first) = client_port {
                 for p in fixed_client_ports(f, first) {
                     net.hosts[from.index()].ports.reserve(p);
@@ -235,15 +244,16 @@ impl Simulation {
             let config =
                 |rcv_buf: u64| tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")));
             let mss = f.mss.0;
+            let start = f.start.as_constant().unwrap_or(squall_link::Duration::ZERO);
             let plan = Arc::new(TcpPlan {
-                index: i,
+                index: tcp_plans.len(),
                 name: f.name.clone(),
                 cc: tcp_cc(f.cc).name(),
                 client_cfg: config(f.rwnd().0)?,
                 server_cfg: config(f.rwnd().0)?,
                 proxy_wired_cfg: config(f.proxy_buffer.map_or(f.rwnd().0, |b| b.bytes(mss)))?,
-                app: app_plan(f, seed, end),
-                start: Instant::ZERO + f.start,
+                app: app_plan(f, start, seed, end),
+                start: Instant::ZERO + start,
                 client: net.host_address(from),
                 server: net.host_address(to),
                 client_port,
@@ -597,10 +607,11 @@ fn tcp_config(f: &TcpFlow, rcv_buf: u64, seed: u64) -> Result<TcpConfig, squall_
 
 /// The application of a flow; web object sizes are drawn from the stream
 /// "tcp/NAME/size".
-fn app_plan(f: &TcpFlow, seed: u64, end: Instant) -> AppPlan {
+fn app_plan(f: &TcpFlow, start: squall_link::Duration, seed: u64, end: Instant) -> AppPlan {
     match &f.app {
-        TcpApp::Bulk(b) => AppPlan::Bulk { bytes: b.0 },
-        TcpApp::BulkFor(d) => AppPlan::BulkUntil { stop: (Instant::ZERO + f.start + *d).min(end) },
+        // A drawn size is constant once the entry is expanded.
+        TcpApp::Bulk(b) => AppPlan::Bulk { bytes: b.as_constant().map_or(0, |b| b.0) },
+        TcpApp::BulkFor(d) => AppPlan::BulkUntil { stop: (Instant::ZERO + start + *d).min(end) },
         TcpApp::RequestResponse(rr) => AppPlan::Exchanges {
             count: rr.count.into(),
             request: rr.request.0,

@@ -140,6 +140,12 @@ fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
     }
     for f in &scenario.workload.tcp {
         let what = format!("{source}: [[workload.tcp]] `{}`", f.name);
+        if let Some(n) = f.count {
+            bail!(
+                "{what}: count = {n}: `squall compare` matches one flow per entry; run the entry with `squall sim` \
+                 (flows.csv) and `squall emu`, or write its flows as entries of their own"
+            );
+        }
         match &f.app {
             TcpApp::Bulk(_) => {}
             TcpApp::Web(w) if !w.site_files.is_empty() => {}
@@ -187,7 +193,7 @@ fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
         let what = format!("[[workload.tcp]] `{}`", f.name);
         let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
         let (_, sim_port) = squall_sim::tcp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-        let emu_port = squall_emu::workload::plan::tcp_server_port(f, i);
+        let emu_port = squall_emu::workload::plan::tcp_server_port(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
         let label = |port: u16| {
             // Any port at or above the ephemeral range is written `*`.
             let client = u16::MAX;

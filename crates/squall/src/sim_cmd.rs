@@ -301,7 +301,8 @@ pub fn run(sim: SimArgs) -> Result<ExitCode> {
         .map(|o| o.1)
         .collect();
     let per_run = if per_run.is_empty() { String::new() } else { format!(" and rep-N/ ({})", per_run.join(", ")) };
-    let wrote = format!("wrote {}/summary.json, scenario.toml{per_run}", out.display());
+    let flows_csv = if squall_outputs::sim::wrote_flows_csv(&summary) { ", flows.csv" } else { "" };
+    let wrote = format!("wrote {}/summary.json{flows_csv}, scenario.toml{per_run}", out.display());
     // With json or csv, stdout holds the data alone.
     if sim.format == Format::Table {
         outln!("\n{wrote}");

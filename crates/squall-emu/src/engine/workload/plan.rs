@@ -199,10 +199,18 @@ const TCP_WORKLOAD_PORT: u16 = 15_000;
 /// The port the server of `[[workload.tcp]]` entry number `index` listens
 /// on in emulation: a bulk server's `TCP_WORKLOAD_PORT + index`, Apache's
 /// `dst_port` or 80 (the simulator's: `squall_scenario::ports::tcp_ports`).
-pub fn tcp_server_port(f: &squall_scenario::TcpFlow, index: usize) -> u16 {
+/// `index` counts every flow an entry with `count` stands for
+/// (squall_scenario::count).
+pub fn tcp_server_port(f: &squall_scenario::TcpFlow, index: usize) -> Result<u16, FlowError> {
     match f.app {
-        squall_scenario::TcpApp::Web(_) => f.dst_port.unwrap_or(80),
-        _ => TCP_WORKLOAD_PORT + index as u16,
+        squall_scenario::TcpApp::Web(_) => Ok(f.dst_port.unwrap_or(80)),
+        _ => u16::try_from(index).ok().and_then(|i| TCP_WORKLOAD_PORT.checked_add(i)).ok_or_else(|| {
+            FlowError::Ports(format!(
+                "flow number {index} would listen on port {TCP_WORKLOAD_PORT} + {index}, past 65535: emulation \
+                     runs at most {} TCP flows (a smaller `count`)",
+                u16::MAX - TCP_WORKLOAD_PORT + 1
+            ))
+        }),
     }
 }
 
@@ -221,7 +229,17 @@ fn tcp_workloads(
     use squall_scenario::TcpApp;
     let mut out = Vec::new();
     let mut sysctls = Sysctls::new();
-    for (i, f) in scenario.workload.tcp.iter().enumerate() {
+    // An entry with `count` (or a drawn start or size) stands for its
+    // flows, drawn as the simulator's first replication draws them
+    // (squall_scenario::count, with the scenario's seed).
+    let members = scenario
+        .workload
+        .tcp
+        .iter()
+        .enumerate()
+        .flat_map(|(i, f)| squall_scenario::count::expand_tcp(f, i, scenario.seed).into_iter().map(|m| m.flow));
+    for (i, f) in members.enumerate() {
+        let f = &f;
         let what = format!("[[workload.tcp]] `{}`", f.name);
         let linux = LinuxTcp::of(f).map_err(|e| flow_error(&what, e))?;
         check_kernel_offers(linux.cc).map_err(|e| flow_error(&what, e))?;
@@ -260,7 +278,7 @@ fn tcp_workloads(
                 );
                 continue;
             }
-            TcpApp::Bulk(bytes) => format!("--bytes {}", bytes.0),
+            TcpApp::Bulk(bytes) => format!("--bytes {}", bytes.as_constant().map_or(0, |b| b.0)),
             TcpApp::BulkFor(d) => format!("--for '{d}'"),
             TcpApp::RequestResponse(r) => format!(
                 "--request {} --response {} --count {} --think '{}'",
@@ -276,7 +294,7 @@ fn tcp_workloads(
                 .ok_or_else(|| flow_error(&what, FlowError::NoHost { name: name.to_string() }))
         };
         let (client, server) = (address(&f.from)?, address(&f.to)?);
-        let port = tcp_server_port(f, i);
+        let port = tcp_server_port(f, i).map_err(|e| flow_error(&what, e))?;
         out.push(CommandSpec {
             host: f.to.clone(),
             at: Duration::ZERO,
@@ -291,7 +309,7 @@ fn tcp_workloads(
         });
         out.push(CommandSpec {
             host: f.from.clone(),
-            at: f.start,
+            at: f.start.as_constant().unwrap_or(Duration::ZERO),
             run: format!(
                 "{}squall tool bulk --client {server} --port {port} {app} --cc {} --mss {} --info-csv {}",
                 route_change(server, client, &linux.sender_route),
@@ -544,7 +562,8 @@ fn web_workload(
     }
     let server_route = route_change(client.address, server.address, &linux.sender_route);
     let client_route = route_change(server.address, client.address, &receiver_route);
-    let port = tcp_server_port(f, 0);
+    // A web server listens on its `dst_port` or 80 (no index in it).
+    let port = f.dst_port.unwrap_or(80);
     let site = workload_dir.join(format!("site-{}", f.name));
     let count = web.object_count() as usize;
     let mut urls = String::new();
@@ -637,7 +656,7 @@ fn web_workload(
         },
         CommandSpec {
             host: f.from.clone(),
-            at: f.start + WEB_SERVER_STARTUP,
+            at: f.start.as_constant().unwrap_or(Duration::ZERO) + WEB_SERVER_STARTUP,
             run: format!(
                 "{client_route}wget -nv -O /dev/null{keep_alive} -i {}",
                 shell_quote(&format!("urls-{}.txt", f.name))

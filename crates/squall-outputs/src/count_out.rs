@@ -1,0 +1,98 @@
+//! The results of `[[workload.tcp]]` entries with `count`
+//! (squall_scenario::count): their flows leave summary.json's per-flow
+//! lists for one row each in flows.csv, and each entry gets a summary per
+//! replication and statistics over replications.
+
+use std::collections::{BTreeMap, HashMap};
+
+use squall_analysis::stats::{Summary, summarize};
+use squall_analysis::summary_file::{CountFlow, CountSummary};
+use squall_scenario::{Scenario, TcpApp};
+use squall_sim::RunResult;
+
+/// Takes the flows of `count` entries out of `run` (its `tcp_flows` and
+/// the two directions of each in `flows`) and returns each entry's
+/// summary and the flows' rows, in entry and flow order.
+pub(crate) fn take_count_flows(
+    scenario: &Scenario,
+    replication: u32,
+    run: &mut RunResult,
+) -> (Vec<CountSummary>, Vec<CountFlow>) {
+    // Member name → (entry, its flow).
+    let mut members = HashMap::new();
+    let mut entries = Vec::new();
+    for (e, f) in scenario.workload.tcp.iter().enumerate() {
+        if f.count.is_none() {
+            continue;
+        }
+        entries.push(e);
+        for m in squall_scenario::count::expand_tcp(f, e, run.seed) {
+            members.insert(m.flow.name.clone(), (e, m));
+        }
+    }
+    if members.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let end = run.end.as_secs_f64();
+    let mut rows: Vec<(usize, CountFlow)> = Vec::new();
+    run.tcp_flows.retain(|t| {
+        let Some((e, m)) = members.get(&t.name) else { return true };
+        let f = &m.flow;
+        rows.push((
+            *e,
+            CountFlow {
+                replication,
+                entry: scenario.workload.tcp[*e].name.clone(),
+                flow: m.index.unwrap_or(0),
+                src: f.from.clone(),
+                dst: f.to.clone(),
+                dst_port: f.dst_port.unwrap_or(0),
+                start: t.start,
+                bytes: match &f.app {
+                    TcpApp::Bulk(b) => b.as_constant().map_or(0, |b| b.0),
+                    _ => t.delivered_bytes,
+                },
+                completed: t.completed,
+                fct: if t.completed { t.transfer_time } else { end - t.start },
+                goodput_bps: t.goodput_bps,
+                retransmitted_segments: t.sender.retransmitted_segments,
+                timeouts: t.sender.timeouts,
+            },
+        ));
+        false
+    });
+    run.flows.retain(|f| {
+        let member = f.name.strip_suffix(":c2s").or_else(|| f.name.strip_suffix(":s2c"));
+        !member.is_some_and(|m| members.contains_key(m))
+    });
+    rows.sort_by_key(|(e, r)| (*e, r.flow));
+    let summaries = entries
+        .iter()
+        .map(|&e| {
+            let of_entry: Vec<&CountFlow> = rows.iter().filter(|(re, _)| *re == e).map(|(_, r)| r).collect();
+            CountSummary::of(&scenario.workload.tcp[e].name, &of_entry)
+        })
+        .collect();
+    (summaries, rows.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Entry → metric → statistics over replications (`runs`: each
+/// replication's entry summaries).
+pub(crate) fn aggregate<'a>(
+    runs: impl IntoIterator<Item = &'a [CountSummary]>,
+) -> BTreeMap<String, BTreeMap<String, Summary>> {
+    let mut samples: BTreeMap<String, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for run in runs {
+        for c in run {
+            let m = samples.entry(c.entry.clone()).or_default();
+            let mut put = |k: &str, v: f64| m.entry(k.to_string()).or_default().push(v);
+            put("flows", c.flows.into());
+            put("completed", c.completed.into());
+            put("fct_mean", c.fct_mean);
+            put("fct_p50", c.fct_p50);
+            put("fct_p99", c.fct_p99);
+            put("goodput_mean_bps", c.goodput_mean_bps);
+        }
+    }
+    samples.into_iter().map(|(k, m)| (k, m.into_iter().map(|(mk, xs)| (mk, summarize(&xs))).collect())).collect()
+}
