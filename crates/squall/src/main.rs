@@ -12,6 +12,7 @@ mod limits;
 mod output;
 mod report_cmd;
 mod run_cmd;
+mod serve_cmd;
 mod shard;
 mod sim_cmd;
 mod slurm;
@@ -66,6 +67,9 @@ enum Command {
     Compare(compare_cmd::CompareArgs),
     /// Rebuild an experiment's results.csv, summary.csv and report.html from its runs.
     Report(report_cmd::ReportArgs),
+    /// The control tool: a web page and JSON API over a workspace of
+    /// networks, workloads, experiments and results (prints its URL).
+    Serve(serve_cmd::ServeArgs),
     /// List the built-in scenarios (use them as `builtin:NAME`).
     Scenarios,
     /// Print a built-in scenario's file, to copy and edit.
@@ -145,6 +149,7 @@ fn main() -> ExitCode {
         Command::Ctl(args) => ctl_cmd::run(args),
         Command::Tool(args) => tool_cmd::run(args),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "squall", &mut script);

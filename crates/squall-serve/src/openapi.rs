@@ -1,0 +1,96 @@
+//! The API's description, OpenAPI 3.1, served at /api/openapi.json. The
+//! API tests (crates/squall/tests/serve.rs) call every operation listed
+//! here and check that it is mounted.
+
+use axum::Json;
+use serde_json::{Value, json};
+
+fn op(summary: &str, params: &[&str], body: Option<&str>, responses: &[(&str, &str)]) -> Value {
+    let mut o = json!({ "summary": summary });
+    if !params.is_empty() {
+        o["parameters"] = params
+            .iter()
+            .map(|p| json!({ "name": p, "in": "path", "required": true, "schema": { "type": "string" } }))
+            .collect();
+    }
+    if let Some(schema) = body {
+        o["requestBody"] = json!({ "required": true, "content": { "application/json": {
+            "schema": { "$ref": format!("#/components/schemas/{schema}") } } } });
+    }
+    let mut r = serde_json::Map::new();
+    for (code, what) in responses {
+        r.insert((*code).into(), json!({ "description": what }));
+    }
+    r.insert("400".into(), json!({ "description": "bad request: {\"error\": message}" }));
+    r.insert("401".into(), json!({ "description": "no valid access token" }));
+    o["responses"] = Value::Object(r);
+    o
+}
+
+pub fn spec() -> Value {
+    let kind_name = ["kind", "name"];
+    json!({
+      "openapi": "3.1.0",
+      "info": { "title": "squall serve", "version": env!("CARGO_PKG_VERSION"),
+        "description": "The control tool's API over a workspace of networks/, workloads/, experiments/ and results/. \
+                        Every call needs the access token: header X-Squall-Token or the cookie the page sets." },
+      "components": {
+        "securitySchemes": {
+          "token": { "type": "apiKey", "in": "header", "name": "X-Squall-Token" },
+          "cookie": { "type": "apiKey", "in": "cookie", "name": "squall_token" }
+        },
+        "schemas": {
+          "Write": { "type": "object", "required": ["text"], "additionalProperties": false,
+            "properties": { "text": { "type": "string" } } },
+          "Validate": { "type": "object", "required": ["kind", "text"], "additionalProperties": false,
+            "properties": { "kind": { "enum": ["networks", "workloads", "experiments"] },
+                            "text": { "type": "string" }, "name": { "type": "string" } } },
+          "Set": { "type": "object", "required": ["name", "network", "replications"], "additionalProperties": false,
+            "properties": { "name": { "type": "string" }, "network": { "type": "string" },
+              "workload": { "type": "string" }, "replications": { "type": "integer", "minimum": 1 },
+              "seed": { "type": "integer", "minimum": 0 }, "engine": { "enum": ["sim"] },
+              "set": { "type": "object" }, "sweep": { "type": "object" } } },
+          "Run": { "type": "object", "required": ["experiment"], "additionalProperties": false,
+            "properties": { "experiment": { "type": "string" }, "resume": { "type": "boolean" } } }
+        }
+      },
+      "security": [{ "token": [] }, { "cookie": [] }],
+      "paths": {
+        "/api/openapi.json": { "get": op("This document", &[], None, &[("200", "OpenAPI 3.1")]) },
+        "/api/files/{kind}": { "get": op("List networks, workloads or experiments", &["kind"], None,
+            &[("200", "[{name, etag, size, modified_unix}]"), ("404", "no such kind")]) },
+        "/api/files/{kind}/{name}": {
+          "get": op("A file's text, etag (also the ETag header) and located problems", &kind_name, None,
+            &[("200", "{name, text, etag, problems}"), ("404", "no such file"), ("403", "a link out of the workspace")]),
+          "put": op("Create (If-None-Match: *) or replace (If-Match: etag) a file", &kind_name, Some("Write"),
+            &[("200", "replaced"), ("201", "created"), ("409", "changed since loaded: {error, etag}"),
+              ("413", "body over 1 MiB")]),
+          "delete": op("Delete a file (If-Match: etag optional)", &kind_name, None,
+            &[("204", "deleted"), ("404", "no such file"), ("409", "changed since loaded")])
+        },
+        "/api/validate": { "post": op("Check a text as the command line does", &[], Some("Validate"),
+            &[("200", "{ok, problems: [{file, line, column, key, message, report}]}")]) },
+        "/api/templates": { "get": op("The built-in scenarios", &[], None, &[("200", "[{name, summary, has_workload}]")]) },
+        "/api/templates/{name}": { "get": op("A built-in scenario's network and workload texts", &["name"], None,
+            &[("200", "{name, summary, network, workload}"), ("404", "no such template")]) },
+        "/api/sets": { "post": op("Write experiments/NAME.toml for network × workload × replications and queue it",
+            &[], Some("Set"), &[("201", "{job, experiment}"), ("409", "name taken")]) },
+        "/api/runs": { "post": op("Queue an experiment file (squall run)", &[], Some("Run"),
+            &[("201", "the job"), ("404", "no such experiment"), ("409", "results exist; resume")]) },
+        "/api/jobs": { "get": op("The queue: state, done/total, elapsed_s, eta_s", &[], None, &[("200", "[job]")]) },
+        "/api/jobs/{id}/cancel": { "post": op("Cancel a queued or running job", &["id"], None,
+            &[("200", "the job"), ("404", "no such job"), ("409", "already finished")]) },
+        "/api/results": { "get": op("Every run directory under results/", &[], None,
+            &[("200", "[{name, experiment, sets, total, done, complete, modified_unix}]")]) },
+        "/api/results/{name}": { "get": op("A run: summary table, results, plots, files", &["name"], None,
+            &[("200", "{run, summary, results, plots, files}"), ("404", "no such run")]) },
+        "/api/results/{name}/files/{path}": { "get": op("A file of a run (?download=1: as an attachment)",
+            &["name", "path"], None, &[("200", "the file"), ("403", "a link out of the workspace"),
+              ("404", "no such file")]) }
+      }
+    })
+}
+
+pub async fn document() -> Json<Value> {
+    Json(spec())
+}

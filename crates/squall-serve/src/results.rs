@@ -1,0 +1,177 @@
+//! Results: every `squall run` directory under results/ (found by
+//! scanning, so a restarted server shows the runs it left), its summary
+//! table (summary.csv), plots (plots/*.svg) and files to download.
+
+use std::path::Path as FsPath;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::jobs::{progress, runs_in_manifest};
+
+#[derive(Serialize)]
+pub struct RunSummary {
+    name: String,
+    experiment: String,
+    /// Each set with its engine, scenario, seeds.
+    sets: Vec<serde_json::Value>,
+    total: u64,
+    done: u64,
+    /// The report is written (summary.csv exists).
+    complete: bool,
+    /// When experiment.json was written, seconds since 1970.
+    modified_unix: u64,
+}
+
+fn summary(name: &str, dir: &FsPath) -> Option<RunSummary> {
+    let manifest_path = dir.join("experiment.json");
+    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest_path).ok()?).ok()?;
+    let (total, done) = progress(dir);
+    let sets = m["sets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| {
+            let seeds: Vec<u64> = runs_in_manifest(&serde_json::json!({ "sets": [s] })).iter().map(|r| r.2).collect();
+            serde_json::json!({
+                "name": s["name"], "engine": s["engine"], "scenario": s["scenario"],
+                "points": s["points"].as_array().map_or(0, Vec::len), "seeds": seeds,
+            })
+        })
+        .collect();
+    let modified_unix = std::fs::metadata(&manifest_path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Some(RunSummary {
+        name: name.to_string(),
+        experiment: m["experiment"].as_str().unwrap_or_default().to_string(),
+        sets,
+        total,
+        done,
+        complete: dir.join("summary.csv").is_file(),
+        modified_unix,
+    })
+}
+
+pub async fn list(State(app): State<Arc<AppState>>) -> Result<Json<Vec<RunSummary>>, ApiError> {
+    let base = app.workspace.root().join("results");
+    let mut out = Vec::new();
+    for entry in
+        std::fs::read_dir(&base).map_err(|e| ApiError::internal(format!("cannot list results/: {e}")))?.flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(dir) = app.workspace.results_dir(&name) else { continue };
+        if let Some(s) = summary(&name, &dir) {
+            out.push(s);
+        }
+    }
+    out.sort_by(|a, b| b.modified_unix.cmp(&a.modified_unix).then(a.name.cmp(&b.name)));
+    Ok(Json(out))
+}
+
+/// A CSV file as columns and rows of text.
+fn table(path: &FsPath) -> Option<serde_json::Value> {
+    let mut reader = csv::Reader::from_path(path).ok()?;
+    let columns: Vec<String> = reader.headers().ok()?.iter().map(str::to_string).collect();
+    let rows: Vec<Vec<String>> =
+        reader.records().filter_map(Result::ok).map(|r| r.iter().map(str::to_string).collect()).collect();
+    Some(serde_json::json!({ "columns": columns, "rows": rows }))
+}
+
+/// Every file below `dir` (relative paths), at most `limit`.
+fn files(dir: &FsPath, limit: usize) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else { continue };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if meta.is_file() && out.len() < limit {
+                let rel = e.path().strip_prefix(dir).map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+                if !rel.split('/').any(|c| c.starts_with('.')) {
+                    out.push(serde_json::json!({ "path": rel, "size": meta.len() }));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    out
+}
+
+pub async fn show(
+    State(app): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let dir = app.workspace.results_dir(&name)?;
+    let s =
+        summary(&name, &dir).ok_or_else(|| ApiError::not_found(format!("results/{name}/ holds no experiment.json")))?;
+    let all = files(&dir, 10_000);
+    let plots: Vec<&serde_json::Value> = all
+        .iter()
+        .filter(|f| f["path"].as_str().is_some_and(|p| p.starts_with("plots/") && p.ends_with(".svg")))
+        .collect();
+    Ok(Json(serde_json::json!({
+        "run": s,
+        "summary": table(&dir.join("summary.csv")),
+        "results": table(&dir.join("results.csv")),
+        "plots": plots,
+        "files": all,
+    })))
+}
+
+#[derive(Deserialize)]
+pub struct FileQuery {
+    /// Send as an attachment (the browser saves it).
+    #[serde(default)]
+    download: Option<String>,
+}
+
+pub async fn file(
+    State(app): State<Arc<AppState>>,
+    Path((name, path)): Path<(String, String)>,
+    Query(q): Query<FileQuery>,
+) -> Result<Response, ApiError> {
+    let real = app.workspace.result_file(&name, &path)?;
+    let bytes =
+        std::fs::read(&real).map_err(|e| ApiError::internal(format!("cannot read results/{name}/{path}: {e}")))?;
+    let ext = real.extension().and_then(|e| e.to_str()).unwrap_or_default();
+    let mime = match ext {
+        "svg" => "image/svg+xml",
+        "html" => "text/html; charset=utf-8",
+        "csv" => "text/csv; charset=utf-8",
+        "json" => "application/json",
+        "toml" | "log" | "txt" => "text/plain; charset=utf-8",
+        "pcap" => "application/vnd.tcpdump.pcap",
+        "png" => "image/png",
+        _ => "application/octet-stream",
+    };
+    let mut r = bytes.into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    // A result's files are data: no script of theirs runs with the
+    // page's rights.
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"),
+    );
+    if q.download.is_some() {
+        let file = real.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file: String = file.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
+        if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{file}\"")) {
+            h.insert(header::CONTENT_DISPOSITION, v);
+        }
+    }
+    Ok(r)
+}

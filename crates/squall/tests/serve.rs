@@ -1,0 +1,481 @@
+//! `squall serve` (issue 32) through its real HTTP interface: the server
+//! is the squall binary on an ephemeral port, the client is curl.
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::SQUALL;
+
+/// A running `squall serve`, stopped when dropped.
+struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`
+    base: String,
+    token: String,
+}
+
+impl Server {
+    fn start(workspace: &Path) -> Server {
+        let mut child = Command::new(SQUALL)
+            .args(["serve", "--port", "0", "--jobs", "2", "--workspace"])
+            .arg(workspace)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("squall serve starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = loop {
+            let line = lines.next().expect("squall serve prints its URL").unwrap();
+            if let Some(url) = line.trim().strip_prefix("http://") {
+                break url.to_string();
+            }
+        };
+        let (host, token) = url.split_once("/?token=").expect("URL with ?token=");
+        assert!(host.starts_with("127.0.0.1:"), "binds loopback by default: {url}");
+        Server { child, base: format!("http://{host}"), token: token.into() }
+    }
+
+    /// curl METHOD PATH with the token and `extra` arguments: (status, body).
+    fn call(&self, method: &str, path: &str, extra: &[&str]) -> (u16, String) {
+        let token = format!("X-Squall-Token: {}", self.token);
+        let mut args = vec!["-H", token.as_str()];
+        args.extend_from_slice(extra);
+        curl(method, &format!("{}{path}", self.base), &args)
+    }
+
+    fn json(&self, method: &str, path: &str, body: &serde_json::Value, headers: &[&str]) -> (u16, serde_json::Value) {
+        let body = body.to_string();
+        let mut extra = vec!["-H", "Content-Type: application/json", "--data-binary", body.as_str()];
+        for h in headers {
+            extra.extend(["-H", h]);
+        }
+        let (status, text) = self.call(method, path, &extra);
+        (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)))
+    }
+
+    fn get(&self, path: &str) -> (u16, serde_json::Value) {
+        let (status, text) = self.call("GET", path, &[]);
+        (status, serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn curl(method: &str, url: &str, extra: &[&str]) -> (u16, String) {
+    let o = Command::new("curl")
+        .args(["-sS", "-X", method, "-w", "\n%{http_code}", url])
+        .args(extra)
+        .output()
+        .expect("curl runs (apt-get install curl)");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", &text));
+    (
+        code.trim().parse().unwrap_or_else(|_| panic!("curl {url}: {text} {}", String::from_utf8_lossy(&o.stderr))),
+        body.into(),
+    )
+}
+
+/// Every operation of /api/openapi.json as (method, path with its
+/// parameters filled in).
+fn operations(server: &Server) -> Vec<(String, String)> {
+    let (status, spec) = server.get("/api/openapi.json");
+    assert_eq!(status, 200);
+    assert_eq!(spec["openapi"], "3.1.0");
+    let mut ops = Vec::new();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        let filled = path
+            .replace("{kind}", "networks")
+            .replace("{name}", "nothing-here")
+            .replace("{id}", "999")
+            .replace("{path}", "summary.csv");
+        for method in item.as_object().unwrap().keys() {
+            ops.push((method.to_uppercase(), filled.clone()));
+        }
+    }
+    assert!(ops.len() >= 15, "{ops:?}");
+    ops
+}
+
+#[test]
+fn every_documented_operation_is_mounted_and_needs_the_token() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    for (method, path) in operations(&server) {
+        let body = ["-H", "Content-Type: application/json", "--data-binary", "{}"];
+        let url = format!("{}{path}", server.base);
+        let (status, text) = curl(&method, &url, &body);
+        assert_eq!(status, 401, "{method} {path} without a token: {text}");
+        assert!(text.contains("access token"), "{text}");
+        let (status, _) = curl(&method, &url, &["-H", "X-Squall-Token: 0123", "--data-binary", "{}"]);
+        assert_eq!(status, 401, "{method} {path} with a wrong token");
+        let (status, text) = server.call(&method, &path, &body);
+        assert!(status != 405 && !text.contains("no_route"), "{method} {path} is not mounted: {status} {text}");
+    }
+    // A route that is not documented is not there.
+    let (status, text) = server.call("GET", "/api/nothing", &[]);
+    assert_eq!(status, 404);
+    assert!(text.contains("no_route"), "{text}");
+    // The page: 401 without the token, 200 and a SameSite cookie with it.
+    let (status, _) = curl("GET", &format!("{}/", server.base), &[]);
+    assert_eq!(status, 401);
+    let page = format!("{}/?token={}", server.base, server.token);
+    let o = Command::new("curl").args(["-sS", "-i", &page]).output().unwrap();
+    let head = String::from_utf8_lossy(&o.stdout);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.to_lowercase().contains("set-cookie: squall_token="), "{head}");
+    assert!(head.contains("SameSite=Strict") && head.contains("HttpOnly"), "{head}");
+    // ... and the cookie alone opens the API.
+    let cookie = format!("Cookie: squall_token={}", server.token);
+    let (status, _) = curl("GET", &format!("{}/api/files/networks", server.base), &["-H", &cookie]);
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_refused() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let port = server.base.rsplit(':').next().unwrap();
+    // DNS rebinding: a page of evil.example whose name now leads to 127.0.0.1.
+    let host = format!("Host: evil.example:{port}");
+    let (status, text) = server.call("GET", "/api/files/networks", &["-H", &host]);
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("evil.example"), "{text}");
+    let (status, text) = server.call("GET", "/api/files/networks", &["-H", "Origin: http://evil.example"]);
+    assert_eq!(status, 403, "{text}");
+    let (status, _) = server.call("GET", "/api/files/networks", &["-H", "Sec-Fetch-Site: cross-site"]);
+    assert_eq!(status, 403);
+    let own = format!("Origin: {}", server.base);
+    let (status, _) = server.call("GET", "/api/files/networks", &["-H", &own]);
+    assert_eq!(status, 200);
+    let localhost = format!("Host: localhost:{port}");
+    let (status, _) = server.call("GET", "/api/files/networks", &["-H", &localhost]);
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn a_non_loopback_bind_needs_allow_remote() {
+    let o = common::squall(&["serve", "--bind", "0.0.0.0", "--port", "0", "--workspace", "/nonexistent-never"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--bind 0.0.0.0") && err.contains("--allow-remote"), "{err}");
+    assert!(!Path::new("/nonexistent-never").exists(), "refused before the workspace is made");
+}
+
+#[test]
+fn files_are_written_read_listed_deleted_and_no_edit_is_lost() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let text = "name = \"one\"\n";
+    let (status, made) =
+        server.json("PUT", "/api/files/workloads/w1", &serde_json::json!({ "text": text }), &["If-None-Match: *"]);
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(std::fs::read_to_string(ws.path().join("workloads/w1.toml")).unwrap(), text);
+    // Creating it again is refused: it exists.
+    let (status, _) =
+        server.json("PUT", "/api/files/workloads/w1", &serde_json::json!({ "text": "x" }), &["If-None-Match: *"]);
+    assert_eq!(status, 409);
+    let (status, read) = server.get("/api/files/workloads/w1");
+    assert_eq!((status, read["text"].as_str()), (200, Some(text)));
+    let loaded = read["etag"].as_str().unwrap().to_string();
+    assert_eq!(loaded, made["etag"].as_str().unwrap());
+    // Two editors loaded the same version; the first saves, the second is refused.
+    let a = "description = \"edited by A\"\n";
+    let (status, saved) = server.json(
+        "PUT",
+        "/api/files/workloads/w1",
+        &serde_json::json!({ "text": a }),
+        &[&format!("If-Match: {loaded}")],
+    );
+    assert_eq!(status, 200, "{saved}");
+    let (status, refused) = server.json(
+        "PUT",
+        "/api/files/workloads/w1",
+        &serde_json::json!({ "text": "description = \"edited by B\"\n" }),
+        &[&format!("If-Match: {loaded}")],
+    );
+    assert_eq!(status, 409, "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("changed by someone else"), "{refused}");
+    assert_eq!(refused["etag"], saved["etag"]);
+    assert_eq!(std::fs::read_to_string(ws.path().join("workloads/w1.toml")).unwrap(), a, "A's edit kept");
+    // No precondition on an existing file: refused too.
+    let (status, _) = server.json("PUT", "/api/files/workloads/w1", &serde_json::json!({ "text": "x" }), &[]);
+    assert_eq!(status, 409);
+    let (status, list) = server.get("/api/files/workloads");
+    assert_eq!(status, 200);
+    assert_eq!(list.as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect::<Vec<_>>(), ["w1"]);
+    // A stale delete is refused, a current one done.
+    let (status, _) = server.call("DELETE", "/api/files/workloads/w1", &["-H", &format!("If-Match: {loaded}")]);
+    assert_eq!(status, 409);
+    let current = format!("If-Match: {}", saved["etag"].as_str().unwrap());
+    let (status, _) = server.call("DELETE", "/api/files/workloads/w1", &["-H", &current]);
+    assert_eq!(status, 204);
+    assert!(!ws.path().join("workloads/w1.toml").exists());
+    assert_eq!(server.get("/api/files/workloads/w1").0, 404);
+    assert_eq!(server.get("/api/files/nonsense").0, 404);
+}
+
+/// Every file below `dir`.
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(tree(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn traversal_oversized_and_malformed_requests_are_refused_and_nothing_is_written() {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.toml"), "secret = 1\n").unwrap();
+    let server = Server::start(&ws);
+    std::os::unix::fs::symlink(outside.join("secret.toml"), ws.join("networks/evil.toml")).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("results/evil")).unwrap();
+    let before = (tree(root.path()), std::fs::read_to_string(outside.join("secret.toml")).unwrap());
+    let body = serde_json::json!({ "text": "pwned = 1\n" });
+    for (path, want) in [
+        ("/api/files/networks/..%2F..%2Foutside%2Fx", 400),
+        ("/api/files/networks/%2E%2E", 400),
+        ("/api/files/networks/%2Ftmp%2Fabsolute", 400),
+        ("/api/files/networks/evil", 403),
+    ] {
+        let (status, answer) = server.json("PUT", path, &body, &["If-Match: *"]);
+        assert_eq!(status, want, "PUT {path}: {answer}");
+        assert!(answer["error"].as_str().is_some_and(|e| e.contains("refused")), "{answer}");
+    }
+    let (status, answer) = server.get("/api/files/networks/evil");
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("outside the workspace"), "{answer}");
+    assert!(!answer.to_string().contains("secret = 1"));
+    for path in [
+        "/api/results/x/files/..%2F..%2Fnetworks%2Fevil.toml",
+        "/api/results/x/files/%2Fetc%2Fpasswd",
+        "/api/results/..%2F..%2Foutside/files/secret.toml",
+    ] {
+        let (status, answer) = server.get(path);
+        assert_eq!(status, 400, "GET {path}: {answer}");
+    }
+    let (status, answer) = server.get("/api/results/evil/files/secret.toml");
+    assert_eq!(status, 403, "{answer}");
+    // A body over the 1 MiB bound.
+    let big = serde_json::json!({ "text": "#".repeat(2 << 20) });
+    let file = root.path().join("big.json");
+    std::fs::write(&file, big.to_string()).unwrap();
+    let at = format!("@{}", file.display());
+    let (status, _) = server.call(
+        "PUT",
+        "/api/files/networks/big",
+        &["-H", "Content-Type: application/json", "-H", "If-None-Match: *", "--data-binary", &at],
+    );
+    assert_eq!(status, 413);
+    std::fs::remove_file(&file).unwrap();
+    // Malformed JSON, an unknown field, a wrong type.
+    for (body, says) in [
+        ("{\"text\": ", "EOF while parsing"),
+        ("{\"txt\": \"a = 1\"}", "unknown field `txt`"),
+        ("{\"text\": 5}", "invalid type"),
+    ] {
+        let (status, text) = server.call(
+            "PUT",
+            "/api/files/networks/new",
+            &["-H", "Content-Type: application/json", "-H", "If-None-Match: *", "--data-binary", body],
+        );
+        assert_eq!(status, 400, "{body}: {text}");
+        assert!(text.contains("request body") && text.contains(says), "{body}: {text}");
+    }
+    let (status, text) = server.call("POST", "/api/sets", &["--data-binary", "[1,"]);
+    assert_eq!(status, 400, "{text}");
+    assert_eq!((tree(root.path()), std::fs::read_to_string(outside.join("secret.toml")).unwrap()), before);
+}
+
+/// A network with a mistake: the API's located problem is where `squall
+/// sim` says it is.
+#[test]
+fn validation_gives_the_command_lines_located_errors() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let (status, t) = server.get("/api/templates/gsm-udp");
+    assert_eq!(status, 200);
+    let good = t["network"].as_str().unwrap();
+    assert!(t["workload"].as_str().unwrap().contains("[[workload.udp]]"));
+    let (status, ok) = server.json(
+        "POST",
+        "/api/validate",
+        &serde_json::json!({ "kind": "networks", "name": "gsm", "text": good }),
+        &[],
+    );
+    assert_eq!((status, &ok["ok"]), (200, &serde_json::json!(true)), "{ok}");
+    let bad = good.replacen("rate = \"9600 bit/s\"", "rate = \"9600 bananas\"", 1);
+    assert_ne!(bad, good, "the template has the rate the test spoils");
+    let (_, answer) = server.json(
+        "POST",
+        "/api/validate",
+        &serde_json::json!({ "kind": "networks", "name": "gsm", "text": bad }),
+        &[],
+    );
+    let p = &answer["problems"][0];
+    assert_eq!(answer["ok"], false);
+    // The command line on the same file.
+    std::fs::write(ws.path().join("networks/gsm.toml"), &bad).unwrap();
+    let o =
+        Command::new(SQUALL).current_dir(ws.path()).args(["sim", "networks/gsm.toml", "--out", "o"]).output().unwrap();
+    let cli = String::from_utf8_lossy(&o.stderr);
+    let located = format!(
+        "networks/gsm.toml:{}:{}: `{}`: {}",
+        p["line"],
+        p["column"],
+        p["key"].as_str().unwrap(),
+        p["message"].as_str().unwrap()
+    );
+    assert!(cli.contains(&located), "API {located}\nCLI {cli}");
+    let line = bad.lines().nth(p["line"].as_u64().unwrap() as usize - 1).unwrap();
+    assert!(line.contains("9600 bananas"), "line {} is `{line}`", p["line"]);
+    // A workload file with a network's key in it.
+    let (_, w) = server.json(
+        "POST",
+        "/api/validate",
+        &serde_json::json!({ "kind": "workloads", "text": "[[workload.tcp]]\nname = \"t\"\n\n[[links]]\n" }),
+        &[],
+    );
+    assert_eq!(w["problems"][0]["line"], 4, "{w}");
+}
+
+fn wait_for_job(server: &Server, name: &str) -> serde_json::Value {
+    let start = Instant::now();
+    loop {
+        let (_, jobs) = server.get("/api/jobs");
+        let job = jobs.as_array().unwrap().iter().find(|j| j["name"] == name).cloned().expect("the job is listed");
+        if ["done", "failed", "cancelled"].contains(&job["state"].as_str().unwrap()) {
+            return job;
+        }
+        assert!(start.elapsed() < Duration::from_secs(300), "job still {job} after 300 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A 4-replication set run by the server gives, replication by
+/// replication, the very numbers `squall sim` gives for the same scenario
+/// and seed; a restarted server still lists the run.
+#[test]
+fn a_four_replication_set_matches_squall_sim_and_survives_a_restart() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let (_, t) = server.get("/api/templates/gsm-reno");
+    let network = t["network"].as_str().unwrap().replace("duration = \"600 s\"", "duration = \"60 s\"");
+    let (status, _) =
+        server.json("PUT", "/api/files/networks/gsm", &serde_json::json!({ "text": network }), &["If-None-Match: *"]);
+    assert_eq!(status, 201);
+    let workload = "[[workload.udp]]\nname = \"cbr\"\nfrom = \"fixed\"\nto = \"mobile\"\nsize = \"200 B\"\ninterval = \"500 ms\"\n";
+    let (status, _) =
+        server.json("PUT", "/api/files/workloads/cbr", &serde_json::json!({ "text": workload }), &["If-None-Match: *"]);
+    assert_eq!(status, 201);
+    for (wl, name) in [(None, "own"), (Some("cbr"), "crossed")] {
+        let mut set = serde_json::json!({ "name": name, "network": "gsm", "replications": 4, "seed": 11 });
+        if let Some(w) = wl {
+            set["workload"] = w.into();
+        }
+        let (status, made) = server.json("POST", "/api/sets", &set, &[]);
+        assert_eq!(status, 201, "{made}");
+        let job = wait_for_job(&server, name);
+        assert_eq!(job["state"], "done", "{job}");
+        assert_eq!((job["done"].as_u64(), job["total"].as_u64()), (Some(4), Some(4)));
+        // The same scenario through the command line: the network as it
+        // is, or with its workload replaced by hand.
+        let scenario = ws.path().join(format!("{name}.toml"));
+        let text = match wl {
+            None => network.clone(),
+            Some(_) => {
+                let mut doc: toml::Table = network.parse().unwrap();
+                let w: toml::Table = workload.parse().unwrap();
+                doc.insert("workload".into(), w["workload"].clone());
+                toml::to_string(&doc).unwrap()
+            }
+        };
+        std::fs::write(&scenario, text).unwrap();
+        let out = ws.path().join(format!("sim-{name}"));
+        common::ok(common::squall(&[
+            "sim",
+            scenario.to_str().unwrap(),
+            "--seed",
+            "11",
+            "--replications",
+            "4",
+            "--out",
+            out.to_str().unwrap(),
+            "--no-pcap",
+        ]));
+        let sim = common::summary(&out);
+        let (status, shown) = server.get(&format!("/api/results/{name}"));
+        assert_eq!(status, 200, "{shown}");
+        let results = &shown["results"];
+        let col = |c: &str| results["columns"].as_array().unwrap().iter().position(|x| x == c).unwrap();
+        for r in 0..4 {
+            let dir = shown["run"]["sets"][0]["name"].as_str().unwrap();
+            let path = format!("/api/results/{name}/files/{dir}/p0/rep-{r}/result.json");
+            let (status, served) = server.get(&path);
+            assert_eq!(status, 200, "{path}");
+            assert_eq!(served, sim["runs"][r], "replication {r} of `{name}` differs from squall sim's");
+            let row = results["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|row| row[col("replication")].as_str() == Some(r.to_string().as_str()))
+                .unwrap();
+            assert_eq!(row[col("seed")], (11 + r).to_string());
+            // The results table the page shows: the flow's packet counts.
+            let flow = &sim["runs"][r]["flows"][0];
+            assert_eq!(row[col("sent_packets")], flow["sent_packets"].to_string(), "{row:?} vs {flow}");
+        }
+        assert_eq!(shown["run"]["sets"][0]["seeds"], serde_json::json!([11, 12, 13, 14]));
+        assert!(shown["summary"]["rows"].as_array().is_some_and(|r| !r.is_empty()), "summary table");
+        let plot = shown["plots"][0]["path"].as_str().expect("a plot");
+        let (status, svg) = server.call("GET", &format!("/api/results/{name}/files/{plot}"), &[]);
+        assert_eq!(status, 200);
+        assert!(svg.contains("<svg"), "{plot}");
+    }
+    // The experiment file the set wrote runs the same from the command line.
+    let text = std::fs::read_to_string(ws.path().join("experiments/crossed.toml")).unwrap();
+    assert!(text.contains("../networks/gsm.toml") && text.contains("../workloads/cbr.toml"), "{text}");
+    drop(server);
+    let again = Server::start(ws.path());
+    let (_, runs) = again.get("/api/results");
+    let mut names: Vec<&str> = runs.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["crossed", "own"]);
+    assert!(runs.as_array().unwrap().iter().all(|r| r["complete"] == true && r["done"] == 4));
+    // Running it again into the same results is refused; resuming is not.
+    let (status, _) = again.json("POST", "/api/runs", &serde_json::json!({ "experiment": "own" }), &[]);
+    assert_eq!(status, 409);
+    let (status, _) = again.json("POST", "/api/runs", &serde_json::json!({ "experiment": "own", "resume": true }), &[]);
+    assert_eq!(status, 201);
+    assert_eq!(wait_for_job(&again, "own")["state"], "done");
+}
+
+#[test]
+fn emulation_sets_are_refused_for_now() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let (_, t) = server.get("/api/templates/gsm-udp");
+    server.json("PUT", "/api/files/networks/n", &serde_json::json!({ "text": t["network"] }), &["If-None-Match: *"]);
+    let set = serde_json::json!({ "name": "e", "network": "n", "replications": 1, "engine": "emu" });
+    let (status, answer) = server.json("POST", "/api/sets", &set, &[]);
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("squall run"), "{answer}");
+    assert!(!ws.path().join("experiments/e.toml").exists());
+}
