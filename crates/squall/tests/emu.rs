@@ -44,22 +44,29 @@ impl Run {
     }
 }
 
-/// Runs a bulk transfer of `bytes` with `cc` from fixed to mobile over
-/// `scenario_file`. A run the emulator flags (a delivery left more than
-/// its late threshold after its scheduled time: the machine did not give
-/// it the CPU) says nothing about the model, so it is repeated, up to
-/// three runs in all; the last one is returned whatever its timing, and
-/// the assertions widen their bounds by its measured departure error.
-fn bulk(scenario_file: &str, cc: &str, bytes: &str, extra: &[&str]) -> Run {
-    let mut run = bulk_once(scenario_file, cc, bytes, extra);
+/// Runs `emulate` until a run keeps its timing, up to three runs in all,
+/// and returns the last. A run the emulator flags (a delivery left more
+/// than its late threshold after its scheduled time: the machine did not
+/// give it the CPU) says nothing about the model; the last run is
+/// returned whatever its timing, and the assertions widen their bounds by
+/// its measured departure error. `summary` is a run's summary.json.
+fn until_on_time<T>(what: &str, mut emulate: impl FnMut() -> T, summary: impl Fn(&T) -> serde_json::Value) -> T {
+    let mut run = emulate();
     for _ in 1..3 {
-        if run.summary["timing"]["on_time"] != false {
+        if summary(&run)["timing"]["on_time"] != false {
             break;
         }
-        eprintln!("the run was flagged (timing not kept): running it again");
-        run = bulk_once(scenario_file, cc, bytes, extra);
+        eprintln!("{what}: the emulation was flagged (timing not kept): running it again");
+        run = emulate();
     }
     run
+}
+
+/// Runs a bulk transfer of `bytes` with `cc` from fixed to mobile over
+/// `scenario_file`, repeated while the emulator flags it
+/// ([`until_on_time`]).
+fn bulk(scenario_file: &str, cc: &str, bytes: &str, extra: &[&str]) -> Run {
+    until_on_time(scenario_file, || bulk_once(scenario_file, cc, bytes, extra), |run| run.summary.clone())
 }
 
 fn bulk_once(scenario_file: &str, cc: &str, bytes: &str, extra: &[&str]) -> Run {
@@ -1390,21 +1397,19 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         assert!(o.status.success(), "{engine} {name}: {}", String::from_utf8_lossy(&o.stderr));
         out
     };
-    // An emulation the emulator flags (timing not kept: the machine did
-    // not give it the CPU) says nothing about the model; it is repeated,
-    // up to three runs in all, and the last one is used.
+    // An emulation the emulator flags is repeated ([`until_on_time`]),
+    // each run into a fresh directory.
     let emu_run = |name: &str, sets: &[String]| -> PathBuf {
-        for attempt in 1..=3 {
-            let out = run("emu", name, sets);
-            let summary: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-            if summary["timing"]["on_time"] != false || attempt == 3 {
-                return out;
+        let emulate = || {
+            let out = dir.path().join(format!("emu-{name}"));
+            if out.exists() {
+                std::fs::remove_dir_all(&out).unwrap();
             }
-            eprintln!("{name}: the emulation was flagged (timing not kept): running it again");
-            std::fs::remove_dir_all(&out).unwrap();
-        }
-        unreachable!()
+            run("emu", name, sets)
+        };
+        let summary =
+            |out: &PathBuf| serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        until_on_time(name, emulate, summary)
     };
     for (name, load, keep_alive) in [("off-0", "0%", false), ("off-90", "90%", false), ("on-90", "90%", true)] {
         let mut sets = vec![
