@@ -334,6 +334,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 .unwrap();
             }
         }
+        page.push_str(&cross_tables(&grouped, set));
         // Time plots of the first replication of each point.
         for (point, d) in &set.details {
             let at = set
@@ -533,6 +534,92 @@ fn axes(bars: &[Bars]) -> Axes {
         log_x: span(bars.iter().flat_map(|b| b.points.iter().map(|p| p.0)).collect(), 2.0),
         log_y: span(bars.iter().flat_map(|b| b.points.iter().map(|p| p.1)).collect(), 1.0),
     }
+}
+
+/// The metrics a networks × workloads table shows, with their unit's
+/// scale: (metric, heading, factor, decimals).
+const CROSS_METRICS: &[(&str, &str, f64, usize)] = &[
+    ("goodput_bps", "goodput (kbit/s)", 1e-3, 2),
+    ("elapsed", "elapsed time (s)", 1.0, 2),
+    ("delay_mean", "mean one-way delay (ms)", 1e3, 1),
+    ("retransmitted_pct", "TCP retransmissions (% of data segments)", 1.0, 2),
+];
+
+/// Seed 000 §4.1's replication sets grouped "by each": for a set that
+/// crosses networks with workloads, one table per metric with a row per
+/// network and a column per workload, each cell the mean over
+/// replications and its 95% confidence interval, for every flow of the
+/// combination (the workloads' flows differ, so a cell names them). A set
+/// that also sweeps other keys gets one group of tables per combination
+/// of their values. Empty for a set that does not cross both.
+fn cross_tables(grouped: &Grouped, set: &SetInfo) -> String {
+    let value = |point: &[(String, String)], key: &str| point.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    let mut networks: Vec<String> = Vec::new();
+    let mut workloads: Vec<String> = Vec::new();
+    // The other swept values of each point, as a label, in point order.
+    let mut others: Vec<String> = Vec::new();
+    let mut cell_points: BTreeMap<(String, String, String), Vec<usize>> = BTreeMap::new();
+    for (i, point) in set.points.iter().enumerate() {
+        let (Some(n), Some(w)) = (value(point, "network"), value(point, "workload")) else { return String::new() };
+        let other: Vec<String> = point
+            .iter()
+            .filter(|(k, _)| k != "network" && k != "workload")
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        let other = other.join(", ");
+        for (list, item) in [(&mut networks, &n), (&mut workloads, &w), (&mut others, &other)] {
+            if !list.contains(item) {
+                list.push(item.clone());
+            }
+        }
+        cell_points.entry((other, n, w)).or_default().push(i);
+    }
+    if networks.len() < 2 && workloads.len() < 2 {
+        return String::new();
+    }
+    let mut t = format!("<h3>Networks × workloads</h3>\n<div class=\"cross\" data-set=\"{}\">\n", html(&set.name));
+    for other in &others {
+        if !other.is_empty() {
+            writeln!(t, "<h4>{}</h4>", html(other)).unwrap();
+        }
+        for &(m, heading, factor, decimals) in CROSS_METRICS {
+            write!(t, "<table class=\"cross-{m}\"><caption>{} (mean ± 95% CI over replications)</caption><tr><th>network \\ workload</th>", html(heading)).unwrap();
+            for w in &workloads {
+                write!(t, "<th>{}</th>", html(w)).unwrap();
+            }
+            t.push_str("</tr>\n");
+            for n in &networks {
+                write!(t, "<tr><td>{}</td>", html(n)).unwrap();
+                for w in &workloads {
+                    let points = cell_points.get(&(other.clone(), n.clone(), w.clone())).map_or(&[][..], |p| &p[..]);
+                    let lines: Vec<String> = grouped
+                        .iter()
+                        .filter(|((s, p, _), metrics)| {
+                            s == &set.name && points.contains(p) && metrics.contains_key("elapsed")
+                        })
+                        .filter_map(|((_, _, flow), metrics)| {
+                            let s = summarize(metrics.get(m)?);
+                            s.mean.is_finite().then(|| {
+                                format!(
+                                    "{}: {:.d$} ± {:.d$}",
+                                    html(flow),
+                                    s.mean * factor,
+                                    s.ci95.half_width() * factor,
+                                    d = decimals
+                                )
+                            })
+                        })
+                        .collect();
+                    write!(t, "<td>{}</td>", if lines.is_empty() { "–".to_string() } else { lines.join("<br>") })
+                        .unwrap();
+                }
+                t.push_str("</tr>\n");
+            }
+            t.push_str("</table>\n");
+        }
+    }
+    t.push_str("</div>\n");
+    t
 }
 
 /// Seed 000 Table 2's summary for one point: per flow, elapsed time

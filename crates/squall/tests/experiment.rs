@@ -404,6 +404,51 @@ fn networks_cross_workloads_into_exactly_their_runs() {
     }
     assert_eq!(runs.len(), 6);
     assert!(runs.values().all(|reps| reps.len() == 5), "{runs:?}");
+    // report.html groups by each (seed 000 §4.1): the goodput table has a
+    // row per network and a column per workload, and each cell gives, per
+    // flow, the mean of that combination's five replications in
+    // results.csv and its 95% CI half-width, t(0.975, 4) = 2.776 times
+    // the sample deviation over √5, worked here from the rows.
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let start = report.find("<table class=\"cross-goodput_bps\">").expect("a networks × workloads goodput table");
+    let table = &report[start..start + report[start..].find("</table>").unwrap()];
+    let unescape = |s: &str| s.replace("&gt;", ">").replace("&lt;", "<").replace("&amp;", "&");
+    let body: Vec<&str> = table.split("<tr>").skip(1).collect();
+    let heads: Vec<String> = body[0].split("<th>").skip(2).map(|c| c[..c.find("</th>").unwrap()].to_string()).collect();
+    assert_eq!(heads, ["bulk", "web", "voice"], "{table}");
+    let mut cells = 0;
+    for (row, network) in body[1..].iter().zip(["gsm", "degrader"]) {
+        let tds: Vec<&str> = row.split("<td>").skip(1).map(|c| &c[..c.find("</td>").unwrap()]).collect();
+        assert_eq!(tds[0], network, "{table}");
+        for (cell, workload) in tds[1..].iter().zip(["bulk", "web", "voice"]) {
+            let mut by_flow: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for r in rows.iter().filter(|r| r["network"] == network && r["workload"] == workload) {
+                by_flow.entry(r["label"].clone()).or_default().push(r["goodput_bps"].parse::<f64>().unwrap() / 1e3);
+            }
+            let shown: Vec<String> = cell.split("<br>").map(unescape).collect();
+            assert_eq!(shown.len(), by_flow.len(), "{network} × {workload}: {cell}");
+            for (line, (label, xs)) in shown.iter().zip(&by_flow) {
+                let n = xs.len() as f64;
+                let mean = xs.iter().sum::<f64>() / n;
+                let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+                assert_eq!(n, 5.0);
+                let (flow, numbers) = line.rsplit_once(": ").unwrap();
+                let (m, hw) = numbers.split_once(" ± ").unwrap();
+                assert_eq!(flow, label, "{network} × {workload}");
+                assert!(
+                    (m.parse::<f64>().unwrap() - mean).abs() <= 0.0051,
+                    "{network} × {workload} {label}: {m} against {mean}"
+                );
+                let hw_hand = 2.776 * sd / n.sqrt();
+                assert!(
+                    (hw.parse::<f64>().unwrap() - hw_hand).abs() <= 0.005 + 1e-3 * hw_hand,
+                    "{label}: ± {hw} against {hw_hand}"
+                );
+                cells += 1;
+            }
+        }
+    }
+    assert!(cells >= 7, "{cells} flow cells (voice has two flows per network)");
 
     // The GSM × bulk point, replication 0, is the run of the scenario
     // written by hand: gsm-udp.toml without its UDP flows, the bulk
