@@ -20,10 +20,6 @@ pub enum EmuError {
     /// outside host).
     #[error("scenario: {0}")]
     Inline(String),
-    /// The scenario uses a key only the simulator models (`key` is its
-    /// place in the file, like `hosts[1].processing`).
-    #[error("scenario: `{key}`: {message}")]
-    SimulatorOnly { key: String, message: String },
     /// The scenario's hosts, links and routes do not make a topology.
     #[error("scenario: {0}")]
     Topology(#[from] squall_scenario::TopologyError),

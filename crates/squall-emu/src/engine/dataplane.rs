@@ -156,8 +156,14 @@ pub struct Dataplane {
     events: Vec<Event>,
     next_id: u64,
     /// Deliveries of the current wake-up, written together at its end so
-    /// that the packets due for one host go in one write.
-    outbox: Vec<(Instant, Packet, HostIndex)>,
+    /// that the packets due for one host go in one write; `true` for a
+    /// packet whose capture was taken when it reached the host, before
+    /// its processing delay.
+    outbox: Vec<(Instant, Packet, HostIndex, bool)>,
+    /// Per host, the index in `paths` of its processing delay for what it
+    /// receives, and for what it sends and forwards ([`Self::processing`]).
+    input_processing: Vec<Option<usize>>,
+    output_processing: Vec<Option<usize>>,
     /// Packets delivered at an intermediate host, to push on.
     forward: Vec<(Instant, Packet, HostIndex)>,
     /// Background generators stopped by `squall ctl`, by stage and name,
@@ -215,6 +221,8 @@ impl Dataplane {
             events: Vec::new(),
             next_id: 0,
             outbox: Vec::new(),
+            input_processing: vec![None; n],
+            output_processing: vec![None; n],
             forward: Vec::new(),
             stopped_background: BTreeMap::new(),
             bridge: false,
@@ -222,6 +230,24 @@ impl Dataplane {
             polled: Instant::ZERO,
             last_read: Instant::ZERO,
         }
+    }
+
+    /// The hosts' processing delays (`hosts[i].processing`): for each,
+    /// the host, whether it holds what the host sends and forwards
+    /// (`true`) or what it receives, and its path of one stage, built as
+    /// the simulator builds it (squall-sim `engine.rs`,
+    /// `processing_path`). As in the simulator, a host's capture shows a
+    /// packet it receives when it arrives, before the delay, and one it
+    /// sends after the delay, as it enters the link; packets a host
+    /// forwards are held by both of its delays.
+    pub fn processing(mut self, paths: Vec<(HostIndex, bool, Path)>) -> Self {
+        for (host, output, mut path) in paths {
+            path.set_recording(if self.recorder.records_events() { Recording::All } else { Recording::Off });
+            let which = if output { &mut self.output_processing } else { &mut self.input_processing };
+            which[host] = Some(self.paths.len());
+            self.paths.push(PathSlot { path: Some(path) });
+        }
+        self
     }
 
     /// Bridge mode: `routing` has two hosts joined by one link, and the
@@ -404,10 +430,20 @@ impl Dataplane {
     /// an intermediate host.
     fn deliver_due(&mut self, now: Instant) {
         self.polled = now;
-        for i in 0..self.paths.len() {
+        for i in 0..self.routing.paths.len() {
             let to = self.routing.paths[i].to;
             while let Some(d) = self.paths[i].path.as_mut().and_then(|p| p.poll(now)) {
                 self.arrive(d.at, d.packet, to);
+            }
+        }
+        for host in 0..self.input_processing.len() {
+            while let Some(d) = self.input_processing[host].and_then(|i| self.paths[i].path.as_mut()?.poll(now)) {
+                self.processed_in(d.at, d.packet, host);
+            }
+        }
+        for host in 0..self.output_processing.len() {
+            while let Some(d) = self.output_processing[host].and_then(|i| self.paths[i].path.as_mut()?.poll(now)) {
+                self.processed_out(d.at, d.packet, host);
             }
         }
         for (at, packet, host) in std::mem::take(&mut self.forward) {
@@ -423,17 +459,18 @@ impl Dataplane {
     /// their time catch up sooner.
     fn write_outbox(&mut self) {
         let mut outbox = std::mem::take(&mut self.outbox);
-        outbox.sort_by_key(|(_, _, host)| *host);
+        outbox.sort_by_key(|(_, _, host, _)| *host);
         let mut written = Vec::new();
         let mut entries = outbox.drain(..).peekable();
         let mut group = Vec::new();
-        while let Some((at, packet, host)) = entries.next() {
+        while let Some((at, packet, host, captured)) = entries.next() {
             group.clear();
-            group.push((at, packet));
-            while let Some((at, packet, _)) = entries.next_if(|(_, _, h)| *h == host) {
-                group.push((at, packet));
+            group.push((at, packet, captured));
+            while let Some((at, packet, _, captured)) = entries.next_if(|(_, _, h, _)| *h == host) {
+                group.push((at, packet, captured));
             }
-            let payloads: Vec<&Payload> = group.iter().map(|(_, p)| p.payload.as_ref().unwrap_or(&NO_BYTES)).collect();
+            let payloads: Vec<&Payload> =
+                group.iter().map(|(_, p, _)| p.payload.as_ref().unwrap_or(&NO_BYTES)).collect();
             written.clear();
             written.resize(group.len(), false);
             self.devices[host].send_batch(&payloads, &mut written);
@@ -442,29 +479,67 @@ impl Dataplane {
                 let error = self.devices[host].write_error();
                 self.write_failed(host, error.as_ref());
             }
-            for ((at, packet), ok) in group.drain(..).zip(&written) {
-                self.delivered(at, actual, packet, host, *ok);
+            for ((at, packet, captured), ok) in group.drain(..).zip(&written) {
+                self.delivered(at, actual, packet, host, *ok, captured);
             }
         }
         drop(entries);
         self.outbox = outbox;
     }
 
-    /// `packet` reached `host` at model time `at`: hand it over, or push it
-    /// on towards its destination.
+    /// `packet` reached `host` at model time `at`: through the host's
+    /// processing delay for what it receives, if it has one (captured now
+    /// if the packet is for the host), then [`Self::processed_in`].
     fn arrive(&mut self, at: Instant, packet: Packet, host: HostIndex) {
-        if self.bridge {
-            return self.write_to_host(at, packet, host);
+        let Some(index) = self.input_processing[host] else { return self.processed_in(at, packet, host) };
+        if self.is_for(host, &packet) {
+            self.capture(host, at, &packet);
         }
+        if let Some(p) = self.paths[index].path.as_mut() {
+            p.push(at, packet);
+        }
+    }
+
+    /// Whether `packet`, at `host`, is for it (not to be forwarded).
+    fn is_for(&self, host: HostIndex, packet: &Packet) -> bool {
         let dst = self.routing.destination(packet.flow.dst);
-        if dst == Some(host) || dst.is_none() {
-            self.write_to_host(at, packet, host);
+        self.bridge || dst == Some(host) || dst.is_none()
+    }
+
+    /// `packet` is at `host` at `at`, past the host's processing delay for
+    /// what it receives: hand it over (written with the wake-up's other
+    /// deliveries, [`Self::write_outbox`]), or push it on towards its
+    /// destination (through the host's delay for what it forwards).
+    fn processed_in(&mut self, at: Instant, packet: Packet, host: HostIndex) {
+        if self.is_for(host, &packet) {
+            let captured = self.input_processing[host].is_some();
+            self.outbox.push((at, packet, host, captured));
             return;
         }
+        let dst = self.routing.destination(packet.flow.dst);
         let Some(next) = dst.and_then(|d| self.routing.next_path(host, d)) else {
             self.refuse(host, Refused::NoRoute);
             return;
         };
+        match self.output_processing[host].and_then(|i| self.paths[i].path.as_mut()) {
+            Some(p) => p.push(at, packet),
+            None => self.enter_path(next, at, packet),
+        }
+    }
+
+    /// `packet` leaves `host`'s processing delay for what it sends and
+    /// forwards at `at`: captured if the host sent it, onto the link
+    /// towards its destination.
+    fn processed_out(&mut self, at: Instant, packet: Packet, host: HostIndex) {
+        let next = if self.bridge {
+            self.routing.next_path(host, 1 - host.min(1))
+        } else {
+            self.routing.destination(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst))
+        };
+        let Some(next) = next else { return self.refuse(host, Refused::NoRoute) };
+        if self.bridge || self.routing.host_of(packet.flow.src) == Some(host) {
+            self.capture(host, at, &packet);
+        }
         self.enter_path(next, at, packet);
     }
 
@@ -478,14 +553,27 @@ impl Dataplane {
         }
     }
 
-    /// Queues `packet` for `host`, written with the wake-up's other
-    /// deliveries ([`Self::write_outbox`]).
-    fn write_to_host(&mut self, scheduled: Instant, packet: Packet, host: HostIndex) {
-        self.outbox.push((scheduled, packet, host));
+    /// Records `packet` in `host`'s capture at `at`: as it leaves the host,
+    /// or as it reaches a host with a processing delay (before the delay).
+    fn capture(&mut self, host: HostIndex, at: Instant, packet: &Packet) {
+        if let Some(payload) = packet.payload.as_ref().filter(|_| self.recorder.records_captures()) {
+            let bytes = payload.bytes();
+            let l3 = usize::from(packet.l3).min(bytes.len());
+            self.recorder.capture(host, at, &bytes[l3..]);
+        }
     }
 
-    /// Counts, times and records a delivery written (`ok`) or not.
-    fn delivered(&mut self, scheduled: Instant, actual: Instant, packet: Packet, host: HostIndex, ok: bool) {
+    /// Counts, times and records a delivery written (`ok`) or not; its
+    /// capture unless it was `captured` on arrival.
+    fn delivered(
+        &mut self,
+        scheduled: Instant,
+        actual: Instant,
+        packet: Packet,
+        host: HostIndex,
+        ok: bool,
+        captured: bool,
+    ) {
         let counters = &mut self.hosts[host];
         if ok {
             counters.received_packets += 1;
@@ -505,7 +593,7 @@ impl Dataplane {
         // In bridge mode the IP packet inside the frame (the packet says
         // where it starts), so the pcaps are raw IP in both modes.
         let l3 = usize::from(packet.l3);
-        if let Some(bytes) = packet.payload.filter(|_| self.recorder.records_captures()) {
+        if let Some(bytes) = packet.payload.filter(|_| !captured && self.recorder.records_captures()) {
             let mut bytes = bytes.into_vec();
             bytes.drain(..l3.min(bytes.len()));
             self.recorder.capture_owned(host, actual, bytes);
@@ -605,11 +693,10 @@ impl Dataplane {
         let counters = &mut self.hosts[host];
         counters.sent_packets += 1;
         counters.sent_bytes += u64::from(packet.size);
-        if let Some(payload) = packet.payload.as_ref().filter(|_| self.recorder.records_captures()) {
-            let bytes = payload.bytes();
-            let l3 = usize::from(packet.l3).min(bytes.len());
-            self.recorder.capture(host, now, &bytes[l3..]);
+        if let Some(p) = self.output_processing[host].and_then(|i| self.paths[i].path.as_mut()) {
+            return p.push(now, packet);
         }
+        self.capture(host, now, &packet);
         self.enter_path(next, now, packet);
     }
 

@@ -166,6 +166,8 @@ struct Attached {
 /// stages), the state schedule, and when the run ends.
 struct Model {
     paths: Vec<Option<Path>>,
+    /// Each host's processing delay: (host, for what it sends, path).
+    processing: Vec<(usize, bool, Path)>,
     schedule: StateSchedule,
     end: Instant,
 }
@@ -181,16 +183,6 @@ pub fn run(
     mut options: EmulationOptions,
     signal: Arc<AtomicBool>,
 ) -> Result<EmulationReport, EmuError> {
-    if let Some((i, h)) = scenario.hosts.iter().enumerate().find(|(_, h)| h.processing.is_some()) {
-        return Err(EmuError::SimulatorOnly {
-            key: format!("hosts[{i}].processing"),
-            message: format!(
-                "host `{}`'s processing delay is modelled by `squall sim` only; in emulation, add a stage with \
-                 `delay`/`jitter` on its links instead, or leave the key out",
-                h.name
-            ),
-        });
-    }
     // Held to the end of the run: this thread's CPUs are given back then.
     let (pinned, dataplane_cpu) = place_dataplane(&mut options)?;
     let id = RunId::current();
@@ -228,7 +220,8 @@ pub fn run(
         scenario.stage_names(Direction::Downlink),
         scenario.stage_names(Direction::Uplink),
         recorder,
-    );
+    )
+    .processing(model.processing);
     if options.inline.is_some() {
         dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario));
     }
@@ -443,8 +436,23 @@ fn build_model(scenario: &Scenario) -> Result<Model, EmuError> {
             paths.push(path);
         }
     }
+    let mut processing = Vec::new();
+    for (i, h) in scenario.hosts.iter().enumerate() {
+        let Some(p) = &h.processing else { continue };
+        // As the simulator's processing_path (squall-sim engine.rs): one
+        // stage named HOST.processing, the delay drawn per packet as its
+        // jitter on the stage's own random stream, order kept.
+        let output = p.at == squall_scenario::ProcessingAt::Output;
+        let direction = if output { Direction::Uplink } else { Direction::Downlink };
+        let mut stage = squall_link::StageConfig::named(&format!("{}.processing", h.name));
+        stage.jitter = Some(p.delay.clone());
+        let config = squall_link::PathConfig { direction, stages: vec![stage] };
+        let what = format!("host `{}`'s processing delay", h.name);
+        let path = Path::new(&config, seed).map_err(|source| EmuError::Path { what, source })?;
+        processing.push((i, output, path));
+    }
     let schedule = StateSchedule::new(scenario.schedule(), seed);
-    Ok(Model { paths, schedule, end: Instant::ZERO + scenario.duration })
+    Ok(Model { paths, processing, schedule, end: Instant::ZERO + scenario.duration })
 }
 
 /// The workloads with their environment: SQUALL_FIXED, SQUALL_MOBILE,
