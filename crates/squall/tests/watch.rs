@@ -138,3 +138,133 @@ fn ctl_watch_sees_the_link_rate_and_a_state_switch() {
     let csv = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
     assert!(csv.lines().any(|l| l.contains("slow")), "events.csv has no `slow` row");
 }
+
+/// A running `squall serve` on an ephemeral port: (child, base URL, token).
+fn serve(workspace: &Path) -> (std::process::Child, String, String) {
+    let mut child = Command::new(SQUALL)
+        .args(["serve", "--port", "0", "--workspace"])
+        .arg(workspace)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("squall serve starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("squall serve prints its URL").unwrap();
+        if let Some(url) = line.trim().strip_prefix("http://") {
+            break url.to_string();
+        }
+    };
+    let (host, token) = url.split_once("/?token=").unwrap();
+    (child, format!("http://{host}"), token.to_string())
+}
+
+/// curl with the token: (status, body).
+fn curl(base: &str, token: &str, method: &str, path: &str, body: Option<&str>) -> (u16, String) {
+    let mut cmd = Command::new("curl");
+    cmd.args(["-sS", "-X", method, "-w", "\n%{http_code}", "-H"]).arg(format!("X-Squall-Token: {token}"));
+    if let Some(b) = body {
+        cmd.args(["-H", "Content-Type: application/json", "--data-binary", b]);
+    }
+    let o = cmd.arg(format!("{base}{path}")).output().expect("curl runs");
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap();
+    (code.trim().parse().unwrap(), body.to_string())
+}
+
+/// The control tool's live view over HTTP: `squall serve` lists the
+/// running emulation, streams its counters as Server-Sent Events (the
+/// same lines as `squall ctl watch`, under the same physical bound), and
+/// switches its state on a POST, which the stream and events.csv show.
+#[test]
+fn squall_serve_lists_watches_and_switches_a_running_emulation() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut emu = Command::new(SQUALL)
+        .arg("emu")
+        .arg(scenario(dir.path()))
+        .args(["--out", out.to_str().unwrap(), "--duration", "6 s", "--no-pcap", "--no-events"])
+        .arg("--serve")
+        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
+        .arg("--run")
+        .arg(format!("fixed@0.1s={SQUALL} tool bulk --client 10.0.1.1 --bytes '50 MB'"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = emu.id();
+    let workspace = tempfile::tempdir().unwrap();
+    let (mut server, base, token) = serve(workspace.path());
+    let mut listed = None;
+    for _ in 0..200 {
+        let (status, body) = curl(&base, &token, "GET", "/api/emulations", None);
+        assert_eq!(status, 200, "{body}");
+        let runs: serde_json::Value = serde_json::from_str(&body).unwrap();
+        listed = runs.as_array().unwrap().iter().find(|r| r["id"] == id).cloned();
+        if listed.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let listed = listed.unwrap_or_else(|| panic!("run {id} not in GET /api/emulations"));
+    assert_eq!(listed["info"]["scenario"], "emu-tcp-10mbit", "{listed}");
+    let (status, body) = curl(&base, &token, "GET", "/api/emulations/4000000/watch", None);
+    assert_eq!(status, 404, "{body}");
+    let mut sse = Command::new("curl")
+        .args(["-sSN", "-H"])
+        .arg(format!("X-Squall-Token: {token}"))
+        .arg(format!("{base}/api/emulations/{id}/watch"))
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    let mut ended = None;
+    let mut switched_at = None;
+    for line in BufReader::new(sse.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let Some(data) = line.strip_prefix("data: ") else { continue };
+        let value: serde_json::Value = serde_json::from_str(data).unwrap();
+        if let Some(end) = value.get("end") {
+            ended = Some(end.clone());
+            continue;
+        }
+        if switched_at.is_none() && value["time"].as_f64().unwrap() >= 2.5 {
+            let path = format!("/api/emulations/{id}/state");
+            let (status, body) = curl(&base, &token, "POST", &path, Some(r#"{"name":"nope"}"#));
+            assert_eq!(status, 400, "{body}");
+            assert!(body.contains("no state `nope`") && body.contains("slow"), "{body}");
+            let (status, body) = curl(&base, &token, "POST", &path, Some(r#"{"name":"slow"}"#));
+            assert_eq!(status, 200, "{body}");
+            let answer: serde_json::Value = serde_json::from_str(&body).unwrap();
+            assert_eq!(answer["entered"], "slow");
+            switched_at = Some(answer["time"].as_f64().unwrap());
+        }
+        lines.push(value);
+    }
+    assert!(sse.wait().unwrap().success());
+    assert!(emu.wait().unwrap().success());
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(ended, Some(serde_json::json!("the run ended")));
+    let switched_at = switched_at.expect("the stream reached 2.5 s");
+    assert!(lines.len() >= 15, "{} lines", lines.len());
+    for pair in lines.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let down = |l: &serde_json::Value| {
+            l["paths"].as_array().unwrap().iter().find(|p| p["direction"] == "downlink").unwrap()["delivered_bytes"]
+                .as_u64()
+                .unwrap()
+        };
+        let (t0, t1) = (a["time"].as_f64().unwrap(), b["time"].as_f64().unwrap());
+        let rate = if t0 >= switched_at { 1e6 } else { 4e6 };
+        let bits = (down(b) - down(a)) as f64 * 8.0;
+        assert!(bits <= rate * (t1 - t0) + 2.0 * MTU * 8.0, "{bits} bit in {} s at {rate} bit/s", t1 - t0);
+    }
+    let last = lines.last().unwrap();
+    assert_eq!(last["state"], "slow");
+    let events: Vec<&serde_json::Value> = lines.iter().flat_map(|l| l["events"].as_array().unwrap()).collect();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["state"], "slow");
+}
