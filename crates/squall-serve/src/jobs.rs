@@ -379,12 +379,36 @@ pub async fn run_experiment(
     if !app.workspace.file(Kind::Experiment, &name)?.is_file() {
         return Err(ApiError::not_found(format!("no experiments/{name}.toml")));
     }
+    refuse_emulation(
+        &name,
+        &std::fs::read_to_string(app.workspace.file(Kind::Experiment, &name)?).unwrap_or_default(),
+    )?;
     if !r.resume && app.workspace.results_dir(&name)?.exists() {
         return Err(ApiError::conflict(format!(
             "results/{name}/ exists already: send \"resume\": true to continue it"
         )));
     }
     Ok((axum::http::StatusCode::CREATED, Json(app.queue.push(name, r.resume).await?)))
+}
+
+/// Refuses an experiment file with an emulation set: the queue runs
+/// `squall run` as the server's user, one set after another, without the
+/// root check, the run lock and the live view an emulation needs (the
+/// `engine = "emu"` set of a hand-written file would otherwise start one,
+/// past the check [`create_set`] makes). A file that does not parse is
+/// refused with the command line's located error.
+fn refuse_emulation(name: &str, text: &str) -> Result<(), ApiError> {
+    let file = format!("experiments/{name}.toml");
+    let experiment = squall_scenario::parse_experiment(&file, text)
+        .map_err(|e| ApiError::bad_request(format!("{file} is not a valid experiment: {e}")))?;
+    match experiment.sets.iter().find(|s| s.engine == squall_scenario::Engine::Emu) {
+        Some(set) => Err(ApiError::bad_request(format!(
+            "{file}: set `{}` has engine = \"emu\": the control tool does not run emulations from experiment \
+             files; run `squall run {file}` from a root shell",
+            set.name
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The squall binary the server runs sets with.

@@ -4,7 +4,8 @@
 //! of the same files the command line reads and writes
 //! ([`workspace`]): networks and workloads edited with the command
 //! line's located errors, combined into replication sets run unattended
-//! by `squall run`, and their results browsed.
+//! by `squall run`, and their results browsed; running emulations are
+//! watched and switched through their control sockets ([`live`]).
 //!
 //! Security ([`security`]): loopback by default, a random token in the
 //! printed URL, Host and Origin checks, bounded request bodies, paths
@@ -13,6 +14,7 @@
 pub mod error;
 pub mod jobs;
 pub mod library;
+pub mod live;
 mod openapi;
 pub mod results;
 pub mod security;
@@ -138,6 +140,9 @@ pub fn router(app: Arc<AppState>, guard: Arc<Guard>) -> Router {
         .route("/api/results", get(results::list))
         .route("/api/results/{name}", get(results::show))
         .route("/api/results/{name}/files/{*path}", get(results::file))
+        .route("/api/emulations", get(live::list))
+        .route("/api/emulations/{id}/watch", get(live::watch))
+        .route("/api/emulations/{id}/state", post(live::enter_state))
         .with_state(app);
     Router::new()
         .route("/", get(index).with_state(guard.clone()))

@@ -51,7 +51,9 @@ pub fn spec() -> Value {
               "seed": { "type": "integer", "minimum": 0 }, "engine": { "enum": ["sim"] },
               "set": { "type": "object" }, "sweep": { "type": "object" } } },
           "Run": { "type": "object", "required": ["experiment"], "additionalProperties": false,
-            "properties": { "experiment": { "type": "string" }, "resume": { "type": "boolean" } } }
+            "properties": { "experiment": { "type": "string" }, "resume": { "type": "boolean" } } },
+          "State": { "type": "object", "required": ["name"], "additionalProperties": false,
+            "properties": { "name": { "type": "string", "description": "a [[states]] name of the run's scenario" } } }
         }
       },
       "security": [{ "token": [] }, { "cookie": [] }],
@@ -86,7 +88,18 @@ pub fn spec() -> Value {
             &[("200", "{run, summary, results, plots, files}"), ("404", "no such run")]) },
         "/api/results/{name}/files/{path}": { "get": op("A file of a run (?download=1: as an attachment)",
             &["name", "path"], None, &[("200", "the file"), ("403", "a link out of the workspace"),
-              ("404", "no such file")]) }
+              ("404", "no such file")]) },
+        "/api/emulations": { "get": op("The running emulations (as `squall ctl list` finds them)", &[], None,
+            &[("200", "[{id, info: {scenario, hosts, ...}}] (or {id, error} for a run that did not answer)")]) },
+        "/api/emulations/{id}/watch": { "get": op(
+            "The run's counters as Server-Sent Events, one `data:` JSON line every 200 ms (`squall ctl watch \
+             --json`: time, state, events, paths with delivered_bytes and throughput_bps, stages, flows, \
+             dropped_lines), then {\"end\": why}", &["id"], None,
+            &[("200", "text/event-stream"), ("404", "no such running emulation")]) },
+        "/api/emulations/{id}/state": { "post": op("Enter a scenario state now (`squall ctl state`; logged in \
+             events.csv)", &["id"], Some("State"),
+            &[("200", "{entered, time}"), ("400", "no such state, with the scenario's states"),
+              ("404", "no such running emulation")]) }
       }
     })
 }

@@ -36,6 +36,11 @@ pub enum CtlCommand {
         #[arg(long, value_enum, default_value = "both")]
         direction: Dir,
     },
+    /// Follow run ID live: every 200 ms each path's delivered bytes,
+    /// throughput, drops and packets inside each stage, each flow's
+    /// throughput, the current state and the state switches, until the
+    /// run ends.
+    Watch(WatchArgs),
     /// Start, stop or re-rate one background generator of a stage now
     /// (the stage's other generators run on as they were).
     Background {
@@ -47,6 +52,17 @@ pub enum CtlCommand {
         #[command(subcommand)]
         action: GeneratorAction,
     },
+}
+
+#[derive(Args)]
+pub struct WatchArgs {
+    id: u32,
+    /// Print the raw JSON lines the control socket sends.
+    #[arg(long)]
+    json: bool,
+    /// Stop after this many lines (default: until the run ends).
+    #[arg(long, value_name = "N")]
+    count: Option<u64>,
 }
 
 #[derive(Subcommand)]
@@ -108,6 +124,7 @@ pub fn run(args: CtlArgs) -> Result<ExitCode> {
             }
             return Ok(ExitCode::SUCCESS);
         }
+        CtlCommand::Watch(args) => return watch(&args),
         CtlCommand::Status { id } => (id, Request::Status),
         CtlCommand::State { id, name } => (id, Request::State { name }),
         CtlCommand::Blackout { id, switch, mode, direction } => (
@@ -145,4 +162,77 @@ pub fn run(args: CtlArgs) -> Result<ExitCode> {
         }
         Err(e) => bail!("{e}"),
     }
+}
+
+/// `squall ctl watch`: the control socket's lines as they come, raw
+/// (`--json`) or as a table.
+fn watch(args: &WatchArgs) -> Result<ExitCode> {
+    let mut seen = 0;
+    let done = control::watch(RunId(args.id), |line| {
+        if args.json {
+            outln!("{line}");
+        } else {
+            outln!("{}", table(&line));
+        }
+        seen += 1;
+        args.count.is_none_or(|n| seen < n)
+    });
+    match done {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => bail!("{e}"),
+    }
+}
+
+/// One line of `squall ctl watch` for a person: time and state, then a
+/// row per path and per flow.
+fn table(line: &serde_json::Value) -> String {
+    let rate = |v: &serde_json::Value| v.as_f64().map_or("-".to_string(), |b| format!("{:.3} Mbit/s", b / 1e6));
+    let mut out = format!(
+        "t = {:.1} s   state: {}",
+        line["time"].as_f64().unwrap_or(0.0),
+        line["state"].as_str().unwrap_or("(initial)")
+    );
+    for e in line["events"].as_array().into_iter().flatten() {
+        out += &format!(
+            "   switched to `{}` at {:.3} s",
+            e["state"].as_str().unwrap_or("?"),
+            e["time"].as_f64().unwrap_or(0.0)
+        );
+    }
+    if let Some(n) = line["dropped_lines"].as_u64().filter(|n| *n > 0) {
+        out += &format!("   ({n} lines dropped: this terminal reads slower than they come)");
+    }
+    for p in line["paths"].as_array().into_iter().flatten() {
+        let stages: Vec<String> = p["stages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let dropped: u64 = s["dropped"].as_object().map_or(0, |d| d.values().filter_map(|v| v.as_u64()).sum());
+                format!(
+                    "{} (rate {}, {} inside, {dropped} dropped)",
+                    s["name"].as_str().unwrap_or("?"),
+                    rate(&s["rate_bps"]),
+                    s["packets_inside"]
+                )
+            })
+            .collect();
+        out += &format!(
+            "\n  link {} {:<8} {:>16}  {} bytes delivered  {}",
+            p["link"],
+            p["direction"].as_str().unwrap_or("?"),
+            rate(&p["throughput_bps"]),
+            p["delivered_bytes"],
+            stages.join(", ")
+        );
+    }
+    for f in line["flows"].as_array().into_iter().flatten() {
+        out += &format!(
+            "\n  flow {:<40} {:>16}  {} bytes",
+            f["flow"].as_str().unwrap_or("?"),
+            rate(&f["throughput_bps"]),
+            f["bytes"]
+        );
+    }
+    out
 }

@@ -478,4 +478,20 @@ fn emulation_sets_are_refused_for_now() {
     assert_eq!(status, 400, "{answer}");
     assert!(answer["error"].as_str().unwrap().contains("squall run"), "{answer}");
     assert!(!ws.path().join("experiments/e.toml").exists());
+    // The same set written by hand: POST /api/runs refuses it too, and
+    // queues nothing.
+    let hand = "name = \"hand\"\n[networks]\nn = \"../networks/n.toml\"\n\n[[sets]]\nname = \"live\"\n\
+                networks = [\"n\"]\nengine = \"emu\"\nreplications = 1\n";
+    std::fs::write(ws.path().join("experiments/hand.toml"), hand).unwrap();
+    let (status, answer) = server.json("POST", "/api/runs", &serde_json::json!({ "experiment": "hand" }), &[]);
+    assert_eq!(status, 400, "{answer}");
+    let error = answer["error"].as_str().unwrap();
+    assert!(error.contains("set `live`") && error.contains("engine = \"emu\""), "{answer}");
+    assert_eq!(server.get("/api/jobs").1, serde_json::json!([]));
+    assert!(!ws.path().join("results/hand").exists());
+    // With the engine changed to sim the same file is queued.
+    std::fs::write(ws.path().join("experiments/hand.toml"), hand.replace("\"emu\"", "\"sim\"")).unwrap();
+    let (status, answer) = server.json("POST", "/api/runs", &serde_json::json!({ "experiment": "hand" }), &[]);
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(wait_for_job(&server, "hand")["state"], "done");
 }

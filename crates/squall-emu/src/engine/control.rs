@@ -9,7 +9,12 @@
 //! {"cmd":"blackout","on":true,"mode":"hold","direction":"both"}
 //! {"cmd":"background","stage":"cell","generator":"cbr","action":"stop"}
 //! {"cmd":"background","stage":"cell","generator":"cbr","action":{"rate":"2 Mbit/s"}}
+//! {"cmd":"watch"}
 //! ```
+//!
+//! `watch` is the one request that keeps its connection: after the
+//! answer, a JSON line of counters every [`watch::INTERVAL`] until the
+//! run ends or the client leaves ([`watch`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -24,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use squall_link::{BlackoutMode, Rate};
 use squall_scenario::BlackoutDirection;
 
+use crate::engine::watch::{self, Hub};
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, control_dir};
 
@@ -44,6 +50,11 @@ pub enum ControlRequest {
         stage: String,
         generator: String,
         action: BackgroundAction,
+    },
+    /// The live view's counters now, with the state switches numbered
+    /// above `since` ([`watch::LiveCounters::sample`]).
+    Sample {
+        since: u64,
     },
 }
 
@@ -90,6 +101,9 @@ pub enum Request {
         generator: String,
         action: BackgroundAction,
     },
+    /// Counters every [`watch::INTERVAL`] on this connection (`squall
+    /// ctl watch`).
+    Watch,
 }
 
 fn default_mode() -> BlackoutMode {
@@ -104,6 +118,7 @@ pub struct ControlServer {
     path: PathBuf,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    sampler: Option<JoinHandle<()>>,
 }
 
 impl ControlServer {
@@ -120,11 +135,18 @@ impl ControlServer {
         listener.set_nonblocking(true).context(|| "non-blocking control socket".to_string())?;
         let stop = Arc::new(AtomicBool::new(false));
         let thread_stop = Arc::clone(&stop);
+        let hub = Arc::new(Hub::default());
+        let (sampler_hub, sampler_stop, sampler_dataplane) =
+            (Arc::clone(&hub), Arc::clone(&stop), to_dataplane.clone());
+        let sampler = std::thread::Builder::new()
+            .name("squall-watch".into())
+            .spawn(move || watch::sample_loop(&sampler_hub, &sampler_dataplane, &sampler_stop))
+            .context(|| "start the watch sampler thread".to_string())?;
         let thread = std::thread::Builder::new()
             .name("squall-ctl".into())
-            .spawn(move || serve(listener, info, to_dataplane, &thread_stop))
+            .spawn(move || serve(listener, info, to_dataplane, &hub, &thread_stop))
             .context(|| "start control thread".to_string())?;
-        Ok(ControlServer { path, stop, thread: Some(thread) })
+        Ok(ControlServer { path, stop, thread: Some(thread), sampler: Some(sampler) })
     }
 
     pub fn path(&self) -> &Path {
@@ -135,14 +157,20 @@ impl ControlServer {
 impl Drop for ControlServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
+        for t in [self.thread.take(), self.sampler.take()].into_iter().flatten() {
             let _ = t.join();
         }
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
-fn serve(listener: UnixListener, info: serde_json::Value, to_dataplane: Sender<ControlMessage>, stop: &AtomicBool) {
+fn serve(
+    listener: UnixListener,
+    info: serde_json::Value,
+    to_dataplane: Sender<ControlMessage>,
+    hub: &Hub,
+    stop: &AtomicBool,
+) {
     while !stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, _)) => {
@@ -151,7 +179,7 @@ fn serve(listener: UnixListener, info: serde_json::Value, to_dataplane: Sender<C
                 let _ = stream.set_write_timeout(Some(std::time::Duration::from_secs(2)));
                 match peer_uid(&stream) {
                     Ok(uid) if may_control(uid) => {
-                        let _ = handle(stream, &info, &to_dataplane);
+                        let _ = handle(stream, &info, &to_dataplane, hub);
                     }
                     Ok(uid) => refuse(&stream, &format!("refused: uid {uid} does not own this run")),
                     Err(e) => refuse(&stream, &format!("refused: cannot tell who is asking ({e})")),
@@ -192,13 +220,30 @@ pub fn parse_request(line: &[u8]) -> Result<Request, String> {
     serde_json::from_str(text.trim_end()).map_err(|e| format!("bad request: {e}"))
 }
 
-fn handle(stream: UnixStream, info: &serde_json::Value, to_dataplane: &Sender<ControlMessage>) -> std::io::Result<()> {
+fn handle(
+    stream: UnixStream,
+    info: &serde_json::Value,
+    to_dataplane: &Sender<ControlMessage>,
+    hub: &Hub,
+) -> std::io::Result<()> {
     let mut line = Vec::new();
     // One byte past the limit tells an oversized request from one that fits.
     BufReader::new(&stream).take(MAX_REQUEST as u64 + 1).read_until(b'\n', &mut line)?;
     let answer: Result<serde_json::Value, String> = match parse_request(&line) {
         Err(e) => Err(e),
         Ok(Request::Info) => Ok(info.clone()),
+        Ok(Request::Watch) => {
+            let accepted =
+                serde_json::json!({"ok": true, "result": {"interval_ms": watch::INTERVAL.as_millis() as u64}});
+            let mut w = &stream;
+            writeln!(w, "{accepted}")?;
+            // A client too slow to take a line in 2 s is left behind.
+            stream.set_write_timeout(Some(std::time::Duration::from_secs(2)))?;
+            if let Err(e) = hub.subscribe(stream.try_clone()?) {
+                writeln!(w, "{}", serde_json::json!({"ok": false, "error": e}))?;
+            }
+            return Ok(());
+        }
         Ok(request) => {
             let request = match request {
                 Request::Status => ControlRequest::Status,
@@ -209,7 +254,7 @@ fn handle(stream: UnixStream, info: &serde_json::Value, to_dataplane: &Sender<Co
                 Request::Background { stage, generator, action } => {
                     ControlRequest::Background { stage, generator, action }
                 }
-                Request::Info => unreachable!("answered above"),
+                Request::Info | Request::Watch => unreachable!("answered above"),
             };
             let (reply, answer) = mpsc::channel();
             match to_dataplane.send(ControlMessage { request, reply }) {
@@ -245,6 +290,34 @@ pub fn request(id: RunId, request: &Request) -> Result<serde_json::Value, EmuErr
     } else {
         Err(err(reply["error"].as_str().unwrap_or("unknown error").to_string()))
     }
+}
+
+/// Watches run `id`: `each` gets every line of counters (see [`watch`])
+/// until it returns `false` or the run ends (`Ok` both ways).
+pub fn watch(id: RunId, mut each: impl FnMut(serde_json::Value) -> bool) -> Result<(), EmuError> {
+    let path = id.control_socket();
+    let err = |message: String| EmuError::Control { path: path.display().to_string(), message };
+    let stream = UnixStream::connect(&path).map_err(|e| err(format!("{e} (is run {} still going?)", id.0)))?;
+    // Lines come every 200 ms; 5 s of silence means the run is stuck.
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).map_err(|e| err(e.to_string()))?;
+    let text = serde_json::to_string(&Request::Watch).map_err(|e| err(e.to_string()))?;
+    let mut w = &stream;
+    writeln!(w, "{text}").map_err(|e| err(e.to_string()))?;
+    let mut first = true;
+    for line in BufReader::new(&stream).lines() {
+        let line = line.map_err(|e| err(e.to_string()))?;
+        let value: serde_json::Value = serde_json::from_str(&line).map_err(|e| err(format!("bad line: {e}")))?;
+        if value["ok"] == serde_json::Value::Bool(false) {
+            return Err(err(value["error"].as_str().unwrap_or("unknown error").to_string()));
+        }
+        if std::mem::take(&mut first) {
+            continue;
+        }
+        if !each(value) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// The runs with a live control socket.

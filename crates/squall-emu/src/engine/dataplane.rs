@@ -37,6 +37,7 @@ use crate::engine::control::{ControlMessage, ControlRequest};
 use crate::engine::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::engine::routing::{HostIndex, Routing};
 use crate::engine::timing::{TimingRecorder, TimingSummary};
+use crate::engine::watch::LiveCounters;
 use crate::sys::device::PacketDevice;
 use crate::wire::ethernet::Frame;
 use crate::wire::ipv4::{self, Refused};
@@ -180,6 +181,8 @@ pub struct Dataplane {
     polled: Instant,
     /// When packets were last read (for `busy_poll`).
     last_read: Instant,
+    /// What `squall ctl watch` samples.
+    live: LiveCounters,
 }
 
 impl Dataplane {
@@ -229,6 +232,7 @@ impl Dataplane {
             inline_filter: crate::engine::inline::InlineFilter::default(),
             polled: Instant::ZERO,
             last_read: Instant::ZERO,
+            live: LiveCounters::default(),
         }
     }
 
@@ -406,6 +410,7 @@ impl Dataplane {
 
     fn enter_state(&mut self, at: Instant, now: Instant, state: &State) {
         self.drain_events();
+        self.live.state_entered(at, &state.name);
         if self.recorder.records_events() {
             self.events.push(Event {
                 time: at,
@@ -433,6 +438,7 @@ impl Dataplane {
         for i in 0..self.routing.paths.len() {
             let to = self.routing.paths[i].to;
             while let Some(d) = self.paths[i].path.as_mut().and_then(|p| p.poll(now)) {
+                self.live.path_delivered(i, d.packet.size);
                 self.arrive(d.at, d.packet, to);
             }
         }
@@ -578,6 +584,7 @@ impl Dataplane {
         if ok {
             counters.received_packets += 1;
             counters.received_bytes += u64::from(packet.size);
+            self.live.flow_delivered(&packet.flow, packet.size);
         } else {
             counters.write_errors += 1;
         }
@@ -778,6 +785,14 @@ impl Dataplane {
                 "timing": self.timing.summary(),
                 "capture_dropped": self.recorder.dropped(),
             })),
+            // Sampled at the instant the paths were last advanced to:
+            // every delivery scheduled up to it is counted, none after,
+            // so bytes between two samples are bounded by the link's
+            // rate times the time between them.
+            ControlRequest::Sample { since } => {
+                let paths = self.routing.paths.iter().zip(self.paths.iter().map(|s| s.path.as_ref()));
+                Ok(self.live.sample(self.polled, since, paths))
+            }
             ControlRequest::EnterState(name) => {
                 let state = self.schedule.enter(&name).cloned().ok_or_else(|| {
                     let names: Vec<&str> = self.schedule.states().map(|s| s.name.as_str()).collect();

@@ -8,7 +8,7 @@
 //!   writer thread through a bounded queue.
 //! - [`inline`]: squall between two existing interfaces; [`uplink`]: the
 //!   outside host, whose packets leave through a real interface.
-//! - [`control`]: the `squall ctl` socket.
+//! - [`control`]: the `squall ctl` socket; [`watch`]: its live view.
 //! - [`workload`]: commands per host.
 //! - [`cleanup`]: stale objects of dead runs, signals.
 //! - [`baseline`]: the benchmark's baselines (plain veth, bare forwarder).
@@ -24,4 +24,5 @@ pub mod recording;
 pub mod routing;
 pub mod timing;
 pub mod uplink;
+pub mod watch;
 pub mod workload;
