@@ -15,7 +15,7 @@ use crate::dist::correlated::Correlation;
 use crate::dist::{Distribution, constant_or_table};
 pub use crate::error::ConfigError;
 use crate::event::Direction;
-pub use crate::netem::{Duplicate, FourState, RateOverhead, SendEarly};
+pub use crate::netem::{Duplicate, FourState, RateOverhead, SendEarly, Slot};
 pub use crate::patch::StagePatch;
 pub use crate::queue::{DropPolicy, QueueConfig, RedConfig};
 pub use crate::series::StageSeries;
@@ -100,6 +100,10 @@ pub struct StageConfig {
     /// Chosen packets skip `delay` and `jitter` (tc-netem `reorder P gap N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub send_early: Option<SendEarly>,
+    /// Packets leave only at slot starts, a bounded batch per slot
+    /// (tc-netem `slot`; [`Slot`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<Slot>,
     /// Let packets of one flow overtake each other (random delays, ARQ).
     /// Off: each flow leaves in the order it entered.
     #[serde(default)]

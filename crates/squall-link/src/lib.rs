@@ -57,7 +57,7 @@ pub use config::{
 pub use dist::correlated::{Correlation, CorrelationGenerator};
 pub use dist::{Distribution, NetemTable, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
-pub use netem::{Duplicate, FourState, RateOverhead, SendEarly};
+pub use netem::{Duplicate, FourState, RateOverhead, SendEarly, Slot};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
 pub use path::{Delivery, Path, PathStats};
 pub use queue::{AqmConfig, Class, ClassfulConfig, FifoConfig, QueueKind};

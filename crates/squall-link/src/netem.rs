@@ -6,9 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::dist::Distribution;
 use crate::dist::correlated::Correlation;
 use crate::error::ConfigError;
-use crate::units::Probability;
+use crate::time::Duration;
+use crate::units::{Bytes, Probability};
 
 /// Duplicate packets as they enter the stage (tc-netem `duplicate P [C]`;
 /// sch_netem.c `netem_enqueue`): with probability `probability` a copy
@@ -58,6 +60,79 @@ impl SendEarly {
             return Err(ConfigError::new(
                 &format!("{key}.gap"),
                 "must be at least 1 (1: every packet may go early; 5: at most every 5th), like gap = 5",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Packets leave only at slot starts (tc-netem `slot MIN [MAX] [packets
+/// N] [bytes B]` and `slot distribution DIST DELAY JITTER [packets N]
+/// [bytes B]`; Linux net/sched/sch_netem.c `get_slot_next` and
+/// `netem_dequeue`), as on a link that sends in bursts (Wi-Fi aggregation,
+/// DOCSIS, LTE scheduling):
+///
+/// - a packet due (its delay spent) waits for the slot in force to start;
+/// - a slot sends due packets, in order, until it has sent `packets`
+///   packets or `bytes` bytes or more (the packet that passes the byte
+///   budget still goes, as in the kernel); then the next slot starts
+///   `interval` (one draw) later;
+/// - a packet that becomes due after the slot in force started makes the
+///   next slot start one draw after it (netem: `slot_next < time_to_send`
+///   draws a new slot), so packets never leave between slot starts.
+///
+/// `slot MIN MAX` is `interval = { kind = "uniform", low = MIN, high = MAX }`
+/// (netem draws in [MIN, MAX)); `slot MIN` is a constant; `slot distribution
+/// normal D J` is `interval = { kind = "netem_table", table = "normal", mu =
+/// D, sigma = J }`. Without `packets` and `bytes` a slot carries every
+/// packet due at its start (netem's INT_MAX).
+///
+/// squall draws a new slot at the instant a packet becomes due; netem, on
+/// the dequeue that notices (at the packet's enqueue when the queue was
+/// empty, then at its due time): with a delay in front of the slots, a
+/// netem slot drawn at enqueue can end after the packet is due, and the
+/// packet then leaves at that earlier-drawn slot instead.
+///
+/// ```toml
+/// slot = { interval = { kind = "uniform", low = "800 us", high = "1 ms" }, packets = 32, bytes = "64 KB" }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slot {
+    /// Time from the start of one slot to the start of the next.
+    #[serde(deserialize_with = "crate::dist::constant_or_table::deserialize")]
+    pub interval: Distribution<Duration>,
+    /// Packets a slot carries at most; absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packets: Option<u32>,
+    /// Bytes after which a slot ends (the packet that reaches them goes);
+    /// absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+}
+
+impl Slot {
+    /// The packets a new slot may carry (netem's `packets_left`).
+    pub(crate) fn packet_budget(&self) -> i64 {
+        self.packets.map_or(i64::from(i32::MAX), i64::from)
+    }
+
+    /// The bytes a new slot may carry (netem's `bytes_left`).
+    pub(crate) fn byte_budget(&self) -> i64 {
+        self.bytes.map_or(i64::from(i32::MAX), |b| i64::try_from(b.0).unwrap_or(i64::MAX))
+    }
+
+    pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.packets == Some(0) {
+            return Err(ConfigError::new(
+                &format!("{key}.packets"),
+                "must be at least 1 packet per slot (leave it out for no limit), like packets = 32",
+            ));
+        }
+        if self.bytes.is_some_and(|b| b.0 == 0) {
+            return Err(ConfigError::new(
+                &format!("{key}.bytes"),
+                "must be at least 1 B per slot (leave it out for no limit), like bytes = \"64 KB\"",
             ));
         }
         Ok(())
@@ -175,6 +250,9 @@ impl crate::config::StageConfig {
                 &key("rate_overhead"),
                 "adds bytes to what `rate` charges: give a `rate` too, like rate = \"5 kbit/s\"",
             ));
+        }
+        if let Some(s) = &self.slot {
+            s.validate(&key("slot"))?;
         }
         if let Some(e) = &self.send_early {
             e.validate(&key("send_early"))?;

@@ -526,6 +526,7 @@ mod field_types {
     impl Distributions for crate::series::StageSeries {}
     super::struct_distributions!(BackgroundConfig { gap, size, on, off });
     super::struct_distributions!(VacationConfig { serving, length });
+    super::struct_distributions!(crate::netem::Slot { interval });
 }
 
 #[cfg(test)]

@@ -41,7 +41,12 @@
 //!   `rate_overhead`.
 //! - `limit N` → `queue = { packets = N }` (netem's default is 1000).
 //!
-//! Refused with a clear error: `slot` (not built yet), `seed` (give
+//! - `slot MIN [MAX] [packets N] [bytes B]`, `slot distribution DIST D J
+//!   [packets N] [bytes B]` → `slot` ([`squall_link::Slot`]: packets leave
+//!   only at slot starts, a slot every draw from [MIN, MAX) or from netem's
+//!   table with mean D and jitter J).
+//!
+//! Refused with a clear error: `seed` (give
 //! `--seed`), a distribution table file, and `loss` with `corrupt` on one
 //! line (a squall stage has one error model).
 
@@ -49,8 +54,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use squall_link::{
-    Correlation, CorrelationGenerator, Distribution, Duplicate, Duration, ErrorMode, ErrorModel, FourState,
-    GilbertElliott, NetemTable, Probability, QueueConfig, Rate, RateOverhead, SendEarly, StageConfig,
+    Bytes, Correlation, CorrelationGenerator, Distribution, Duplicate, Duration, ErrorMode, ErrorModel, FourState,
+    GilbertElliott, NetemTable, Probability, QueueConfig, Rate, RateOverhead, SendEarly, Slot, StageConfig,
 };
 
 use crate::error::{ErrorKind, ScenarioError};
@@ -217,6 +222,21 @@ fn describe_stage(s: &StageConfig) -> String {
     if let Some(o) = &s.rate_overhead {
         parts.push(format!("overhead {} B, cell {} B + {} B", o.packet, o.cell_size, o.cell));
     }
+    if let Some(slot) = &s.slot {
+        let interval = match &slot.interval {
+            Distribution::Constant { value } => format!("every {}", ms(value.as_nanos() as f64)),
+            Distribution::Uniform { low, high } => {
+                format!("every {}..{}", ms(low.as_nanos() as f64), ms(high.as_nanos() as f64))
+            }
+            Distribution::NetemTable { table, mu, sigma } => {
+                format!("every {} {}, jitter {}", ms(mu.as_nanos() as f64), table.as_str(), ms(sigma.as_nanos() as f64))
+            }
+            other => format!("every {other:?}"),
+        };
+        let packets = slot.packets.map_or(String::new(), |n| format!(", {n} packets"));
+        let bytes = slot.bytes.map_or(String::new(), |b| format!(", {} B", b.0));
+        parts.push(format!("slots {interval}{packets}{bytes}"));
+    }
     if let Some(n) = s.queue.packets {
         parts.push(format!("limit {n}"));
     }
@@ -308,17 +328,17 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
             "gap" => line.gap(&opt)?,
             "duplicate" => line.duplicate(&opt)?,
             "ecn" => line.ecn(&opt)?,
-            "slot" | "seed" => {
-                let what = if opt.text == "seed" {
-                    "netem's `seed` is not read: a squall run's random streams come from the scenario's seed; give `--seed S` instead"
-                } else {
-                    "netem's `slot` is not built in squall yet; remove it (see the guide's netem page)"
-                };
-                return Err(line.p.error(opt.span.clone(), opt.text, what));
+            "slot" => line.slot(&opt)?,
+            "seed" => {
+                return Err(line.p.error(
+                    opt.span.clone(),
+                    opt.text,
+                    "netem's `seed` is not read: a squall run's random streams come from the scenario's seed; give `--seed S` instead",
+                ));
             }
             other => {
                 return Err(line.p.error(opt.span.clone(), other, format!(
-                    "unknown netem option `{other}`; expected one of rate, delay, distribution, loss, corrupt, duplicate, reorder, gap, ecn, limit, like `rate 10mbit delay 50ms 10ms loss 1%`"
+                    "unknown netem option `{other}`; expected one of rate, delay, distribution, loss, corrupt, duplicate, reorder, gap, ecn, slot, limit, like `rate 10mbit delay 50ms 10ms loss 1%`"
                 )));
             }
         }
@@ -630,6 +650,96 @@ impl<'a> NetemLine<'a> {
         Ok(())
     }
 
+    /// `slot MIN [MAX] [packets N] [bytes B]` or `slot distribution DIST
+    /// DELAY JITTER [packets N] [bytes B]` (tc/q_netem.c: MAX defaults to
+    /// MIN and may not be below it; the jitter must be positive).
+    fn slot(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
+        let NetemLine { p, cfg, seen, .. } = self;
+        once(seen, opt, "slot", p)?;
+        let interval = if p.next_is_number() {
+            let min = p.arg(opt, "a time")?;
+            let low = tc_time(min.text).ok_or_else(|| bad_time(p, &min, "slot"))?;
+            let mut high = low;
+            if p.next_is_number() {
+                let max = p.arg(opt, "a time")?;
+                high = tc_time(max.text).ok_or_else(|| bad_time(p, &max, "slot"))?;
+                if high < low {
+                    return Err(p.error(
+                        max.span.clone(),
+                        "slot",
+                        format!("the longest slot {:?} is shorter than the shortest {:?}; give MIN then MAX, like `slot 800us 1ms`", max.text, min.text),
+                    ));
+                }
+            }
+            if high == low { Distribution::Constant { value: low } } else { Distribution::Uniform { low, high } }
+        } else {
+            let word = p.arg(opt, "slot times, like `slot 800us 1ms` or `slot distribution normal 1ms 200us`")?;
+            if word.text != "distribution" {
+                return Err(p.error(
+                    word.span.clone(),
+                    "slot",
+                    format!("{:?} is not a slot time; expected `slot MIN [MAX]` or `slot distribution DIST DELAY JITTER`, like `slot 800us 1ms packets 32`", word.text),
+                ));
+            }
+            let kind = p.arg(&word, "a distribution, like `slot distribution normal 1ms 200us`")?;
+            let table = match kind.text {
+                "normal" => NetemTable::Normal,
+                "pareto" => NetemTable::Pareto,
+                "paretonormal" => NetemTable::Paretonormal,
+                other => {
+                    return Err(p.error(
+                        kind.span.clone(),
+                        "slot distribution",
+                        format!(
+                            "distribution `{other}` is not known; netem's are `normal`, `pareto` and `paretonormal`"
+                        ),
+                    ));
+                }
+            };
+            let d = p.arg(opt, "the mean slot time and its jitter, like `slot distribution normal 1ms 200us`")?;
+            let mu = tc_time(d.text).ok_or_else(|| bad_time(p, &d, "slot delay"))?;
+            let j = p.arg(opt, "a jitter after the slot time, like `slot distribution normal 1ms 200us`")?;
+            let sigma = tc_time(j.text).ok_or_else(|| bad_time(p, &j, "slot jitter"))?;
+            if sigma == Duration::ZERO {
+                return Err(p.error(
+                    j.span.clone(),
+                    "slot jitter",
+                    "a slot distribution needs a positive jitter, like `slot distribution normal 1ms 200us` (as in tc)",
+                ));
+            }
+            Distribution::NetemTable { table, mu, sigma }
+        };
+        let mut slot = Slot { interval, packets: None, bytes: None };
+        if p.peek().is_some_and(|t| t.text == "packets") {
+            let at = p.next().map(|t| Token { text: t.text, span: t.span.clone() }).expect("peeked");
+            let v = p.arg(&at, "a number of packets per slot, like `packets 32`")?;
+            slot.packets =
+                Some(v.text.parse::<u32>().ok().filter(|&n| n > 0 && n <= i32::MAX as u32).ok_or_else(|| {
+                    p.error(
+                        v.span.clone(),
+                        "slot packets",
+                        format!(
+                            "{:?} is not a number of packets; expected a whole number from 1, like `packets 32`",
+                            v.text
+                        ),
+                    )
+                })?);
+        }
+        if p.peek().is_some_and(|t| t.text == "bytes") {
+            let at = p.next().map(|t| Token { text: t.text, span: t.span.clone() }).expect("peeked");
+            let v = p.arg(&at, "a size per slot, like `bytes 64k`")?;
+            slot.bytes = Some(tc_size(v.text).filter(|&n| n > 0).map(Bytes).ok_or_else(|| {
+                p.error(
+                    v.span.clone(),
+                    "slot bytes",
+                    format!("{:?} is not a size; expected tc's spelling from 1 byte, like 1500, 64k or 1mb", v.text),
+                )
+            })?);
+        }
+        cfg.slot = Some(slot);
+        Ok(())
+    }
+
     fn ecn(&mut self, opt: &Token<'a>) -> Result<(), ScenarioError> {
         let NetemLine { p, cfg, seen, ecn_at, .. } = self;
         once(seen, opt, "ecn", p)?;
@@ -784,6 +894,26 @@ fn tc_time(s: &str) -> Option<Duration> {
     };
     let nanos = v * ns;
     (nanos < u64::MAX as f64).then(|| Duration::from_nanos_f64(nanos))
+}
+
+/// tc's sizes (tc/tc_util.c `get_size`, case-insensitive): a bare number
+/// or `b` in bytes, `k`/`kb` 1024 bytes, `m`/`mb` 1024², `g`/`gb` 1024³,
+/// `kbit`, `mbit`, `gbit` those over 8; at most 2³¹ − 1 (netem keeps the
+/// budget in an int).
+fn tc_size(s: &str) -> Option<u64> {
+    let (v, unit) = split_unit(s)?;
+    let scale = match unit.as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1024.0,
+        "m" | "mb" => 1024.0 * 1024.0,
+        "g" | "gb" => 1024.0 * 1024.0 * 1024.0,
+        "kbit" => 1024.0 / 8.0,
+        "mbit" => 1024.0 * 1024.0 / 8.0,
+        "gbit" => 1024.0 * 1024.0 * 1024.0 / 8.0,
+        _ => return None,
+    };
+    let n = (v * scale).floor();
+    (n <= f64::from(i32::MAX)).then_some(n as u64)
 }
 
 /// tc's rates (case-insensitive): `bit`, `kbit`, `mbit`, `gbit`, `tbit`

@@ -172,7 +172,18 @@ fn unsupported_options_are_clear_errors() {
         ("delay 10ms gap 0", "gap", 16, "expected a whole number of packets from 1, like `gap 5`"),
         ("delay 10ms loss 1% ecn corrupt 1%", "corrupt", 24, "give `corrupt` or `loss`, not both"),
         ("delay 10ms ecn", "ecn", 12, "`ecn` marks packets a loss model would drop"),
-        ("delay 10ms slot 5ms", "slot", 12, "netem's `slot` is not built in squall yet"),
+        ("delay 10ms slot 5ms 2ms", "slot", 21, "the longest slot \"2ms\" is shorter than the shortest \"5ms\""),
+        ("slot soon", "slot", 6, "\"soon\" is not a slot time; expected `slot MIN [MAX]`"),
+        ("slot 1ms 2x", "slot", 10, "\"2x\" is not a time"),
+        ("slot distribution lognormal 1ms 1ms", "slot distribution", 19, "distribution `lognormal` is not known"),
+        ("slot distribution normal 1ms 0", "slot jitter", 30, "needs a positive jitter"),
+        ("slot distribution normal 1ms", "slot", 1, "`slot` needs a jitter after the slot time"),
+        ("slot distribution normal", "slot", 1, "`slot` needs the mean slot time and its jitter"),
+        ("slot 1ms packets 0", "slot packets", 18, "\"0\" is not a number of packets"),
+        ("slot 1ms packets", "packets", 10, "`packets` needs a number of packets per slot"),
+        ("slot 1ms bytes 3q", "slot bytes", 16, "\"3q\" is not a size"),
+        ("slot 1ms bytes 4g", "slot bytes", 16, "\"4g\" is not a size"),
+        ("slot", "slot", 1, "`slot` needs slot times"),
         ("delay 10ms seed 7", "seed", 12, "give `--seed S` instead"),
         ("delay 10ms loss 1% 125%", "loss correlation", 20, "\"125%\" is not a loss correlation"),
         ("delay 10ms 5ms 1x", "delay correlation", 16, "\"1x\" is not a delay correlation"),
@@ -293,4 +304,69 @@ fn netem_keys_in_a_scenario_file() {
         let err = parse("bad.toml", &file(stage), Path::new(".")).unwrap_err();
         assert!(err.to_string().contains(&format!("`links[0].downlink[0].{key}`")), "{key}: {err}");
     }
+}
+
+/// tc-netem(8)'s `slot` forms (iproute2 `tc/q_netem.c`): MAX defaults to
+/// MIN, `packets` and `bytes` in either order after the times only as tc
+/// reads them (packets first), sizes in tc's units (`get_size`: k = 1024).
+#[test]
+fn slot_forms() {
+    use squall_link::{Bytes, NetemTable, Slot};
+    let ms = Duration::from_millis;
+    let s = parse_netem("slot 800us 1ms packets 32 bytes 64k").unwrap();
+    assert_eq!(
+        s.slot,
+        Some(Slot {
+            interval: Distribution::Uniform { low: Duration::from_micros(800), high: ms(1) },
+            packets: Some(32),
+            bytes: Some(Bytes(65_536)),
+        })
+    );
+    s.validate().unwrap();
+    let s = parse_netem("delay 10ms slot 2ms").unwrap();
+    assert_eq!(s.slot, Some(Slot { interval: Distribution::Constant { value: ms(2) }, packets: None, bytes: None }));
+    assert_eq!(s.delay, ms(10));
+    let s = parse_netem("slot distribution pareto 1ms 500us bytes 1500 rate 1mbit").unwrap();
+    assert_eq!(
+        s.slot,
+        Some(Slot {
+            interval: Distribution::NetemTable {
+                table: NetemTable::Pareto,
+                mu: ms(1),
+                sigma: Duration::from_micros(500)
+            },
+            packets: None,
+            bytes: Some(Bytes(1500)),
+        })
+    );
+    assert_eq!(s.rate, Some(Rate::from_bits_per_sec(1_000_000)));
+    // The scenario key reads back what the line made.
+    let sc = scenario_from_netem("slot 8ms 12ms packets 4", None).unwrap();
+    let text = toml::to_string(&sc).unwrap();
+    assert!(text.contains("slot"), "{text}");
+    assert_eq!(parse("netem.toml", &text, Path::new(".")).unwrap(), sc);
+}
+
+/// A scenario's `slot` key: located errors for a budget of 0.
+#[test]
+fn slot_key_errors_are_located() {
+    let text = |slot: &str| {
+        format!(
+            "name = \"s\"\nduration = \"1 s\"\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[hosts]]\nname = \"b\"\naddress = \"10.0.1.1\"\n[[links]]\nbetween = [\"a\", \"b\"]\n[[links.downlink]]\nname = \"d\"\nslot = {slot}\n[[links.uplink]]\nname = \"u\"\n"
+        )
+    };
+    for (slot, expected) in [
+        (
+            "{ interval = \"1 ms\", packets = 0 }",
+            "slot.toml:13:29: `links[0].downlink[0].slot.packets`: must be at least 1 packet",
+        ),
+        ("{ interval = \"1 ms\", bytes = \"0 B\" }", "`links[0].downlink[0].slot.bytes`: must be at least 1 B"),
+        ("{ interval = \"1 ms\", pakets = 3 }", "pakets"),
+        ("{ packets = 3 }", "interval"),
+    ] {
+        let err = parse("slot.toml", &text(slot), Path::new(".")).unwrap_err().to_string();
+        assert!(err.contains(expected), "{expected:?} missing from {err}");
+        assert!(err.starts_with("slot.toml:13:"), "{err}");
+    }
+    parse("slot.toml", &text("{ interval = \"1 ms\", packets = 2 }"), Path::new(".")).unwrap();
 }

@@ -68,6 +68,7 @@ pub fn cases() -> Vec<Case> {
         case(24, "Bit errors, corrupt mode", scenario!("24-bit-errors-corrupt.toml"), EVENTS, bit_errors_corrupt),
         case(25, "Mahimahi trace link", scenario!("25-mahimahi-trace.toml"), PACKETS, mahimahi_trace),
         case(26, "Rate series 10 -> 1 -> 10 Mbit/s", scenario!("26-rate-series.toml"), PACKETS, rate_series),
+        case(28, "netem slots", scenario!("28-netem-slot.toml"), PACKETS, netem_slot),
     ]
 }
 
@@ -481,4 +482,89 @@ fn rate_series(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
         ),
     ]);
     checks
+}
+
+/// Case 28: netem's slots (tc-netem `slot`; sch_netem.c `get_slot_next`,
+/// `netem_dequeue`), slots every draw from U[8 ms, 12 ms): mean 10 ms,
+/// deviation 4/√12 = 1.1547 ms.
+/// - `packets 4` under a saturating load (a packet every 1 ms, 10 per slot
+///   on average): every slot carries exactly 4 packets;
+/// - `bytes 2500` under the same load: a slot ends once its sent bytes
+///   reach 2500 or more, the packet that passes the budget included (the
+///   kernel decrements `bytes_left` after sending), so 3 packets of 1000 B
+///   (1028 B on the wire: the same count);
+/// - one packet every 20 ms (more than the longest draw): the slot in force started before it, so a
+///   new slot starts one draw after it; its wait is a draw, mean 10 ms, in
+///   [8 ms, 12 ms).
+///
+/// A slot is the packets of a flow delivered at one instant (the stages
+/// have no rate and no delay). Slots in [1 s, 19 s) are counted (the
+/// first packet, at 0, finds the first slot open and leaves alone). The
+/// means and deviations of the inter-slot times and the lonely packets'
+/// waits: 95% CIs over 10 replications must hold the definition's value.
+fn netem_slot(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
+    let flow = |run: &RunResult, name: &str| run.flows.iter().position(|f| f.name == name);
+    // (slot start in s, packets in it) per slot of `name`'s flow in [1 s, 19 s).
+    let slots = |run: &RunResult, name: &str| {
+        let index = flow(run, name);
+        let mut times: Vec<f64> = run
+            .packets
+            .iter()
+            .filter(|p| Some(p.flow) == index)
+            .filter_map(|p| p.delivered.map(|d| d.as_secs_f64()))
+            .filter(|t| (1.0..19.0).contains(t))
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let mut out: Vec<(f64, usize)> = Vec::new();
+        for t in times {
+            match out.last_mut() {
+                Some((s, n)) if *s == t => *n += 1,
+                _ => out.push((t, 1)),
+            }
+        }
+        out
+    };
+    let gaps = |s: &[(f64, usize)]| s.windows(2).map(|w| w[1].0 - w[0].0).collect::<Vec<f64>>();
+    let sd = |v: &[f64]| {
+        let m = mean(v);
+        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (v.len() as f64 - 1.0)).sqrt()
+    };
+    let not_of_size = |name: &str, size: usize| {
+        runs.iter().map(|r| slots(r, name).iter().filter(|(_, n)| *n != size).count() as f64).sum::<f64>()
+    };
+    let gap_mean = per_replication(runs, |r| mean(&gaps(&slots(r, "packets"))));
+    let gap_sd = per_replication(runs, |r| sd(&gaps(&slots(r, "packets"))));
+    let bytes_gap_mean = per_replication(runs, |r| mean(&gaps(&slots(r, "bytes"))));
+    let waits = |run: &RunResult| {
+        let index = flow(run, "lonely");
+        run.packets
+            .iter()
+            .filter(|p| Some(p.flow) == index && p.sent.as_secs_f64() >= 1.0)
+            .filter_map(|p| p.delivered.map(|d| (d - p.sent).as_secs_f64()))
+            .collect::<Vec<f64>>()
+    };
+    let wait_mean = per_replication(runs, |r| mean(&waits(r)));
+    let wait_sd = per_replication(runs, |r| sd(&waits(r)));
+    let outside = runs.iter().flat_map(waits).filter(|w| !(0.008 - 1e-9..0.012).contains(w)).count() as f64;
+    let slots_seen = runs.iter().map(|r| slots(r, "packets").len()).sum::<usize>() as f64;
+    let (mean_gap, sd_gap) = (0.010, 0.004 / 12f64.sqrt());
+    vec![
+        Check::within("packets 4: slots counted in [1 s, 19 s), about 1800 per run", 18_000.0, slots_seen, None, 600.0),
+        Check::exact("packets 4: slots not carrying 4 packets (saturated)", 0.0, not_of_size("packets", 4)),
+        Check::ci_contains("packets 4: mean time between slots (s)", mean_gap, confidence_interval(&gap_mean, 0.95)),
+        Check::ci_contains(
+            "packets 4: deviation of slot times 4/sqrt(12) ms (s)",
+            sd_gap,
+            confidence_interval(&gap_sd, 0.95),
+        ),
+        Check::exact("bytes 2500: slots not carrying 3 packets of 1000 B (saturated)", 0.0, not_of_size("bytes", 3)),
+        Check::ci_contains(
+            "bytes 2500: mean time between slots (s)",
+            mean_gap,
+            confidence_interval(&bytes_gap_mean, 0.95),
+        ),
+        Check::ci_contains("lone packets: mean wait, one draw (s)", mean_gap, confidence_interval(&wait_mean, 0.95)),
+        Check::ci_contains("lone packets: deviation of the wait (s)", sd_gap, confidence_interval(&wait_sd, 0.95)),
+        Check::exact("lone packets: waits outside [8 ms, 12 ms)", 0.0, outside),
+    ]
 }

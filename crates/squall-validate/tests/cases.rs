@@ -124,6 +124,20 @@ fn case_25_mahimahi_trace() {
 fn case_26_rate_series() {
     passes(26);
 }
+#[test]
+fn case_28_netem_slot() {
+    passes(28);
+}
+
+/// Slots of 4 packets every 9-12 ms where the case checks 8-12 ms: the
+/// mean gap, its deviation and the lone packets' waits move outside; 5
+/// packets a slot where 4 are checked.
+#[test]
+fn case_28_fails_when_the_slots_are_off() {
+    fails_with(28, &[("stage.packets.slot.interval.low", "\"9 ms\"")]);
+    fails_with(28, &[("stage.packets.slot.packets", "5")]);
+    fails_with(28, &[("stage.bytes.slot.bytes", "\"3500 B\"")]);
+}
 
 /// Runs a case on its scenario with `--set`-style overrides: a model that
 /// is off by a little must fail.

@@ -185,3 +185,60 @@ fn delay_distribution_normal_under_tbf() {
     let r = run("delay 200ms 10ms distribution normal", 10);
     assert!((r.mean_delay() - 0.2).abs() < 0.0015, "{}", r.mean_delay());
 }
+
+/// Delivery instants of the netem stage's packets, seconds, in order.
+fn deliveries(line: &str, seconds: u32) -> Vec<f64> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = std::process::Command::new(SQUALL)
+        .args(["sim", "--link", line, "--udp", "1 Mbit/s", "--set", &format!("duration=\"{seconds} s\""), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "`{line}`: {}", String::from_utf8_lossy(&o.stderr));
+    let events = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
+    csv_rows(&events)
+        .into_iter()
+        .filter(|r| r["stage"] == "netem-down" && r["event"] == "deliver")
+        .map(|r| r["time"].parse().unwrap())
+        .collect()
+}
+
+/// tc-netem(8)'s `slot MIN [MAX] [packets N] [bytes B]` (its OPTIONS; the
+/// EXAMPLES have no slot line). `slot 20ms packets 2` with a packet every
+/// 9.6 ms (104.2/s against the slots' 100/s): once packets always wait,
+/// they leave 2 at a time at instants exactly 20 ms apart (sch_netem.c
+/// `get_slot_next` with MIN = MAX). From 2 s on the backlog (2.1 packets
+/// a second more than the slots carry) never empties.
+#[test]
+fn slot_sends_fixed_batches_at_slot_starts() {
+    let d = deliveries("slot 20ms packets 2", 10);
+    let late: Vec<f64> = d.iter().copied().filter(|&t| t >= 2.0).collect();
+    let mut instants: Vec<(f64, usize)> = Vec::new();
+    for t in late {
+        match instants.last_mut() {
+            Some((s, n)) if *s == t => *n += 1,
+            _ => instants.push((t, 1)),
+        }
+    }
+    assert!(instants.len() > 390, "{} slots", instants.len());
+    // The last instant may be cut by the run's end.
+    for (t, n) in &instants[..instants.len() - 1] {
+        assert_eq!(*n, 2, "slot at {t} s carried {n}");
+    }
+    for w in instants.windows(2) {
+        assert!((w[1].0 - w[0].0 - 0.020).abs() < 1e-9, "slots at {} and {} s", w[0].0, w[1].0);
+    }
+}
+
+/// `slot distribution normal 10ms 2ms` and `slot 5ms 15ms bytes 1500`
+/// parse and run: every packet sent is delivered (the slots carry more
+/// than the 104 packets/s offered).
+#[test]
+fn slot_distribution_and_bytes_run() {
+    for line in ["slot distribution normal 10ms 2ms packets 4", "slot 5ms 15ms bytes 3000"] {
+        let r = run(line, 5);
+        assert_eq!(r.dropped(), 0, "{line}");
+        assert!(r.flow("delivered_packets") + 3 >= r.flow("sent_packets"), "{line}");
+    }
+}

@@ -16,7 +16,7 @@ use rustc_hash::FxHashMap;
 use super::Recorder;
 use super::errors::ErrorProcess;
 use super::link::LinkStats;
-use super::netem::NetemDelay;
+use super::netem::{NetemDelay, SlotGate};
 use crate::config::{BufferLimit, ErrorMode, Fragmentation, StageConfig};
 use crate::dist::{Distribution, Sampler};
 use crate::event::{DropReason, Event, EventKind};
@@ -39,6 +39,8 @@ pub(crate) enum Due {
     Heap,
     TransmitEnd,
     Arrival,
+    /// A slot starts (tc-netem `slot`).
+    Slot,
 }
 
 /// A packet that left the queue: in the send buffer, on the link, or in
@@ -182,6 +184,7 @@ struct ChannelConfig {
     rate_overhead: Option<crate::netem::RateOverhead>,
     delay: Duration,
     reorder: bool,
+    slot: Option<crate::netem::Slot>,
 }
 
 impl ChannelConfig {
@@ -196,6 +199,7 @@ impl ChannelConfig {
             rate_overhead: c.rate_overhead.clone(),
             delay: c.delay,
             reorder: c.reorder,
+            slot: c.slot.clone(),
         }
     }
 }
@@ -210,6 +214,8 @@ pub(crate) struct Channel {
     jitter: Option<Sampler<Duration>>,
     /// netem's correlated jitter and packets sent early.
     netem: NetemDelay,
+    /// netem's slots, if the stage has (or had, with packets waiting) one.
+    slot: Option<Box<SlotGate>>,
     timers: BinaryHeap<Reverse<(Instant, u64, Timer)>>,
     /// Sequence number given to every timer when set: equal times fire in
     /// the order they were set.
@@ -269,6 +275,7 @@ impl Channel {
             recorder,
             errors,
             netem: NetemDelay::new(config, &mut rng),
+            slot: config.slot.as_ref().map(|s| Box::new(SlotGate::new(s, Instant::ZERO, rng("slot")))),
             service,
             allocated: allocation.is_none(),
             allocation,
@@ -301,7 +308,14 @@ impl Channel {
     }
 
     /// Takes the stage's new configuration (a state change).
-    pub(crate) fn reconfigure(&mut self, config: &StageConfig, mut rng: impl FnMut(&str) -> StreamRng) {
+    pub(crate) fn reconfigure(&mut self, now: Instant, config: &StageConfig, mut rng: impl FnMut(&str) -> StreamRng) {
+        if config.slot != self.config_slot() {
+            match (&mut self.slot, &config.slot) {
+                (Some(g), c) => g.set(c.as_ref(), now),
+                (None, Some(c)) => self.slot = Some(Box::new(SlotGate::new(c, now, rng("slot")))),
+                (None, None) => {}
+            }
+        }
         self.errors.set_model(config.error.clone());
         self.errors.set_correlation(config.error_correlation, || rng("error_correlation"));
         self.netem.reconfigure(config, &mut rng);
@@ -330,6 +344,11 @@ impl Channel {
         };
     }
 
+    /// The slot configuration in force.
+    fn config_slot(&self) -> Option<crate::netem::Slot> {
+        self.config.slot.clone()
+    }
+
     pub(crate) fn set_recorder(&mut self, recorder: Recorder) {
         self.recorder = recorder;
     }
@@ -345,7 +364,7 @@ impl Channel {
 
     /// Packets in the send buffer, on the link or in the receive buffer.
     pub(crate) fn in_flight(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
+        self.slots.iter().filter(|s| s.is_some()).count() + self.slot.as_ref().map_or(0, |g| g.len())
     }
 
     /// Nothing waits in the send buffer.
@@ -374,7 +393,7 @@ impl Channel {
     /// Packets whose first frame has been sent and that have not been
     /// delivered or dropped yet.
     pub(crate) fn started(&self) -> u32 {
-        self.receive_packets
+        self.receive_packets + self.slot.as_ref().map_or(0, |g| g.len() as u32)
     }
 
     /// The earliest pending timer: (time, sequence, which).
@@ -391,6 +410,11 @@ impl Channel {
         }
         if let Some(&(t, q, _, _)) = self.arrivals.front() {
             consider(t, q, Due::Arrival);
+        }
+        // At equal times a slot starts after every other timer: packets
+        // due at a slot's start leave in it.
+        if let Some(t) = self.slot.as_ref().and_then(|g| g.next_wakeup()) {
+            consider(t, u64::MAX, Due::Slot);
         }
         best
     }
@@ -434,6 +458,7 @@ impl Channel {
                 let Some((_, _, slot, seq)) = self.arrivals.pop_front() else { return };
                 self.frame_arrival(now, slot, seq, log, out);
             }
+            Due::Slot => self.release_slot(now, log, out),
         }
     }
 
@@ -826,9 +851,30 @@ impl Channel {
             }
             return;
         }
+        match &mut self.slot {
+            Some(g) => {
+                g.arrive(now, f.packet);
+                self.release_slot(now, log, out);
+            }
+            None => self.leave(now, f.packet, log, out),
+        }
+    }
+
+    /// A real packet leaves the link at `now`.
+    fn leave(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>, out: &mut Vec<(Instant, Packet)>) {
         self.stats.delivered += 1;
-        self.recorder.log(log, now, EventKind::Deliver, Some(&f.packet));
-        out.push((now, f.packet));
+        self.recorder.log(log, now, EventKind::Deliver, Some(&packet));
+        out.push((now, packet));
+    }
+
+    /// The packets the slot in force lets leave at `now`.
+    fn release_slot(&mut self, now: Instant, log: &mut Vec<Event>, out: &mut Vec<(Instant, Packet)>) {
+        while let Some(p) = self.slot.as_mut().and_then(|g| g.take(now)) {
+            self.leave(now, p, log, out);
+        }
+        if self.slot.as_ref().is_some_and(|g| g.done()) {
+            self.slot = None;
+        }
     }
 
     fn remove_and_drop(

@@ -169,13 +169,13 @@ impl Link for Channel {
     }
     fn reconfigure(
         &mut self,
-        _now: Instant,
+        now: Instant,
         config: &StageConfig,
         _patch: &StagePatch,
         _log: &mut Vec<Event>,
         rng: &mut dyn FnMut(&str) -> StreamRng,
     ) -> bool {
-        Channel::reconfigure(self, config, rng);
+        Channel::reconfigure(self, now, config, rng);
         true
     }
     fn set_blackout(&mut self, on: bool) {
