@@ -22,11 +22,11 @@ pub(crate) fn take_count_flows(
     let mut members = HashMap::new();
     let mut entries = Vec::new();
     for (e, f) in scenario.workload.tcp.iter().enumerate() {
-        if f.count.is_none() {
+        if f.count.is_none() && f.arrivals.is_none() {
             continue;
         }
         entries.push(e);
-        for m in squall_scenario::count::expand_tcp(f, e, run.seed) {
+        for m in squall_scenario::count::expand_tcp(scenario, e, run.seed) {
             members.insert(m.flow.name.clone(), (e, m));
         }
     }
