@@ -87,6 +87,68 @@ pub struct CountSummary {
     pub delivered_bytes: u64,
     pub retransmitted_segments: u64,
     pub timeouts: u64,
+    /// The flows by size bucket ([`SIZE_BUCKETS`]), the buckets with at
+    /// least one flow.
+    pub buckets: Vec<BucketSummary>,
+}
+
+/// The size buckets of FCT and slowdown tables: name and the sizes in it,
+/// `low <= bytes < high` (1 KB = 1000 B), in decades from 10 KB as
+/// transport studies tabulate the web-search and data-mining workloads
+/// (pFabric, SIGCOMM 2013, §5.2, (0, 100 KB] and larger flows apart; Homa,
+/// SIGCOMM 2018, §5.1, slowdown by message size).
+pub const SIZE_BUCKETS: [(&str, u64, u64); 4] = [
+    ("<10KB", 0, 10_000),
+    ("10KB-100KB", 10_000, 100_000),
+    ("100KB-1MB", 100_000, 1_000_000),
+    (">=1MB", 1_000_000, u64::MAX),
+];
+
+/// The flows of one size bucket of an entry in one replication.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct BucketSummary {
+    /// Its name in [`SIZE_BUCKETS`].
+    pub bucket: String,
+    pub flows: u32,
+    pub completed: u32,
+    /// FCT of the completed flows, s: mean, 50th and 99th percentiles.
+    pub fct_mean: f64,
+    pub fct_p50: f64,
+    pub fct_p99: f64,
+    /// Slowdown ([`CountFlow::slowdown`]) of the completed flows.
+    pub slowdown_mean: f64,
+    pub slowdown_p50: f64,
+    pub slowdown_p99: f64,
+}
+
+impl BucketSummary {
+    /// The bucket summaries of `rows`, the non-empty buckets in order.
+    pub fn of(rows: &[&CountFlow]) -> Vec<Self> {
+        let or_zero = |x: f64| if x.is_finite() { x } else { 0.0 };
+        SIZE_BUCKETS
+            .iter()
+            .filter_map(|&(name, low, high)| {
+                let inside: Vec<&CountFlow> = rows.iter().copied().filter(|r| (low..high).contains(&r.bytes)).collect();
+                if inside.is_empty() {
+                    return None;
+                }
+                let done: Vec<&CountFlow> = inside.iter().copied().filter(|r| r.completed).collect();
+                let fcts: Vec<f64> = done.iter().map(|r| r.fct).collect();
+                let slowdowns: Vec<f64> = done.iter().filter_map(|r| r.slowdown).collect();
+                Some(BucketSummary {
+                    bucket: name.to_string(),
+                    flows: inside.len() as u32,
+                    completed: done.len() as u32,
+                    fct_mean: or_zero(crate::stats::mean(&fcts)),
+                    fct_p50: or_zero(crate::stats::percentile(&fcts, 0.5)),
+                    fct_p99: or_zero(crate::stats::percentile(&fcts, 0.99)),
+                    slowdown_mean: or_zero(crate::stats::mean(&slowdowns)),
+                    slowdown_p50: or_zero(crate::stats::percentile(&slowdowns, 0.5)),
+                    slowdown_p99: or_zero(crate::stats::percentile(&slowdowns, 0.99)),
+                })
+            })
+            .collect()
+    }
 }
 
 /// One flow of a `count` entry: a row of flows.csv, the columns ns-3's
@@ -116,6 +178,12 @@ pub struct CountFlow {
     pub goodput_bps: f64,
     pub retransmitted_segments: u64,
     pub timeouts: u64,
+    /// The flow's FCT alone on the empty path, s (squall_sim::ideal);
+    /// `None` (an empty cell) for an empty transfer.
+    pub ideal_fct: Option<f64>,
+    /// fct / ideal_fct (pFabric's normalized FCT, Homa's slowdown); `None`
+    /// without an ideal FCT.
+    pub slowdown: Option<f64>,
 }
 
 impl CountSummary {
@@ -135,6 +203,7 @@ impl CountSummary {
             delivered_bytes: rows.iter().filter(|r| r.completed).map(|r| r.bytes).sum(),
             retransmitted_segments: rows.iter().map(|r| r.retransmitted_segments).sum(),
             timeouts: rows.iter().map(|r| r.timeouts).sum(),
+            buckets: BucketSummary::of(rows),
         }
     }
 }
@@ -144,11 +213,12 @@ impl CountSummary {
 pub fn count_flows_csv<'a>(rows: impl IntoIterator<Item = &'a CountFlow>) -> String {
     let mut out = String::from(
         "replication,entry,flow,src,dst,dst_port,start_s,bytes,completed,fct_s,goodput_bps,retransmitted_segments,\
-         timeouts\n",
+         timeouts,ideal_fct_s,slowdown\n",
     );
+    let cell = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x:.9}"));
     for r in rows {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{:.9},{},{},{:.9},{:.3},{},{}\n",
+            "{},{},{},{},{},{},{:.9},{},{},{:.9},{:.3},{},{},{},{}\n",
             r.replication,
             r.entry,
             r.flow,
@@ -161,7 +231,9 @@ pub fn count_flows_csv<'a>(rows: impl IntoIterator<Item = &'a CountFlow>) -> Str
             r.fct,
             r.goodput_bps,
             r.retransmitted_segments,
-            r.timeouts
+            r.timeouts,
+            cell(r.ideal_fct),
+            cell(r.slowdown)
         ));
     }
     out
@@ -232,6 +304,11 @@ pub struct Aggregate {
     /// → statistics over replications; absent without such an entry.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub tcp_counts: BTreeMap<String, BTreeMap<String, Summary>>,
+    /// The same entries by size bucket: entry → bucket
+    /// ([`SIZE_BUCKETS`]) → metric of [`BucketSummary`] → statistics over
+    /// the replications that had flows in the bucket.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub tcp_count_buckets: BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>>,
 }
 
 /// Name → metric → one value per replication.
@@ -287,7 +364,12 @@ impl Aggregate {
         let summarize_all = |m: Samples| {
             m.into_iter().map(|(k, v)| (k, v.into_iter().map(|(mk, xs)| (mk, summarize(&xs))).collect())).collect()
         };
-        Aggregate { flows: summarize_all(flows), stages: summarize_all(stages), tcp_counts: BTreeMap::new() }
+        Aggregate {
+            flows: summarize_all(flows),
+            stages: summarize_all(stages),
+            tcp_counts: BTreeMap::new(),
+            tcp_count_buckets: BTreeMap::new(),
+        }
     }
 
     /// One emulated run: its flows' metrics (crate::report::METRICS, from

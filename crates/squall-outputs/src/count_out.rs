@@ -22,11 +22,11 @@ pub(crate) fn take_count_flows(
     let mut members = HashMap::new();
     let mut entries = Vec::new();
     for (e, f) in scenario.workload.tcp.iter().enumerate() {
-        if f.count.is_none() {
+        if f.count.is_none() && f.arrivals.is_none() {
             continue;
         }
         entries.push(e);
-        for m in squall_scenario::count::expand_tcp(f, e, run.seed) {
+        for m in squall_scenario::count::expand_tcp(scenario, e, run.seed) {
             members.insert(m.flow.name.clone(), (e, m));
         }
     }
@@ -34,10 +34,13 @@ pub(crate) fn take_count_flows(
         return (Vec::new(), Vec::new());
     }
     let end = run.end.as_secs_f64();
+    let topology = squall_scenario::Topology::new(scenario).ok();
     let mut rows: Vec<(usize, CountFlow)> = Vec::new();
     run.tcp_flows.retain(|t| {
         let Some((e, m)) = members.get(&t.name) else { return true };
         let f = &m.flow;
+        let fct = if t.completed { t.transfer_time } else { end - t.start };
+        let ideal_fct = topology.as_ref().and_then(|topology| squall_sim::ideal::ideal_fct(scenario, topology, f));
         rows.push((
             *e,
             CountFlow {
@@ -53,10 +56,12 @@ pub(crate) fn take_count_flows(
                     _ => t.delivered_bytes,
                 },
                 completed: t.completed,
-                fct: if t.completed { t.transfer_time } else { end - t.start },
+                fct,
                 goodput_bps: t.goodput_bps,
                 retransmitted_segments: t.sender.retransmitted_segments,
                 timeouts: t.sender.timeouts,
+                ideal_fct,
+                slowdown: ideal_fct.map(|i| fct / i),
             },
         ));
         false
@@ -74,6 +79,40 @@ pub(crate) fn take_count_flows(
         })
         .collect();
     (summaries, rows.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Entry → size bucket → metric → statistics over the replications with
+/// flows in the bucket (`runs`: each replication's entry summaries).
+pub(crate) fn aggregate_buckets<'a>(
+    runs: impl IntoIterator<Item = &'a [CountSummary]>,
+) -> BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>> {
+    let mut samples: BTreeMap<String, BTreeMap<String, BTreeMap<String, Vec<f64>>>> = BTreeMap::new();
+    for run in runs {
+        for c in run {
+            for b in &c.buckets {
+                let m = samples.entry(c.entry.clone()).or_default().entry(b.bucket.clone()).or_default();
+                let mut put = |k: &str, v: f64| m.entry(k.to_string()).or_default().push(v);
+                put("flows", b.flows.into());
+                put("completed", b.completed.into());
+                put("fct_mean", b.fct_mean);
+                put("fct_p50", b.fct_p50);
+                put("fct_p99", b.fct_p99);
+                put("slowdown_mean", b.slowdown_mean);
+                put("slowdown_p50", b.slowdown_p50);
+                put("slowdown_p99", b.slowdown_p99);
+            }
+        }
+    }
+    samples
+        .into_iter()
+        .map(|(e, buckets)| {
+            let buckets = buckets
+                .into_iter()
+                .map(|(b, m)| (b, m.into_iter().map(|(k, xs)| (k, summarize(&xs))).collect()))
+                .collect();
+            (e, buckets)
+        })
+        .collect()
 }
 
 /// Entry → metric → statistics over replications (`runs`: each

@@ -156,6 +156,7 @@ pub fn aggregate(runs: &[ReplicationSummary]) -> Aggregate {
     let stages = stage_samples(runs.iter().map(|r| r.stages.as_slice()));
     let mut aggregate = Aggregate::from_samples(flows, stages);
     aggregate.tcp_counts = crate::count_out::aggregate(runs.iter().map(|r| r.tcp_counts.as_slice()));
+    aggregate.tcp_count_buckets = crate::count_out::aggregate_buckets(runs.iter().map(|r| r.tcp_counts.as_slice()));
     aggregate
 }
 

@@ -512,6 +512,122 @@ fn check_count(c: &Checker, f: &crate::schema::TcpFlow, entry: usize, n: u32, p:
     Ok(())
 }
 
+/// The most flows an `arrivals` entry may expect (its window over its
+/// mean gap): more is a typo in a gap or a load, not an experiment.
+const MAX_EXPECTED_ARRIVALS: f64 = 1e6;
+
+/// The checks of a `[[workload.tcp]]` entry with `arrivals`
+/// (crate::count): bulk flows with ephemeral client ports, exactly one
+/// of `poisson` and `gap`, gaps that move time on, a window in the run.
+fn check_arrivals(
+    c: &Checker,
+    s: &Scenario,
+    f: &crate::schema::TcpFlow,
+    a: &crate::schema::FlowArrivals,
+    p: &KeyPath,
+) -> Check {
+    let ap = p.key("arrivals");
+    if f.count.is_some() {
+        return Err(c.fail(&p.key("count"), "an entry has either count or arrivals, not both; leave count out"));
+    }
+    if f.src_port.is_some() {
+        return Err(c.fail(
+            &p.key("src_port"),
+            "the flows of an `arrivals` entry take their client ports from the host's ephemeral_ports range; \
+             leave src_port out",
+        ));
+    }
+    if f.start != Distribution::constant(Duration::ZERO) {
+        return Err(c.fail(
+            &p.key("start"),
+            "with arrivals, flows start within the arrivals window; leave start out and give arrivals' from, like \
+             arrivals = { gap = \"10 ms\", from = \"1 s\" }",
+        ));
+    }
+    let crate::schema::TcpApp::Bulk(size) = &f.app else {
+        return Err(c.fail(
+            &p.key("app"),
+            "arrivals start bulk flows; give their size or its distribution, like app = { bulk = { kind = \
+             \"empirical\", file = \"sizes.txt\" } }",
+        ));
+    };
+    let mean_gap = match (&a.poisson, &a.gap) {
+        (None, None) => {
+            return Err(c.fail(
+                &ap,
+                "arrivals need a process: poisson = { load = \"60%\", of = \"STAGE\" } or gap = DISTRIBUTION",
+            ));
+        }
+        (Some(_), Some(_)) => {
+            return Err(c.fail(&ap.key("gap"), "arrivals have either poisson or gap, not both; leave one out"));
+        }
+        (None, Some(gap)) => {
+            c.dist(gap, &ap.key("gap"))?;
+            if gap.mean() == Some(0.0) {
+                return Err(c.fail(
+                    &ap.key("gap"),
+                    "gaps of 0 s start every flow at once, forever; give gaps with a positive mean, like gap = { \
+                     kind = \"exponential\", mean = \"10 ms\" }",
+                ));
+            }
+            gap.mean().map(|ns| ns / 1e9)
+        }
+        (Some(poisson), None) => {
+            let pp = ap.key("poisson");
+            if poisson.load.get() <= 0.0 {
+                return Err(c.fail(&pp.key("load"), "the load must be above 0, like load = \"60%\""));
+            }
+            let Some(rate) = crate::count::stage_rate(s, &poisson.of) else {
+                return Err(c.fail(
+                    &pp.key("of"),
+                    format!(
+                        "`{}` is not a stage with a rate; the load is a share of a stage's rate, like of = \
+                         \"bottleneck\" for a stage named so with rate = \"10 Mbit/s\"",
+                        poisson.of
+                    ),
+                ));
+            };
+            let Some(gap) = size.mean().and_then(|m| crate::count::poisson_mean_gap(m, poisson.load.get(), rate))
+            else {
+                return Err(c.fail(
+                    &p.key("app").key("bulk"),
+                    "a load needs sizes with a positive mean (a Pareto shape above 1, an empirical file with a \
+                     size above 0 B)",
+                ));
+            };
+            Some(gap.as_secs_f64())
+        }
+    };
+    let until = a.until.unwrap_or(s.duration);
+    if a.until.is_some_and(|u| u > s.duration) {
+        return Err(c.fail(
+            &ap.key("until"),
+            format!(
+                "until is after the run's end ({}); give a time within it, like until = \"{}\"",
+                s.duration, s.duration
+            ),
+        ));
+    }
+    if a.from >= until {
+        return Err(
+            c.fail(&ap.key("from"), format!("the window is empty: from ({}) must be before until ({until})", a.from))
+        );
+    }
+    if let Some(g) = mean_gap {
+        let expected = (until - a.from).as_secs_f64() / g;
+        if expected > MAX_EXPECTED_ARRIVALS {
+            return Err(c.fail(
+                &ap,
+                format!(
+                    "{expected:.0} flows expected (the window over a mean gap of {g:e} s), more than {MAX_EXPECTED_ARRIVALS:e}; \
+                     a longer gap, a lower load or a shorter window"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The checks of one `[[workload.tcp]]` entry.
 fn check_tcp(
     c: &Checker,
@@ -598,6 +714,9 @@ fn check_tcp(
     c.dist(&f.start, &p.key("start"))?;
     if let Some(n) = f.count {
         check_count(c, f, entry, n, p)?;
+    }
+    if let Some(a) = &f.arrivals {
+        check_arrivals(c, s, f, a, p)?;
     }
     let app = p.key("app");
     match &f.app {

@@ -16,6 +16,16 @@
 //!   `src_port` is refused with `count`), its server port `dst_port + k`
 //!   (`dst_port` defaults to 5000 + entry).
 //!
+//! An entry with `arrivals` (an open-loop arrival process) stands for
+//! the flows whose starts fall in its window: with `from` F and `until`
+//! U (default: the run's duration), flow `k` starts at
+//! F + g₀ + … + g_k, the g drawn from the stream `tcp/NAME/gap`, and the
+//! first start at or after U ends the entry. Gaps come from `gap`, or for
+//! `poisson = { load = L, of = STAGE }` from an exponential distribution
+//! of mean E[S]·8 / (L · R), E[S] the mean of the bulk size distribution
+//! and R the stage's rate ([`poisson_mean_gap`]). Names, sizes and ports
+//! follow the `count` rule.
+//!
 //! An entry without `count` whose `start` or `bulk` size is a
 //! distribution is one flow, keeping its name and ports, that draws once
 //! from the same streams.
@@ -25,9 +35,9 @@
 //! flows (tests/count.rs in squall checks it).
 
 use squall_link::rng::stream;
-use squall_link::{Distribution, Sampler};
+use squall_link::{Bytes, Distribution, Duration, Rate, Sampler};
 
-use crate::schema::{TcpApp, TcpFlow};
+use crate::schema::{FlowArrivals, Scenario, TcpApp, TcpFlow};
 
 /// The name of flow `k` of the `count` entry named `entry`.
 pub fn member_name(entry: &str, k: u32) -> String {
@@ -56,14 +66,17 @@ pub struct TcpMember {
     pub ephemeral: bool,
 }
 
-/// The flows `[[workload.tcp]]` entry number `entry` stands for in the
-/// replication with `seed`, by the rule above. The entry must have
-/// passed the scenario's checks (its distributions are valid and its
-/// server ports fit).
-pub fn expand_tcp(flow: &TcpFlow, entry: usize, seed: u64) -> Vec<TcpMember> {
+/// The flows `[[workload.tcp]]` entry number `entry` of `scenario`
+/// stands for in the replication with `seed`, by the rule above. The
+/// scenario must have passed its checks (its distributions are valid, a
+/// `count` entry's server ports fit, a `poisson` stage has a rate). A
+/// member of an `arrivals` entry whose server port would pass 65535 has
+/// no `dst_port` (the engines refuse it, naming the flow).
+pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember> {
+    let flow = &scenario.workload.tcp[entry];
     let drawn_start = flow.start.as_constant().is_none();
     let drawn_size = matches!(&flow.app, TcpApp::Bulk(d) if d.as_constant().is_none());
-    if flow.count.is_none() && !drawn_start && !drawn_size {
+    if flow.count.is_none() && flow.arrivals.is_none() && !drawn_start && !drawn_size {
         return vec![TcpMember { flow: flow.clone(), index: None, ephemeral: false }];
     }
     let mut starts = Sampler::new(flow.start.clone(), stream(seed, &format!("tcp/{}/start", flow.name)));
@@ -72,24 +85,73 @@ pub fn expand_tcp(flow: &TcpFlow, entry: usize, seed: u64) -> Vec<TcpMember> {
         _ => None,
     };
     let first_port = first_server_port(flow, entry).unwrap_or(0);
-    let one = |k: Option<u32>, starts: &mut Sampler<_>, sizes: &mut Option<Sampler<_>>| {
+    let member = |k: Option<u32>, start: Duration, sizes: &mut Option<Sampler<Bytes>>| {
         let mut f = flow.clone();
         f.count = None;
-        f.start = Distribution::constant(starts.sample());
+        f.arrivals = None;
+        f.start = Distribution::constant(start);
         if let Some(sizes) = sizes {
             f.app = TcpApp::Bulk(Distribution::constant(sizes.sample()));
         }
         if let Some(k) = k {
             f.name = member_name(&flow.name, k);
             f.src_port = None;
-            f.dst_port = u16::try_from(first_port + k).ok();
+            f.dst_port = u16::try_from(u64::from(first_port) + u64::from(k)).ok();
         }
         TcpMember { flow: f, index: k, ephemeral: k.is_some() }
     };
-    match flow.count {
-        None => vec![one(None, &mut starts, &mut sizes)],
-        Some(n) => (0..n).map(|k| one(Some(k), &mut starts, &mut sizes)).collect(),
+    if let Some(arrivals) = &flow.arrivals {
+        let Some(gap) = arrival_gaps(scenario, flow, arrivals) else { return Vec::new() };
+        let mut gaps = Sampler::new(gap, stream(seed, &format!("tcp/{}/gap", flow.name)));
+        let until = arrivals.until.unwrap_or(scenario.duration);
+        let mut at = arrivals.from;
+        let mut out = Vec::new();
+        for k in 0u32.. {
+            at = at + gaps.sample();
+            if at >= until {
+                break;
+            }
+            out.push(member(Some(k), at, &mut sizes));
+        }
+        return out;
     }
+    match flow.count {
+        None => vec![member(None, starts.sample(), &mut sizes)],
+        Some(n) => (0..n).map(|k| member(Some(k), starts.sample(), &mut sizes)).collect(),
+    }
+}
+
+/// The distribution of the gaps of an `arrivals` entry (`None` for a
+/// `poisson` entry whose stage or mean size the checks refuse).
+fn arrival_gaps(scenario: &Scenario, flow: &TcpFlow, arrivals: &FlowArrivals) -> Option<Distribution<Duration>> {
+    if let Some(gap) = &arrivals.gap {
+        return Some(gap.clone());
+    }
+    let poisson = arrivals.poisson.as_ref()?;
+    let TcpApp::Bulk(size) = &flow.app else { return None };
+    let rate = stage_rate(scenario, &poisson.of)?;
+    let mean = poisson_mean_gap(size.mean()?, poisson.load.get(), rate)?;
+    Some(Distribution::Exponential { mean })
+}
+
+/// The mean gap between Poisson arrivals of flows of mean size
+/// `mean_bytes` that offer `load` (0 < load ≤ 1) of `rate`:
+/// E[S]·8 / (load · R) (pFabric, SIGCOMM 2013, §5: load as the share of
+/// the link's capacity the flows' bytes take). `None` when that is not a
+/// positive time.
+pub fn poisson_mean_gap(mean_bytes: f64, load: f64, rate: Rate) -> Option<Duration> {
+    let secs = mean_bytes * 8.0 / (load * rate.bits_per_sec() as f64);
+    (secs.is_finite() && secs > 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The `rate` of the stage named `name`, on any link and direction.
+pub fn stage_rate(scenario: &Scenario, name: &str) -> Option<Rate> {
+    scenario
+        .links
+        .iter()
+        .flat_map(|l| l.downlink.iter().chain(&l.uplink))
+        .find(|st| st.name == name)
+        .and_then(|st| st.rate)
 }
 
 #[cfg(test)]
@@ -97,29 +159,31 @@ mod tests {
     use super::*;
     use crate::parse;
 
-    fn entry(keys: &str) -> TcpFlow {
+    fn scenario(keys: &str) -> Scenario {
         let text = format!(
             "name = \"t\"\nduration = \"10 s\"\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[hosts]]\nname = \"b\"\naddress = \"10.0.0.2\"\n\
              [[links]]\nbetween = [\"a\", \"b\"]\n[[links.downlink]]\nname = \"l\"\nrate = \"10 Mbit/s\"\n\
              [[links.uplink]]\nname = \"u\"\nrate = \"10 Mbit/s\"\n\
              [[workload.tcp]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n{keys}\n"
         );
-        parse("t.toml", &text, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}")).workload.tcp.remove(0)
+        parse("t.toml", &text, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
     fn an_entry_without_count_or_draws_is_itself() {
-        let f = entry("app = { bulk = \"10 KB\" }\nstart = \"1 s\"");
-        assert_eq!(expand_tcp(&f, 0, 1), vec![TcpMember { flow: f.clone(), index: None, ephemeral: false }]);
+        let s = scenario("app = { bulk = \"10 KB\" }\nstart = \"1 s\"");
+        let f = &s.workload.tcp[0];
+        assert_eq!(expand_tcp(&s, 0, 1), vec![TcpMember { flow: f.clone(), index: None, ephemeral: false }]);
     }
 
     #[test]
     fn count_members_take_names_ports_and_draws_in_order() {
-        let f = entry(
+        let sc = scenario(
             "count = 3\ndst_port = 6000\nstart = { kind = \"uniform\", low = \"0 s\", high = \"2 s\" }\n\
              app = { bulk = { kind = \"exponential\", mean = \"10 KB\" } }",
         );
-        let m = expand_tcp(&f, 4, 7);
+        let f = &sc.workload.tcp[0];
+        let m = expand_tcp(&sc, 0, 7);
         // The same draws, by hand from the named streams.
         let mut s = Sampler::new(f.start.clone(), stream(7, "tcp/f/start"));
         let TcpApp::Bulk(size) = &f.app else { panic!() };
@@ -135,13 +199,51 @@ mod tests {
             assert_eq!(m.flow.app, TcpApp::Bulk(Distribution::constant(b.sample())));
         }
         // Another replication draws other values.
-        assert_ne!(expand_tcp(&f, 4, 8)[0].flow.start, m[0].flow.start);
+        assert_ne!(expand_tcp(&sc, 0, 8)[0].flow.start, m[0].flow.start);
     }
 
     #[test]
     fn server_ports_default_to_5000_plus_the_entry() {
-        let f = entry("count = 2\napp = { bulk = \"1 KB\" }");
-        let m = expand_tcp(&f, 3, 1);
-        assert_eq!((m[0].flow.dst_port, m[1].flow.dst_port), (Some(5003), Some(5004)));
+        let s = scenario("count = 2\napp = { bulk = \"1 KB\" }");
+        let m = expand_tcp(&s, 0, 1);
+        assert_eq!((m[0].flow.dst_port, m[1].flow.dst_port), (Some(5000), Some(5001)));
+    }
+
+    #[test]
+    fn arrivals_start_at_summed_gaps_inside_the_window() {
+        let s = scenario(
+            "arrivals = { gap = { kind = \"uniform\", low = \"10 ms\", high = \"30 ms\" }, from = \"1 s\", until = \"2 s\" }\n\
+             app = { bulk = { kind = \"exponential\", mean = \"10 KB\" } }",
+        );
+        let m = expand_tcp(&s, 0, 3);
+        let mut gaps = Sampler::new(s.workload.tcp[0].arrivals.clone().unwrap().gap.unwrap(), stream(3, "tcp/f/gap"));
+        let TcpApp::Bulk(size) = &s.workload.tcp[0].app else { panic!() };
+        let mut b = Sampler::new(size.clone(), stream(3, "tcp/f/bytes"));
+        let mut at = Duration::from_secs(1);
+        // Gaps of 10 to 30 ms in a 1 s window: 33 to 100 flows.
+        assert!((33..=100).contains(&m.len()), "{} flows", m.len());
+        for (k, m) in m.iter().enumerate() {
+            at = at + gaps.sample();
+            assert_eq!(m.flow.name, format!("f#{k}"));
+            assert_eq!(m.flow.start, Distribution::constant(at));
+            assert_eq!(m.flow.app, TcpApp::Bulk(Distribution::constant(b.sample())));
+            assert_eq!((m.flow.arrivals.as_ref(), m.flow.dst_port), (None, Some(5000 + k as u16)));
+        }
+        // The next draw would fall at or after the window's end.
+        assert!(at + gaps.sample() >= Duration::from_secs(2));
+    }
+
+    #[test]
+    fn poisson_gaps_offer_the_load() {
+        // 60% of 10 Mbit/s with 10 KB flows: 10 000·8 / 6 000 000 s.
+        let gap = poisson_mean_gap(10_000.0, 0.6, Rate::from_bits_per_sec(10_000_000)).unwrap();
+        assert_eq!(gap, Duration::from_secs_f64(80_000.0 / 6_000_000.0));
+        let s = scenario(
+            "arrivals = { poisson = { load = \"60%\", of = \"l\" } }\napp = { bulk = { kind = \"constant\", value = \"10 KB\" } }",
+        );
+        let m = expand_tcp(&s, 0, 1);
+        let mut gaps = Sampler::new(Distribution::Exponential { mean: gap }, stream(1, "tcp/f/gap"));
+        assert_eq!(m[0].flow.start, Distribution::constant(Duration::ZERO + gaps.sample()));
+        assert_eq!(m[1].flow.start, Distribution::constant(m[0].flow.start.as_constant().unwrap() + gaps.sample()));
     }
 }

@@ -87,6 +87,9 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
     for (i, flow) in s.workload.tcp.iter_mut().enumerate() {
         let p = root.key("workload").key("tcp").index(i);
         fill_one(&mut flow.start, &p.key("start"), base_dir, src)?;
+        if let Some(a) = &mut flow.arrivals {
+            fill(&mut a.gap, &p.key("arrivals").key("gap"), base_dir, src)?;
+        }
         match &mut flow.app {
             crate::schema::TcpApp::Web(web) => {
                 fill(&mut web.size, &p.key("app").key("web").key("size"), base_dir, src)?;

@@ -538,6 +538,13 @@ pub struct TcpFlow {
     /// flows.csv, one row per flow, and to an aggregate in summary.json.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    /// The entry stands for an open-loop arrival process of flows
+    /// (crate::count): new flows start at random gaps within a window,
+    /// whatever the earlier ones are doing, each with a bulk size drawn
+    /// from `app = { bulk = DISTRIBUTION }`. Their results go where a
+    /// `count` entry's go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<FlowArrivals>,
     /// Whose defaults the keys left out take (default `linux`).
     #[serde(default, skip_serializing_if = "TcpProfile::is_linux")]
     pub profile: TcpProfile,
@@ -617,6 +624,53 @@ pub struct TcpFlow {
     pub src_port: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dst_port: Option<u16>,
+}
+
+/// An open-loop arrival process of flows (`[[workload.tcp]]`
+/// `arrivals`): exactly one of `poisson` and `gap`, and a window.
+///
+/// ```toml
+/// arrivals = { poisson = { load = "60%", of = "bottleneck" }, from = "1 s", until = "9 s" }
+/// arrivals = { gap = { kind = "uniform", low = "1 ms", high = "3 ms" } }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowArrivals {
+    /// Poisson arrivals (exponential gaps) whose mean gives the stage
+    /// `of` the offered load `load`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub poisson: Option<PoissonLoad>,
+    /// The gap between one flow's start and the next one's, drawn from a
+    /// distribution (an empirical file of measured gaps too).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize",
+        serialize_with = "constant_or_table::option::serialize"
+    )]
+    pub gap: Option<Distribution<Duration>>,
+    /// The window flows start in: the first starts one gap after `from`
+    /// (default 0 s), none at or after `until` (default: the run's end).
+    #[serde(default)]
+    pub from: Duration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Duration>,
+}
+
+/// Poisson arrivals at an offered load: flows of mean size E[S] (the
+/// entry's bulk size distribution) arriving at rate λ offer
+/// λ·E[S]·8 bit/s, `load` of the stage `of`'s `rate` R, so the gaps are
+/// exponential with mean E[S]·8 / (load · R) — the load definition of
+/// pFabric (Alizadeh et al., SIGCOMM 2013, §5) and Homa (Montazeri et
+/// al., SIGCOMM 2018, §5.1), counting application bytes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoissonLoad {
+    /// Offered load, a share of the rate: `"60%"` or 0.6 (0 excluded).
+    pub load: squall_link::Probability,
+    /// The stage whose `rate` the load is a share of (a link's
+    /// bottleneck, by its stage name).
+    pub of: String,
 }
 
 fn zero_start() -> Distribution<Duration> {

@@ -999,3 +999,87 @@ fn ephemeral_ports_not_a_range() {
         }
     }
 }
+
+/// Each bad `arrivals` value is refused at its key (issue 35).
+#[test]
+fn arrivals_bad_values_name_their_key() {
+    let scenario = |keys: &str| {
+        format!(
+            "name = \"t\"\nduration = \"10 s\"\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[hosts]]\nname = \"b\"\n\
+             address = \"10.0.0.2\"\n[[links]]\nbetween = [\"a\", \"b\"]\n[[links.downlink]]\nname = \"l\"\n\
+             rate = \"10 Mbit/s\"\n[[links.uplink]]\nname = \"u\"\n[[workload.tcp]]\nname = \"f\"\nfrom = \"a\"\n\
+             to = \"b\"\n{keys}\n"
+        )
+    };
+    let bulk = "app = { bulk = { kind = \"exponential\", mean = \"10 KB\" } }";
+    let ok = format!("{bulk}\narrivals = {{ poisson = {{ load = \"60%\", of = \"l\" }}, until = \"5 s\" }}");
+    assert!(squall_scenario::parse("ok.toml", &scenario(&ok), std::path::Path::new(".")).is_ok());
+    for (keys, path, says) in [
+        (format!("{bulk}\narrivals = {{ from = \"1 s\" }}"), "workload.tcp[0].arrivals", "arrivals need a process"),
+        (
+            format!("{bulk}\narrivals = {{ gap = \"1 ms\", poisson = {{ load = \"60%\", of = \"l\" }} }}"),
+            "workload.tcp[0].arrivals.gap",
+            "either poisson or gap",
+        ),
+        (format!("{bulk}\narrivals = {{ gap = \"0 s\" }}"), "workload.tcp[0].arrivals.gap", "gaps of 0 s"),
+        (
+            format!("{bulk}\narrivals = {{ poisson = {{ load = 0, of = \"l\" }} }}"),
+            "workload.tcp[0].arrivals.poisson.load",
+            "above 0",
+        ),
+        (
+            format!("{bulk}\narrivals = {{ poisson = {{ load = \"60%\", of = \"u\" }} }}"),
+            "workload.tcp[0].arrivals.poisson.of",
+            "`u` is not a stage with a rate",
+        ),
+        (
+            format!("{bulk}\narrivals = {{ gap = \"1 ms\", until = \"11 s\" }}"),
+            "workload.tcp[0].arrivals.until",
+            "after the run's end",
+        ),
+        (
+            format!("{bulk}\narrivals = {{ gap = \"1 ms\", from = \"5 s\", until = \"5 s\" }}"),
+            "workload.tcp[0].arrivals.from",
+            "the window is empty",
+        ),
+        (format!("{bulk}\narrivals = {{ gap = \"1 us\" }}"), "workload.tcp[0].arrivals", "flows expected"),
+        (
+            format!("{bulk}\ncount = 3\narrivals = {{ gap = \"1 ms\" }}"),
+            "workload.tcp[0].count",
+            "either count or arrivals",
+        ),
+        (
+            format!("{bulk}\nsrc_port = 3000\narrivals = {{ gap = \"1 ms\" }}"),
+            "workload.tcp[0].src_port",
+            "leave src_port out",
+        ),
+        (
+            format!("{bulk}\nstart = \"1 s\"\narrivals = {{ gap = \"1 ms\" }}"),
+            "workload.tcp[0].start",
+            "leave start out",
+        ),
+        (
+            "app = { bulk_for = \"1 s\" }\narrivals = { gap = \"1 ms\" }".to_string(),
+            "workload.tcp[0].app",
+            "bulk flows",
+        ),
+        (
+            "app = { bulk = { kind = \"pareto\", scale = \"1 KB\", shape = 0.9 } }\n\
+             arrivals = { poisson = { load = \"60%\", of = \"l\" } }"
+                .to_string(),
+            "workload.tcp[0].app.bulk",
+            "positive mean",
+        ),
+        (
+            format!("{bulk}\narrivals = {{ gap = \"1 ms\", when = 1 }}"),
+            "workload.tcp[0].arrivals.when",
+            "unknown field",
+        ),
+    ] {
+        let err = parse_err(&scenario(&keys));
+        println!("{err}");
+        assert_eq!(err.key_path(), path, "{err}");
+        assert!(err.line().is_some(), "{err}");
+        assert!(err.to_string().contains(says), "{says:?} missing from: {err}");
+    }
+}

@@ -180,12 +180,10 @@ impl Simulation {
         let mut tcp_plans = Vec::new();
         let end = Instant::ZERO + scenario.duration;
         // An entry with `count` stands for many flows (squall_scenario::count).
-        let members = scenario
-            .workload
-            .tcp
-            .iter()
-            .enumerate()
-            .flat_map(|(i, f)| squall_scenario::count::expand_tcp(f, i, seed).into_iter().map(move |m| (i, m)));
+        let members =
+            scenario.workload.tcp.iter().enumerate().flat_map(|(i, _)| {
+                squall_scenario::count::expand_tcp(scenario, i, seed).into_iter().map(move |m| (i, m))
+            });
         for (i, member) in members {
             let f = &member.flow;
             let what = format!("workload.tcp `{}`", f.name);
@@ -208,6 +206,13 @@ impl Simulation {
                     Some(p)
                 }
             };
+            if member.index.is_some() && f.dst_port.is_none() {
+                return Err(scenario_error(format!(
+                    "{what}: its server port (the entry's dst_port + {}) is past 65535: the arrivals drew too many \
+                     flows; give a lower dst_port or a shorter window",
+                    member.index.unwrap_or(0)
+                )));
+            }
             let (client_port, server_port) = tcp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
             // A host with a range of its own gives every flow without a
             // `src_port` ports from it.
@@ -559,7 +564,7 @@ fn tcp_cc(cc: TcpCc) -> CcKind {
 /// or `TcpConfig::linux`), overridden by every key the flow gives. The
 /// connection's random stream (BBR's) is seeded from the replication's
 /// `seed` and the flow's name.
-fn tcp_config(f: &TcpFlow, rcv_buf: u64, seed: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
+pub(crate) fn tcp_config(f: &TcpFlow, rcv_buf: u64, seed: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
     let cc = tcp_cc(f.cc);
     let mss = f.mss.0.min(u32::MAX as u64) as u32;
     let defaults = TcpConfig::profile(match f.profile {

@@ -24,6 +24,7 @@ pub mod agent;
 mod engine;
 mod hash;
 mod host;
+pub mod ideal;
 mod ledger;
 mod metrics;
 mod network;

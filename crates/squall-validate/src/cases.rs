@@ -8,7 +8,7 @@ use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult};
 
 use crate::measure::*;
-use crate::{Case, Check, Evaluate, class_cases, radio_cases, tcp_cases};
+use crate::{Case, Check, Evaluate, arrival_cases, class_cases, radio_cases, tcp_cases};
 
 const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
 const COUNTERS: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: false };
@@ -68,6 +68,13 @@ pub fn cases() -> Vec<Case> {
         case(24, "Bit errors, corrupt mode", scenario!("24-bit-errors-corrupt.toml"), EVENTS, bit_errors_corrupt),
         case(25, "Mahimahi trace link", scenario!("25-mahimahi-trace.toml"), PACKETS, mahimahi_trace),
         case(26, "Rate series 10 -> 1 -> 10 Mbit/s", scenario!("26-rate-series.toml"), PACKETS, rate_series),
+        case(
+            27,
+            "Open-loop arrivals, FCT and slowdown",
+            scenario!("27-open-loop.toml"),
+            COUNTERS,
+            arrival_cases::open_loop,
+        ),
         case(28, "netem slots", scenario!("28-netem-slot.toml"), PACKETS, netem_slot),
     ]
 }

@@ -4,6 +4,7 @@
 //! compares what the simulator measured with theory, over enough
 //! replications to give a 95% confidence interval.
 
+pub mod arrival_cases;
 mod cases;
 pub mod class_cases;
 mod measure;

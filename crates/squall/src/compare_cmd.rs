@@ -146,6 +146,12 @@ fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
                  (flows.csv) and `squall emu`, or write its flows as entries of their own"
             );
         }
+        if f.arrivals.is_some() {
+            bail!(
+                "{what}: arrivals: `squall compare` matches one flow per entry; run the entry with `squall sim` \
+                 (flows.csv) and `squall emu`, or write its flows as entries of their own"
+            );
+        }
         match &f.app {
             TcpApp::Bulk(_) => {}
             TcpApp::Web(w) if !w.site_files.is_empty() => {}

@@ -232,12 +232,10 @@ fn tcp_workloads(
     // An entry with `count` (or a drawn start or size) stands for its
     // flows, drawn as the simulator's first replication draws them
     // (squall_scenario::count, with the scenario's seed).
-    let members = scenario
-        .workload
-        .tcp
-        .iter()
-        .enumerate()
-        .flat_map(|(i, f)| squall_scenario::count::expand_tcp(f, i, scenario.seed).into_iter().map(|m| m.flow));
+    let members =
+        scenario.workload.tcp.iter().enumerate().flat_map(|(i, _)| {
+            squall_scenario::count::expand_tcp(scenario, i, scenario.seed).into_iter().map(|m| m.flow)
+        });
     for (i, f) in members.enumerate() {
         let f = &f;
         let what = format!("[[workload.tcp]] `{}`", f.name);
