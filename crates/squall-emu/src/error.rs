@@ -56,6 +56,11 @@ pub enum EmuError {
     Recording(#[from] RecordingError),
     /// The outside host's interface cannot be used (missing, down), or
     /// what squall sets up around it failed.
+    /// An existing namespace a host names (`netns`, `netns_pid`) cannot
+    /// be joined.
+    #[error("host `{host}`: namespace {netns}: {message}")]
+    Netns { host: String, netns: String, message: String },
+
     #[error("outside interface `{interface}`: {message}")]
     Uplink { interface: String, message: String },
     /// The control socket could not be used.

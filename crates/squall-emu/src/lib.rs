@@ -26,6 +26,7 @@
 pub mod engine;
 pub mod error;
 pub mod naming;
+pub mod record;
 pub mod sys;
 pub mod tools;
 pub mod wire;

@@ -39,15 +39,72 @@ impl RunId {
         pid.parse().ok().map(RunId)
     }
 
-    /// Whether the owning process still exists.
+    /// Whether the owning process still runs: it exists, is not a zombie
+    /// (a SIGKILLed run its parent has not reaped yet, which `kill(pid, 0)`
+    /// still finds) and, if the run was recorded ([`crate::record`]), it
+    /// started when the record says (else its pid was reused by another
+    /// process).
     pub fn is_alive(self) -> bool {
-        let pid = nix::unistd::Pid::from_raw(self.0 as i32);
-        !matches!(nix::sys::signal::kill(pid, None), Err(nix::errno::Errno::ESRCH))
+        self.is_alive_with(crate::record::recorded_start_time(self))
+    }
+
+    /// [`RunId::is_alive`] for a run recorded to have started at
+    /// `recorded` (clock ticks after boot; `None`: not recorded).
+    pub fn is_alive_with(self, recorded: Option<u64>) -> bool {
+        match std::fs::read_to_string(format!("/proc/{}/stat", self.0)) {
+            Ok(text) => match ProcStat::parse(&text) {
+                Some(stat) => !stat.is_dead() && recorded.is_none_or(|t| t == stat.start_time),
+                None => true,
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            // No /proc to read: the kernel's word on the pid alone.
+            Err(_) => {
+                let pid = nix::unistd::Pid::from_raw(self.0 as i32);
+                !matches!(nix::sys::signal::kill(pid, None), Err(nix::errno::Errno::ESRCH))
+            }
+        }
+    }
+
+    /// When this process started, in clock ticks after boot
+    /// ([`ProcStat::start_time`]); `None` if /proc cannot tell.
+    pub fn start_time(self) -> Option<u64> {
+        let text = std::fs::read_to_string(format!("/proc/{}/stat", self.0)).ok()?;
+        ProcStat::parse(&text).map(|s| s.start_time)
     }
 
     /// The control socket of this run.
     pub fn control_socket(self) -> PathBuf {
         control_dir().join(format!("{PREFIX}{}.sock", self.0))
+    }
+}
+
+/// What `/proc/PID/stat` says of a process (proc(5), "/proc/pid/stat";
+/// written by `do_task_stat` in Linux's fs/proc/array.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcStat {
+    /// Field 3, `state`: `R`, `S`, `D`, `Z` (zombie), `X` (dead), ...
+    pub state: char,
+    /// Field 22, `starttime`: when the process started, in clock ticks
+    /// after boot. A pid reused by another process has another.
+    pub start_time: u64,
+}
+
+impl ProcStat {
+    /// Parses the one line of `/proc/PID/stat`. Field 2, the command name
+    /// in parentheses, may itself hold spaces and `)`, so the fields after
+    /// it are counted from its last `)`.
+    pub fn parse(text: &str) -> Option<ProcStat> {
+        let after = &text[text.rfind(')')? + 1..];
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        // fields[0] is field 3 (state), so field 22 is fields[19].
+        let state = fields.first()?.chars().next()?;
+        let start_time = fields.get(19)?.parse().ok()?;
+        Some(ProcStat { state, start_time })
+    }
+
+    /// A zombie (`Z`: exited, not yet reaped by its parent) or dead (`X`).
+    pub fn is_dead(self) -> bool {
+        matches!(self.state, 'Z' | 'X')
     }
 }
 
@@ -84,5 +141,48 @@ mod tests {
     #[test]
     fn this_process_is_alive() {
         assert!(RunId::current().is_alive());
+    }
+
+    #[test]
+    fn the_state_and_start_time_are_fields_3_and_22_of_proc_stat() {
+        // A line as Linux 6.x writes it for a zombie whose name holds
+        // spaces and a parenthesis (fields numbered as in proc(5)).
+        let line = "4242 (squall (x) y) Z 1 4242 4242 0 -1 4194564 10 0 0 0 1 2 0 0 20 0 1 0 987654 0 0 \
+                    18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
+        assert_eq!(ProcStat::parse(line), Some(ProcStat { state: 'Z', start_time: 987654 }));
+        assert!(ProcStat::parse(line).unwrap().is_dead());
+        assert_eq!(ProcStat::parse("12 (cut"), None);
+    }
+
+    #[test]
+    fn a_zombie_is_dead_and_so_is_a_reaped_child() {
+        // A child that exits and is not reaped is a zombie: kill(pid, 0)
+        // still succeeds on it, is_alive must not.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let id = RunId(child.id());
+        let mut zombie = false;
+        for _ in 0..500 {
+            let text = std::fs::read_to_string(format!("/proc/{}/stat", id.0)).unwrap();
+            if ProcStat::parse(&text).unwrap().state == 'Z' {
+                zombie = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(zombie, "the child never became a zombie");
+        let pid = nix::unistd::Pid::from_raw(id.0 as i32);
+        assert!(nix::sys::signal::kill(pid, None).is_ok(), "kill(pid, 0) finds a zombie");
+        assert!(!id.is_alive());
+        child.wait().unwrap();
+        assert!(!id.is_alive());
+    }
+
+    #[test]
+    fn a_pid_that_started_at_another_time_than_recorded_is_a_reused_one() {
+        let me = RunId::current();
+        let started = me.start_time().expect("this process's start time");
+        assert!(me.is_alive_with(Some(started)));
+        assert!(!me.is_alive_with(Some(started + 1)), "a reused pid");
+        assert!(me.is_alive_with(None));
     }
 }

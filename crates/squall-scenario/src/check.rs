@@ -127,6 +127,21 @@ fn check_interface_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// An `ip netns` name is a file name in /run/netns (iproute2's
+/// ip/ipnetns.c, `is_valid_netns_name`: not empty, not `.` or `..`, no
+/// `/`, shorter than NAME_MAX).
+fn check_netns_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty() && name.len() < 255 && name != "." && name != ".." && !name.contains('/');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a network namespace name: 1 to 254 characters without `/`, as `ip netns list` shows \
+             them, like netns = \"lab\""
+        ))
+    }
+}
+
 pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
     let c = Checker { src };
     let root = KeyPath::root();
@@ -205,6 +220,39 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         }
         if let Some(processing) = &h.processing {
             c.dist(&processing.delay, &p.key("processing").key("delay"))?;
+        }
+        if let Some(name) = &h.netns {
+            check_netns_name(name).map_err(|message| c.fail(&p.key("netns"), message))?;
+            if let Some(first) = s.hosts[..i].iter().position(|o| o.netns.as_ref() == Some(name)) {
+                return Err(c.fail(
+                    &p.key("netns"),
+                    format!(
+                        "hosts[{first}] (`{}`) is already namespace `{name}`; each host needs a namespace of its own",
+                        s.hosts[first].name
+                    ),
+                ));
+            }
+        }
+        let keys = [
+            h.netns.is_some().then_some("netns"),
+            h.netns_pid.is_some().then_some("netns_pid"),
+            h.outside_interface.is_some().then_some("outside_interface"),
+        ];
+        let set: Vec<&str> = keys.into_iter().flatten().collect();
+        if let [first, second, ..] = set[..] {
+            return Err(c.fail(
+                &p.key(second),
+                format!(
+                    "host `{}` has both `{first}` and `{second}`: a host is one namespace, an existing one (netns or \
+                     netns_pid) or the outside (outside_interface); keep one",
+                    h.name
+                ),
+            ));
+        }
+        if h.netns_pid == Some(0) {
+            return Err(
+                c.fail(&p.key("netns_pid"), "0 is no process id; name a running process, like netns_pid = 4242")
+            );
         }
         if let Some(iface) = &h.outside_interface {
             check_interface_name(iface).map_err(|message| c.fail(&p.key("outside_interface"), message))?;

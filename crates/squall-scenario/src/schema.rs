@@ -213,6 +213,20 @@ pub struct Host {
     /// outside world).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outside_interface: Option<String>,
+    /// Emulation only: the host is this existing network namespace, as
+    /// `ip netns list` names it (`netns = "lab"`), instead of one squall
+    /// makes. squall adds its device there with the host's address and
+    /// routes, and undoes exactly that when the run ends. The simulator
+    /// treats the host like any other (the key means nothing in virtual
+    /// time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns: Option<String>,
+    /// Emulation only: the host is the network namespace of the process
+    /// with this pid (`/proc/PID/ns/net`; how a Docker, Podman or
+    /// systemd-nspawn container is reached: `docker inspect -f
+    /// '{{.State.Pid}}' NAME`), as with `netns`. The simulator ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub netns_pid: Option<u32>,
     /// A processing delay per packet at this host (seed 004's router and
     /// host processing delay), without a stage of its own:
     /// `processing = { delay = "50 us", at = "input" }`. Simulator only.

@@ -1082,4 +1082,37 @@ fn arrivals_bad_values_name_their_key() {
         assert!(err.line().is_some(), "{err}");
         assert!(err.to_string().contains(says), "{says:?} missing from: {err}");
     }
+// Existing namespaces as hosts (issue 34).
+
+#[test]
+fn netns_with_a_bad_name() {
+    expect(
+        "netns_bad_name.toml",
+        ErrorKind::Check,
+        11,
+        "hosts[1].netns",
+        &["`../lab` is not a network namespace name", "without `/`", "like netns = \"lab\""],
+    );
+}
+
+#[test]
+fn netns_and_outside_interface_on_one_host() {
+    expect(
+        "netns_and_outside.toml",
+        ErrorKind::Check,
+        12,
+        "hosts[1].outside_interface",
+        &["host `fixed` has both `netns` and `outside_interface`", "keep one"],
+    );
+}
+
+#[test]
+fn two_hosts_in_one_namespace() {
+    expect(
+        "netns_twice.toml",
+        ErrorKind::Check,
+        12,
+        "hosts[1].netns",
+        &["hosts[0] (`mobile`) is already namespace `lab`"],
+    );
 }

@@ -1,11 +1,14 @@
 //! Leaving nothing behind: stale objects of dead runs are removed at
-//! start-up, and SIGINT/SIGTERM/SIGHUP stop the loop so the normal
+//! start-up (a run is dead when its process is gone, a zombie, or its pid
+//! now belongs to a process that started later than the run's record
+//! says: [`crate::naming::RunId::is_alive`]), and SIGINT/SIGTERM/SIGHUP stop the loop so the normal
 //! teardown runs. The objects of a run are its namespaces (the TUN
 //! devices, addresses and routes live inside them and go with them), the
 //! processes in them, and its control socket; with an outside host, also
 //! its nft table and its claim on `net.ipv4.ip_forward`
 //! ([`crate::engine::uplink`]); in inline mode, its interfaces' lock files
-//! ([`crate::engine::inline`]).
+//! ([`crate::engine::inline`]); in namespaces it joined, the changes its
+//! record lists ([`crate::engine::joined`]).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -14,8 +17,8 @@ use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, control_dir};
 use crate::sys::netns;
 
-/// Removes the namespaces (killing the processes in them) and control
-/// sockets of squall runs whose owning process is gone. Returns what it
+/// Removes the namespaces (killing the processes in them), control
+/// sockets and records of squall runs whose owning process is gone. Returns what it
 /// removed.
 pub fn sweep_stale() -> Vec<String> {
     let mut removed = Vec::new();
@@ -29,19 +32,28 @@ pub fn sweep_stale() -> Vec<String> {
             }
         }
     }
+    removed.extend(crate::engine::uplink::sweep_stale());
+    removed.extend(crate::engine::inline::sweep_stale_locks());
+    removed.extend(crate::engine::joined::sweep_stale());
+    // Last: the runs' records, which tell a dead run from a live one, go
+    // with their sockets once nothing else of theirs is left. Whether each
+    // owner lives is decided before anything here is removed.
     if let Ok(dir) = std::fs::read_dir(control_dir()) {
-        for entry in dir.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(PREFIX)
-                && RunId::owner_of(&name).is_some_and(|o| !o.is_alive())
-                && std::fs::remove_file(entry.path()).is_ok()
-            {
-                removed.push(format!("socket {}", entry.path().display()));
+        let stale: Vec<_> = dir
+            .flatten()
+            .filter(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                name.starts_with(PREFIX) && RunId::owner_of(&name).is_some_and(|o| !o.is_alive())
+            })
+            .collect();
+        for entry in stale {
+            let path = entry.path();
+            if std::fs::remove_file(&path).is_ok() {
+                let what = if path.extension().is_some_and(|e| e == "sock") { "socket" } else { "record" };
+                removed.push(format!("{what} {}", path.display()));
             }
         }
     }
-    removed.extend(crate::engine::uplink::sweep_stale());
-    removed.extend(crate::engine::inline::sweep_stale_locks());
     removed
 }
 

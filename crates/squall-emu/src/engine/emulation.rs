@@ -19,6 +19,7 @@ use crate::engine::clock::Clock;
 use crate::engine::control::ControlServer;
 use crate::engine::dataplane::{Dataplane, DataplaneOptions, DataplaneReport};
 use crate::engine::inline::InlineLock;
+use crate::engine::joined::JoinedNs;
 use crate::engine::recording::{Recorder, RecordingOptions};
 use crate::engine::routing::HostIndex;
 use crate::engine::routing::Routing;
@@ -26,6 +27,7 @@ use crate::engine::uplink::{OutsideReport, Uplink};
 use crate::engine::workload::{CommandOutcome, CommandSpec, Workloads};
 use crate::error::{Context, EmuError};
 use crate::naming::RunId;
+use crate::record::RecordFile;
 use crate::sys::device::{PacketDevice, TunDevice, TunOffloads};
 use crate::sys::netns::NetNs;
 /// The CPU affinity calls, under the names the CLI uses.
@@ -130,10 +132,12 @@ pub struct EmulationReport {
     pub dataplane_cpu: Option<usize>,
 }
 
-/// The namespaces of a run; removed when dropped.
+/// The namespaces of a run, one per host; when dropped, those it made
+/// are removed and what it changed in those it joined is put back.
 #[derive(Default)]
 struct Hosts {
     namespaces: Vec<NetNs>,
+    joined: Vec<JoinedNs>,
 }
 
 impl Drop for Hosts {
@@ -142,6 +146,11 @@ impl Drop for Hosts {
             let name = ns.name().to_string();
             if let Err(e) = ns.delete() {
                 tracing::warn!("squall emu: could not remove namespace {name}: {e}");
+            }
+        }
+        for joined in self.joined.drain(..) {
+            for e in joined.restore() {
+                tracing::warn!("squall emu: could not undo a change in a joined namespace: {e}");
             }
         }
     }
@@ -190,9 +199,12 @@ pub fn run(
     for s in &stale_removed {
         tracing::info!("squall emu: removed stale {s}");
     }
+    // Before anything is made, so a later start can tell this run's
+    // objects from a dead run's; removed last (dropped after `attached`).
+    let mut record = RecordFile::create(id)?;
     let routing = Routing::new(scenario)?;
     std::fs::create_dir_all(&options.workload_dir).context(|| format!("create {}", options.workload_dir.display()))?;
-    let mut attached = attach(id, scenario, &routing, &options)?;
+    let mut attached = attach(id, scenario, &routing, &options, &mut record)?;
     let model = build_model(scenario)?;
     let mut workloads = plan_workloads(id, &routing, &options)?;
     let (to_dataplane, control_rx) = mpsc::channel();
@@ -277,7 +289,13 @@ fn place_dataplane(options: &mut EmulationOptions) -> Result<(Option<Pinned>, Op
 /// Joins every host to squall: inline, the two interfaces; else a
 /// namespace per host with its device (TUN or veth), routes and sysctls,
 /// and for the outside host a TUN device in the root namespace.
-fn attach(id: RunId, scenario: &Scenario, routing: &Routing, options: &EmulationOptions) -> Result<Attached, EmuError> {
+fn attach(
+    id: RunId,
+    scenario: &Scenario,
+    routing: &Routing,
+    options: &EmulationOptions,
+    record: &mut RecordFile,
+) -> Result<Attached, EmuError> {
     let mut attached = Attached::default();
     if let Some(inline) = &options.inline {
         if !options.commands.is_empty() {
@@ -297,7 +315,7 @@ fn attach(id: RunId, scenario: &Scenario, routing: &Routing, options: &Emulation
     };
     if options.inline.is_none() {
         for i in 0..routing.names.len() {
-            attach_host(scenario, routing, options, id, i, &mut outside_device, &mut attached)?;
+            attach_host(scenario, routing, options, (id, &mut *record), i, &mut outside_device, &mut attached)?;
         }
     }
     Ok(attached)
@@ -360,24 +378,39 @@ fn attach_outside(
 /// Host `i`'s namespace and the device that joins it to squall, its
 /// default route towards the outside host if there is one, its sysctls.
 /// The outside host's namespace stays empty; its device is the one
-/// [`attach_outside`] opened.
+/// [`attach_outside`] opened. A host that names an existing namespace
+/// (`netns`, `netns_pid`) joins it ([`crate::engine::joined`]).
 fn attach_host(
     scenario: &Scenario,
     routing: &Routing,
     options: &EmulationOptions,
-    id: RunId,
+    (id, record): (RunId, &mut RecordFile),
     i: HostIndex,
     outside_device: &mut Option<TunDevice>,
     attached: &mut Attached,
 ) -> Result<(), EmuError> {
     let name = &routing.names[i];
-    attached.hosts.namespaces.push(NetNs::create(&id.netns_name(name))?);
+    let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
+    let default_route = routing.outside.is_some_and(|o| o != i && routing.next_path(i, o).is_some());
+    let host = scenario.hosts.iter().find(|h| &h.name == name);
+    let joined = match host.and_then(crate::engine::joined::existing) {
+        Some(ns) => {
+            let (ns, joined) =
+                crate::engine::joined::join(name, ns, routing.addresses[i], &peers, default_route, record)?;
+            attached.hosts.namespaces.push(ns);
+            attached.hosts.joined.push(joined);
+            Some(attached.hosts.joined.len() - 1)
+        }
+        None => {
+            attached.hosts.namespaces.push(NetNs::create(&id.netns_name(name))?);
+            None
+        }
+    };
     if Some(i) == routing.outside {
         // Its namespace stays empty (commands were refused above).
         attached.devices.push(Box::new(outside_device.take().expect("opened above")));
         return Ok(());
     }
-    let peers: Vec<_> = routing.reachable(i).into_iter().map(|h| routing.addresses[h]).collect();
     let ns = &attached.hosts.namespaces[i];
     let tun = match options.host_device {
         HostDevice::Xdp => {
@@ -391,9 +424,7 @@ fn attach_host(
         }
         HostDevice::Tun => Some(TunDevice::create(ns, routing.addresses[i], &peers, options.mtu, options.offloads)?),
     };
-    if let Some(outside) = routing.outside
-        && routing.next_path(i, outside).is_some()
-    {
+    if default_route {
         // Any address beyond the scenario: through squall to the outside host.
         let src = routing.addresses[i].to_string();
         ns.ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
@@ -412,9 +443,13 @@ fn attach_host(
         attached.devices.push(Box::new(tun));
     }
     // After the device, so per-device keys (net.ipv4.conf.squall0.*) exist.
-    if let Some(host) = scenario.hosts.iter().find(|h| &h.name == name) {
+    if let Some(host) = host {
         for (key, value) in &host.sysctl {
-            attached.hosts.namespaces[i].set_sysctl(name, key, &value.0)?;
+            match joined {
+                // Its former value recorded first, to be put back.
+                Some(j) => attached.hosts.joined[j].set_sysctl(key, &value.0, record)?,
+                None => attached.hosts.namespaces[i].set_sysctl(name, key, &value.0)?,
+            }
         }
     }
     Ok(())
@@ -503,7 +538,10 @@ fn run_info(
             match (&options.inline, attached.uplink.as_ref().filter(|_| Some(i) == routing.outside)) {
                 (Some(_), _) => serde_json::json!({"name": name, "address": address, "interface": attached.devices[i].label()}),
                 (None, Some(uplink)) => serde_json::json!({"name": name, "address": address, "outside_interface": uplink.interface()}),
-                (None, None) => serde_json::json!({"name": name, "address": address, "netns": id.netns_name(name)}),
+                (None, None) => {
+                    let netns = attached.hosts.namespaces.get(i).map_or_else(|| id.netns_name(name), |n| n.name().to_string());
+                    serde_json::json!({"name": name, "address": address, "netns": netns})
+                }
             }
         }).collect::<Vec<_>>(),
         "states": scenario.schedule().iter().map(|s| s.state.name.clone()).collect::<Vec<_>>(),

@@ -8,6 +8,7 @@
 //!   writer thread through a bounded queue.
 //! - [`inline`]: squall between two existing interfaces; [`uplink`]: the
 //!   outside host, whose packets leave through a real interface.
+//! - [`joined`]: existing namespaces (containers) as hosts.
 //! - [`control`]: the `squall ctl` socket; [`watch`]: its live view.
 //! - [`workload`]: commands per host.
 //! - [`cleanup`]: stale objects of dead runs, signals.
@@ -20,6 +21,7 @@ pub mod control;
 pub mod dataplane;
 pub mod emulation;
 pub mod inline;
+pub mod joined;
 pub mod recording;
 pub mod routing;
 pub mod timing;

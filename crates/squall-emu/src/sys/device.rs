@@ -526,7 +526,7 @@ pub struct TunDevice {
     /// The device's name, and the namespace it is in (`None`: squall's
     /// own), to read its counters.
     name: String,
-    netns: Option<String>,
+    netns: Option<NetNs>,
 }
 
 impl TunDevice {
@@ -544,13 +544,21 @@ impl TunDevice {
         mtu: u32,
         offloads: bool,
     ) -> Result<Self, EmuError> {
+        let joined = ns.is_joined();
         let (file, offloads) = ns.run_in(|| {
-            for key in ["all", "default"] {
+            // A namespace squall did not make keeps its IPv6: only the
+            // device's is switched off, before it is up (it goes with it).
+            let keys: &[&str] = if joined { &[] } else { &["all", "default"] };
+            for key in keys {
                 let path = format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6");
                 // A kernel without IPv6 has no such file: nothing to switch off.
                 let _ = std::fs::write(path, "1");
             }
-            open_tun(TUN_NAME, offloads)
+            let opened = open_tun(TUN_NAME, offloads)?;
+            if joined {
+                let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{TUN_NAME}/disable_ipv6"), "1");
+            }
+            Ok(opened)
         })?;
         let addr = format!("{address}/32");
         let mtu = mtu.to_string();
@@ -567,7 +575,7 @@ impl TunDevice {
             offloads,
             rx: vec![0; 65_536],
             name: TUN_NAME.to_string(),
-            netns: Some(ns.name().to_string()),
+            netns: Some(ns.clone()),
         })
     }
 
@@ -686,8 +694,7 @@ impl PacketDevice for TunDevice {
     /// The device's transmit drops (towards squall); 0, with a warning, if
     /// they cannot be read.
     fn kernel_dropped(&mut self) -> u64 {
-        let ns = self.netns.as_deref().map(NetNs::named);
-        tun_dropped(ns.as_ref(), &self.name).unwrap_or_else(|e| {
+        tun_dropped(self.netns.as_ref(), &self.name).unwrap_or_else(|e| {
             tracing::warn!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
             0
         })

@@ -15,24 +15,51 @@ use crate::error::{Context, EmuError};
 /// Where `ip netns` keeps its namespaces.
 pub const NETNS_DIR: &str = "/run/netns";
 
-/// A named network namespace that this run created.
-#[derive(Debug)]
+/// A network namespace: one this run created (an `ip netns` name), or an
+/// existing one it joined (an `ip netns` name, or a process's
+/// `/proc/PID/ns/net`), which it never removes.
+#[derive(Clone, Debug)]
 pub struct NetNs {
+    /// The `ip netns` name, or `pid N` for a process's namespace.
     name: String,
+    /// The file that holds the namespace (`/run/netns/NAME`,
+    /// `/proc/PID/ns/net`).
+    path: PathBuf,
+    /// Reachable by name with `ip -n NAME`.
+    by_name: bool,
+    /// Existing before the run: joined, never removed.
+    joined: bool,
 }
 
 impl NetNs {
     /// Creates the namespace `name` with its loopback up.
     pub fn create(name: &str) -> Result<Self, EmuError> {
         ip(&["netns", "add", name])?;
-        let ns = NetNs { name: name.to_string() };
+        let ns = NetNs::named(name);
         ns.ip(&["link", "set", "lo", "up"])?;
         Ok(ns)
     }
 
     /// A handle on the existing namespace `name` (made by this run).
     pub(crate) fn named(name: &str) -> Self {
-        NetNs { name: name.to_string() }
+        NetNs { name: name.to_string(), path: Path::new(NETNS_DIR).join(name), by_name: true, joined: false }
+    }
+
+    /// The existing namespace `name` (`ip netns list`), joined: this run
+    /// will not remove it.
+    pub fn join_named(name: &str) -> Self {
+        NetNs { joined: true, ..NetNs::named(name) }
+    }
+
+    /// The namespace of process `pid` (`/proc/PID/ns/net`), joined.
+    pub fn join_pid(pid: u32) -> Self {
+        NetNs { name: format!("pid {pid}"), path: format!("/proc/{pid}/ns/net").into(), by_name: false, joined: true }
+    }
+
+    /// A joined namespace held by the file `path` (as recorded), named
+    /// `name` in messages.
+    pub fn join_path(name: &str, path: &Path) -> Self {
+        NetNs { name: name.to_string(), path: path.to_path_buf(), by_name: false, joined: true }
     }
 
     pub fn name(&self) -> &str {
@@ -40,14 +67,57 @@ impl NetNs {
     }
 
     pub fn path(&self) -> PathBuf {
-        Path::new(NETNS_DIR).join(&self.name)
+        self.path.clone()
     }
 
-    /// Runs `ip -n NAME ARGS...`.
+    /// Whether the namespace existed before the run (joined, not made).
+    pub fn is_joined(&self) -> bool {
+        self.joined
+    }
+
+    /// The device and inode of the namespace (nsfs): the same pair for
+    /// every file that holds one namespace, so it identifies it across
+    /// names, pids and runs (namespaces(7), "/proc/[pid]/ns/").
+    pub fn identity(&self) -> Result<(u64, u64), EmuError> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(&self.path)
+            .context(|| format!("open namespace {} ({})", self.name, self.path.display()))?;
+        Ok((meta.dev(), meta.ino()))
+    }
+
+    /// Runs `ip -n NAME ARGS...` (`ip ARGS...` inside the namespace for
+    /// one reached through a process).
     pub fn ip(&self, args: &[&str]) -> Result<(), EmuError> {
-        let mut all = vec!["-n", &self.name];
-        all.extend_from_slice(args);
-        ip(&all)
+        self.ip_output(args).map(|_| ())
+    }
+
+    /// As [`NetNs::ip`], returning what `ip` printed on stdout.
+    pub fn ip_output(&self, args: &[&str]) -> Result<String, EmuError> {
+        if self.by_name {
+            let mut all = vec!["-n", &self.name];
+            all.extend_from_slice(args);
+            return ip_output(&all, Command::new("ip"));
+        }
+        let file = File::open(&self.path).context(|| format!("open namespace {}", self.name))?;
+        let fd = file.as_raw_fd();
+        let mut command = Command::new("ip");
+        // SAFETY: between fork and exec only setns, async-signal-safe, is
+        // called; `file` outlives the spawn because the closure owns it.
+        unsafe {
+            command.pre_exec(move || {
+                let _keep = &file;
+                if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        ip_output(args, command).map_err(|e| match e {
+            EmuError::IpCommand { command, stderr } => {
+                EmuError::IpCommand { command: format!("{command} (in namespace {})", self.name), stderr }
+            }
+            e => e,
+        })
     }
 
     /// Runs `f` on a thread that has entered this namespace, and returns
@@ -122,8 +192,11 @@ impl NetNs {
     }
 
     /// Kills every process left inside and removes the namespace (and the
-    /// devices in it with it).
+    /// devices in it with it); a joined namespace is left alone.
     pub fn delete(self) -> Result<(), EmuError> {
+        if self.joined {
+            return Ok(());
+        }
         delete_by_name(&self.name)
     }
 }
@@ -166,11 +239,17 @@ pub fn list() -> Vec<String> {
 
 /// Runs `ip ARGS...`, turning a failure into an error with its stderr.
 pub fn ip(args: &[&str]) -> Result<(), EmuError> {
-    let command = format!("ip {}", args.join(" "));
-    let out = Command::new("ip").args(args).output().context(|| format!("run `{command}` (is iproute2 installed?)"))?;
+    ip_output(args, Command::new("ip")).map(|_| ())
+}
+
+/// Runs `ip ARGS...` through `command` (an `ip` command, maybe set to
+/// enter a namespace), returning its stdout or an error with its stderr.
+fn ip_output(args: &[&str], mut command: Command) -> Result<String, EmuError> {
+    let line = format!("ip {}", args.join(" "));
+    let out = command.args(args).output().context(|| format!("run `{line}` (is iproute2 installed?)"))?;
     if out.status.success() {
-        Ok(())
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(EmuError::IpCommand { command, stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() })
+        Err(EmuError::IpCommand { command: line, stderr: String::from_utf8_lossy(&out.stderr).trim().to_string() })
     }
 }

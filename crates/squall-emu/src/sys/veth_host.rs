@@ -45,7 +45,7 @@ fn mac(m: [u8; 6]) -> String {
 pub struct VethHost {
     xdp: XdpSocket,
     label: String,
-    netns: String,
+    netns: NetNs,
     /// The header of every frame to the host (EtherType set per packet).
     header: [u8; ETHERNET],
 }
@@ -97,7 +97,7 @@ impl VethHost {
         let mut header = [0u8; ETHERNET];
         header[..6].copy_from_slice(&HOST_MAC);
         header[6..12].copy_from_slice(&OUTER_MAC);
-        Ok(VethHost { xdp, label: format!("{}/{OUTER_NAME}", ns.name()), netns: ns.name().to_string(), header })
+        Ok(VethHost { xdp, label: format!("{}/{OUTER_NAME}", ns.name()), netns: ns.clone(), header })
     }
 }
 
@@ -164,8 +164,8 @@ impl PacketDevice for VethHost {
     /// What the host's end dropped on its way to squall's (the pair's
     /// queue was full), and what the socket dropped (its ring was full).
     fn kernel_dropped(&mut self) -> u64 {
-        let ns = NetNs::named(&self.netns);
-        let veth = crate::sys::device::tun_dropped(Some(&ns), TUN_NAME).unwrap_or_else(|e| {
+        let ns = &self.netns;
+        let veth = crate::sys::device::tun_dropped(Some(ns), TUN_NAME).unwrap_or_else(|e| {
             tracing::warn!("squall emu: {}: packets dropped before squall unknown: {e}", self.label);
             0
         });
