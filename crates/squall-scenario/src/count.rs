@@ -107,7 +107,7 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         let mut at = arrivals.from;
         let mut out = Vec::new();
         for k in 0u32.. {
-            at = at + gaps.sample();
+            at += gaps.sample();
             if at >= until {
                 break;
             }
@@ -223,7 +223,7 @@ mod tests {
         // Gaps of 10 to 30 ms in a 1 s window: 33 to 100 flows.
         assert!((33..=100).contains(&m.len()), "{} flows", m.len());
         for (k, m) in m.iter().enumerate() {
-            at = at + gaps.sample();
+            at += gaps.sample();
             assert_eq!(m.flow.name, format!("f#{k}"));
             assert_eq!(m.flow.start, Distribution::constant(at));
             assert_eq!(m.flow.app, TcpApp::Bulk(Distribution::constant(b.sample())));

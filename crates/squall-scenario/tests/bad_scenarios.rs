@@ -1082,6 +1082,8 @@ fn arrivals_bad_values_name_their_key() {
         assert!(err.line().is_some(), "{err}");
         assert!(err.to_string().contains(says), "{says:?} missing from: {err}");
     }
+}
+
 // Existing namespaces as hosts (issue 34).
 
 #[test]

@@ -133,7 +133,7 @@ pub fn ideal_fct(scenario: &Scenario, topology: &Topology, flow: &TcpFlow) -> Op
                 + one_way(post, last);
             return Some(fct.as_secs_f64());
         }
-        start = start + rtt_seg.max(Duration::from_nanos(tau.as_nanos() * round));
+        start += rtt_seg.max(Duration::from_nanos(tau.as_nanos() * round));
         window = (window * 2).min(cap);
     }
 }

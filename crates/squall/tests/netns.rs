@@ -226,7 +226,7 @@ queue = {{ packets = 100 }}
 /// Starts `squall emu SCENARIO` with a long workload in the background and
 /// waits until its device is in the container.
 fn start_joined(scenario: &Path, out: &Path, container: &Container) -> std::process::Child {
-    let child = Command::new(SQUALL)
+    let mut child = Command::new(SQUALL)
         .arg("emu")
         .arg(scenario)
         .args(["--out", out.to_str().unwrap(), "--no-pcap", "--no-events", "--run", "mobile@0s=sleep 30"])
@@ -240,6 +240,8 @@ fn start_joined(scenario: &Path, out: &Path, container: &Container) -> std::proc
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the run did not join namespace {}", container.name);
 }
 
