@@ -327,11 +327,14 @@ pub fn list() -> Vec<RunId> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            name.starts_with(PREFIX).then(|| RunId::owner_of(&name)).flatten()
+            // Only the sockets: the run's record (squall-PID.run, in the
+            // same directory) is written before its socket exists.
+            (name.starts_with(PREFIX) && name.ends_with(".sock")).then(|| RunId::owner_of(&name)).flatten()
         })
         .filter(|id| id.is_alive())
         .collect();
     ids.sort_by_key(|id| id.0);
+    ids.dedup_by_key(|id| id.0);
     ids
 }
 
