@@ -315,4 +315,70 @@ mod tests {
         let loss = lost as f64 / n as f64;
         assert!((loss - expected).abs() < 0.0015, "loss {loss}, expected {expected}");
     }
+
+    /// The same chain where the burst's good state 2 holds most of the
+    /// burst: p13 = 1%, p31 = 10%, p32 = 40%, p23 = 10%, p14 = 0.5%. By
+    /// hand: r = p13/p31 = 0.1, π2 = (p32/p23)·r·π1 = 0.4·π1, π1 = 1/(1 +
+    /// p14 + r + 0.4) = 1/1.505, loss = (r + p14)·π1 = 0.105/1.505 =
+    /// 0.069767. Were p23 ignored (state 2 always back to 3, the mutant
+    /// cargo-mutants found missed: mutants/RECORD.md), π1 = 1/(1.005 + 0.1
+    /// + 0.04) and the loss 0.091703. Tolerance 0.005 on 2·10⁶ frames
+    /// (about six standard deviations of a process with cycles of ~130
+    /// frames), a quarter of the difference.
+    /// A state that changes `error_correlation` takes effect from the next
+    /// frame, and one that removes it makes the draws independent again
+    /// (the mutant `set_correlation` → `()` was missed: mutants/RECORD.md).
+    /// Packet loss p = 0.1; with squall's Markov generator at ρ = 0.5,
+    /// P(loss | loss before) = ρ + (1 − ρ)·p = 0.55 and the marginal stays
+    /// p (dist/correlated.rs); independent, both are p. 200 000 frames a
+    /// phase, ~20 000 after a loss: σ of the conditional ≈ 0.0035 at 0.55
+    /// and 0.0021 at 0.1; of the marginal ≈ 0.0012 with the correlation
+    /// (lag-1 correlation 0.5 triples the variance). Tolerances ≈ 5σ.
+    #[test]
+    fn a_state_change_of_error_correlation_takes_effect() {
+        use crate::dist::correlated::CorrelationGenerator;
+        let mut e =
+            ErrorProcess::new(ErrorModel::Packet(Probability::new(0.1).unwrap()), crate::rng::stream(13, "test/c"));
+        let phase = |e: &mut ErrorProcess| {
+            let (n, mut lost, mut after_loss, mut both, mut previous) = (200_000u64, 0u64, 0u64, 0u64, false);
+            for _ in 0..n {
+                let hit = e.frame_hit(100);
+                if previous {
+                    after_loss += 1;
+                    both += u64::from(hit);
+                }
+                lost += u64::from(hit);
+                previous = hit;
+            }
+            (lost as f64 / n as f64, both as f64 / after_loss as f64)
+        };
+        let (m1, c1) = phase(&mut e);
+        let rho = Correlation { correlation: Probability::new(0.5).unwrap(), generator: CorrelationGenerator::Markov };
+        e.set_correlation(Some(rho), || crate::rng::stream(13, "test/c-correlation"));
+        let (m2, c2) = phase(&mut e);
+        e.set_correlation(None, || crate::rng::stream(13, "test/unused"));
+        let (m3, c3) = phase(&mut e);
+        for (what, got, want, tol) in [
+            ("marginal before", m1, 0.1, 0.006),
+            ("P(loss | loss) before", c1, 0.1, 0.011),
+            ("marginal with rho 0.5", m2, 0.1, 0.006),
+            ("P(loss | loss) with rho 0.5", c2, 0.55, 0.018),
+            ("marginal after", m3, 0.1, 0.006),
+            ("P(loss | loss) after", c3, 0.1, 0.011),
+        ] {
+            assert!((got - want).abs() <= tol, "{what}: {got}, expected {want} ± {tol}");
+        }
+    }
+
+    #[test]
+    fn four_state_loss_follows_p23_within_a_burst() {
+        let p = |v| Probability::new(v).unwrap();
+        let f = FourState { p13: p(0.01), p31: p(0.1), p32: p(0.4), p23: p(0.1), p14: p(0.005) };
+        let expected = f.stationary_loss();
+        assert!((expected - 0.105 / 1.505).abs() < 1e-9, "{expected}");
+        let mut e = ErrorProcess::new(ErrorModel::FourState(f), crate::rng::stream(11, "test/4state-p23"));
+        let n = 2_000_000;
+        let loss = (0..n).filter(|_| e.frame_hit(200)).count() as f64 / n as f64;
+        assert!((loss - expected).abs() < 0.005, "loss {loss}, expected {expected} (0.0917 if p23 were ignored)");
+    }
 }
