@@ -34,7 +34,9 @@ impl Run {
     }
 }
 
-fn run(line: &str, seconds: u32) -> Run {
+/// `squall sim --link LINE` carrying the UDP flow for `seconds`: its
+/// output directory and the netem stage's rows of events.csv, in order.
+fn simulate(line: &str, seconds: u32) -> (tempfile::TempDir, Vec<BTreeMap<String, String>>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let o = std::process::Command::new(SQUALL)
@@ -44,12 +46,15 @@ fn run(line: &str, seconds: u32) -> Run {
         .unwrap();
     assert!(o.status.success(), "`{line}`: {}", String::from_utf8_lossy(&o.stderr));
     let events = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
+    let rows = csv_rows(&events).into_iter().filter(|row| row["stage"] == "netem-down").collect();
+    (dir, rows)
+}
+
+fn run(line: &str, seconds: u32) -> Run {
+    let (dir, rows) = simulate(line, seconds);
     let mut entered: BTreeMap<String, f64> = BTreeMap::new();
     let mut delays = Vec::new();
-    for row in csv_rows(&events) {
-        if row["stage"] != "netem-down" {
-            continue;
-        }
+    for row in rows {
         let t: f64 = row["time"].parse().unwrap();
         match row["event"].as_str() {
             "enqueue" => {
@@ -59,7 +64,7 @@ fn run(line: &str, seconds: u32) -> Run {
             _ => {}
         }
     }
-    Run { summary: summary(&out), delays }
+    Run { summary: summary(&dir.path().join("out")), delays }
 }
 
 fn in_range(delays: &[f64], low: f64, high: f64) -> bool {
@@ -188,20 +193,8 @@ fn delay_distribution_normal_under_tbf() {
 
 /// Delivery instants of the netem stage's packets, seconds, in order.
 fn deliveries(line: &str, seconds: u32) -> Vec<f64> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let o = std::process::Command::new(SQUALL)
-        .args(["sim", "--link", line, "--udp", "1 Mbit/s", "--set", &format!("duration=\"{seconds} s\""), "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "`{line}`: {}", String::from_utf8_lossy(&o.stderr));
-    let events = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
-    csv_rows(&events)
-        .into_iter()
-        .filter(|r| r["stage"] == "netem-down" && r["event"] == "deliver")
-        .map(|r| r["time"].parse().unwrap())
-        .collect()
+    let (_dir, rows) = simulate(line, seconds);
+    rows.into_iter().filter(|r| r["event"] == "deliver").map(|r| r["time"].parse().unwrap()).collect()
 }
 
 /// tc-netem(8)'s `slot MIN [MAX] [packets N] [bytes B]` (its OPTIONS; the
