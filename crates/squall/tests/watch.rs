@@ -37,6 +37,25 @@ fn scenario(dir: &Path) -> std::path::PathBuf {
 /// `squall ctl watch --json`; at 4 s `squall ctl state slow` drops the
 /// rate to 1 Mbit/s.
 ///
+/// `squall emu` of [`scenario`] into `out` with `extra` arguments, a bulk
+/// TCP transfer from fixed to mobile that outlasts the run, started in
+/// the background.
+fn bulk_emulation(dir: &Path, out: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(SQUALL)
+        .arg("emu")
+        .arg(scenario(dir))
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .arg("--serve")
+        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
+        .arg("--run")
+        .arg(format!("fixed@0.1s={SQUALL} tool bulk --client 10.0.1.1 --bytes '50 MB'"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Physics, not timing: a sample counts every delivery scheduled up to
 /// the instant the paths were last advanced to, so n packets of S bytes
 /// counted between samples dt apart left a link of rate R back to back at
@@ -52,17 +71,7 @@ fn ctl_watch_sees_the_link_rate_and_a_state_switch() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut emu = Command::new(SQUALL)
-        .arg("emu")
-        .arg(scenario(dir.path()))
-        .args(["--out", out.to_str().unwrap(), "--duration", "8 s", "--no-pcap"])
-        .arg("--serve")
-        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
-        .arg("--run")
-        .arg(format!("fixed@0.1s={SQUALL} tool bulk --client 10.0.1.1 --bytes '50 MB'"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut emu = bulk_emulation(dir.path(), &out, &["--duration", "8 s", "--no-pcap"]);
     let id = emu.id().to_string();
     let ctl = |args: &[&str]| Command::new(SQUALL).arg("ctl").args(args).output().unwrap();
     let mut listed = false;
@@ -183,17 +192,7 @@ fn squall_serve_lists_watches_and_switches_a_running_emulation() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut emu = Command::new(SQUALL)
-        .arg("emu")
-        .arg(scenario(dir.path()))
-        .args(["--out", out.to_str().unwrap(), "--duration", "6 s", "--no-pcap", "--no-events"])
-        .arg("--serve")
-        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
-        .arg("--run")
-        .arg(format!("fixed@0.1s={SQUALL} tool bulk --client 10.0.1.1 --bytes '50 MB'"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut emu = bulk_emulation(dir.path(), &out, &["--duration", "6 s", "--no-pcap", "--no-events"]);
     let id = emu.id();
     let workspace = tempfile::tempdir().unwrap();
     let (mut server, base, token) = serve(workspace.path());
