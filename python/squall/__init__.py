@@ -180,21 +180,29 @@ def _frame(rows: List[Dict[str, Any]], first: Sequence[str]) -> pd.DataFrame:
 
 def _tables(replications: Iterable[Mapping[str, Any]], extra: Optional[Dict[str, Any]] = None):
     """The flows, tcp_flows and stages frames of replication records (summary.json's `runs`)."""
+    return _tables_of_points([(extra or {}, replications)])
+
+
+def _tables_of_points(points: Iterable[Tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]]):
+    """One set of frames for many points: each point's columns (``extra``) in front of its replications' rows."""
     tables: Dict[str, List[Dict[str, Any]]] = {"flows": [], "tcp_flows": [], "stages": []}
     key = {"flows": "flow", "tcp_flows": "flow", "stages": "stage"}
-    for r in replications:
-        ids = dict(extra or {})
-        ids["replication"] = r.get("replication", 0)
-        if "seed" in r:
-            ids["seed"] = r["seed"]
-        for table in tables:
-            for item in r.get(table, []) or []:
-                row = dict(ids)
-                flat = _flatten(item)
-                row[key[table]] = flat.pop("name")
-                row.update(flat)
-                tables[table].append(row)
-    first = list((extra or {}).keys()) + ["replication", "seed"]
+    first: List[str] = []
+    for extra, replications in points:
+        first.extend(k for k in extra if k not in first)
+        for r in replications:
+            ids = dict(extra)
+            ids["replication"] = r.get("replication", 0)
+            if "seed" in r:
+                ids["seed"] = r["seed"]
+            for table in tables:
+                for item in r.get(table, []) or []:
+                    row = dict(ids)
+                    flat = _flatten(item)
+                    row[key[table]] = flat.pop("name")
+                    row.update(flat)
+                    tables[table].append(row)
+    first += ["replication", "seed"]
     return {t: _frame(rows, first + [key[t]]) for t, rows in tables.items()}
 
 
@@ -368,13 +376,21 @@ def load_experiment(dir: PathLike) -> Experiment:
 
 def _sweep_point(
     source: str, text: str, base: str, sets: List[Tuple[str, str]], replications: Optional[int],
-    seed: Optional[int], table: str, jobs: Optional[int] = 1,
-) -> pd.DataFrame:
-    """One sweep point, run where an executor puts it: plain arguments in, a DataFrame out."""
+    seed: Optional[int], jobs: Optional[int] = 1,
+) -> List[Dict[str, Any]]:
+    """One sweep point, run where an executor puts it: plain arguments in, plain records out.
+
+    The records are summary.json's ``runs`` (one per replication), so a
+    worker neither builds nor pickles a DataFrame: the caller builds one
+    frame from every point's records (measured on 2 Dask workers: building
+    and shipping a frame per point cost the workers and the client about
+    as much CPU as a tenth of a 100-second seed001-split point).
+    """
     directory = tempfile.mkdtemp(prefix="squall-sweep-")
     try:
         _squall.simulate(source, text, base, sets, directory, replications=replications, seed=seed, jobs=jobs)
-        return getattr(Run(directory), table)
+        with open(os.path.join(directory, "summary.json"), encoding="utf-8") as f:
+            return json.load(f).get("runs", [])
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
@@ -422,16 +438,13 @@ def sweep(
     for point in points:
         sets = scenario.sets + [(k, _value_text(v)) for k, v in zip(keys, point)]
         Scenario(scenario.source, scenario.text, scenario.base, sets)
-        tasks.append((scenario.source, scenario.text, scenario.base, sets, replications, seed, table))
+        tasks.append((scenario.source, scenario.text, scenario.base, sets, replications, seed))
     if executor is None:
-        frames = [_sweep_point(*t, jobs=None) for t in tasks]
+        results = [_sweep_point(*t, jobs=None) for t in tasks]
     else:
         futures = [executor.submit(_sweep_point, *t) for t in tasks]
-        frames = [f.result() for f in futures]
-    for point, frame in zip(points, frames):
-        for i, (k, v) in enumerate(zip(keys, point)):
-            frame.insert(i, k, [v] * len(frame))
-    if not frames:
+        results = [f.result() for f in futures]
+    if not results:
         return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
+    return _tables_of_points((dict(zip(keys, point)), runs) for point, runs in zip(points, results))[table]
 
