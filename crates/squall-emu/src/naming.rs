@@ -84,6 +84,8 @@ impl RunId {
 pub struct ProcStat {
     /// Field 3, `state`: `R`, `S`, `D`, `Z` (zombie), `X` (dead), ...
     pub state: char,
+    /// Field 5, `pgrp`: the process group.
+    pub pgrp: u32,
     /// Field 22, `starttime`: when the process started, in clock ticks
     /// after boot. A pid reused by another process has another.
     pub start_time: u64,
@@ -98,8 +100,9 @@ impl ProcStat {
         let fields: Vec<&str> = after.split_whitespace().collect();
         // fields[0] is field 3 (state), so field 22 is fields[19].
         let state = fields.first()?.chars().next()?;
+        let pgrp = fields.get(2)?.parse().ok()?;
         let start_time = fields.get(19)?.parse().ok()?;
-        Some(ProcStat { state, start_time })
+        Some(ProcStat { state, pgrp, start_time })
     }
 
     /// A zombie (`Z`: exited, not yet reaped by its parent) or dead (`X`).
@@ -144,12 +147,12 @@ mod tests {
     }
 
     #[test]
-    fn the_state_and_start_time_are_fields_3_and_22_of_proc_stat() {
+    fn the_state_group_and_start_time_are_fields_3_5_and_22_of_proc_stat() {
         // A line as Linux 6.x writes it for a zombie whose name holds
         // spaces and a parenthesis (fields numbered as in proc(5)).
-        let line = "4242 (squall (x) y) Z 1 4242 4242 0 -1 4194564 10 0 0 0 1 2 0 0 20 0 1 0 987654 0 0 \
+        let line = "4242 (squall (x) y) Z 1 4300 4242 0 -1 4194564 10 0 0 0 1 2 0 0 20 0 1 0 987654 0 0 \
                     18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0";
-        assert_eq!(ProcStat::parse(line), Some(ProcStat { state: 'Z', start_time: 987654 }));
+        assert_eq!(ProcStat::parse(line), Some(ProcStat { state: 'Z', pgrp: 4300, start_time: 987654 }));
         assert!(ProcStat::parse(line).unwrap().is_dead());
         assert_eq!(ProcStat::parse("12 (cut"), None);
     }

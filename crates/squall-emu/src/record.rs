@@ -23,6 +23,10 @@ pub struct RunRecord {
     /// ([`crate::engine::joined`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joined: Vec<crate::engine::joined::JoinedRecord>,
+    /// The process groups of workloads started in those namespaces
+    /// ([`crate::engine::joined::WorkloadGroup`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<crate::engine::joined::WorkloadGroup>,
 }
 
 /// The file of run `id`'s record.
@@ -58,7 +62,7 @@ impl RecordFile {
             )
         })?;
         let file =
-            RecordFile { path: record_path(id), record: RunRecord { pid: id.0, start_time, joined: Vec::new() } };
+            RecordFile { path: record_path(id), record: RunRecord { pid: id.0, start_time, ..RunRecord::default() } };
         if let Some(dir) = file.path.parent() {
             std::fs::create_dir_all(dir).context(|| format!("create {}", dir.display()))?;
         }

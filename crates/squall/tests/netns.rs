@@ -161,6 +161,12 @@ impl Container {
         String::from_utf8(o.stdout).unwrap().trim().to_string()
     }
 
+    /// `ip netns pids NS`: the processes in the namespace.
+    fn pids(&self) -> Vec<String> {
+        let o = Command::new("ip").args(["netns", "pids", &self.name]).output().unwrap();
+        String::from_utf8_lossy(&o.stdout).split_whitespace().map(String::from).collect()
+    }
+
     fn has_squall_device(&self) -> bool {
         Command::new("ip")
             .args(["-n", &self.name, "link", "show", "squall0"])
@@ -223,13 +229,15 @@ queue = {{ packets = 100 }}
     path
 }
 
-/// Starts `squall emu SCENARIO` with a long workload in the background and
-/// waits until its device is in the container.
-fn start_joined(scenario: &Path, out: &Path, container: &Container) -> std::process::Child {
+/// Starts `squall emu SCENARIO` with a long workload (`mobile@0s=` +
+/// `workload`) in the background and waits until its device is in the
+/// container.
+fn start_joined(scenario: &Path, out: &Path, container: &Container, workload: &str) -> std::process::Child {
     let mut child = Command::new(SQUALL)
         .arg("emu")
         .arg(scenario)
-        .args(["--out", out.to_str().unwrap(), "--no-pcap", "--no-events", "--run", "mobile@0s=sleep 30"])
+        .args(["--out", out.to_str().unwrap(), "--no-pcap", "--no-events", "--run"])
+        .arg(format!("mobile@0s={workload}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -298,18 +306,34 @@ fn an_existing_namespace_joins_as_a_host_and_is_left_as_it_was() {
     assert_eq!(container.state(), before, "after a normal end");
 
     // SIGTERM: the normal teardown.
-    let mut run = start_joined(&joined, &dir.path().join("term"), &container);
+    let mut run = start_joined(&joined, &dir.path().join("term"), &container, "sleep 30");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(run.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     run.wait().unwrap();
     assert_eq!(container.state(), before, "after SIGTERM");
 
     // SIGKILL: the TUN device goes with the process, the sysctl stays
-    // until the next start puts it back from the run's record.
-    let mut run = start_joined(&joined, &dir.path().join("kill"), &container);
+    // until the next start puts it back from the run's record; so does a
+    // workload's orphan (the shell's background job, which
+    // PR_SET_PDEATHSIG does not reach) until the next start kills it.
+    let orphan = "sleep 61.75";
+    let mut run = start_joined(&joined, &dir.path().join("kill"), &container, &format!("{orphan} & sleep 30"));
     let killed = run.id();
+    for _ in 0..300 {
+        if !pids_running(orphan).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     run.kill().unwrap();
     run.wait().unwrap();
     assert_eq!(container.ttl(), "77", "a SIGKILLed run leaves its sysctl");
+    let orphans = pids_running(orphan);
+    assert_eq!(orphans.len(), 1, "the workload's orphan outlives the killed run until the next start");
+    // The container runs nothing of its own: what is left in it is the
+    // workload's (the orphan, and the shell's `sleep 30` if the shell
+    // forked it rather than exec'd it).
+    let left = container.pids();
+    assert!(left.contains(&orphans[0]), "the orphan {} is in the joined namespace: {left:?}", orphans[0]);
     let o = Command::new(SQUALL)
         .arg("emu")
         .arg(scenario("tcp-10mbit.toml"))
@@ -322,10 +346,15 @@ fn an_existing_namespace_joins_as_a_host_and_is_left_as_it_was() {
         stderr.contains(&format!("changes in namespace {} (host `mobile` of run {killed})", container.name)),
         "{stderr}"
     );
+    assert!(
+        stderr.contains(&format!("workload processes ({}) on host `mobile` of run {killed}", left.len())),
+        "{stderr}"
+    );
+    assert!(container.pids().is_empty(), "processes of the killed run left in the joined namespace");
     assert_eq!(container.state(), before, "after SIGKILL and the next start");
 
     // Held by another run: refused, naming the holder.
-    let mut holder = start_joined(&joined, &dir.path().join("holder"), &container);
+    let mut holder = start_joined(&joined, &dir.path().join("holder"), &container, "sleep 30");
     let o = Command::new(SQUALL)
         .arg("emu")
         .arg(&joined)

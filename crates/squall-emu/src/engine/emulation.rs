@@ -248,7 +248,8 @@ pub fn run(
         .context(|| "start the data plane thread".to_string())?;
 
     let ends = Ends { done: &done, drain: &drain };
-    let (ended_by, failure) = supervise(&handle, &mut workloads, clock, &attached.hosts, &signal, ends, &options);
+    let (ended_by, failure) =
+        supervise(&handle, &mut workloads, clock, (&attached.hosts, &mut record), &signal, ends, &options);
     let (report, outcomes, outside) = teardown(handle, workloads, clock, control, attached, &routing, id);
     if let Some(e) = failure {
         return Err(e);
@@ -563,19 +564,31 @@ struct Ends<'a> {
 /// once, `done`); when (`stop_when_workloads_exit`) the foreground
 /// workloads have exited, it tells the data plane to deliver what they
 /// sent and stop (`drain`), and keeps watching for a signal meanwhile.
+/// Workloads started in a namespace the run joined go into the run's
+/// `record` as they start ([`crate::engine::joined::WorkloadGroup`]).
 /// Returns why the run ended and a workload's failure.
 fn supervise(
     handle: &JoinHandle<DataplaneReport>,
     workloads: &mut Workloads,
     clock: Clock,
-    hosts: &Hosts,
+    (hosts, record): (&Hosts, &mut RecordFile),
     signal: &AtomicBool,
     ends: Ends,
     options: &EmulationOptions,
 ) -> (EndReason, Option<EmuError>) {
     let mut ended_by = EndReason::Duration;
     while !handle.is_finished() {
-        let (reason, failure) = if let Err(e) = workloads.poll(clock.now(), &hosts.namespaces) {
+        let polled = workloads.poll(clock.now(), &hosts.namespaces).and_then(|started| {
+            for s in started {
+                let ns = &hosts.namespaces[s.host];
+                if ns.is_joined() {
+                    let group = crate::engine::joined::WorkloadGroup::of(&s.host_name, s.pid, ns)?;
+                    record.update(|r| r.workloads.push(group))?;
+                }
+            }
+            Ok(())
+        });
+        let (reason, failure) = if let Err(e) = polled {
             (EndReason::Duration, Some(e))
         } else if signal.load(Ordering::Relaxed) {
             (EndReason::Signal, None)

@@ -50,6 +50,90 @@ pub struct JoinedRecord {
     pub sysctls: Vec<(String, String)>,
 }
 
+/// A workload's process group in a namespace a run joined, as the run's
+/// record keeps it. A workload gets its own group
+/// ([`crate::sys::netns::NetNs::prepare`]) and dies with squall
+/// (PR_SET_PDEATHSIG), but what it started (a shell's background job, a
+/// server's worker processes) does not; in a namespace squall made, the
+/// next start kills every process in it, in a joined one only these.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadGroup {
+    /// The scenario's host.
+    pub host: String,
+    /// The process group (the pid of the workload's first process).
+    pub pgid: u32,
+    /// When that process started ([`crate::naming::ProcStat::start_time`]).
+    pub start_time: u64,
+    /// The namespace's device and inode ([`NetNs::identity`]).
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl WorkloadGroup {
+    /// The group of workload process `pid`, just started on `host` in
+    /// the joined namespace `ns`.
+    pub fn of(host: &str, pid: u32, ns: &NetNs) -> Result<Self, EmuError> {
+        let (dev, ino) = ns.identity()?;
+        let start_time = RunId(pid).start_time().ok_or_else(|| {
+            EmuError::io(
+                format!("read /proc/{pid}/stat (the start time of a workload on {host})"),
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )
+        })?;
+        Ok(WorkloadGroup { host: host.to_string(), pgid: pid, start_time, dev, ino })
+    }
+
+    /// The processes left of this group: those in process group `pgid`
+    /// inside the recorded namespace that started no earlier than its
+    /// first process. While any process is in a group, Linux does not
+    /// give its id to a new process (kernel/pid.c: a `struct pid` lives
+    /// while a task uses it as its pgid), so such a process is one of
+    /// the workload's; if the group's first process is there with
+    /// another start time, the id was reused and nothing is the run's.
+    fn members(&self) -> Vec<u32> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+        let mut group = Vec::new();
+        for entry in dir.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+            let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+            match crate::naming::ProcStat::parse(&text) {
+                Some(stat) if stat.pgrp == self.pgid && !stat.is_dead() => group.push((pid, stat.start_time)),
+                _ => {}
+            }
+        }
+        if group.iter().any(|&(pid, start)| pid == self.pgid && start != self.start_time) {
+            return Vec::new();
+        }
+        let in_ns = |pid: u32| {
+            std::fs::metadata(format!("/proc/{pid}/ns/net")).is_ok_and(|m| (m.dev(), m.ino()) == (self.dev, self.ino))
+        };
+        group.into_iter().filter(|&(pid, start)| start >= self.start_time && in_ns(pid)).map(|(pid, _)| pid).collect()
+    }
+
+    /// SIGKILLs what is left of the group, waiting (up to 2 s) until
+    /// none is; returns how many processes there were.
+    fn kill(&self) -> usize {
+        let first = self.members();
+        let mut left = first.clone();
+        for _ in 0..200 {
+            if left.is_empty() {
+                break;
+            }
+            for pid in &left {
+                let _ =
+                    nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), nix::sys::signal::Signal::SIGKILL);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            left = self.members();
+        }
+        if !left.is_empty() {
+            tracing::warn!("squall: workload processes {left:?} on host `{}` survived SIGKILL for 2 s", self.host);
+        }
+        first.len()
+    }
+}
+
 /// A namespace this run joined, its lock and what it changed there.
 pub struct JoinedNs {
     ns: NetNs,
@@ -266,6 +350,15 @@ pub fn sweep_stale() -> Vec<String> {
         }
         let Some(owner) = RunId::owner_of(&name).filter(|o| !o.is_alive()) else { continue };
         let Some(record) = crate::record::read(owner) else { continue };
+        for w in &record.workloads {
+            let killed = w.kill();
+            if killed > 0 {
+                undone.push(format!(
+                    "workload processes ({killed}) on host `{}` of run {} (group {})",
+                    w.host, owner.0, w.pgid
+                ));
+            }
+        }
         for j in &record.joined {
             let ns = NetNs::join_path(&j.netns, &j.path);
             if ns.identity().ok() != Some((j.dev, j.ino)) {

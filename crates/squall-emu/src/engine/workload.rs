@@ -116,6 +116,14 @@ struct Slot {
     outcome: CommandOutcome,
 }
 
+/// A command [`Workloads::poll`] started.
+pub struct Started {
+    /// The index of its host (in the namespaces given to `poll`).
+    pub host: usize,
+    pub host_name: String,
+    pub pid: u32,
+}
+
 /// The commands of a run and their processes.
 pub struct Workloads {
     slots: Vec<Slot>,
@@ -160,7 +168,9 @@ impl Workloads {
     }
 
     /// Starts the commands due by `now` and reaps those that exited.
-    pub fn poll(&mut self, now: Instant, namespaces: &[NetNs]) -> Result<(), EmuError> {
+    /// Returns the commands it started.
+    pub fn poll(&mut self, now: Instant, namespaces: &[NetNs]) -> Result<Vec<Started>, EmuError> {
+        let mut started = Vec::new();
         for slot in &mut self.slots {
             if slot.outcome.started.is_none() && Instant::ZERO + slot.spec.at <= now {
                 let mut command = Command::new("sh");
@@ -183,6 +193,7 @@ impl Workloads {
                 }
                 namespaces[slot.host].prepare(&mut command, !slot.spec.interactive)?;
                 let child = command.spawn().context(|| format!("start `{}` on {}", slot.spec.run, slot.spec.host))?;
+                started.push(Started { host: slot.host, host_name: slot.spec.host.clone(), pid: child.id() });
                 slot.child = Some(child);
                 slot.outcome.started = Some(now.as_secs_f64());
             }
@@ -194,7 +205,7 @@ impl Workloads {
                 slot.child = None;
             }
         }
-        Ok(())
+        Ok(started)
     }
 
     /// Every foreground command has run and exited (and there is at least
