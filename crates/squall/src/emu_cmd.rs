@@ -381,7 +381,15 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         (true, Some(w)) => ExitCode::from(w.exit_code.unwrap_or(1).clamp(1, 255) as u8),
         (false, Some(w)) => {
             match w.exit_code {
-                Some(code) => eprintln!("squall emu: `{}` on {} exited with status {code}", w.run, w.host),
+                Some(code) => {
+                    eprintln!("squall emu: `{}` on {} exited with status {code}", w.run, w.host);
+                    if let Some((path, tail)) = w.stderr.as_deref().and_then(|p| Some((p, last_lines(p, 5)?))) {
+                        eprintln!("squall emu: the end of its stderr ({}):", path.display());
+                        for line in tail {
+                            eprintln!("  {line}");
+                        }
+                    }
+                }
                 None => eprintln!(
                     "squall emu: `{}` on {} did not exit by itself: a signal ended it (or squall stopped it when the \
                      run ended)",
@@ -392,6 +400,17 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
         }
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The last `n` non-blank lines of the text file `path` (a failed
+/// workload's stderr: wget's `ERROR 404: Not Found.`, iperf3's `error -
+/// ...`), or `None` when it cannot be read or has none.
+fn last_lines(path: &Path, n: usize) -> Option<Vec<String>> {
+    let text = std::fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail: Vec<String> = lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect();
+    (!tail.is_empty()).then_some(tail)
 }
 
 /// The run's summary.json (squall_analysis::summary_file): its flows from

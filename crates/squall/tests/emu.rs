@@ -514,6 +514,35 @@ fn shell_mode_runs_a_command_on_the_mobile_host_with_the_peer_address() {
     assert!(written.is_empty(), "{written:?}");
 }
 
+#[test]
+fn a_failed_workload_is_named_with_the_end_of_its_stderr() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Seven lines on stderr (one blank), as wget -nv ends a download that
+    // met an HTTP error, then wget's status for it (8).
+    let script = "for i in 1 2 3 4 5; do echo line $i >&2; done; echo >&2; \
+                  echo 'ERROR 404: Not Found.' >&2; exit 8";
+    let out = Command::new(SQUALL)
+        .arg("emu")
+        .arg(scenario("tcp-10mbit.toml"))
+        .args(["--out", dir.path().to_str().unwrap(), "--no-pcap", "--no-events", "--run"])
+        .arg(format!("mobile@0s={script}"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let stderr_file = dir.path().join("rep-0/workloads/0-mobile.stderr");
+    let expected = format!(
+        "exited with status 8\nsquall emu: the end of its stderr ({}):\n  line 2\n  line 3\n  line 4\n  line 5\n  \
+         ERROR 404: Not Found.\n",
+        stderr_file.display()
+    );
+    assert!(stderr.contains(&expected), "expected the last five non-blank lines:\n{expected}\nin:\n{stderr}");
+}
+
 /// Seed 000's case study as an experiment with the emulate engine (real
 /// Linux Reno, shortened): the report has the simulator's structure —
 /// results.csv columns, the Table 2 summary, the time-sequence and queue
