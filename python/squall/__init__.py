@@ -336,7 +336,7 @@ class Experiment:
                 self.manifest: Dict[str, Any] = json.load(f)
         except FileNotFoundError:
             raise FileNotFoundError(f"{path}: no experiment.json; give a directory squall run wrote") from None
-        parts: Dict[str, List[pd.DataFrame]] = {"flows": [], "tcp_flows": [], "stages": []}
+        points: List[Tuple[Dict[str, Any], List[Dict[str, Any]]]] = []
         self.missing: List[str] = []
         for s in self.manifest["sets"]:
             for point in s["points"]:
@@ -354,10 +354,8 @@ class Experiment:
                     r = r["runs"][0] if "runs" in r and r["runs"] else r
                     r = dict(r, replication=replication, seed=seed)
                     records.append(r)
-                for t, frame in _tables(records, extra).items():
-                    if len(frame):
-                        parts[t].append(frame)
-        frames = {t: pd.concat(p, ignore_index=True) if p else pd.DataFrame() for t, p in parts.items()}
+                points.append((extra, records))
+        frames = {t: f if len(f) else pd.DataFrame() for t, f in _tables_of_points(points).items()}
         self.flows: pd.DataFrame = frames["flows"]
         self.tcp_flows: pd.DataFrame = frames["tcp_flows"]
         self.stages: pd.DataFrame = frames["stages"]
