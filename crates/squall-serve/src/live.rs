@@ -181,9 +181,9 @@ fn running_as_root() -> bool {
 }
 
 /// The scenario of `network` (with `workload` in place of its own), read
-/// and checked as the command line does, resolved for `squall emu` as
-/// `squall run` resolves an experiment's scenarios (paths in it made
-/// absolute): its TOML text. A fault is 400 with the located report.
+/// and checked as the command line does, and written back as TOML for
+/// `squall emu`, as `squall run` hands an emulation its scenario
+/// (run_cmd.rs `emulate`). A fault is 400 with the located report.
 fn resolved_scenario(app: &AppState, network: &str, workload: Option<&str>) -> Result<String, ApiError> {
     let read = |kind: Kind, name: &str| -> Result<ConfigText, ApiError> {
         let path = app.workspace.file(kind, name)?;
