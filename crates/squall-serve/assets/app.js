@@ -37,6 +37,7 @@ function showTab(name) {
   for (const s of document.querySelectorAll("section.tab")) s.hidden = s.id !== name;
   if (name === "sets") { fillSetForm(); refreshJobs(); }
   if (name === "results") refreshResults();
+  if (name === "live") { fillEmuForm(); refreshEmulations(); }
 }
 
 // ---- library
@@ -283,6 +284,256 @@ async function showResult(name) {
     dl.append(el("li", {}, el("a", { href: fileUrl(name, f.path, true), textContent: f.path }), ` (${f.size} B)`));
   }
 }
+
+// ---- live view: running emulations, watched through the server's
+// Server-Sent Events bridge of their control sockets (squall ctl watch).
+const SVG = "http://www.w3.org/2000/svg";
+const WINDOW_S = 30;            // seconds of history the chart shows
+const COLOURS = ["#0b5cad", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#4b5563"];
+const live = { id: null, source: null, info: null, samples: [], switches: [], ended: false };
+
+async function fillEmuForm() {
+  for (const [kind, id, keep] of [["networks", "emu-network", 0], ["workloads", "emu-workload", 1]]) {
+    const sel = $(id);
+    const was = sel.value;
+    const r = await api("GET", `/api/files/${kind}`);
+    while (sel.options.length > keep) sel.remove(keep);
+    for (const f of r.data || []) sel.append(el("option", { value: f.name, textContent: f.name }));
+    if ([...sel.options].some((o) => o.value === was)) sel.value = was;
+  }
+}
+
+$("emu-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const body = { name: $("emu-name").value.trim(), network: $("emu-network").value,
+    duration_s: Number($("emu-duration").value) };
+  if ($("emu-workload").value) body.workload = $("emu-workload").value;
+  const r = await api("POST", "/api/emulations", body);
+  const m = $("emu-message");
+  m.className = r.ok ? "" : "bad";
+  m.textContent = r.ok ? `started run ${r.data.id}: results/${r.data.name}` : r.data.error;
+  await refreshEmulations();
+  if (r.ok) chooseEmulation(r.data.id);
+});
+
+function runLabel(run) {
+  const l = run.launch;
+  const what = run.info ? run.info.scenario : l ? l.network : "";
+  return `${run.id} — ${what}`;
+}
+
+async function refreshEmulations() {
+  const r = await api("GET", "/api/emulations");
+  const ul = $("emulations");
+  if (!r.ok) { ul.replaceChildren(el("li", { class: "error", textContent: r.data.error })); return; }
+  ul.replaceChildren();
+  for (const run of r.data) {
+    const l = run.launch;
+    const state = l && l.state !== "running" ? l.state : run.info ? "running" : run.error ? "not answering" : "starting";
+    const li = el("li", { onclick: () => chooseEmulation(run.id) }, runLabel(run), " ",
+      el("span", { class: "muted", textContent: `(${state}${l ? ", results/" + l.name : ""})` }));
+    li.dataset.id = run.id;
+    li.dataset.state = state;
+    if (run.id === live.id) li.classList.add("chosen");
+    if (run.error) li.append(el("div", { class: "error", textContent: run.error }));
+    if (l && l.error) li.append(el("div", { class: "error", textContent: l.error }));
+    ul.append(li);
+    if (run.id === live.id && run.info && !live.info) showInfo(run.info);
+  }
+  if (!r.data.length) ul.append(el("li", { class: "muted", textContent: "none running" }));
+  // A chosen run that was still starting: watch it once it answers.
+  const chosen = r.data.find((run) => run.id === live.id);
+  if (chosen && chosen.info && !live.source && !live.ended) watch(chosen.id);
+}
+setInterval(() => { if (!$("live").hidden) refreshEmulations(); }, 1000);
+
+function showInfo(info) {
+  live.info = info;
+  $("live-title").textContent = `Run ${info.id}: ${info.scenario}`;
+  const sel = $("live-state");
+  sel.replaceChildren(...(info.states || []).map((s) => el("option", { value: s, textContent: s })));
+  const none = !(info.states || []).length;
+  sel.disabled = none || live.ended;
+  $("live-switch").disabled = none || live.ended;
+  if (none) message("the scenario defines no [[states]] to switch to", false);
+}
+
+function message(text, bad) {
+  const m = $("live-message");
+  m.textContent = text;
+  m.className = bad ? "bad" : "";
+}
+
+function chooseEmulation(id) {
+  if (live.source) live.source.close();
+  Object.assign(live, { id, source: null, info: null, samples: [], switches: [], ended: false });
+  $("live-title").textContent = `Run ${id}`;
+  $("live-meta").textContent = "waiting for its control socket…";
+  $("live-events").replaceChildren();
+  $("live-state").replaceChildren();
+  message("", false);
+  for (const li of $("emulations").children) li.classList.toggle("chosen", Number(li.dataset.id) === id);
+  drawChart();
+  refreshEmulations();
+}
+
+function watch(id) {
+  const source = new EventSource(`/api/emulations/${id}/watch`);
+  live.source = source;
+  source.onmessage = (ev) => {
+    if (live.source !== source) return;
+    const line = JSON.parse(ev.data);
+    if (line.end !== undefined) {
+      source.close();
+      live.ended = true;
+      $("live-meta").textContent += ` — ended: ${line.end}`;
+      $("live-state").disabled = true;
+      $("live-switch").disabled = true;
+      refreshEmulations();
+      return;
+    }
+    onSample(line);
+  };
+  source.onerror = () => {
+    if (live.source !== source || live.ended) return;
+    // The stream is gone without its end line (the server or the run):
+    // said on the page, not retried for ever.
+    source.close();
+    live.source = null;
+    live.ended = true;
+    message("the live stream broke off (is the run or the server gone?)", true);
+  };
+}
+
+function onSample(line) {
+  live.samples.push(line);
+  while (live.samples.length && live.samples[0].time < line.time - WINDOW_S) live.samples.shift();
+  for (const e of line.events || []) {
+    live.switches.push(e);
+    $("live-events").append(el("li", { textContent: `${e.time.toFixed(2)} s: ${e.state}` }));
+  }
+  const flows = (line.flows || []).length;
+  $("live-meta").textContent = `time ${line.time.toFixed(1)} s of ${live.info ? live.info.duration : "?"} s` +
+    ` — state ${line.state ?? "(the scenario's start)"} — ${flows} flow(s)` +
+    (line.dropped_lines ? ` — ${line.dropped_lines} line(s) not shown (slow page)` : "");
+  $("live-meta").dataset.state = line.state ?? "";
+  drawStages(line);
+  drawChart();
+}
+
+function bits(bps) {
+  if (bps === null || bps === undefined) return "";
+  return bps >= 1e6 ? `${(bps / 1e6).toFixed(2)} Mbit/s` : `${(bps / 1e3).toFixed(1)} kbit/s`;
+}
+
+function dropped(d) {
+  if (typeof d === "number") return String(d);
+  if (d && typeof d === "object") {
+    const parts = Object.entries(d).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`);
+    return parts.length ? parts.join(", ") : "0";
+  }
+  return "";
+}
+
+function drawStages(line) {
+  const tbody = $("live-stages").tBodies[0];
+  tbody.replaceChildren();
+  for (const p of line.paths || []) {
+    for (const s of p.stages || []) {
+      const tr = el("tr", {}, el("td", { textContent: `link ${p.link} ${p.direction}` }), el("td", { textContent: s.name }),
+        el("td", { class: "num", textContent: bits(s.rate_bps) }), el("td", { class: "num", textContent: s.packets_inside }),
+        el("td", { class: "num", textContent: s.delivered_packets }), el("td", { textContent: dropped(s.dropped) }));
+      tr.dataset.stage = s.name;
+      tr.dataset.rate = s.rate_bps ?? "";
+      tbody.append(tr);
+    }
+  }
+}
+
+// The series drawn: each path's throughput, its stages' capacity (dashed),
+// and the busiest flows' throughput, in bit/s over the last WINDOW_S.
+function series() {
+  const out = new Map();
+  const add = (key, label, kind, t, v) => {
+    if (!out.has(key)) out.set(key, { key, label, kind, points: [] });
+    if (v !== null && v !== undefined) out.get(key).points.push([t, v]);
+  };
+  const lastFlows = (live.samples.at(-1)?.flows || []).slice().sort((a, b) => b.bytes - a.bytes).slice(0, 4);
+  const shown = new Set(lastFlows.map((f) => f.flow));
+  for (const line of live.samples) {
+    for (const p of line.paths || []) {
+      add(`path-${p.path}`, `link ${p.link} ${p.direction}`, "path", line.time, p.throughput_bps);
+      for (const s of p.stages || []) if (s.rate_bps) add(`capacity-${p.path}-${s.name}`, `${s.name} capacity`, "capacity", line.time, s.rate_bps);
+    }
+    for (const f of line.flows || []) if (shown.has(f.flow)) add(`flow-${f.flow}`, `flow ${f.flow}`, "flow", line.time, f.throughput_bps);
+  }
+  return [...out.values()];
+}
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function drawChart() {
+  const chart = $("live-chart");
+  chart.replaceChildren();
+  const [W, H, left, right, top, bottom] = [820, 280, 60, 10, 24, 30];
+  const all = series();
+  const t1 = live.samples.length ? live.samples.at(-1).time : WINDOW_S;
+  const t0 = Math.max(0, t1 - WINDOW_S);
+  const tEnd = Math.max(t1, t0 + 1);
+  let ymax = 0;
+  for (const s of all) for (const [, v] of s.points) ymax = Math.max(ymax, v);
+  ymax = ymax > 0 ? ymax * 1.1 : 1e6;
+  const x = (t) => left + (t - t0) / (tEnd - t0) * (W - left - right);
+  const y = (v) => H - bottom - v / ymax * (H - top - bottom);
+  chart.dataset.points = live.samples.length;
+  chart.dataset.tEnd = live.samples.length ? t1 : 0;
+  for (let i = 0; i <= 4; i++) {
+    const v = ymax * i / 4;
+    chart.append(svg("line", { class: "grid", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
+    chart.append(svg("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, (v / 1e6).toFixed(2)));
+  }
+  chart.append(svg("text", { x: 4, y: 12 }, "Mbit/s"));
+  for (let t = Math.ceil(t0 / 5) * 5; t <= tEnd; t += 5) {
+    chart.append(svg("line", { class: "grid", x1: x(t), x2: x(t), y1: top, y2: H - bottom }));
+    chart.append(svg("text", { x: x(t), y: H - bottom + 14, "text-anchor": "middle" }, `${t} s`));
+  }
+  chart.append(svg("line", { class: "axis", x1: left, x2: W - right, y1: H - bottom, y2: H - bottom }));
+  for (const e of live.switches) {
+    if (e.time < t0) continue;
+    chart.append(svg("line", { class: "switch", x1: x(e.time), x2: x(e.time), y1: top, y2: H - bottom }));
+    chart.append(svg("text", { x: x(e.time) + 3, y: top + 10 }, e.state));
+  }
+  const legend = $("live-legend");
+  legend.replaceChildren();
+  all.forEach((s, i) => {
+    const colour = COLOURS[i % COLOURS.length];
+    const line = svg("polyline", { class: s.kind, stroke: colour,
+      points: s.points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ") });
+    line.dataset.series = s.key;
+    line.dataset.times = s.points.map(([t]) => t).join(",");
+    line.dataset.bps = s.points.map(([, v]) => Math.round(v)).join(",");
+    line.append(svg("title", {}, s.label));
+    chart.append(line);
+    const last = s.points.at(-1);
+    const swatch = el("span", { class: "swatch" });
+    swatch.style.background = colour; // CSSOM, which the page's CSP allows
+    legend.append(el("li", {}, swatch,
+      `${s.label}${last ? ": " + bits(last[1]) : ""}`));
+  });
+}
+
+$("live-switch").addEventListener("click", async () => {
+  const name = $("live-state").value;
+  const r = await api("POST", `/api/emulations/${live.id}/state`, { name });
+  if (r.ok) message(`entered ${r.data.entered} at ${Number(r.data.time).toFixed(2)} s`, false);
+  else message(r.data.error, true);
+  $("live-message").dataset.time = r.ok ? r.data.time : "";
+});
 
 loadTemplates();
 refreshLists();

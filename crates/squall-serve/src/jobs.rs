@@ -310,8 +310,9 @@ pub async fn create_set(
         "sim" => {}
         "emu" => {
             return Err(ApiError::bad_request(
-                "engine `emu`: the control tool does not run emulations yet (they come with the live view); run \
-                 `squall run` on an experiment file with engine = \"emu\" from a root shell",
+                "engine `emu`: replication sets run simulations; start an emulation in the Live tab (POST \
+                 /api/emulations, one at a time, watched live), or run `squall run` on an experiment file with \
+                 engine = \"emu\" from a root shell",
             ));
         }
         other => return Err(ApiError::bad_request(format!("engine `{other}`: expected \"sim\""))),

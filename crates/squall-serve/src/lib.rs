@@ -64,6 +64,8 @@ pub struct AppState {
     /// Held around every check-then-write of a file, so two edits of one
     /// version cannot both pass their If-Match.
     pub write_lock: tokio::sync::Mutex<()>,
+    /// The emulation started from the page (one at a time).
+    pub launcher: live::Launcher,
 }
 
 /// A JSON request body: any fault (not JSON, a missing or unknown field, a
@@ -140,7 +142,7 @@ pub fn router(app: Arc<AppState>, guard: Arc<Guard>) -> Router {
         .route("/api/results", get(results::list))
         .route("/api/results/{name}", get(results::show))
         .route("/api/results/{name}/files/{*path}", get(results::file))
-        .route("/api/emulations", get(live::list))
+        .route("/api/emulations", get(live::list).post(live::start))
         .route("/api/emulations/{id}/watch", get(live::watch))
         .route("/api/emulations/{id}/state", post(live::enter_state))
         .with_state(app);
@@ -194,6 +196,7 @@ pub fn serve(config: Config) -> Result<(), ServeError> {
             squall,
             jobs: config.jobs.max(1),
             write_lock: tokio::sync::Mutex::new(()),
+            launcher: live::Launcher::default(),
         });
         tokio::spawn(jobs::worker(app.clone()));
         let guard = Arc::new(Guard { token: token.clone(), hosts });

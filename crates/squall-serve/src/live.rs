@@ -8,6 +8,9 @@
 //!   Server-Sent Events (one `data:` line each, WHATWG HTML §9.2), until
 //!   the run ends or the browser leaves.
 //! - `POST /api/emulations/{id}/state`: `squall ctl state ID NAME`.
+//! - `POST /api/emulations`: starts an emulation of a workspace network
+//!   (and workload) as a `squall emu` child process into results/NAME,
+//!   the way sets run `squall run` ([`start`]); one at a time.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -15,11 +18,14 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use squall_emu::control::{self, Request};
 use squall_emu::naming::RunId;
+use squall_scenario::ConfigText;
 
 use crate::error::ApiError;
+use crate::library::Problem;
+use crate::workspace::{Kind, check_name};
 use crate::{AppState, JsonBody};
 
 /// Lines held for one browser before newer ones are dropped (the socket
@@ -36,15 +42,31 @@ fn running(id: u32) -> Result<RunId, ApiError> {
     }
 }
 
-pub async fn list(State(_): State<Arc<AppState>>) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
-    let runs = tokio::task::spawn_blocking(|| {
-        control::list()
+/// The running emulations; the one this server started last is listed
+/// too while it starts (before its control socket answers) and after it
+/// ended (with how), marked by its `launch`.
+pub async fn list(State(app): State<Arc<AppState>>) -> Result<Json<Vec<serde_json::Value>>, ApiError> {
+    let launch = app.launcher.current.lock().await.clone();
+    let runs = tokio::task::spawn_blocking(move || {
+        let mut runs: Vec<serde_json::Value> = control::list()
             .into_iter()
-            .map(|id| match control::request(id, &Request::Info) {
-                Ok(info) => serde_json::json!({ "id": id.0, "info": info }),
-                Err(e) => serde_json::json!({ "id": id.0, "error": e.to_string() }),
+            .map(|id| {
+                let mut run = match control::request(id, &Request::Info) {
+                    Ok(info) => serde_json::json!({ "id": id.0, "info": info }),
+                    Err(e) => serde_json::json!({ "id": id.0, "error": e.to_string() }),
+                };
+                if let Some(l) = launch.as_ref().filter(|l| l.id == id.0) {
+                    run["launch"] = serde_json::json!(l);
+                }
+                run
             })
-            .collect()
+            .collect();
+        if let Some(l) = launch
+            && !runs.iter().any(|r| r["id"] == l.id)
+        {
+            runs.push(serde_json::json!({ "id": l.id, "launch": l }));
+        }
+        runs
     })
     .await
     .map_err(|e| ApiError::internal(format!("listing emulations: {e}")))?;
@@ -95,4 +117,199 @@ pub async fn enter_state(
         .map_err(|e| ApiError::internal(format!("emulation {id}: {e}")))?
         .map(Json)
         .map_err(|e| ApiError::bad_request(format!("emulation {id}: {e}")))
+}
+
+/// The longest emulation the page starts, seconds (a longer one: `squall
+/// emu` from a root shell).
+pub const MAX_DURATION_S: f64 = 600.0;
+
+/// The emulation this server started, if any: one at a time.
+#[derive(Default)]
+pub struct Launcher {
+    current: tokio::sync::Mutex<Option<Launch>>,
+}
+
+/// Where an emulation started from the page is.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchState {
+    /// `squall emu` runs (its control socket may not answer yet).
+    Running,
+    /// It ended successfully; its files are in results/NAME.
+    Done,
+    Failed,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Launch {
+    /// The `squall emu` process's id, which is its run id (`squall ctl`).
+    pub id: u32,
+    /// results/NAME
+    pub name: String,
+    pub network: String,
+    pub workload: Option<String>,
+    pub duration_s: f64,
+    pub state: LaunchState,
+    /// The last lines of its error output when it failed.
+    pub error: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    /// The results directory's name, results/NAME.
+    name: String,
+    /// networks/NETWORK.toml
+    network: String,
+    /// workloads/WORKLOAD.toml in place of the network's own `[workload]`.
+    #[serde(default)]
+    workload: Option<String>,
+    /// How long it runs, seconds (default 20).
+    #[serde(default = "twenty")]
+    duration_s: f64,
+}
+
+fn twenty() -> f64 {
+    20.0
+}
+
+/// Whether this process runs as root: /proc/self belongs to the
+/// process's effective user (proc(5), "/proc/pid").
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// The scenario of `network` (with `workload` in place of its own), read
+/// and checked as the command line does, and written back as TOML for
+/// `squall emu`, as `squall run` hands an emulation its scenario
+/// (run_cmd.rs `emulate`). A fault is 400 with the located report.
+fn resolved_scenario(app: &AppState, network: &str, workload: Option<&str>) -> Result<String, ApiError> {
+    let read = |kind: Kind, name: &str| -> Result<ConfigText, ApiError> {
+        let path = app.workspace.file(kind, name)?;
+        let shown = format!("{}/{name}.toml", kind.dir());
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ApiError::bad_request(format!("{} `{name}`: no {shown}", kind.dir().trim_end_matches('s')))
+            } else {
+                ApiError::internal(format!("cannot read {shown}: {e}"))
+            }
+        })?;
+        Ok(ConfigText { source: shown, text, dir: app.workspace.root().join(kind.dir()) })
+    };
+    let located = |e: squall_scenario::ScenarioError| {
+        let p = Problem::from(&e);
+        ApiError::bad_request(format!("{}: {}", p.file, p.report)).with(serde_json::json!({ "problems": [p] }))
+    };
+    let net = read(Kind::Network, network)?;
+    let text = match workload {
+        Some(w) => squall_scenario::compose(&net, &read(Kind::Workload, w)?).map_err(located)?,
+        None => net,
+    };
+    let scenario = squall_scenario::parse(&text.source, &text.text, &text.dir).map_err(located)?;
+    toml::to_string(&scenario).map_err(|e| ApiError::internal(format!("cannot write the resolved scenario: {e}")))
+}
+
+/// Starts an emulation of a workspace scenario: `squall emu SCENARIO
+/// --out results/NAME --duration D` in a child process (the server's own
+/// binary, as sets run `squall run`), so its results are the command
+/// line's, byte for byte. Refused (nothing started, nothing written):
+/// a bad name or scenario (400, with the located error), a server not
+/// running as root (403: namespaces need it), results/NAME taken or an
+/// emulation of this server still running (409).
+pub async fn start(
+    State(app): State<Arc<AppState>>,
+    JsonBody(r): JsonBody<StartRequest>,
+) -> Result<(axum::http::StatusCode, Json<Launch>), ApiError> {
+    let name = check_name(&r.name)?.to_string();
+    let network = check_name(&r.network)?.to_string();
+    let workload = r.workload.as_deref().map(check_name).transpose()?.map(str::to_string);
+    if !(r.duration_s.is_finite() && (1.0..=MAX_DURATION_S).contains(&r.duration_s)) {
+        return Err(ApiError::bad_request(format!(
+            "duration_s {}: expected 1 to {MAX_DURATION_S} seconds (longer: `squall emu` from a root shell)",
+            r.duration_s
+        )));
+    }
+    let scenario = resolved_scenario(&app, &network, workload.as_deref())?;
+    if !running_as_root() {
+        return Err(ApiError::forbidden(
+            "emulations need root (network namespaces, TUN devices): start `squall serve` as root to start them \
+             from the page",
+        ));
+    }
+    let mut current = app.launcher.current.lock().await;
+    if let Some(l) = current.as_ref().filter(|l| l.state == LaunchState::Running) {
+        return Err(ApiError::conflict(format!(
+            "emulation `{}` (run {}) is still running: one at a time; start this one when it has ended",
+            l.name, l.id
+        )));
+    }
+    let out = app.workspace.results_dir(&name)?;
+    if out.exists() {
+        return Err(ApiError::conflict(format!("results/{name}/ exists already: choose another name")));
+    }
+    // The resolved scenario is read by `squall emu` (which writes its own
+    // copy to results/NAME/scenario.toml) and removed when it ends. Its
+    // error output goes to a file, not a pipe, so that the run outlives
+    // the server (closing the page or stopping the server never stops a
+    // run), and is kept as results/NAME/squall-emu.log.
+    let temp = |ext: &str| std::env::temp_dir().join(format!("squall-serve-{}-{name}.{ext}", std::process::id()));
+    let (input, log) = (temp("toml"), temp("log"));
+    let log_file = std::fs::write(&input, scenario)
+        .and_then(|()| std::fs::File::create(&log))
+        .map_err(|e| ApiError::internal(format!("cannot write {}: {e}", input.display())))?;
+    let mut cmd = tokio::process::Command::new(&app.squall);
+    cmd.arg("emu")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .arg("--duration")
+        .arg(format!("{} s", r.duration_s))
+        .current_dir(app.workspace.root())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log_file);
+    let mut child = cmd.spawn().map_err(|e| {
+        let _ = std::fs::remove_file(&input);
+        ApiError::internal(format!("cannot start {} emu: {e}", app.squall.display()))
+    })?;
+    let id = child.id().ok_or_else(|| ApiError::internal("`squall emu` ended before it could be watched"))?;
+    let launch = Launch {
+        id,
+        name: name.clone(),
+        network,
+        workload,
+        duration_s: r.duration_s,
+        state: LaunchState::Running,
+        error: None,
+    };
+    *current = Some(launch.clone());
+    let app_for_end = app.clone();
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&input);
+        if out.is_dir() && std::fs::write(out.join("squall-emu.log"), &text).is_ok() {
+            let _ = std::fs::remove_file(&log);
+        }
+        let outcome = match status {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => {
+                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+                Err(format!("`squall emu` of `{name}` failed ({s}):\n{tail}"))
+            }
+            Err(e) => Err(format!("waiting for `squall emu`: {e}")),
+        };
+        if let Some(l) = app_for_end.launcher.current.lock().await.as_mut().filter(|l| l.id == id) {
+            match outcome {
+                Ok(()) => l.state = LaunchState::Done,
+                Err(e) => {
+                    l.state = LaunchState::Failed;
+                    l.error = Some(e);
+                }
+            }
+        }
+    });
+    Ok((axum::http::StatusCode::CREATED, Json(launch)))
 }

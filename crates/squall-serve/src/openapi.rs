@@ -21,7 +21,7 @@ fn op(summary: &str, params: &[&str], body: Option<&str>, responses: &[(&str, &s
     for (code, what) in responses {
         r.insert((*code).into(), json!({ "description": what }));
     }
-    r.insert("400".into(), json!({ "description": "bad request: {\"error\": message}" }));
+    r.entry("400").or_insert_with(|| json!({ "description": "bad request: {\"error\": message}" }));
     r.insert("401".into(), json!({ "description": "no valid access token" }));
     o["responses"] = Value::Object(r);
     o
@@ -52,6 +52,10 @@ pub fn spec() -> Value {
               "set": { "type": "object" }, "sweep": { "type": "object" } } },
           "Run": { "type": "object", "required": ["experiment"], "additionalProperties": false,
             "properties": { "experiment": { "type": "string" }, "resume": { "type": "boolean" } } },
+          "Emulation": { "type": "object", "required": ["name", "network"], "additionalProperties": false,
+            "properties": { "name": { "type": "string", "description": "results/NAME" },
+              "network": { "type": "string" }, "workload": { "type": "string" },
+              "duration_s": { "type": "number", "minimum": 1, "maximum": 600, "default": 20 } } },
           "State": { "type": "object", "required": ["name"], "additionalProperties": false,
             "properties": { "name": { "type": "string", "description": "a [[states]] name of the run's scenario" } } }
         }
@@ -89,8 +93,18 @@ pub fn spec() -> Value {
         "/api/results/{name}/files/{path}": { "get": op("A file of a run (?download=1: as an attachment)",
             &["name", "path"], None, &[("200", "the file"), ("403", "a link out of the workspace"),
               ("404", "no such file")]) },
-        "/api/emulations": { "get": op("The running emulations (as `squall ctl list` finds them)", &[], None,
-            &[("200", "[{id, info: {scenario, hosts, ...}}] (or {id, error} for a run that did not answer)")]) },
+        "/api/emulations": {
+          "get": op("The running emulations (as `squall ctl list` finds them), and the one started here last \
+             with its `launch` (state running, done or failed, error) while it starts and after it ended", &[], None,
+            &[("200", "[{id, info: {scenario, hosts, states, duration, ...}, launch}] (or {id, error} for a run \
+               that did not answer)")]),
+          "post": op("Start an emulation of networks/NETWORK.toml (with workloads/WORKLOAD.toml) for duration_s \
+             seconds: `squall emu` into results/NAME; one at a time; needs a server running as root",
+            &[], Some("Emulation"),
+            &[("201", "{id, name, network, workload, duration_s, state}: id is the run id for watch and state"),
+              ("400", "a bad name or duration, or the scenario's located error: {error, problems}"),
+              ("403", "the server does not run as root"),
+              ("409", "an emulation started here still runs, or results/NAME exists")]) },
         "/api/emulations/{id}/watch": { "get": op(
             "The run's counters as Server-Sent Events, one `data:` JSON line every 200 ms (`squall ctl watch \
              --json`: time, state, events, paths with delivered_bytes and throughput_bps, stages, flows, \

@@ -31,7 +31,8 @@ pub struct RunSummary {
 
 fn summary(name: &str, dir: &FsPath) -> Option<RunSummary> {
     let manifest_path = dir.join("experiment.json");
-    let m: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest_path).ok()?).ok()?;
+    let Some(text) = std::fs::read_to_string(&manifest_path).ok() else { return emulation_summary(name, dir) };
+    let m: serde_json::Value = serde_json::from_str(&text).ok()?;
     let (total, done) = progress(dir);
     let sets = m["sets"]
         .as_array()
@@ -57,6 +58,33 @@ fn summary(name: &str, dir: &FsPath) -> Option<RunSummary> {
         total,
         done,
         complete: dir.join("summary.csv").is_file(),
+        modified_unix,
+    })
+}
+
+/// A `squall emu --out` directory (an emulation started from the page):
+/// the resolved scenario.toml it writes first, summary.json once done.
+fn emulation_summary(name: &str, dir: &FsPath) -> Option<RunSummary> {
+    let scenario_path = dir.join("scenario.toml");
+    let scenario: toml::Table = std::fs::read_to_string(&scenario_path).ok()?.parse().ok()?;
+    let seeds: Vec<u64> =
+        scenario.get("seed").and_then(toml::Value::as_integer).map(|s| s as u64).into_iter().collect();
+    let done = u64::from(dir.join("summary.json").is_file());
+    let modified_unix = std::fs::metadata(&scenario_path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    Some(RunSummary {
+        name: name.to_string(),
+        experiment: "squall emu".into(),
+        sets: vec![serde_json::json!({
+            "name": name, "engine": "emu", "scenario": scenario.get("name").and_then(toml::Value::as_str),
+            "points": 1, "seeds": seeds,
+        })],
+        total: 1,
+        done,
+        complete: done == 1,
         modified_unix,
     })
 }
@@ -115,8 +143,9 @@ pub async fn show(
     Path(name): Path<String>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let dir = app.workspace.results_dir(&name)?;
-    let s =
-        summary(&name, &dir).ok_or_else(|| ApiError::not_found(format!("results/{name}/ holds no experiment.json")))?;
+    let s = summary(&name, &dir).ok_or_else(|| {
+        ApiError::not_found(format!("results/{name}/ holds no experiment.json (nor a `squall emu` run)"))
+    })?;
     let all = files(&dir, 10_000);
     let plots: Vec<&serde_json::Value> = all
         .iter()

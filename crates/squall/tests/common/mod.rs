@@ -170,3 +170,16 @@ pub fn timer_latency_during<T>(f: impl FnOnce() -> T) -> (T, squall_emu::timing:
     );
     (result, late)
 }
+
+/// tcp-10mbit.toml with a 4 Mbit/s downlink, a state `slow` at 1 Mbit/s
+/// and a bulk TCP download of `bytes` as its workload.
+pub fn live_network(bytes: &str) -> String {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/emu/tcp-10mbit.toml");
+    let text = std::fs::read_to_string(file).unwrap();
+    let down = "name = \"down\"\nrate = \"10 Mbit/s\"";
+    assert!(text.contains(down));
+    text.replacen(down, "name = \"down\"\nrate = \"4 Mbit/s\"", 1)
+        + "\n[[states]]\nname = \"slow\"\nset.down = { rate = \"1 Mbit/s\" }\n\n[[workload.tcp]]\nname = \
+           \"download\"\nfrom = \"fixed\"\nto = \"mobile\"\nstart = \"0.1 s\"\n"
+        + &format!("app = {{ bulk = \"{bytes}\" }}\n")
+}
