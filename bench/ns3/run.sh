@@ -30,52 +30,11 @@ build="$here/build"
 ns3_version="${NS3_VERSION:-3.44.post0}"
 read -r -a seeds <<<"${SEEDS:-1 2 3}"
 
-log() { printf '== %s\n' "$*" >&2; }
-
-# --- ns-3: the wheel, then the program -------------------------------------
-installed="$("$venv/bin/python" -m pip show ns3 2>/dev/null | sed -n 's/^Version: //p' || true)"
-if [[ "$installed" != "$ns3_version" ]]; then
-    log "installing ns3==$ns3_version into $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "ns3==$ns3_version"
-fi
-site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')"
-ns3="$site/ns3"
-[[ -d "$ns3/include/ns3" && -d "$ns3/lib64" ]] || { echo "no ns-3 headers or libraries under $ns3" >&2; exit 1; }
-# The libraries are named libns3.44-core.so and so on: "ns3.44" is the tag.
-lib_tag="$(basename "$(ls "$ns3"/lib64/libns3.*-core.so | head -1)" | sed -E 's/^lib(ns3\.[0-9.]+)-core\.so$/\1/')"
-
-mkdir -p "$build"
-exe="$build/tcp_bulk"
-if [[ ! -x "$exe" || "$here/tcp_bulk.cc" -nt "$exe" || "$0" -nt "$exe" ]]; then
-    log "compiling $exe against $lib_tag"
-    # The wheel's libraries are a "release" build with logging and asserts
-    # compiled in (its CMake config says NS3_BUILD_PROFILE_RELEASE,
-    # NS3_LOG_ENABLE, NS3_ASSERT_ENABLE): the headers must see the same.
-    g++ -O2 -std=c++20 -Wall \
-        -DNS3_BUILD_PROFILE_RELEASE -DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE \
-        -I"$ns3/include" "$here/tcp_bulk.cc" -o "$exe" \
-        -L"$ns3/lib64" -Wl,-rpath,"$ns3/lib64" \
-        -l"$lib_tag"-applications -l"$lib_tag"-internet \
-        -l"$lib_tag"-point-to-point -l"$lib_tag"-traffic-control \
-        -l"$lib_tag"-network -l"$lib_tag"-core
-fi
-
-# --- squall ------------------------------------------------------------------
-if [[ -n "${SQUALL:-}" ]]; then
-    squall="$SQUALL"
-else
-    log "building squall (cargo build --release -p squall)"
-    mkdir -p "$build"
-    if ! (cd "$root" && cargo build --release -p squall ${JOBS:+-j "$JOBS"}) >"$build/cargo.log" 2>&1; then
-        cat "$build/cargo.log" >&2
-        echo "squall did not build; SQUALL=path runs another binary" >&2
-        exit 1
-    fi
-    tail -1 "$build/cargo.log" >&2
-    squall="$root/target/release/squall"
-fi
-[[ -x "$squall" ]] || { echo "no squall binary at $squall (set SQUALL=path)" >&2; exit 1; }
+# shellcheck source=bench/ns3/ns3.sh
+source "$here/ns3.sh"
+ns3_setup
+exe="$(ns3_compile tcp_bulk)"
+squall="$(squall_binary)"
 
 # --- runs ----------------------------------------------------------------------
 out="$(mktemp -d)"

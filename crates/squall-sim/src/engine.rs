@@ -56,6 +56,12 @@ pub(crate) struct Simulation {
     series_may_end: bool,
     /// End the run once every TCP application is done.
     stop_when_done: bool,
+    /// The client and server agents of each TCP flow, by plan index.
+    tcp_agents: Vec<(AgentId, AgentId)>,
+    /// Every TCP flow before this plan index is done (an application
+    /// that is done stays done), so [`Self::all_tcp_done`] costs no scan
+    /// of every flow per wakeup.
+    done_below: usize,
     /// Wakeups handled so far, and how many of them at the current instant.
     wakeups: u64,
     instant: Instant,
@@ -178,6 +184,7 @@ impl Simulation {
         }
 
         let mut tcp_plans = Vec::new();
+        let mut tcp_agents = Vec::new();
         let end = Instant::ZERO + scenario.duration;
         // An entry with `count` stands for many flows (squall_scenario::count).
         let members =
@@ -268,10 +275,11 @@ impl Simulation {
                 down_flow: up_flow + 1,
                 record_traces: options.record_events,
             });
-            net.add_agent(from);
+            let client = net.add_agent(from);
             agents.push(AnyAgent::TcpClient(TcpClient::new(plan.clone())));
             let server = net.add_agent(to);
             agents.push(AnyAgent::TcpServer(TcpServer::new(plan.clone())));
+            tcp_agents.push((client, server));
             net.bind(to, Protocol::Tcp, server_port, server).map_err(|e| scenario_error(format!("{what}: {e}")))?;
             if let Some(p) = proxy {
                 let agent = net.add_agent(p);
@@ -304,6 +312,8 @@ impl Simulation {
             end: Instant::ZERO + scenario.duration,
             series_may_end,
             stop_when_done: scenario.stop_when_done,
+            tcp_agents,
+            done_below: 0,
             wakeups: 0,
             instant: Instant::ZERO,
             at_instant: 0,
@@ -366,18 +376,22 @@ impl Simulation {
         }
     }
 
-    /// Whether every TCP flow's application is done (none: false).
-    fn all_tcp_done(&self) -> bool {
-        let mut done = vec![false; self.tcp_plans.len()];
-        for a in &self.agents {
-            let (index, finished) = match a {
-                AnyAgent::TcpClient(c) => (c.flow_index(), c.is_done()),
-                AnyAgent::TcpServer(s) => (s.flow_index(), s.is_done()),
-                _ => continue,
-            };
-            done[index] |= finished;
+    /// Whether every TCP flow's application is done (none: false): a
+    /// flow is done when its client or its server says so. Resumes from
+    /// the first flow not yet seen done.
+    fn all_tcp_done(&mut self) -> bool {
+        let done = |a: AgentId| match &self.agents[a.index()] {
+            AnyAgent::TcpClient(c) => c.is_done(),
+            AnyAgent::TcpServer(s) => s.is_done(),
+            _ => false,
+        };
+        while let Some(&(client, server)) = self.tcp_agents.get(self.done_below) {
+            if !done(client) && !done(server) {
+                return false;
+            }
+            self.done_below += 1;
         }
-        !done.is_empty() && done.iter().all(|d| *d)
+        !self.tcp_agents.is_empty()
     }
 
     fn count_wakeup(&mut self, now: Instant) -> Result<(), SimError> {

@@ -97,6 +97,15 @@ pub enum BenchWhat {
         #[arg(long)]
         json: Option<std::path::PathBuf>,
     },
+    /// Simulate engine at scale: N bulk NewReno flows (one `count` entry)
+    /// on a 100 Mbit/s, 20 ms link for 3 s, N = 1 the single-flow case;
+    /// whole-process wall time, peak RSS and wall time per delivered
+    /// packet, beside ns-3 (bench/ns3/many_flows.cc) when it is built.
+    Sim(crate::bench_sim::SimBenchArgs),
+    /// Runs a command and prints its wall time and resource usage as JSON
+    /// (what `bench sim` measures each simulator with).
+    #[command(hide = true)]
+    Measure(crate::bench_sim::MeasureArgs),
     /// Simulate engine speed: one bulk NewReno flow, 10 Mbit/s, 30 ms one
     /// way, 0.1% packet loss, 100 simulated seconds; delivered segments
     /// (bytes received / 1460) per wall-clock second, for seeds
@@ -248,6 +257,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         }
         BenchWhat::Emu { seconds, json, .. } => emu(seconds, json),
         BenchWhat::Tcp { runs, seed, json } => tcp(runs, seed, json),
+        BenchWhat::Sim(args) => crate::bench_sim::run(args),
+        BenchWhat::Measure(args) => crate::bench_sim::measure(args),
         BenchWhat::Bridge { seconds, json } => bridge(seconds, json),
         BenchWhat::Timing { pings, seconds, json } => timing(pings, seconds, json),
     }

@@ -4,6 +4,7 @@
 mod bench_bridge;
 mod bench_cmd;
 mod bench_more;
+mod bench_sim;
 mod builtin;
 mod compare_cmd;
 mod ctl_cmd;
@@ -53,7 +54,7 @@ enum Command {
     Ctl(ctl_cmd::CtlArgs),
     /// Traffic tools to run as workloads: bulk (TCP), udp, udp-flow, udp-sink.
     Tool(tool_cmd::ToolArgs),
-    /// Benchmarks of the engines (`squall bench tcp`, `emu`, `bridge`, `timing`).
+    /// Benchmarks of the engines (`squall bench tcp`, `sim`, `emu`, `bridge`, `timing`).
     Bench(bench_cmd::BenchArgs),
     /// Run the validation cases of docs/validation.md and compare with theory.
     Validate(validate_cmd::ValidateArgs),
