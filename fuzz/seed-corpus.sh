@@ -23,6 +23,9 @@ cp scenarios/bad/jitter-bad-line.txt $c/empirical_file/
 printf '# delays\n12 ms\n\n  13 ms # measured\n1 s\n' > $c/empirical_file/delays.txt
 printf '1500 B\n40 B\n576 B\n' > $c/empirical_file/sizes.txt
 printf '0.5\n2\n1e-3\n' > $c/empirical_file/ratios.txt
+mkdir -p $c/dist_table
+printf '# This is the distribution table for the experimental distribution.\n-8192 -4096 0 4096 8192 16384 32767 -32768\n' > $c/dist_table/small.dist
+printf '1 2\n3 x4 5\n' > $c/dist_table/bad-word.dist
 
 i=0
 while IFS= read -r line; do

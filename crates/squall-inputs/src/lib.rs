@@ -54,10 +54,13 @@ pub enum Surface {
     /// A time-series file (`series.rate = { file = "rate.csv" }`), read as
     /// each parameter in turn.
     SeriesFile,
+    /// A netem distribution table in iproute2's `.dist` format
+    /// (`distribution FILE`, `{ kind = "netem_table", file = ... }`).
+    DistTable,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 13] = [
+    pub const ALL: [Surface; 14] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -71,6 +74,7 @@ impl Surface {
         Surface::ControlRequest,
         Surface::MahimahiTrace,
         Surface::SeriesFile,
+        Surface::DistTable,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -89,6 +93,7 @@ impl Surface {
             Surface::ControlRequest => "control_request",
             Surface::MahimahiTrace => "mahimahi_trace",
             Surface::SeriesFile => "series_file",
+            Surface::DistTable => "dist_table",
         }
     }
 
@@ -119,6 +124,9 @@ impl Surface {
                 .map(|t| format!("{} opportunities", t.opportunities().len()))
                 .map_err(|e| e.to_string()),
             Surface::SeriesFile => series_file(data),
+            Surface::DistTable => squall_scenario::dist_table::parse(data, Path::new("fuzz.dist"))
+                .map(|t| format!("{} entries", t.len()))
+                .map_err(|e| e.to_string()),
         }
     }
 }

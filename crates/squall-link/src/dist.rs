@@ -93,18 +93,27 @@ pub enum Distribution<Q> {
         p_ab: f64,
         p_ba: f64,
     },
-    /// Draws uniformly among measured values. In a scenario file, `file`
-    /// names a text file with one value per line; the loader fills `values`.
     /// netem's table distributions (tc-netem(8) `delay MU SIGMA
-    /// distribution normal|pareto|paretonormal`): an entry `t` of the
-    /// named table drawn uniformly, the value `mu + sigma · t / 8192`
-    /// (sch_netem.c `tabledist()`), 0 when that is negative. The tables
-    /// are generated from iproute2's definitions ([`netem_table`]).
+    /// distribution normal|pareto|paretonormal|FILE`): an entry `t` of the
+    /// table drawn uniformly, the value `mu + sigma · t / 8192`
+    /// (sch_netem.c `tabledist()`), 0 when that is negative. Either
+    /// `table` names one of netem's tables (generated from iproute2's
+    /// definitions, [`netem_table`]), or `file` names a table in iproute2's
+    /// `.dist` format (what `maketable` and `squall trace maketable`
+    /// write), which the scenario loader reads into `entries`.
     NetemTable {
-        table: NetemTable,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        table: Option<NetemTable>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        /// The table's entries (from `file`), each scaled by 8192.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        entries: Vec<i16>,
         mu: Q,
         sigma: Q,
     },
+    /// Draws uniformly among measured values. In a scenario file, `file`
+    /// names a text file with one value per line; the loader fills `values`.
     Empirical {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
@@ -124,6 +133,18 @@ pub enum DistributionError {
     NotProbability(&'static str),
     #[error("an empirical distribution needs at least one value")]
     EmptyEmpirical,
+    #[error("a netem table needs either `table` (normal, pareto, paretonormal) or a `file`, not both")]
+    NetemTableSource,
+}
+
+/// The entries of a netem table distribution: the named table's, or the
+/// ones read from its file.
+#[inline]
+pub fn netem_entries<'a>(table: &Option<NetemTable>, entries: &'a [i16]) -> &'a [i16] {
+    match table {
+        Some(t) => t.entries(),
+        None => entries,
+    }
 }
 
 impl<Q: Quantity> Distribution<Q> {
@@ -169,8 +190,10 @@ impl<Q: Quantity> Distribution<Q> {
                 probability(*p_ab, "p_ab")?;
                 probability(*p_ba, "p_ba")
             }
-            Distribution::NetemTable { mu, sigma, .. } => {
-                if mu.to_base() >= 0.0 && sigma.to_base() >= 0.0 {
+            Distribution::NetemTable { table, entries, mu, sigma, .. } => {
+                if table.is_some() != entries.is_empty() || entries.len() > netem_table::MAX_ENTRIES {
+                    Err(NetemTableSource)
+                } else if mu.to_base() >= 0.0 && sigma.to_base() >= 0.0 {
                     Ok(())
                 } else {
                     Err(NotPositive("mu and sigma"))
@@ -199,9 +222,13 @@ impl<Q: Quantity> Distribution<Q> {
                 let pa = p_ba / (p_ab + p_ba);
                 pa * a.to_base() + (1.0 - pa) * b.to_base()
             }
-            Distribution::NetemTable { table, mu, sigma } => {
+            Distribution::NetemTable { table, entries, mu, sigma, .. } => {
                 let (mu, sigma) = (mu.to_base(), sigma.to_base());
-                (0..table.len()).map(|i| table.delay(i, mu, sigma)).sum::<f64>() / table.len() as f64
+                let t = netem_entries(table, entries);
+                if t.is_empty() {
+                    return None;
+                }
+                (0..t.len()).map(|i| netem_table::table_delay(t, i, mu, sigma)).sum::<f64>() / t.len() as f64
             }
             Distribution::Empirical { values, .. } if !values.is_empty() => {
                 values.iter().map(|v| v.to_base()).sum::<f64>() / values.len() as f64
@@ -290,9 +317,13 @@ impl<Q: Quantity> Sampler<Q> {
                 }
                 if self.in_b { b.to_base() } else { a.to_base() }
             }
-            Distribution::NetemTable { table, mu, sigma } => {
-                let i = (unit(rng) * table.len() as f64) as usize;
-                table.delay(i.min(table.len() - 1), mu.to_base(), sigma.to_base())
+            Distribution::NetemTable { table, entries, mu, sigma, .. } => {
+                let t = netem_entries(table, entries);
+                if t.is_empty() {
+                    return 0.0;
+                }
+                let i = (unit(rng) * t.len() as f64) as usize;
+                netem_table::table_delay(t, i.min(t.len() - 1), mu.to_base(), sigma.to_base())
             }
             Distribution::Empirical { values, .. } => {
                 if values.is_empty() {

@@ -87,6 +87,14 @@ impl SendEarly {
 /// D, sigma = J }`. Without `packets` and `bytes` a slot carries every
 /// packet due at its start (netem's INT_MAX).
 ///
+/// The stage's queue limit (`queue = { packets = N }`, netem's `limit N`)
+/// counts every packet in the stage while it has slots: those queued,
+/// those being delayed and those waiting for a slot, as netem's `limit`
+/// counts every packet in its tfifo (sch_netem.c `netem_enqueue`:
+/// `sch->q.qlen >= sch->limit` drops the arrival). A full stage drops the
+/// arriving packet as a queue overflow, so slots that carry less than
+/// arrives hold at most N packets.
+///
 /// squall draws a new slot at the instant a packet becomes due; netem, on
 /// the dequeue that notices (at the packet's enqueue when the queue was
 /// empty, then at its due time): with a delay in front of the slots, a

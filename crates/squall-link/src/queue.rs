@@ -25,7 +25,9 @@ use crate::units::Bytes;
 #[serde(deny_unknown_fields)]
 pub struct QueueConfig {
     /// Limit in packets (waiting packets; the one in transmission is in the
-    /// send buffer). Unlimited when absent.
+    /// send buffer). Unlimited when absent. In a stage with netem's `slot`
+    /// it counts every packet inside the stage, as netem's `limit` does
+    /// ([`crate::Slot`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packets: Option<u32>,
     /// Limit in bytes. Unlimited when absent.

@@ -52,6 +52,15 @@ impl Checker<'_, '_> {
                     Q::example(12)
                 ),
             ),
+            DistributionError::NetemTableSource => (
+                "table",
+                format!(
+                    "a netem table needs one source: table = \"normal\" (or pareto, paretonormal) or a .dist file, \
+                     like {{ kind = \"netem_table\", file = \"my.dist\", mu = {}, sigma = {} }}",
+                    Q::example(100),
+                    Q::example(20)
+                ),
+            ),
         };
         Err(self.fail(&path.key(key), message))
     }

@@ -146,6 +146,9 @@ fn fill_one<Q: LineQuantity>(
     base_dir: &Path,
     src: &Source,
 ) -> Result<(), ScenarioError> {
+    if let Distribution::NetemTable { file: Some(file), entries, .. } = d {
+        return fill_table(file, entries, path, base_dir, src);
+    }
     let Distribution::Empirical { file: Some(file), values } = d else { return Ok(()) };
     if !values.is_empty() {
         // A run's resolved scenario keeps the file's name and its values;
@@ -181,6 +184,30 @@ fn fill_one<Q: LineQuantity>(
             format!("{shown} has no values; expected one value per line, like {}", Q::example(12)),
         ));
     }
+    Ok(())
+}
+
+/// Reads a netem table distribution's `.dist` file into its `entries`
+/// ([`crate::dist_table`]), unless they are there already (a run's
+/// resolved scenario).
+fn fill_table(
+    file: &str,
+    entries: &mut Vec<i16>,
+    path: &KeyPath,
+    base_dir: &Path,
+    src: &Source,
+) -> Result<(), ScenarioError> {
+    if !entries.is_empty() {
+        return Ok(());
+    }
+    let full = base_dir.join(file);
+    *entries = crate::dist_table::read(&full).map_err(|e| {
+        let label = match e.line() {
+            Some(line) => format!("bad line {line} in this file"),
+            None => "cannot use this file".to_string(),
+        };
+        src.error(ErrorKind::DistributionFile, &path.key("file"), e.to_string()).label(label)
+    })?;
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 mod check;
 pub mod compose;
 pub mod count;
+pub mod dist_table;
 pub mod empirical;
 mod error;
 pub mod experiment;

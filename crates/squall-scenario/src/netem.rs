@@ -46,9 +46,13 @@
 //!   only at slot starts, a slot every draw from [MIN, MAX) or from netem's
 //!   table with mean D and jitter J).
 //!
-//! Refused with a clear error: `seed` (give
-//! `--seed`), a distribution table file, and `loss` with `corrupt` on one
-//! line (a squall stage has one error model).
+//! - `delay D J distribution FILE` (FILE a path, with a `/` or ending in
+//!   `.dist`): the table in iproute2's `.dist` format
+//!   ([`crate::dist_table`]), read relative to the working directory (tc
+//!   looks names up in `/usr/lib/tc`), used as netem uses its own tables.
+//!
+//! Refused with a clear error: `seed` (give `--seed`) and `loss` with
+//! `corrupt` on one line (a squall stage has one error model).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -57,6 +61,8 @@ use squall_link::{
     Bytes, Correlation, CorrelationGenerator, Distribution, Duplicate, Duration, ErrorMode, ErrorModel, FourState,
     GilbertElliott, NetemTable, Probability, QueueConfig, Rate, RateOverhead, SendEarly, Slot, StageConfig,
 };
+
+use squall_link::dist::netem_table::table_delay;
 
 use crate::error::{ErrorKind, ScenarioError};
 use crate::schema::{Host, Link, Scenario, Workload};
@@ -174,10 +180,10 @@ fn describe_stage(s: &StageConfig) -> String {
             ms(delay + mean.as_nanos() as f64),
             ms(std_dev.as_nanos() as f64)
         )),
-        Some(Distribution::NetemTable { table, mu, sigma }) => parts.push(format!(
+        Some(Distribution::NetemTable { table, file, mu, sigma, .. }) => parts.push(format!(
             "delay {} {}, jitter {} ({order})",
             ms(delay + mu.as_nanos() as f64),
-            table.as_str(),
+            table_name(table, file),
             ms(sigma.as_nanos() as f64)
         )),
         Some(_) => parts.push(format!("delay {} plus a random part ({order})", ms(delay))),
@@ -232,9 +238,12 @@ fn describe_stage(s: &StageConfig) -> String {
             Distribution::Uniform { low, high } => {
                 format!("every {}..{}", ms(low.as_nanos() as f64), ms(high.as_nanos() as f64))
             }
-            Distribution::NetemTable { table, mu, sigma } => {
-                format!("every {} {}, jitter {}", ms(mu.as_nanos() as f64), table.as_str(), ms(sigma.as_nanos() as f64))
-            }
+            Distribution::NetemTable { table, file, mu, sigma, .. } => format!(
+                "every {} {}, jitter {}",
+                ms(mu.as_nanos() as f64),
+                table_name(table, file),
+                ms(sigma.as_nanos() as f64)
+            ),
             other => format!("every {other:?}"),
         };
         let packets = slot.packets.map_or(String::new(), |n| format!(", {n} packets"));
@@ -245,6 +254,15 @@ fn describe_stage(s: &StageConfig) -> String {
         parts.push(format!("limit {n}"));
     }
     parts.join(", ")
+}
+
+/// A netem table distribution in words: its name, or its file.
+fn table_name(table: &Option<NetemTable>, file: &Option<String>) -> String {
+    match (table, file) {
+        (Some(t), _) => t.as_str().to_string(),
+        (None, Some(f)) => format!("table {f}"),
+        (None, None) => "table".to_string(),
+    }
 }
 
 struct Token<'a> {
@@ -505,16 +523,17 @@ impl<'a> NetemLine<'a> {
             shape = match kind.text {
                 "uniform" => DelayShape::Uniform,
                 "normal" => DelayShape::Normal,
-                "pareto" => DelayShape::Table(NetemTable::Pareto),
-                "paretonormal" => DelayShape::Table(NetemTable::Paretonormal),
+                "pareto" => DelayShape::Table(TableSource::Named(NetemTable::Pareto)),
+                "paretonormal" => DelayShape::Table(TableSource::Named(NetemTable::Paretonormal)),
+                path if is_table_path(path) => DelayShape::Table(table_file(p, &kind)?),
                 other => {
                     return Err(p.error(
                         kind.span.clone(),
                         "distribution",
                         format!(
                             "distribution `{other}` is not known; netem's are `uniform` (its default), \
-                             `normal`, `pareto` and `paretonormal` (a table file of your own is not read: \
-                             give a scenario file with an `empirical` jitter instead)"
+                             `normal`, `pareto` and `paretonormal`, or a table file in iproute2's .dist \
+                             format given by its path, like `distribution ./my.dist`"
                         ),
                     ));
                 }
@@ -711,7 +730,7 @@ impl<'a> NetemLine<'a> {
                     "a slot distribution needs a positive jitter, like `slot distribution normal 1ms 200us` (as in tc)",
                 ));
             }
-            Distribution::NetemTable { table, mu, sigma }
+            Distribution::NetemTable { table: Some(table), file: None, entries: Vec::new(), mu, sigma }
         };
         let mut slot = Slot { interval, packets: None, bytes: None };
         if p.peek().is_some_and(|t| t.text == "packets") {
@@ -796,15 +815,56 @@ fn netem_reorders(cfg: &StageConfig) -> bool {
 }
 
 /// netem's delay distributions as `delay D J distribution …` names them.
-#[derive(Clone, Copy)]
 enum DelayShape {
     /// netem's default without a table: uniform in D ± J.
     Uniform,
     /// `normal`: a normal of mean D and deviation J.
     Normal,
     /// `pareto`, `paretonormal`: netem's own tables (iproute2
-    /// `netem/pareto.c`, `netem/paretonormal.c`), `D + J · t / 8192`.
-    Table(NetemTable),
+    /// `netem/pareto.c`, `netem/paretonormal.c`), or a `.dist` file:
+    /// `D + J · t / 8192`.
+    Table(TableSource),
+}
+
+/// A netem table: one of netem's by name, or a `.dist` file's entries.
+enum TableSource {
+    Named(NetemTable),
+    File { path: String, entries: Vec<i16> },
+}
+
+impl TableSource {
+    fn entries(&self) -> &[i16] {
+        match self {
+            TableSource::Named(t) => t.entries(),
+            TableSource::File { entries, .. } => entries,
+        }
+    }
+
+    fn distribution(self, mu: Duration, sigma: Duration) -> Distribution<Duration> {
+        match self {
+            TableSource::Named(t) => {
+                Distribution::NetemTable { table: Some(t), file: None, entries: Vec::new(), mu, sigma }
+            }
+            TableSource::File { path, entries } => {
+                Distribution::NetemTable { table: None, file: Some(path), entries, mu, sigma }
+            }
+        }
+    }
+}
+
+/// Whether a `distribution` word names a table file rather than one of
+/// netem's tables: a path (with a `/`) or a name ending in `.dist`. tc
+/// itself looks names up as `/usr/lib/tc/NAME.dist`; squall reads the
+/// file named, relative to the working directory.
+fn is_table_path(word: &str) -> bool {
+    word.contains('/') || word.ends_with(".dist")
+}
+
+/// Reads the `.dist` file a `distribution` word names ([`crate::dist_table`]).
+fn table_file(p: &Parser<'_>, word: &Token<'_>) -> Result<TableSource, ScenarioError> {
+    let entries = crate::dist_table::read(std::path::Path::new(word.text))
+        .map_err(|e| p.error(word.span.clone(), "distribution", e.to_string()))?;
+    Ok(TableSource::File { path: word.text.to_string(), entries })
 }
 
 fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, shape: DelayShape) {
@@ -832,9 +892,10 @@ fn set_delay(cfg: &mut StageConfig, delay: Duration, jitter: Duration, shape: De
             // The fixed part is the table's smallest delay (D + J · t_min /
             // 8192, at least 0), the table's draw the rest: the stage's
             // delay stays the least a packet can get, as for the others.
-            let least = table.delay(0, d as f64, j as f64).floor() as u64;
+            let smallest = table.entries().iter().copied().min().unwrap_or(0);
+            let least = table_delay(&[smallest], 0, d as f64, j as f64).floor() as u64;
             cfg.delay = Duration::from_nanos(least);
-            cfg.jitter = Some(Distribution::NetemTable { table, mu: Duration::from_nanos(d - least), sigma: jitter });
+            cfg.jitter = Some(table.distribution(Duration::from_nanos(d - least), jitter));
         }
     }
 }

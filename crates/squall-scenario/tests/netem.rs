@@ -331,7 +331,9 @@ fn slot_forms() {
         s.slot,
         Some(Slot {
             interval: Distribution::NetemTable {
-                table: NetemTable::Pareto,
+                table: Some(NetemTable::Pareto),
+                file: None,
+                entries: Vec::new(),
                 mu: ms(1),
                 sigma: Duration::from_micros(500)
             },

@@ -1,6 +1,7 @@
 //! `squall trace`: make and read link traces (issue 30). `convert` between
 //! Mahimahi's delivery opportunities and squall's rate series, `generate`
-//! synthetic ones, `stats` prints a trace's capacity and plots it.
+//! synthetic ones, `stats` prints a trace's capacity and plots it,
+//! `maketable` builds a netem distribution table from samples.
 //!
 //! The two formats, and how one becomes the other:
 //! - Mahimahi (`mm-link`, `src/frontend/link_queue.cc`): one line per
@@ -98,6 +99,22 @@ enum TraceCommand {
         format: Format,
         #[arg(long)]
         out: PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Build a netem delay distribution table (iproute2's .dist format)
+    /// from samples, as iproute2's maketable does: 4096 entries of the
+    /// samples' inverse CDF, normalised by their mean and deviation. Use it
+    /// with `--link "delay MEAN DEVIATION distribution FILE"` (the mean and
+    /// deviation it prints, in the samples' unit) or a jitter
+    /// `{ kind = "netem_table", file = FILE, mu = ..., sigma = ... }`.
+    Maketable {
+        /// The samples: numbers separated by blanks or lines (`#` starts a
+        /// comment), in any one unit.
+        samples: PathBuf,
+        /// The table to write; without it, standard output.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
         #[arg(long)]
         force: bool,
     },
@@ -218,6 +235,31 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
             write(&out, &text, force)?;
             outln!("wrote {}", out.display());
         }
+        TraceCommand::Maketable { samples, out, force } => {
+            let values = read_samples(&samples)?;
+            let table = squall_link::dist::netem_table::maketable(&values)
+                .with_context(|| format!("{}: cannot build a table", samples.display()))?;
+            let text = squall_link::dist::netem_table::format_dist(&table);
+            let n = values.len() as f64;
+            let mean = values.iter().sum::<f64>() / n;
+            let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            match out {
+                Some(out) => {
+                    write(&out, &text, force)?;
+                    outln!(
+                        "wrote {} from {} samples: mean {mean:.6}, deviation {sd:.6} (in the samples' unit): \
+                         `delay MEAN DEVIATION distribution {}`",
+                        out.display(),
+                        values.len(),
+                        out.display()
+                    );
+                }
+                None => {
+                    print!("{text}");
+                    eprintln!("{} samples: mean {mean:.6}, deviation {sd:.6} (in the samples' unit)", values.len());
+                }
+            }
+        }
         TraceCommand::Stats { file, plot } => {
             let steps = match read(&file)? {
                 Read::Mahimahi(t) => mahimahi_to_steps(t.opportunities(), 100),
@@ -250,6 +292,30 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The samples `maketable` reads: numbers separated by blanks or lines,
+/// `#` to the line's end a comment. Errors name the file and line.
+fn read_samples(path: &Path) -> Result<Vec<f64>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut values = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for word in line.split('#').next().unwrap_or("").split_whitespace() {
+            match word.parse::<f64>() {
+                Ok(v) if v.is_finite() => values.push(v),
+                _ => bail!(
+                    "{}:{}: `{}` is not a number; expected samples as plain numbers, like 12.5",
+                    path.display(),
+                    i + 1,
+                    word.chars().take(40).collect::<String>()
+                ),
+            }
+        }
+    }
+    if values.len() < 2 {
+        bail!("{}: {} samples; expected at least two numbers to build a table from", path.display(), values.len());
+    }
+    Ok(values)
 }
 
 fn whole_ms(d: Duration, flag: &str) -> Result<u64> {

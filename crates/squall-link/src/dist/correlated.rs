@@ -141,16 +141,21 @@ impl Correlated {
         let Some(c) = self.correlation else { return jitter.sample() };
         let rho = c.correlation.get();
         match c.generator {
-            CorrelationGenerator::Netem => match jitter.distribution().clone() {
-                Distribution::Uniform { low, high } => {
+            CorrelationGenerator::Netem => match jitter.distribution() {
+                &Distribution::Uniform { low, high } => {
                     let range = high.as_nanos().saturating_sub(low.as_nanos());
                     let x = u64::from(self.netem_u32(rho));
                     if range == 0 { low } else { Duration::from_nanos(low.as_nanos() + x % range) }
                 }
-                Distribution::NetemTable { table, mu, sigma } => {
+                Distribution::NetemTable { table, entries, mu, sigma, .. } => {
+                    let t = crate::dist::netem_entries(table, entries);
+                    if t.is_empty() {
+                        return Duration::ZERO;
+                    }
                     let x = self.netem_u32(rho) as usize;
-                    Duration::from_nanos_f64(table.delay(
-                        x % table.len(),
+                    Duration::from_nanos_f64(crate::dist::netem_table::table_delay(
+                        t,
+                        x % t.len(),
                         mu.as_nanos() as f64,
                         sigma.as_nanos() as f64,
                     ))

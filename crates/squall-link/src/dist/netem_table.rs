@@ -63,8 +63,7 @@ impl NetemTable {
     /// (`tabledist()`: `mu + sigma · t / NETEM_DIST_SCALE`), in the unit
     /// of `mu` and `sigma`; never negative.
     pub fn delay(self, index: usize, mu: f64, sigma: f64) -> f64 {
-        let t = f64::from(self.entries()[index % ENTRIES]);
-        (mu + sigma * t / NETEM_DIST_SCALE).max(0.0)
+        table_delay(self.entries(), index, mu, sigma)
     }
 
     pub fn len(self) -> usize {
@@ -74,6 +73,113 @@ impl NetemTable {
     pub fn is_empty(self) -> bool {
         false
     }
+}
+
+/// The most entries a table may have: tc's `MAX_DIST` (iproute2
+/// `tc/q_netem.c`, 16 × 1024), what one netlink message carries.
+pub const MAX_ENTRIES: usize = 16 * 1024;
+
+/// The delay for entry number `index` (modulo the table's length) of a
+/// table of `entries` (sch_netem.c `tabledist()`: `mu + sigma · t /
+/// NETEM_DIST_SCALE` for `t = table[rnd % size]`), in the unit of `mu` and
+/// `sigma`; never negative. `entries` is not empty.
+#[inline]
+pub fn table_delay(entries: &[i16], index: usize, mu: f64, sigma: f64) -> f64 {
+    let t = f64::from(entries[index % entries.len()]);
+    (mu + sigma * t / NETEM_DIST_SCALE).max(0.0)
+}
+
+/// Why [`maketable`] cannot build a table.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MakeTableError {
+    #[error("no samples; expected at least two numbers")]
+    TooFew,
+    #[error(
+        "the samples are all equal ({0}), so they have no spread to scale by; expected at least two different values"
+    )]
+    NoSpread(f64),
+}
+
+/// iproute2's `maketable` (netem/maketable.c, from NIST Net): a netem
+/// table of 4096 entries from measured samples, as `makedist`,
+/// `cumulativedist`, `inverttable` and `interpolatetable` build it. Each
+/// sample is normalised by the samples' mean μ and deviation σ (n − 1 in
+/// the denominator, `arraystats`), put in one of 8 · 50 000 bins over
+/// [−4, 4); the cumulative count at each bin puts that bin's value
+/// (`rint(x · 8192)`, within −32767..=32767) at entry `rint(F · 4096)`
+/// (the last bin to land on an entry wins); the entries no bin landed on
+/// are filled by C's integer linear interpolation between their
+/// neighbours (towards 32767 after the last). Replayed with `delay μ σ
+/// distribution FILE`, the table gives back the samples' distribution,
+/// with maketable's quirk kept: every bin past the largest sample has the
+/// cumulative share 1 and lands on the last entry, so that entry is
+/// always the domain's top, 32767 (+4σ), and 1 draw in 4096 gets it.
+pub fn maketable(samples: &[f64]) -> Result<Vec<i16>, MakeTableError> {
+    const TABLESIZE: usize = ENTRIES;
+    const MINSHORT: i32 = -32768;
+    const MAXSHORT: i32 = 32767;
+    const DOMAIN: i32 = MAXSHORT / 8192 + 1;
+    const GRANULARITY: i32 = 50_000;
+    const BINS: usize = (DOMAIN * GRANULARITY * 2) as usize;
+    let n = samples.len();
+    if n < 2 {
+        return Err(MakeTableError::TooFew);
+    }
+    let mu = samples.iter().sum::<f64>() / n as f64;
+    let sumsquare: f64 = samples.iter().map(|x| x * x).sum();
+    let sigma = ((sumsquare - n as f64 * mu * mu) / (n as f64 - 1.0)).sqrt();
+    if !(sigma > 0.0 && sigma.is_finite()) {
+        return Err(MakeTableError::NoSpread(samples[0]));
+    }
+    // makedist: a histogram of the normalised samples.
+    let mut bins = vec![0u32; BINS];
+    for &x in samples {
+        let input = (x - mu) / sigma;
+        let index = rint((input + f64::from(DOMAIN)) * f64::from(GRANULARITY));
+        let index = if index.is_nan() { 0 } else { index.clamp(0.0, (BINS - 1) as f64) as usize };
+        bins[index] += 1;
+    }
+    // cumulativedist, then inverttable.
+    let mut inverse = vec![MINSHORT; TABLESIZE];
+    let mut accum = 0u64;
+    let total = n as f64;
+    for (i, &count) in bins.iter().enumerate() {
+        accum += u64::from(count);
+        let findex = i as f64 / f64::from(GRANULARITY) - f64::from(DOMAIN);
+        let fvalue = accum as f64 / total;
+        let at = (rint(fvalue * TABLESIZE as f64) as usize).min(TABLESIZE - 1);
+        let value = (rint(findex * NETEM_DIST_SCALE) as i32).clamp(MINSHORT + 1, MAXSHORT);
+        inverse[at] = value;
+    }
+    // interpolatetable: C's int arithmetic, division towards zero.
+    let (mut last, mut lasti) = (MINSHORT, -1i32);
+    for i in 0..TABLESIZE {
+        if inverse[i] == MINSHORT {
+            let (next, target) = match (i..TABLESIZE).find(|&j| inverse[j] != MINSHORT) {
+                Some(j) => (j as i32, inverse[j]),
+                None => (TABLESIZE as i32, MAXSHORT),
+            };
+            inverse[i] = last + (i as i32 - lasti) * (target - last) / (next - lasti);
+        } else {
+            last = inverse[i];
+            lasti = i as i32;
+        }
+    }
+    Ok(inverse.into_iter().map(|v| v as i16).collect())
+}
+
+/// A table in iproute2's `.dist` text format, as `maketable` prints it:
+/// a comment line, then the entries eight to a line.
+pub fn format_dist(entries: &[i16]) -> String {
+    let mut out = String::from("# This is the distribution table for the experimental distribution.\n");
+    for (i, v) in entries.iter().enumerate() {
+        out.push_str(&v.to_string());
+        out.push(if i % 8 == 7 { '\n' } else { ' ' });
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
 }
 
 fn clamp_s16(v: f64) -> i16 {
@@ -186,6 +292,53 @@ mod tests {
         let (m, s) = moments(NetemTable::Pareto);
         assert!((m - mean).abs() < 2e-3, "mean {m}, closed form {mean}");
         assert!((s - sd).abs() < 2e-3, "sd {s}, closed form {sd}");
+    }
+
+    /// maketable from known samples, replayed as netem replays a table
+    /// (`delay μ σ distribution FILE` with the samples' μ and σ): 10 000
+    /// samples at the mid-quantiles of an exponential of mean 10 ms, x_k =
+    /// −10 ln(1 − (k + ½)/10 000) ms; 100 000 draws. The draws' p-quantiles
+    /// must hold the exponential's, −10 ln(1 − p) ms by hand (1.0536,
+    /// 6.9315, 16.094, 23.026 ms at 10, 50, 80, 90 %), within 4 standard
+    /// errors of a sample quantile, √(p(1 − p)/n) / f(x_p) with f(x) =
+    /// e^(−x/10)/10, plus 0.02 ms for the table's steps (1/4096 in
+    /// probability: f · Δx ≤ 1/4096 gives Δx ≤ 0.0244 ms at the median).
+    #[test]
+    fn a_table_made_from_samples_gives_back_their_quantiles() {
+        let n = 10_000;
+        let samples: Vec<f64> = (0..n).map(|k| -10.0 * (1.0 - (k as f64 + 0.5) / n as f64).ln()).collect();
+        let table = maketable(&samples).unwrap();
+        assert_eq!(table.len(), 4096);
+        assert!(table.windows(2).all(|w| w[0] <= w[1]), "an inverse CDF ascends");
+        let mu = samples.iter().sum::<f64>() / n as f64;
+        let sigma = (samples.iter().map(|x| (x - mu).powi(2)).sum::<f64>() / (n as f64 - 1.0)).sqrt();
+        let ms = |v: f64| crate::time::Duration::from_nanos_f64(v * 1e6);
+        let dist = crate::dist::Distribution::NetemTable {
+            table: None,
+            file: None,
+            entries: table,
+            mu: ms(mu),
+            sigma: ms(sigma),
+        };
+        dist.validate().unwrap();
+        let mut sampler = crate::dist::Sampler::new(dist, crate::rng::stream(7, "table"));
+        let draws = 100_000;
+        let mut got: Vec<f64> = (0..draws).map(|_| sampler.sample().as_nanos() as f64 / 1e6).collect();
+        got.sort_by(f64::total_cmp);
+        for p in [0.1_f64, 0.5, 0.8, 0.9] {
+            let expect = -10.0 * (1.0 - p).ln();
+            let density = (-expect / 10.0).exp() / 10.0;
+            let tolerance = 4.0 * (p * (1.0 - p) / draws as f64).sqrt() / density + 0.02;
+            let q = got[(p * draws as f64) as usize];
+            assert!((q - expect).abs() < tolerance, "{p}-quantile {q} ms, exponential's {expect} ms ± {tolerance}");
+        }
+    }
+
+    #[test]
+    fn maketable_refuses_samples_without_spread() {
+        assert_eq!(maketable(&[]), Err(MakeTableError::TooFew));
+        assert_eq!(maketable(&[3.0]), Err(MakeTableError::TooFew));
+        assert_eq!(maketable(&[3.0, 3.0, 3.0]), Err(MakeTableError::NoSpread(3.0)));
     }
 
     #[test]

@@ -321,8 +321,8 @@ mod tests {
     /// hand: r = p13/p31 = 0.1, π2 = (p32/p23)·r·π1 = 0.4·π1, π1 = 1/(1 +
     /// p14 + r + 0.4) = 1/1.505, loss = (r + p14)·π1 = 0.105/1.505 =
     /// 0.069767. Were p23 ignored (state 2 always back to 3, the mutant
-    /// cargo-mutants found missed: mutants/RECORD.md), π1 = 1/(1.005 + 0.1
-    /// + 0.04) and the loss 0.091703. Tolerance 0.005 on 2·10⁶ frames
+    /// cargo-mutants found missed: mutants/RECORD.md), π1 = 1/(1.005 +
+    /// 0.1 + 0.04) and the loss 0.091703. Tolerance 0.005 on 2·10⁶ frames
     /// (about six standard deviations of a process with cycles of ~130
     /// frames), a quarter of the difference.
     /// A state that changes `error_correlation` takes effect from the next

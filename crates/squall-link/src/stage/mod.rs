@@ -629,6 +629,10 @@ impl Stage {
             self.drop_packet(packet, DropReason::Blackout, log);
             return;
         }
+        if self.slot_limit_reached() {
+            self.drop_packet(packet, DropReason::QueueOverflow, log);
+            return;
+        }
         let was_empty = self.qdisc.is_empty() && self.link.idle();
         let hint = LinkHint { typical_tx: self.link.typical_tx() };
         // What the events say about the packet, taken before the queue owns it.
@@ -656,6 +660,27 @@ impl Stage {
             self.link.wake(self.now);
         }
         self.feed_link(log);
+    }
+
+    /// Whether a stage with netem's `slot` is full: its queue's packet
+    /// limit counts every packet inside the stage, those in the queue
+    /// discipline and those the link holds (being delayed, or waiting for
+    /// a slot), as netem's `limit` counts every packet in its tfifo (Linux
+    /// net/sched/sch_netem.c `netem_enqueue`: `if (unlikely(sch->q.qlen >=
+    /// sch->limit))` drops the arriving packet; `q.qlen` counts the packets
+    /// waiting for their time to send and for a slot alike). Without this
+    /// the packets waiting for slots that carry less than arrives would
+    /// grow without bound. The arrival is dropped (netem's tail drop,
+    /// whatever the queue's drop policy), counted and recorded as a queue
+    /// overflow. Stages without a slot keep squall's meaning: the limit
+    /// counts the queue discipline's packets only.
+    #[inline]
+    fn slot_limit_reached(&self) -> bool {
+        if self.config.slot.is_none() {
+            return false;
+        }
+        let Some(limit) = self.config.queue.packets else { return false };
+        self.qdisc.len() as u64 + self.link.occupancy() >= u64::from(limit)
     }
 
     /// Counts and records the packets the queue dropped, in order, and
