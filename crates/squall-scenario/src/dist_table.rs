@@ -21,7 +21,8 @@
 //! [`MAX_LINE_BYTES`], so a file of one 1 GB line is refused without being
 //! held in memory.
 
-use std::io::{BufRead, Read};
+use crate::bounded_lines::{LineRead, next_line};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 pub use squall_link::dist::netem_table::MAX_ENTRIES;
@@ -90,18 +91,13 @@ pub fn parse(mut input: impl BufRead, file: &Path) -> Result<Vec<i16>, DistTable
     let mut buf = Vec::with_capacity(256);
     let mut line = 0u64;
     loop {
-        buf.clear();
-        let n = (&mut input)
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
+        let read = next_line(&mut input, &mut buf, MAX_LINE_BYTES)
             .map_err(|source| DistTableError::Read { file: file.to_owned(), source })?;
-        if n == 0 {
+        if read == LineRead::End {
             break;
         }
         line += 1;
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        } else if buf.len() > MAX_LINE_BYTES {
+        if read == LineRead::TooLong {
             return Err(DistTableError::LineTooLong { file: file.to_owned(), line });
         }
         let text = String::from_utf8_lossy(&buf);
@@ -156,6 +152,7 @@ pub fn parse(mut input: impl BufRead, file: &Path) -> Result<Vec<i16>, DistTable
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     fn parse_str(s: &str) -> Result<Vec<i16>, DistTableError> {
         parse(s.as_bytes(), Path::new("t.dist"))

@@ -8,6 +8,7 @@
 //! - [`parse_netem`] / [`scenario_from_netem`]: a netem command line as a
 //!   stage or a two-host scenario.
 
+mod bounded_lines;
 mod check;
 pub mod compose;
 pub mod count;

@@ -20,9 +20,10 @@
 //! held in memory (mm-link reads the whole line first).
 
 use std::fmt;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
+use crate::bounded_lines::{LineRead, next_line};
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
 use crate::load::Source;
 use crate::schema::Scenario;
@@ -108,18 +109,13 @@ impl MahimahiTrace {
         // the file's final newline.
         let mut empty_at: Option<u64> = None;
         loop {
-            buf.clear();
-            let n = (&mut input)
-                .take(MAX_LINE_BYTES as u64 + 1)
-                .read_until(b'\n', &mut buf)
+            let read = next_line(&mut input, &mut buf, MAX_LINE_BYTES)
                 .map_err(|source| TraceError::Read { file: file.to_owned(), source })?;
-            if n == 0 {
+            if read == LineRead::End {
                 break;
             }
             line += 1;
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            } else if buf.len() > MAX_LINE_BYTES {
+            if read == LineRead::TooLong {
                 return Err(TraceError::LineTooLong { file: file.to_owned(), line });
             }
             if let Some(at) = empty_at {
@@ -276,6 +272,7 @@ impl fmt::Display for MahimahiTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     fn parse(text: &str) -> Result<MahimahiTrace, TraceError> {
         MahimahiTrace::parse(text.as_bytes(), Path::new("lte.down"))

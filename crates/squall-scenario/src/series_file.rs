@@ -26,11 +26,12 @@
 //! read with a bound of [`MAX_LINE_BYTES`], so a file of one 1 GB line is
 //! refused without being held in memory.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use squall_link::series::{MAX_SERIES_NS, ParameterSeries, SeriesKey};
 
+use crate::bounded_lines::{LineRead, next_line};
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
 use crate::load::Source;
 use crate::schema::Scenario;
@@ -154,18 +155,13 @@ impl SeriesFile {
         let mut last_line = 0;
         let f = || file.to_owned();
         loop {
-            buf.clear();
-            let n = (&mut input)
-                .take(MAX_LINE_BYTES as u64 + 1)
-                .read_until(b'\n', &mut buf)
+            let read = next_line(&mut input, &mut buf, MAX_LINE_BYTES)
                 .map_err(|source| SeriesFileError::Read { file: f(), source })?;
-            if n == 0 {
+            if read == LineRead::End {
                 break;
             }
             line += 1;
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            } else if buf.len() > MAX_LINE_BYTES {
+            if read == LineRead::TooLong {
                 return Err(SeriesFileError::LineTooLong { file: f(), line });
             }
             let text = String::from_utf8_lossy(&buf);
@@ -317,6 +313,7 @@ fn fill(series: &mut ParameterSeries, path: &Path, which: SeriesKey) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
 
     fn parse(text: &str, key: SeriesKey) -> Result<SeriesFile, SeriesFileError> {
         SeriesFile::parse(text.as_bytes(), Path::new("rate.csv"), key)
