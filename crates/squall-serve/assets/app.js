@@ -291,6 +291,8 @@ const SVG = "http://www.w3.org/2000/svg";
 const WINDOW_S = 30;            // seconds of history the chart shows
 const COLOURS = ["#0b5cad", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#4b5563"];
 const live = { id: null, source: null, info: null, samples: [], switches: [], ended: false };
+// What the server may do (GET /api/server): emulation actions need root.
+const server = { root: true };
 
 async function fillEmuForm() {
   for (const [kind, id, keep] of [["networks", "emu-network", 0], ["workloads", "emu-workload", 1]]) {
@@ -347,15 +349,29 @@ async function refreshEmulations() {
 }
 setInterval(() => { if (!$("live").hidden) refreshEmulations(); }, 1000);
 
+// The controls that act on the chosen run (squall ctl's actions).
+const BLACKOUT_CONTROLS = ["live-blackout-mode", "live-blackout-direction", "live-blackout-on", "live-blackout-off"];
+const BACKGROUND_CONTROLS = ["live-generator", "live-bg-start", "live-bg-stop", "live-bg-rate", "live-bg-rate-set"];
+
+function enableControls() {
+  const off = live.ended || !live.info || !server.root;
+  const states = (live.info && live.info.states) || [];
+  const generators = (live.info && live.info.background) || [];
+  $("live-state").disabled = off || !states.length;
+  $("live-switch").disabled = off || !states.length;
+  for (const id of BLACKOUT_CONTROLS) $(id).disabled = off;
+  for (const id of BACKGROUND_CONTROLS) $(id).disabled = off || !generators.length;
+}
+
 function showInfo(info) {
   live.info = info;
   $("live-title").textContent = `Run ${info.id}: ${info.scenario}`;
-  const sel = $("live-state");
-  sel.replaceChildren(...(info.states || []).map((s) => el("option", { value: s, textContent: s })));
-  const none = !(info.states || []).length;
-  sel.disabled = none || live.ended;
-  $("live-switch").disabled = none || live.ended;
-  if (none) message("the scenario defines no [[states]] to switch to", false);
+  $("live-state").replaceChildren(...(info.states || []).map((s) => el("option", { value: s, textContent: s })));
+  $("live-generator").replaceChildren(...(info.background || []).map((g, i) =>
+    el("option", { value: i, textContent: `${g.stage}: ${g.generator}` })));
+  enableControls();
+  if (!server.root) message("the server does not run as root: it can show this run but not change it", true);
+  else if (!(info.states || []).length) message("the scenario defines no [[states]] to switch to", false);
 }
 
 function message(text, bad) {
@@ -371,6 +387,8 @@ function chooseEmulation(id) {
   $("live-meta").textContent = "waiting for its control socket…";
   $("live-events").replaceChildren();
   $("live-state").replaceChildren();
+  $("live-generator").replaceChildren();
+  enableControls();
   message("", false);
   for (const li of $("emulations").children) li.classList.toggle("chosen", Number(li.dataset.id) === id);
   drawChart();
@@ -387,8 +405,7 @@ function watch(id) {
       source.close();
       live.ended = true;
       $("live-meta").textContent += ` — ended: ${line.end}`;
-      $("live-state").disabled = true;
-      $("live-switch").disabled = true;
+      enableControls();
       refreshEmulations();
       return;
     }
@@ -527,13 +544,53 @@ function drawChart() {
   });
 }
 
-$("live-switch").addEventListener("click", async () => {
-  const name = $("live-state").value;
-  const r = await api("POST", `/api/emulations/${live.id}/state`, { name });
-  if (r.ok) message(`entered ${r.data.entered} at ${Number(r.data.time).toFixed(2)} s`, false);
+// One action on the chosen run; its answer (with the run's time) or its
+// error shown beside the controls.
+async function act(path, body, said) {
+  const r = await api("POST", `/api/emulations/${live.id}/${path}`, body);
+  if (r.ok) message(`${said(r.data)} at ${Number(r.data.time).toFixed(2)} s`, false);
   else message(r.data.error, true);
   $("live-message").dataset.time = r.ok ? r.data.time : "";
+  return r;
+}
+
+$("live-switch").addEventListener("click", () =>
+  act("state", { name: $("live-state").value }, (d) => `entered ${d.entered}`));
+
+for (const on of [true, false]) {
+  $(on ? "live-blackout-on" : "live-blackout-off").addEventListener("click", () =>
+    act("blackout", { on, mode: $("live-blackout-mode").value, direction: $("live-blackout-direction").value },
+      () => `blackout ${on ? "on (" + $("live-blackout-mode").value + ")" : "off"}`));
+}
+
+function generator() { return live.info.background[Number($("live-generator").value)]; }
+for (const [id, action] of [["live-bg-start", "start"], ["live-bg-stop", "stop"]]) {
+  $(id).addEventListener("click", () => {
+    const g = generator();
+    return act("background", { stage: g.stage, generator: g.generator, action }, () => `${g.generator}: ${action}`);
+  });
+}
+$("live-bg-rate-set").addEventListener("click", () => {
+  const g = generator();
+  const rate = $("live-bg-rate").value.trim();
+  return act("background", { stage: g.stage, generator: g.generator, action: { rate } },
+    () => `${g.generator}: rate ${rate}`);
 });
 
+async function loadServer() {
+  const r = await api("GET", "/api/server");
+  if (!r.ok) return;
+  server.root = r.data.root;
+  if (!server.root) {
+    $("emu-start").disabled = true;
+    const m = $("emu-message");
+    m.className = "bad";
+    m.textContent = "this server does not run as root: it cannot start or change emulations " +
+      "(network namespaces and TUN devices need root); start `squall serve` as root for them";
+  }
+  enableControls();
+}
+
+loadServer();
 loadTemplates();
 refreshLists();

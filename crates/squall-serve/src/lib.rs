@@ -130,6 +130,7 @@ async fn no_route(request: Request) -> ApiError {
 pub fn router(app: Arc<AppState>, guard: Arc<Guard>) -> Router {
     let api = Router::new()
         .route("/api/openapi.json", get(openapi::document))
+        .route("/api/server", get(live::server))
         .route("/api/files/{kind}", get(library::list))
         .route("/api/files/{kind}/{name}", get(library::read).put(library::write).delete(library::delete))
         .route("/api/validate", post(library::validate))
@@ -145,6 +146,8 @@ pub fn router(app: Arc<AppState>, guard: Arc<Guard>) -> Router {
         .route("/api/emulations", get(live::list).post(live::start))
         .route("/api/emulations/{id}/watch", get(live::watch))
         .route("/api/emulations/{id}/state", post(live::enter_state))
+        .route("/api/emulations/{id}/blackout", post(live::blackout))
+        .route("/api/emulations/{id}/background", post(live::background))
         .with_state(app);
     Router::new()
         .route("/", get(index).with_state(guard.clone()))

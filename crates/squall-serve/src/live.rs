@@ -8,6 +8,8 @@
 //!   Server-Sent Events (one `data:` line each, WHATWG HTML §9.2), until
 //!   the run ends or the browser leaves.
 //! - `POST /api/emulations/{id}/state`: `squall ctl state ID NAME`.
+//! - `POST /api/emulations/{id}/blackout`: `squall ctl blackout ID on|off`.
+//! - `POST /api/emulations/{id}/background`: `squall ctl background`.
 //! - `POST /api/emulations`: starts an emulation of a workspace network
 //!   (and workload) as a `squall emu` child process into results/NAME,
 //!   the way sets run `squall run` ([`start`]); one at a time.
@@ -112,7 +114,64 @@ pub async fn enter_state(
     JsonBody(r): JsonBody<StateRequest>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let run = running(id)?;
-    tokio::task::spawn_blocking(move || control::request(run, &Request::State { name: r.name }))
+    ask(id, run, Request::State { name: r.name }).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlackoutRequest {
+    /// Start (true) or end (false) the blackout.
+    on: bool,
+    /// `hold` (packets wait, the default) or `drop` (seed 000 §3).
+    #[serde(default)]
+    mode: Option<squall_link::BlackoutMode>,
+    /// `both` (the default), `downlink` or `uplink`.
+    #[serde(default)]
+    direction: Option<squall_scenario::BlackoutDirection>,
+}
+
+/// Starts or ends a blackout now, as `squall ctl blackout ID on|off` does
+/// (logged in events.csv as blackout_start/blackout_end by the emulator).
+pub async fn blackout(
+    State(_): State<Arc<AppState>>,
+    Path(id): Path<u32>,
+    JsonBody(r): JsonBody<BlackoutRequest>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let run = running(id)?;
+    let request = Request::Blackout {
+        on: r.on,
+        mode: r.mode.unwrap_or(squall_link::BlackoutMode::Hold),
+        direction: r.direction.unwrap_or(squall_scenario::BlackoutDirection::Both),
+    };
+    ask(id, run, request).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundRequest {
+    /// The stage's name.
+    stage: String,
+    /// The generator's `name` in the stage's `background`.
+    generator: String,
+    /// `"start"`, `"stop"` or `{"rate": "2 Mbit/s"}`.
+    action: squall_emu::dataplane::BackgroundAction,
+}
+
+/// Starts, stops or re-rates one background generator of a stage now, as
+/// `squall ctl background` does (seed 003 §2.2).
+pub async fn background(
+    State(_): State<Arc<AppState>>,
+    Path(id): Path<u32>,
+    JsonBody(r): JsonBody<BackgroundRequest>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let run = running(id)?;
+    ask(id, run, Request::Background { stage: r.stage, generator: r.generator, action: r.action }).await
+}
+
+/// One request on the run's control socket; the data plane's refusal
+/// (no such stage, state or generator) is 400 with its message.
+async fn ask(id: u32, run: RunId, request: Request) -> Result<Json<serde_json::Value>, ApiError> {
+    tokio::task::spawn_blocking(move || control::request(run, &request))
         .await
         .map_err(|e| ApiError::internal(format!("emulation {id}: {e}")))?
         .map(Json)
@@ -171,6 +230,17 @@ pub struct StartRequest {
 
 fn twenty() -> f64 {
     20.0
+}
+
+/// What this server is and may do: its version, its workspace, and
+/// whether it runs as root (emulations need it; the page disables their
+/// actions otherwise and says why).
+pub async fn server(State(app): State<Arc<AppState>>) -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "workspace": app.workspace.root(),
+        "root": running_as_root(),
+    }))
 }
 
 /// Whether this process runs as root: /proc/self belongs to the

@@ -56,6 +56,15 @@ pub fn spec() -> Value {
             "properties": { "name": { "type": "string", "description": "results/NAME" },
               "network": { "type": "string" }, "workload": { "type": "string" },
               "duration_s": { "type": "number", "minimum": 1, "maximum": 600, "default": 20 } } },
+          "Blackout": { "type": "object", "required": ["on"], "additionalProperties": false,
+            "properties": { "on": { "type": "boolean" }, "mode": { "enum": ["hold", "drop"], "default": "hold" },
+              "direction": { "enum": ["both", "downlink", "uplink"], "default": "both" } } },
+          "Background": { "type": "object", "required": ["stage", "generator", "action"],
+            "additionalProperties": false,
+            "properties": { "stage": { "type": "string" }, "generator": { "type": "string" },
+              "action": { "oneOf": [ { "enum": ["start", "stop"] },
+                { "type": "object", "required": ["rate"], "additionalProperties": false,
+                  "properties": { "rate": { "type": "string", "examples": ["2 Mbit/s"] } } } ] } } },
           "State": { "type": "object", "required": ["name"], "additionalProperties": false,
             "properties": { "name": { "type": "string", "description": "a [[states]] name of the run's scenario" } } }
         }
@@ -93,6 +102,8 @@ pub fn spec() -> Value {
         "/api/results/{name}/files/{path}": { "get": op("A file of a run (?download=1: as an attachment)",
             &["name", "path"], None, &[("200", "the file"), ("403", "a link out of the workspace"),
               ("404", "no such file")]) },
+        "/api/server": { "get": op("What this server is: {version, workspace, root}; emulations are started and \
+             changed only by a server running as root", &[], None, &[("200", "{version, workspace, root}")]) },
         "/api/emulations": {
           "get": op("The running emulations (as `squall ctl list` finds them), and the one started here last \
              with its `launch` (state running, done or failed, error) while it starts and after it ended", &[], None,
@@ -113,7 +124,14 @@ pub fn spec() -> Value {
         "/api/emulations/{id}/state": { "post": op("Enter a scenario state now (`squall ctl state`; logged in \
              events.csv)", &["id"], Some("State"),
             &[("200", "{entered, time}"), ("400", "no such state, with the scenario's states"),
-              ("404", "no such running emulation")]) }
+              ("404", "no such running emulation")]) },
+        "/api/emulations/{id}/blackout": { "post": op("Start or end a blackout now (`squall ctl blackout`; \
+             logged in events.csv as blackout_start / blackout_end)", &["id"], Some("Blackout"),
+            &[("200", "{blackout, stages, time}"), ("404", "no such running emulation")]) },
+        "/api/emulations/{id}/background": { "post": op("Start, stop or re-rate one background-load generator \
+             of a stage now (`squall ctl background`; logged in events.csv)", &["id"], Some("Background"),
+            &[("200", "{stage, generator, ...}"), ("400", "no such stage or generator, or a rate on a \
+               generator not given by one"), ("404", "no such running emulation")]) }
       }
     })
 }

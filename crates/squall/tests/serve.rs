@@ -20,7 +20,13 @@ struct Server {
 
 impl Server {
     fn start(workspace: &Path) -> Server {
-        let mut child = Command::new(SQUALL)
+        Server::start_as(Command::new(SQUALL), workspace)
+    }
+
+    /// `command` (the squall binary, maybe behind a wrapper) serving
+    /// `workspace`.
+    fn start_as(mut command: Command, workspace: &Path) -> Server {
+        let mut child = command
             .args(["serve", "--port", "0", "--jobs", "2", "--workspace"])
             .arg(workspace)
             .stdout(Stdio::piped())
@@ -584,4 +590,210 @@ fn emulations_start_one_at_a_time_from_a_checked_scenario() {
     let (status, answer) = start(serde_json::json!({ "name": "first", "network": "live", "duration_s": 3 }));
     assert_eq!(status, 409, "{answer}");
     assert!(answer["error"].as_str().unwrap().contains("results/first/ exists"), "{answer}");
+}
+
+/// A network for the live actions: a 4 Mbit/s downlink carrying a
+/// background generator `cbr` and a 1 Mbit/s UDP stream of 1 000 B
+/// datagrams (125 a second).
+const ACTIONS_NETWORK: &str = r#"name = "live-actions"
+duration = "6 s"
+seed = 1
+
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+
+[[links]]
+between = ["fixed", "mobile"]
+
+[[links.downlink]]
+name = "down"
+rate = "4 Mbit/s"
+delay = "10 ms"
+queue = { packets = 100, drop = "tail" }
+background = [{ name = "cbr", rate = "800 kbit/s", size = "1000 B" }]
+
+[[links.uplink]]
+name = "up"
+rate = "4 Mbit/s"
+delay = "10 ms"
+
+[[workload.udp]]
+name = "stream"
+from = "fixed"
+to = "mobile"
+size = "1000 B"
+rate = "1 Mbit/s"
+"#;
+
+/// The page's blackout and background-load actions (POST
+/// /api/emulations/{id}/blackout and /background) reach the run as
+/// `squall ctl` does: a drop-mode blackout of the downlink drops the
+/// stream's datagrams, for reason `blackout`, only between the times its
+/// start and end were answered, and delivers none then; a re-rate and a
+/// stop are answered with the generators' new configuration and logged;
+/// refusals name what was wrong. Needs root and namespaces (skipped
+/// without them, except under CI=true, where it fails).
+#[test]
+fn blackout_and_background_actions_reach_the_run_and_are_logged() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let (status, answer) = server.json(
+        "PUT",
+        "/api/files/networks/actions",
+        &serde_json::json!({ "text": ACTIONS_NETWORK }),
+        &["If-None-Match: *"],
+    );
+    assert_eq!(status, 201, "{answer}");
+    let (status, about) = server.get("/api/server");
+    assert_eq!(status, 200, "{about}");
+    assert_eq!(about["version"], env!("CARGO_PKG_VERSION"), "{about}");
+    // A run that is not running: 404, before any emulation starts.
+    let (status, answer) = server.json("POST", "/api/emulations/1/blackout", &serde_json::json!({ "on": true }), &[]);
+    assert_eq!(status, 404, "{answer}");
+    if !common::namespaces_available() {
+        return;
+    }
+    assert_eq!(about["root"], true, "{about}");
+    let (status, started) = server.json(
+        "POST",
+        "/api/emulations",
+        &serde_json::json!({ "name": "a", "network": "actions", "duration_s": 6 }),
+        &[],
+    );
+    assert_eq!(status, 201, "{started}");
+    let id = started["id"].as_u64().unwrap();
+    // Until its control socket answers (a bound, not a timing check).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, runs) = server.get("/api/emulations");
+        let run = runs.as_array().unwrap().iter().find(|r| r["id"] == id).cloned().unwrap();
+        if run.get("info").is_some() {
+            assert_eq!(run["info"]["background"], serde_json::json!([{ "stage": "down", "generator": "cbr" }]));
+            break;
+        }
+        assert!(Instant::now() < deadline, "run {id} never answered: {run}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let act =
+        |what: &str, body: serde_json::Value| server.json("POST", &format!("/api/emulations/{id}/{what}"), &body, &[]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let (status, on) = act("blackout", serde_json::json!({ "on": true, "mode": "drop", "direction": "downlink" }));
+    assert_eq!(status, 200, "{on}");
+    assert_eq!((&on["blackout"], &on["stages"]), (&serde_json::json!(true), &serde_json::json!(["down"])), "{on}");
+    std::thread::sleep(Duration::from_millis(1000));
+    let (status, off) = act("blackout", serde_json::json!({ "on": false }));
+    assert_eq!(status, 200, "{off}");
+    assert_eq!(off["blackout"], false, "{off}");
+    let (status, rerated) = act(
+        "background",
+        serde_json::json!({ "stage": "down", "generator": "cbr", "action": { "rate": "1600 kbit/s" } }),
+    );
+    assert_eq!(status, 200, "{rerated}");
+    assert_eq!(
+        (&rerated["running"][0]["name"], &rerated["running"][0]["rate"]),
+        (&"cbr".into(), &"1600 kbit/s".into())
+    );
+    let (status, stopped) =
+        act("background", serde_json::json!({ "stage": "down", "generator": "cbr", "action": "stop" }));
+    assert_eq!(status, 200, "{stopped}");
+    assert_eq!(stopped["stopped"], serde_json::json!(["cbr"]), "{stopped}");
+    // Refused, each saying why: stopping it twice, an unknown stage, a
+    // mode the blackout does not have.
+    let (status, answer) =
+        act("background", serde_json::json!({ "stage": "down", "generator": "cbr", "action": "stop" }));
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("runs no background generator `cbr`"), "{answer}");
+    let (status, answer) =
+        act("background", serde_json::json!({ "stage": "nowhere", "generator": "cbr", "action": "stop" }));
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("no stage `nowhere`"), "{answer}");
+    let (status, answer) = act("blackout", serde_json::json!({ "on": true, "mode": "sideways" }));
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("sideways"), "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, runs) = server.get("/api/emulations");
+        let run = runs.as_array().unwrap().iter().find(|r| r["id"] == id).cloned().unwrap();
+        if run["launch"]["state"] != "running" {
+            assert_eq!(run["launch"]["state"], "done", "{run}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "run {id} did not end: {run}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let events = std::fs::read_to_string(ws.path().join("results/a/rep-0/events.csv")).unwrap();
+    let (t_on, t_off) = (on["time"].as_f64().unwrap(), off["time"].as_f64().unwrap());
+    let rows: Vec<Vec<&str>> = events.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let time = |r: &Vec<&str>| r[0].parse::<f64>().unwrap();
+    // The two switches are logged at the times the API answered.
+    for (name, t) in [("ctl-blackout-start", t_on), ("ctl-blackout-end", t_off)] {
+        let logged: Vec<f64> = rows.iter().filter(|r| r[1] == name && r[3] == "state_change").map(time).collect();
+        assert_eq!(logged.len(), 1, "{name}: {logged:?}");
+        assert!((logged[0] - t).abs() < 1e-6, "{name} logged at {}, answered {t}", logged[0]);
+    }
+    assert_eq!(rows.iter().filter(|r| r[1] == "ctl-background").count(), 2, "{events}");
+    let blackout_drops: Vec<f64> = rows.iter().filter(|r| r[3] == "drop" && r[7] == "blackout").map(time).collect();
+    println!("blackout {t_on:.6} to {t_off:.6} s: {} datagrams dropped", blackout_drops.len());
+    // The stream's 125 datagrams a second over the blackout (10% for the
+    // real sender's timing).
+    let expected = 125.0 * (t_off - t_on);
+    let n = blackout_drops.len() as f64;
+    assert!((n - expected).abs() <= 0.1 * expected + 2.0, "{n} blackout drops, expected {expected:.1}");
+    assert!(blackout_drops.iter().all(|&t| t >= t_on && t <= t_off), "{blackout_drops:?} outside [{t_on}, {t_off}]");
+    // Nothing delivered downlink once what was already on the 10 ms
+    // propagation has arrived, until the end.
+    let delivered = rows.iter().filter(|r| r[1] == "down" && r[3] == "deliver").map(time);
+    let inside: Vec<f64> = delivered.filter(|&t| t > t_on + 0.05 && t < t_off).collect();
+    assert!(inside.is_empty(), "delivered during the blackout: {inside:?}");
+}
+
+/// A server that does not run as root says so (GET /api/server: the page
+/// disables the emulation actions and says why) and refuses to start an
+/// emulation with 403 naming root, starting and writing nothing. Run as
+/// root, the test drops the server to user `nobody` with setpriv(1).
+#[test]
+fn a_server_without_root_says_so_and_starts_no_emulation() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = std::fs::metadata("/proc/self").map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0).unwrap();
+    // The binary and the workspace where `nobody` can reach them.
+    let bin = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(bin.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let squall = bin.path().join("squall");
+    std::fs::copy(SQUALL, &squall).unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(ws.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let command = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&squall);
+        c
+    } else {
+        Command::new(&squall)
+    };
+    let server = Server::start_as(command, ws.path());
+    let (status, about) = server.get("/api/server");
+    assert_eq!(status, 200, "{about}");
+    assert_eq!(about["root"], false, "{about}");
+    let (status, answer) = server.json(
+        "PUT",
+        "/api/files/networks/live",
+        &serde_json::json!({ "text": common::live_network("200 KB") }),
+        &["If-None-Match: *"],
+    );
+    assert_eq!(status, 201, "{answer}");
+    let (status, answer) = server.json(
+        "POST",
+        "/api/emulations",
+        &serde_json::json!({ "name": "x", "network": "live", "duration_s": 3 }),
+        &[],
+    );
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("emulations need root"), "{answer}");
+    assert!(!ws.path().join("results/x").exists());
+    let (_, runs) = server.get("/api/emulations");
+    assert!(runs.as_array().unwrap().iter().all(|r| r.get("launch").is_none()), "{runs}");
 }

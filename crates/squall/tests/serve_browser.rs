@@ -298,10 +298,11 @@ async fn chart_reaches(c: &Client, t: f64) -> (usize, f64) {
 }
 
 /// The live view (issue 32): an emulation started from the page — a bulk
-/// TCP download over a 4 Mbit/s downlink for 10 s — is listed, its
+/// TCP download over a 4 Mbit/s downlink for 14 s — is listed, its
 /// throughput chart gets points and moves, the state `slow` (1 Mbit/s)
 /// switched from the page shows in the chart, the stage table and
-/// events.csv. The rates drawn are checked against the configured ones
+/// events.csv, and so does a drop-mode blackout of the downlink from the
+/// page's buttons (nothing delivered inside it, its drops only there). The rates drawn are checked against the configured ones
 /// (physics, as tests/watch.rs does for `squall ctl watch`): n bytes
 /// delivered in dt cannot exceed R·dt plus a packet or two, and TCP with
 /// a queue above the bandwidth-delay product keeps the link at least 80%
@@ -321,11 +322,11 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     c.find(Locator::Id("tab-live")).await.unwrap().click().await.unwrap();
     wait_css(&c, "#emu-network option[value='live']").await;
 
-    // 1. Start a 10-second emulation from the page.
+    // 1. Start a 14-second emulation from the page.
     c.find(Locator::Id("emu-name")).await.unwrap().send_keys("live-run").await.unwrap();
     let duration = c.find(Locator::Id("emu-duration")).await.unwrap();
     duration.clear().await.unwrap();
-    duration.send_keys("10").await.unwrap();
+    duration.send_keys("14").await.unwrap();
     shot(&c, "09-live-start").await;
     c.find(Locator::Id("emu-start")).await.unwrap().click().await.unwrap();
     let message = wait_text(&c, "emu-message").await;
@@ -355,7 +356,34 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     chart_reaches(&c, switched_at + 3.0).await;
     shot(&c, "11-live-switched").await;
 
-    // 4. The run ends; the chart holds the whole run.
+    // 4. A drop-mode blackout of the downlink from the page's buttons,
+    // for about 1.5 s.
+    c.find(Locator::Id("live-blackout-mode")).await.unwrap().select_by_value("drop").await.unwrap();
+    c.find(Locator::Id("live-blackout-direction")).await.unwrap().select_by_value("downlink").await.unwrap();
+    let blackout = |on: bool| {
+        let c = c.clone();
+        async move {
+            let before = text_of(&c, "live-message").await;
+            let id = if on { "live-blackout-on" } else { "live-blackout-off" };
+            c.find(Locator::Id(id)).await.unwrap().click().await.unwrap();
+            let said = if on { "blackout on (drop)" } else { "blackout off" };
+            c.wait()
+                .at_most(Duration::from_secs(60))
+                .every(Duration::from_millis(100))
+                .for_element(Locator::XPath(&format!("//span[@id='live-message' and starts-with(., '{said}')]")))
+                .await
+                .unwrap_or_else(|_| panic!("the page says `{said}` (it said `{before}`)"));
+            let m = c.find(Locator::Id("live-message")).await.unwrap();
+            m.attr("data-time").await.unwrap().unwrap().parse::<f64>().unwrap()
+        }
+    };
+    let blackout_on = blackout(true).await;
+    chart_reaches(&c, blackout_on + 1.5).await;
+    let blackout_off = blackout(false).await;
+    chart_reaches(&c, blackout_off + 0.5).await;
+    shot(&c, "13-live-blackout").await;
+
+    // 5. The run ends; the chart holds the whole run.
     c.wait()
         .at_most(Duration::from_secs(60))
         .every(Duration::from_millis(200))
@@ -366,7 +394,7 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     shot(&c, "12-live-ended").await;
     let down = chart_series(&c, "path-0").await;
     assert!(down.len() >= 30, "{} points", down.len());
-    let (mut before, mut after) = (Vec::new(), Vec::new());
+    let (mut before, mut after, mut blacked_out) = (Vec::new(), Vec::new(), 0);
     for pair in down.windows(2) {
         let ((t0, _), (t1, bps)) = (pair[0], pair[1]);
         let dt = t1 - t0;
@@ -378,12 +406,19 @@ async fn the_live_view_watches_and_switches_an_emulation() {
         if t0 >= 2.0 && t1 <= switched_at {
             before.push(bps);
         }
-        if t0 >= switched_at + 1.5 {
+        if t0 >= switched_at + 1.5 && t1 <= blackout_on {
             after.push(bps);
+        }
+        // Nothing delivered downlink in the blackout, once what was on the
+        // 25 ms propagation has arrived.
+        if t0 >= blackout_on + 0.1 && t1 <= blackout_off {
+            assert_eq!(bps, 0.0, "{bps} bit/s over ({t0}, {t1}] in the blackout ({blackout_on}, {blackout_off})");
+            blacked_out += 1;
         }
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     assert!(before.len() >= 5 && after.len() >= 5, "{} and {} intervals", before.len(), after.len());
+    assert!(blacked_out >= 4, "{blacked_out} intervals inside the blackout");
     assert!(mean(&before) >= 0.8 * 4e6, "before the switch: {} bit/s", mean(&before));
     assert!(mean(&after) >= 0.8 * 1e6 && mean(&after) <= 1e6 * 1.01, "after the switch: {} bit/s", mean(&after));
     // The capacity drawn beside it: 4 then 1 Mbit/s.
@@ -394,10 +429,20 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     let csv = std::fs::read_to_string(ws.path().join("results/live-run/rep-0/events.csv")).unwrap();
     let rows = common::csv_rows(&csv);
     let switch: Vec<_> = rows.iter().filter(|r| r["event"] == "state_change").collect();
-    assert_eq!(switch.len(), 1, "{switch:?}");
-    assert_eq!(switch[0]["stage"], "slow");
-    let logged: f64 = switch[0]["time"].parse().unwrap();
-    assert!((logged - switched_at).abs() < 1e-6, "events.csv {logged} s, the page {switched_at} s");
+    assert_eq!(switch.len(), 3, "{switch:?}");
+    for (row, (name, at)) in switch.iter().zip([
+        ("slow", switched_at),
+        ("ctl-blackout-start", blackout_on),
+        ("ctl-blackout-end", blackout_off),
+    ]) {
+        assert_eq!(row["stage"], name);
+        let logged: f64 = row["time"].parse().unwrap();
+        assert!((logged - at).abs() < 1e-6, "events.csv {logged} s for {name}, the page {at} s");
+    }
+    // Blackout drops only inside it.
+    let drops: Vec<f64> =
+        rows.iter().filter(|r| r["reason"] == "blackout").map(|r| r["time"].parse().unwrap()).collect();
+    assert!(!drops.is_empty() && drops.iter().all(|&t| t >= blackout_on && t <= blackout_off), "{drops:?}");
     no_console_messages(&c).await;
     c.close().await.unwrap();
     drop(driver);
