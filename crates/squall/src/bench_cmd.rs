@@ -102,6 +102,12 @@ pub enum BenchWhat {
     /// whole-process wall time, peak RSS and wall time per delivered
     /// packet, beside ns-3 (bench/ns3/many_flows.cc) when it is built.
     Sim(crate::bench_sim::SimBenchArgs),
+    /// The control tool's cost to a running emulation: the same 100 Mbit/s
+    /// TCP emulation without `squall serve` and with it and 20 clients
+    /// watching its live stream, alternated; departure-time error side by
+    /// side (`--soak 10m`: the server's memory over one long run). Needs
+    /// root.
+    Serve(crate::bench_serve::ServeBenchArgs),
     /// Runs a command and prints its wall time and resource usage as JSON
     /// (what `bench sim` measures each simulator with).
     #[command(hide = true)]
@@ -258,6 +264,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         BenchWhat::Emu { seconds, json, .. } => emu(seconds, json),
         BenchWhat::Tcp { runs, seed, json } => tcp(runs, seed, json),
         BenchWhat::Sim(args) => crate::bench_sim::run(args),
+        BenchWhat::Serve(args) => crate::bench_serve::run(args),
         BenchWhat::Measure(args) => crate::bench_sim::measure(args),
         BenchWhat::Bridge { seconds, json } => bridge(seconds, json),
         BenchWhat::Timing { pings, seconds, json } => timing(pings, seconds, json),
@@ -761,7 +768,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
 }
 
 /// A soak duration: squall's time units, plus "10m" for ten minutes.
-fn parse_soak_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_soak_duration(s: &str) -> Result<Duration, String> {
     let minutes = s.strip_suffix('m').filter(|n| !n.is_empty() && n.trim().parse::<f64>().is_ok());
     let text = minutes.map_or_else(|| s.to_string(), |n| format!("{n} min"));
     let d: Duration = text.parse().map_err(|e| format!("{e}"))?;

@@ -4,6 +4,7 @@
 mod bench_bridge;
 mod bench_cmd;
 mod bench_more;
+mod bench_serve;
 mod bench_sim;
 mod builtin;
 mod compare_cmd;

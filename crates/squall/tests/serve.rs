@@ -797,3 +797,34 @@ fn a_server_without_root_says_so_and_starts_no_emulation() {
     let (_, runs) = server.get("/api/emulations");
     assert!(runs.as_array().unwrap().iter().all(|r| r.get("launch").is_none()), "{runs}");
 }
+
+/// `squall bench serve` (the 20-client benchmark, issue 32) really has
+/// its clients on the live stream: each reads a line every 200 ms of the
+/// run (a 4 s run, so at least 10 each after the control socket
+/// answers), the server's memory is sampled, and both runs of the pair
+/// report their departure error. Needs root and namespaces.
+#[test]
+fn bench_serve_puts_every_client_on_the_live_stream() {
+    if !common::namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let out = Command::new(SQUALL)
+        .args(["bench", "serve", "--pairs", "1", "--seconds", "4", "--clients", "5", "--rate", "20 Mbit/s", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.iter().map(|r| r["served"].as_bool().unwrap()).collect::<Vec<_>>(), [false, true]);
+    for r in runs {
+        assert!(r["deliveries"].as_u64().unwrap() > 1000, "{r}");
+        assert!(r["error_p99_us"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let served = &runs[1];
+    assert!(served["lines_min"].as_u64().unwrap() >= 10, "{served}");
+    assert!(served["server_rss_max_kb"].as_u64().unwrap() > 1000, "{served}");
+    assert!(runs[0]["lines_min"].is_null() && runs[0]["server_rss_max_kb"].is_null());
+}
