@@ -91,6 +91,23 @@ pub fn run_figures(
             ),
             svg: series_plot(&format!("throughput, {}", f.label), "time (s)", "throughput (bit/s)", &series, &t.shades),
         });
+        if f.packets_received > 0 {
+            figures.push(Figure {
+                title: format!("time-sequence {}", f.label),
+                caption: format!(
+                    "Time-sequence of {}: IP bytes received so far at the end of each bin ({bin_text}); its slope is \
+                     the throughput, a flat step a stall (a loss recovered by timeout, a blackout).",
+                    f.label
+                ),
+                svg: series_plot(
+                    &format!("time-sequence, {}", f.label),
+                    "time (s)",
+                    "bytes received so far",
+                    &[Series { name: "bytes received".into(), mark: Mark::Line, points: f.received_so_far(bin) }],
+                    &t.shades,
+                ),
+            });
+        }
         if f.delay_count.iter().any(|c| *c > 0.0) {
             figures.push(Figure {
                 title: format!("delay {}", f.label),

@@ -78,6 +78,26 @@ impl FlowTimeline {
     }
 }
 
+impl FlowTimeline {
+    /// Bytes received up to the end of each bin, as (bin end, bytes)
+    /// points from the bin of its first packet sent to that of its last
+    /// received, starting at (start of the first bin, 0).
+    pub fn received_so_far(&self, bin: f64) -> Vec<(f64, f64)> {
+        let (Some(first), Some(last)) = (self.first_sent, self.last_received) else { return Vec::new() };
+        let (a, b) = ((first / bin) as usize, ((last / bin) as usize).min(self.bytes.len().saturating_sub(1)));
+        if a > b {
+            return Vec::new();
+        }
+        let mut total = 0.0;
+        let mut points = vec![(a as f64 * bin, 0.0)];
+        for (i, bytes) in self.bytes.iter().enumerate().take(b + 1).skip(a) {
+            total += bytes;
+            points.push(((i + 1) as f64 * bin, total));
+        }
+        points
+    }
+}
+
 /// One run's time series.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
@@ -401,6 +421,20 @@ mod tests {
         assert_eq!(bin_width(30.0), 0.5);
         assert_eq!(bin_width(3600.0), 50.0);
         assert!((bin_width(1.2) - 0.01).abs() < 1e-12);
+    }
+
+    /// By hand: 0.5 s bins, first packet sent at 0.6 s (bin 1), last
+    /// received at 2.2 s (bin 4): 0 at 0.5 s, then 100, 300, 300, 350.
+    #[test]
+    fn the_time_sequence_adds_up_the_bytes_received_bin_by_bin() {
+        let f = FlowTimeline {
+            bytes: vec![0.0, 100.0, 200.0, 0.0, 50.0, 0.0],
+            first_sent: Some(0.6),
+            last_received: Some(2.2),
+            ..FlowTimeline::default()
+        };
+        assert_eq!(f.received_so_far(0.5), [(0.5, 0.0), (1.0, 100.0), (1.5, 300.0), (2.0, 300.0), (2.5, 350.0)]);
+        assert!(FlowTimeline::default().received_so_far(0.5).is_empty());
     }
 
     #[test]

@@ -203,12 +203,34 @@ $("set-form").addEventListener("submit", async (ev) => {
   };
   if ($("set-workload").value) body.workload = $("set-workload").value;
   if ($("set-seed").value !== "") body.seed = Number($("set-seed").value);
-  const r = await api("POST", "/api/sets", body);
   const m = $("set-message");
+  const sweep = parseSweep($("set-sweep").value);
+  if (sweep.error) { m.className = "bad"; m.textContent = sweep.error; return; }
+  if (Object.keys(sweep.keys).length) body.sweep = sweep.keys;
+  const r = await api("POST", "/api/sets", body);
   m.className = r.ok ? "" : "bad";
   m.textContent = r.ok ? `queued as job ${r.data.job.id}; experiments/${body.name}.toml written` : r.data.error;
   refreshJobs();
 });
+
+// The sweep box: `key = v1, v2, ...` a line; a value that is a TOML
+// number or boolean is sent as one, anything else as a string ("1%",
+// "10 Mbit/s"), as `squall run`'s sweep tables take them.
+function parseSweep(text) {
+  const keys = {};
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (!line) continue;
+    const eq = line.indexOf("=");
+    const key = eq < 0 ? "" : line.slice(0, eq).trim();
+    const values = eq < 0 ? [] : line.slice(eq + 1).split(",").map((v) => v.trim()).filter((v) => v !== "");
+    if (!key || !values.length) return { error: `sweep line ${i + 1}: expected key = value, value, … (got "${line}")` };
+    if (key in keys) return { error: `sweep line ${i + 1}: \`${key}\` is swept twice` };
+    keys[key] = values.map((v) => (/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(v) ? Number(v) : v === "true" ? true : v === "false" ? false : v));
+  }
+  return { keys };
+}
 
 function seconds(s) {
   if (s === null || s === undefined) return "";
@@ -241,12 +263,17 @@ async function refreshResults() {
   const r = await api("GET", "/api/results");
   const ul = $("results-list");
   ul.replaceChildren();
+  const beside = $("result-beside");
+  const was = beside.value;
+  while (beside.options.length > 1) beside.remove(1);
   for (const run of r.data || []) {
     const date = new Date(run.modified_unix * 1000).toLocaleString();
     const li = el("li", { textContent: `${run.name} — ${run.done}/${run.total} runs, ${date}`, onclick: () => showResult(run.name) });
     li.dataset.name = run.name;
     ul.append(li);
+    beside.append(el("option", { value: run.name, textContent: run.name }));
   }
+  if ([...beside.options].some((o) => o.value === was)) beside.value = was;
 }
 
 function fileUrl(name, path, download) {
@@ -254,36 +281,83 @@ function fileUrl(name, path, download) {
     (download ? "?download=1" : "");
 }
 
+// The pieces of one result's view, for either pane.
+function resultMeta(d) {
+  const sets = d.run.sets.map((s) => `${s.name} (${s.engine}: ${s.scenario}; seeds ${s.seeds.join(", ")})`).join("; ");
+  return `experiment ${d.run.experiment}: ${sets}; ${d.run.done}/${d.run.total} runs` +
+    `, ${new Date(d.run.modified_unix * 1000).toLocaleString()}${d.run.complete ? "" : " — not complete"}`;
+}
+
+function fillTable(t, summary) {
+  t.replaceChildren();
+  if (!summary) return;
+  t.append(el("thead", {}, el("tr", {}, ...summary.columns.map((c) => el("th", { textContent: c })))));
+  const body = el("tbody");
+  for (const row of summary.rows) {
+    body.append(el("tr", {}, ...row.map((v) => el("td", { class: isNaN(Number(v)) || v === "" ? "" : "num", textContent: v }))));
+  }
+  t.append(body);
+}
+
+function fillPlots(div, name, d) {
+  div.replaceChildren();
+  for (const p of d.plots) {
+    const a = el("a", { href: fileUrl(name, p.path), target: "_blank" }, el("img", { src: fileUrl(name, p.path), alt: p.path }));
+    div.append(el("figure", {}, a, el("figcaption", { textContent: p.path })));
+  }
+}
+
+// The report's pages: the experiment's report.html and one page per
+// sweep point (runs/*.html: each flow's throughput, time-sequence, delay,
+// drops; the queues; TCP's cwnd and RTT), opened in a new tab.
+function fillPages(ul, name, d) {
+  ul.replaceChildren();
+  const pages = d.files.filter((f) => f.path === "report.html" || (f.path.startsWith("runs/") && f.path.endsWith(".html")));
+  for (const f of pages) ul.append(el("li", {}, el("a", { href: fileUrl(name, f.path), target: "_blank", textContent: f.path })));
+  if (!pages.length) ul.append(el("li", { class: "muted", textContent: "none (squall report writes them when the set is done)" }));
+}
+
+const shown = { name: null };
+
 async function showResult(name) {
   const r = await api("GET", `/api/results/${encodeURIComponent(name)}`);
   if (!r.ok) { status(r.data.error); return; }
   const d = r.data;
+  shown.name = name;
   $("result-title").textContent = name;
-  const sets = d.run.sets.map((s) => `${s.name} (${s.engine}: ${s.scenario}; seeds ${s.seeds.join(", ")})`).join("; ");
-  $("result-meta").textContent = `experiment ${d.run.experiment}: ${sets}; ${d.run.done}/${d.run.total} runs` +
-    `, ${new Date(d.run.modified_unix * 1000).toLocaleString()}${d.run.complete ? "" : " — not complete"}`;
-  const t = $("summary-table");
-  t.replaceChildren();
-  if (d.summary) {
-    t.append(el("thead", {}, el("tr", {}, ...d.summary.columns.map((c) => el("th", { textContent: c })))));
-    const body = el("tbody");
-    for (const row of d.summary.rows) {
-      body.append(el("tr", {}, ...row.map((v) => el("td", { class: isNaN(Number(v)) || v === "" ? "" : "num", textContent: v }))));
-    }
-    t.append(body);
-  }
-  const plots = $("plots");
-  plots.replaceChildren();
-  for (const p of d.plots) {
-    const a = el("a", { href: fileUrl(name, p.path), target: "_blank" }, el("img", { src: fileUrl(name, p.path), alt: p.path }));
-    plots.append(el("figure", {}, a, el("figcaption", { textContent: p.path })));
-  }
+  $("result-meta").textContent = resultMeta(d);
+  fillTable($("summary-table"), d.summary);
+  fillPlots($("plots"), name, d);
+  fillPages($("pages"), name, d);
   const dl = $("downloads");
   dl.replaceChildren();
   for (const f of d.files) {
     dl.append(el("li", {}, el("a", { href: fileUrl(name, f.path, true), textContent: f.path }), ` (${f.size} B)`));
   }
+  $("result-beside").disabled = false;
+  if ($("result-beside").value) showBeside($("result-beside").value);
 }
+
+// A second result beside the first: its summary table, plots and pages.
+async function showBeside(name) {
+  const pane = $("beside");
+  $("result-panes").classList.toggle("two", Boolean(name));
+  if (!name) { pane.hidden = true; pane.replaceChildren(); return; }
+  const r = await api("GET", `/api/results/${encodeURIComponent(name)}`);
+  pane.hidden = false;
+  if (!r.ok) { pane.replaceChildren(el("p", { class: "error", textContent: r.data.error })); return; }
+  const d = r.data;
+  const table = el("table", { class: "summary" });
+  fillTable(table, d.summary);
+  const plots = el("div", { class: "plots" });
+  fillPlots(plots, name, d);
+  const pages = el("ul");
+  fillPages(pages, name, d);
+  pane.replaceChildren(el("h2", { textContent: name }), el("p", { textContent: resultMeta(d) }), el("h3", { textContent: "Summary" }),
+    el("div", { class: "scroll" }, table), el("h3", { textContent: "Plots" }), plots, el("h3", { textContent: "Pages per run" }), pages);
+  pane.dataset.name = name;
+}
+$("result-beside").addEventListener("change", () => showBeside($("result-beside").value));
 
 // ---- live view: running emulations, watched through the server's
 // Server-Sent Events bridge of their control sockets (squall ctl watch).

@@ -354,11 +354,41 @@ pub async fn create_set(
         if let Some(p) = problems.first() {
             return Err(ApiError::bad_request(format!("the set makes an invalid experiment: {}", p.report)));
         }
+        check_points(&app, &r, &text)?;
         write_atomic(&path, text.as_bytes())
             .map_err(|e| ApiError::internal(format!("cannot write experiments/{}.toml: {e}", r.name)))?;
     }
     let job = app.queue.push(r.name.clone(), false).await?;
     Ok((axum::http::StatusCode::CREATED, Json(serde_json::json!({ "job": job, "experiment": text }))))
+}
+
+/// Sweep points checked before a set is queued (a larger sweep is
+/// checked at its first points; `squall run` checks the rest as it
+/// starts).
+const CHECKED_POINTS: usize = 1_000;
+
+/// Every sweep point of the set `text` holds, resolved as `squall run`
+/// resolves it (run_cmd.rs: the `set` and sweep keys applied to the
+/// network's text, then parsed), so that a key the network lacks or a
+/// value it refuses is a 400 naming it now, not a failed job later.
+fn check_points(app: &AppState, r: &SetRequest, text: &str) -> Result<(), ApiError> {
+    let file = format!("experiments/{}.toml", r.name);
+    let experiment = squall_scenario::parse_experiment(&file, text)
+        .map_err(|e| ApiError::bad_request(format!("the set makes an invalid experiment: {e}")))?;
+    let Some(set) = experiment.sets.first() else { return Ok(()) };
+    let source = crate::live::scenario_source(app, &r.network, r.workload.as_deref())?;
+    for point in set.points().take(CHECKED_POINTS) {
+        let overrides = set.overrides(&point);
+        let refused = |e: squall_scenario::ScenarioError| {
+            let at: Vec<String> = point.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            let e = crate::live::located(e);
+            let message = format!("sweep point {} ({}): {}", point.index, at.join(", "), e.message);
+            ApiError { message, ..e }
+        };
+        let t = squall_scenario::apply_overrides(&source.source, &source.text, &overrides).map_err(refused)?;
+        squall_scenario::parse(&source.source, &t, &source.dir).map_err(refused)?;
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]

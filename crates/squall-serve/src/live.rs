@@ -250,11 +250,11 @@ fn running_as_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
-/// The scenario of `network` (with `workload` in place of its own), read
-/// and checked as the command line does, and written back as TOML for
-/// `squall emu`, as `squall run` hands an emulation its scenario
-/// (run_cmd.rs `emulate`). A fault is 400 with the located report.
-fn resolved_scenario(app: &AppState, network: &str, workload: Option<&str>) -> Result<String, ApiError> {
+/// The scenario text of `network` with `workload` in place of its own
+/// (composed as `squall run` composes a set's network and workload), read
+/// from the workspace. A missing file is 400; a fault is 400 with the
+/// located report.
+pub(crate) fn scenario_source(app: &AppState, network: &str, workload: Option<&str>) -> Result<ConfigText, ApiError> {
     let read = |kind: Kind, name: &str| -> Result<ConfigText, ApiError> {
         let path = app.workspace.file(kind, name)?;
         let shown = format!("{}/{name}.toml", kind.dir());
@@ -267,15 +267,25 @@ fn resolved_scenario(app: &AppState, network: &str, workload: Option<&str>) -> R
         })?;
         Ok(ConfigText { source: shown, text, dir: app.workspace.root().join(kind.dir()) })
     };
-    let located = |e: squall_scenario::ScenarioError| {
-        let p = Problem::from(&e);
-        ApiError::bad_request(format!("{}: {}", p.file, p.report)).with(serde_json::json!({ "problems": [p] }))
-    };
     let net = read(Kind::Network, network)?;
-    let text = match workload {
-        Some(w) => squall_scenario::compose(&net, &read(Kind::Workload, w)?).map_err(located)?,
-        None => net,
-    };
+    match workload {
+        Some(w) => squall_scenario::compose(&net, &read(Kind::Workload, w)?).map_err(located),
+        None => Ok(net),
+    }
+}
+
+/// A scenario error as 400 with its located report.
+pub(crate) fn located(e: squall_scenario::ScenarioError) -> ApiError {
+    let p = Problem::from(&e);
+    ApiError::bad_request(format!("{}: {}", p.file, p.report)).with(serde_json::json!({ "problems": [p] }))
+}
+
+/// The scenario of `network` (with `workload` in place of its own), read
+/// and checked as the command line does, and written back as TOML for
+/// `squall emu`, as `squall run` hands an emulation its scenario
+/// (run_cmd.rs `emulate`). A fault is 400 with the located report.
+fn resolved_scenario(app: &AppState, network: &str, workload: Option<&str>) -> Result<String, ApiError> {
+    let text = scenario_source(app, network, workload)?;
     let scenario = squall_scenario::parse(&text.source, &text.text, &text.dir).map_err(located)?;
     toml::to_string(&scenario).map_err(|e| ApiError::internal(format!("cannot write the resolved scenario: {e}")))
 }

@@ -211,14 +211,8 @@ fn soak_run(exe: &Path, dir: &Path, args: &ServeBenchArgs, seconds: f64) -> Resu
         run.lines_mean.map_or("-".into(), |m| format!("{m:.0}")),
         run.server_rss_max_kb.unwrap_or(0)
     );
-    let report = SoakReport {
-        clients: args.clients,
-        seconds,
-        rate: args.rate.clone(),
-        run,
-        rss_kb: rss,
-        slope_kb_per_min,
-    };
+    let report =
+        SoakReport { clients: args.clients, seconds, rate: args.rate.clone(), run, rss_kb: rss, slope_kb_per_min };
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&report)?)
             .with_context(|| format!("write {}", path.display()))?;
@@ -375,7 +369,10 @@ fn one_run(
         // Until its control socket answers (30 s at most).
         while control::request(RunId(id), &Request::Info).is_err() {
             if started.elapsed() > StdDuration::from_secs(30) || emu.try_wait()?.is_some() {
-                bail!("squall emu (run {id}) never answered on its control socket; see {}", out.with_extension("log").display());
+                bail!(
+                    "squall emu (run {id}) never answered on its control socket; see {}",
+                    out.with_extension("log").display()
+                );
             }
             std::thread::sleep(StdDuration::from_millis(20));
         }
@@ -415,7 +412,8 @@ fn one_run(
         bail!("squall emu failed ({status}); see {}", out.with_extension("log").display());
     }
     let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(out.join("summary.json")).with_context(|| format!("read {}/summary.json", out.display()))?,
+        &std::fs::read_to_string(out.join("summary.json"))
+            .with_context(|| format!("read {}/summary.json", out.display()))?,
     )?;
     let run = &summary["runs"][0];
     let t = &run["timing"];

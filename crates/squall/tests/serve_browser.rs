@@ -447,3 +447,124 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     c.close().await.unwrap();
     drop(driver);
 }
+
+/// A swept set made in the page (issue 32, "sweeps over keys"), and two
+/// results side by side: a malformed sweep line is refused in the page
+/// and nothing is written, and so is a key the network lacks (by the
+/// server, naming the point and the key); `stage.down.rate = 2 Mbit/s,
+/// 4 Mbit/s` with 2 replications writes the experiment a person would
+/// (`sweep = { "stage.down.rate" = ["2 Mbit/s", "4 Mbit/s"] }`) and runs
+/// exactly 2 × 2 runs; its result lists the report's pages (one per sweep
+/// point, each with a time-sequence figure per flow), and a second
+/// result shows beside it with its own summary table.
+#[tokio::test(flavor = "current_thread")]
+async fn a_swept_set_and_two_results_side_by_side() {
+    if !browser_available() {
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(ws.path().join("networks")).unwrap();
+    std::fs::write(ws.path().join("networks/live.toml"), common::live_network("300 KB")).unwrap();
+    let (_server, url) = serve(ws.path());
+    let (driver, c) = browser().await;
+    c.goto(&url).await.unwrap();
+    c.find(Locator::Id("tab-sets")).await.unwrap().click().await.unwrap();
+    wait_css(&c, "#set-network option[value='live']").await;
+    let key = "stage.down.rate";
+    let run_set = |name: &'static str, reps: &'static str, sweep: String| {
+        let c = c.clone();
+        async move {
+            let field = c.find(Locator::Id("set-name")).await.unwrap();
+            field.clear().await.unwrap();
+            field.send_keys(name).await.unwrap();
+            c.find(Locator::Id("set-network")).await.unwrap().select_by_value("live").await.unwrap();
+            let field = c.find(Locator::Id("set-reps")).await.unwrap();
+            field.clear().await.unwrap();
+            field.send_keys(reps).await.unwrap();
+            let field = c.find(Locator::Id("set-sweep")).await.unwrap();
+            field.clear().await.unwrap();
+            field.send_keys(&sweep).await.unwrap();
+            c.find(Locator::Id("set-run")).await.unwrap().click().await.unwrap();
+        }
+    };
+    // A line without `=`: refused in the page, nothing written.
+    run_set("swept", "2", format!("{key} 1%")).await;
+    let message = wait_text(&c, "set-message").await;
+    assert!(message.starts_with("sweep line 1: expected key = value"), "{message}");
+    assert!(!ws.path().join("experiments/swept.toml").exists());
+    // A key the network lacks: refused by the server before anything is
+    // queued, naming the point and the key.
+    run_set("swept", "2", "links.0.downlink.0.error.packet = 0%, 1%".into()).await;
+    let refused = c
+        .wait()
+        .at_most(Duration::from_secs(60))
+        .every(Duration::from_millis(100))
+        .for_element(Locator::XPath("//p[@id='set-message' and starts-with(., 'sweep point 0')]"))
+        .await
+        .expect("the page shows the server's refusal")
+        .text()
+        .await
+        .unwrap();
+    assert!(refused.contains("no key `links.0.downlink.0.error`"), "{refused}");
+    // The browser logs the refused request, and nothing else.
+    let log = c.issue_cmd(BrowserLog).await.unwrap();
+    let log = log.as_array().unwrap();
+    assert!(
+        log.len() == 1
+            && log[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("/api/sets - Failed to load resource: the server responded with a status of 400"),
+        "{log:?}"
+    );
+    assert!(!ws.path().join("experiments/swept.toml").exists());
+    run_set("swept", "2", format!("{key} = 2 Mbit/s, 4 Mbit/s")).await;
+    wait_css(&c, "#jobs tr[data-name='swept'][data-state='done']").await;
+    let experiment: toml::Value =
+        toml::from_str(&std::fs::read_to_string(ws.path().join("experiments/swept.toml")).unwrap()).unwrap();
+    let swept = toml::Value::try_from(["2 Mbit/s", "4 Mbit/s"]).unwrap();
+    assert_eq!(experiment["sets"][0]["sweep"][key], swept, "{experiment}");
+    let results = std::fs::read_to_string(ws.path().join("results/swept/results.csv")).unwrap();
+    let runs: std::collections::BTreeSet<(String, String)> =
+        common::csv_rows(&results).iter().map(|r| (r["point"].clone(), r["replication"].clone())).collect();
+    assert_eq!(runs.len(), 4, "2 points x 2 replications: {runs:?}");
+    run_set("plain", "1", String::new()).await;
+    wait_css(&c, "#jobs tr[data-name='plain'][data-state='done']").await;
+
+    c.find(Locator::Id("tab-results")).await.unwrap().click().await.unwrap();
+    wait_css(&c, "#results-list li[data-name='swept']").await.click().await.unwrap();
+    wait_css(&c, "#summary-table tbody tr").await;
+    // The report's pages: report.html and one per point.
+    let mut pages: Vec<String> = std::fs::read_dir(ws.path().join("results/swept/runs"))
+        .unwrap()
+        .map(|e| format!("runs/{}", e.unwrap().file_name().to_string_lossy()))
+        .filter(|p| p.ends_with(".html"))
+        .collect();
+    pages.push("report.html".into());
+    pages.sort();
+    assert_eq!(pages.len(), 3, "{pages:?}");
+    let mut listed = Vec::new();
+    for a in c.find_all(Locator::Css("#pages a")).await.unwrap() {
+        listed.push(a.text().await.unwrap());
+    }
+    listed.sort();
+    assert_eq!(listed, pages);
+    // Beside it: `plain`, with its own summary table.
+    wait_css(&c, "#result-beside option[value='plain']").await;
+    c.find(Locator::Id("result-beside")).await.unwrap().select_by_value("plain").await.unwrap();
+    wait_css(&c, "#beside[data-name='plain'] table tbody tr").await;
+    let plain = std::fs::read_to_string(ws.path().join("results/plain/summary.csv")).unwrap();
+    let rows = c.find_all(Locator::Css("#beside table tbody tr")).await.unwrap().len();
+    assert_eq!(rows, plain.lines().count() - 1, "one row per summary.csv row of plain");
+    shot(&c, "14-side-by-side").await;
+    // A point's page: each flow's time-sequence among its figures.
+    let first = c.find(Locator::Css("#pages a[href*='runs']")).await.unwrap().attr("href").await.unwrap().unwrap();
+    c.goto(&format!("{}{first}", url.split("/?token").next().unwrap())).await.unwrap();
+    wait_css(&c, "svg").await;
+    let source = c.source().await.unwrap();
+    assert!(source.contains("time-sequence"), "no time-sequence figure in {first}");
+    shot(&c, "15-point-page").await;
+    no_console_messages(&c).await;
+    c.close().await.unwrap();
+    drop(driver);
+}
