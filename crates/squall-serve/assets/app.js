@@ -128,7 +128,40 @@ async function openFile(kind, name) {
   renderGutter(r.data.text, r.data.problems);
   renderProblems(r.data.problems);
   refreshLists();
+  $("common-form").hidden = kind !== "networks";
+  if (kind === "networks") fillStages(await api("POST", "/api/form", { text: r.data.text, name }));
 }
+
+// ---- the form for a network's common keys (POST /api/form)
+function fillStages(r) {
+  if (!r.ok) return;
+  const sel = $("f-stage");
+  const was = sel.value;
+  sel.replaceChildren(...r.data.stages.map((s) => el("option", { value: s, textContent: s })));
+  if (r.data.stages.includes(was)) sel.value = was;
+}
+
+$("f-apply").addEventListener("click", async () => {
+  const keys = {};
+  for (const [id, key] of [["f-rate", "rate"], ["f-delay", "delay"], ["f-jitter", "jitter"], ["f-loss", "loss"],
+    ["f-drop", "drop"], ["f-aqm", "aqm"]]) {
+    if ($(id).value.trim()) keys[key] = $(id).value.trim();
+  }
+  if ($("f-queue").value !== "") keys.queue_packets = Number($("f-queue").value);
+  const body = { text: $("editor").value, name: open.name, stage: $("f-stage").value, keys };
+  if ($("f-state").value.trim()) body.state = { name: $("f-state").value.trim(), at: $("f-at").value.trim() };
+  const r = await api("POST", "/api/form", body);
+  const m = $("f-message");
+  m.className = r.ok ? "" : "bad";
+  if (!r.ok) { m.textContent = r.data.error; return; }
+  $("editor").value = r.data.text;
+  open.dirty = true;
+  $("editor-state").textContent = "edited";
+  m.textContent = body.state ? `state ${body.state.name} added` : `set on ${body.stage}`;
+  renderGutter(r.data.text, r.data.problems);
+  renderProblems(r.data.problems);
+  fillStages(r);
+});
 
 $("editor").addEventListener("input", () => {
   open.dirty = true;

@@ -12,6 +12,7 @@
 //! confined to the workspace, If-Match on every edit.
 
 pub mod error;
+mod form;
 pub mod jobs;
 pub mod library;
 pub mod live;
@@ -134,6 +135,7 @@ pub fn router(app: Arc<AppState>, guard: Arc<Guard>) -> Router {
         .route("/api/files/{kind}", get(library::list))
         .route("/api/files/{kind}/{name}", get(library::read).put(library::write).delete(library::delete))
         .route("/api/validate", post(library::validate))
+        .route("/api/form", post(form::apply))
         .route("/api/templates", get(library::templates))
         .route("/api/templates/{name}", get(library::template))
         .route("/api/sets", post(jobs::create_set))

@@ -56,6 +56,16 @@ pub fn spec() -> Value {
             "properties": { "name": { "type": "string", "description": "results/NAME" },
               "network": { "type": "string" }, "workload": { "type": "string" },
               "duration_s": { "type": "number", "minimum": 1, "maximum": 600, "default": 20 } } },
+          "Form": { "type": "object", "required": ["text"], "additionalProperties": false,
+            "properties": { "text": { "type": "string" }, "name": { "type": "string" },
+              "stage": { "type": "string", "description": "none: only list the stages" },
+              "keys": { "type": "object", "additionalProperties": false, "properties": {
+                "rate": { "type": "string" }, "delay": { "type": "string" },
+                "jitter": { "type": "string", "description": "uniform from 0 to this" },
+                "loss": { "type": "string" }, "queue_packets": { "type": "integer", "minimum": 0 },
+                "drop": { "enum": ["tail", "head"] }, "aqm": { "enum": ["none", "codel", "pie"] } } },
+              "state": { "type": "object", "required": ["name", "at"], "additionalProperties": false,
+                "properties": { "name": { "type": "string" }, "at": { "type": "string" } } } } },
           "Blackout": { "type": "object", "required": ["on"], "additionalProperties": false,
             "properties": { "on": { "type": "boolean" }, "mode": { "enum": ["hold", "drop"], "default": "hold" },
               "direction": { "enum": ["both", "downlink", "uplink"], "default": "both" } } },
@@ -102,6 +112,10 @@ pub fn spec() -> Value {
         "/api/results/{name}/files/{path}": { "get": op("A file of a run (?download=1: as an attachment)",
             &["name", "path"], None, &[("200", "the file"), ("403", "a link out of the workspace"),
               ("404", "no such file")]) },
+        "/api/form": { "post": op("The library form's common keys of a network applied to the text being edited \
+             (a stage's rate, delay, jitter, loss, queue and AQM, on the stage or as a new [[states]] entry), as \
+             `--set` edits it; nothing is written", &[], Some("Form"),
+            &[("200", "{text, stages, problems}"), ("400", "no such stage, no field given, a bad AQM")]) },
         "/api/server": { "get": op("What this server is: {version, workspace, root}; emulations are started and \
              changed only by a server running as root", &[], None, &[("200", "{version, workspace, root}")]) },
         "/api/emulations": {

@@ -828,3 +828,81 @@ fn bench_serve_puts_every_client_on_the_live_stream() {
     assert!(served["server_rss_max_kb"].as_u64().unwrap() > 1000, "{served}");
     assert!(runs[0]["lines_min"].is_null() && runs[0]["server_rss_max_kb"].is_null());
 }
+
+/// The library's form for a network's common keys (POST /api/form): the
+/// fields become the stage keys a person would write (checked by reading
+/// the answered text as TOML), the file's comments and layout stay, a
+/// state is appended as a `[[states]]` entry, a value the scenario
+/// refuses comes back as the command line's located problem, and bad
+/// requests are refused naming what was wrong. Nothing is written.
+#[test]
+fn the_common_keys_form_edits_the_text_as_a_person_would() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let text = common::live_network("200 KB");
+    let form = |body: serde_json::Value| server.json("POST", "/api/form", &body, &[]);
+    let (status, answer) = form(serde_json::json!({ "text": text }));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["stages"], serde_json::json!(["down", "up"]));
+    assert_eq!(answer["problems"], serde_json::json!([]));
+    let keys = serde_json::json!({ "rate": "2 Mbit/s", "jitter": "5 ms", "loss": "1%", "queue_packets": 50,
+                                   "aqm": "codel" });
+    let (status, answer) = form(serde_json::json!({ "text": text, "name": "live", "stage": "down", "keys": keys }));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["problems"], serde_json::json!([]), "{answer}");
+    let edited = answer["text"].as_str().unwrap();
+    assert!(edited.starts_with(text.lines().next().unwrap()) && edited.contains("# ") == text.contains("# "));
+    let doc: toml::Value = toml::from_str(edited).unwrap();
+    let down = &doc["links"][0]["downlink"][0];
+    let expected: toml::Value = toml::from_str(
+        r#"name = "down"
+rate = "2 Mbit/s"
+delay = "25 ms"
+queue = { packets = 50, codel = {} }
+jitter = { kind = "uniform", low = "0 ms", high = "5 ms" }
+error = { packet = "1%" }
+"#,
+    )
+    .unwrap();
+    assert_eq!(down, &expected, "{edited}");
+    // The other stage is untouched.
+    assert_eq!(doc["links"][0]["uplink"][0]["rate"].as_str(), Some("10 Mbit/s"));
+    // A new state: appended after `slow`.
+    let (status, answer) = form(serde_json::json!({ "text": text, "stage": "down",
+        "keys": { "rate": "500 kbit/s" }, "state": { "name": "worse", "at": "3 s" } }));
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["problems"], serde_json::json!([]), "{answer}");
+    let doc: toml::Value = toml::from_str(answer["text"].as_str().unwrap()).unwrap();
+    let states = doc["states"].as_array().unwrap();
+    assert_eq!(states.len(), 2);
+    let worse: toml::Value =
+        toml::from_str("name = \"worse\"\nat = \"3 s\"\nset = { down = { rate = \"500 kbit/s\" } }\n").unwrap();
+    assert_eq!(states[1], worse);
+    // A rate the scenario refuses: the located problem, on the rate's line.
+    let (status, answer) = form(serde_json::json!({ "text": text, "stage": "down", "keys": { "rate": "fast" } }));
+    assert_eq!(status, 200, "{answer}");
+    let edited = answer["text"].as_str().unwrap();
+    let line = edited.lines().position(|l| l == "rate = \"fast\"").unwrap() + 1;
+    assert_eq!(answer["problems"][0]["line"], line, "{answer}");
+    assert!(answer["problems"][0]["message"].as_str().unwrap().contains("fast"), "{answer}");
+    // Refused: no such stage (its stages named), no field, an AQM it lacks,
+    // a state without its time.
+    for (body, expected) in [
+        (
+            serde_json::json!({ "text": text, "stage": "nowhere", "keys": { "rate": "1 Mbit/s" } }),
+            "its stages: down, up",
+        ),
+        (serde_json::json!({ "text": text, "stage": "down" }), "no key given"),
+        (serde_json::json!({ "text": text, "stage": "down", "keys": { "aqm": "red" } }), "expected none, codel or pie"),
+        (
+            serde_json::json!({ "text": text, "stage": "down", "keys": { "rate": "1 Mbit/s" },
+                                "state": { "name": "x", "at": "" } }),
+            "needs a name and a time",
+        ),
+    ] {
+        let (status, answer) = form(body);
+        assert_eq!(status, 400, "{answer}");
+        assert!(answer["error"].as_str().unwrap().contains(expected), "{expected}: {answer}");
+    }
+    assert!(std::fs::read_dir(ws.path().join("networks")).unwrap().next().is_none(), "nothing written");
+}

@@ -448,7 +448,8 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     drop(driver);
 }
 
-/// A swept set made in the page (issue 32, "sweeps over keys"), and two
+/// The library's form for common keys (a jitter set on a stage and
+/// saved), a swept set made in the page (issue 32, "sweeps over keys"), and two
 /// results side by side: a malformed sweep line is refused in the page
 /// and nothing is written, and so is a key the network lacks (by the
 /// server, naming the point and the key); `stage.down.rate = 2 Mbit/s,
@@ -468,6 +469,29 @@ async fn a_swept_set_and_two_results_side_by_side() {
     let (_server, url) = serve(ws.path());
     let (driver, c) = browser().await;
     c.goto(&url).await.unwrap();
+    // The library's form: a 5 ms jitter on `down`, applied to the text and
+    // saved.
+    wait_css(&c, "#list-networks li[data-name='live']").await.click().await.unwrap();
+    wait_css(&c, "#f-stage option[value='down']").await;
+    c.find(Locator::Css("#common-form summary")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Id("f-jitter")).await.unwrap().send_keys("5 ms").await.unwrap();
+    c.find(Locator::Id("f-apply")).await.unwrap().click().await.unwrap();
+    let said = wait_text(&c, "f-message").await;
+    assert_eq!(said, "set on down");
+    wait_css(&c, "#problems li.ok").await;
+    shot(&c, "16-common-keys").await;
+    c.find(Locator::Id("save")).await.unwrap().click().await.unwrap();
+    let saved = ws.path().join("networks/live.toml");
+    for _ in 0..100 {
+        if std::fs::read_to_string(&saved).unwrap().contains("jitter") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let doc: toml::Value = toml::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let jitter: toml::Value = toml::from_str("kind = \"uniform\"\nlow = \"0 ms\"\nhigh = \"5 ms\"\n").unwrap();
+    assert_eq!(doc["links"][0]["downlink"][0]["jitter"], jitter);
+
     c.find(Locator::Id("tab-sets")).await.unwrap().click().await.unwrap();
     wait_css(&c, "#set-network option[value='live']").await;
     let key = "stage.down.rate";
