@@ -555,13 +555,20 @@ fn check_count(c: &Checker, f: &crate::schema::TcpFlow, entry: usize, n: u32, p:
         ));
     }
     let first = crate::count::first_server_port(f, entry).unwrap_or(u32::MAX);
-    if u64::from(first) + u64::from(n) - 1 > 65_535 {
+    if !f.server_ports.is_per_flow() && first > 65_535 {
+        return Err(c.fail(
+            &p.key("count"),
+            format!("the server port 5000 + {entry} is past 65535; give dst_port, like dst_port = 5000"),
+        ));
+    }
+    if f.server_ports.is_per_flow() && u64::from(first) + u64::from(n) - 1 > 65_535 {
         let key = if f.dst_port.is_some() { "dst_port" } else { "count" };
         return Err(c.fail(
             &p.key(key),
             format!(
-                "{n} flows need the server ports {first} to {} (dst_port + flow index), past 65535; give a lower \
-                 dst_port, like dst_port = 1024, or a smaller count",
+                "{n} flows need the server ports {first} to {} (dst_port + flow index), past 65535; let them \
+                 share one listening port, server_ports = \"shared\", or give a lower dst_port, like dst_port = \
+                 1024, or a smaller count",
                 u64::from(first) + u64::from(n) - 1
             ),
         ));
@@ -769,6 +776,21 @@ fn check_tcp(
         ));
     }
     c.dist(&f.start, &p.key("start"))?;
+    if !f.server_ports.is_per_flow() {
+        if f.count.is_none() && f.arrivals.is_none() {
+            return Err(c.fail(
+                &p.key("server_ports"),
+                "server_ports is for the flows of a `count` or `arrivals` entry; leave it out, or give count = N",
+            ));
+        }
+        if f.proxy.is_some() {
+            return Err(c.fail(
+                &p.key("server_ports"),
+                "a split-TCP proxy takes a flow by its server port, so flows through a proxy need ports of their \
+                 own; leave server_ports out",
+            ));
+        }
+    }
     if let Some(n) = f.count {
         check_count(c, f, entry, n, p)?;
     }

@@ -14,7 +14,9 @@
 //!   applications are copied as they are);
 //! - its client port is ephemeral (the host's `ephemeral_ports` range;
 //!   `src_port` is refused with `count`), its server port `dst_port + k`
-//!   (`dst_port` defaults to 5000 + entry).
+//!   (`dst_port` defaults to 5000 + entry), or `dst_port` itself for
+//!   every flow with `server_ports = "shared"` (one listening port; the
+//!   engines tell the connections apart by their 4-tuples).
 //!
 //! An entry with `arrivals` (an open-loop arrival process) stands for
 //! the flows whose starts fall in its window: with `from` F and `until`
@@ -37,7 +39,7 @@
 use squall_link::rng::stream;
 use squall_link::{Bytes, Distribution, Duration, Rate, Sampler};
 
-use crate::schema::{FlowArrivals, Scenario, TcpApp, TcpFlow};
+use crate::schema::{FlowArrivals, Scenario, ServerPorts, TcpApp, TcpFlow};
 
 /// The name of flow `k` of the `count` entry named `entry`.
 pub fn member_name(entry: &str, k: u32) -> String {
@@ -96,7 +98,8 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         if let Some(k) = k {
             f.name = member_name(&flow.name, k);
             f.src_port = None;
-            f.dst_port = u16::try_from(u64::from(first_port) + u64::from(k)).ok();
+            let offset = if flow.server_ports == ServerPorts::Shared { 0 } else { u64::from(k) };
+            f.dst_port = u16::try_from(u64::from(first_port) + offset).ok();
         }
         TcpMember { flow: f, index: k, ephemeral: k.is_some() }
     };
@@ -167,6 +170,15 @@ mod tests {
              [[workload.tcp]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n{keys}\n"
         );
         parse("t.toml", &text, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn shared_members_all_take_the_entry_s_server_port() {
+        let sc = scenario("count = 70000\ndst_port = 6000\nserver_ports = \"shared\"\napp = { bulk = \"1 KB\" }");
+        let m = expand_tcp(&sc, 0, 1);
+        assert_eq!(m.len(), 70_000);
+        assert!(m.iter().all(|m| m.flow.dst_port == Some(6000) && m.ephemeral));
+        assert_eq!(m[69_999].flow.name, "f#69999");
     }
 
     #[test]

@@ -638,6 +638,36 @@ pub struct TcpFlow {
     pub src_port: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dst_port: Option<u16>,
+    /// Where the flows of a `count` or `arrivals` entry connect
+    /// (crate::count): each to a server port of its own, `dst_port + k`
+    /// (`"per_flow"`, the default), or all to one listening port,
+    /// `dst_port` (`"shared"`), told apart by their client addresses and
+    /// ports as an operating system's TCP tells connections apart.
+    #[serde(default, skip_serializing_if = "ServerPorts::is_per_flow")]
+    pub server_ports: ServerPorts,
+}
+
+/// How the flows of a `count` or `arrivals` entry meet their servers
+/// (`[[workload.tcp]]` `server_ports`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerPorts {
+    /// Flow k's server listens on `dst_port + k`: at most 65536 −
+    /// `dst_port` flows.
+    #[default]
+    PerFlow,
+    /// Every flow connects to `dst_port`, one listening port on the
+    /// server host; a connection is told apart by its 4-tuple (RFC 9293
+    /// §3.3.2, "a connection is fully specified by the pair of sockets"),
+    /// so the number of flows is bounded by the client hosts' ephemeral
+    /// ranges, not by the port space.
+    Shared,
+}
+
+impl ServerPorts {
+    pub fn is_per_flow(&self) -> bool {
+        *self == ServerPorts::PerFlow
+    }
 }
 
 /// An open-loop arrival process of flows (`[[workload.tcp]]`
