@@ -36,10 +36,11 @@
 //! sizes and ports, from a host that sets `ephemeral_ports`, run the same
 //! flows (tests/count.rs in squall checks it).
 
-use squall_link::rng::stream;
+use squall_link::dist::unit;
+use squall_link::rng::{StreamRng, stream};
 use squall_link::{Bytes, Distribution, Duration, Rate, Sampler};
 
-use crate::schema::{FlowArrivals, Scenario, ServerPorts, TcpApp, TcpFlow};
+use crate::schema::{FlowArrivals, Pairing, Scenario, ServerPorts, TcpApp, TcpFlow};
 
 /// The name of flow `k` of the `count` entry named `entry`.
 pub fn member_name(entry: &str, k: u32) -> String {
@@ -87,8 +88,15 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         _ => None,
     };
     let first_port = first_server_port(flow, entry).unwrap_or(0);
-    let member = |k: Option<u32>, start: Duration, sizes: &mut Option<Sampler<Bytes>>| {
+    let mut hosts = HostPairs::new(scenario, flow, seed);
+    let mut member = |k: Option<u32>, start: Duration, sizes: &mut Option<Sampler<Bytes>>| {
         let mut f = flow.clone();
+        if let (Some(k), Some(hosts)) = (k, hosts.as_mut()) {
+            let (from, to) = hosts.pair(k);
+            f.from = from;
+            f.to = to;
+            f.pairing = None;
+        }
         f.count = None;
         f.arrivals = None;
         f.start = Distribution::constant(start);
@@ -122,6 +130,58 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         None => vec![member(None, starts.sample(), &mut sizes)],
         Some(n) => (0..n).map(|k| member(Some(k), starts.sample(), &mut sizes)).collect(),
     }
+}
+
+/// The hosts the flows of an entry with `pairing` run between.
+struct HostPairs {
+    rule: Pairing,
+    from: Vec<String>,
+    to: Vec<String>,
+    draws: Option<(StreamRng, StreamRng)>,
+}
+
+impl HostPairs {
+    /// `None` for an entry without `pairing` (its flows run between its
+    /// `from` and `to` hosts).
+    fn new(scenario: &Scenario, flow: &TcpFlow, seed: u64) -> Option<Self> {
+        let rule = flow.pairing?;
+        let hosts = |name: &str| -> Vec<String> {
+            let group = crate::pattern::group_hosts(scenario, name);
+            if group.is_empty() { vec![name.to_string()] } else { group.iter().map(|h| h.name.clone()).collect() }
+        };
+        let draws = (rule == Pairing::Random).then(|| {
+            (stream(seed, &format!("tcp/{}/from", flow.name)), stream(seed, &format!("tcp/{}/to", flow.name)))
+        });
+        Some(HostPairs { rule, from: hosts(&flow.from), to: hosts(&flow.to), draws })
+    }
+
+    /// Flow k's client and server hosts (the checks made sure the groups
+    /// fit the rule).
+    fn pair(&mut self, k: u32) -> (String, String) {
+        let k = k as usize;
+        match (self.rule, &mut self.draws) {
+            (Pairing::AllToOne, _) => (self.from[k % self.from.len()].clone(), self.to[0].clone()),
+            (Pairing::Pairs, _) => (self.from[k % self.from.len()].clone(), self.to[k % self.to.len()].clone()),
+            (Pairing::Random, Some((from_rng, to_rng))) => {
+                let from = &self.from[index(from_rng, self.from.len())];
+                // The server among the `to` hosts other than the client.
+                let others = self.to.len() - usize::from(self.to.contains(from));
+                let mut i = index(to_rng, others.max(1));
+                if let Some(at) = self.to.iter().position(|h| h == from)
+                    && i >= at
+                {
+                    i += 1;
+                }
+                (from.clone(), self.to[i.min(self.to.len() - 1)].clone())
+            }
+            (Pairing::Random, None) => unreachable!("a random pairing has its streams"),
+        }
+    }
+}
+
+/// A uniform draw of 0..n (n ≥ 1) from 53 random bits.
+fn index(rng: &mut StreamRng, n: usize) -> usize {
+    ((unit(rng) * n as f64) as usize).min(n - 1)
 }
 
 /// The distribution of the gaps of an `arrivals` entry (`None` for a
