@@ -555,13 +555,20 @@ fn check_count(c: &Checker, f: &crate::schema::TcpFlow, entry: usize, n: u32, p:
         ));
     }
     let first = crate::count::first_server_port(f, entry).unwrap_or(u32::MAX);
-    if u64::from(first) + u64::from(n) - 1 > 65_535 {
+    if !f.server_ports.is_per_flow() && first > 65_535 {
+        return Err(c.fail(
+            &p.key("count"),
+            format!("the server port 5000 + {entry} is past 65535; give dst_port, like dst_port = 5000"),
+        ));
+    }
+    if f.server_ports.is_per_flow() && u64::from(first) + u64::from(n) - 1 > 65_535 {
         let key = if f.dst_port.is_some() { "dst_port" } else { "count" };
         return Err(c.fail(
             &p.key(key),
             format!(
-                "{n} flows need the server ports {first} to {} (dst_port + flow index), past 65535; give a lower \
-                 dst_port, like dst_port = 1024, or a smaller count",
+                "{n} flows need the server ports {first} to {} (dst_port + flow index), past 65535; let them \
+                 share one listening port, server_ports = \"shared\", or give a lower dst_port, like dst_port = \
+                 1024, or a smaller count",
                 u64::from(first) + u64::from(n) - 1
             ),
         ));
@@ -695,15 +702,44 @@ fn check_tcp(
     host_index: &BTreeMap<&str, usize>,
     topology: &Topology,
 ) -> Check {
-    use crate::schema::{DelayedAckSpec, TcpApp};
     let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
+    let many = f.count.is_some() || f.arrivals.is_some();
+    if f.pairing.is_some() && !many {
+        return Err(c.fail(
+            &p.key("pairing"),
+            "pairing is for the flows of a `count` or `arrivals` entry between host groups; leave it out, or give \
+             count = N",
+        ));
+    }
     for (k, h) in [("from", Some(&f.from)), ("to", Some(&f.to)), ("proxy", f.proxy.as_ref())] {
         if let Some(h) = h
             && !host_index.contains_key(h.as_str())
         {
+            if k != "proxy" && crate::pattern::is_group(s, h) {
+                if f.pairing.is_none() {
+                    return Err(c.fail(
+                        &p.key(k),
+                        format!(
+                            "`{h}` is a host group: the flows of a `count` or `arrivals` entry run between groups by \
+                             a rule, like pairing = \"all_to_one\" (or \"pairs\", \"random\"); one flow names a host"
+                        ),
+                    ));
+                }
+                continue;
+            }
             return Err(c.fail(&p.key(k), format!("no host named `{h}`; the hosts are {}", host_names())));
         }
     }
+    if let Some(rule) = f.pairing {
+        check_pairing(c, s, f, rule, p, topology)?;
+    } else {
+        check_ends(c, f, p, topology)?;
+    }
+    check_tcp_keys(c, s, f, entry, p)
+}
+
+/// A flow's two ends: different hosts with a route both ways.
+fn check_ends(c: &Checker, f: &crate::schema::TcpFlow, p: &KeyPath, topology: &Topology) -> Check {
     if f.from == f.to {
         return Err(
             c.fail(&p.key("to"), "a flow goes between two different hosts, like from = \"fixed\", to = \"mobile\"")
@@ -727,6 +763,86 @@ fn check_tcp(
             ),
         ));
     }
+    Ok(())
+}
+
+/// The host pairs of an entry with `pairing` (crate::count): `to` one host
+/// for `all_to_one`, groups of one size for `pairs`, and routes both ways
+/// for every pair the rule can make (for `random`, between the first
+/// hosts of each side; the engines name any other pair without a route).
+fn check_pairing(
+    c: &Checker,
+    s: &Scenario,
+    f: &crate::schema::TcpFlow,
+    rule: crate::schema::Pairing,
+    p: &KeyPath,
+    topology: &Topology,
+) -> Check {
+    use crate::schema::Pairing;
+    let hosts = |name: &str| -> Vec<String> {
+        let g = crate::pattern::group_hosts(s, name);
+        if g.is_empty() { vec![name.to_string()] } else { g.iter().map(|h| h.name.clone()).collect() }
+    };
+    let (from, to) = (hosts(&f.from), hosts(&f.to));
+    let pairs: Vec<(&String, &String)> = match rule {
+        Pairing::AllToOne => {
+            if to.len() > 1 {
+                return Err(c.fail(
+                    &p.key("to"),
+                    format!(
+                        "all_to_one sends every flow to one host, and `{}` is a group of {}; name one host, or use \
+                         pairing = \"pairs\" or \"random\"",
+                        f.to,
+                        to.len()
+                    ),
+                ));
+            }
+            from.iter().map(|h| (h, &to[0])).collect()
+        }
+        Pairing::Pairs => {
+            if from.len() != to.len() {
+                return Err(c.fail(
+                    &p.key("pairing"),
+                    format!(
+                        "pairs joins host k of `from` to host k of `to`, and `{}` has {} hosts, `{}` {}; give groups \
+                         of one size, or use pairing = \"random\"",
+                        f.from,
+                        from.len(),
+                        f.to,
+                        to.len()
+                    ),
+                ));
+            }
+            from.iter().zip(&to).collect()
+        }
+        Pairing::Random => {
+            if from.len() == 1 && to.len() == 1 {
+                return check_ends(c, f, p, topology);
+            }
+            let other = to.iter().find(|h| **h != from[0]).unwrap_or(&to[0]);
+            vec![(&from[0], other)]
+        }
+    };
+    for (a, b) in pairs {
+        if a == b {
+            return Err(c.fail(
+                &p.key("pairing"),
+                format!("the rule makes a flow from `{a}` to itself; a flow goes between two different hosts"),
+            ));
+        }
+        if !route_exists(topology, a, b) || !route_exists(topology, b, a) {
+            return Err(c.fail(
+                &p.key("to"),
+                format!("no route both ways between `{a}` and `{b}`, a pair the rule makes; add links between them"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The checks of a `[[workload.tcp]]` entry's own keys.
+fn check_tcp_keys(c: &Checker, s: &Scenario, f: &crate::schema::TcpFlow, entry: usize, p: &KeyPath) -> Check {
+    use crate::schema::{DelayedAckSpec, TcpApp};
     let mss = f.mss.0;
     if !(1..=65_495).contains(&mss) {
         return Err(c.fail(&p.key("mss"), "the MSS must be between 1 and 65495 bytes, like mss = \"1460 B\""));
@@ -769,6 +885,21 @@ fn check_tcp(
         ));
     }
     c.dist(&f.start, &p.key("start"))?;
+    if !f.server_ports.is_per_flow() {
+        if f.count.is_none() && f.arrivals.is_none() {
+            return Err(c.fail(
+                &p.key("server_ports"),
+                "server_ports is for the flows of a `count` or `arrivals` entry; leave it out, or give count = N",
+            ));
+        }
+        if f.proxy.is_some() {
+            return Err(c.fail(
+                &p.key("server_ports"),
+                "a split-TCP proxy takes a flow by its server port, so flows through a proxy need ports of their \
+                 own; leave server_ports out",
+            ));
+        }
+    }
     if let Some(n) = f.count {
         check_count(c, f, entry, n, p)?;
     }

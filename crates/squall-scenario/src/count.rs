@@ -14,7 +14,9 @@
 //!   applications are copied as they are);
 //! - its client port is ephemeral (the host's `ephemeral_ports` range;
 //!   `src_port` is refused with `count`), its server port `dst_port + k`
-//!   (`dst_port` defaults to 5000 + entry).
+//!   (`dst_port` defaults to 5000 + entry), or `dst_port` itself for
+//!   every flow with `server_ports = "shared"` (one listening port; the
+//!   engines tell the connections apart by their 4-tuples).
 //!
 //! An entry with `arrivals` (an open-loop arrival process) stands for
 //! the flows whose starts fall in its window: with `from` F and `until`
@@ -34,10 +36,11 @@
 //! sizes and ports, from a host that sets `ephemeral_ports`, run the same
 //! flows (tests/count.rs in squall checks it).
 
-use squall_link::rng::stream;
+use squall_link::dist::unit;
+use squall_link::rng::{StreamRng, stream};
 use squall_link::{Bytes, Distribution, Duration, Rate, Sampler};
 
-use crate::schema::{FlowArrivals, Scenario, TcpApp, TcpFlow};
+use crate::schema::{FlowArrivals, Pairing, Scenario, ServerPorts, TcpApp, TcpFlow};
 
 /// The name of flow `k` of the `count` entry named `entry`.
 pub fn member_name(entry: &str, k: u32) -> String {
@@ -85,8 +88,15 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         _ => None,
     };
     let first_port = first_server_port(flow, entry).unwrap_or(0);
-    let member = |k: Option<u32>, start: Duration, sizes: &mut Option<Sampler<Bytes>>| {
+    let mut hosts = HostPairs::new(scenario, flow, seed);
+    let mut member = |k: Option<u32>, start: Duration, sizes: &mut Option<Sampler<Bytes>>| {
         let mut f = flow.clone();
+        if let (Some(k), Some(hosts)) = (k, hosts.as_mut()) {
+            let (from, to) = hosts.pair(k);
+            f.from = from;
+            f.to = to;
+            f.pairing = None;
+        }
         f.count = None;
         f.arrivals = None;
         f.start = Distribution::constant(start);
@@ -96,7 +106,8 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         if let Some(k) = k {
             f.name = member_name(&flow.name, k);
             f.src_port = None;
-            f.dst_port = u16::try_from(u64::from(first_port) + u64::from(k)).ok();
+            let offset = if flow.server_ports == ServerPorts::Shared { 0 } else { u64::from(k) };
+            f.dst_port = u16::try_from(u64::from(first_port) + offset).ok();
         }
         TcpMember { flow: f, index: k, ephemeral: k.is_some() }
     };
@@ -119,6 +130,58 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
         None => vec![member(None, starts.sample(), &mut sizes)],
         Some(n) => (0..n).map(|k| member(Some(k), starts.sample(), &mut sizes)).collect(),
     }
+}
+
+/// The hosts the flows of an entry with `pairing` run between.
+struct HostPairs {
+    rule: Pairing,
+    from: Vec<String>,
+    to: Vec<String>,
+    draws: Option<(StreamRng, StreamRng)>,
+}
+
+impl HostPairs {
+    /// `None` for an entry without `pairing` (its flows run between its
+    /// `from` and `to` hosts).
+    fn new(scenario: &Scenario, flow: &TcpFlow, seed: u64) -> Option<Self> {
+        let rule = flow.pairing?;
+        let hosts = |name: &str| -> Vec<String> {
+            let group = crate::pattern::group_hosts(scenario, name);
+            if group.is_empty() { vec![name.to_string()] } else { group.iter().map(|h| h.name.clone()).collect() }
+        };
+        let draws = (rule == Pairing::Random).then(|| {
+            (stream(seed, &format!("tcp/{}/from", flow.name)), stream(seed, &format!("tcp/{}/to", flow.name)))
+        });
+        Some(HostPairs { rule, from: hosts(&flow.from), to: hosts(&flow.to), draws })
+    }
+
+    /// Flow k's client and server hosts (the checks made sure the groups
+    /// fit the rule).
+    fn pair(&mut self, k: u32) -> (String, String) {
+        let k = k as usize;
+        match (self.rule, &mut self.draws) {
+            (Pairing::AllToOne, _) => (self.from[k % self.from.len()].clone(), self.to[0].clone()),
+            (Pairing::Pairs, _) => (self.from[k % self.from.len()].clone(), self.to[k % self.to.len()].clone()),
+            (Pairing::Random, Some((from_rng, to_rng))) => {
+                let from = &self.from[index(from_rng, self.from.len())];
+                // The server among the `to` hosts other than the client.
+                let others = self.to.len() - usize::from(self.to.contains(from));
+                let mut i = index(to_rng, others.max(1));
+                if let Some(at) = self.to.iter().position(|h| h == from)
+                    && i >= at
+                {
+                    i += 1;
+                }
+                (from.clone(), self.to[i.min(self.to.len() - 1)].clone())
+            }
+            (Pairing::Random, None) => unreachable!("a random pairing has its streams"),
+        }
+    }
+}
+
+/// A uniform draw of 0..n (n ≥ 1) from 53 random bits.
+fn index(rng: &mut StreamRng, n: usize) -> usize {
+    ((unit(rng) * n as f64) as usize).min(n - 1)
 }
 
 /// The distribution of the gaps of an `arrivals` entry (`None` for a
@@ -167,6 +230,15 @@ mod tests {
              [[workload.tcp]]\nname = \"f\"\nfrom = \"a\"\nto = \"b\"\n{keys}\n"
         );
         parse("t.toml", &text, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn shared_members_all_take_the_entry_s_server_port() {
+        let sc = scenario("count = 70000\ndst_port = 6000\nserver_ports = \"shared\"\napp = { bulk = \"1 KB\" }");
+        let m = expand_tcp(&sc, 0, 1);
+        assert_eq!(m.len(), 70_000);
+        assert!(m.iter().all(|m| m.flow.dst_port == Some(6000) && m.ephemeral));
+        assert_eq!(m[69_999].flow.name, "f#69999");
     }
 
     #[test]

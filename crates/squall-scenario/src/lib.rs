@@ -20,6 +20,7 @@ mod load;
 pub mod mahimahi;
 mod netem;
 mod overrides;
+pub mod pattern;
 pub mod ports;
 pub mod record;
 mod resolve;

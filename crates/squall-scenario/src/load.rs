@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::error::{ErrorKind, KeyPath, ScenarioError, Segment};
 use crate::schema::Scenario;
 use crate::spans::Spans;
-use crate::{check, empirical, mahimahi, overrides, series_file, site, snr_file};
+use crate::{check, empirical, mahimahi, overrides, pattern, series_file, site, snr_file};
 
 /// Reads, checks and resolves the scenario file at `path`. Empirical
 /// distribution files and measured SNR files are read relative to the
@@ -78,9 +78,10 @@ pub fn parse_with_overrides<K: AsRef<str>, V: AsRef<str>>(
 /// file name); `base_dir` is where empirical distribution files and
 /// measured SNR files are looked up.
 pub fn parse(source_name: &str, text: &str, base_dir: &Path) -> Result<Scenario, ScenarioError> {
-    let source = Source { name: source_name, text, spans: Spans::new(text) };
+    let mut source = Source { name: source_name, text, spans: Spans::new(text), origins: Default::default() };
     let de = toml::Deserializer::parse(text).map_err(|e| source.syntax_error(&e))?;
     let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| source.schema_error(&e))?;
+    source.origins = pattern::expand(&mut scenario, &source)?;
     empirical::resolve(&mut scenario, base_dir, &source)?;
     snr_file::resolve(&mut scenario, base_dir, &source)?;
     mahimahi::resolve(&mut scenario, base_dir, &source)?;
@@ -120,7 +121,7 @@ impl Scenario {
     /// in code (from a netem one-liner, or edited for a sweep). Errors name
     /// the key but no line. Empirical distributions must hold their values.
     pub fn check(&self) -> Result<(), ScenarioError> {
-        let source = Source { name: "<scenario>", text: "", spans: Spans::new("") };
+        let source = Source { name: "<scenario>", text: "", spans: Spans::new(""), origins: Default::default() };
         check::check(self, &source)
     }
 }
@@ -130,13 +131,21 @@ pub(crate) struct Source<'a> {
     pub(crate) name: &'a str,
     pub(crate) text: &'a str,
     spans: Spans,
+    /// Where the hosts and links made by patterns come from in the text.
+    pub(crate) origins: pattern::Origins,
 }
 
 impl Source<'_> {
     /// An error about the key at `path` (placed at its key and value).
     pub(crate) fn error(&self, kind: ErrorKind, path: &KeyPath, message: impl Into<String>) -> ScenarioError {
-        let span = self.spans.find(path);
-        self.error_at(kind, path, span, message)
+        // A host or link a pattern made is placed at its pattern.
+        let (path, made_for) = self.origins.in_file(path);
+        let span = self.spans.find(&path);
+        let message = match made_for {
+            Some(member) => format!("{} (in the pattern's link or host for `{member}`)", message.into()),
+            None => message.into(),
+        };
+        self.error_at(kind, &path, span, message)
     }
 
     pub(crate) fn error_at(

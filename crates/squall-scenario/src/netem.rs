@@ -116,6 +116,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
                 netns_pid: None,
                 processing: None,
                 ephemeral_ports: None,
+                group: None,
             },
             Host {
                 name: "mobile".to_string(),
@@ -126,8 +127,10 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
                 netns_pid: None,
                 processing: None,
                 ephemeral_ports: None,
+                group: None,
             },
         ],
+        host_groups: Vec::new(),
         links: vec![Link {
             between: ["fixed".to_string(), "mobile".to_string()],
             downlink: vec![downlink],

@@ -135,6 +135,10 @@ pub struct Scenario {
     #[serde(default = "default_replications")]
     pub replications: u32,
     pub hosts: Vec<Host>,
+    /// Groups of hosts (crate::pattern), expanded into `hosts` by the
+    /// loader: a loaded scenario has none left.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_groups: Vec<crate::pattern::HostGroup>,
     pub links: Vec<Link>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<StateSpec>,
@@ -238,6 +242,28 @@ pub struct Host {
     /// `net.ipv4.ip_local_port_range`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_ports: Option<EphemeralPorts>,
+    /// The `[[host_groups]]` entry the host belongs to (crate::pattern):
+    /// a `count` or `arrivals` flow may name the group as its `from` or
+    /// `to`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+impl Host {
+    /// Host `k` of group `group`: named `GROUP-k`, with `address`.
+    pub fn member(group: &str, k: u32, address: Ipv4Addr, ephemeral_ports: Option<EphemeralPorts>) -> Host {
+        Host {
+            name: format!("{group}-{k}"),
+            address,
+            sysctl: BTreeMap::new(),
+            outside_interface: None,
+            netns: None,
+            netns_pid: None,
+            processing: None,
+            ephemeral_ports,
+            group: Some(group.to_string()),
+        }
+    }
 }
 
 /// An inclusive range of local ports an operating system picks from when a
@@ -638,6 +664,59 @@ pub struct TcpFlow {
     pub src_port: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dst_port: Option<u16>,
+    /// Where the flows of a `count` or `arrivals` entry connect
+    /// (crate::count): each to a server port of its own, `dst_port + k`
+    /// (`"per_flow"`, the default), or all to one listening port,
+    /// `dst_port` (`"shared"`), told apart by their client addresses and
+    /// ports as an operating system's TCP tells connections apart.
+    #[serde(default, skip_serializing_if = "ServerPorts::is_per_flow")]
+    pub server_ports: ServerPorts,
+    /// How the flows of a `count` or `arrivals` entry whose `from` or
+    /// `to` names a host group (crate::pattern) pick their two hosts
+    /// (crate::count has the rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<Pairing>,
+}
+
+/// The rule by which flow k of a `count` or `arrivals` entry picks its
+/// client among the `from` hosts and its server among the `to` hosts (a
+/// group, or one host).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairing {
+    /// Every flow to the one `to` host, from the `from` hosts in turn
+    /// (flow k from host k mod n): incast.
+    AllToOne,
+    /// Flow k from `from` host k mod n to `to` host k mod n (both groups
+    /// of n hosts): a dumbbell's pairs.
+    Pairs,
+    /// Flow k from a `from` host and to a `to` host drawn uniformly at
+    /// random (streams `tcp/NAME/from` and `tcp/NAME/to`), never the same
+    /// host at both ends.
+    Random,
+}
+
+/// How the flows of a `count` or `arrivals` entry meet their servers
+/// (`[[workload.tcp]]` `server_ports`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerPorts {
+    /// Flow k's server listens on `dst_port + k`: at most 65536 −
+    /// `dst_port` flows.
+    #[default]
+    PerFlow,
+    /// Every flow connects to `dst_port`, one listening port on the
+    /// server host; a connection is told apart by its 4-tuple (RFC 9293
+    /// §3.3.2, "a connection is fully specified by the pair of sockets"),
+    /// so the number of flows is bounded by the client hosts' ephemeral
+    /// ranges, not by the port space.
+    Shared,
+}
+
+impl ServerPorts {
+    pub fn is_per_flow(&self) -> bool {
+        *self == ServerPorts::PerFlow
+    }
 }
 
 /// An open-loop arrival process of flows (`[[workload.tcp]]`

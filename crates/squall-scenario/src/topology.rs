@@ -48,8 +48,11 @@ pub struct Topology {
     by_address: FxHashMap<Ipv4Addr, HostIndex>,
     /// Every link's downlink and uplink, at [`PathIndex`] `2 · link + d`.
     pub paths: Vec<TopologyPath>,
-    /// `next[from · hosts + to]`: the path `from` sends on towards `to`.
-    next: Vec<Option<PathIndex>>,
+    /// `next[from · hosts + to]`: the path `from` sends on towards `to`
+    /// ([`NO_ROUTE`]: none). Four bytes an entry, not an
+    /// `Option<usize>`'s sixteen: the table has hosts² entries (64 MB for
+    /// a dumbbell of 1 000 pairs as options).
+    next: Vec<u32>,
 }
 
 /// Why a scenario has no topology (a checked scenario always has one).
@@ -112,7 +115,7 @@ impl Topology {
     /// The path a packet at `from` takes towards `to` (`None` for no
     /// route, and for `from == to`).
     pub fn next_path(&self, from: HostIndex, to: HostIndex) -> Option<PathIndex> {
-        self.next.get(from * self.hosts() + to).copied().flatten()
+        self.next.get(from * self.hosts() + to).copied().filter(|&p| p != NO_ROUTE).map(|p| p as PathIndex)
     }
 
     /// Every path from `from` to `to`, hop by hop.
@@ -133,13 +136,16 @@ impl Topology {
     }
 }
 
+/// An entry of the route table without a path.
+const NO_ROUTE: u32 = u32::MAX;
+
 /// Breadth-first from each destination over the paths into each host.
-fn route_table(hosts: usize, paths: &[TopologyPath]) -> Vec<Option<PathIndex>> {
+fn route_table(hosts: usize, paths: &[TopologyPath]) -> Vec<u32> {
     let mut into: Vec<Vec<(PathIndex, HostIndex)>> = vec![Vec::new(); hosts];
     for (i, p) in paths.iter().enumerate().filter(|(_, p)| p.carries) {
         into[p.to].push((i, p.from));
     }
-    let mut next = vec![None; hosts * hosts];
+    let mut next = vec![NO_ROUTE; hosts * hosts];
     let mut reached = vec![false; hosts];
     let mut queue = VecDeque::new();
     for dst in 0..hosts {
@@ -150,7 +156,7 @@ fn route_table(hosts: usize, paths: &[TopologyPath]) -> Vec<Option<PathIndex>> {
             for &(path, u) in &into[v] {
                 if !reached[u] {
                     reached[u] = true;
-                    next[u * hosts + dst] = Some(path);
+                    next[u * hosts + dst] = u32::try_from(path).unwrap_or(NO_ROUTE);
                     queue.push_back(u);
                 }
             }
@@ -270,16 +276,20 @@ uplink = [{ name = "dc" }]
                     let mut at = from;
                     let mut hops = 0;
                     while at != to {
-                        let Some(p) = next[at * hosts + to] else { break };
+                        let p = next[at * hosts + to];
+                        if p == NO_ROUTE {
+                            break;
+                        }
+                        let p = p as usize;
                         assert!(paths[p].carries && paths[p].from == at);
                         at = paths[p].to;
                         hops += 1;
                         assert!(hops <= hosts, "a loop");
                     }
                     if from == to {
-                        assert_eq!(next[from * hosts + to], None);
+                        assert_eq!(next[from * hosts + to], NO_ROUTE);
                     } else if dist[to] == usize::MAX {
-                        assert_eq!(next[from * hosts + to], None, "a route where none exists");
+                        assert_eq!(next[from * hosts + to], NO_ROUTE, "a route where none exists");
                     } else {
                         assert_eq!((at, hops), (to, dist[to]), "not a shortest route");
                     }

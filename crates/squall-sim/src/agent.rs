@@ -213,6 +213,20 @@ impl<'a> Ctx<'a> {
         self.net.release_port(self.host, self.agent, port);
     }
 
+    /// The connection from this host's `client_port` to `server`:`port`
+    /// goes to `agent` on the server's host, whoever listens on the port
+    /// (a port several flows share).
+    pub(crate) fn accept_at(&mut self, server: Ipv4Addr, port: u16, client_port: u16, agent: AgentId) {
+        let client = self.address();
+        self.net.accept(server, port, client, client_port, agent);
+    }
+
+    /// Undoes [`Self::accept_at`].
+    pub(crate) fn forget_at(&mut self, server: Ipv4Addr, port: u16, client_port: u16, agent: AgentId) {
+        let client = self.address();
+        self.net.forget(server, port, client, client_port, agent);
+    }
+
     /// Workload flows `up_flow` and `down_flow` (the two directions of a
     /// TCP flow) have `port` as their client port in the results.
     pub(crate) fn set_client_port(&mut self, up_flow: u32, down_flow: u32, port: u16) {

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use squall_link::rng::stream;
 use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, Sampler, StateSchedule};
 use squall_scenario::{
-    DelayedAckSpec, EphemeralPorts, RtoSpec, Scenario, TcpApp, TcpCc, TcpFlow, TcpProfile, Topology,
+    DelayedAckSpec, EphemeralPorts, RtoSpec, Scenario, ServerPorts, TcpApp, TcpCc, TcpFlow, TcpProfile, Topology,
 };
 use squall_tcp::{CcKind, DelayedAck, Profile, RtoVariant, TcpConfig};
 
 use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
+use crate::hash::FxHashMap;
 use crate::host::{Host, HostId};
 use crate::metrics::FlowMetrics;
 use crate::network::{Network, PathId, PathRole, PathSlot, Records};
@@ -185,6 +186,8 @@ impl Simulation {
 
         let mut tcp_plans = Vec::new();
         let mut tcp_agents = Vec::new();
+        // Shared server ports (host, port) and the entry listening there.
+        let mut listeners: FxHashMap<(HostId, u16), usize> = FxHashMap::default();
         let end = Instant::ZERO + scenario.duration;
         // An entry with `count` stands for many flows (squall_scenario::count).
         let members =
@@ -216,7 +219,7 @@ impl Simulation {
             if member.index.is_some() && f.dst_port.is_none() {
                 return Err(scenario_error(format!(
                     "{what}: its server port (the entry's dst_port + {}) is past 65535: the arrivals drew too many \
-                     flows; give a lower dst_port or a shorter window",
+                     flows; give server_ports = \"shared\", a lower dst_port or a shorter window",
                     member.index.unwrap_or(0)
                 )));
             }
@@ -246,7 +249,13 @@ impl Simulation {
             };
             let (up_key, down_key) = (key(true), key(false));
             let up_flow = net.flows.len() as u32;
-            if !net.add_flow(FlowMetrics::new(format!("{}:c2s", f.name), up_key))
+            // Flows sharing a server port have one key until they connect
+            // (client port 0); ephemeral ports keep their connections apart.
+            let shared = f.server_ports == ServerPorts::Shared && client_port.is_none();
+            if shared {
+                net.add_flow_unindexed(FlowMetrics::new(format!("{}:c2s", f.name), up_key));
+                net.add_flow_unindexed(FlowMetrics::new(format!("{}:s2c", f.name), down_key));
+            } else if !net.add_flow(FlowMetrics::new(format!("{}:c2s", f.name), up_key))
                 || !net.add_flow(FlowMetrics::new(format!("{}:s2c", f.name), down_key))
             {
                 return Err(scenario_error(format!(
@@ -257,6 +266,8 @@ impl Simulation {
                 |rcv_buf: u64| tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")));
             let mss = f.mss.0;
             let start = f.start.as_constant().unwrap_or(squall_link::Duration::ZERO);
+            let client = net.add_agent(from);
+            let server = net.add_agent(to);
             let plan = Arc::new(TcpPlan {
                 index: tcp_plans.len(),
                 name: f.name.clone(),
@@ -270,17 +281,20 @@ impl Simulation {
                 server: net.host_address(to),
                 client_port,
                 server_port,
+                shared_server: shared.then_some(server),
                 drain: f.drain,
                 up_flow,
                 down_flow: up_flow + 1,
                 record_traces: options.record_events,
             });
-            let client = net.add_agent(from);
             agents.push(AnyAgent::TcpClient(TcpClient::new(plan.clone())));
-            let server = net.add_agent(to);
             agents.push(AnyAgent::TcpServer(TcpServer::new(plan.clone())));
             tcp_agents.push((client, server));
-            net.bind(to, Protocol::Tcp, server_port, server).map_err(|e| scenario_error(format!("{what}: {e}")))?;
+            // A shared port is bound once, by the entry's first flow: its
+            // connections reach their flows' servers by their 4-tuples.
+            if !shared || listeners.insert((to, server_port), i).is_none_or(|e| e != i) {
+                net.bind(to, Protocol::Tcp, server_port, server).map_err(|e| scenario_error(format!("{what}: {e}")))?;
+            }
             if let Some(p) = proxy {
                 let agent = net.add_agent(p);
                 agents.push(AnyAgent::TcpProxy(TcpProxy::new(plan.clone())));

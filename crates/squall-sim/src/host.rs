@@ -38,6 +38,12 @@ pub(crate) struct Host {
     /// (a server port and a client port per flow of a `count` entry), and
     /// every packet that reaches the host looks its port up.
     bound: FxHashMap<(Protocol, u16), AgentId>,
+    /// TCP connections to a port several flows share (`server_ports =
+    /// "shared"`), by (local port, remote address, remote port): the
+    /// agent of each, looked up before `bound`, as Linux looks up an
+    /// established socket by its 4-tuple before the listener
+    /// (`__inet_lookup`, include/net/inet_hashtables.h).
+    connections: FxHashMap<(u16, Ipv4Addr, u16), AgentId>,
     /// Agents receiving passing packets by protocol and either port.
     intercepts: Vec<Binding>,
     /// The path of its processing delay for what it receives, if it has one.
@@ -54,6 +60,7 @@ impl Host {
             name,
             address,
             bound: FxHashMap::default(),
+            connections: FxHashMap::default(),
             intercepts: Vec::new(),
             input: None,
             output: None,
@@ -101,6 +108,35 @@ impl Host {
         self.bound.get(&(protocol, port)).copied()
     }
 
+    /// Delivers the TCP connection from `remote`:`remote_port` to local
+    /// `port` to `agent`, whoever is bound to the port (a connection to a
+    /// shared listening port; the client registers it as it connects).
+    pub fn accept(&mut self, port: u16, remote: Ipv4Addr, remote_port: u16, agent: AgentId) {
+        self.connections.insert((port, remote, remote_port), agent);
+    }
+
+    /// Forgets the connection [`Self::accept`] registered, if `agent`
+    /// still has it.
+    pub fn forget(&mut self, port: u16, remote: Ipv4Addr, remote_port: u16, agent: AgentId) {
+        let key = (port, remote, remote_port);
+        if self.connections.get(&key) == Some(&agent) {
+            self.connections.remove(&key);
+        }
+    }
+
+    /// The agent that receives `flow`'s packets addressed to this host:
+    /// its connection's, else the one bound to its destination port.
+    #[inline]
+    pub fn receiver(&self, flow: &FlowKey) -> Option<AgentId> {
+        if flow.protocol == Protocol::Tcp
+            && !self.connections.is_empty()
+            && let Some(&agent) = self.connections.get(&(flow.dst_port, flow.src, flow.src_port))
+        {
+            return Some(agent);
+        }
+        self.bound_agent(flow.protocol, flow.dst_port)
+    }
+
     /// The agent intercepting a passing packet of `flow`, if any.
     #[inline]
     pub fn interceptor(&self, flow: &FlowKey) -> Option<AgentId> {
@@ -135,6 +171,39 @@ mod tests {
         h.unbind(Protocol::Tcp, 5000, a);
         assert_eq!(h.bound_agent(Protocol::Tcp, 5000), None);
         assert_eq!(h.bound_agent(Protocol::Udp, 5000), Some(b));
+    }
+
+    #[test]
+    fn a_connection_goes_to_its_agent_before_the_port_s() {
+        let mut h = host(100, 102);
+        let (listener, one, two) = (AgentId(0), AgentId(1), AgentId(2));
+        let c = Ipv4Addr::new(10, 0, 0, 9);
+        let flow = |src_port: u16, dst_port: u16| FlowKey {
+            protocol: Protocol::Tcp,
+            src: c,
+            dst: h_addr(),
+            src_port,
+            dst_port,
+        };
+        h.bind(Protocol::Tcp, 5000, listener).unwrap();
+        h.accept(5000, c, 40000, one);
+        h.accept(5000, c, 40001, two);
+        assert_eq!(h.receiver(&flow(40000, 5000)), Some(one));
+        assert_eq!(h.receiver(&flow(40001, 5000)), Some(two));
+        // Another client port, or another local port: the bound agent.
+        assert_eq!(h.receiver(&flow(40002, 5000)), Some(listener));
+        assert_eq!(h.receiver(&flow(40000, 5001)), None);
+        // UDP is never looked up by connection.
+        assert_eq!(h.receiver(&FlowKey { protocol: Protocol::Udp, ..flow(40000, 5000) }), None);
+        // Only the agent that has it forgets a connection.
+        h.forget(5000, c, 40000, two);
+        assert_eq!(h.receiver(&flow(40000, 5000)), Some(one));
+        h.forget(5000, c, 40000, one);
+        assert_eq!(h.receiver(&flow(40000, 5000)), Some(listener));
+    }
+
+    fn h_addr() -> Ipv4Addr {
+        Ipv4Addr::new(10, 0, 0, 1)
     }
 
     #[test]

@@ -260,6 +260,29 @@ impl Network {
         h.ports.release(port);
     }
 
+    /// The TCP connection from `client`:`client_port` to `server`:`port`
+    /// goes to `agent` on the server's host (a shared listening port).
+    pub fn accept(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
+        if let Some(h) = self.host_by_address(server) {
+            self.hosts[h.index()].accept(port, client, client_port, agent);
+        }
+    }
+
+    /// Undoes [`Self::accept`] (the client's port is free again).
+    pub fn forget(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
+        if let Some(h) = self.host_by_address(server) {
+            self.hosts[h.index()].forget(port, client, client_port, agent);
+        }
+    }
+
+    /// Registers a workload flow whose packets are counted by index
+    /// only ([`Ctx::send_tcp`](crate::agent::Ctx::send_tcp)): a TCP flow
+    /// with ephemeral client ports to a shared server port, whose key
+    /// (client port 0 until it connects) other flows share.
+    pub fn add_flow_unindexed(&mut self, metrics: FlowMetrics) {
+        self.flows.push(metrics);
+    }
+
     /// The client port of workload flow `flow`'s first connection, for
     /// its key in the results (a flow that names no port gets it when it
     /// connects).
@@ -380,7 +403,7 @@ impl Network {
         }
         let h = &self.hosts[host.index()];
         if packet.flow.dst == h.address {
-            let agent = h.bound_agent(packet.flow.protocol, packet.flow.dst_port);
+            let agent = h.receiver(&packet.flow);
             let tcp = self.leave(now, &packet);
             return agent.map(|a| (a, packet, tcp));
         }

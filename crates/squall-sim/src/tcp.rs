@@ -18,7 +18,7 @@ use std::sync::Arc;
 use squall_link::{Bytes, FlowKey, Instant, Packet, PacketId, Protocol, Rate, Sampler};
 use squall_tcp::{CcSnapshot, Connection, Segment, TcpConfig, TcpStats};
 
-use crate::agent::{Agent, Ctx, TimerToken};
+use crate::agent::{Agent, AgentId, Ctx, TimerToken};
 use crate::result::{DeliverySeries, TcpFlowResult, TcpSample, TcpSenderResult, TcpTrace};
 
 /// Width of the delivered-bytes buckets of a flow, ns.
@@ -135,6 +135,11 @@ pub(crate) struct TcpPlan {
     /// each connection takes an ephemeral port of the client's host.
     pub client_port: Option<u16>,
     pub server_port: u16,
+    /// The flow's server agent, when the server port is shared with other
+    /// flows (`server_ports = "shared"`): each connection registers
+    /// itself with the server's host as it opens, so that its packets
+    /// reach this flow's server.
+    pub shared_server: Option<AgentId>,
     pub drain: Option<Rate>,
     /// Metrics indices: client → server and server → client packets.
     pub up_flow: u32,
@@ -477,6 +482,9 @@ impl TcpClient {
             }
             None => {
                 let port = ctx.connect_port(&self.plan.name)?;
+                if let Some(server) = self.plan.shared_server {
+                    ctx.accept_at(self.plan.server, self.plan.server_port, port, server);
+                }
                 if slot == 0 {
                     ctx.set_client_port(self.plan.up_flow, self.plan.down_flow, port);
                 }
@@ -566,6 +574,9 @@ impl TcpClient {
             && let Some(port) = e.ephemeral.take()
         {
             ctx.release_port(port);
+            if let Some(server) = self.plan.shared_server {
+                ctx.forget_at(self.plan.server, self.plan.server_port, port, server);
+            }
         }
         if next {
             self.request_next(now, ctx);

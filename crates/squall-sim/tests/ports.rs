@@ -131,3 +131,61 @@ fn a_port_is_free_again_after_time_wait() {
         other => panic!("expected the port to be in TIME-WAIT at 59 s, got {:?}", other.map(|r| r.end)),
     }
 }
+
+/// A `count` entry of `n` bulk flows of `size` from the client, each
+/// starting at a uniform draw in [0, 100 ms), with `keys` after.
+fn count_entry(n: u32, size: &str, keys: &str) -> String {
+    format!(
+        "[[workload.tcp]]\nname = \"many\"\nfrom = \"client\"\nto = \"server\"\ncount = {n}\ndst_port = 7000\n\
+         start = {{ kind = \"uniform\", low = \"0 s\", high = \"100 ms\" }}\napp = {{ bulk = \"{size}\" }}\n{keys}"
+    )
+}
+
+/// `server_ports = "shared"`: the 300 flows of one `count` entry all
+/// connect to port 7000, and the server's host hands each connection to
+/// its own flow by its 4-tuple (client address and port), as Linux finds
+/// an established socket before the listener. The flows are the same
+/// flows as with a server port each (7000 + k): the ports change nothing
+/// else in the model, so each flow's start, transfer time, bytes,
+/// segments and retransmissions are equal, only the server port differs.
+/// Without the 4-tuple look-up every packet to 7000 goes to flow 0's
+/// server, which drops what is not its connection's, and 299 flows never
+/// finish.
+#[test]
+fn flows_sharing_one_server_port_are_told_apart_by_their_4_tuples() {
+    let per_flow = run(&scenario("10 s", "", &count_entry(300, "30 KB", ""))).expect("per-flow ports run");
+    let shared =
+        run(&scenario("10 s", "", &count_entry(300, "30 KB", "server_ports = \"shared\"\n"))).expect("shared runs");
+    assert_eq!(shared.tcp_flows.len(), 300);
+    for (k, (a, b)) in per_flow.tcp_flows.iter().zip(&shared.tcp_flows).enumerate() {
+        assert_eq!(b.name, format!("many#{k}"));
+        assert!(b.completed && b.delivered_bytes == 30_000, "{} did not complete", b.name);
+        assert_eq!(
+            (a.start, a.transfer_time, a.sender.data_segments_sent, a.sender.retransmitted_segments),
+            (b.start, b.transfer_time, b.sender.data_segments_sent, b.sender.retransmitted_segments),
+            "{}",
+            b.name
+        );
+        let key = |r: &RunResult| r.flows.iter().find(|f| f.name == format!("many#{k}:c2s")).unwrap().key;
+        assert_eq!(key(&per_flow).dst_port, 7000 + k as u16);
+        assert_eq!(key(&shared).dst_port, 7000);
+        assert_eq!(key(&shared).src_port, key(&per_flow).src_port);
+    }
+}
+
+/// A shared server port with client ports reused: a one-port range and
+/// the flows of an `arrivals` entry 61 s apart (more than TIME-WAIT,
+/// 60 s), so each connects from port 40000 to port 7000: the same 4-tuple
+/// each time, handed to the newest flow's server.
+#[test]
+fn a_reused_4_tuple_reaches_the_newest_flow() {
+    let flows = "[[workload.tcp]]\nname = \"seq\"\nfrom = \"client\"\nto = \"server\"\ndst_port = 7000\n\
+                 server_ports = \"shared\"\narrivals = { gap = \"61 s\" }\napp = { bulk = \"20 KB\" }\n";
+    let r = run(&scenario("190 s", "ephemeral_ports = \"40000-40000\"", flows)).expect("three flows in turn");
+    let starts: Vec<f64> = r.tcp_flows.iter().map(|f| f.start).collect();
+    assert_eq!(starts, [61.0, 122.0, 183.0]);
+    for f in &r.tcp_flows {
+        assert!(f.completed && f.delivered_bytes == 20_000, "{} did not complete", f.name);
+        assert_eq!(client_port(&r, &f.name), 40_000);
+    }
+}

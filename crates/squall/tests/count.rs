@@ -152,7 +152,13 @@ fn bad_count_values_are_located() {
         ("count = 0\napp = { bulk = \"1 KB\" }", "count", "at least one flow"),
         ("count = 10\nsrc_port = 4000\napp = { bulk = \"1 KB\" }", "src_port", "leave src_port out"),
         ("count = 100\ndst_port = 65500\napp = { bulk = \"1 KB\" }", "dst_port", "server ports 65500 to 65599"),
-        ("count = 61000\napp = { bulk = \"1 KB\" }", "count", "server ports 5000 to 65999"),
+        ("count = 61000\napp = { bulk = \"1 KB\" }", "count", "server_ports = \"shared\""),
+        (
+            "server_ports = \"shared\"\napp = { bulk = \"1 KB\" }",
+            "server_ports",
+            "for the flows of a `count` or `arrivals` entry",
+        ),
+        ("count = 2\nserver_ports = \"one\"\napp = { bulk = \"1 KB\" }", "server_ports", "per_flow"),
         (
             "count = 2\nstart = { kind = \"uniform\", low = \"2 s\", high = \"1 s\" }\napp = { bulk = \"1 KB\" }",
             "start",
