@@ -40,25 +40,13 @@ pub(crate) struct Host {
     bound: FxHashMap<(Protocol, u16), AgentId>,
     /// Agents receiving passing packets by protocol and either port.
     intercepts: Vec<Binding>,
-    /// The path of its processing delay for what it receives, if it has one.
-    pub input: Option<crate::network::PathId>,
-    /// The path of its processing delay for what it sends and forwards.
-    pub output: Option<crate::network::PathId>,
     /// The ports its TCP connections take when they name none.
     pub ports: PortAllocator,
 }
 
 impl Host {
     pub fn new(name: String, address: Ipv4Addr, ports: EphemeralPorts) -> Self {
-        Host {
-            name,
-            address,
-            bound: FxHashMap::default(),
-            intercepts: Vec::new(),
-            input: None,
-            output: None,
-            ports: PortAllocator::new(ports),
-        }
+        Host { name, address, bound: FxHashMap::default(), intercepts: Vec::new(), ports: PortAllocator::new(ports) }
     }
 
     pub fn bind(&mut self, protocol: Protocol, port: u16, agent: AgentId) -> Result<(), PortInUse> {
