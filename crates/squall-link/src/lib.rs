@@ -31,6 +31,7 @@ pub mod config;
 pub mod dist;
 pub mod error;
 pub mod event;
+pub mod fabric;
 pub mod netem;
 pub mod packet;
 pub mod patch;
@@ -57,6 +58,7 @@ pub use config::{
 pub use dist::correlated::{Correlation, CorrelationGenerator};
 pub use dist::{Distribution, NetemTable, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
+pub use fabric::{Fabric, FabricPath, Hooks, PathId, PathRole};
 pub use netem::{Duplicate, FourState, RateOverhead, SendEarly, Slot};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
 pub use path::{Delivery, Path, PathStats};

@@ -16,6 +16,7 @@ pub mod dist_table;
 pub mod empirical;
 mod error;
 pub mod experiment;
+pub mod fabric;
 mod load;
 pub mod mahimahi;
 mod netem;

@@ -144,7 +144,7 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(now: Instant, agent: AgentId, net: &'a mut Network) -> Self {
-        let host = net.agent_host(agent);
+        let host = net.books.agent_host(agent);
         Ctx { now, agent, host, net }
     }
 
@@ -159,7 +159,7 @@ impl<'a> Ctx<'a> {
 
     /// The IPv4 address of this agent's host.
     pub fn address(&self) -> Ipv4Addr {
-        self.net.host_address(self.host)
+        self.net.books.host_address(self.host)
     }
 
     /// Sends `packet` from this host towards `packet.flow.dst`. The engine
@@ -180,37 +180,37 @@ impl<'a> Ctx<'a> {
     /// out; `trace` keeps their count); a run that keeps its records in
     /// memory leaves them.
     pub(crate) fn tcp_samples(&mut self, trace: &mut crate::TcpTrace) {
-        self.net.tcp_samples(trace);
+        self.net.books.tcp_samples(trace);
     }
 
     /// Arms timer `token` to fire at `at` (at `now` if `at` is earlier),
     /// replacing its pending deadline if it had one.
     pub fn set_timer(&mut self, token: TimerToken, at: Instant) {
-        self.net.set_timer(self.agent, token, at.max(self.now));
+        self.net.books.set_timer(self.agent, token, at.max(self.now));
     }
 
     /// Disarms timer `token`; nothing happens if it was not armed.
     pub fn cancel_timer(&mut self, token: TimerToken) {
-        self.net.cancel_timer(self.agent, token);
+        self.net.books.cancel_timer(self.agent, token);
     }
 
     /// Receives the packets addressed to this host with `protocol` and
     /// destination port `port`.
     pub fn bind(&mut self, protocol: Protocol, port: u16) -> Result<(), PortInUse> {
-        self.net.bind(self.host, protocol, port, self.agent)
+        self.net.books.bind(self.host, protocol, port, self.agent)
     }
 
     /// An ephemeral port of this host for a new TCP connection of workload
     /// flow `flow`, bound to this agent (crate::ports); `None` if the host
     /// has none free, which ends the run with that error.
     pub fn connect_port(&mut self, flow: &str) -> Option<u16> {
-        self.net.connect_port(self.now, self.host, self.agent, flow)
+        self.net.books.connect_port(self.now, self.host, self.agent, flow)
     }
 
     /// `port`, from [`Self::connect_port`], is free again: its connection
     /// closed, after TIME-WAIT.
     pub fn release_port(&mut self, port: u16) {
-        self.net.release_port(self.host, self.agent, port);
+        self.net.books.release_port(self.host, self.agent, port);
     }
 
     /// The connection from this host's `client_port` to `server`:`port`
@@ -230,13 +230,13 @@ impl<'a> Ctx<'a> {
     /// Workload flows `up_flow` and `down_flow` (the two directions of a
     /// TCP flow) have `port` as their client port in the results.
     pub(crate) fn set_client_port(&mut self, up_flow: u32, down_flow: u32, port: u16) {
-        self.net.set_client_port(up_flow, down_flow, port);
+        self.net.books.set_client_port(up_flow, down_flow, port);
     }
 
     /// Receives, instead of forwarding them, the packets passing through
     /// this host (addressed to another) with `protocol` and `port` as
     /// source or destination port: the hook of a split-connection proxy.
     pub fn intercept(&mut self, protocol: Protocol, port: u16) -> Result<(), PortInUse> {
-        self.net.intercept(self.host, protocol, port, self.agent)
+        self.net.books.intercept(self.host, protocol, port, self.agent)
     }
 }

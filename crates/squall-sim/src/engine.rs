@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use squall_link::rng::stream;
-use squall_link::{Entry, FlowKey, Instant, Path, PathConfig, Protocol, Sampler, StateSchedule};
+use squall_link::{Entry, FlowKey, Instant, PathId, Protocol, Sampler};
 use squall_scenario::{
     DelayedAckSpec, EphemeralPorts, RtoSpec, Scenario, ServerPorts, TcpApp, TcpCc, TcpFlow, TcpProfile, Topology,
 };
@@ -16,10 +16,9 @@ use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
 use crate::hash::FxHashMap;
 use crate::host::{Host, HostId};
 use crate::metrics::FlowMetrics;
-use crate::network::{Network, PathId, PathRole, PathSlot, Records};
+use crate::network::{Network, Records};
 use crate::recorder::RunRecorder;
 use crate::result::{HostCapture, RunResult};
-use crate::routing::Routes;
 use crate::scheduler::Wake;
 use crate::tcp::{AppPlan, ResponseSize, ServerLimits, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
@@ -29,9 +28,6 @@ use squall_scenario::ports::{tcp_ports, udp_ports};
 /// More wakeups than this at one instant is a livelock (a model or agent
 /// that keeps asking to be woken now), not a workload.
 const MAX_WAKEUPS_PER_INSTANT: u64 = 1 << 24;
-/// More states than this entered at one instant: a cycle whose holding
-/// times are all zero.
-const MAX_STATES_PER_INSTANT: u32 = 1 << 16;
 
 /// Ports a TCP flow with a fixed first client port may bind on its host,
 /// kept from the ephemeral allocator: the one port of a bulk flow, or the
@@ -50,7 +46,6 @@ pub(crate) struct Simulation {
     net: Network,
     agents: Vec<AnyAgent>,
     tcp_plans: Vec<Arc<TcpPlan>>,
-    schedule: StateSchedule,
     end: Instant,
     /// A stage has a series with `at_end = "end"`: the run ends where it
     /// does ([`squall_link::Path::series_end`]).
@@ -94,7 +89,7 @@ impl Simulation {
         let topology = Topology::new(scenario).map_err(|e| scenario_error(e.to_string()))?;
         let host_ids: HashMap<&str, HostId> =
             scenario.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), HostId(i as u32))).collect();
-        let mut hosts: Vec<Host> = topology
+        let hosts: Vec<Host> = topology
             .names
             .iter()
             .zip(&topology.addresses)
@@ -108,37 +103,10 @@ impl Simulation {
                 .ok_or_else(|| scenario_error(format!("{what} names host `{name}`, which is not in `hosts`")))
         };
 
-        // One slot per topology path that has stages, in topology order.
-        let mut paths = Vec::new();
-        let mut slot_of = Vec::with_capacity(topology.paths.len());
-        let mut stage_names = HashSet::new();
-        for lp in scenario.link_paths() {
-            let what = format!("links[{}]", lp.link);
-            for config in [&lp.downlink, &lp.uplink] {
-                let ends = &topology.paths[slot_of.len()];
-                let (from, to) = (HostId(ends.from as u32), HostId(ends.to as u32));
-                stage_names.extend(config.stages.iter().map(|s| s.name.clone()));
-                let slot = build_path(config, from, to, seed, &what, scenario)?;
-                slot_of.push(slot.is_some().then_some(PathId(paths.len() as u32)));
-                paths.extend(slot);
-            }
-        }
-        let routes = Routes::new(topology, slot_of);
-        // Processing delays: one path of one stage per host that has one,
-        // after the links' (the routes index those).
-        for (i, h) in scenario.hosts.iter().enumerate() {
-            let Some(processing) = &h.processing else { continue };
-            let (id, host) = (PathId(paths.len() as u32), HostId(i as u32));
-            let (slot, role) = processing_path(processing, &h.name, host, seed)?;
-            paths.push(slot);
-            match role {
-                PathRole::Output => hosts[i].output = Some(id),
-                _ => hosts[i].input = Some(id),
-            }
-        }
-
-        let states = scenario.schedule();
-        for s in &states {
+        // The states are checked before the schedule is built from them.
+        let stage_names: HashSet<&str> =
+            scenario.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).map(|s| s.name.as_str()).collect();
+        for s in &scenario.schedule() {
             for change in &s.state.changes {
                 if !stage_names.contains(change.stage()) {
                     return Err(scenario_error(format!(
@@ -152,9 +120,10 @@ impl Simulation {
                 hold.validate().map_err(|e| scenario_error(format!("state `{}`: `hold`: {e}", s.state.name)))?;
             }
         }
-        let schedule = StateSchedule::new(states, seed);
 
-        let mut net = Network::new(hosts, paths, routes, options, recorder);
+        let fabric = squall_scenario::fabric::build(scenario, &topology, seed, squall_scenario::fabric::Outside::None)
+            .map_err(|e| SimError::Config(e.source))?;
+        let mut net = Network::new(hosts, fabric, options, recorder);
         let mut agents = Vec::new();
         for (i, f) in scenario.workload.udp.iter().enumerate() {
             let what = format!("workload.udp `{}`", f.name);
@@ -165,22 +134,22 @@ impl Simulation {
             let (src_port, dst_port) = udp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
             let key = FlowKey {
                 protocol: Protocol::Udp,
-                src: net.host_address(from),
-                dst: net.host_address(to),
+                src: net.books.host_address(from),
+                dst: net.books.host_address(to),
                 src_port,
                 dst_port,
             };
-            if !net.add_flow(FlowMetrics::new(f.name.clone(), key)) {
+            if !net.books.add_flow(FlowMetrics::new(f.name.clone(), key)) {
                 return Err(scenario_error(format!("{what}: another flow has the same addresses and ports ({key})")));
             }
             let source = UdpSource::new(f, key, seed, Instant::ZERO + scenario.duration).map_err(SimError::Scenario)?;
-            net.add_agent(from);
+            net.books.add_agent(from);
             agents.push(AnyAgent::UdpSource(source));
             // Flows to the same host and port share one sink.
-            if net.hosts[to.index()].bound_agent(Protocol::Udp, dst_port).is_none() {
-                let sink = net.add_agent(to);
+            if net.books.hosts[to.index()].bound_agent(Protocol::Udp, dst_port).is_none() {
+                let sink = net.books.add_agent(to);
                 agents.push(AnyAgent::UdpSink(UdpSink::default()));
-                net.bind(to, Protocol::Udp, dst_port, sink).map_err(|e| scenario_error(e.to_string()))?;
+                net.books.bind(to, Protocol::Udp, dst_port, sink).map_err(|e| scenario_error(e.to_string()))?;
             }
         }
 
@@ -234,13 +203,13 @@ impl Simulation {
                 };
             if let Some(first) = client_port {
                 for p in fixed_client_ports(f, first) {
-                    net.hosts[from.index()].ports.reserve(p);
+                    net.books.hosts[from.index()].ports.reserve(p);
                 }
             }
             let key = |towards_server: bool| {
                 // An ephemeral client port is 0 until the first connection.
                 let client_port = client_port.unwrap_or(0);
-                let (c, s) = (net.host_address(from), net.host_address(to));
+                let (c, s) = (net.books.host_address(from), net.books.host_address(to));
                 if towards_server {
                     FlowKey { protocol: Protocol::Tcp, src: c, dst: s, src_port: client_port, dst_port: server_port }
                 } else {
@@ -248,15 +217,15 @@ impl Simulation {
                 }
             };
             let (up_key, down_key) = (key(true), key(false));
-            let up_flow = net.flows.len() as u32;
+            let up_flow = net.books.flows.len() as u32;
             // Flows sharing a server port have one key until they connect
             // (client port 0); ephemeral ports keep their connections apart.
             let shared = f.server_ports == ServerPorts::Shared && client_port.is_none();
             if shared {
-                net.add_flow_unindexed(FlowMetrics::new(format!("{}:c2s", f.name), up_key));
-                net.add_flow_unindexed(FlowMetrics::new(format!("{}:s2c", f.name), down_key));
-            } else if !net.add_flow(FlowMetrics::new(format!("{}:c2s", f.name), up_key))
-                || !net.add_flow(FlowMetrics::new(format!("{}:s2c", f.name), down_key))
+                net.books.add_flow_unindexed(FlowMetrics::new(format!("{}:c2s", f.name), up_key));
+                net.books.add_flow_unindexed(FlowMetrics::new(format!("{}:s2c", f.name), down_key));
+            } else if !net.books.add_flow(FlowMetrics::new(format!("{}:c2s", f.name), up_key))
+                || !net.books.add_flow(FlowMetrics::new(format!("{}:s2c", f.name), down_key))
             {
                 return Err(scenario_error(format!(
                     "{what}: another flow has the same addresses and ports ({up_key})"
@@ -266,8 +235,8 @@ impl Simulation {
                 |rcv_buf: u64| tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")));
             let mss = f.mss.0;
             let start = f.start.as_constant().unwrap_or(squall_link::Duration::ZERO);
-            let client = net.add_agent(from);
-            let server = net.add_agent(to);
+            let client = net.books.add_agent(from);
+            let server = net.books.add_agent(to);
             let plan = Arc::new(TcpPlan {
                 index: tcp_plans.len(),
                 name: f.name.clone(),
@@ -277,8 +246,8 @@ impl Simulation {
                 proxy_wired_cfg: config(f.proxy_buffer.map_or(f.rwnd().0, |b| b.bytes(mss)))?,
                 app: app_plan(f, start, seed, end),
                 start: Instant::ZERO + start,
-                client: net.host_address(from),
-                server: net.host_address(to),
+                client: net.books.host_address(from),
+                server: net.books.host_address(to),
                 client_port,
                 server_port,
                 shared_server: shared.then_some(server),
@@ -293,36 +262,38 @@ impl Simulation {
             // A shared port is bound once, by the entry's first flow: its
             // connections reach their flows' servers by their 4-tuples.
             if !shared || listeners.insert((to, server_port), i).is_none_or(|e| e != i) {
-                net.bind(to, Protocol::Tcp, server_port, server).map_err(|e| scenario_error(format!("{what}: {e}")))?;
+                net.books
+                    .bind(to, Protocol::Tcp, server_port, server)
+                    .map_err(|e| scenario_error(format!("{what}: {e}")))?;
             }
             if let Some(p) = proxy {
-                let agent = net.add_agent(p);
+                let agent = net.books.add_agent(p);
                 agents.push(AnyAgent::TcpProxy(TcpProxy::new(plan.clone())));
-                net.intercept(p, Protocol::Tcp, server_port, agent)
+                net.books
+                    .intercept(p, Protocol::Tcp, server_port, agent)
                     .map_err(|e| scenario_error(format!("{what}: proxy: {e}")))?;
             }
             tcp_plans.push(plan);
         }
 
         // States due at time zero apply before any agent sends.
-        if let Some(at) = schedule.next_wakeup() {
-            net.scheduler.schedule(at, Wake::States);
+        if let Some(at) = net.fabric.schedule().next_wakeup() {
+            net.books.scheduler.schedule(at, Wake::States);
         }
         for a in 0..agents.len() {
-            net.scheduler.schedule(Instant::ZERO, Wake::Start(AgentId(a as u32)));
+            net.books.scheduler.schedule(Instant::ZERO, Wake::Start(AgentId(a as u32)));
         }
         // Paths with work of their own from the start (background
         // generators) wake before any packet reaches them.
-        for p in 0..net.paths.len() {
+        for p in 0..net.fabric.paths().len() {
             net.after_call(Instant::ZERO, PathId(p as u32));
         }
-        let series_may_end = net.paths.iter().any(|p| p.path.may_end_run());
+        let series_may_end = net.fabric.may_end_run();
         Ok(Simulation {
             seed,
             net,
             agents,
             tcp_plans,
-            schedule,
             end: Instant::ZERO + scenario.duration,
             series_may_end,
             stop_when_done: scenario.stop_when_done,
@@ -337,7 +308,7 @@ impl Simulation {
     /// Handles the next wakeup due by the end of the run; `false` when
     /// there is none left.
     pub fn step(&mut self) -> Result<bool, SimError> {
-        let Some(request) = self.net.scheduler.pop_until(self.end) else {
+        let Some(request) = self.net.books.scheduler.pop_until(self.end) else {
             return Ok(false);
         };
         let now = request.at;
@@ -346,12 +317,12 @@ impl Simulation {
         self.net.settle(Some(now));
         match request.wake {
             Wake::Path(p) => {
-                if self.net.take_wakeup(p, request.seq) {
+                if self.net.books.take_wakeup(p, request.seq) {
                     self.wake_path(now, p);
                 }
             }
             Wake::Timer(agent, token) => {
-                if self.net.take_timer(agent, token, request.seq) {
+                if self.net.books.take_timer(agent, token, request.seq) {
                     let mut ctx = Ctx::new(now, agent, &mut self.net);
                     self.agents[agent.index()].on_timer(now, token, &mut ctx);
                 }
@@ -362,7 +333,7 @@ impl Simulation {
             }
             Wake::States => self.enter_states(now)?,
         }
-        if let Some(e) = self.net.failure.take() {
+        if let Some(e) = self.net.books.failure.take() {
             return Err(e);
         }
         Ok(true)
@@ -372,7 +343,7 @@ impl Simulation {
     /// the run is not over by then.
     pub fn run(&mut self, limit: Option<u64>) -> Result<(), SimError> {
         loop {
-            if limit.is_some_and(|l| self.wakeups >= l) && self.net.scheduler.has_due(self.end) {
+            if limit.is_some_and(|l| self.wakeups >= l) && self.net.books.scheduler.has_due(self.end) {
                 return Err(SimError::Livelock { wakeups: self.wakeups, at: self.instant });
             }
             if !self.step()? {
@@ -380,8 +351,9 @@ impl Simulation {
             }
             if self.series_may_end {
                 // A stage's series with `at_end = "end"` ends the run there.
-                let paths = self.net.paths.iter().filter_map(|p| p.path.series_end());
-                self.end = paths.fold(self.end, Instant::min);
+                if let Some(end) = self.net.fabric.series_end() {
+                    self.end = self.end.min(end);
+                }
             }
             if self.stop_when_done && self.all_tcp_done() {
                 self.end = self.instant;
@@ -424,7 +396,7 @@ impl Simulation {
 
     /// Path `p` is due: take every packet it delivers now to its far host.
     fn wake_path(&mut self, now: Instant, p: PathId) {
-        while let Some(d) = self.net.paths[p.index()].path.poll(now) {
+        while let Some(d) = self.net.fabric.path_mut(p).path.poll(now) {
             debug_assert_eq!(d.at, now, "a path delivered before it asked to be woken");
             if let Some((agent, packet, tcp)) = self.net.arrive(now, p, d.packet) {
                 let mut ctx = Ctx::new(now, agent, &mut self.net);
@@ -436,33 +408,23 @@ impl Simulation {
 
     /// Enters every state due at `now`: each change goes to every path.
     fn enter_states(&mut self, now: Instant) -> Result<(), SimError> {
-        if self.net.options.record_events {
+        if self.net.books.options.record_events {
             // Events before the state come before it in the log.
             self.net.drain_all();
         }
-        let mut entered = 0;
-        while let Some(due) = self.schedule.poll(now) {
-            entered += 1;
-            if entered > MAX_STATES_PER_INSTANT {
-                return Err(scenario_error(format!(
-                    "states entered more than {MAX_STATES_PER_INSTANT} times at {now} s: a cycle with zero holding times?"
-                )));
-            }
-            self.net.record_state(due.at, &due.state.name);
-            for change in &due.state.changes {
-                for slot in &mut self.net.paths {
-                    slot.path.apply(now, change);
-                }
-            }
-            if self.net.options.record_events {
-                self.net.drain_all();
-            }
+        let net = &mut self.net;
+        net.fabric.enter_due_states(now, &mut net.books).map_err(|storm| {
+            scenario_error(format!(
+                "states entered more than {} times at {} s: a cycle with zero holding times?",
+                squall_link::Fabric::MAX_STATES_PER_INSTANT,
+                storm.at
+            ))
+        })?;
+        for p in 0..net.fabric.paths().len() {
+            net.after_call(now, PathId(p as u32));
         }
-        for p in 0..self.net.paths.len() {
-            self.net.after_call(now, PathId(p as u32));
-        }
-        if let Some(at) = self.schedule.next_wakeup() {
-            self.net.scheduler.schedule(at.max(now), Wake::States);
+        if let Some(at) = net.fabric.schedule().next_wakeup() {
+            net.books.scheduler.schedule(at.max(now), Wake::States);
         }
         Ok(())
     }
@@ -472,11 +434,11 @@ impl Simulation {
         let net = &mut self.net;
         net.drain_all();
         net.settle(None);
-        if let Some(v) = net.violation.take() {
+        if let Some(v) = net.books.violation.take() {
             return Err(SimError::Conservation(v));
         }
         let mut in_paths = 0;
-        for slot in &net.paths {
+        for slot in net.fabric.paths() {
             let s = slot.path.stats();
             if !s.conserved() {
                 return Err(SimError::Conservation(format!(
@@ -486,14 +448,14 @@ impl Simulation {
             }
             in_paths += s.in_flight;
         }
-        if net.ledger.live() != in_paths {
+        if net.books.ledger.live() != in_paths {
             return Err(SimError::Conservation(format!(
                 "{} packets should be inside the network but the paths hold {in_paths}",
-                net.ledger.live()
+                net.books.ledger.live()
             )));
         }
-        let in_flight = net.ledger.live_per_flow(net.flows.len());
-        for (f, &inside) in net.flows.iter().zip(&in_flight) {
+        let in_flight = net.books.ledger.live_per_flow(net.books.flows.len());
+        for (f, &inside) in net.books.flows.iter().zip(&in_flight) {
             let accounted = f.delivered_packets + f.dropped_total() + inside;
             if f.sent_packets + f.copies != accounted {
                 return Err(SimError::Conservation(format!(
@@ -506,11 +468,11 @@ impl Simulation {
             }
         }
 
-        let stages = net.paths.iter().flat_map(|s| s.path.stage_stats(self.end)).collect();
+        let stages = net.fabric.paths().iter().flat_map(|s| s.path.stage_stats(self.end)).collect();
         let empty = Records::Keep { events: Vec::new(), captures: Vec::new(), headers: Vec::new() };
-        let (events, captures, mut recorder) = match std::mem::replace(&mut net.recording, empty) {
+        let (events, captures, mut recorder) = match std::mem::replace(&mut net.books.recording, empty) {
             Records::Keep { events, captures, headers } => {
-                let captures = (captures.into_iter().zip(headers).zip(&net.hosts))
+                let captures = (captures.into_iter().zip(headers).zip(&net.books.hosts))
                     .map(|((packets, tcp), h)| HostCapture { host: h.name.clone(), packets, tcp })
                     .collect();
                 (events, captures, None)
@@ -541,16 +503,16 @@ impl Simulation {
                 recorder.tcp_trace_done(&trace);
             }
         }
-        let labels: Vec<String> = net.paths.iter().map(|p| p.label.clone()).collect();
+        let labels = &net.books.labels;
         let flows =
-            std::mem::take(&mut net.flows).into_iter().zip(in_flight).map(|(f, n)| f.finish(n, &labels)).collect();
+            std::mem::take(&mut net.books.flows).into_iter().zip(in_flight).map(|(f, n)| f.finish(n, labels)).collect();
         let result = RunResult {
             seed: self.seed,
             end: self.end,
             flows,
             stages,
             events,
-            packets: std::mem::take(&mut net.records),
+            packets: std::mem::take(&mut net.books.records),
             captures,
             tcp_flows,
             tcp_traces,
@@ -562,9 +524,9 @@ impl Simulation {
 /// Whether `via` is a host on the route from `from` to `to` (not an end).
 fn on_route(net: &Network, from: HostId, to: HostId, via: HostId) -> bool {
     let mut at = from;
-    for _ in 0..net.hosts.len() {
+    for _ in 0..net.books.hosts.len() {
         let Some(p) = net.next_hop(at, to) else { return false };
-        at = net.paths[p.index()].to;
+        at = net.path_end(p);
         if at == to {
             return false;
         }
@@ -671,50 +633,4 @@ fn app_plan(f: &TcpFlow, start: squall_link::Duration, seed: u64, end: Instant) 
             },
         },
     }
-}
-
-/// A host's processing delay (`hosts[i].processing`) as a path of one
-/// stage named `HOST.processing`: no queue limit and no rate (nothing
-/// waits for a server), a propagation delay drawn per packet from
-/// `delay` on the stage's own random stream, and `reorder = false`, so a
-/// packet leaves no earlier than the one of its flow before it.
-fn processing_path(
-    processing: &squall_scenario::Processing,
-    host: &str,
-    id: HostId,
-    seed: u64,
-) -> Result<(PathSlot, PathRole), SimError> {
-    let (role, direction, at) = match processing.at {
-        squall_scenario::ProcessingAt::Input => (PathRole::Input, squall_link::Direction::Downlink, "input"),
-        squall_scenario::ProcessingAt::Output => (PathRole::Output, squall_link::Direction::Uplink, "output"),
-    };
-    let mut stage = squall_link::StageConfig::named(&format!("{host}.processing"));
-    stage.jitter = Some(processing.delay.clone());
-    let path = Path::new(&PathConfig { direction, stages: vec![stage] }, seed)?;
-    Ok((PathSlot::processing(path, id, role, format!("host `{host}`'s processing delay ({at})")), role))
-}
-
-/// The path of one direction of a link; `None` if it has no stages (no
-/// traffic goes that way).
-fn build_path(
-    config: &PathConfig,
-    from: HostId,
-    to: HostId,
-    seed: u64,
-    what: &str,
-    scenario: &Scenario,
-) -> Result<Option<PathSlot>, SimError> {
-    if config.stages.is_empty() {
-        return Ok(None);
-    }
-    // Event recording stays on (the default): drops are charged to flows
-    // from the path's drop events.
-    let path = Path::new(config, seed)?;
-    let label = format!(
-        "{what} {} ({} -> {})",
-        config.direction,
-        scenario.hosts[from.index()].name,
-        scenario.hosts[to.index()].name
-    );
-    Ok(Some(PathSlot::new(path, to, label)))
 }

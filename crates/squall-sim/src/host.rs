@@ -46,10 +46,6 @@ pub(crate) struct Host {
     connections: FxHashMap<(u16, Ipv4Addr, u16), AgentId>,
     /// Agents receiving passing packets by protocol and either port.
     intercepts: Vec<Binding>,
-    /// The path of its processing delay for what it receives, if it has one.
-    pub input: Option<crate::network::PathId>,
-    /// The path of its processing delay for what it sends and forwards.
-    pub output: Option<crate::network::PathId>,
     /// The ports its TCP connections take when they name none.
     pub ports: PortAllocator,
 }
@@ -62,8 +58,6 @@ impl Host {
             bound: FxHashMap::default(),
             connections: FxHashMap::default(),
             intercepts: Vec::new(),
-            input: None,
-            output: None,
             ports: PortAllocator::new(ports),
         }
     }

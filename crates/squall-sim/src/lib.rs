@@ -32,7 +32,6 @@ mod ports;
 mod recorder;
 mod replications;
 mod result;
-mod routing;
 mod scheduler;
 pub mod tcp;
 pub mod udp;

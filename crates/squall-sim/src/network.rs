@@ -1,6 +1,12 @@
 //! The network: hosts joined by paths (two per link, one each way), the
 //! routes between them, and the bookkeeping of every packet inside.
 //!
+//! The paths, routes, forwarding at intermediate hosts, processing delays
+//! and the state schedule are the model's [`Fabric`], which the emulator
+//! drives too; what the simulator keeps beside it (bound agents, timers,
+//! the packet ledger, flows, records, the event queue) is [`Books`], the
+//! fabric's [`Hooks`].
+//!
 //! Packets move synchronously at one instant: a path's delivery arrives at
 //! its far host at the delivery time, and a forwarding host pushes it onto
 //! the next path at once. A packet is therefore always inside exactly one
@@ -9,7 +15,11 @@
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
-use squall_link::{Direction, Event, EventKind, Instant, Packet, PacketId, Path, Protocol, Recording};
+use squall_link::fabric::{Arrival, FabricPath, HostIndex};
+use squall_link::{
+    Direction, Event, EventKind, Fabric, Hooks, Instant, Packet, PacketId, Path, PathId, PathRole, Protocol, Recording,
+    State,
+};
 
 use crate::agent::{AgentId, NoRoute, PortInUse, TimerToken};
 use crate::hash::FxHashMap;
@@ -18,61 +28,22 @@ use crate::ledger::{self, Entry, PacketLedger};
 use crate::metrics::FlowMetrics;
 use crate::recorder::RunRecorder;
 use crate::result::{CaptureDirection, PacketRecord};
-use crate::routing::Routes;
 use crate::scheduler::{Scheduler, Wake};
 use crate::{RunOptions, SimError};
 use squall_tcp::Segment;
-
-/// Index of a path: links in scenario order, each downlink then uplink
-/// (a direction without stages has no path).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct PathId(pub u32);
-
-impl PathId {
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
 
 /// How many calls a path gets between drains of its events. Draining
 /// allocates a fresh buffer in the model, so it is batched; a batch is
 /// still small enough to stay in cache.
 const DRAIN_BATCH: u32 = 256;
 
-/// What a path stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PathRole {
-    /// One direction of a link.
-    Link,
-    /// A host's processing delay for the packets it receives.
-    Input,
-    /// A host's processing delay for the packets it sends and forwards.
-    Output,
-}
-
-#[derive(Debug)]
-pub(crate) struct PathSlot {
-    pub path: Path,
-    /// The host its deliveries reach (a processing path's own host).
-    pub to: HostId,
-    pub role: PathRole,
-    /// "link 0 downlink (fixed -> mobile)", for error messages.
-    pub label: String,
+/// The simulator's side of a path of the fabric.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathWake {
     /// The pending wakeup request, (time, sequence number); older requests
     /// for this path are stale and ignored.
     scheduled: Option<(Instant, u64)>,
     calls_since_drain: u32,
-}
-
-impl PathSlot {
-    pub fn new(path: Path, to: HostId, label: String) -> Self {
-        PathSlot { path, to, label, role: PathRole::Link, scheduled: None, calls_since_drain: 0 }
-    }
-
-    /// Host `host`'s processing delay (`role` Input or Output).
-    pub fn processing(path: Path, host: HostId, role: PathRole, label: String) -> Self {
-        PathSlot { role, ..PathSlot::new(path, host, label) }
-    }
 }
 
 /// A packet that reached an agent, with its TCP header if it has one; the
@@ -103,12 +74,21 @@ impl std::fmt::Debug for Records {
     }
 }
 
+/// The fabric and the simulator's books on it.
 #[derive(Debug)]
 pub(crate) struct Network {
+    pub fabric: Fabric,
+    pub books: Books,
+}
+
+/// What the simulator keeps on its hosts and on every packet inside the
+/// fabric.
+#[derive(Debug)]
+pub(crate) struct Books {
     pub hosts: Vec<Host>,
-    by_address: FxHashMap<Ipv4Addr, HostId>,
-    pub paths: Vec<PathSlot>,
-    routes: Routes,
+    wakes: Vec<PathWake>,
+    /// Each path's label, by [`PathId`].
+    pub labels: Vec<String>,
     pub scheduler: Scheduler,
     /// Host of each agent.
     agent_hosts: Vec<HostId>,
@@ -135,7 +115,7 @@ pub(crate) struct Network {
     pub failure: Option<SimError>,
     /// Events of one drain, reused to avoid an allocation per drain.
     drained: Vec<Event>,
-    /// Copies taken from a path ([`Network::take_copies`]), reused.
+    /// Copies taken from a path ([`Books::take_copies`]), reused.
     copies: Vec<squall_link::PacketId>,
 }
 
@@ -144,12 +124,10 @@ impl Network {
     /// (`None`: kept for the result).
     pub fn new(
         hosts: Vec<Host>,
-        paths: Vec<PathSlot>,
-        routes: Routes,
+        mut fabric: Fabric,
         options: RunOptions,
         recorder: Option<Box<dyn RunRecorder>>,
     ) -> Self {
-        let by_address = hosts.iter().enumerate().map(|(i, h)| (h.address, HostId(i as u32))).collect();
         let names: Vec<String> = hosts.iter().map(|h| h.name.clone()).collect();
         let records = match recorder {
             Some(mut r) => {
@@ -164,16 +142,11 @@ impl Network {
         };
         // Drops are always needed, to charge them to flows; the rest only
         // when the run keeps events.
-        let recording = if options.record_events { Recording::All } else { Recording::Drops };
-        let mut paths = paths;
-        for slot in &mut paths {
-            slot.path.set_recording(recording);
-        }
-        Network {
+        fabric.set_recording(if options.record_events { Recording::All } else { Recording::Drops });
+        let books = Books {
             hosts,
-            by_address,
-            paths,
-            routes,
+            wakes: vec![PathWake::default(); fabric.paths().len()],
+            labels: fabric.paths().iter().map(|p| p.label.clone()).collect(),
             scheduler: Scheduler::default(),
             agent_hosts: Vec::new(),
             timers: Vec::new(),
@@ -189,20 +162,124 @@ impl Network {
             failure: None,
             drained: Vec::new(),
             copies: Vec::new(),
-        }
-    }
-
-    pub fn host_by_address(&self, address: Ipv4Addr) -> Option<HostId> {
-        self.by_address.get(&address).copied()
-    }
-
-    pub fn host_address(&self, host: HostId) -> Ipv4Addr {
-        self.hosts[host.index()].address
+        };
+        Network { fabric, books }
     }
 
     /// The first path from `from` towards `to`.
     pub fn next_hop(&self, from: HostId, to: HostId) -> Option<PathId> {
-        self.routes.next_hop(from, to)
+        self.fabric.routes().next_path(from.index(), to.index())
+    }
+
+    /// The host a path's deliveries reach.
+    pub fn path_end(&self, p: PathId) -> HostId {
+        HostId(self.fabric.path(p).to as u32)
+    }
+
+    // --- packets ---
+
+    /// An agent on `host` sends `packet` at `now`.
+    pub fn send(&mut self, now: Instant, host: HostId, packet: Packet) -> Result<PacketId, NoRoute> {
+        let flow = self.books.flow_index.get(&packet.flow).copied().unwrap_or(ledger::NONE);
+        self.send_with(now, host, packet, None, flow)
+    }
+
+    /// Sends `packet` with the TCP header `tcp` beside it, counted for the
+    /// workload flow with index `flow` (or none, [`ledger::NONE`]).
+    pub fn send_with(
+        &mut self,
+        now: Instant,
+        host: HostId,
+        mut packet: Packet,
+        tcp: Option<Segment>,
+        flow: u32,
+    ) -> Result<PacketId, NoRoute> {
+        let no_route = NoRoute { from: host, to: packet.flow.dst };
+        let first = self.fabric.first_path(host.index(), &packet).ok_or(no_route)?;
+        let books = &mut self.books;
+        let record = if books.options.record_packets && flow != ledger::NONE {
+            books.records.len() as u32
+        } else {
+            ledger::NONE
+        };
+        let id = books.ledger.insert(Entry { sent: now, flow, record, tcp });
+        packet.id = id;
+        if let Some(f) = books.flows.get_mut(flow as usize) {
+            f.on_send(now, packet.size);
+        }
+        if record != ledger::NONE {
+            books.records.push(PacketRecord {
+                id,
+                flow: flow as usize,
+                size: packet.size,
+                sent: now,
+                delivered: None,
+                dropped: None,
+            });
+        }
+        self.fabric.send(now, host.index(), packet, first, books);
+        Ok(id)
+    }
+
+    /// Path `from` delivered `packet` at `now` to its far host. Returns the
+    /// agent that takes it, if any; otherwise the packet was forwarded (or
+    /// reached a host where nothing listens on its port).
+    /// The TCP connection from `client`:`client_port` to `server`:`port`
+    /// goes to `agent` on the server's host (a shared listening port).
+    pub fn accept(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
+        if let Some(h) = self.fabric.routes().host_of(server) {
+            self.books.hosts[h].accept(port, client, client_port, agent);
+        }
+    }
+
+    /// Undoes [`Self::accept`] (the client's port is free again).
+    pub fn forget(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
+        if let Some(h) = self.fabric.routes().host_of(server) {
+            self.books.hosts[h].forget(port, client, client_port, agent);
+        }
+    }
+
+    #[inline]
+    pub fn arrive(&mut self, now: Instant, from: PathId, packet: Packet) -> Handover {
+        let Arrival { host, packet, claimed, .. } = self.fabric.arrive(now, from, packet, &mut self.books)?;
+        let books = &mut self.books;
+        let h = &books.hosts[host];
+        let agent = if claimed {
+            h.interceptor(&packet.flow)
+        } else {
+            h.receiver(&packet.flow)
+        };
+        let tcp = books.leave(now, &packet);
+        agent.map(|a| (a, packet, tcp))
+    }
+
+    /// After any call on path `p`: drain its events now and then, and make
+    /// sure a wakeup is requested for its `next_wakeup()`.
+    pub fn after_call(&mut self, now: Instant, p: PathId) {
+        self.books.after_call(now, p, &mut self.fabric.path_mut(p).path);
+    }
+
+    pub fn drain_all(&mut self) {
+        self.books.drain_all(self.fabric.paths_mut());
+    }
+
+    /// Hands on the events before `now` ([`Books::settle`]).
+    pub fn settle(&mut self, now: Option<Instant>) {
+        self.books.settle(now, self.fabric.paths_mut());
+    }
+}
+
+impl Books {
+    pub fn host_address(&self, host: HostId) -> Ipv4Addr {
+        self.hosts[host.index()].address
+    }
+
+    /// Registers a workload flow whose packets are counted by index
+    /// only ([`Ctx::send_tcp`](crate::agent::Ctx::send_tcp)): a TCP flow
+    /// with ephemeral client ports to a shared server port, whose key
+    /// (client port 0 until it connects) other flows share.
+    pub fn add_flow_unindexed(&mut self, metrics: FlowMetrics) {
+        self.flows.push(metrics);
     }
 
     /// Registers a workload flow; packets carrying `metrics.key()` count
@@ -260,29 +337,6 @@ impl Network {
         h.ports.release(port);
     }
 
-    /// The TCP connection from `client`:`client_port` to `server`:`port`
-    /// goes to `agent` on the server's host (a shared listening port).
-    pub fn accept(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
-        if let Some(h) = self.host_by_address(server) {
-            self.hosts[h.index()].accept(port, client, client_port, agent);
-        }
-    }
-
-    /// Undoes [`Self::accept`] (the client's port is free again).
-    pub fn forget(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
-        if let Some(h) = self.host_by_address(server) {
-            self.hosts[h.index()].forget(port, client, client_port, agent);
-        }
-    }
-
-    /// Registers a workload flow whose packets are counted by index
-    /// only ([`Ctx::send_tcp`](crate::agent::Ctx::send_tcp)): a TCP flow
-    /// with ephemeral client ports to a shared server port, whose key
-    /// (client port 0 until it connects) other flows share.
-    pub fn add_flow_unindexed(&mut self, metrics: FlowMetrics) {
-        self.flows.push(metrics);
-    }
-
     /// The client port of workload flow `flow`'s first connection, for
     /// its key in the results (a flow that names no port gets it when it
     /// connects).
@@ -329,113 +383,6 @@ impl Network {
 
     // --- packets ---
 
-    /// An agent on `host` sends `packet` at `now`.
-    pub fn send(&mut self, now: Instant, host: HostId, packet: Packet) -> Result<PacketId, NoRoute> {
-        let flow = self.flow_index.get(&packet.flow).copied().unwrap_or(ledger::NONE);
-        self.send_with(now, host, packet, None, flow)
-    }
-
-    /// Sends `packet` with the TCP header `tcp` beside it, counted for the
-    /// workload flow with index `flow` (or none, [`ledger::NONE`]).
-    pub fn send_with(
-        &mut self,
-        now: Instant,
-        host: HostId,
-        mut packet: Packet,
-        tcp: Option<Segment>,
-        flow: u32,
-    ) -> Result<PacketId, NoRoute> {
-        let no_route = NoRoute { from: host, to: packet.flow.dst };
-        let dst = self.host_by_address(packet.flow.dst).ok_or(no_route)?;
-        let first = self.routes.next_hop(host, dst).ok_or(no_route)?;
-        let record =
-            if self.options.record_packets && flow != ledger::NONE { self.records.len() as u32 } else { ledger::NONE };
-        let id = self.ledger.insert(Entry { sent: now, flow, record, tcp });
-        packet.id = id;
-        if let Some(f) = self.flows.get_mut(flow as usize) {
-            f.on_send(now, packet.size);
-        }
-        if record != ledger::NONE {
-            self.records.push(PacketRecord {
-                id,
-                flow: flow as usize,
-                size: packet.size,
-                sent: now,
-                delivered: None,
-                dropped: None,
-            });
-        }
-        match self.hosts[host.index()].output {
-            // Captured as it leaves the processing, onto the link.
-            Some(output) => self.push(now, output, packet),
-            None => {
-                self.capture(now, host, CaptureDirection::Sent, &packet, tcp);
-                self.push(now, first, packet);
-            }
-        }
-        Ok(id)
-    }
-
-    /// Path `from` delivered `packet` at `now` to its far host. Returns the
-    /// agent that takes it, if any; otherwise the packet was forwarded (or
-    /// reached a host where nothing listens on its port).
-    #[inline]
-    pub fn arrive(&mut self, now: Instant, from: PathId, packet: Packet) -> Handover {
-        self.take_copies(from);
-        let host = self.paths[from.index()].to;
-        let (flow, tcp) = self.ledger.get(packet.id).map_or((ledger::NONE, None), |e| (e.flow, e.tcp));
-        if let Some(f) = self.flows.get_mut(flow as usize) {
-            f.on_hop(from.0, false);
-        }
-        match self.paths[from.index()].role {
-            PathRole::Link => {
-                self.capture(now, host, CaptureDirection::Received, &packet, tcp);
-                if let Some(input) = self.hosts[host.index()].input {
-                    self.push(now, input, packet);
-                    return None;
-                }
-            }
-            PathRole::Input => {}
-            PathRole::Output => {
-                self.onto_link(now, host, packet, tcp);
-                return None;
-            }
-        }
-        let h = &self.hosts[host.index()];
-        if packet.flow.dst == h.address {
-            let agent = h.receiver(&packet.flow);
-            let tcp = self.leave(now, &packet);
-            return agent.map(|a| (a, packet, tcp));
-        }
-        if let Some(agent) = h.interceptor(&packet.flow) {
-            let tcp = self.leave(now, &packet);
-            return Some((agent, packet, tcp));
-        }
-        match self.hosts[host.index()].output {
-            Some(output) => self.push(now, output, packet),
-            None => self.onto_link(now, host, packet, tcp),
-        }
-        None
-    }
-
-    /// `packet` leaves `host` at `now` onto the link towards its
-    /// destination.
-    fn onto_link(&mut self, now: Instant, host: HostId, packet: Packet, tcp: Option<Segment>) {
-        let next = self.host_by_address(packet.flow.dst).and_then(|dst| self.routes.next_hop(host, dst));
-        match next {
-            Some(next) => {
-                self.capture(now, host, CaptureDirection::Sent, &packet, tcp);
-                self.push(now, next, packet);
-            }
-            None => self.violate(format!(
-                "packet {} of {} reached host {} which has no route onward",
-                packet.id.0,
-                packet.flow,
-                self.hosts[host.index()].name
-            )),
-        }
-    }
-
     /// The packet left the network at `now` (its destination, or an
     /// intercepting agent); returns its TCP header.
     #[inline]
@@ -454,59 +401,40 @@ impl Network {
     }
 
     #[inline]
-    fn capture(
-        &mut self,
-        now: Instant,
-        host: HostId,
-        direction: CaptureDirection,
-        packet: &Packet,
-        tcp: Option<Segment>,
-    ) {
+    fn capture(&mut self, now: Instant, host: HostIndex, direction: CaptureDirection, packet: &Packet) {
         if !self.options.record_captures {
             return;
         }
+        let tcp = self.ledger.get(packet.id).and_then(|e| e.tcp);
         match &mut self.recording {
             Records::Keep { captures, headers, .. } => {
-                if let Some(c) = captures.get_mut(host.index()) {
+                if let Some(c) = captures.get_mut(host) {
                     c.push((now, direction, packet.clone()));
-                    headers[host.index()].push(tcp);
+                    headers[host].push(tcp);
                 }
             }
-            Records::Stream(r) => r.capture(host.index(), now, direction, packet, tcp.as_ref()),
+            Records::Stream(r) => r.capture(host, now, direction, packet, tcp.as_ref()),
         }
-    }
-
-    /// `packet` enters path `p` at `now`.
-    #[inline]
-    pub fn push(&mut self, now: Instant, p: PathId, packet: Packet) {
-        if !self.flows.is_empty() {
-            let flow = self.ledger.get(packet.id).map_or(ledger::NONE, |e| e.flow);
-            if let Some(f) = self.flows.get_mut(flow as usize) {
-                f.on_hop(p.0, true);
-            }
-        }
-        self.paths[p.index()].path.push(now, packet);
-        self.after_call(now, p);
     }
 
     /// Whether the request `seq` is path `p`'s pending wakeup; if so it is
     /// consumed and the engine polls the path.
     pub fn take_wakeup(&mut self, p: PathId, seq: u64) -> bool {
-        let slot = &mut self.paths[p.index()];
-        if slot.scheduled.is_some_and(|(_, s)| s == seq) {
-            slot.scheduled = None;
+        let wake = &mut self.wakes[p.index()];
+        if wake.scheduled.is_some_and(|(_, s)| s == seq) {
+            wake.scheduled = None;
             true
         } else {
             false
         }
     }
 
-    /// Enters the copies path `p`'s stages made (`duplicate`) in the
+    /// Enters the copies `path`'s stages made (`duplicate`) in the
     /// ledger, before any of them is delivered or dropped.
     #[inline]
-    fn take_copies(&mut self, p: PathId) {
+    fn take_copies(&mut self, path: &mut Path) {
         let mut copies = std::mem::take(&mut self.copies);
-        self.paths[p.index()].path.take_copies(&mut copies);
+        path.take_copies(&mut copies);
         for id in copies.drain(..) {
             if !self.ledger.copy(id) {
                 self.violate(format!("packet {} copied but not inside the network", id.0));
@@ -520,32 +448,30 @@ impl Network {
         self.copies = copies;
     }
 
-    /// After any call on path `p`: drain its events now and then, and make
-    /// sure a wakeup is requested for its `next_wakeup()`.
+    /// After any call on path `p` (`path`): drain its events now and
+    /// then, and make sure a wakeup is requested for its `next_wakeup()`.
     #[inline]
-    pub fn after_call(&mut self, now: Instant, p: PathId) {
-        let slot = &mut self.paths[p.index()];
-        slot.calls_since_drain += 1;
-        if slot.calls_since_drain >= DRAIN_BATCH {
-            self.drain(p);
+    pub fn after_call(&mut self, now: Instant, p: PathId, path: &mut Path) {
+        let wake = &mut self.wakes[p.index()];
+        wake.calls_since_drain += 1;
+        if wake.calls_since_drain >= DRAIN_BATCH {
+            self.drain(p, path);
         }
-        let slot = &mut self.paths[p.index()];
-        let Some(at) = slot.path.next_wakeup() else { return };
+        let Some(at) = path.next_wakeup() else { return };
         let at = at.max(now);
-        if slot.scheduled.is_none_or(|(t, _)| at < t) {
+        if self.wakes[p.index()].scheduled.is_none_or(|(t, _)| at < t) {
             let seq = self.scheduler.schedule(at, Wake::Path(p));
-            self.paths[p.index()].scheduled = Some((at, seq));
+            self.wakes[p.index()].scheduled = Some((at, seq));
         }
     }
 
     /// Takes path `p`'s events: drops are charged to their packet's flow,
     /// and the events are kept if the run records them.
-    pub fn drain(&mut self, p: PathId) {
-        self.take_copies(p);
-        let slot = &mut self.paths[p.index()];
-        slot.calls_since_drain = 0;
+    pub fn drain(&mut self, p: PathId, path: &mut Path) {
+        self.take_copies(path);
+        self.wakes[p.index()].calls_since_drain = 0;
         let mut events = std::mem::take(&mut self.drained);
-        slot.path.drain_events_into(&mut events);
+        path.drain_events_into(&mut events);
         for e in &events {
             let (EventKind::Drop(reason), Some(id)) = (e.kind, e.packet) else { continue };
             let Some(entry) = self.ledger.resolve(id) else {
@@ -576,6 +502,12 @@ impl Network {
         self.drained = events;
     }
 
+    pub fn drain_all(&mut self, paths: &mut [FabricPath]) {
+        for (p, slot) in paths.iter_mut().enumerate() {
+            self.drain(PathId(p as u32), &mut slot.path);
+        }
+    }
+
     /// A streamed run hands `trace`'s samples so far to its recorder.
     pub fn tcp_samples(&mut self, trace: &mut crate::TcpTrace) {
         if let Records::Stream(r) = &mut self.recording {
@@ -591,12 +523,12 @@ impl Network {
     /// `now` (the scheduler wakes it at its `next_wakeup`), so no event
     /// before `now` can come later. Equal times keep the order drained,
     /// as one stable sort of every event at the end would.
-    pub fn settle(&mut self, now: Option<Instant>) {
+    pub fn settle(&mut self, now: Option<Instant>, paths: &mut [FabricPath]) {
         const SETTLE_AT: usize = 1 << 16;
         if !self.options.record_events || (now.is_some() && self.pending.len() < SETTLE_AT) {
             return;
         }
-        self.drain_all();
+        self.drain_all(paths);
         self.pending.sort_by_key(|e| e.time); // stable: equal times keep drain order
         let ready = match now {
             Some(now) => self.pending.partition_point(|e| e.time < now),
@@ -611,12 +543,6 @@ impl Network {
                 r.events(&self.pending[..ready]);
                 self.pending.drain(..ready);
             }
-        }
-    }
-
-    pub fn drain_all(&mut self) {
-        for p in 0..self.paths.len() {
-            self.drain(PathId(p as u32));
         }
     }
 
@@ -644,6 +570,70 @@ impl Network {
     }
 }
 
+/// The simulator's part in each step of a packet through the fabric.
+impl Hooks for Books {
+    /// Counts the hop for the packet's flow.
+    #[inline]
+    fn entering(&mut self, _now: Instant, id: PathId, packet: &Packet) {
+        if !self.flows.is_empty() {
+            let flow = self.ledger.get(packet.id).map_or(ledger::NONE, |e| e.flow);
+            if let Some(f) = self.flows.get_mut(flow as usize) {
+                f.on_hop(id.0, true);
+            }
+        }
+    }
+
+    #[inline]
+    fn entered(&mut self, now: Instant, id: PathId, path: &mut Path) {
+        self.after_call(now, id, path);
+    }
+
+    /// The path's copies go into the ledger before the packet goes on.
+    #[inline]
+    fn left(&mut self, _now: Instant, id: PathId, _role: PathRole, path: &mut Path, packet: &Packet) {
+        self.take_copies(path);
+        let flow = self.ledger.get(packet.id).map_or(ledger::NONE, |e| e.flow);
+        if let Some(f) = self.flows.get_mut(flow as usize) {
+            f.on_hop(id.0, false);
+        }
+    }
+
+    /// A host's capture shows every packet that reaches it from a link.
+    #[inline]
+    fn reached(&mut self, now: Instant, host: HostIndex, packet: &Packet, _local: bool, _delayed: bool) {
+        self.capture(now, host, CaptureDirection::Received, packet);
+    }
+
+    /// ... and every packet it puts onto a link.
+    #[inline]
+    fn departs(&mut self, now: Instant, host: HostIndex, packet: &Packet, _origin: bool) {
+        self.capture(now, host, CaptureDirection::Sent, packet);
+    }
+
+    #[inline]
+    fn claims(&mut self, host: HostIndex, packet: &Packet) -> bool {
+        self.hosts[host].interceptor(&packet.flow).is_some()
+    }
+
+    fn no_route(&mut self, _now: Instant, host: HostIndex, packet: Packet) {
+        self.violate(format!(
+            "packet {} of {} reached host {} which has no route onward",
+            packet.id.0, packet.flow, self.hosts[host].name
+        ));
+    }
+
+    fn entering_state(&mut self, at: Instant, state: &State, _paths: &mut [FabricPath]) {
+        self.record_state(at, &state.name);
+    }
+
+    /// Events of each state come after it in the log.
+    fn entered_state(&mut self, _at: Instant, _state: &State, paths: &mut [FabricPath]) {
+        if self.options.record_events {
+            self.drain_all(paths);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -655,14 +645,15 @@ mod tests {
         let text = "name = \"t\"\nduration = \"1 s\"\nlinks = []\n[[hosts]]\nname = \"h\"\naddress = \"127.0.0.1\"\n";
         let scenario = squall_scenario::parse("t.toml", text, std::path::Path::new(".")).unwrap();
         let topology = squall_scenario::Topology::new(&scenario).unwrap();
-        let routes = crate::routing::Routes::new(topology, Vec::new());
+        let fabric =
+            squall_scenario::fabric::build(&scenario, &topology, 1, squall_scenario::fabric::Outside::None).unwrap();
         let mut net = Network::new(
             vec![Host::new("h".into(), Ipv4Addr::LOCALHOST, squall_scenario::EphemeralPorts::LINUX)],
-            vec![],
-            routes,
+            fabric,
             RunOptions::default(),
             None,
-        );
+        )
+        .books;
         let a = net.add_agent(HostId(0));
         let (rto, ack) = (TimerToken(0), TimerToken(1));
         net.set_timer(a, rto, Instant::from_millis(10));

@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 use squall_link::Instant;
 
 use crate::agent::{AgentId, TimerToken};
-use crate::network::PathId;
+use squall_link::PathId;
 
 /// What a request wakes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,9 +25,10 @@ use std::sync::mpsc::Receiver;
 use nix::poll::{PollFd, PollFlags, ppoll};
 use nix::sys::time::TimeSpec;
 use serde::Serialize;
+use squall_link::fabric::{Arrival, FabricPath, HostIndex};
 use squall_link::{
-    BackgroundConfig, Change, Direction, Duration, Event, EventKind, Instant, Packet, PacketId, Path, PathStats,
-    Payload, Recording, StagePatch, StageStats, State, StateSchedule,
+    BackgroundConfig, Change, Direction, Duration, Event, EventKind, Fabric, Hooks, Instant, Packet, PacketId, Path,
+    PathId, PathRole, PathStats, Payload, Recording, StagePatch, StageStats, State,
 };
 use squall_scenario::BlackoutDirection;
 
@@ -35,7 +36,7 @@ use crate::engine::clock::{Clock, to_std};
 pub use crate::engine::control::BackgroundAction;
 use crate::engine::control::{ControlMessage, ControlRequest};
 use crate::engine::recording::{DeliveryRecord, Recorder, RecordingReport};
-use crate::engine::routing::{HostIndex, Routing};
+use crate::engine::routing::Routing;
 use crate::engine::timing::{TimingRecorder, TimingSummary};
 use crate::engine::watch::LiveCounters;
 use crate::sys::device::PacketDevice;
@@ -125,11 +126,6 @@ pub struct DataplaneReport {
     pub recording: RecordingReport,
 }
 
-struct PathSlot {
-    /// `None` for a direction without stages: packets pass at once.
-    path: Option<Path>,
-}
-
 /// How long the data plane runs on after the foreground workloads have
 /// exited, at most, to deliver what they sent: long enough for a packet
 /// to cross a slow, deep path, short enough that a path holding packets
@@ -143,30 +139,17 @@ pub struct Dataplane {
     options: DataplaneOptions,
     routing: Routing,
     devices: Vec<Box<dyn PacketDevice>>,
-    paths: Vec<PathSlot>,
+    /// The paths, routes, hosts' processing delays and state schedule.
+    fabric: Fabric,
     /// A stage has a series with `at_end = "end"`: the run ends where it
     /// does (`Path::series_end`).
     series_may_end: bool,
-    schedule: StateSchedule,
     downlink_stages: Vec<String>,
     uplink_stages: Vec<String>,
     timing: TimingRecorder,
-    hosts: Vec<HostCounters>,
-    recorder: Recorder,
-    /// Events of the current wake-up, sent to the recorder at its end.
-    events: Vec<Event>,
+    /// What the loop does as packets cross the fabric.
+    edge: Edge,
     next_id: u64,
-    /// Deliveries of the current wake-up, written together at its end so
-    /// that the packets due for one host go in one write; `true` for a
-    /// packet whose capture was taken when it reached the host, before
-    /// its processing delay.
-    outbox: Vec<(Instant, Packet, HostIndex, bool)>,
-    /// Per host, the index in `paths` of its processing delay for what it
-    /// receives, and for what it sends and forwards ([`Self::processing`]).
-    input_processing: Vec<Option<usize>>,
-    output_processing: Vec<Option<usize>>,
-    /// Packets delivered at an intermediate host, to push on.
-    forward: Vec<(Instant, Packet, HostIndex)>,
     /// Background generators stopped by `squall ctl`, by stage and name,
     /// to start again as they were.
     stopped_background: BTreeMap<(String, String), BackgroundConfig>,
@@ -181,77 +164,72 @@ pub struct Dataplane {
     polled: Instant,
     /// When packets were last read (for `busy_poll`).
     last_read: Instant,
+    /// States entered more often at one instant than the fabric allows
+    /// (said once).
+    state_storm: bool,
+}
+
+/// What the loop keeps at the fabric's edge: the hosts' counters, the
+/// recorder and the wake-up's deliveries.
+struct Edge {
+    hosts: Vec<HostCounters>,
+    names: Vec<String>,
+    recorder: Recorder,
+    /// Events of the current wake-up, sent to the recorder at its end.
+    events: Vec<Event>,
+    /// Deliveries of the current wake-up, written together at its end so
+    /// that the packets due for one host go in one write; `true` for a
+    /// packet whose capture was taken when it reached the host, before
+    /// its processing delay.
+    outbox: Vec<(Instant, Packet, HostIndex, bool)>,
     /// What `squall ctl watch` samples.
     live: LiveCounters,
 }
 
 impl Dataplane {
-    /// `devices[i]` belongs to `routing`'s host i; `paths[i]` is the path
-    /// with index i in `routing.paths` (`None`: no stages).
+    /// `devices[i]` belongs to `routing`'s host i; `fabric` is the
+    /// scenario's (`squall_scenario::fabric::build`).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         clock: Clock,
         options: DataplaneOptions,
         routing: Routing,
         devices: Vec<Box<dyn PacketDevice>>,
-        paths: Vec<Option<Path>>,
-        schedule: StateSchedule,
+        mut fabric: Fabric,
         downlink_stages: Vec<String>,
         uplink_stages: Vec<String>,
         recorder: Recorder,
     ) -> Self {
         let n = routing.names.len();
-        let mut paths: Vec<PathSlot> = paths.into_iter().map(|path| PathSlot { path }).collect();
-        for slot in &mut paths {
-            if let Some(p) = slot.path.as_mut() {
-                p.set_recording(if recorder.records_events() { Recording::All } else { Recording::Off });
-            }
-        }
-        let series_may_end = paths.iter().any(|s| s.path.as_ref().is_some_and(Path::may_end_run));
+        fabric.set_recording(if recorder.records_events() { Recording::All } else { Recording::Off });
+        let series_may_end = fabric.may_end_run();
+        let edge = Edge {
+            hosts: vec![HostCounters::default(); n],
+            names: routing.names.clone(),
+            recorder,
+            events: Vec::new(),
+            outbox: Vec::new(),
+            live: LiveCounters::default(),
+        };
         Dataplane {
             clock,
             timing: TimingRecorder::new(options.late_threshold),
             options,
             routing,
             devices,
-            paths,
+            fabric,
             series_may_end,
-            schedule,
             downlink_stages,
             uplink_stages,
-            hosts: vec![HostCounters::default(); n],
-            recorder,
-            events: Vec::new(),
+            edge,
             next_id: 0,
-            outbox: Vec::new(),
-            input_processing: vec![None; n],
-            output_processing: vec![None; n],
-            forward: Vec::new(),
             stopped_background: BTreeMap::new(),
             bridge: false,
             inline_filter: crate::engine::inline::InlineFilter::default(),
             polled: Instant::ZERO,
             last_read: Instant::ZERO,
-            live: LiveCounters::default(),
+            state_storm: false,
         }
-    }
-
-    /// The hosts' processing delays (`hosts[i].processing`): for each,
-    /// the host, whether it holds what the host sends and forwards
-    /// (`true`) or what it receives, and its path of one stage, built as
-    /// the simulator builds it (squall-sim `engine.rs`,
-    /// `processing_path`). As in the simulator, a host's capture shows a
-    /// packet it receives when it arrives, before the delay, and one it
-    /// sends after the delay, as it enters the link; packets a host
-    /// forwards are held by both of its delays.
-    pub fn processing(mut self, paths: Vec<(HostIndex, bool, Path)>) -> Self {
-        for (host, output, mut path) in paths {
-            path.set_recording(if self.recorder.records_events() { Recording::All } else { Recording::Off });
-            let which = if output { &mut self.output_processing } else { &mut self.input_processing };
-            which[host] = Some(self.paths.len());
-            self.paths.push(PathSlot { path: Some(path) });
-        }
-        self
     }
 
     /// Bridge mode: `routing` has two hosts joined by one link, and the
@@ -260,6 +238,7 @@ impl Dataplane {
     /// discovery pass at once.
     pub fn bridging(mut self, filter: crate::engine::inline::InlineFilter) -> Self {
         self.bridge = true;
+        self.fabric = self.fabric.bridging();
         self.inline_filter = filter;
         self
     }
@@ -310,12 +289,12 @@ impl Dataplane {
             self.read_devices();
             self.drain_events();
             if self.series_may_end {
-                end = self.paths.iter().filter_map(|s| s.path.as_ref()?.series_end()).fold(end, Instant::min);
+                end = self.fabric.series_end().map_or(end, |e| end.min(e));
             }
             // Every path has been advanced to `now` (deliver_due) and the
             // schedule polled up to it: no later event is earlier.
-            self.recorder.events(std::mem::take(&mut self.events), now);
-            self.recorder.flush();
+            self.edge.recorder.events(std::mem::take(&mut self.edge.events), now);
+            self.edge.recorder.flush();
             if draining && self.drained() {
                 break;
             }
@@ -332,18 +311,15 @@ impl Dataplane {
     }
 
     /// Nothing of the workloads' is left to deliver: no packet read but
-    /// not handed out, none waiting to be forwarded at a host, none inside
-    /// a path (the model's background packets do not count).
+    /// not handed out, none inside a path (the model's background packets
+    /// do not count).
     fn drained(&self) -> bool {
-        !self.devices.iter().any(|d| d.buffered())
-            && self.forward.is_empty()
-            && self.paths.iter().all(|s| s.path.as_ref().is_none_or(|p| p.stats().in_flight == 0))
+        !self.devices.iter().any(|d| d.buffered()) && self.fabric.is_empty()
     }
 
     fn next_deadline(&self, now: Instant) -> Instant {
         let tick = now + Duration::from_millis(10);
-        let paths = self.paths.iter().filter_map(|s| s.path.as_ref()?.next_wakeup());
-        paths.chain(self.schedule.next_wakeup()).chain(self.forward.first().map(|f| f.0)).fold(tick, Instant::min)
+        self.fabric.next_wakeup().map_or(tick, |at| at.min(tick))
     }
 
     /// Spins reading the devices while `busy_poll` has not passed since
@@ -399,35 +375,15 @@ impl Dataplane {
     }
 
     fn enter_due_states(&mut self, now: Instant) {
-        let mut due: Vec<(Instant, State)> = Vec::new();
-        while let Some(d) = self.schedule.poll(now) {
-            due.push((d.at, d.state.clone()));
-        }
-        for (at, state) in due {
-            self.enter_state(at.max(Instant::ZERO), now, &state);
-        }
-    }
-
-    fn enter_state(&mut self, at: Instant, now: Instant, state: &State) {
-        self.drain_events();
-        self.live.state_entered(at, &state.name);
-        if self.recorder.records_events() {
-            self.events.push(Event {
-                time: at,
-                stage: Arc::from(state.name.as_str()),
-                direction: Direction::Downlink,
-                kind: EventKind::StateChange,
-                packet: None,
-                flow: None,
-                size: 0,
-            });
-        }
-        for change in &state.changes {
-            for slot in &mut self.paths {
-                if let Some(p) = slot.path.as_mut() {
-                    p.apply(now, change);
-                }
-            }
+        if let Err(storm) = self.fabric.enter_due_states(now, &mut self.edge)
+            && !std::mem::replace(&mut self.state_storm, true)
+        {
+            tracing::warn!(
+                "squall emu: states entered more than {} times at {} s: a cycle with zero holding times? The rest \
+                 are entered at the next wake-ups (said once)",
+                Fabric::MAX_STATES_PER_INSTANT,
+                storm.at
+            );
         }
     }
 
@@ -435,26 +391,7 @@ impl Dataplane {
     /// an intermediate host.
     fn deliver_due(&mut self, now: Instant) {
         self.polled = now;
-        for i in 0..self.routing.paths.len() {
-            let to = self.routing.paths[i].to;
-            while let Some(d) = self.paths[i].path.as_mut().and_then(|p| p.poll(now)) {
-                self.live.path_delivered(i, d.packet.size);
-                self.arrive(d.at, d.packet, to);
-            }
-        }
-        for host in 0..self.input_processing.len() {
-            while let Some(d) = self.input_processing[host].and_then(|i| self.paths[i].path.as_mut()?.poll(now)) {
-                self.processed_in(d.at, d.packet, host);
-            }
-        }
-        for host in 0..self.output_processing.len() {
-            while let Some(d) = self.output_processing[host].and_then(|i| self.paths[i].path.as_mut()?.poll(now)) {
-                self.processed_out(d.at, d.packet, host);
-            }
-        }
-        for (at, packet, host) in std::mem::take(&mut self.forward) {
-            self.arrive(at, packet, host);
-        }
+        self.fabric.poll(now, &mut self.edge);
         self.write_outbox();
     }
 
@@ -464,7 +401,7 @@ impl Dataplane {
     /// none leaves later than it would one by one, and those behind
     /// their time catch up sooner.
     fn write_outbox(&mut self) {
-        let mut outbox = std::mem::take(&mut self.outbox);
+        let mut outbox = std::mem::take(&mut self.edge.outbox);
         outbox.sort_by_key(|(_, _, host, _)| *host);
         let mut written = Vec::new();
         let mut entries = outbox.drain(..).peekable();
@@ -490,83 +427,7 @@ impl Dataplane {
             }
         }
         drop(entries);
-        self.outbox = outbox;
-    }
-
-    /// `packet` reached `host` at model time `at`: through the host's
-    /// processing delay for what it receives, if it has one (captured now
-    /// if the packet is for the host), then [`Self::processed_in`].
-    fn arrive(&mut self, at: Instant, packet: Packet, host: HostIndex) {
-        let Some(index) = self.input_processing[host] else { return self.processed_in(at, packet, host) };
-        if self.is_for(host, &packet) {
-            self.capture(host, at, &packet);
-        }
-        if let Some(p) = self.paths[index].path.as_mut() {
-            p.push(at, packet);
-        }
-    }
-
-    /// Whether `packet`, at `host`, is for it (not to be forwarded).
-    fn is_for(&self, host: HostIndex, packet: &Packet) -> bool {
-        let dst = self.routing.destination(packet.flow.dst);
-        self.bridge || dst == Some(host) || dst.is_none()
-    }
-
-    /// `packet` is at `host` at `at`, past the host's processing delay for
-    /// what it receives: hand it over (written with the wake-up's other
-    /// deliveries, [`Self::write_outbox`]), or push it on towards its
-    /// destination (through the host's delay for what it forwards).
-    fn processed_in(&mut self, at: Instant, packet: Packet, host: HostIndex) {
-        if self.is_for(host, &packet) {
-            let captured = self.input_processing[host].is_some();
-            self.outbox.push((at, packet, host, captured));
-            return;
-        }
-        let dst = self.routing.destination(packet.flow.dst);
-        let Some(next) = dst.and_then(|d| self.routing.next_path(host, d)) else {
-            self.refuse(host, Refused::NoRoute);
-            return;
-        };
-        match self.output_processing[host].and_then(|i| self.paths[i].path.as_mut()) {
-            Some(p) => p.push(at, packet),
-            None => self.enter_path(next, at, packet),
-        }
-    }
-
-    /// `packet` leaves `host`'s processing delay for what it sends and
-    /// forwards at `at`: captured if the host sent it, onto the link
-    /// towards its destination.
-    fn processed_out(&mut self, at: Instant, packet: Packet, host: HostIndex) {
-        let next = if self.bridge {
-            self.routing.next_path(host, 1 - host.min(1))
-        } else {
-            self.routing.destination(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst))
-        };
-        let Some(next) = next else { return self.refuse(host, Refused::NoRoute) };
-        if self.bridge || self.routing.host_of(packet.flow.src) == Some(host) {
-            self.capture(host, at, &packet);
-        }
-        self.enter_path(next, at, packet);
-    }
-
-    fn enter_path(&mut self, index: usize, at: Instant, packet: Packet) {
-        match self.paths[index].path.as_mut() {
-            Some(p) => p.push(at, packet),
-            None => {
-                let to = self.routing.paths[index].to;
-                self.forward.push((at, packet, to));
-            }
-        }
-    }
-
-    /// Records `packet` in `host`'s capture at `at`: as it leaves the host,
-    /// or as it reaches a host with a processing delay (before the delay).
-    fn capture(&mut self, host: HostIndex, at: Instant, packet: &Packet) {
-        if let Some(payload) = packet.payload.as_ref().filter(|_| self.recorder.records_captures()) {
-            let bytes = payload.bytes();
-            let l3 = usize::from(packet.l3).min(bytes.len());
-            self.recorder.capture(host, at, &bytes[l3..]);
-        }
+        self.edge.outbox = outbox;
     }
 
     /// Counts, times and records a delivery written (`ok`) or not; its
@@ -580,11 +441,11 @@ impl Dataplane {
         ok: bool,
         captured: bool,
     ) {
-        let counters = &mut self.hosts[host];
+        let counters = &mut self.edge.hosts[host];
         if ok {
             counters.received_packets += 1;
             counters.received_bytes += u64::from(packet.size);
-            self.live.flow_delivered(&packet.flow, packet.size);
+            self.edge.live.flow_delivered(&packet.flow, packet.size);
         } else {
             counters.write_errors += 1;
         }
@@ -596,14 +457,14 @@ impl Dataplane {
                 self.options.late_threshold
             );
         }
-        self.recorder.delivery(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
+        self.edge.recorder.delivery(DeliveryRecord { packet: packet.id.0, host, size: packet.size, scheduled, actual });
         // In bridge mode the IP packet inside the frame (the packet says
         // where it starts), so the pcaps are raw IP in both modes.
         let l3 = usize::from(packet.l3);
-        if let Some(bytes) = packet.payload.filter(|_| !captured && self.recorder.records_captures()) {
+        if let Some(bytes) = packet.payload.filter(|_| !captured && self.edge.recorder.records_captures()) {
             let mut bytes = bytes.into_vec();
             bytes.drain(..l3.min(bytes.len()));
-            self.recorder.capture_owned(host, actual, bytes);
+            self.edge.recorder.capture_owned(host, actual, bytes);
         }
     }
 
@@ -662,13 +523,12 @@ impl Dataplane {
     fn sent_by_host(&mut self, now: Instant, host: HostIndex, bytes: Payload) {
         let id = PacketId(self.next_id);
         self.next_id += 1;
-        let (packet, next) = if self.bridge {
-            let other = 1 - host.min(1);
-            let packet = match crate::wire::ethernet::parse(id, bytes) {
+        let packet = if self.bridge {
+            match crate::wire::ethernet::parse(id, bytes) {
                 Ok(Frame::Ip { packet, l3 }) => {
                     let v6 = packet.payload.as_ref().and_then(|b| b.headers().get(l3)).is_some_and(|b| b >> 4 == 6);
                     if !self.inline_filter.carries(&packet, v6) {
-                        self.hosts[host].passed += 1;
+                        self.edge.hosts[host].passed += 1;
                         let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
                         return self.pass_across(host, &bytes);
                     }
@@ -676,35 +536,24 @@ impl Dataplane {
                 }
                 Ok(Frame::LinkControl(frame)) => {
                     // Not the model's: the other side gets it at once.
-                    self.hosts[host].link_control += 1;
+                    self.edge.hosts[host].link_control += 1;
                     return self.pass_across(host, &frame);
                 }
                 Err(reason) => return self.refuse(host, reason),
-            };
-            let Some(next) = self.routing.next_path(host, other) else {
-                return self.refuse(host, Refused::NoRoute);
-            };
-            (packet, next)
+            }
         } else {
-            let packet = match ipv4::parse(id, bytes) {
+            match ipv4::parse(id, bytes) {
                 Ok(p) => p,
                 Err(reason) => return self.refuse(host, reason),
-            };
-            let Some(next) =
-                self.routing.destination(packet.flow.dst).and_then(|dst| self.routing.next_path(host, dst))
-            else {
-                return self.refuse(host, Refused::NoRoute);
-            };
-            (packet, next)
+            }
         };
-        let counters = &mut self.hosts[host];
+        let Some(first) = self.fabric.first_path(host, &packet) else {
+            return self.refuse(host, Refused::NoRoute);
+        };
+        let counters = &mut self.edge.hosts[host];
         counters.sent_packets += 1;
         counters.sent_bytes += u64::from(packet.size);
-        if let Some(p) = self.output_processing[host].and_then(|i| self.paths[i].path.as_mut()) {
-            return p.push(now, packet);
-        }
-        self.capture(host, now, &packet);
-        self.enter_path(next, now, packet);
+        self.fabric.send(now, host, packet, first, &mut self.edge);
     }
 
     /// Bridge mode: writes a frame `from` sent straight to the other
@@ -714,7 +563,7 @@ impl Dataplane {
         let other = 1 - from.min(1);
         if let Err(e) = self.devices[other].send(bytes) {
             self.write_failed(other, Some(&e));
-            self.hosts[other].write_errors += 1;
+            self.edge.hosts[other].write_errors += 1;
         }
     }
 
@@ -737,7 +586,7 @@ impl Dataplane {
     /// could not be written and why (the interface went down, say): they
     /// are counted as `write_errors`, not lost unseen.
     fn write_failed(&mut self, host: HostIndex, error: Option<&std::io::Error>) {
-        if self.hosts[host].write_errors > 0 {
+        if self.edge.hosts[host].write_errors > 0 {
             return;
         }
         let why = error.map_or(String::new(), |e| format!(" ({e})"));
@@ -750,26 +599,15 @@ impl Dataplane {
     }
 
     fn refuse(&mut self, host: HostIndex, reason: Refused) {
-        let n = self.hosts[host].refused.entry(reason.as_str()).or_default();
-        *n += 1;
-        if *n == 1 {
-            tracing::warn!(
-                "squall emu: dropped a packet from host `{}`: {} (counted in summary.json, logged once)",
-                self.routing.names[host],
-                reason.as_str()
-            );
-        }
+        self.edge.refuse(host, reason);
     }
 
     fn drain_events(&mut self) {
-        if !self.recorder.records_events() {
-            return;
-        }
-        for slot in &mut self.paths {
-            if let Some(p) = slot.path.as_mut() {
-                p.drain_events_into(&mut self.events);
-            }
-        }
+        self.edge.drain_events(self.fabric.paths_mut());
+    }
+
+    fn enter_state(&mut self, now: Instant, at: Instant, state: &State) {
+        self.fabric.enter_state(now, at, state, &mut self.edge);
     }
 
     /// Answers a control request at `now`.
@@ -777,25 +615,26 @@ impl Dataplane {
         match request {
             ControlRequest::Status => Ok(serde_json::json!({
                 "time": now.as_secs_f64(),
-                "hosts": self.routing.names.iter().zip(&self.hosts).map(|(n, c)| (n.clone(), serde_json::to_value(c).unwrap_or_default())).collect::<BTreeMap<_, _>>(),
-                "paths": self.paths.iter().zip(&self.routing.paths).filter_map(|(s, e)| {
-                    let p = s.path.as_ref()?;
+                "hosts": self.routing.names.iter().zip(&self.edge.hosts).map(|(n, c)| (n.clone(), serde_json::to_value(c).unwrap_or_default())).collect::<BTreeMap<_, _>>(),
+                "paths": self.routing.paths.iter().enumerate().filter_map(|(i, e)| {
+                    let p = self.fabric.link_path(i)?;
                     Some(serde_json::json!({"link": e.link, "direction": e.direction, "stats": p.stats()}))
                 }).collect::<Vec<_>>(),
                 "timing": self.timing.summary(),
-                "capture_dropped": self.recorder.dropped(),
+                "capture_dropped": self.edge.recorder.dropped(),
             })),
             // Sampled at the instant the paths were last advanced to:
             // every delivery scheduled up to it is counted, none after,
             // so bytes between two samples are bounded by the link's
             // rate times the time between them.
             ControlRequest::Sample { since } => {
-                let paths = self.routing.paths.iter().zip(self.paths.iter().map(|s| s.path.as_ref()));
-                Ok(self.live.sample(self.polled, since, paths))
+                let paths = self.routing.paths.iter().enumerate().map(|(i, e)| (e, self.fabric.link_path(i)));
+                Ok(self.edge.live.sample(self.polled, since, paths))
             }
             ControlRequest::EnterState(name) => {
-                let state = self.schedule.enter(&name).cloned().ok_or_else(|| {
-                    let names: Vec<&str> = self.schedule.states().map(|s| s.name.as_str()).collect();
+                let schedule = self.fabric.schedule();
+                let state = schedule.enter(&name).cloned().ok_or_else(|| {
+                    let names: Vec<&str> = schedule.states().map(|s| s.name.as_str()).collect();
                     format!("no state `{name}`; the scenario has: {}", names.join(", "))
                 })?;
                 self.enter_state(now, now, &state);
@@ -826,9 +665,10 @@ impl Dataplane {
                 // The generators running now, as configured (a new rate
                 // shows), from the stage's first path.
                 let running = self
-                    .paths
+                    .fabric
+                    .paths()
                     .iter()
-                    .filter_map(|s| s.path.as_ref()?.stage_config(&stage))
+                    .filter_map(|s| s.path.stage_config(&stage))
                     .map(|c| c.background.clone())
                     .next()
                     .unwrap_or_default();
@@ -848,9 +688,10 @@ impl Dataplane {
     /// they run on undisturbed (crate `squall_link`, `Background::replaced`).
     fn background_change(&mut self, stage: &str, generator: &str, action: &BackgroundAction) -> Result<State, String> {
         let config = self
-            .paths
+            .fabric
+            .paths()
             .iter()
-            .filter_map(|s| s.path.as_ref()?.stage_config(stage))
+            .filter_map(|s| s.path.stage_config(stage))
             .next()
             .ok_or_else(|| format!("no stage `{stage}` in this run"))?
             .clone();
@@ -906,7 +747,7 @@ impl Dataplane {
 
     fn finish(mut self) -> DataplaneReport {
         let end = self.clock.now();
-        for ((counters, device), name) in self.hosts.iter_mut().zip(&mut self.devices).zip(&self.routing.names) {
+        for ((counters, device), name) in self.edge.hosts.iter_mut().zip(&mut self.devices).zip(&self.routing.names) {
             counters.offload = device.offload_counts();
             counters.kernel_dropped_frames = device.kernel_dropped();
             counters.dropped_after_write = device.dropped_after_write();
@@ -921,17 +762,102 @@ impl Dataplane {
             }
         }
         self.drain_events();
-        self.recorder.events(std::mem::take(&mut self.events), end);
-        let live = self.paths.iter().filter_map(|s| s.path.as_ref());
-        let paths = live.clone().map(|p| p.stats()).collect();
-        let stages = live.flat_map(|p| p.stage_stats(end)).collect();
+        self.edge.recorder.events(std::mem::take(&mut self.edge.events), end);
+        let paths = self.fabric.stats();
+        let stages = self.fabric.paths().iter().flat_map(|p| p.path.stage_stats(end)).collect();
         DataplaneReport {
             end,
             timing: self.timing.summary(),
-            hosts: self.hosts,
+            hosts: self.edge.hosts,
             paths,
             stages,
-            recording: self.recorder.finish(),
+            recording: self.edge.recorder.finish(),
+        }
+    }
+}
+
+impl Edge {
+    fn refuse(&mut self, host: HostIndex, reason: Refused) {
+        let n = self.hosts[host].refused.entry(reason.as_str()).or_default();
+        *n += 1;
+        if *n == 1 {
+            tracing::warn!(
+                "squall emu: dropped a packet from host `{}`: {} (counted in summary.json, logged once)",
+                self.names[host],
+                reason.as_str()
+            );
+        }
+    }
+
+    fn drain_events(&mut self, paths: &mut [FabricPath]) {
+        if !self.recorder.records_events() {
+            return;
+        }
+        for p in paths {
+            p.path.drain_events_into(&mut self.events);
+        }
+    }
+
+    /// Records `packet` in `host`'s capture at `at`: as it leaves the host,
+    /// or as it reaches a host with a processing delay (before the delay).
+    fn capture(&mut self, host: HostIndex, at: Instant, packet: &Packet) {
+        if let Some(payload) = packet.payload.as_ref().filter(|_| self.recorder.records_captures()) {
+            let bytes = payload.bytes();
+            let l3 = usize::from(packet.l3).min(bytes.len());
+            self.recorder.capture(host, at, &bytes[l3..]);
+        }
+    }
+}
+
+/// The loop's part in each step of a packet through the fabric. A host's
+/// capture shows a packet it receives when it is written to the host (or,
+/// with a processing delay for what it receives, when it reaches the host,
+/// before the delay), and one it sends as it enters the link (after the
+/// host's delay for what it sends), as the simulator's does; packets a host
+/// forwards are not in its capture (`squall emu` captures at the hosts'
+/// devices, which forwarded packets never reach).
+impl Hooks for Edge {
+    fn left(&mut self, _now: Instant, _id: PathId, role: PathRole, _path: &mut Path, packet: &Packet) {
+        if let PathRole::Link(index) = role {
+            self.live.path_delivered(index, packet.size);
+        }
+    }
+
+    fn reached(&mut self, now: Instant, host: HostIndex, packet: &Packet, local: bool, delayed: bool) {
+        if local && delayed {
+            self.capture(host, now, packet);
+        }
+    }
+
+    fn departs(&mut self, now: Instant, host: HostIndex, packet: &Packet, origin: bool) {
+        if origin {
+            self.capture(host, now, packet);
+        }
+    }
+
+    fn no_route(&mut self, _now: Instant, host: HostIndex, _packet: Packet) {
+        self.refuse(host, Refused::NoRoute);
+    }
+
+    /// Written with the wake-up's other deliveries ([`Dataplane::write_outbox`]).
+    fn arrived(&mut self, arrival: Arrival) {
+        self.outbox.push((arrival.at, arrival.packet, arrival.host, arrival.delayed));
+    }
+
+    /// The events before the state go first.
+    fn entering_state(&mut self, at: Instant, state: &State, paths: &mut [FabricPath]) {
+        self.drain_events(paths);
+        self.live.state_entered(at, &state.name);
+        if self.recorder.records_events() {
+            self.events.push(Event {
+                time: at,
+                stage: Arc::from(state.name.as_str()),
+                direction: Direction::Downlink,
+                kind: EventKind::StateChange,
+                packet: None,
+                flow: None,
+                size: 0,
+            });
         }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use serde::Serialize;
-use squall_link::{Direction, Duration, Instant, Path, StateSchedule};
+use squall_link::{Direction, Duration, Instant};
 use squall_scenario::Scenario;
 
 use crate::engine::cleanup::sweep_stale;
@@ -171,13 +171,10 @@ struct Attached {
     offloads: Option<TunOffloads>,
 }
 
-/// The model of a run: one path per link and direction (`None`: no
-/// stages), the state schedule, and when the run ends.
+/// The model of a run: its fabric (paths, routes, processing delays,
+/// state schedule) and when the run ends.
 struct Model {
-    paths: Vec<Option<Path>>,
-    /// Each host's processing delay: (host, for what it sends, path).
-    processing: Vec<(usize, bool, Path)>,
-    schedule: StateSchedule,
+    fabric: squall_link::Fabric,
     end: Instant,
 }
 
@@ -227,13 +224,11 @@ pub fn run(
         options.dataplane.clone(),
         routing.clone(),
         std::mem::take(&mut attached.devices),
-        model.paths,
-        model.schedule,
+        model.fabric,
         scenario.stage_names(Direction::Downlink),
         scenario.stage_names(Direction::Uplink),
         recorder,
-    )
-    .processing(model.processing);
+    );
     if options.inline.is_some() {
         dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario));
     }
@@ -456,39 +451,15 @@ fn attach_host(
     Ok(())
 }
 
-/// The model: a squall-link path per link and direction, seeded with the
-/// scenario's seed, and the state schedule (the same the simulator builds).
+/// The model: the scenario's fabric, seeded with the scenario's seed (the
+/// same the simulator builds, with addresses beyond the scenario routed to
+/// its outside host).
 fn build_model(scenario: &Scenario) -> Result<Model, EmuError> {
-    let seed = scenario.seed;
-    let mut paths: Vec<Option<Path>> = Vec::new();
-    for lp in scenario.link_paths() {
-        for config in [&lp.downlink, &lp.uplink] {
-            let what = format!("link {} {}", lp.link, config.direction);
-            let path = if config.stages.is_empty() {
-                None
-            } else {
-                Some(Path::new(config, seed).map_err(|source| EmuError::Path { what, source })?)
-            };
-            paths.push(path);
-        }
-    }
-    let mut processing = Vec::new();
-    for (i, h) in scenario.hosts.iter().enumerate() {
-        let Some(p) = &h.processing else { continue };
-        // As the simulator's processing_path (squall-sim engine.rs): one
-        // stage named HOST.processing, the delay drawn per packet as its
-        // jitter on the stage's own random stream, order kept.
-        let output = p.at == squall_scenario::ProcessingAt::Output;
-        let direction = if output { Direction::Uplink } else { Direction::Downlink };
-        let mut stage = squall_link::StageConfig::named(&format!("{}.processing", h.name));
-        stage.jitter = Some(p.delay.clone());
-        let config = squall_link::PathConfig { direction, stages: vec![stage] };
-        let what = format!("host `{}`'s processing delay", h.name);
-        let path = Path::new(&config, seed).map_err(|source| EmuError::Path { what, source })?;
-        processing.push((i, output, path));
-    }
-    let schedule = StateSchedule::new(scenario.schedule(), seed);
-    Ok(Model { paths, processing, schedule, end: Instant::ZERO + scenario.duration })
+    let topology = squall_scenario::Topology::new(scenario)?;
+    let fabric =
+        squall_scenario::fabric::build(scenario, &topology, scenario.seed, squall_scenario::fabric::Outside::Routed)
+            .map_err(|e| EmuError::Path { what: e.what, source: e.source })?;
+    Ok(Model { fabric, end: Instant::ZERO + scenario.duration })
 }
 
 /// The workloads with their environment: SQUALL_FIXED, SQUALL_MOBILE,

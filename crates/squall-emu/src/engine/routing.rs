@@ -1,9 +1,8 @@
-//! Which path a packet takes: the scenario's resolved topology
-//! ([`Topology`], shared with the simulator, so both engines route
-//! alike). A packet read from host A for host C goes into the path of the
-//! first link on the route; when that path delivers it at an intermediate
-//! host B, it goes straight into the next path (the forwarding of seed 000
-//! §4.2's pipeline, done inside squall).
+//! The hosts of a run and the routes between them, as the set-up needs
+//! them (names, addresses, each namespace's routes): the scenario's
+//! resolved topology ([`Topology`], shared with the simulator). Which path
+//! a packet takes, and its forwarding at intermediate hosts, is the
+//! model's fabric's (`squall_link::Fabric`, driven by the data plane).
 //!
 //! With an outside host (`outside_interface`, [`crate::engine::uplink`]), every
 //! address that no host of the scenario has is that host's: a packet for
@@ -43,16 +42,6 @@ impl Routing {
             outside: scenario.outside_host().map(|(i, _)| i),
             topology,
         })
-    }
-
-    pub fn host_of(&self, address: Ipv4Addr) -> Option<HostIndex> {
-        self.topology.host_of(address)
-    }
-
-    /// The host a packet for `address` goes to: the host with that
-    /// address, else the outside host (if there is one).
-    pub fn destination(&self, address: Ipv4Addr) -> Option<HostIndex> {
-        self.host_of(address).or(self.outside)
     }
 
     /// The path a packet at `from` takes towards `to`.
@@ -114,23 +103,7 @@ name = "air-up"
         assert_eq!(r.next_path(1, 2), Some(2)); // router -> mobile
         assert_eq!(r.next_path(2, 0), Some(3)); // mobile -> router (uplink of link 1)
         assert_eq!(r.next_path(1, 0), Some(1));
-        assert_eq!(r.host_of(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
         assert_eq!((r.fixed(), r.mobile()), (0, 1));
         assert_eq!(r.reachable(0), vec![1, 2]);
-        assert_eq!(r.destination(Ipv4Addr::new(192, 0, 2, 9)), None);
-        assert_eq!(r.destination(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
-    }
-
-    #[test]
-    fn addresses_beyond_the_scenario_go_to_the_outside_host() {
-        let text =
-            THREE_HOSTS.replacen("address = \"10.0.0.1\"", "address = \"10.0.0.1\"\noutside_interface = \"eth0\"", 1);
-        let s = squall_scenario::parse("t.toml", &text, std::path::Path::new(".")).unwrap();
-        let r = Routing::new(&s).unwrap();
-        assert_eq!(r.outside, Some(0));
-        assert_eq!(r.destination(Ipv4Addr::new(192, 0, 2, 9)), Some(0));
-        assert_eq!(r.destination(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
-        // From the mobile host, the Internet is up the air link, then the WAN.
-        assert_eq!(r.next_path(2, r.destination(Ipv4Addr::new(8, 8, 8, 8)).unwrap()), Some(3));
     }
 }

@@ -1,0 +1,443 @@
+//! The network both engines drive: hosts joined by paths (one per link
+//! direction that has stages), the route table, forwarding at
+//! intermediate hosts, the hosts' processing delays and the state
+//! schedule. A packet read from host A for host C enters the path of the
+//! first link on the route; when that path delivers it at an intermediate
+//! host B, it goes straight on into the next path (the forwarding of seed
+//! 000 §4.2's pipeline, done inside the model).
+//!
+//! Sans-IO like a [`Path`]: time comes in as `now`, the fabric never reads
+//! a clock. The engine calls [`Fabric::send`] for a packet a host sends,
+//! [`Fabric::arrive`] for each packet a path delivers (or
+//! [`Fabric::poll`] for every path due, as the real-time engine does),
+//! [`Fabric::enter_due_states`] at the schedule's [`Fabric::next_wakeup`].
+//! What an engine does at the edges (captures, accounting, waking a path
+//! in its event queue) it does in its [`Hooks`], called with the packet
+//! at each step; every hook has a no-op default.
+
+use std::net::Ipv4Addr;
+
+use rustc_hash::FxHashMap;
+
+use crate::event::Recording;
+use crate::packet::Packet;
+use crate::path::{Path, PathStats};
+use crate::state::{State, StateSchedule};
+use crate::time::Instant;
+
+/// Index of a host (the scenario's `hosts` order).
+pub type HostIndex = usize;
+
+/// Index of a path in the fabric: the links' paths that carry traffic in
+/// scenario order (each downlink, then uplink), then the hosts' processing
+/// delays in host order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PathId(pub u32);
+
+impl PathId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a path of the fabric stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathRole {
+    /// One direction of a link: the path at this index of the topology
+    /// (`2 · link + direction`).
+    Link(usize),
+    /// A host's processing delay for the packets it receives.
+    Input,
+    /// A host's processing delay for the packets it sends and forwards.
+    Output,
+}
+
+/// One path of the fabric and where it leads.
+#[derive(Debug)]
+pub struct FabricPath {
+    pub path: Path,
+    /// The host its deliveries reach (a processing delay's own host).
+    pub to: HostIndex,
+    pub role: PathRole,
+    /// "links[0] downlink (fixed -> mobile)", for messages.
+    pub label: String,
+}
+
+/// Hosts' addresses and the route table.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    addresses: Vec<Ipv4Addr>,
+    /// Looked up for every packet forwarded: FxHash, not SipHash (the
+    /// addresses are the scenario's own, no attacker chooses them).
+    by_address: FxHashMap<Ipv4Addr, HostIndex>,
+    /// The host that stands for every address no host has (the
+    /// emulator's `outside_interface`).
+    outside: Option<HostIndex>,
+    /// `next[from · hosts + to]`: the path `from` sends on towards `to`.
+    next: Vec<Option<PathId>>,
+    /// Bridge mode (inline between two interfaces): a packet from one of
+    /// the two hosts goes to the other, whatever its addresses.
+    bridge: bool,
+}
+
+impl Routes {
+    /// `next(from, to)`: the path `from` sends on towards `to`, for every
+    /// pair of hosts. Addresses are distinct (the scenario's check).
+    pub fn new(
+        addresses: Vec<Ipv4Addr>,
+        outside: Option<HostIndex>,
+        mut next: impl FnMut(HostIndex, HostIndex) -> Option<PathId>,
+    ) -> Self {
+        let n = addresses.len();
+        let by_address = addresses.iter().enumerate().map(|(i, a)| (*a, i)).collect();
+        let next = (0..n * n).map(|i| next(i / n, i % n)).collect();
+        Routes { addresses, by_address, outside, next, bridge: false }
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.addresses.len()
+    }
+
+    pub fn address(&self, host: HostIndex) -> Ipv4Addr {
+        self.addresses[host]
+    }
+
+    /// The host with `address`.
+    pub fn host_of(&self, address: Ipv4Addr) -> Option<HostIndex> {
+        self.by_address.get(&address).copied()
+    }
+
+    /// The host a packet for `address` goes to: the host with that
+    /// address, else the outside host (if there is one).
+    pub fn destination(&self, address: Ipv4Addr) -> Option<HostIndex> {
+        self.host_of(address).or(self.outside)
+    }
+
+    /// The path `from` sends on towards `to` (`None`: no route, or
+    /// `from == to`).
+    pub fn next_path(&self, from: HostIndex, to: HostIndex) -> Option<PathId> {
+        self.next.get(from * self.hosts() + to).copied().flatten()
+    }
+
+    /// The path `packet` takes from `host`.
+    #[inline]
+    fn next_for(&self, host: HostIndex, packet: &Packet) -> Option<PathId> {
+        if self.bridge {
+            return self.next_path(host, 1 - host.min(1));
+        }
+        self.destination(packet.flow.dst).and_then(|to| self.next_path(host, to))
+    }
+
+    /// Whether `packet`, at `host`, is for it (not to be forwarded).
+    #[inline]
+    fn is_local(&self, host: HostIndex, packet: &Packet) -> bool {
+        if self.bridge || self.addresses[host] == packet.flow.dst {
+            return true;
+        }
+        match self.destination(packet.flow.dst) {
+            Some(to) => to == host,
+            None => true,
+        }
+    }
+}
+
+/// A packet that reached the host it is for, or an agent there that
+/// takes it on its way ([`Hooks::claims`]).
+#[derive(Debug)]
+pub struct Arrival {
+    pub at: Instant,
+    pub host: HostIndex,
+    pub packet: Packet,
+    /// An agent at `host` claimed it; it is for another host.
+    pub claimed: bool,
+    /// It came through the host's processing delay for what it receives
+    /// (so [`Hooks::reached`] saw it before the delay).
+    pub delayed: bool,
+}
+
+/// Why states stopped being entered: more than
+/// [`Fabric::MAX_STATES_PER_INSTANT`] at one instant, a cycle whose
+/// holding times are all zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StateStorm {
+    pub at: Instant,
+}
+
+/// What an engine does as packets cross the fabric. Each call says what
+/// just happened; none may push into the fabric.
+pub trait Hooks {
+    /// `packet` is about to enter path `id` at `now`.
+    fn entering(&mut self, _now: Instant, _id: PathId, _packet: &Packet) {}
+    /// Path `id` took a packet at `now`.
+    fn entered(&mut self, _now: Instant, _id: PathId, _path: &mut Path) {}
+    /// Path `id` delivered `packet` at `now`, before the fabric does
+    /// anything with it.
+    fn left(&mut self, _now: Instant, _id: PathId, _role: PathRole, _path: &mut Path, _packet: &Packet) {}
+    /// `packet` reached `host` from a link at `now`; `local`: it is for
+    /// the host; `delayed`: it goes into the host's processing delay.
+    fn reached(&mut self, _now: Instant, _host: HostIndex, _packet: &Packet, _local: bool, _delayed: bool) {}
+    /// `packet` leaves `host` onto a link at `now`; `origin`: the host
+    /// sent it (it is not forwarding it).
+    fn departs(&mut self, _now: Instant, _host: HostIndex, _packet: &Packet, _origin: bool) {}
+    /// Whether an agent at `host` takes `packet`, which is for another
+    /// host (a split-TCP proxy).
+    fn claims(&mut self, _host: HostIndex, _packet: &Packet) -> bool {
+        false
+    }
+    /// `packet` is at `host`, which has no route onward for it: it leaves
+    /// the network here.
+    fn no_route(&mut self, _now: Instant, _host: HostIndex, _packet: Packet) {}
+    /// [`Fabric::poll`] only: a packet reached the host it is for.
+    fn arrived(&mut self, _arrival: Arrival) {}
+    /// `state` (due at `at`) is about to change every path.
+    fn entering_state(&mut self, _at: Instant, _state: &State, _paths: &mut [FabricPath]) {}
+    /// `state` (due at `at`) changed every path.
+    fn entered_state(&mut self, _at: Instant, _state: &State, _paths: &mut [FabricPath]) {}
+}
+
+/// Hooks that do nothing.
+impl Hooks for () {}
+
+/// The paths, routes, processing delays and state schedule of a run.
+#[derive(Debug)]
+pub struct Fabric {
+    paths: Vec<FabricPath>,
+    routes: Routes,
+    /// Per host, its processing delay for what it receives, and for what
+    /// it sends and forwards.
+    input: Vec<Option<PathId>>,
+    output: Vec<Option<PathId>>,
+    /// The fabric's path of each topology path (`None`: no stages).
+    links: Vec<Option<PathId>>,
+    schedule: StateSchedule,
+}
+
+impl Fabric {
+    /// More states than this entered at one instant: a cycle whose
+    /// holding times are all zero.
+    pub const MAX_STATES_PER_INSTANT: u32 = 1 << 16;
+
+    /// `paths`: the links' paths then the processing delays, as
+    /// [`PathId`] says; `routes` index them.
+    pub fn new(paths: Vec<FabricPath>, routes: Routes, schedule: StateSchedule) -> Self {
+        let n = routes.hosts();
+        let (mut input, mut output) = (vec![None; n], vec![None; n]);
+        let mut links = Vec::new();
+        for (i, p) in paths.iter().enumerate() {
+            let id = Some(PathId(i as u32));
+            match p.role {
+                PathRole::Input => input[p.to] = id,
+                PathRole::Output => output[p.to] = id,
+                PathRole::Link(t) => {
+                    links.resize(links.len().max(t + 1), None);
+                    links[t] = id;
+                }
+            }
+        }
+        Fabric { paths, routes, input, output, links, schedule }
+    }
+
+    /// Bridge mode: two hosts joined by one link; a packet from one goes
+    /// to the other, whatever its addresses.
+    pub fn bridging(mut self) -> Self {
+        self.routes.bridge = true;
+        self
+    }
+
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    pub fn paths(&self) -> &[FabricPath] {
+        &self.paths
+    }
+
+    pub fn paths_mut(&mut self) -> &mut [FabricPath] {
+        &mut self.paths
+    }
+
+    pub fn path(&self, id: PathId) -> &FabricPath {
+        &self.paths[id.index()]
+    }
+
+    pub fn path_mut(&mut self, id: PathId) -> &mut FabricPath {
+        &mut self.paths[id.index()]
+    }
+
+    /// The path of the topology's path `index` (`None`: it has no stages).
+    pub fn link_path(&self, index: usize) -> Option<&Path> {
+        self.links.get(index).copied().flatten().map(|id| &self.paths[id.index()].path)
+    }
+
+    pub fn schedule(&self) -> &StateSchedule {
+        &self.schedule
+    }
+
+    /// What every path records of its events.
+    pub fn set_recording(&mut self, recording: Recording) {
+        for p in &mut self.paths {
+            p.path.set_recording(recording);
+        }
+    }
+
+    /// The earliest time a path or the state schedule needs a call.
+    pub fn next_wakeup(&self) -> Option<Instant> {
+        let paths = self.paths.iter().filter_map(|p| p.path.next_wakeup());
+        paths.chain(self.schedule.next_wakeup()).min()
+    }
+
+    /// Whether a stage has a series with `at_end = "end"`
+    /// ([`Path::may_end_run`]).
+    pub fn may_end_run(&self) -> bool {
+        self.paths.iter().any(|p| p.path.may_end_run())
+    }
+
+    /// Where the first series with `at_end = "end"` ends the run.
+    pub fn series_end(&self) -> Option<Instant> {
+        self.paths.iter().filter_map(|p| p.path.series_end()).min()
+    }
+
+    /// Whether no packet is inside any path.
+    pub fn is_empty(&self) -> bool {
+        self.paths.iter().all(|p| p.path.stats().in_flight == 0)
+    }
+
+    pub fn stats(&self) -> Vec<PathStats> {
+        self.paths.iter().map(|p| p.path.stats()).collect()
+    }
+
+    /// The path `packet` leaves `host` on (`None`: no route).
+    #[inline]
+    pub fn first_path(&self, host: HostIndex, packet: &Packet) -> Option<PathId> {
+        self.routes.next_for(host, packet)
+    }
+
+    /// `host` sends `packet` at `now` on `first` (its
+    /// [`Self::first_path`]): through the host's processing delay for
+    /// what it sends, if it has one, then onto the link.
+    #[inline]
+    pub fn send<H: Hooks>(&mut self, now: Instant, host: HostIndex, packet: Packet, first: PathId, hooks: &mut H) {
+        match self.output[host] {
+            Some(output) => self.push(now, output, packet, hooks),
+            None => {
+                hooks.departs(now, host, &packet, true);
+                self.push(now, first, packet, hooks);
+            }
+        }
+    }
+
+    /// Path `from` delivered `packet` at `now` to its far host. Returns
+    /// the packet if it reached the host it is for (or an agent there
+    /// claimed it); otherwise it went on into its next path, or left the
+    /// network ([`Hooks::no_route`]).
+    #[inline]
+    pub fn arrive<H: Hooks>(&mut self, now: Instant, from: PathId, packet: Packet, hooks: &mut H) -> Option<Arrival> {
+        let p = &mut self.paths[from.index()];
+        let (host, role) = (p.to, p.role);
+        hooks.left(now, from, role, &mut p.path, &packet);
+        let local = match role {
+            PathRole::Link(_) => {
+                let local = self.routes.is_local(host, &packet);
+                let input = self.input[host];
+                hooks.reached(now, host, &packet, local, input.is_some());
+                if let Some(input) = input {
+                    self.push(now, input, packet, hooks);
+                    return None;
+                }
+                local
+            }
+            PathRole::Input => self.routes.is_local(host, &packet),
+            PathRole::Output => {
+                let origin = self.routes.bridge || self.routes.addresses[host] == packet.flow.src;
+                self.onto_link(now, host, packet, origin, hooks);
+                return None;
+            }
+        };
+        let delayed = role == PathRole::Input;
+        if local {
+            return Some(Arrival { at: now, host, packet, claimed: false, delayed });
+        }
+        if hooks.claims(host, &packet) {
+            return Some(Arrival { at: now, host, packet, claimed: true, delayed });
+        }
+        match self.output[host] {
+            // Through the host's delay for what it forwards, if there is
+            // a way on.
+            Some(output) if self.routes.next_for(host, &packet).is_some() => self.push(now, output, packet, hooks),
+            _ => self.onto_link(now, host, packet, false, hooks),
+        }
+        None
+    }
+
+    /// Every packet due by `now`, from the links' paths in order, then
+    /// the hosts' delays for what they receive, then for what they send:
+    /// each goes on through the fabric, and those that reach the host
+    /// they are for go to [`Hooks::arrived`].
+    pub fn poll<H: Hooks>(&mut self, now: Instant, hooks: &mut H) {
+        let roles = [|r: PathRole| matches!(r, PathRole::Link(_)), |r| r == PathRole::Input, |r| r == PathRole::Output];
+        for is in roles {
+            for i in 0..self.paths.len() {
+                if !is(self.paths[i].role) {
+                    continue;
+                }
+                while let Some(d) = self.paths[i].path.poll(now) {
+                    if let Some(arrival) = self.arrive(d.at, PathId(i as u32), d.packet, hooks) {
+                        hooks.arrived(arrival);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Enters every state due by `now`, in time order: each change goes
+    /// to every path.
+    pub fn enter_due_states<H: Hooks>(&mut self, now: Instant, hooks: &mut H) -> Result<u32, StateStorm> {
+        let mut entered = 0;
+        while let Some(due) = self.schedule.poll(now) {
+            entered += 1;
+            if entered > Self::MAX_STATES_PER_INSTANT {
+                return Err(StateStorm { at: now });
+            }
+            apply(&mut self.paths, now, due.at, due.state, hooks);
+        }
+        Ok(entered)
+    }
+
+    /// Enters `state` from outside (`squall ctl`) at `now`, as if due at
+    /// `at`.
+    pub fn enter_state<H: Hooks>(&mut self, now: Instant, at: Instant, state: &State, hooks: &mut H) {
+        apply(&mut self.paths, now, at, state, hooks);
+    }
+
+    /// `packet` leaves `host` at `now` onto the link towards its
+    /// destination.
+    #[inline]
+    fn onto_link<H: Hooks>(&mut self, now: Instant, host: HostIndex, packet: Packet, origin: bool, hooks: &mut H) {
+        match self.routes.next_for(host, &packet) {
+            Some(next) => {
+                hooks.departs(now, host, &packet, origin);
+                self.push(now, next, packet, hooks);
+            }
+            None => hooks.no_route(now, host, packet),
+        }
+    }
+
+    /// `packet` enters path `id` at `now`.
+    #[inline]
+    fn push<H: Hooks>(&mut self, now: Instant, id: PathId, packet: Packet, hooks: &mut H) {
+        hooks.entering(now, id, &packet);
+        let path = &mut self.paths[id.index()].path;
+        path.push(now, packet);
+        hooks.entered(now, id, path);
+    }
+}
+
+fn apply<H: Hooks>(paths: &mut [FabricPath], now: Instant, at: Instant, state: &State, hooks: &mut H) {
+    hooks.entering_state(at, state, paths);
+    for change in &state.changes {
+        for p in paths.iter_mut() {
+            p.path.apply(now, change);
+        }
+    }
+    hooks.entered_state(at, state, paths);
+}
