@@ -10,6 +10,7 @@ pub mod class_cases;
 mod measure;
 pub mod radio_cases;
 pub mod tcp_cases;
+pub mod trace_cases;
 
 use std::fmt;
 

@@ -128,6 +128,25 @@ fn case_26_rate_series() {
 fn case_28_netem_slot() {
     passes(28);
 }
+#[test]
+fn case_29_trace_record() {
+    passes(29);
+}
+
+/// 9 Mbit/s instead of 12 in the first second: 1.333 ms per packet, so
+/// departures leave whole milliseconds, the trace's lines round them up
+/// and the replay sends later than the run did: the exact comparison must
+/// see it (besides the count of departures).
+#[test]
+fn case_29_fails_when_departures_are_not_on_whole_milliseconds() {
+    let c = case(29);
+    let overrides = [("stage.rec.series.rate.values", "[9e6, 6e6, 3e6, 12e6, 12e6]")];
+    let text = squall_scenario::apply_overrides(c.file, c.scenario, &overrides).unwrap();
+    let scenario = squall_scenario::parse(c.file, &text, std::path::Path::new("scenarios/validation")).unwrap();
+    let report = c.run_on(&scenario, 2).unwrap();
+    let exact = report.checks.iter().find(|ch| ch.name.starts_with("replayed departures")).unwrap();
+    assert!(!exact.pass && exact.measured > 1000.0, "{exact}");
+}
 
 /// Slots of 4 packets every 9-12 ms where the case checks 8-12 ms: the
 /// mean gap, its deviation and the lone packets' waits move outside; 5
