@@ -8,7 +8,7 @@ use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult};
 
 use crate::measure::*;
-use crate::{Case, Check, Evaluate, arrival_cases, class_cases, radio_cases, tcp_cases, trace_cases};
+use crate::{Case, Check, Evaluate, arrival_cases, class_cases, netem_cases, radio_cases, tcp_cases, trace_cases};
 
 const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
 const COUNTERS: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: false };
@@ -82,6 +82,14 @@ pub fn cases() -> Vec<Case> {
             scenario!("29-trace-record.toml"),
             EVENTS,
             trace_cases::trace_record,
+        ),
+        case(30, "netem delay distributions", scenario!("30-netem-delay.toml"), PACKETS, netem_cases::netem_delay),
+        case(
+            31,
+            "netem reorder with gap, duplicate, rate overheads",
+            scenario!("31-netem-reorder-duplicate-rate.toml"),
+            PACKETS,
+            netem_cases::netem_reorder_duplicate_rate,
         ),
     ]
 }
