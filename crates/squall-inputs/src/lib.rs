@@ -190,7 +190,7 @@ fn empirical_file(data: &[u8]) -> Result<String, String> {
     let text = text(data)?;
     fn sample<Q: squall_link::dist::Quantity + Clone>(values: Vec<Q>) -> Result<usize, String> {
         let n = values.len();
-        let d = Distribution::Empirical { file: None, values };
+        let d = Distribution::Empirical { file: None, values, order: squall_link::dist::Order::Random };
         d.validate().map_err(|e| e.to_string())?;
         let mut s = Sampler::new(d, squall_link::rng::stream(1, "fuzz"));
         for _ in 0..16 {

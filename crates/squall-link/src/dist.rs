@@ -112,14 +112,36 @@ pub enum Distribution<Q> {
         mu: Q,
         sigma: Q,
     },
-    /// Draws uniformly among measured values. In a scenario file, `file`
-    /// names a text file with one value per line; the loader fills `values`.
+    /// Draws uniformly among measured values, or (`order = "sequence"`)
+    /// replays them in their order, looping: a measured path's per-packet
+    /// delays, or a background load's stored pattern (seed 003 §2.2: the
+    /// degrader's patterns "uploaded onto the board"). In a scenario file,
+    /// `file` names a text file with one value per line; the loader fills
+    /// `values`.
     Empirical {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
         #[serde(default = "Vec::new")]
         values: Vec<Q>,
+        #[serde(default, skip_serializing_if = "is_random")]
+        order: Order,
     },
+}
+
+/// How an empirical distribution uses its values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Each draw is one of the values, uniformly, independently.
+    #[default]
+    Random,
+    /// The draws are the values in the file's order, from the first again
+    /// after the last.
+    Sequence,
+}
+
+fn is_random(o: &Order) -> bool {
+    *o == Order::Random
 }
 
 /// Why a distribution's parameters are impossible.
@@ -253,22 +275,26 @@ pub struct Sampler<Q> {
     dist: Distribution<Q>,
     rng: StreamRng,
     in_b: bool,
+    /// The next value of a sequence (`order = "sequence"`).
+    next: usize,
 }
 
 impl<Q: Quantity> Sampler<Q> {
     /// `dist` must have passed [`Distribution::validate`].
     pub fn new(dist: Distribution<Q>, rng: StreamRng) -> Self {
-        Sampler { dist, rng, in_b: false }
+        Sampler { dist, rng, in_b: false, next: 0 }
     }
 
     pub fn distribution(&self) -> &Distribution<Q> {
         &self.dist
     }
 
-    /// Replaces the distribution (a state change) and keeps the generator.
+    /// Replaces the distribution (a state change) and keeps the generator;
+    /// a sequence starts from its first value.
     pub fn set_distribution(&mut self, dist: Distribution<Q>) {
         self.dist = dist;
         self.in_b = false;
+        self.next = 0;
     }
 
     pub fn sample(&mut self) -> Q {
@@ -325,9 +351,14 @@ impl<Q: Quantity> Sampler<Q> {
                 let i = (unit(rng) * t.len() as f64) as usize;
                 netem_table::table_delay(t, i.min(t.len() - 1), mu.to_base(), sigma.to_base())
             }
-            Distribution::Empirical { values, .. } => {
+            Distribution::Empirical { values, order, .. } => {
                 if values.is_empty() {
                     return 0.0;
+                }
+                if *order == Order::Sequence {
+                    let v = values[self.next % values.len()].to_base();
+                    self.next = (self.next + 1) % values.len();
+                    return v;
                 }
                 let i = (unit(rng) * values.len() as f64) as usize;
                 values[i.min(values.len() - 1)].to_base()
@@ -450,7 +481,11 @@ mod tests {
         close(mean_of(Distribution::Pareto { scale: 1.0, shape: 3.0 }, n), 1.5, 0.02);
         // Markov stationary share of b: p_ab/(p_ab+p_ba) = 0.2 → mean 0.2·10
         close(mean_of(Distribution::TwoStateMarkov { a: 0.0, b: 10.0, p_ab: 0.05, p_ba: 0.2 }, n), 2.0, 0.1);
-        close(mean_of(Distribution::Empirical { file: None, values: vec![1.0, 2.0, 6.0] }, n), 3.0, 0.03);
+        close(
+            mean_of(Distribution::Empirical { file: None, values: vec![1.0, 2.0, 6.0], order: Order::Random }, n),
+            3.0,
+            0.03,
+        );
     }
 
     #[test]
@@ -465,7 +500,26 @@ mod tests {
     fn validation_rejects_impossible_parameters() {
         assert!(Distribution::Uniform { low: 2.0, high: 1.0 }.validate().is_err());
         assert!(Distribution::Exponential { mean: -1.0 }.validate().is_err());
-        assert!(Distribution::<f64>::Empirical { file: None, values: vec![] }.validate().is_err());
+        assert!(
+            Distribution::<f64>::Empirical { file: None, values: vec![], order: Order::Sequence }.validate().is_err()
+        );
         assert!(Distribution::TwoStateMarkov { a: 0.0, b: 1.0, p_ab: 1.5, p_ba: 0.1 }.validate().is_err());
+    }
+
+    #[test]
+    fn a_sequence_replays_its_values_in_order_and_loops() {
+        let d = Distribution::Empirical { file: None, values: vec![3.0, 1.0, 2.0], order: Order::Sequence };
+        let mut s = Sampler::new(d.clone(), crate::rng::stream(1, "seq"));
+        let drawn: Vec<f64> = (0..7).map(|_| s.sample()).collect();
+        assert_eq!(drawn, [3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+        // A state change restarts it from the first value.
+        s.set_distribution(d);
+        assert_eq!(s.sample(), 3.0);
+        // Random order draws the same values, not in their order.
+        let r = Distribution::Empirical { file: None, values: vec![3.0, 1.0, 2.0], order: Order::Random };
+        let mut s = Sampler::new(r, crate::rng::stream(1, "seq"));
+        let drawn: Vec<f64> = (0..30).map(|_| s.sample()).collect();
+        assert!(drawn.iter().all(|v| [1.0, 2.0, 3.0].contains(v)));
+        assert_ne!(drawn[..7], [3.0, 1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
     }
 }

@@ -238,8 +238,8 @@ impl Path {
         self.stages.iter().filter_map(|s| s.next_wakeup()).min()
     }
 
-    /// The instant a stage's series with `at_end = "end"` ends the run
-    /// (the earliest), once known: from the start for `start = "run"`,
+    /// The instant a stage's series with `at_end = "end"` or a trace
+    /// played once ends the run (the earliest), once known: from the start for `start = "run"`,
     /// from the stage's first packet for `start = "first_packet"`. The
     /// engines read it after each call and end the run there
     /// ([`crate::series`]).
@@ -247,10 +247,13 @@ impl Path {
         self.stages.iter().filter_map(|s| s.series_end()).min()
     }
 
-    /// Whether a stage has a series with `at_end = "end"` (the engines
-    /// then ask [`Path::series_end`]).
+    /// Whether a stage has a series with `at_end = "end"` or a trace
+    /// played once (the engines then ask [`Path::series_end`]).
     pub fn may_end_run(&self) -> bool {
-        self.stages.iter().any(|s| s.config().series.iter().any(|(_, p)| p.at_end == crate::series::AtEnd::End))
+        self.stages.iter().any(|s| {
+            s.config().trace.as_ref().is_some_and(|t| t.once)
+                || s.config().series.iter().any(|(_, p)| p.at_end == crate::series::AtEnd::End)
+        })
     }
 
     /// Applies `change` at `now` if it names one of this path's stages;

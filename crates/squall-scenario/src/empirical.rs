@@ -149,7 +149,7 @@ fn fill_one<Q: LineQuantity>(
     if let Distribution::NetemTable { file: Some(file), entries, .. } = d {
         return fill_table(file, entries, path, base_dir, src);
     }
-    let Distribution::Empirical { file: Some(file), values } = d else { return Ok(()) };
+    let Distribution::Empirical { file: Some(file), values, .. } = d else { return Ok(()) };
     if !values.is_empty() {
         // A run's resolved scenario keeps the file's name and its values;
         // the values are what ran, so they win.

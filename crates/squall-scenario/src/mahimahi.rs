@@ -194,8 +194,9 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
 /// link's downlink (`downlink`) or uplink: mm-link's `UPLINK-TRACE
 /// DOWNLINK-TRACE` for a `--link` one-liner (`--downlink-trace`,
 /// `--uplink-trace`). The stage is named `trace-down` or `trace-up`; its
-/// queue is the default stage queue.
-pub fn append_trace_stage(scenario: &mut Scenario, downlink: bool, file: &Path) -> Result<(), TraceError> {
+/// queue is the default stage queue. `once` plays it once (mm-link's
+/// `--once`).
+pub fn append_trace_stage(scenario: &mut Scenario, downlink: bool, file: &Path, once: bool) -> Result<(), TraceError> {
     let trace = MahimahiTrace::read(file)?;
     let (name, stages) = match scenario.links.first_mut() {
         Some(link) if downlink => ("trace-down", &mut link.downlink),
@@ -206,6 +207,7 @@ pub fn append_trace_stage(scenario: &mut Scenario, downlink: bool, file: &Path) 
     stage.trace = Some(squall_link::DeliveryTrace {
         file: Some(file.display().to_string()),
         opportunities_ms: trace.opportunities,
+        once,
     });
     stages.push(stage);
     Ok(())

@@ -48,6 +48,7 @@ fn files_fill_every_empirical_distribution() {
     let jitter = Distribution::Empirical {
         file: Some("data/jitter.txt".into()),
         values: vec![Duration::from_millis(12), Duration::from_micros(13_500)],
+        order: squall_link::dist::Order::Random,
     };
     assert_eq!(s.links[0].downlink[0].jitter, Some(jitter.clone()));
     assert_eq!(s.states[0].set["down"].values().jitter, Some(jitter));
@@ -55,14 +56,16 @@ fn files_fill_every_empirical_distribution() {
         s.states[0].hold,
         Some(Distribution::Empirical {
             file: Some("data/hold.txt".into()),
-            values: vec![Duration::from_secs(1), Duration::from_secs(2)]
+            values: vec![Duration::from_secs(1), Duration::from_secs(2)],
+            order: squall_link::dist::Order::Random,
         })
     );
     assert_eq!(
         s.workload.udp[0].size,
         Distribution::Empirical {
             file: Some("data/sizes.txt".into()),
-            values: vec![Bytes(40), Bytes(1500), Bytes(1024)]
+            values: vec![Bytes(40), Bytes(1500), Bytes(1024)],
+            order: squall_link::dist::Order::Random,
         }
     );
     // The resolved form carries the values and reads back without the files.

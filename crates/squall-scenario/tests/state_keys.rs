@@ -117,7 +117,8 @@ fn distributions_in_any_key_are_found_by_type() {
         v.serving,
         Distribution::Empirical {
             file: Some("serving.txt".into()),
-            values: vec![squall_link::Duration::from_millis(9), squall_link::Duration::from_millis(11)]
+            values: vec![squall_link::Duration::from_millis(9), squall_link::Duration::from_millis(11)],
+            order: squall_link::dist::Order::Random,
         }
     );
 }

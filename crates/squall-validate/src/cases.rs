@@ -8,7 +8,7 @@ use squall_scenario::Scenario;
 use squall_sim::{RunOptions, RunResult};
 
 use crate::measure::*;
-use crate::{Case, Check, Evaluate, arrival_cases, class_cases, radio_cases, tcp_cases};
+use crate::{Case, Check, Evaluate, arrival_cases, class_cases, netem_cases, radio_cases, tcp_cases, trace_cases};
 
 const PACKETS: RunOptions = RunOptions { record_events: false, record_packets: true, record_captures: false };
 const COUNTERS: RunOptions = RunOptions { record_events: false, record_packets: false, record_captures: false };
@@ -76,6 +76,21 @@ pub fn cases() -> Vec<Case> {
             arrival_cases::open_loop,
         ),
         case(28, "netem slots", scenario!("28-netem-slot.toml"), PACKETS, netem_slot),
+        case(
+            29,
+            "Trace recorded from a run, replayed",
+            scenario!("29-trace-record.toml"),
+            EVENTS,
+            trace_cases::trace_record,
+        ),
+        case(30, "netem delay distributions", scenario!("30-netem-delay.toml"), PACKETS, netem_cases::netem_delay),
+        case(
+            31,
+            "netem reorder with gap, duplicate, rate overheads",
+            scenario!("31-netem-reorder-duplicate-rate.toml"),
+            PACKETS,
+            netem_cases::netem_reorder_duplicate_rate,
+        ),
     ]
 }
 

@@ -8,8 +8,10 @@ pub mod arrival_cases;
 mod cases;
 pub mod class_cases;
 mod measure;
+pub mod netem_cases;
 pub mod radio_cases;
 pub mod tcp_cases;
+pub mod trace_cases;
 
 use std::fmt;
 

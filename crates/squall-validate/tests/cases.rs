@@ -128,6 +128,50 @@ fn case_26_rate_series() {
 fn case_28_netem_slot() {
     passes(28);
 }
+#[test]
+fn case_29_trace_record() {
+    passes(29);
+}
+
+#[test]
+fn case_30_netem_delay() {
+    passes(30);
+}
+#[test]
+fn case_31_netem_reorder_duplicate_rate() {
+    passes(31);
+}
+
+/// Each netem check against a stage that is off by a little: uniform
+/// jitter up to 42 ms (mean 101 ms); a normal deviation of 10.5 ms; a table
+/// mu of 100.5 ms (no delay on the table's values); gap 6 (early fraction
+/// 1/9, shortest run 5); duplicate 11%; a cell overhead of 6 B (1166 B,
+/// 9.328 ms); a packet overhead of -19 B.
+#[test]
+fn netem_checks_fail_when_the_stage_is_off() {
+    fails_with(30, &[("stage.uniform.jitter.high", "\"42 ms\"")]);
+    fails_with(30, &[("stage.normal.jitter.std_dev", "\"10.5 ms\"")]);
+    fails_with(30, &[("stage.table.jitter.mu", "\"100.5 ms\"")]);
+    fails_with(31, &[("stage.gap.send_early.gap", "6")]);
+    fails_with(31, &[("stage.dup.duplicate.probability", "\"11%\"")]);
+    fails_with(31, &[("stage.cells.rate_overhead.cell", "6")]);
+    fails_with(31, &[("stage.minus.rate_overhead.packet", "-19")]);
+}
+
+/// 9 Mbit/s instead of 12 in the first second: 1.333 ms per packet, so
+/// departures leave whole milliseconds, the trace's lines round them up
+/// and the replay sends later than the run did: the exact comparison must
+/// see it (besides the count of departures).
+#[test]
+fn case_29_fails_when_departures_are_not_on_whole_milliseconds() {
+    let c = case(29);
+    let overrides = [("stage.rec.series.rate.values", "[9e6, 6e6, 3e6, 12e6, 12e6]")];
+    let text = squall_scenario::apply_overrides(c.file, c.scenario, &overrides).unwrap();
+    let scenario = squall_scenario::parse(c.file, &text, std::path::Path::new("scenarios/validation")).unwrap();
+    let report = c.run_on(&scenario, 2).unwrap();
+    let exact = report.checks.iter().find(|ch| ch.name.starts_with("replayed departures")).unwrap();
+    assert!(!exact.pass && exact.measured > 1000.0, "{exact}");
+}
 
 /// Slots of 4 packets every 9-12 ms where the case checks 8-12 ms: the
 /// mean gap, its deviation and the lone packets' waits move outside; 5

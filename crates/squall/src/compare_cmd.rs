@@ -300,6 +300,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         link: None,
         uplink: None,
         downlink_trace: None,
+        once: false,
         uplink_trace: None,
         out: None,
         seed: args.seed,

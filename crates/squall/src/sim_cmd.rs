@@ -37,6 +37,11 @@ pub struct ScenarioArgs {
     /// The same for the uplink (mm-link's UPLINK-TRACE).
     #[arg(long, requires = "link", value_name = "FILE")]
     pub uplink_trace: Option<PathBuf>,
+    /// mm-link's --once: play the --downlink-trace and --uplink-trace
+    /// once instead of looping them; the run ends at the end of the
+    /// shorter (scenario files: `trace = { file = "...", once = true }`).
+    #[arg(long)]
+    pub once: bool,
     /// Output directory (default: out/SCENARIO-NAME, out/SCENARIO-NAME-emu
     /// for emulation).
     #[arg(long)]
@@ -192,6 +197,11 @@ pub fn load_with(
                     "--downlink-trace and --uplink-trace add a trace stage to a --link one-liner; in a scenario file give the stage `trace = \"FILE\"`"
                 );
             }
+            if args.once {
+                bail!(
+                    "--once plays --downlink-trace and --uplink-trace once; in a scenario file give the stage `trace = {{ file = \"FILE\", once = true }}`"
+                );
+            }
             let (source, text, base) = scenario_text(s, Path::new(""))?;
             if overrides.is_empty() || !adds_flows {
                 let mut scenario = squall_scenario::parse_with_overrides(&source, &text, &overrides, &base)
@@ -208,13 +218,16 @@ pub fn load_with(
             }
         }
         (None, Some(link)) => {
+            if args.once && args.downlink_trace.is_none() && args.uplink_trace.is_none() {
+                bail!("--once plays a trace once: give it with --downlink-trace FILE or --uplink-trace FILE");
+            }
             let mut scenario = squall_scenario::scenario_from_netem(link, args.uplink.as_deref())
                 .map_err(|e| anyhow::anyhow!("{e:?}"))?;
             for (downlink, file, flag) in
                 [(true, &args.downlink_trace, "--downlink-trace"), (false, &args.uplink_trace, "--uplink-trace")]
             {
                 if let Some(file) = file {
-                    squall_scenario::mahimahi::append_trace_stage(&mut scenario, downlink, file)
+                    squall_scenario::mahimahi::append_trace_stage(&mut scenario, downlink, file, args.once)
                         .with_context(|| format!("{flag} {}", file.display()))?;
                 }
             }

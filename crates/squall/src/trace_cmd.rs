@@ -1,6 +1,7 @@
 //! `squall trace`: make and read link traces (issue 30). `convert` between
 //! Mahimahi's delivery opportunities and squall's rate series, `generate`
-//! synthetic ones, `stats` prints a trace's capacity and plots it,
+//! synthetic ones, `record` one from a run or a capture
+//! (`trace_record.rs`), `stats` prints a trace's capacity and plots it,
 //! `maketable` builds a netem distribution table from samples.
 //!
 //! The two formats, and how one becomes the other:
@@ -115,6 +116,38 @@ enum TraceCommand {
         /// The table to write; without it, standard output.
         #[arg(short, long)]
         out: Option<PathBuf>,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Record a trace from what a link delivered: a stage's departures in
+    /// a squall run (its directory or an events.csv, with --stage), or
+    /// the packets in a capture of a saturated receiver (pcap, time 0 at
+    /// its first record), as Saturator recorded them for Mahimahi: one
+    /// 1 504-byte opportunity per 1 504 bytes delivered (IP length + 4),
+    /// at the millisecond of the departure, rounded up.
+    Record {
+        /// A run directory, one of its rep-N/events.csv, or a pcap file.
+        from: PathBuf,
+        /// Run: the stage whose departures to record.
+        #[arg(long)]
+        stage: Option<String>,
+        /// Run: only the stage's departures in this direction.
+        #[arg(long, value_parser = ["downlink", "uplink"])]
+        direction: Option<String>,
+        /// Run directory: the replication whose events.csv to read.
+        #[arg(long, default_value_t = 0)]
+        replication: u32,
+        /// Capture: only the packets to this IPv4 address (the receiver).
+        #[arg(long)]
+        to: Option<std::net::Ipv4Addr>,
+        /// The format to write.
+        #[arg(long, value_enum, default_value_t = Format::Mahimahi)]
+        format: Format,
+        /// --format series: the rate series' interval, whole ms.
+        #[arg(long, default_value = "100 ms")]
+        interval: Duration,
+        #[arg(long)]
+        out: PathBuf,
         #[arg(long)]
         force: bool,
     },
@@ -234,6 +267,28 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
             };
             write(&out, &text, force)?;
             outln!("wrote {}", out.display());
+        }
+        TraceCommand::Record { from, stage, direction, replication, to, format, interval, out, force } => {
+            let ms = whole_ms(interval, "--interval")?;
+            let direction = direction
+                .map(|d| if d == "uplink" { squall_link::Direction::Uplink } else { squall_link::Direction::Downlink });
+            let source =
+                crate::trace_record::Source { from: &from, stage: stage.as_deref(), direction, replication, to };
+            let (departures, what) = crate::trace_record::departures(&source)?;
+            let opportunities = crate::trace_record::opportunities(&departures, &what)?;
+            let text = match format {
+                Format::Mahimahi => mahimahi_text(&opportunities),
+                Format::Series => series_csv(&mahimahi_to_steps(&opportunities, ms), Path::new(&what)),
+            };
+            write(&out, &text, force)?;
+            let bytes: u64 = departures.iter().map(|d| u64::from(d.1)).sum();
+            outln!(
+                "wrote {}: {} departures ({bytes} B of IP) from {what}, {} opportunities over {} ms",
+                out.display(),
+                departures.len(),
+                opportunities.len(),
+                opportunities.last().expect("checked above")
+            );
         }
         TraceCommand::Maketable { samples, out, force } => {
             let values = read_samples(&samples)?;

@@ -520,9 +520,12 @@ impl Stage {
         }
     }
 
-    /// The instant a series with `at_end = "end"` ends the run, once known.
+    /// The instant a series with `at_end = "end"` or a trace played once
+    /// (mm-link's `--once`) ends the run, once known.
     pub(crate) fn series_end(&self) -> Option<Instant> {
-        self.series.as_ref()?.end()
+        let trace = self.config().trace.as_ref().and_then(|t| t.end());
+        let series = self.series.as_ref().and_then(|s| s.end());
+        trace.into_iter().chain(series).min()
     }
 
     /// Handles every timer due at or before `now`, in time order.

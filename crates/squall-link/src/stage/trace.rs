@@ -26,8 +26,9 @@
 //!   (`wait_time`), a fraction of a ms later.
 //! - The trace starts at the link's start (the run's start; mm-link: when
 //!   its `LinkQueue` is built at shell start-up, each direction on its own).
-//!   mm-link's `--once` (stop at the trace's end) is not offered: the trace
-//!   loops.
+//!   It loops, unless `once` (mm-link's `--once`) is set: then no
+//!   opportunity follows the last one, and the run ends there
+//!   ([`DeliveryTrace::end`]).
 //!
 //! While nothing waits, the link asks for no wake-up: when a packet comes,
 //! the next opportunity after it is found arithmetically (loop number and
@@ -82,6 +83,8 @@ pub(crate) struct TraceLink {
     in_transit: Option<InTransit>,
     /// A blackout holds the link: no opportunity is used until it ends.
     blackout: bool,
+    /// Played once (mm-link's `--once`): no loop after the first.
+    once: bool,
     /// The next feed finds the first opportunity after its instant again
     /// (a blackout ended).
     resync: bool,
@@ -102,6 +105,7 @@ impl TraceLink {
             open: None,
             in_transit: None,
             blackout: false,
+            once: trace.once,
             resync: false,
             recorder,
             stats: LinkStats::default(),
@@ -138,6 +142,10 @@ impl Link for TraceLink {
 
     fn next_timer(&self) -> Option<(Instant, TraceTimer)> {
         if self.blackout || self.in_transit.is_none() {
+            return None;
+        }
+        if self.once && self.loop_number > 0 && self.open.is_none_or(|(_, left)| left == 0) {
+            // The trace played once is used up: the packet waits for good.
             return None;
         }
         match self.open {
@@ -398,5 +406,26 @@ mod tests {
         assert_eq!(out, [2 * MS, 3_000_003 * MS]);
         assert_eq!(wakeups, 2, "one wake-up per departure, none while idle");
         assert_eq!(p.next_wakeup(), None);
+    }
+
+    #[test]
+    fn a_trace_played_once_sends_nothing_after_its_last_opportunity() {
+        // `1 1 2` once: three opportunities, then none; looped, the next
+        // loop's 3 ms serves the fourth packet.
+        let mut once = path(&[1, 1, 2]);
+        let mut stage = StageConfig::named("cell");
+        stage.trace = Some(DeliveryTrace { once: true, ..DeliveryTrace::from_millis(vec![1, 1, 2]) });
+        let mut p = Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![stage] }, 1).unwrap();
+        let (out, _) = run(&mut p, &[(Instant::ZERO, 1500); 4]);
+        assert_eq!(out, [MS, MS, 2 * MS]);
+        assert_eq!(p.next_wakeup(), None, "the fourth packet waits for good");
+        assert_eq!(p.series_end(), Some(Instant::from_millis(2)), "the run ends at the last opportunity");
+        assert!(p.may_end_run());
+        let (looped, _) = run(&mut once, &[(Instant::ZERO, 1500); 4]);
+        assert_eq!(looped, [MS, MS, 2 * MS, 3 * MS]);
+        assert_eq!(once.series_end(), None);
+        // A packet arriving after the end finds no opportunity either.
+        let (late, _) = run(&mut p, &[(Instant::from_millis(7), 100)]);
+        assert!(late.is_empty());
     }
 }

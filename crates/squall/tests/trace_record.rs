@@ -1,0 +1,269 @@
+//! `squall trace record` (from a run and from a capture) and mm-link's
+//! `--once` on the one-liner.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+mod common;
+use common::{SQUALL, csv_rows};
+
+fn squall_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(SQUALL).current_dir(dir).args(args).output().unwrap()
+}
+
+fn ok(o: &std::process::Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &std::process::Output) -> String {
+    assert!(!o.status.success(), "expected a failure: {}", String::from_utf8_lossy(&o.stdout));
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn lines(path: &Path) -> Vec<u64> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| l.parse().unwrap()).collect()
+}
+
+/// From a run: the trace holds one line per 1 500-byte departure of the
+/// stage, at its ms rounded up, as read from events.csv by this test
+/// (validation case 29's scenario: 3 750 departures, all on whole ms);
+/// the series form gives the rates of the rate series that made them.
+#[test]
+fn a_run_becomes_one_opportunity_per_departure() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/validation/29-trace-record.toml");
+    ok(&squall_in(dir.path(), &["sim", scenario.to_str().unwrap(), "--no-pcap", "--out", "run"]));
+    let said = ok(&squall_in(dir.path(), &["trace", "record", "run", "--stage", "rec", "--out", "rec.down"]));
+    assert!(said.contains("3750 departures (5625000 B of IP)"), "{said}");
+    let events = std::fs::read_to_string(dir.path().join("run/rep-0/events.csv")).unwrap();
+    let by_hand: Vec<u64> = csv_rows(&events)
+        .into_iter()
+        .filter(|r| r["stage"] == "rec" && r["event"] == "deliver")
+        .map(|r| {
+            // Seconds with nine decimals: integer ns, then ms rounded up.
+            let (s, ns) = r["time"].split_once('.').unwrap();
+            (s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap()).div_ceil(1_000_000)
+        })
+        .collect();
+    assert_eq!(by_hand.len(), 3750);
+    assert_eq!(lines(&dir.path().join("rec.down")), by_hand);
+    // 12, 6, 3, 12 Mbit/s for 1 s each, then 12: per 1 s interval, 1 000,
+    // 500, 250, 1 000 and 1 000 opportunities of 12 032 bit.
+    ok(&squall_in(
+        dir.path(),
+        &[
+            "trace",
+            "record",
+            "run/rep-0/events.csv",
+            "--stage",
+            "rec",
+            "--format",
+            "series",
+            "--interval",
+            "1 s",
+            "--out",
+            "rec.csv",
+        ],
+    ));
+    let series = std::fs::read_to_string(dir.path().join("rec.csv")).unwrap();
+    let rates: Vec<&str> =
+        series.lines().filter(|l| !l.starts_with('#')).skip(1).map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(rates, ["12032000", "6016000", "3008000", "12032000", "12032000", "12032000"], "{series}");
+    // Refused, each with what was expected.
+    let e = err(&squall_in(dir.path(), &["trace", "record", "run", "--out", "x"]));
+    assert!(e.contains("give --stage NAME"), "{e}");
+    let e = err(&squall_in(dir.path(), &["trace", "record", "run", "--stage", "nope", "--out", "x"]));
+    assert!(e.contains("stage `nope` delivered no packet; stages with events: rec, wire"), "{e}");
+    let e = err(&squall_in(dir.path(), &["trace", "record", "run", "--stage", "rec", "--out", "rec.down"]));
+    assert!(e.contains("exists; give --force"), "{e}");
+    let e =
+        err(&squall_in(dir.path(), &["trace", "record", "run", "--replication", "7", "--stage", "rec", "--out", "y"]));
+    assert!(e.contains("no rep-7/events.csv"), "{e}");
+}
+
+/// Writes a pcap of `link_type` with `(µs, frame)` records.
+fn pcap(path: &Path, datalink: pcap_file::DataLink, records: &[(u64, Vec<u8>)]) {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let header = PcapHeader { datalink, ..Default::default() };
+    let mut w = PcapWriter::with_header(std::fs::File::create(path).unwrap(), header).unwrap();
+    for (us, data) in records {
+        let p = PcapPacket {
+            timestamp: std::time::Duration::from_micros(*us),
+            orig_len: data.len() as u32,
+            data: Cow::Borrowed(data),
+        };
+        w.write_packet(&p).unwrap();
+    }
+}
+
+/// An IPv4 UDP packet of `size` bytes (IP length) to `dst`.
+fn ipv4(dst: [u8; 4], size: usize) -> Vec<u8> {
+    let mut p = vec![0u8; size];
+    p[0] = 0x45;
+    p[2..4].copy_from_slice(&(size as u16).to_be_bytes());
+    p[8] = 64;
+    p[9] = 17;
+    p[12..16].copy_from_slice(&[10, 0, 0, 1]);
+    p[16..20].copy_from_slice(&dst);
+    p[20..22].copy_from_slice(&5000u16.to_be_bytes());
+    p[22..24].copy_from_slice(&6000u16.to_be_bytes());
+    p[24..26].copy_from_slice(&((size - 20) as u16).to_be_bytes());
+    p
+}
+
+fn ethernet(payload: Vec<u8>, ethertype: u16) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1];
+    f.extend(ethertype.to_be_bytes());
+    f.extend(payload);
+    f
+}
+
+/// From a capture (Ethernet, as tcpdump writes it): time 0 is the first
+/// record; packets to the receiver count, others (an ACK the other way, an
+/// ARP frame) do not. By hand, from a first record at 100 s: 1 500-byte
+/// packets at +0.5, +1.0, +2.2 ms make lines 1, 1, 3; four 400-byte
+/// packets (404 B each) at +4.0 ms complete one 1 504-byte opportunity
+/// with the fourth (1 616 B), and the 112 B left make a last line at 4.
+#[test]
+fn a_capture_becomes_opportunities_from_its_first_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let to = [10, 0, 0, 2];
+    let t0 = 100_000_000;
+    let mut records = vec![
+        (t0, ethernet(vec![0u8; 28], 0x0806)),
+        (t0 + 500, ethernet(ipv4(to, 1500), 0x0800)),
+        (t0 + 700, ethernet(ipv4([10, 0, 0, 1], 52), 0x0800)),
+        (t0 + 1000, ethernet(ipv4(to, 1500), 0x0800)),
+        (t0 + 2200, ethernet(ipv4(to, 1500), 0x0800)),
+    ];
+    records.extend((0..4).map(|_| (t0 + 4000, ethernet(ipv4(to, 400), 0x0800))));
+    pcap(&dir.path().join("rx.pcap"), pcap_file::DataLink::ETHERNET, &records);
+    let said = ok(&squall_in(dir.path(), &["trace", "record", "rx.pcap", "--to", "10.0.0.2", "--out", "rx.down"]));
+    assert!(said.contains("7 departures (6100 B of IP)"), "{said}");
+    assert_eq!(lines(&dir.path().join("rx.down")), [1, 1, 3, 4, 4]);
+    // Without --to, the ACK (52 B + 4) counts too: 56 B carried from 1 ms
+    // on, so the 400-byte packets complete 1 672 B and leave 168 B; the
+    // same lines here.
+    let said = ok(&squall_in(dir.path(), &["trace", "record", "rx.pcap", "--out", "all.down"]));
+    assert!(said.contains("8 departures (6152 B of IP)"), "{said}");
+    assert_eq!(lines(&dir.path().join("all.down")), [1, 1, 3, 4, 4]);
+    // Raw IP captures (squall's own pcaps) read the same.
+    let raw: Vec<(u64, Vec<u8>)> = [(0, 1500), (3000, 1500)].iter().map(|&(us, s)| (us, ipv4(to, s))).collect();
+    pcap(&dir.path().join("raw.pcap"), pcap_file::DataLink::RAW, &raw);
+    ok(&squall_in(dir.path(), &["trace", "record", "raw.pcap", "--out", "raw.down"]));
+    assert_eq!(lines(&dir.path().join("raw.down")), [0, 3]);
+    // Refused: nothing to the receiver; one packet at 0 (no period);
+    // pcapng; an unknown link type.
+    let e = err(&squall_in(dir.path(), &["trace", "record", "rx.pcap", "--to", "10.9.9.9", "--out", "x"]));
+    assert!(e.contains("no IPv4 packet to 10.9.9.9 in 9 records"), "{e}");
+    pcap(&dir.path().join("one.pcap"), pcap_file::DataLink::RAW, &[(5, ipv4(to, 1500))]);
+    let e = err(&squall_in(dir.path(), &["trace", "record", "one.pcap", "--out", "x"]));
+    assert!(e.contains("every departure is at 0 ms"), "{e}");
+    std::fs::write(dir.path().join("x.pcapng"), [0x0a, 0x0d, 0x0d, 0x0a, 0, 0, 0, 0]).unwrap();
+    let e = err(&squall_in(dir.path(), &["trace", "record", "x.pcapng", "--out", "x"]));
+    assert!(e.contains("a pcapng capture; expected classic pcap"), "{e}");
+    pcap(&dir.path().join("wifi.pcap"), pcap_file::DataLink::IEEE802_11, &[(5, vec![0; 40])]);
+    let e = err(&squall_in(dir.path(), &["trace", "record", "wifi.pcap", "--out", "x"]));
+    assert!(e.contains("expected raw IP, Ethernet or Linux cooked"), "{e}");
+}
+
+/// mm-link's `--once`: a 100 ms trace of one opportunity per ms, played
+/// once under a 20 Mbit/s flood of `--udp`'s 1 200-byte packets (1 204 B
+/// on a trace link): 100 · 1 504 / 1 204 = 124.9, so 124 packets cross
+/// and the run ends at 100 ms, its last event; looped (no --once), 60 s
+/// carry 60 000 · 1 504 / 1 204 = 74 950.2.
+#[test]
+fn once_plays_the_trace_once_and_ends_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace: String = (1..=100).map(|m| format!("{m}\n")).collect();
+    std::fs::write(dir.path().join("t.down"), trace).unwrap();
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec!["sim", "--link", "delay 0ms", "--downlink-trace", "t.down", "--udp", "20 Mbit/s"];
+        args.extend(extra);
+        args.extend(["--no-pcap", "--out", out]);
+        ok(&squall_in(dir.path(), &args));
+        let events = std::fs::read_to_string(dir.path().join(out).join("rep-0/events.csv")).unwrap();
+        let rows = csv_rows(&events);
+        let delivered = rows.iter().filter(|r| r["stage"] == "trace-down" && r["event"] == "deliver").count();
+        let last = rows.iter().map(|r| r["time"].parse::<f64>().unwrap()).fold(0.0, f64::max);
+        (delivered, last)
+    };
+    assert_eq!(run(&["--once"], "once"), (124, 0.1));
+    let (looped, last) = run(&[], "looped");
+    assert!(looped.abs_diff(74_950) <= 1, "{looped}");
+    assert!(last > 59.99, "{last}");
+    let e = err(&squall_in(dir.path(), &["sim", "--link", "delay 0ms", "--once"]));
+    assert!(e.contains("--once plays a trace once"), "{e}");
+}
+
+/// Per-packet delays replayed in order: a jitter `{ kind = "empirical",
+/// file, order = "sequence" }` gives packet k the file's value k (looping),
+/// where `order = "random"` (the default) draws among them. One packet
+/// every 20 ms, the stage reorders (each packet keeps its own delay): the
+/// delays are exactly 10, 0, 5, 30 ms, again and again.
+#[test]
+fn a_sequence_of_delays_is_replayed_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("delays.txt"), "# measured, one per packet\n10 ms\n0 ms\n5 ms\n30 ms\n").unwrap();
+    let scenario = |order: &str| {
+        format!(
+            r#"name = "seq"
+duration = "2 s"
+[[hosts]]
+name = "a"
+address = "10.0.0.1"
+[[hosts]]
+name = "b"
+address = "10.0.1.1"
+[[links]]
+between = ["a", "b"]
+[[links.downlink]]
+name = "path"
+reorder = true
+jitter = {{ kind = "empirical", file = "delays.txt", order = "{order}" }}
+[[links.uplink]]
+name = "up"
+[[workload.udp]]
+name = "u"
+from = "a"
+to = "b"
+size = "100 B"
+rate = "40 kbit/s"
+"#
+        )
+    };
+    let delays = |order: &str| {
+        std::fs::write(dir.path().join("s.toml"), scenario(order)).unwrap();
+        ok(&squall_in(dir.path(), &["sim", "s.toml", "--no-pcap", "--out", order, "--force"]));
+        let events = std::fs::read_to_string(dir.path().join(order).join("rep-0/events.csv")).unwrap();
+        let mut entered = std::collections::BTreeMap::new();
+        let mut out = Vec::new();
+        for r in csv_rows(&events).into_iter().filter(|r| r["stage"] == "path") {
+            let t: f64 = r["time"].parse().unwrap();
+            match r["event"].as_str() {
+                "enqueue" => {
+                    entered.insert(r["packet"].parse::<u64>().unwrap(), t);
+                }
+                "deliver" => {
+                    let p = r["packet"].parse::<u64>().unwrap();
+                    out.push((p, ((t - entered[&p]) * 1e3).round() as u64));
+                }
+                _ => {}
+            }
+        }
+        out.sort();
+        out.into_iter().map(|(_, d)| d).collect::<Vec<u64>>()
+    };
+    let seq = delays("sequence");
+    assert!(seq.len() >= 90, "{}", seq.len());
+    let expected: Vec<u64> = (0..seq.len()).map(|k| [10, 0, 5, 30][k % 4]).collect();
+    assert_eq!(seq, expected);
+    let random = delays("random");
+    assert!(random.iter().all(|d| [10, 0, 5, 30].contains(d)));
+    assert_ne!(random, expected[..random.len()]);
+    // A bad order is refused at its key.
+    std::fs::write(dir.path().join("s.toml"), scenario("shuffled")).unwrap();
+    let e = err(&squall_in(dir.path(), &["sim", "s.toml", "--out", "x"]));
+    assert!(e.contains("shuffled") && e.contains("sequence"), "{e}");
+}
