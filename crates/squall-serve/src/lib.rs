@@ -67,6 +67,8 @@ pub struct AppState {
     pub write_lock: tokio::sync::Mutex<()>,
     /// The emulation started from the page (one at a time).
     pub launcher: live::Launcher,
+    /// One control-socket subscription per watched run, shared by its pages.
+    pub watches: Arc<live::Watches>,
 }
 
 /// A JSON request body: any fault (not JSON, a missing or unknown field, a
@@ -202,6 +204,7 @@ pub fn serve(config: Config) -> Result<(), ServeError> {
             jobs: config.jobs.max(1),
             write_lock: tokio::sync::Mutex::new(()),
             launcher: live::Launcher::default(),
+            watches: Arc::default(),
         });
         tokio::spawn(jobs::worker(app.clone()));
         let guard = Arc::new(Guard { token: token.clone(), hosts });

@@ -75,26 +75,60 @@ pub async fn list(State(app): State<Arc<AppState>>) -> Result<Json<Vec<serde_jso
     Ok(Json(runs))
 }
 
+/// The runs being watched: one subscription to each run's control socket
+/// (`squall ctl watch`), its lines broadcast to every page watching it,
+/// so that N open pages cost the emulator one watcher, not N (each
+/// watcher of the control socket is a writer thread in the emulator,
+/// beside its data plane). A page that reads slowly loses lines, as it
+/// did with a socket of its own; the last page gone ends the
+/// subscription.
+#[derive(Default)]
+pub struct Watches {
+    runs: std::sync::Mutex<std::collections::HashMap<u32, tokio::sync::broadcast::Sender<Arc<str>>>>,
+}
+
+impl Watches {
+    fn subscribe(self: &Arc<Self>, run: RunId) -> tokio::sync::broadcast::Receiver<Arc<str>> {
+        let mut runs = self.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A subscription whose pages have all gone ends at its next line:
+        // a new page starts a new one.
+        if let Some(tx) = runs.get(&run.0).filter(|tx| tx.receiver_count() > 0) {
+            return tx.subscribe();
+        }
+        let (tx, rx) = tokio::sync::broadcast::channel(BROWSER_LINES);
+        runs.insert(run.0, tx.clone());
+        let watches = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let end = control::watch(run, |line| tx.send(Arc::from(line.to_string())).is_ok());
+            let last = match end {
+                Ok(()) => serde_json::json!({ "end": "the run ended" }),
+                Err(e) => serde_json::json!({ "end": e.to_string() }),
+            };
+            let _ = tx.send(Arc::from(last.to_string()));
+            let mut runs = watches.runs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if runs.get(&run.0).is_some_and(|t| t.same_channel(&tx)) {
+                runs.remove(&run.0);
+            }
+        });
+        rx
+    }
+}
+
 pub async fn watch(
-    State(_): State<Arc<AppState>>,
+    State(app): State<Arc<AppState>>,
     Path(id): Path<u32>,
 ) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let run = running(id)?;
-    let (lines, receiver) = tokio::sync::mpsc::channel::<String>(BROWSER_LINES);
-    tokio::task::spawn_blocking(move || {
-        let end = control::watch(run, |line| match lines.try_send(line.to_string()) {
-            Ok(()) | Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => true,
-            Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => false,
-        });
-        let last = match end {
-            Ok(()) => serde_json::json!({ "end": "the run ended" }),
-            Err(e) => serde_json::json!({ "end": e.to_string() }),
-        };
-        let _ = lines.blocking_send(last.to_string());
-    });
+    let receiver = app.watches.subscribe(run);
     let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
-        let line = receiver.recv().await?;
-        Some((Ok(Event::default().data(line)), receiver))
+        loop {
+            match receiver.recv().await {
+                Ok(line) => return Some((Ok(Event::default().data(&*line)), receiver)),
+                // This page fell behind: the lines it missed are lost.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+            }
+        }
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

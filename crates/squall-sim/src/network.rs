@@ -244,11 +244,7 @@ impl Network {
         let Arrival { host, packet, claimed, .. } = self.fabric.arrive(now, from, packet, &mut self.books)?;
         let books = &mut self.books;
         let h = &books.hosts[host];
-        let agent = if claimed {
-            h.interceptor(&packet.flow)
-        } else {
-            h.receiver(&packet.flow)
-        };
+        let agent = if claimed { h.interceptor(&packet.flow) } else { h.receiver(&packet.flow) };
         let tcp = books.leave(now, &packet);
         agent.map(|a| (a, packet, tcp))
     }
