@@ -72,22 +72,24 @@ impl FlowTimeline {
     /// Throughput (bit/s) per bin, as (bin start, value) points, over the
     /// bins from the flow's first packet sent to its last received.
     pub fn throughput(&self, bin: f64) -> Vec<(f64, f64)> {
-        let (Some(first), Some(last)) = (self.first_sent, self.last_received) else { return Vec::new() };
-        let (a, b) = ((first / bin) as usize, ((last / bin) as usize).min(self.bytes.len().saturating_sub(1)));
+        let Some((a, b)) = self.span(bin) else { return Vec::new() };
         (a..=b).map(|i| (i as f64 * bin, self.bytes[i] * 8.0 / bin)).collect()
     }
-}
 
-impl FlowTimeline {
+    /// The bins from that of the flow's first packet sent to that of its
+    /// last received (within the bins kept), if it has both and they are
+    /// in order.
+    fn span(&self, bin: f64) -> Option<(usize, usize)> {
+        let (first, last) = (self.first_sent?, self.last_received?);
+        let (a, b) = ((first / bin) as usize, ((last / bin) as usize).min(self.bytes.len().saturating_sub(1)));
+        (a <= b).then_some((a, b))
+    }
+
     /// Bytes received up to the end of each bin, as (bin end, bytes)
     /// points from the bin of its first packet sent to that of its last
     /// received, starting at (start of the first bin, 0).
     pub fn received_so_far(&self, bin: f64) -> Vec<(f64, f64)> {
-        let (Some(first), Some(last)) = (self.first_sent, self.last_received) else { return Vec::new() };
-        let (a, b) = ((first / bin) as usize, ((last / bin) as usize).min(self.bytes.len().saturating_sub(1)));
-        if a > b {
-            return Vec::new();
-        }
+        let Some((a, b)) = self.span(bin) else { return Vec::new() };
         let mut total = 0.0;
         let mut points = vec![(a as f64 * bin, 0.0)];
         for (i, bytes) in self.bytes.iter().enumerate().take(b + 1).skip(a) {

@@ -350,10 +350,6 @@ pub async fn create_set(
         if out.exists() {
             return Err(ApiError::conflict(format!("results/{}/ exists already: choose another name", r.name)));
         }
-        let problems = crate::library::check(&app, Kind::Experiment, &format!("experiments/{}.toml", r.name), &text);
-        if let Some(p) = problems.first() {
-            return Err(ApiError::bad_request(format!("the set makes an invalid experiment: {}", p.report)));
-        }
         check_points(&app, &r, &text)?;
         write_atomic(&path, text.as_bytes())
             .map_err(|e| ApiError::internal(format!("cannot write experiments/{}.toml: {e}", r.name)))?;
@@ -367,14 +363,19 @@ pub async fn create_set(
 /// starts).
 const CHECKED_POINTS: usize = 1_000;
 
-/// Every sweep point of the set `text` holds, resolved as `squall run`
-/// resolves it (run_cmd.rs: the `set` and sweep keys applied to the
-/// network's text, then parsed), so that a key the network lacks or a
-/// value it refuses is a 400 naming it now, not a failed job later.
+/// The experiment `text` checked as the command line reads it, then
+/// every sweep point of its set resolved as `squall run` resolves it
+/// (run_cmd.rs: the `set` and sweep keys applied to the network's text,
+/// then parsed), so that a key the network lacks or a value it refuses is
+/// a 400 naming it now, not a failed job later.
 fn check_points(app: &AppState, r: &SetRequest, text: &str) -> Result<(), ApiError> {
     let file = format!("experiments/{}.toml", r.name);
-    let experiment = squall_scenario::parse_experiment(&file, text)
-        .map_err(|e| ApiError::bad_request(format!("the set makes an invalid experiment: {e}")))?;
+    let experiment = squall_scenario::parse_experiment(&file, text).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the set makes an invalid experiment: {}",
+            crate::library::Problem::from(&e).report
+        ))
+    })?;
     let Some(set) = experiment.sets.first() else { return Ok(()) };
     let source = crate::live::scenario_source(app, &r.network, r.workload.as_deref())?;
     for point in set.points().take(CHECKED_POINTS) {

@@ -509,8 +509,14 @@ fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCod
 
 /// Peak resident set of this process, kB (Linux), or None.
 pub(crate) fn vm_hwm_kb() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    proc_status_kb("self", "VmHWM")
+}
+
+/// A "kB" field (`VmHWM`, `VmRSS`, ...) of /proc/PID/status (proc(5)); `pid`
+/// may be `self`.
+pub(crate) fn proc_status_kb(pid: &str, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 

@@ -330,11 +330,6 @@ fn watch(address: &str, token: &str, id: u32) -> Result<u64> {
     Ok(lines)
 }
 
-fn vm_rss_kb(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
-}
-
 /// One emulation of `scenario` into `out`, watched by `clients` through a
 /// server when `served`; the server's VmRSS every `every_s` seconds.
 fn one_run(
@@ -388,7 +383,7 @@ fn one_run(
             while !done.load(Ordering::Relaxed) {
                 let t = begun.elapsed().as_secs_f64();
                 if t >= next {
-                    if let Some(kb) = vm_rss_kb(pid) {
+                    if let Some(kb) = crate::bench_cmd::proc_status_kb(&pid.to_string(), "VmRSS") {
                         samples.push((t, kb));
                     }
                     next += every_s;
