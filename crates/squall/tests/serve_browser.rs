@@ -265,6 +265,9 @@ async fn wait_text(c: &Client, id: &str) -> String {
 /// The largest packet the workload sends, bytes (the TUN MTU).
 const MTU: f64 = 1500.0;
 
+/// The live network's downlink propagation delay, s (scenarios/emu/tcp-10mbit.toml).
+const PROPAGATION: f64 = 0.025;
+
 /// The chart's series `key` as drawn: (times, bit/s).
 async fn chart_series(c: &Client, key: &str) -> Vec<(f64, f64)> {
     let line = c.find(Locator::Css(&format!("#live-chart polyline[data-series='{key}']"))).await.unwrap();
@@ -398,9 +401,11 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     for pair in down.windows(2) {
         let ((t0, _), (t1, bps)) = (pair[0], pair[1]);
         let dt = t1 - t0;
-        // The rate in force over the interval (t0, t1]: 4 Mbit/s until
-        // the switch, 1 Mbit/s for intervals that start after it.
-        let rate = if t0 >= switched_at { 1e6 } else { 4e6 };
+        // What arrives in (t0, t1] left the link 25 ms (the propagation)
+        // earlier, at the rate then in force: 4 Mbit/s before the switch,
+        // 1 Mbit/s after it.
+        let sent_before = (switched_at.min(t1 - PROPAGATION) - (t0 - PROPAGATION)).clamp(0.0, dt);
+        let rate = (4e6 * sent_before + 1e6 * (dt - sent_before)) / dt;
         // data-bps is rounded to 1 bit/s.
         assert!(bps <= rate + 2.0 * MTU * 8.0 / dt + 1.0, "{bps} bit/s over ({t0}, {t1}] at {rate} bit/s");
         if t0 >= 2.0 && t1 <= switched_at {
