@@ -536,8 +536,56 @@ fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
                 "a sampling interval must be positive, like every = \"10 ms\" (or no `every`: a sample at every change)",
             ));
         }
+        if r.every.is_none() && Quantity::parse(&r.quantity).is_some_and(Quantity::needs_interval) {
+            return Err(c.fail(
+                &p.key("quantity"),
+                format!(
+                    "`{}` is bits per second over a window: give the window as the sampling interval, like every = \
+                     \"100 ms\"",
+                    r.quantity
+                ),
+            ));
+        }
+        if let Some(name) = &r.stage
+            && Quantity::parse(&r.quantity) == Some(Quantity::Rate)
+        {
+            check_recorded_rate(c, s, name, &p.key("quantity"))?;
+        }
     }
     Ok(())
+}
+
+/// A stage whose `rate` is recorded has its transmission time given by a
+/// rate, in its configuration and in every state that sets it: a trace,
+/// a radio, a rate series or a service time vary per packet or give no
+/// rate, and their delivered rate is the stage's `throughput`.
+fn check_recorded_rate(c: &Checker, s: &Scenario, name: &str, p: &KeyPath) -> Check {
+    let Some(stage) = s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).find(|st| st.name == name) else {
+        return Ok(());
+    };
+    let how = if stage.trace.is_some() {
+        Some("a delivery trace")
+    } else if stage.radio.is_some() {
+        Some("a radio link")
+    } else if stage.series.rate.is_some() {
+        Some("a rate series")
+    } else if stage.service_time.is_some()
+        || s.states.iter().any(|st| st.set.get(name).is_some_and(|patch| patch.sets("service_time")))
+    {
+        Some("a service time")
+    } else {
+        None
+    };
+    match how {
+        Some(how) => Err(c.fail(
+            p,
+            format!(
+                "stage `{name}` gives its transmission times by {how}, not a rate in force; record its \
+                 `throughput` (every = \"100 ms\") instead"
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The checks of a `[[workload.tcp]]` entry with `count = n`

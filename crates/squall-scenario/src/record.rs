@@ -64,6 +64,15 @@ pub enum Quantity {
     Rto,
     /// Bytes sent and not yet acknowledged.
     InFlight,
+    /// The stage's link rate in force, bit/s (its configuration and the
+    /// states that set it; `inf` when unlimited).
+    Rate,
+    /// Bytes delivered so far: by a stage (to the next stage or the
+    /// receiving host), or of a TCP flow's data cumulatively acknowledged.
+    DeliveredBytes,
+    /// Those bytes over each sampling interval, bit/s: the throughput over
+    /// a window of `every` (which it needs), sampled at the window's end.
+    Throughput,
 }
 
 /// The names of a stage's quantities, as `quantity` takes them.
@@ -80,10 +89,14 @@ pub const STAGE_QUANTITIES: &[&str] = &[
     "drops_codel",
     "drops_pie",
     "state",
+    "rate",
+    "delivered_bytes",
+    "throughput",
 ];
 
 /// The names of a TCP flow's quantities, as `quantity` takes them.
-pub const FLOW_QUANTITIES: &[&str] = &["cwnd", "ssthresh", "srtt", "rttvar", "rto", "in_flight"];
+pub const FLOW_QUANTITIES: &[&str] =
+    &["cwnd", "ssthresh", "srtt", "rttvar", "rto", "in_flight", "delivered_bytes", "throughput"];
 
 impl Quantity {
     /// The quantity called `name`, if any.
@@ -99,6 +112,9 @@ impl Quantity {
             "rttvar" => Quantity::Rttvar,
             "rto" => Quantity::Rto,
             "in_flight" => Quantity::InFlight,
+            "rate" => Quantity::Rate,
+            "delivered_bytes" => Quantity::DeliveredBytes,
+            "throughput" => Quantity::Throughput,
             other => {
                 let reason = other.strip_prefix("drops_")?;
                 Quantity::Drops(Some(DropReason::ALL.into_iter().find(|r| r.as_str() == reason)?))
@@ -120,20 +136,25 @@ impl Quantity {
             Quantity::Rttvar => "rttvar".into(),
             Quantity::Rto => "rto".into(),
             Quantity::InFlight => "in_flight".into(),
+            Quantity::Rate => "rate".into(),
+            Quantity::DeliveredBytes => "delivered_bytes".into(),
+            Quantity::Throughput => "throughput".into(),
         }
     }
 
-    /// Whether it is a TCP flow's (else a stage's).
-    pub fn is_flow(self) -> bool {
-        matches!(
-            self,
-            Quantity::Cwnd
-                | Quantity::Ssthresh
-                | Quantity::Srtt
-                | Quantity::Rttvar
-                | Quantity::Rto
-                | Quantity::InFlight
-        )
+    /// Whether a TCP flow has it.
+    pub fn of_flow(self) -> bool {
+        FLOW_QUANTITIES.contains(&self.name().as_str())
+    }
+
+    /// Whether a stage has it.
+    pub fn of_stage(self) -> bool {
+        STAGE_QUANTITIES.contains(&self.name().as_str())
+    }
+
+    /// Whether it is a rate over each sampling interval (it needs `every`).
+    pub fn needs_interval(self) -> bool {
+        self == Quantity::Throughput
     }
 }
 
@@ -151,8 +172,8 @@ impl Record {
     pub fn resolved(&self) -> Option<(RecordSource, Quantity)> {
         let q = Quantity::parse(&self.quantity)?;
         match (&self.stage, &self.flow) {
-            (Some(s), None) if !q.is_flow() => Some((RecordSource::Stage(s.clone()), q)),
-            (None, Some(f)) if q.is_flow() => Some((RecordSource::Flow(f.clone()), q)),
+            (Some(s), None) if q.of_stage() => Some((RecordSource::Stage(s.clone()), q)),
+            (None, Some(f)) if q.of_flow() => Some((RecordSource::Flow(f.clone()), q)),
             _ => None,
         }
     }
@@ -280,7 +301,10 @@ app = { bulk = "100 KB" }
             ErrorKind::Check,
             36,
             "record[0].quantity",
-            &["a flow has no quantity `delivery_rate`", "`cwnd`, `ssthresh`, `srtt`, `rttvar`, `rto`, `in_flight`"],
+            &[
+                "a flow has no quantity `delivery_rate`",
+                "`cwnd`, `ssthresh`, `srtt`, `rttvar`, `rto`, `in_flight`, `delivered_bytes`, `throughput`",
+            ],
         );
         error(
             "[[record]]\nflow = \"cbr\"\nquantity = \"cwnd\"\n",
@@ -343,7 +367,8 @@ app = { bulk = "100 KB" }
         for name in STAGE_QUANTITIES.iter().chain(FLOW_QUANTITIES) {
             let q = Quantity::parse(name).unwrap_or_else(|| panic!("{name} does not parse"));
             assert_eq!(q.name(), *name);
-            assert_eq!(q.is_flow(), FLOW_QUANTITIES.contains(name), "{name}");
+            assert_eq!(q.of_flow(), FLOW_QUANTITIES.contains(name), "{name}");
+            assert_eq!(q.of_stage(), STAGE_QUANTITIES.contains(name), "{name}");
         }
         assert_eq!(Quantity::parse("drops_nonsense"), None);
         assert_eq!(Quantity::parse("delivery_rate"), None);

@@ -167,6 +167,9 @@ pub struct TcpSample {
     pub rto: u64,
     /// Bytes sent and not acknowledged (pipe during SACK recovery).
     pub in_flight: u64,
+    /// Bytes of data cumulatively acknowledged so far (not in
+    /// tcp-*.csv: for the `delivered_bytes` and `throughput` vectors).
+    pub acked: u64,
 }
 
 /// The samples of one connection end that sent data.

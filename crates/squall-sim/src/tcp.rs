@@ -348,6 +348,7 @@ impl Endpoint {
                     rttvar: snap.rttvar.as_nanos(),
                     rto: snap.rto.as_nanos(),
                     in_flight: snap.in_flight,
+                    acked: self.conn.acked_total(),
                 });
                 // A streamed run hands the samples on in batches, once the
                 // end has sent data (an end that never does has no file).

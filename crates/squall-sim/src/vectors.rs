@@ -22,7 +22,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use squall_link::{Duration, Event, EventKind, Instant};
+use squall_link::{Duration, Event, EventKind, Instant, StageConfig, StagePatch};
 use squall_scenario::{Quantity, RecordSource, Scenario};
 
 use crate::result::{TcpSample, TcpTrace};
@@ -57,11 +57,30 @@ struct Sampler {
     /// The next grid time not written yet.
     next: Instant,
     current: Option<Value>,
+    /// A rate over each interval ([`Quantity::needs_interval`]): `current`
+    /// is a running count of bytes, and each grid sample is what it grew
+    /// by since the last one (`since`), in bit/s over the interval.
+    windowed: bool,
+    since: f64,
 }
 
 impl Sampler {
     fn new(source: &str, quantity: Quantity, every: Option<Duration>, initial: Option<Value>) -> Self {
-        Sampler { source: source.to_string(), name: quantity.name(), every, next: Instant::ZERO, current: initial }
+        let windowed = quantity.needs_interval();
+        // A window ending at time 0 holds nothing: the first is (0, every].
+        let next = match every {
+            Some(every) if windowed => Instant::ZERO + every,
+            _ => Instant::ZERO,
+        };
+        Sampler {
+            source: source.to_string(),
+            name: quantity.name(),
+            every,
+            next,
+            current: initial,
+            windowed,
+            since: 0.0,
+        }
     }
 
     fn row(&self, w: &mut impl Write, at: Instant, v: &Value) -> std::io::Result<()> {
@@ -73,8 +92,14 @@ impl Sampler {
     fn catch_up(&mut self, w: &mut impl Write, t: Instant, inclusive: bool) -> std::io::Result<()> {
         let Some(every) = self.every else { return Ok(()) };
         while self.next < t || (inclusive && self.next == t) {
-            if let Some(v) = &self.current {
-                self.row(w, self.next, v)?;
+            match &self.current {
+                Some(Value::Number(count)) if self.windowed => {
+                    let bits = (count - self.since) * 8.0;
+                    self.row(w, self.next, &Value::Number(bits / every.as_secs_f64()))?;
+                    self.since = *count;
+                }
+                Some(v) => self.row(w, self.next, v)?,
+                None => {}
             }
             self.next += every;
         }
@@ -106,6 +131,11 @@ struct StageVectors {
     bytes: i64,
     drops: [u64; squall_link::DropReason::ALL.len()],
     state: String,
+    /// Bytes delivered so far.
+    delivered: u64,
+    /// Its configuration in force (the scenario's, with each state that
+    /// set it applied in turn, as the model applies them: `Stage::apply`).
+    config: StageConfig,
     vectors: Vec<(Quantity, Sampler)>,
 }
 
@@ -117,6 +147,8 @@ impl StageVectors {
             Quantity::Drops(None) => Value::Number(self.drops.iter().sum::<u64>() as f64),
             Quantity::Drops(Some(r)) => Value::Number(self.drops[r.index()] as f64),
             Quantity::State => Value::Text(self.state.clone()),
+            Quantity::Rate => Value::Number(self.config.rate.map_or(f64::INFINITY, |r| r.bits_per_sec() as f64)),
+            Quantity::DeliveredBytes | Quantity::Throughput => Value::Number(self.delivered as f64),
             _ => Value::Number(f64::NAN),
         }
     }
@@ -168,8 +200,8 @@ pub struct VectorWriter {
     out: BufWriter<File>,
     /// By stage name.
     stages: BTreeMap<String, StageVectors>,
-    /// State name → the recorded stages it sets.
-    states: BTreeMap<String, Vec<String>>,
+    /// State name → the recorded stages it sets, and how.
+    states: BTreeMap<String, Vec<(String, StagePatch)>>,
     /// TCP flow name → its recorded quantities and their sampling.
     flows: BTreeMap<String, Vec<(Quantity, Option<Duration>)>>,
     /// Per traced connection end (by source name): its vectors.
@@ -199,11 +231,21 @@ impl VectorWriter {
         for r in &scenario.record {
             match r.resolved() {
                 Some((RecordSource::Stage(name), q)) => {
+                    let Some(config) = scenario
+                        .links
+                        .iter()
+                        .flat_map(|l| l.downlink.iter().chain(&l.uplink))
+                        .find(|st| st.name == name)
+                    else {
+                        return Err(format!("[[record]] names stage `{name}`, which the scenario does not have"));
+                    };
                     let st = stages.entry(name.clone()).or_insert_with(|| StageVectors {
                         packets: 0,
                         bytes: 0,
                         drops: [0; squall_link::DropReason::ALL.len()],
                         state: String::new(),
+                        delivered: 0,
+                        config: config.clone(),
                         vectors: Vec::new(),
                     });
                     let initial = st.value(q);
@@ -217,7 +259,10 @@ impl VectorWriter {
         let states = scenario
             .states
             .iter()
-            .map(|s| (s.name.clone(), s.set.keys().filter(|k| stages.contains_key(*k)).cloned().collect()))
+            .map(|s| {
+                let set = s.set.iter().filter(|(k, _)| stages.contains_key(*k));
+                (s.name.clone(), set.map(|(k, patch)| (k.clone(), patch.clone())).collect())
+            })
             .collect();
         let written = (|| {
             writeln!(out, "{VECTORS_HEADER}")?;
@@ -241,9 +286,10 @@ impl VectorWriter {
         for e in events {
             if e.kind == EventKind::StateChange {
                 let Some(set) = self.states.get(&*e.stage) else { continue };
-                for name in set.clone() {
+                for (name, patch) in set.clone() {
                     if let Some(st) = self.stages.get_mut(&name) {
                         st.state = e.stage.to_string();
+                        st.config = patch.applied_to(&st.config);
                     }
                     self.offer_stage(&name, e.time)?;
                 }
@@ -255,7 +301,10 @@ impl VectorWriter {
             // (overflow, RED) never entered.
             let delta = match e.kind {
                 EventKind::Enqueue => 1,
-                EventKind::Deliver => -1,
+                EventKind::Deliver => {
+                    st.delivered += u64::from(e.size);
+                    -1
+                }
                 EventKind::Drop(r) => {
                     st.drops[r.index()] += 1;
                     if matches!(r, squall_link::DropReason::QueueOverflow | squall_link::DropReason::Red) {
@@ -323,6 +372,7 @@ impl VectorWriter {
                     Quantity::Rttvar => secs(s.rttvar),
                     Quantity::Rto => secs(s.rto),
                     Quantity::InFlight => s.in_flight as f64,
+                    Quantity::DeliveredBytes | Quantity::Throughput => s.acked as f64,
                     _ => continue,
                 };
                 if let Err(e) = sampler.offer(&mut self.out, s.time, Value::Number(v)) {
@@ -363,6 +413,7 @@ mod tests {
             rttvar: 0,
             rto: 0,
             in_flight: 0,
+            acked: 0,
         };
         let first = sample(&steps[0]);
         let mut l = CwndLife {

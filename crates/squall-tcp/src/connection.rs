@@ -553,6 +553,11 @@ impl Connection {
     pub fn unacked(&self) -> u64 {
         self.app_end.saturating_sub(self.snd_una.max(self.iss + 1))
     }
+    /// Bytes of data cumulatively acknowledged so far (the sequence space
+    /// below snd_una, without the SYN and the FIN).
+    pub fn acked_total(&self) -> u64 {
+        self.snd_una.min(self.app_end).saturating_sub(self.iss + 1)
+    }
     /// Every byte queued has been acknowledged.
     pub fn all_acked(&self) -> bool {
         self.unacked() == 0

@@ -203,3 +203,126 @@ fn without_a_cwnd_record_the_summary_has_no_average_and_no_vectors_file_without_
     assert!(!summary.contains("cwnd_average"));
     assert!(!summary.contains("record"));
 }
+
+/// A stage's `rate` vector steps exactly where the states that set it
+/// are entered, to the rate each sets (by hand from the scenario); a
+/// state that sets another key of the stage leaves it alone.
+#[test]
+fn the_rate_vector_follows_the_states_that_set_the_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let states = "[[record]]\nstage = \"down\"\nquantity = \"rate\"\n\
+                  [[states]]\nname = \"slow\"\nat = \"1 s\"\nset.down = { rate = \"500 kbit/s\" }\n\
+                  [[states]]\nname = \"later\"\nat = \"1.5 s\"\nset.down = { delay = \"40 ms\" }\n\
+                  [[states]]\nname = \"fast\"\nat = \"2.25 s\"\nset.down = { rate = \"4 Mbit/s\" }\n";
+    let rep = run(dir.path(), states).join("rep-0");
+    let rows = vector(&rep, "down", "rate");
+    let expected = [("0.000000000", "2000000"), ("1.000000000", "500000"), ("2.250000000", "4000000")]
+        .map(|(t, v)| (t.to_string(), v.to_string()));
+    assert_eq!(rows, expected);
+}
+
+/// Deliveries of the stage's events.csv, (time s, bytes).
+fn deliveries(rep: &Path, stage: &str) -> Vec<(f64, f64)> {
+    let events = std::fs::read_to_string(rep.join("events.csv")).unwrap();
+    let mut lines = events.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} column"));
+    let (time, st, event, size) = (col("time"), col("stage"), col("event"), col("size"));
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f[st] == stage && f[event] == "deliver")
+        .map(|f| (f[time].parse().unwrap(), f[size].parse().unwrap()))
+        .collect()
+}
+
+/// A stage's `throughput` over 100 ms windows is, window by window, the
+/// bytes of events.csv's deliveries in (t − 100 ms, t] in bit/s, its
+/// `delivered_bytes` their running sum; the windows of the saturated
+/// 2 Mbit/s link carry at most its rate plus one 1 500-byte packet
+/// (120 kbit/s over 100 ms), and in all exactly the bytes delivered.
+#[test]
+fn a_stage_throughput_is_its_deliveries_per_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[[record]]\nstage = \"down\"\nquantity = \"throughput\"\nevery = \"100 ms\"\n\
+                 [[record]]\nstage = \"down\"\nquantity = \"delivered_bytes\"\n";
+    let rep = run(dir.path(), extra).join("rep-0");
+    let delivered = deliveries(&rep, "down");
+    let rows = vector(&rep, "down", "throughput");
+    // Windows (0, 0.1], ..., (2.9, 3.0]: 30 samples, none at 0.
+    assert_eq!(rows.len(), 30, "{rows:?}");
+    let mut busy = 0;
+    for (k, (t, v)) in rows.iter().enumerate() {
+        let end = (k + 1) as f64 * 0.1;
+        assert!((t.parse::<f64>().unwrap() - end).abs() < 1e-9, "{t}");
+        let bytes: f64 =
+            delivered.iter().filter(|(at, _)| *at > end - 0.1 + 1e-12 && *at <= end + 1e-12).map(|d| d.1).sum();
+        let bps: f64 = v.parse().unwrap();
+        assert!((bps - bytes * 8.0 / 0.1).abs() < 1e-6, "window ending {end}: {bps} bit/s, events {bytes} B");
+        assert!(bps <= 2e6 + 120e3, "window ending {end}: {bps} bit/s over a 2 Mbit/s link");
+        busy += usize::from(bps > 1.8e6);
+    }
+    // 300 KB at 2 Mbit/s is 1.2 s of sending: the link is busy in most
+    // windows of the transfer.
+    assert!(busy >= 8, "{busy} busy windows: {rows:?}");
+    let total: f64 = delivered.iter().map(|d| d.1).sum();
+    let from_windows: f64 = rows.iter().map(|(_, v)| v.parse::<f64>().unwrap() * 0.1 / 8.0).sum();
+    assert!((from_windows - total).abs() < 1e-3, "{from_windows} against {total}");
+    let running = vector(&rep, "down", "delivered_bytes");
+    assert_eq!(running.first().unwrap(), &("0.000000000".to_string(), "0".to_string()));
+    assert_eq!(running.last().unwrap().1, format!("{total}"));
+}
+
+/// A TCP flow's `delivered_bytes` ends at the 300 KB its application
+/// sent (every byte acknowledged), and its `throughput` windows add up to
+/// them. What is acknowledged by the end of a window was delivered by the
+/// downlink stage by then (events.csv, IP bytes: at least the payload);
+/// a window may carry more than the link's rate, when one cumulative ACK
+/// covers a repaired hole and the SACKed data above it.
+#[test]
+fn a_flow_throughput_adds_up_to_its_acknowledged_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = "[[record]]\nflow = \"bulk\"\nquantity = \"throughput\"\nevery = \"100 ms\"\n\
+                 [[record]]\nflow = \"bulk\"\nquantity = \"delivered_bytes\"\n";
+    let rep = run(dir.path(), extra).join("rep-0");
+    let running = vector(&rep, "bulk/0/client", "delivered_bytes");
+    assert_eq!(running.last().unwrap().1, "300000", "{running:?}");
+    let mut previous = 0.0;
+    for (t, v) in &running {
+        let v: f64 = v.parse().unwrap();
+        assert!(v > previous || previous == 0.0, "at {t}: {v} after {previous}");
+        previous = v;
+    }
+    let rows = vector(&rep, "bulk/0/client", "throughput");
+    let delivered = deliveries(&rep, "down");
+    let mut acked = 0.0;
+    for (t, v) in &rows {
+        acked += v.parse::<f64>().unwrap() * 0.1 / 8.0;
+        let end: f64 = t.parse().unwrap();
+        let through: f64 = delivered.iter().filter(|(at, _)| *at <= end + 1e-12).map(|d| d.1).sum();
+        assert!(acked <= through + 1e-3, "by {t}: {acked} B acknowledged, {through} B delivered");
+    }
+    assert!((acked - 300_000.0).abs() < 1e-3, "{acked}: {rows:?}");
+}
+
+#[test]
+fn throughput_without_a_window_and_the_rate_of_a_stage_without_one_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    let check = |extra: &str| {
+        std::fs::write(&file, format!("{SCENARIO}{extra}")).unwrap();
+        let out = dir.path().join("out");
+        let o = squall(&["sim", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        assert!(!o.status.success(), "accepted: {extra}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let lines = SCENARIO.lines().count();
+    let e = check("[[record]]\nstage = \"down\"\nquantity = \"throughput\"\n");
+    assert!(e.contains(&format!("s.toml:{}", lines + 3)) && e.contains("record[4].quantity"), "{e}");
+    assert!(e.contains("every = \"100 ms\""), "{e}");
+    let e = check(
+        "[[record]]\nstage = \"down\"\nquantity = \"rate\"\n[[states]]\nname = \"s\"\nat = \"1 s\"\n\
+         set.down = { service_time = \"1 ms\" }\n",
+    );
+    assert!(e.contains("record[4].quantity") && e.contains("a service time"), "{e}");
+    assert!(e.contains("`throughput`"), "{e}");
+}
