@@ -70,6 +70,9 @@ pub enum Quantity {
     /// Bytes delivered so far: by a stage (to the next stage or the
     /// receiving host), or of a TCP flow's data cumulatively acknowledged.
     DeliveredBytes,
+    /// A TCP sender's delivery rate, bit/s, as Linux's
+    /// `tcpi_delivery_rate` (tcp_rate.c's latest kept sample).
+    DeliveryRate,
     /// Those bytes over each sampling interval, bit/s: the throughput over
     /// a window of `every` (which it needs), sampled at the window's end.
     Throughput,
@@ -96,7 +99,7 @@ pub const STAGE_QUANTITIES: &[&str] = &[
 
 /// The names of a TCP flow's quantities, as `quantity` takes them.
 pub const FLOW_QUANTITIES: &[&str] =
-    &["cwnd", "ssthresh", "srtt", "rttvar", "rto", "in_flight", "delivered_bytes", "throughput"];
+    &["cwnd", "ssthresh", "srtt", "rttvar", "rto", "in_flight", "delivered_bytes", "throughput", "delivery_rate"];
 
 impl Quantity {
     /// The quantity called `name`, if any.
@@ -115,6 +118,7 @@ impl Quantity {
             "rate" => Quantity::Rate,
             "delivered_bytes" => Quantity::DeliveredBytes,
             "throughput" => Quantity::Throughput,
+            "delivery_rate" => Quantity::DeliveryRate,
             other => {
                 let reason = other.strip_prefix("drops_")?;
                 Quantity::Drops(Some(DropReason::ALL.into_iter().find(|r| r.as_str() == reason)?))
@@ -139,6 +143,7 @@ impl Quantity {
             Quantity::Rate => "rate".into(),
             Quantity::DeliveredBytes => "delivered_bytes".into(),
             Quantity::Throughput => "throughput".into(),
+            Quantity::DeliveryRate => "delivery_rate".into(),
         }
     }
 
@@ -177,6 +182,14 @@ impl Record {
             _ => None,
         }
     }
+}
+
+/// Whether `records` ask for TCP flow `flow`'s `delivery_rate` (its
+/// connections then take rate samples whatever their congestion control).
+pub fn records_delivery_rate(records: &[Record], flow: &str) -> bool {
+    records
+        .iter()
+        .any(|r| r.flow.as_deref() == Some(flow) && Quantity::parse(&r.quantity) == Some(Quantity::DeliveryRate))
 }
 
 /// The `[[record]]` entries whose quantity a run in `squall emu` cannot
@@ -297,13 +310,14 @@ app = { bulk = "100 KB" }
             &["a stage has no quantity `cwnd`", "`queue_packets`, `queue_bytes`, `drops`", "`state`"],
         );
         error(
-            "[[record]]\nflow = \"bulk\"\nquantity = \"delivery_rate\"\n",
+            "[[record]]\nflow = \"bulk\"\nquantity = \"goodput\"\n",
             ErrorKind::Check,
             36,
             "record[0].quantity",
             &[
-                "a flow has no quantity `delivery_rate`",
-                "`cwnd`, `ssthresh`, `srtt`, `rttvar`, `rto`, `in_flight`, `delivered_bytes`, `throughput`",
+                "a flow has no quantity `goodput`",
+                "`cwnd`, `ssthresh`, `srtt`, `rttvar`, `rto`, `in_flight`, `delivered_bytes`, `throughput`, \
+                 `delivery_rate`",
             ],
         );
         error(
@@ -371,6 +385,6 @@ app = { bulk = "100 KB" }
             assert_eq!(q.of_stage(), STAGE_QUANTITIES.contains(name), "{name}");
         }
         assert_eq!(Quantity::parse("drops_nonsense"), None);
-        assert_eq!(Quantity::parse("delivery_rate"), None);
+        assert_eq!(Quantity::parse("goodput"), None);
     }
 }

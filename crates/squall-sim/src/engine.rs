@@ -231,8 +231,12 @@ impl Simulation {
                     "{what}: another flow has the same addresses and ports ({up_key})"
                 )));
             }
-            let config =
-                |rcv_buf: u64| tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")));
+            // A recorded delivery rate is sampled whatever the congestion control.
+            let rate_samples = squall_scenario::record::records_delivery_rate(&scenario.record, &f.name);
+            let config = |rcv_buf: u64| {
+                let config = tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")))?;
+                Ok::<_, SimError>(TcpConfig { rate_samples, ..config })
+            };
             let mss = f.mss.0;
             let start = f.start.as_constant().unwrap_or(squall_link::Duration::ZERO);
             let client = net.books.add_agent(from);

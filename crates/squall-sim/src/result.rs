@@ -169,7 +169,13 @@ pub struct TcpSample {
     pub in_flight: u64,
     /// Bytes of data cumulatively acknowledged so far (not in
     /// tcp-*.csv: for the `delivered_bytes` and `throughput` vectors).
+    #[serde(skip)]
     pub acked: u64,
+    /// The delivery rate, bit/s rounded to the nearest, as Linux's
+    /// `tcpi_delivery_rate` (only when the flow records it or its
+    /// congestion control is model-based; not in tcp-*.csv).
+    #[serde(skip)]
+    pub delivery_rate: Option<u64>,
 }
 
 /// The samples of one connection end that sent data.

@@ -349,6 +349,7 @@ impl Endpoint {
                     rto: snap.rto.as_nanos(),
                     in_flight: snap.in_flight,
                     acked: self.conn.acked_total(),
+                    delivery_rate: self.conn.delivery_rate().map(|r| r.round() as u64),
                 });
                 // A streamed run hands the samples on in batches, once the
                 // end has sent data (an end that never does has no file).

@@ -373,6 +373,11 @@ impl VectorWriter {
                     Quantity::Rto => secs(s.rto),
                     Quantity::InFlight => s.in_flight as f64,
                     Quantity::DeliveredBytes | Quantity::Throughput => s.acked as f64,
+                    Quantity::DeliveryRate => match s.delivery_rate {
+                        Some(r) => r as f64,
+                        // No sample kept yet.
+                        None => continue,
+                    },
                     _ => continue,
                 };
                 if let Err(e) = sampler.offer(&mut self.out, s.time, Value::Number(v)) {
@@ -414,6 +419,7 @@ mod tests {
             rto: 0,
             in_flight: 0,
             acked: 0,
+            delivery_rate: None,
         };
         let first = sample(&steps[0]);
         let mut l = CwndLife {

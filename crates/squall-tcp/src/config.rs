@@ -208,6 +208,10 @@ pub struct TcpConfig {
     /// phase, tcp_bbr.c `bbr_reset_probe_bw_mode`); the simulator derives
     /// it from the replication seed and the flow's name.
     pub seed: u64,
+    /// Take delivery-rate samples (Linux tcp_rate.c) though the congestion
+    /// control does not read them (model-based ones always do): for a
+    /// recorded `delivery_rate`. Sending and recovery are unchanged.
+    pub rate_samples: bool,
 }
 
 impl Default for TcpConfig {
@@ -243,6 +247,7 @@ impl Default for TcpConfig {
             time_wait: Duration::from_secs(60),
             iss: 0,
             seed: 0,
+            rate_samples: false,
         }
     }
 }

@@ -296,6 +296,9 @@ pub struct Connection {
     /// was outstanding then is acknowledged), for model-based algorithms.
     rate: DeliveryRate,
     in_loss: bool,
+    /// The delivery rate kept (`tp->rate_delivered`, packets, over
+    /// `tp->rate_interval_us`), as `tcpi_delivery_rate` reports it.
+    delivery_rate: (u64, Duration),
     /// RACK-TLP (RFC 8985): the RACK state (its timers are `Reorder` and
     /// `LossProbe`), a probe to send, and the probe outstanding
     /// (TLPRxtOut's end, `tlp_high_seq`) with whether it was a
@@ -390,6 +393,7 @@ impl Connection {
             delivered_time: Instant::ZERO,
             pacer: Pacer::default(),
             rate: DeliveryRate::default(),
+            delivery_rate: (0, Duration::ZERO),
             in_loss: false,
             rack: Rack::default(),
             tlp_pending: false,
@@ -461,7 +465,7 @@ impl Connection {
         if self.fin_queued || !open {
             return Err(SendError::Closed);
         }
-        if self.cc.is_model_based() {
+        if self.samples_rate() {
             // `tcp_rate_check_app_limited`, at the application's write.
             let unsent_below_mss = self.app_end.saturating_sub(self.snd_max) < self.snd_mss as u64;
             let cwnd = self.cc.window() / self.snd_mss.max(1) as u64;
@@ -552,6 +556,15 @@ impl Connection {
     /// Bytes queued by `send` and not yet acknowledged.
     pub fn unacked(&self) -> u64 {
         self.app_end.saturating_sub(self.snd_una.max(self.iss + 1))
+    }
+    /// The delivery rate, bit/s, as Linux's `tcpi_delivery_rate` gives it
+    /// (tcp.c `tcp_compute_delivery_rate`: the kept sample's packets times
+    /// the MSS over its interval), once a sample was kept; only when the
+    /// connection samples it (a model-based algorithm, or
+    /// [`crate::TcpConfig::rate_samples`]).
+    pub fn delivery_rate(&self) -> Option<f64> {
+        let (delivered, interval) = self.delivery_rate;
+        (!interval.is_zero()).then(|| delivered as f64 * f64::from(self.snd_mss) * 8.0 / interval.as_secs_f64())
     }
     /// Bytes of data cumulatively acknowledged so far (the sequence space
     /// below snd_una, without the SYN and the FIN).

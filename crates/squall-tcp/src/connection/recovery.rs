@@ -57,6 +57,9 @@ impl Connection {
         }
         if self.cc.is_model_based() {
             self.model_ack(now, prior_in_flight, lost_bytes);
+        } else if self.config.rate_samples {
+            let mss = self.snd_mss.max(1) as u64;
+            self.rate_sample(now, lost_bytes.div_ceil(mss));
         }
         true
     }
@@ -116,14 +119,7 @@ impl Connection {
     /// algorithm: the rate sample (`tcp_rate_gen`) and the ACK's counts.
     pub(super) fn model_ack(&mut self, now: Instant, prior_in_flight: u64, lost_bytes: u64) {
         let mss = self.snd_mss.max(1);
-        let rtt = self.rate.ack_rtt.take();
-        if let Some(r) = rtt {
-            self.rate.on_rtt(r);
-        }
-        let (acked_sacked, sample) = self.rate.generate(now, lost_bytes.div_ceil(mss as u64));
-        if self.in_loss && self.snd_una >= self.recover {
-            self.in_loss = false;
-        }
+        let (rtt, acked_sacked, sample) = self.rate_sample(now, lost_bytes.div_ceil(mss as u64));
         let ca_state = match (self.recovery, self.in_loss) {
             (Some(_), _) => CaState::Recovery,
             (None, true) => CaState::Loss,
@@ -153,11 +149,47 @@ impl Connection {
         }
     }
 
-    /// The delivery state a segment sent now carries, for model-based
-    /// algorithms only: the others never read it, and the sender's hot
-    /// path skips it for them.
+    /// Ends the rate sample of the ACK being processed at `now` (`lost`
+    /// packets newly marked lost by it): the RTT it measured, the packets
+    /// it delivered and the sample (tcp_rate.c `tcp_rate_gen`). The sample
+    /// becomes the connection's delivery rate unless it is
+    /// application-limited and below the one kept (`tcp_rate_gen`'s last
+    /// step, which `tcpi_delivery_rate` reports).
+    pub(super) fn rate_sample(
+        &mut self,
+        now: Instant,
+        lost: u64,
+    ) -> (Option<Duration>, u64, Option<crate::congestion::DeliveryRateSample>) {
+        let rtt = self.rate.ack_rtt.take();
+        if let Some(r) = rtt {
+            self.rate.on_rtt(r);
+        }
+        let (acked_sacked, sample) = self.rate.generate(now, lost);
+        if self.in_loss && self.snd_una >= self.recover {
+            self.in_loss = false;
+        }
+        if let Some(s) = sample {
+            let (kept, kept_interval) = self.delivery_rate;
+            let at_least_kept = u128::from(s.delivered) * u128::from(kept_interval.as_nanos())
+                >= u128::from(kept) * u128::from(s.interval.as_nanos());
+            if !s.is_app_limited || at_least_kept {
+                self.delivery_rate = (s.delivered, s.interval);
+            }
+        }
+        (rtt, acked_sacked, sample)
+    }
+
+    /// Whether the connection takes delivery-rate samples: for model-based
+    /// algorithms, and when asked ([`crate::TcpConfig::rate_samples`]); the
+    /// others never read them, and the sender's hot path skips them.
+    pub(super) fn samples_rate(&self) -> bool {
+        self.cc.is_model_based() || self.config.rate_samples
+    }
+
+    /// The delivery state a segment sent now carries, when the connection
+    /// samples its delivery rate ([`Self::samples_rate`]).
     pub(super) fn tx_state(&mut self, now: Instant, nothing_outstanding: bool) -> TxState {
-        if self.cc.is_model_based() { self.rate.on_send(now, nothing_outstanding) } else { TxState::default() }
+        if self.samples_rate() { self.rate.on_send(now, nothing_outstanding) } else { TxState::default() }
     }
 
     /// Packets in flight as Linux counts them (`tcp_packets_in_flight`):
@@ -176,8 +208,9 @@ impl Connection {
     pub(super) fn take_sack(&mut self, now: Instant, seg: &Segment) -> Sacked {
         let mut out = Sacked::default();
         let mut oldest_sent: Option<Instant> = None;
+        let samples_rate = self.samples_rate();
         let rack = &mut self.rack;
-        let mut rate = self.cc.is_model_based().then_some(&mut self.rate);
+        let mut rate = samples_rate.then_some(&mut self.rate);
         for &(left, right) in seg.sack.as_slice() {
             if right <= self.snd_una || left >= right {
                 continue;
@@ -278,7 +311,7 @@ impl Connection {
     /// same ACK.
     fn take_acked(&mut self, now: Instant, ack: u64, newest: Option<(Instant, u64, Instant)>) -> Acked {
         let mut out = Acked { newest, ..Acked::default() };
-        let model_based = self.cc.is_model_based();
+        let model_based = self.samples_rate();
         while let Some(front) = self.sent.front_mut() {
             if front.end <= ack {
                 let mut s = self.sent.pop_front().expect("front exists");

@@ -149,7 +149,7 @@ impl Connection {
             return;
         }
         let flight = self.snd_max - self.snd_una;
-        if self.cc.is_model_based() {
+        if self.samples_rate() {
             // `tcp_enter_loss` marks everything outstanding lost.
             self.rate.lost += self.sent.iter().filter(|s| !s.sacked && !s.lost).count() as u64;
             self.in_loss = true;
