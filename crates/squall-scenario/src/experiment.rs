@@ -221,6 +221,35 @@ impl ReplicationSet {
         SweepPoints { lists, zip, digits, index: 0, finished }
     }
 
+    /// The scenario the set runs at sweep point `point`, from scenario text
+    /// `text` (read from `source`; paths in it resolved against `dir`):
+    /// the set's and the point's overrides applied to the text, then the
+    /// set's `seed` and `replications`. A simulated set refuses a scenario
+    /// with an outside host. `squall run` builds each point with it, and
+    /// the control tool checks a set's points with it before queuing.
+    pub fn scenario_at(
+        &self,
+        source: &str,
+        text: &str,
+        dir: &Path,
+        point: &SweepPoint,
+    ) -> Result<crate::Scenario, ScenarioError> {
+        let text = crate::apply_overrides(source, text, &self.overrides(point))?;
+        let mut scenario = crate::parse(source, &text, dir)?;
+        if self.engine == Engine::Sim
+            && let Some(why) = scenario.refuse_outside_host("the simulator")
+        {
+            return Err(ScenarioError::new(ErrorKind::Check, source, None, None).message(why));
+        }
+        if let Some(seed) = self.seed {
+            scenario.seed = seed;
+        }
+        if let Some(r) = self.replications {
+            scenario.replications = r;
+        }
+        Ok(scenario)
+    }
+
     /// Fixed overrides followed by the point's, as `--set` pairs.
     pub fn overrides(&self, point: &SweepPoint) -> Vec<(String, String)> {
         self.set.iter().map(|(k, v)| (k.clone(), override_text(v))).chain(point.params.iter().cloned()).collect()

@@ -379,15 +379,13 @@ fn check_points(app: &AppState, r: &SetRequest, text: &str) -> Result<(), ApiErr
     let Some(set) = experiment.sets.first() else { return Ok(()) };
     let source = crate::live::scenario_source(app, &r.network, r.workload.as_deref())?;
     for point in set.points().take(CHECKED_POINTS) {
-        let overrides = set.overrides(&point);
         let refused = |e: squall_scenario::ScenarioError| {
             let at: Vec<String> = point.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             let e = crate::live::located(e);
             let message = format!("sweep point {} ({}): {}", point.index, at.join(", "), e.message);
             ApiError { message, ..e }
         };
-        let t = squall_scenario::apply_overrides(&source.source, &source.text, &overrides).map_err(refused)?;
-        squall_scenario::parse(&source.source, &t, &source.dir).map_err(refused)?;
+        set.scenario_at(&source.source, &source.text, &source.dir, &point).map_err(refused)?;
     }
     Ok(())
 }

@@ -198,26 +198,13 @@ fn plan(
         let sweep = sources.iter().flat_map(|(labels, src)| set.points().map(move |p| (labels, src, p)));
         for (index, (labels, src, sweep_point)) in sweep.enumerate() {
             let (source, text, dir) = (&src.source, &src.text, &src.dir);
-            let overrides = set.overrides(&sweep_point);
+            let scenario = set
+                .scenario_at(source, text, dir, &sweep_point)
+                .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
             let point = squall_scenario::SweepPoint {
                 index,
                 params: labels.iter().cloned().chain(sweep_point.params).collect(),
             };
-            let text = squall_scenario::apply_overrides(source, text, &overrides)
-                .map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
-            let mut scenario =
-                squall_scenario::parse(source, &text, dir).map_err(|e| anyhow::anyhow!("set `{}`: {e:?}", set.name))?;
-            if set.engine == Engine::Sim
-                && let Some(why) = scenario.refuse_outside_host("the simulator")
-            {
-                bail!("set `{}` ({source}): {why}", set.name);
-            }
-            if let Some(seed) = set.seed {
-                scenario.seed = seed;
-            }
-            if let Some(r) = set.replications {
-                scenario.replications = r;
-            }
             if jobs.len() as u64 + u64::from(scenario.replications) > limit {
                 bail!(
                     "set `{}`, sweep point {}: the experiment makes more than {limit} runs; add --allow-many-runs \

@@ -473,6 +473,30 @@ fn a_four_replication_set_matches_squall_sim_and_survives_a_restart() {
     assert_eq!(wait_for_job(&again, "own")["state"], "done");
 }
 
+/// A simulated set whose network has an outside host is refused before
+/// anything is written, as `squall run` refuses it (the simulator has no
+/// world beyond the scenario), naming the host.
+#[test]
+fn a_simulated_set_with_an_outside_host_is_refused_before_queuing() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let (_, t) = server.get("/api/templates/gsm-udp");
+    let network = t["network"].as_str().unwrap();
+    let fixed = "name = \"fixed\"\n";
+    assert!(network.contains(fixed), "{network}");
+    let outside = network.replacen(fixed, "name = \"fixed\"\noutside_interface = \"eth9\"\n", 1);
+    let (status, _) =
+        server.json("PUT", "/api/files/networks/o", &serde_json::json!({ "text": outside }), &["If-None-Match: *"]);
+    assert_eq!(status, 201);
+    let set = serde_json::json!({ "name": "s", "network": "o", "replications": 1 });
+    let (status, answer) = server.json("POST", "/api/sets", &set, &[]);
+    assert_eq!(status, 400, "{answer}");
+    let error = answer["error"].as_str().unwrap();
+    assert!(error.contains("host `fixed`") && error.contains("squall emu"), "{answer}");
+    assert!(!ws.path().join("experiments/s.toml").exists());
+    assert_eq!(server.get("/api/jobs").1, serde_json::json!([]));
+}
+
 #[test]
 fn emulation_sets_are_refused_for_now() {
     let ws = tempfile::tempdir().unwrap();
