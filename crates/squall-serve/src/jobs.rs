@@ -377,11 +377,11 @@ fn check_points(app: &AppState, r: &SetRequest, text: &str) -> Result<(), ApiErr
         ))
     })?;
     let Some(set) = experiment.sets.first() else { return Ok(()) };
-    let source = crate::live::scenario_source(app, &r.network, r.workload.as_deref())?;
+    let source = crate::library::scenario_source(app, &r.network, r.workload.as_deref())?;
     for point in set.points().take(CHECKED_POINTS) {
         let refused = |e: squall_scenario::ScenarioError| {
             let at: Vec<String> = point.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-            let e = crate::live::located(e);
+            let e = crate::library::located(e);
             let message = format!("sweep point {} ({}): {}", point.index, at.join(", "), e.message);
             ApiError { message, ..e }
         };

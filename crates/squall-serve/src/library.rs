@@ -284,6 +284,36 @@ pub async fn template(
     })))
 }
 
+/// The scenario text of `network` with `workload` in place of its own
+/// (composed as `squall run` composes a set's network and workload), read
+/// from the workspace. A missing file is 400; a fault is 400 with the
+/// located report.
+pub(crate) fn scenario_source(app: &AppState, network: &str, workload: Option<&str>) -> Result<ConfigText, ApiError> {
+    let read = |kind: Kind, name: &str| -> Result<ConfigText, ApiError> {
+        let path = app.workspace.file(kind, name)?;
+        let shown = format!("{}/{name}.toml", kind.dir());
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ApiError::bad_request(format!("{} `{name}`: no {shown}", kind.dir().trim_end_matches('s')))
+            } else {
+                ApiError::internal(format!("cannot read {shown}: {e}"))
+            }
+        })?;
+        Ok(ConfigText { source: shown, text, dir: app.workspace.root().join(kind.dir()) })
+    };
+    let net = read(Kind::Network, network)?;
+    match workload {
+        Some(w) => squall_scenario::compose(&net, &read(Kind::Workload, w)?).map_err(located),
+        None => Ok(net),
+    }
+}
+
+/// A scenario error as 400 with its located report.
+pub(crate) fn located(e: squall_scenario::ScenarioError) -> ApiError {
+    let p = Problem::from(&e);
+    ApiError::bad_request(format!("{}: {}", p.file, p.report)).with(serde_json::json!({ "problems": [p] }))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -23,11 +23,9 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::{Deserialize, Serialize};
 use squall_emu::control::{self, Request};
 use squall_emu::naming::RunId;
-use squall_scenario::ConfigText;
 
 use crate::error::ApiError;
-use crate::library::Problem;
-use crate::workspace::{Kind, check_name};
+use crate::workspace::check_name;
 use crate::{AppState, JsonBody};
 
 /// Lines held for one browser before newer ones are dropped (the socket
@@ -284,43 +282,13 @@ fn running_as_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
-/// The scenario text of `network` with `workload` in place of its own
-/// (composed as `squall run` composes a set's network and workload), read
-/// from the workspace. A missing file is 400; a fault is 400 with the
-/// located report.
-pub(crate) fn scenario_source(app: &AppState, network: &str, workload: Option<&str>) -> Result<ConfigText, ApiError> {
-    let read = |kind: Kind, name: &str| -> Result<ConfigText, ApiError> {
-        let path = app.workspace.file(kind, name)?;
-        let shown = format!("{}/{name}.toml", kind.dir());
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ApiError::bad_request(format!("{} `{name}`: no {shown}", kind.dir().trim_end_matches('s')))
-            } else {
-                ApiError::internal(format!("cannot read {shown}: {e}"))
-            }
-        })?;
-        Ok(ConfigText { source: shown, text, dir: app.workspace.root().join(kind.dir()) })
-    };
-    let net = read(Kind::Network, network)?;
-    match workload {
-        Some(w) => squall_scenario::compose(&net, &read(Kind::Workload, w)?).map_err(located),
-        None => Ok(net),
-    }
-}
-
-/// A scenario error as 400 with its located report.
-pub(crate) fn located(e: squall_scenario::ScenarioError) -> ApiError {
-    let p = Problem::from(&e);
-    ApiError::bad_request(format!("{}: {}", p.file, p.report)).with(serde_json::json!({ "problems": [p] }))
-}
-
 /// The scenario of `network` (with `workload` in place of its own), read
 /// and checked as the command line does, and written back as TOML for
 /// `squall emu`, as `squall run` hands an emulation its scenario
 /// (run_cmd.rs `emulate`). A fault is 400 with the located report.
 fn resolved_scenario(app: &AppState, network: &str, workload: Option<&str>) -> Result<String, ApiError> {
-    let text = scenario_source(app, network, workload)?;
-    let scenario = squall_scenario::parse(&text.source, &text.text, &text.dir).map_err(located)?;
+    let text = crate::library::scenario_source(app, network, workload)?;
+    let scenario = squall_scenario::parse(&text.source, &text.text, &text.dir).map_err(crate::library::located)?;
     toml::to_string(&scenario).map_err(|e| ApiError::internal(format!("cannot write the resolved scenario: {e}")))
 }
 
