@@ -65,10 +65,12 @@ impl AnyLink {
     /// name.
     pub(crate) fn new(config: &StageConfig, recorder: Recorder, seed: u64, rng: impl FnMut(&str) -> StreamRng) -> Self {
         match (&config.radio, &config.trace) {
-            (Some(r), _) => AnyLink::Radio(Box::new(
-                RadioLink::new(r, &recorder.stage, recorder.direction, seed)
-                    .expect("radio configuration validated with the stage"),
-            )),
+            (Some(r), _) => {
+                let mut radio = RadioLink::new(r, &recorder.stage, recorder.direction, seed)
+                    .expect("radio configuration validated with the stage");
+                Link::set_recorder(&mut radio, &recorder);
+                AnyLink::Radio(Box::new(radio))
+            }
             (None, Some(t)) => AnyLink::Trace(Box::new(TraceLink::new(t, recorder))),
             (None, None) => AnyLink::Channel(Channel::new(config, recorder, rng)),
         }
