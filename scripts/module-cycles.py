@@ -30,8 +30,11 @@ def strip_comments(text: str) -> str:
 
 
 def paths_in(code: str):
-    """Every `crate::a::b...` or `super::a...` path, braces expanded one level."""
-    for m in re.finditer(r"\b(crate|super)((?:::\w+)+)(::\{([^}]*)\})?", code):
+    """Every `crate::a::b...` or `super::a...` path, braces expanded one level
+    (`crate::{a, b::C}` too)."""
+    for m in re.finditer(r"\b(crate|super)((?:::\w+)*)(::\{([^}]*)\})?", code):
+        if not m.group(2) and m.group(4) is None:
+            continue
         base = [m.group(1)] + [p for p in m.group(2).split("::") if p]
         if m.group(4) is not None:
             for item in m.group(4).split(","):

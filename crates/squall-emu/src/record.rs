@@ -22,11 +22,58 @@ pub struct RunRecord {
     /// Existing namespaces the run joined and what it changed there
     /// ([`crate::engine::joined`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub joined: Vec<crate::engine::joined::JoinedRecord>,
+    pub joined: Vec<JoinedRecord>,
     /// The process groups of workloads started in those namespaces
-    /// ([`crate::engine::joined::WorkloadGroup`]).
+    /// ([`WorkloadGroup`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub workloads: Vec<crate::engine::joined::WorkloadGroup>,
+    pub workloads: Vec<WorkloadGroup>,
+}
+
+/// What a run changed in a namespace it joined, as its record keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JoinedRecord {
+    /// The scenario's host.
+    pub host: String,
+    /// The namespace as messages name it (`lab`, `pid 4242`).
+    pub netns: String,
+    /// The file that holds it (`/run/netns/lab`, `/proc/4242/ns/net`).
+    pub path: PathBuf,
+    /// Its device and inode ([`crate::sys::netns::NetNs::identity`]): a namespace found
+    /// there later with others is another one, and is left alone.
+    pub dev: u64,
+    pub ino: u64,
+    /// Sysctls set, each with the value it had before (in the order set).
+    pub sysctls: Vec<(String, String)>,
+}
+
+/// A workload's process group in a namespace a run joined, as the run's
+/// record keeps it. A workload gets its own group
+/// ([`crate::sys::netns::NetNs::prepare`]) and dies with squall
+/// (PR_SET_PDEATHSIG), but what it started (a shell's background job, a
+/// server's worker processes) does not; in a namespace squall made, the
+/// next start kills every process in it, in a joined one only these.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadGroup {
+    /// The scenario's host.
+    pub host: String,
+    /// The process group (the pid of the workload's first process).
+    pub pgid: u32,
+    /// When that process started ([`crate::naming::ProcStat::start_time`]).
+    pub start_time: u64,
+    /// The namespace's device and inode ([`crate::sys::netns::NetNs::identity`]).
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl RunId {
+    /// Whether the owning process still runs: it exists, is not a zombie
+    /// (a SIGKILLed run its parent has not reaped yet, which `kill(pid, 0)`
+    /// still finds) and, if the run was recorded ([`crate::record`]), it
+    /// started when the record says (else its pid was reused by another
+    /// process).
+    pub fn is_alive(self) -> bool {
+        self.is_alive_with(recorded_start_time(self))
+    }
 }
 
 /// The file of run `id`'s record.
@@ -90,5 +137,47 @@ impl RecordFile {
 impl Drop for RecordFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::naming::{ProcStat, RunId};
+
+    #[test]
+    fn this_process_is_alive() {
+        assert!(RunId::current().is_alive());
+    }
+
+    #[test]
+    fn a_zombie_is_dead_and_so_is_a_reaped_child() {
+        // A child that exits and is not reaped is a zombie: kill(pid, 0)
+        // still succeeds on it, is_alive must not.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let id = RunId(child.id());
+        let mut zombie = false;
+        for _ in 0..500 {
+            let text = std::fs::read_to_string(format!("/proc/{}/stat", id.0)).unwrap();
+            if ProcStat::parse(&text).unwrap().state == 'Z' {
+                zombie = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(zombie, "the child never became a zombie");
+        let pid = nix::unistd::Pid::from_raw(id.0 as i32);
+        assert!(nix::sys::signal::kill(pid, None).is_ok(), "kill(pid, 0) finds a zombie");
+        assert!(!id.is_alive());
+        child.wait().unwrap();
+        assert!(!id.is_alive());
+    }
+
+    #[test]
+    fn a_pid_that_started_at_another_time_than_recorded_is_a_reused_one() {
+        let me = RunId::current();
+        let started = me.start_time().expect("this process's start time");
+        assert!(me.is_alive_with(Some(started)));
+        assert!(!me.is_alive_with(Some(started + 1)), "a reused pid");
+        assert!(me.is_alive_with(None));
     }
 }

@@ -51,14 +51,16 @@ fn saturated_link(seed: u64, nmse: f64) -> u64 {
         dst_port: 5001,
     };
     let end = Instant::from_secs(10);
+    // The link's log (recording is off: it stays empty).
+    let mut events = Vec::new();
     let mut id = 0;
     let mut delivered = 0;
     while let Some(t) = link.next_wakeup().or(Some(Instant::ZERO)).filter(|&t| t < end) {
         while link.backlog() < 2 {
-            link.push(t, Packet::new(PacketId(id), 1500, flow));
+            link.push(t, Packet::new(PacketId(id), 1500, flow), &mut events);
             id += 1;
         }
-        while link.poll(t).is_some() {
+        while link.poll(t, &mut events).is_some() {
             delivered += 1;
         }
     }

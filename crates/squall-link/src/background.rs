@@ -15,10 +15,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::arrival::{ArrivalSpec, Burst, First, Pace};
 use crate::dist::{Distribution, constant_or_table};
 use crate::error::ConfigError;
 use crate::queue::QueueConfig;
-use crate::time::Duration;
+use crate::time::{Duration, Instant};
 use crate::units::{Bytes, Probability, Rate};
 
 /// How packets of a rate-driven source are spaced.
@@ -188,6 +189,35 @@ impl BackgroundConfig {
     /// The distribution of the gaps between arrival events: `gap`, or the
     /// mean rate's with the mean size and the mean burst; `stage_rate` is
     /// the rate of the stage the source is in.
+    /// The generator's arrival process ([`crate::arrival`]), starting at
+    /// `start`: gaps from [`BackgroundConfig::gap_distribution`]; by
+    /// default a CBR source's first packet comes at once, a Poisson or
+    /// `gap` source's one gap later; batches of geometric size for a
+    /// Poisson source with a `burst`.
+    pub fn arrival_spec(&self, stage_rate: Option<Rate>, start: Instant) -> ArrivalSpec {
+        let first = match self.phase {
+            Some(Phase::After(d)) => First::After(d),
+            Some(Phase::Random) => First::RandomWithinGap,
+            None if self.gap.is_none() && self.arrivals == Arrivals::Cbr => First::After(Duration::ZERO),
+            None => First::AfterOneGap,
+        };
+        let b = self.burst_mean();
+        let burst = match self.arrivals {
+            Arrivals::Poisson if self.gap.is_none() && b > 1 => Burst::Geometric { mean: b },
+            _ => Burst::Fixed(b),
+        };
+        ArrivalSpec {
+            pace: Pace::Gaps(self.gap_distribution(stage_rate)),
+            size: self.size.clone(),
+            burst,
+            on_off: self.on.clone().zip(self.off.clone()),
+            first,
+            start,
+            stop: Instant::FAR_FUTURE,
+            count: None,
+        }
+    }
+
     pub fn gap_distribution(&self, stage_rate: Option<Rate>) -> Distribution<Duration> {
         if let Some(g) = &self.gap {
             return g.clone();
@@ -276,3 +306,5 @@ pub(crate) fn validate(
     }
     Ok(())
 }
+
+crate::keys::struct_distributions!(BackgroundConfig { gap, size, on, off });

@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 use crate::packet::{Ecn, Packet};
-pub use crate::queue::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig};
 use crate::units::{Bytes, UnitError};
 
 /// Most classes a stage may have.
@@ -255,9 +254,10 @@ impl Rule {
         }
     }
 
-    pub(crate) fn validate(&self, key: &str, classes: &[ClassConfig]) -> Result<(), ConfigError> {
-        if !classes.iter().any(|c| c.name == self.class) {
-            let names: Vec<String> = classes.iter().map(|c| format!("`{}`", c.name)).collect();
+    /// Checks the rule against the stage's class names, in their order.
+    pub(crate) fn validate(&self, key: &str, classes: &[&str]) -> Result<(), ConfigError> {
+        if !classes.contains(&self.class.as_str()) {
+            let names: Vec<String> = classes.iter().map(|c| format!("`{c}`")).collect();
             return Err(ConfigError::new(
                 &format!("{key}.class"),
                 &format!("names no class of this stage; the classes are {}", names.join(", ")),

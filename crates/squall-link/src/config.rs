@@ -10,20 +10,20 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use crate::background::{Arrivals, BackgroundConfig};
-pub use crate::classes::{ClassConfig, CodelConfig, FqCodelConfig, PieConfig, Rule, Scheduler};
+pub use crate::classes::{Rule, Scheduler};
 use crate::dist::correlated::Correlation;
 use crate::dist::{Distribution, constant_or_table};
 pub use crate::error::ConfigError;
 use crate::event::Direction;
+use crate::keys::Distributions;
 pub use crate::netem::{Duplicate, FourState, RateOverhead, SendEarly, Slot};
-pub use crate::patch::StagePatch;
-pub use crate::queue::{DropPolicy, QueueConfig, RedConfig};
+pub use crate::queue::{ClassConfig, CodelConfig, DropPolicy, FqCodelConfig, PieConfig, QueueConfig, RedConfig};
 pub use crate::series::StageSeries;
 use crate::time::Duration;
 use crate::units::{Bytes, Probability, Rate, UnitError};
 pub use crate::vacation::VacationConfig;
 
-crate::patch::stage_keys! {
+crate::keys::stage_keys! {
 /// One network element with its outgoing link: input queue, allocation,
 /// fragmentation, link send buffer, transmission, errors, propagation, link
 /// receive buffer. Every field is a key a state can change
@@ -163,7 +163,7 @@ impl StageConfig {
             return Err(ConfigError::new(&key("service_time"), "give either `rate` or `service_time`, not both"));
         }
         for (at, d) in self.distributions_in(&|_| true) {
-            d.validate().map_err(|e| ConfigError::new(&key(&crate::patch::dotted(&at)), &e.to_string()))?;
+            d.validate().map_err(|e| ConfigError::new(&key(&crate::keys::dotted(&at)), &e.to_string()))?;
         }
         if let Some(f) = &self.fragmentation {
             if f.frame_payload.0 == 0 {
@@ -267,6 +267,44 @@ impl StageConfig {
                 return Err(ConfigError::new(
                     &key("series.corrupt"),
                     "a corruption series needs `error_mode = \"corrupt\"` on the stage (else its packets would be lost, not corrupted: use `series.loss`)",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl StageConfig {
+    /// Checks the netem keys against the rest of the stage; errors name
+    /// the key (`key("send_early")` is the dotted path from the stage).
+    pub(crate) fn validate_netem(&self, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
+        if self.error_correlation.is_some() && !matches!(self.error, ErrorModel::Packet(_)) {
+            return Err(ConfigError::new(
+                &key("error_correlation"),
+                "correlates the draws of `error = { packet = P }` only; give a per-packet error or remove it",
+            ));
+        }
+        if self.error_ecn && (self.error.is_none() || self.error_mode != ErrorMode::Drop) {
+            return Err(ConfigError::new(
+                &key("error_ecn"),
+                "marks packets an error would drop: it needs an `error` model and error_mode = \"drop\" (tc-netem refuses `ecn` without a loss model too)",
+            ));
+        }
+        if self.rate_overhead.is_some() && self.rate.is_none() {
+            return Err(ConfigError::new(
+                &key("rate_overhead"),
+                "adds bytes to what `rate` charges: give a `rate` too, like rate = \"5 kbit/s\"",
+            ));
+        }
+        if let Some(s) = &self.slot {
+            s.validate(&key("slot"))?;
+        }
+        if let Some(e) = &self.send_early {
+            e.validate(&key("send_early"))?;
+            if !self.reorder {
+                return Err(ConfigError::new(
+                    &key("send_early"),
+                    "packets sent early overtake the delayed ones: set reorder = true in this stage",
                 ));
             }
         }
@@ -549,28 +587,9 @@ impl PathConfig {
     }
 }
 
-/// A change applied to a path at one instant.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    /// Set parameters of the named stage.
-    Set { stage: String, patch: Box<StagePatch> },
-    /// Start a blackout on the named stage.
-    BlackoutStart { stage: String, mode: BlackoutMode },
-    /// End the blackout on the named stage.
-    BlackoutEnd { stage: String },
-}
-
-impl Change {
-    /// Whether this change sets radio parameters (it then decides a radio
-    /// slot that starts at its instant).
-    pub fn sets_radio(&self) -> bool {
-        matches!(self, Change::Set { patch, .. } if patch.sets("radio"))
-    }
-
-    pub fn stage(&self) -> &str {
-        match self {
-            Change::Set { stage, .. } | Change::BlackoutStart { stage, .. } | Change::BlackoutEnd { stage } => stage,
-        }
-    }
-}
+// Keys of a stage whose types hold no distribution ([`crate::keys`]).
+impl Distributions for BufferLimit {}
+impl Distributions for Fragmentation {}
+impl Distributions for ErrorModel {}
+impl Distributions for ErrorMode {}
+impl Distributions for FlowControl {}

@@ -25,6 +25,7 @@ macro_rules! serde_via_string {
     )+};
 }
 
+pub mod arrival;
 pub mod background;
 pub mod classes;
 pub mod config;
@@ -32,6 +33,7 @@ pub mod dist;
 pub mod error;
 pub mod event;
 pub mod fabric;
+pub mod keys;
 pub mod netem;
 pub mod packet;
 pub mod patch;
@@ -48,12 +50,10 @@ pub mod units;
 pub mod vacation;
 
 pub use background::{Arrivals, BackgroundConfig, Phase};
-pub use classes::{
-    ClassConfig, CodelConfig, EcnMatch, FqCodelConfig, Ipv4Prefix, PieConfig, PortRange, ProtocolMatch, Rule, Scheduler,
-};
+pub use classes::{EcnMatch, Ipv4Prefix, PortRange, ProtocolMatch, Rule, Scheduler};
 pub use config::{
-    ArqConfig, BlackoutMode, BufferLimit, Change, ConfigError, DropPolicy, ErrorMode, ErrorModel, FlowControl,
-    Fragmentation, GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, StagePatch, check_stage_in_path,
+    ArqConfig, BlackoutMode, BufferLimit, ConfigError, DropPolicy, ErrorMode, ErrorModel, FlowControl, Fragmentation,
+    GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, check_stage_in_path,
 };
 pub use dist::correlated::{Correlation, CorrelationGenerator};
 pub use dist::{Distribution, NetemTable, Sampler};
@@ -61,8 +61,11 @@ pub use event::{Direction, DropReason, Event, EventKind, Recording};
 pub use fabric::{Fabric, FabricPath, Hooks, PathId, PathRole};
 pub use netem::{Duplicate, FourState, RateOverhead, SendEarly, Slot};
 pub use packet::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol, Segment, Segmented};
+pub use patch::{Change, StagePatch};
 pub use path::{Delivery, Path, PathStats};
-pub use queue::{AqmConfig, Class, ClassfulConfig, FifoConfig, QueueKind};
+pub use queue::{
+    AqmConfig, Class, ClassConfig, ClassfulConfig, CodelConfig, FifoConfig, FqCodelConfig, PieConfig, QueueKind,
+};
 pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};

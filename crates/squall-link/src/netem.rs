@@ -236,44 +236,10 @@ impl FourState {
     }
 }
 
-impl crate::config::StageConfig {
-    /// Checks the netem keys against the rest of the stage; errors name
-    /// the key (`key("send_early")` is the dotted path from the stage).
-    pub(crate) fn validate_netem(&self, key: &dyn Fn(&str) -> String) -> Result<(), ConfigError> {
-        use crate::config::{ErrorMode, ErrorModel};
-        if self.error_correlation.is_some() && !matches!(self.error, ErrorModel::Packet(_)) {
-            return Err(ConfigError::new(
-                &key("error_correlation"),
-                "correlates the draws of `error = { packet = P }` only; give a per-packet error or remove it",
-            ));
-        }
-        if self.error_ecn && (self.error.is_none() || self.error_mode != ErrorMode::Drop) {
-            return Err(ConfigError::new(
-                &key("error_ecn"),
-                "marks packets an error would drop: it needs an `error` model and error_mode = \"drop\" (tc-netem refuses `ecn` without a loss model too)",
-            ));
-        }
-        if self.rate_overhead.is_some() && self.rate.is_none() {
-            return Err(ConfigError::new(
-                &key("rate_overhead"),
-                "adds bytes to what `rate` charges: give a `rate` too, like rate = \"5 kbit/s\"",
-            ));
-        }
-        if let Some(s) = &self.slot {
-            s.validate(&key("slot"))?;
-        }
-        if let Some(e) = &self.send_early {
-            e.validate(&key("send_early"))?;
-            if !self.reorder {
-                return Err(ConfigError::new(
-                    &key("send_early"),
-                    "packets sent early overtake the delayed ones: set reorder = true in this stage",
-                ));
-            }
-        }
-        Ok(())
-    }
-}
+impl crate::keys::Distributions for Duplicate {}
+impl crate::keys::Distributions for SendEarly {}
+impl crate::keys::Distributions for RateOverhead {}
+crate::keys::struct_distributions!(Slot { interval });
 
 #[cfg(test)]
 mod tests {

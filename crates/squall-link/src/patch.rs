@@ -24,226 +24,10 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::config::StageConfig;
-use crate::dist::Distribution;
+use crate::config::{BlackoutMode, StageConfig};
 use crate::error::ConfigError;
+use crate::keys::{DistributionMut, DistributionRef, KeyPart};
 use crate::radio::RadioPatch;
-use crate::time::Duration;
-use crate::units::Bytes;
-
-/// Declares `StageConfig` and derives from its field list what a state
-/// patch needs: the key names, copying one key, serializing one key and
-/// the walk over the distributions in chosen keys. Written once, so a new
-/// key is one field.
-macro_rules! stage_keys {
-    (
-        $(#[$meta:meta])*
-        pub struct StageConfig {
-            $(
-                $(#[$fmeta:meta])*
-                pub $field:ident : $ty:ty,
-            )*
-        }
-    ) => {
-        $(#[$meta])*
-        pub struct StageConfig {
-            $(
-                $(#[$fmeta])*
-                pub $field: $ty,
-            )*
-        }
-
-        impl StageConfig {
-            /// Every key of a stage, in the order of its fields.
-            pub const KEYS: &'static [&'static str] = &[$(stringify!($field)),*];
-
-            /// Sets `key` to its value in `from`; `false` if no key has that name.
-            pub(crate) fn copy_key(&mut self, from: &StageConfig, key: &str) -> bool {
-                match key {
-                    $(stringify!($field) => self.$field = from.$field.clone(),)*
-                    _ => return false,
-                }
-                true
-            }
-
-            /// Whether `key` has the same value here and in `other`.
-            pub(crate) fn same_key(&self, other: &StageConfig, key: &str) -> bool {
-                match key {
-                    $(stringify!($field) => self.$field == other.$field,)*
-                    _ => true,
-                }
-            }
-
-            /// Writes `key` and its value as one entry of `map`.
-            pub(crate) fn serialize_key<M: serde::ser::SerializeMap>(
-                &self,
-                key: &str,
-                map: &mut M,
-            ) -> Result<(), M::Error> {
-                match key {
-                    $(stringify!($field) => map.serialize_entry(key, &self.$field),)*
-                    _ => Ok(()),
-                }
-            }
-
-            /// The distributions held by the keys `keep` chooses, with
-            /// their key paths from the stage.
-            pub fn distributions_in<'a>(
-                &'a self,
-                keep: &dyn Fn(&str) -> bool,
-            ) -> Vec<(Vec<$crate::patch::KeyPart>, $crate::patch::DistributionRef<'a>)> {
-                let mut out = Vec::new();
-                let StageConfig { $($field),* } = self;
-                $(
-                    if keep(stringify!($field)) {
-                        let mut at = vec![$crate::patch::KeyPart::Key(stringify!($field))];
-                        $crate::patch::Distributions::each($field, &mut at, &mut out);
-                    }
-                )*
-                out
-            }
-
-            /// [`StageConfig::distributions_in`], to change them.
-            pub fn distributions_in_mut<'a>(
-                &'a mut self,
-                keep: &dyn Fn(&str) -> bool,
-            ) -> Vec<(Vec<$crate::patch::KeyPart>, $crate::patch::DistributionMut<'a>)> {
-                let mut out = Vec::new();
-                let StageConfig { $($field),* } = self;
-                $(
-                    if keep(stringify!($field)) {
-                        let mut at = vec![$crate::patch::KeyPart::Key(stringify!($field))];
-                        $crate::patch::Distributions::each_mut($field, &mut at, &mut out);
-                    }
-                )*
-                out
-            }
-        }
-    };
-}
-pub(crate) use stage_keys;
-
-/// One step of a key path from a stage: a key, or an index in a list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyPart {
-    Key(&'static str),
-    Index(usize),
-}
-
-/// A distribution found in a configuration, by the quantity it draws.
-#[derive(Debug)]
-pub enum DistributionRef<'a> {
-    Duration(&'a Distribution<Duration>),
-    Bytes(&'a Distribution<Bytes>),
-    Ratio(&'a Distribution<f64>),
-}
-
-impl DistributionRef<'_> {
-    /// [`Distribution::validate`] of the distribution found.
-    pub fn validate(&self) -> Result<(), crate::dist::DistributionError> {
-        match self {
-            DistributionRef::Duration(d) => d.validate(),
-            DistributionRef::Bytes(d) => d.validate(),
-            DistributionRef::Ratio(d) => d.validate(),
-        }
-    }
-}
-
-/// [`DistributionRef`], to change it (to fill an empirical one from its file).
-#[derive(Debug)]
-pub enum DistributionMut<'a> {
-    Duration(&'a mut Distribution<Duration>),
-    Bytes(&'a mut Distribution<Bytes>),
-    Ratio(&'a mut Distribution<f64>),
-}
-
-/// A configuration type that may hold distributions: a key that takes a
-/// distribution is recognised from its type. Types without any take the
-/// default methods (an empty `impl`).
-pub trait Distributions {
-    /// Appends every distribution in `self`, with its key path (`at` is
-    /// the path to `self`).
-    fn each<'a>(&'a self, _at: &mut Vec<KeyPart>, _out: &mut Vec<(Vec<KeyPart>, DistributionRef<'a>)>) {}
-    /// [`Distributions::each`], to change them.
-    fn each_mut<'a>(&'a mut self, _at: &mut Vec<KeyPart>, _out: &mut Vec<(Vec<KeyPart>, DistributionMut<'a>)>) {}
-}
-
-macro_rules! distribution_of {
-    ($($q:ty => $variant:ident),* $(,)?) => {$(
-        impl Distributions for Distribution<$q> {
-            fn each<'a>(&'a self, at: &mut Vec<KeyPart>, out: &mut Vec<(Vec<KeyPart>, DistributionRef<'a>)>) {
-                out.push((at.clone(), DistributionRef::$variant(self)));
-            }
-            fn each_mut<'a>(&'a mut self, at: &mut Vec<KeyPart>, out: &mut Vec<(Vec<KeyPart>, DistributionMut<'a>)>) {
-                out.push((at.clone(), DistributionMut::$variant(self)));
-            }
-        }
-    )*};
-}
-distribution_of!(Duration => Duration, Bytes => Bytes, f64 => Ratio);
-
-impl<T: Distributions> Distributions for Option<T> {
-    fn each<'a>(&'a self, at: &mut Vec<KeyPart>, out: &mut Vec<(Vec<KeyPart>, DistributionRef<'a>)>) {
-        if let Some(t) = self {
-            t.each(at, out);
-        }
-    }
-    fn each_mut<'a>(&'a mut self, at: &mut Vec<KeyPart>, out: &mut Vec<(Vec<KeyPart>, DistributionMut<'a>)>) {
-        if let Some(t) = self {
-            t.each_mut(at, out);
-        }
-    }
-}
-
-impl<T: Distributions> Distributions for Vec<T> {
-    fn each<'a>(&'a self, at: &mut Vec<KeyPart>, out: &mut Vec<(Vec<KeyPart>, DistributionRef<'a>)>) {
-        for (i, t) in self.iter().enumerate() {
-            at.push(KeyPart::Index(i));
-            t.each(at, out);
-            at.pop();
-        }
-    }
-    fn each_mut<'a>(&'a mut self, at: &mut Vec<KeyPart>, out: &mut Vec<(Vec<KeyPart>, DistributionMut<'a>)>) {
-        for (i, t) in self.iter_mut().enumerate() {
-            at.push(KeyPart::Index(i));
-            t.each_mut(at, out);
-            at.pop();
-        }
-    }
-}
-
-/// The distributions in a struct's fields: `struct_distributions!(Type { field, ... })`
-/// lists the fields that may hold one.
-macro_rules! struct_distributions {
-    ($ty:ty { $($field:ident),* }) => {
-        impl $crate::patch::Distributions for $ty {
-            fn each<'a>(
-                &'a self,
-                at: &mut Vec<$crate::patch::KeyPart>,
-                out: &mut Vec<(Vec<$crate::patch::KeyPart>, $crate::patch::DistributionRef<'a>)>,
-            ) {
-                $(
-                    at.push($crate::patch::KeyPart::Key(stringify!($field)));
-                    self.$field.each(at, out);
-                    at.pop();
-                )*
-            }
-            fn each_mut<'a>(
-                &'a mut self,
-                at: &mut Vec<$crate::patch::KeyPart>,
-                out: &mut Vec<(Vec<$crate::patch::KeyPart>, $crate::patch::DistributionMut<'a>)>,
-            ) {
-                let Self { $($field,)* .. } = self;
-                $(
-                    at.push($crate::patch::KeyPart::Key(stringify!($field)));
-                    $field.each_mut(at, out);
-                    at.pop();
-                )*
-            }
-        }
-    };
-}
-pub(crate) use struct_distributions;
 
 /// A state's change to one stage: the keys it gives, each replacing the
 /// stage's value whole, and the radio parameters it changes one by one.
@@ -371,6 +155,32 @@ impl StagePatch {
     }
 }
 
+/// A change applied to a path at one instant.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Set parameters of the named stage.
+    Set { stage: String, patch: Box<StagePatch> },
+    /// Start a blackout on the named stage.
+    BlackoutStart { stage: String, mode: BlackoutMode },
+    /// End the blackout on the named stage.
+    BlackoutEnd { stage: String },
+}
+
+impl Change {
+    /// Whether this change sets radio parameters (it then decides a radio
+    /// slot that starts at its instant).
+    pub fn sets_radio(&self) -> bool {
+        matches!(self, Change::Set { patch, .. } if patch.sets("radio"))
+    }
+
+    pub fn stage(&self) -> &str {
+        match self {
+            Change::Set { stage, .. } | Change::BlackoutStart { stage, .. } | Change::BlackoutEnd { stage } => stage,
+        }
+    }
+}
+
 impl Serialize for StagePatch {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.keys.len() + usize::from(self.radio.is_some())))?;
@@ -477,56 +287,6 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for RecordKeys<A> {
         }
         self.inner.next_value_seed(seed)
     }
-}
-
-/// A key path as squall-link's [`ConfigError`] writes it: `vacation.length`,
-/// `background[0].size`.
-pub fn dotted(at: &[KeyPart]) -> String {
-    let mut s = String::new();
-    for part in at {
-        match part {
-            KeyPart::Key(k) if s.is_empty() => s.push_str(k),
-            KeyPart::Key(k) => {
-                s.push('.');
-                s.push_str(k);
-            }
-            KeyPart::Index(i) => s.push_str(&format!("[{i}]")),
-        }
-    }
-    s
-}
-
-// The types of the stage's keys. Those that hold no distribution take the
-// default (empty) walk; a struct that holds some lists its fields.
-mod field_types {
-    use super::Distributions;
-    use crate::background::BackgroundConfig;
-    use crate::config::{BufferLimit, ErrorMode, ErrorModel, FlowControl, Fragmentation, QueueConfig};
-    use crate::radio::RadioConfig;
-    use crate::time::Duration;
-    use crate::units::Rate;
-    use crate::vacation::VacationConfig;
-
-    impl Distributions for String {}
-    impl Distributions for bool {}
-    impl Distributions for Duration {}
-    impl Distributions for Rate {}
-    impl Distributions for BufferLimit {}
-    impl Distributions for Fragmentation {}
-    impl Distributions for ErrorModel {}
-    impl Distributions for ErrorMode {}
-    impl Distributions for FlowControl {}
-    impl Distributions for crate::dist::correlated::Correlation {}
-    impl Distributions for crate::netem::Duplicate {}
-    impl Distributions for crate::netem::SendEarly {}
-    impl Distributions for crate::netem::RateOverhead {}
-    impl Distributions for QueueConfig {}
-    impl Distributions for RadioConfig {}
-    impl Distributions for crate::trace::DeliveryTrace {}
-    impl Distributions for crate::series::StageSeries {}
-    super::struct_distributions!(BackgroundConfig { gap, size, on, off });
-    super::struct_distributions!(VacationConfig { serving, length });
-    super::struct_distributions!(crate::netem::Slot { interval });
 }
 
 #[cfg(test)]

@@ -12,10 +12,11 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{Change, PathConfig, StageConfig};
+use crate::config::{PathConfig, StageConfig};
 use crate::error::ConfigError;
 use crate::event::{Direction, DropReason, Event, Recording};
 use crate::packet::{Packet, PacketId};
+use crate::patch::Change;
 use crate::stage::{Stage, StageStats};
 use crate::time::Instant;
 
@@ -329,5 +330,132 @@ impl Path {
             .iter()
             .map(|&r| (r, self.stages.iter().map(|s| s.stats(self.now).dropped.get(r)).sum()))
             .collect()
+    }
+}
+
+/// Series replayed through a whole path ([`crate::series`]): delays and
+/// rates at a packet's instant, the ends, the start at the first packet.
+#[cfg(test)]
+mod series_through_a_path {
+    use crate::config::{PathConfig, StageConfig};
+    use crate::event::Direction;
+    use crate::packet::{FlowKey, Packet, PacketId, Protocol};
+    use crate::path::Path;
+    use crate::series::{AtEnd, Between, ParameterSeries, SeriesStart, StageSeries};
+    use crate::time::Instant;
+
+    const S: u64 = 1_000_000_000;
+
+    fn series(times_ns: &[u64], values: &[f64], between: Between, at_end: AtEnd) -> ParameterSeries {
+        ParameterSeries {
+            file: None,
+            between,
+            at_end,
+            start: SeriesStart::Run,
+            times_ns: times_ns.to_vec(),
+            values: values.to_vec(),
+        }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    fn path(set: impl FnOnce(&mut StageSeries)) -> Path {
+        let mut stage = StageConfig::named("s");
+        set(&mut stage.series);
+        Path::new(&PathConfig { direction: Direction::Downlink, stages: vec![stage] }, 1).unwrap()
+    }
+
+    fn packet(id: u64) -> Packet {
+        let flow = FlowKey {
+            protocol: Protocol::Udp,
+            src: [10, 0, 0, 1].into(),
+            dst: [10, 0, 0, 2].into(),
+            src_port: 1,
+            dst_port: 2,
+        };
+        Packet::new(PacketId(id), 1500, flow)
+    }
+
+    /// Pushes one 1 500-byte packet at `at` ns and runs the path until
+    /// it is idle: the delivery time in ns and the wake-ups asked for.
+    fn one_packet(p: &mut Path, at: u64) -> (u64, usize) {
+        p.push(Instant::from_nanos(at), packet(0));
+        let mut wakeups = 0;
+        while let Some(t) = p.next_wakeup() {
+            wakeups += 1;
+            if let Some(d) = p.poll(t) {
+                return (d.at.as_nanos(), wakeups);
+            }
+            assert!(wakeups < 1000, "the path keeps waking without delivering");
+        }
+        panic!("the packet was not delivered");
+    }
+
+    fn delay(between: Between, at_end: AtEnd) -> impl FnOnce(&mut StageSeries) {
+        move |s| s.delay = Some(series(&[0, S, 2 * S], &[10e6, 50e6, 0.0], between, at_end))
+    }
+
+    #[test]
+    fn a_packet_gets_the_linear_delay_at_its_instant() {
+        // 10 ms at 0 s to 50 ms at 1 s: 30 ms at 0.5 s, 20 ms at 0.25 s.
+        assert_eq!(one_packet(&mut path(delay(Between::Linear, AtEnd::Hold)), S / 2).0, S / 2 + 30 * MS);
+        assert_eq!(one_packet(&mut path(delay(Between::Linear, AtEnd::Hold)), S / 4).0, S / 4 + 20 * MS);
+        // Stepwise: 10 ms until 1 s.
+        assert_eq!(one_packet(&mut path(delay(Between::Step, AtEnd::Hold)), S / 2).0, S / 2 + 10 * MS);
+    }
+
+    #[test]
+    fn loop_starts_again_hold_keeps_the_last_value_end_ends_the_run() {
+        // At 2.5 s: the loop is at 0.5 s (10 ms); hold keeps the last point's 0 ms.
+        let at = 2 * S + S / 2;
+        assert_eq!(one_packet(&mut path(delay(Between::Step, AtEnd::Loop)), at).0, at + 10 * MS);
+        assert_eq!(one_packet(&mut path(delay(Between::Step, AtEnd::Hold)), at).0, at);
+        let held = path(delay(Between::Step, AtEnd::Hold));
+        assert_eq!((held.series_end(), held.may_end_run()), (None, false));
+        let ended = path(delay(Between::Step, AtEnd::End));
+        assert_eq!((ended.series_end(), ended.may_end_run()), (Some(Instant::from_nanos(2 * S)), true));
+    }
+
+    /// 0 bit/s for the first 100 ms, then 12 Mbit/s (1 ms per packet).
+    fn late_rate(start: SeriesStart) -> impl FnOnce(&mut StageSeries) {
+        move |s| {
+            let mut r = series(&[0, 100 * MS], &[0.0, 12e6], Between::Step, AtEnd::Hold);
+            r.start = start;
+            s.rate = Some(r);
+        }
+    }
+
+    #[test]
+    fn a_first_packet_series_starts_when_the_first_packet_comes() {
+        // From the run's start, the 0 rate is over by 1 s: sent in 1 ms.
+        assert_eq!(one_packet(&mut path(late_rate(SeriesStart::Run)), S).0, S + MS);
+        // From the first packet (at 1 s): held 100 ms, then 1 ms; one
+        // wake-up at the point where the rate rises, one for the delivery.
+        let mut p = path(late_rate(SeriesStart::FirstPacket));
+        assert_eq!(p.next_wakeup(), None, "an idle stage asks for no wake-up");
+        assert_eq!(one_packet(&mut p, S), (S + 101 * MS, 2));
+    }
+
+    #[test]
+    fn an_end_from_the_first_packet_is_known_once_it_came() {
+        let mut p = path(|s| {
+            let mut d = series(&[0, S], &[0.0, 0.0], Between::Step, AtEnd::End);
+            d.start = SeriesStart::FirstPacket;
+            s.delay = Some(d);
+        });
+        assert_eq!(p.series_end(), None);
+        one_packet(&mut p, 3 * S);
+        assert_eq!(p.series_end(), Some(Instant::from_nanos(4 * S)));
+    }
+
+    #[test]
+    fn an_idle_stage_takes_no_wake_up_per_point() {
+        // A point every ms, looping: a packet at 10 s still takes one
+        // wake-up (its delivery), not 10 000.
+        let times: Vec<u64> = (0..=100).map(|i| i * MS).collect();
+        let values: Vec<f64> = (0..=100).map(|i| 1e6 + i as f64 * 1e5).collect();
+        let mut p = path(|s| s.rate = Some(series(&times, &values, Between::Step, AtEnd::Loop)));
+        let (_, wakeups) = one_packet(&mut p, 10 * S);
+        assert_eq!(wakeups, 1);
     }
 }

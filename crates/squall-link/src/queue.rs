@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::classes::{MAX_CLASSES, Rule, Scheduler};
 use crate::error::ConfigError;
 pub use crate::stage::qdisc::aqm::{AqmConfig, CodelConfig, PieConfig, RedConfig};
+pub use crate::stage::qdisc::fifo::{DropPolicy, FifoConfig};
 pub use crate::stage::qdisc::fq_codel::FqCodelConfig;
 use crate::time::Duration;
 use crate::units::Bytes;
@@ -169,20 +170,6 @@ impl Default for QueueKind {
     }
 }
 
-/// One queue (seed 000 §4.3): limits, the packet a full queue drops, at
-/// most one AQM, and the longest a packet may wait.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FifoConfig {
-    /// Limit in waiting packets; unlimited when absent.
-    pub packets: Option<u32>,
-    /// Limit in waiting bytes; unlimited when absent.
-    pub bytes: Option<Bytes>,
-    pub drop: DropPolicy,
-    pub aqm: Option<AqmConfig>,
-    /// Packets that waited longer are dropped when they reach the head.
-    pub max_sojourn: Option<Duration>,
-}
-
 /// Classes, each with its own queue, a classifier and a scheduler (seed 003
 /// §2.2; ns-3's classful `QueueDisc`).
 #[derive(Clone, Debug, PartialEq)]
@@ -206,17 +193,6 @@ pub struct Class {
     /// Bytes per round under deficit round robin.
     pub quantum: u64,
     pub queue: QueueKind,
-}
-
-/// Which packet a full queue drops.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropPolicy {
-    /// The arriving packet.
-    #[default]
-    Tail,
-    /// The oldest queued packets, until the arriving one fits.
-    Head,
 }
 
 /// One class as the scenario file writes it: its queue's keys (those of
@@ -327,8 +303,9 @@ fn classful(q: &QueueConfig, key: &str) -> Result<ClassfulConfig, ConfigError> {
         let queue = c.queue().kind(&ck)?;
         classes.push(Class { name: c.name.clone(), weight: c.weight(), quantum: c.quantum(), queue });
     }
+    let names: Vec<&str> = q.classes.iter().map(|c| c.name.as_str()).collect();
     for (i, r) in q.rules.iter().enumerate() {
-        r.validate(&format!("{key}.rules[{i}]"), &q.classes)?;
+        r.validate(&format!("{key}.rules[{i}]"), &names)?;
     }
     if let Some(d) = &q.default_class
         && !q.classes.iter().any(|c| &c.name == d)
@@ -342,6 +319,8 @@ fn classful(q: &QueueConfig, key: &str) -> Result<ClassfulConfig, ConfigError> {
         default_class: q.default_class_index(),
     })
 }
+
+impl crate::keys::Distributions for QueueConfig {}
 
 #[cfg(test)]
 mod tests {

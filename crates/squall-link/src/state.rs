@@ -10,8 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Change;
 use crate::dist::{Distribution, Sampler};
+use crate::patch::Change;
 use crate::rng::stream;
 use crate::time::{Duration, Instant};
 

@@ -199,6 +199,8 @@ impl<'de> Deserialize<'de> for DeliveryTrace {
     }
 }
 
+impl crate::keys::Distributions for DeliveryTrace {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,3 +59,5 @@ impl VacationConfig {
         Ok(())
     }
 }
+
+crate::keys::struct_distributions!(VacationConfig { serving, length });

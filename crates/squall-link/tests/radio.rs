@@ -33,11 +33,11 @@ fn link(config: &RadioConfig, seed: u64) -> RadioLink {
 }
 
 /// Runs the link until idle (bounded, to catch livelock).
-fn drain(link: &mut RadioLink) -> Vec<Delivery> {
+fn drain(link: &mut RadioLink, events: &mut Vec<Event>) -> Vec<Delivery> {
     let mut out = Vec::new();
     for _ in 0..50_000_000 {
         let Some(t) = link.next_wakeup() else { return out };
-        while let Some(d) = link.poll(t) {
+        while let Some(d) = link.poll(t, events) {
             out.push(d);
         }
     }
@@ -279,11 +279,12 @@ fn raw_capacity_is_table_ii_exactly() {
     let table_ii = [162_000u64, 324_000, 486_000, 648_000, 810_000, 972_000, 1_134_000, 1_296_000];
     for m in Modulation::ALL {
         let mut l = link(&error_free(m), 1);
+        let mut ev = Vec::new();
         for id in 0..2000 {
-            l.push(Instant::ZERO, Packet::new(PacketId(id), 1500, flow()));
+            l.push(Instant::ZERO, Packet::new(PacketId(id), 1500, flow()), &mut ev);
         }
         // Slots starting in [0, 1 s): exactly 1500.
-        l.run_until(Instant::from_nanos(999_999_999));
+        l.run_until(Instant::from_nanos(999_999_999), &mut ev);
         let s = l.stats();
         assert_eq!(s.frames_sent, 1500);
         assert_eq!(s.capacity_bits, table_ii[m.index()], "{m}");
@@ -299,13 +300,14 @@ fn truncation_overhead_and_application_throughput_match_table_ii() {
     for m in Modulation::ALL {
         let frame_bits = 108 * m.bits_per_symbol() as u64;
         let mut l = link(&error_free(m), 1);
+        let mut ev = Vec::new();
         let packets = 1500 * 10 / (12_000 / frame_bits + 1) + 10;
         for id in 0..packets {
-            l.push(Instant::ZERO, Packet::new(PacketId(id), 1500, flow()));
+            l.push(Instant::ZERO, Packet::new(PacketId(id), 1500, flow()), &mut ev);
         }
-        let deliveries = drain(&mut l);
+        let deliveries = drain(&mut l, &mut ev);
         let mut events = Vec::new();
-        l.drain_events_into(&mut events);
+        events.append(&mut ev);
         let mut frames_per_packet: HashMap<PacketId, u64> = HashMap::new();
         for e in &events {
             if let EventKind::TransmitStart { .. } = e.kind {
@@ -352,11 +354,12 @@ fn arq_residual_loss_and_transmissions_match_theory() {
         };
         let n = 60_000u64;
         let mut l = link(&config, 7);
+        let mut ev = Vec::new();
         l.set_recording(Recording::Off);
         for id in 0..n {
-            l.push(Instant::ZERO, Packet::new(PacketId(id), 13, flow()));
+            l.push(Instant::ZERO, Packet::new(PacketId(id), 13, flow()), &mut ev);
         }
-        let delivered = drain(&mut l).len() as u64;
+        let delivered = drain(&mut l, &mut ev).len() as u64;
         let s = l.stats().clone();
         assert_eq!(delivered + s.dropped, n, "conservation");
         let p = f.powi(retries as i32 + 1);
@@ -381,12 +384,13 @@ fn pipelined_arq_reorders_packets_and_residual_errors_corrupt_them() {
         ..Default::default()
     };
     let mut l = link(&config, 3);
+    let mut ev = Vec::new();
     for id in 0..2000 {
         let mut p = Packet::new(PacketId(id), 40, flow());
         p.payload = Some(vec![0; 40].into());
-        l.push(Instant::from_millis(id), p);
+        l.push(Instant::from_millis(id), p, &mut ev);
     }
-    let out = drain(&mut l);
+    let out = drain(&mut l, &mut ev);
     assert_eq!(out.len(), 2000);
     let reordered = out.windows(2).filter(|w| w[1].packet.id < w[0].packet.id).count();
     let corrupted = out.iter().filter(|d| d.packet.corrupted).count();
@@ -405,16 +409,17 @@ fn same_seed_same_events_and_idle_link_sleeps() {
     let config = RadioConfig { scheduling: Scheduling::Best, prediction_nmse: 0.1, ..Default::default() };
     let run = |seed: u64| {
         let mut l = link(&config, seed);
+        let mut ev = Vec::new();
         assert_eq!(l.next_wakeup(), None);
         for id in 0..300 {
-            l.push(Instant::from_micros(id * 1700), Packet::new(PacketId(id), 1500, flow()));
+            l.push(Instant::from_micros(id * 1700), Packet::new(PacketId(id), 1500, flow()), &mut ev);
             // Spurious polls are harmless.
-            let _ = l.poll(Instant::from_micros(id * 1700));
+            let _ = l.poll(Instant::from_micros(id * 1700), &mut ev);
         }
-        let out = drain(&mut l);
+        let out = drain(&mut l, &mut ev);
         assert_eq!(l.next_wakeup(), None);
         let mut events = Vec::new();
-        l.drain_events_into(&mut events);
+        events.append(&mut ev);
         (out, events)
     };
     let (a, ea) = run(5);
@@ -428,14 +433,15 @@ fn same_seed_same_events_and_idle_link_sleeps() {
 #[test]
 fn frames_start_on_slot_boundaries() {
     let mut l = link(&error_free(Modulation::Qam16), 1);
-    l.push(Instant::from_nanos(1), Packet::new(PacketId(1), 100, flow()));
+    let mut ev = Vec::new();
+    l.push(Instant::from_nanos(1), Packet::new(PacketId(1), 100, flow()), &mut ev);
     // Slot 1 starts at ⌊10⁹/1500⌋ = 666 666 ns. The 800-bit packet takes two
     // 432-bit 16-QAM frames, slots 1 and 2, and is delivered when slot 2
     // ends, at slot 3's start, 2 ms.
-    let out = drain(&mut l);
+    let out = drain(&mut l, &mut ev);
     assert_eq!(out[0].at, Instant::from_nanos(2_000_000));
     let mut events = Vec::new();
-    l.drain_events_into(&mut events);
+    events.append(&mut ev);
     assert_eq!(events[0].time, Instant::from_nanos(666_666));
 }
 
@@ -483,16 +489,17 @@ fn bad_configurations_are_errors_not_panics() {
 /// the seed's channel (16 dB, typical urban, 75 km/h, shadowing).
 fn link_goodput(config: &RadioConfig, seed: u64, secs: u64) -> f64 {
     let mut l = link(config, seed);
+    let mut ev = Vec::new();
     l.set_recording(Recording::Off);
     let end = Instant::from_secs(secs);
     let (mut id, mut bits) = (0, 0u64);
     let mut now = Instant::ZERO;
     while now < end {
         while l.backlog() < 2 {
-            l.push(now, Packet::new(PacketId(id), 1500, flow()));
+            l.push(now, Packet::new(PacketId(id), 1500, flow()), &mut ev);
             id += 1;
         }
-        while let Some(d) = l.poll(now) {
+        while let Some(d) = l.poll(now, &mut ev) {
             bits += d.packet.size as u64 * 8;
         }
         now = l.next_wakeup().expect("saturated link is busy");

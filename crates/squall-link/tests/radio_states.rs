@@ -454,7 +454,10 @@ fn invalid_radio_patches_are_refused_with_their_key() {
     assert_eq!(e.key, "radio.rate");
     // The link itself refuses and keeps its parameters.
     let mut link = RadioLink::new(&radio, "radio", Direction::Downlink, 1).unwrap();
-    assert!(link.apply(Instant::ZERO, &RadioPatch { prediction_nmse: Some(-0.1), ..Default::default() }).is_err());
+    assert!(
+        link.apply(Instant::ZERO, &RadioPatch { prediction_nmse: Some(-0.1), ..Default::default() }, &mut Vec::new())
+            .is_err()
+    );
     assert_eq!(link.config(), &radio);
 }
 

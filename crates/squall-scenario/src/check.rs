@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use squall_link::dist::DistributionError;
-use squall_link::patch::{DistributionRef, KeyPart};
+use squall_link::keys::{DistributionRef, KeyPart};
 use squall_link::{ConfigError, Distribution, Duration, StageConfig};
 
 use crate::empirical::LineQuantity;

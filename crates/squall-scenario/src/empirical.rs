@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use squall_link::dist::Quantity;
-use squall_link::patch::{DistributionMut, KeyPart};
+use squall_link::keys::{DistributionMut, KeyPart};
 use squall_link::{Bytes, Distribution, Duration};
 
 use crate::error::{ErrorKind, KeyPath, ScenarioError};

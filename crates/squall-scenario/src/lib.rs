@@ -31,6 +31,7 @@ pub mod site;
 pub mod snr_file;
 mod spans;
 pub mod topology;
+mod udp_arrivals;
 
 pub use compose::{ConfigText, check_workload, compose};
 pub use error::{ErrorKind, ScenarioError};

@@ -11,13 +11,13 @@
 //!
 //! Everything an agent does to the world goes through [`Ctx`]: send a
 //! packet (routed from its host by destination address), arm or cancel a
-//! timer, bind a port. Agents are stored in [`AnyAgent`], an enum with one
+//! timer, bind a port. Agents are stored in [`crate::any_agent::AnyAgent`], an enum with one
 //! variant per kind, so calls are statically dispatched.
 //!
 //! # How TCP slots in
 //!
 //! Nothing in the engine knows about UDP. A TCP implementation (Tahoe,
-//! Reno, NewReno, SACK, CUBIC) is one more `AnyAgent` variant:
+//! Reno, NewReno, SACK, CUBIC) is one more [`crate::any_agent::AnyAgent`] variant:
 //!
 //! - **Dispatch.** A host hands a packet addressed to it to the agent bound
 //!   to `(protocol, destination port)` ([`Ctx::bind`]; the engine binds the
@@ -48,40 +48,10 @@ use squall_link::{Instant, Packet, PacketId, Protocol};
 use squall_tcp::Segment;
 
 use crate::host::HostId;
+pub use crate::host::PortInUse;
+pub use crate::ids::{AgentId, TimerToken};
 use crate::network::Network;
-use crate::tcp::{TcpClient, TcpProxy, TcpServer};
-use crate::udp::{UdpSink, UdpSource};
-
-/// Index of an agent in the run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AgentId(pub(crate) u32);
-
-impl AgentId {
-    pub(crate) fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// Names one of an agent's timers; the agent chooses the values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TimerToken(pub u64);
-
-/// The destination cannot be reached from the sending host (no host has
-/// that address, no path leads there, or it is the sending host itself).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no route from host {from:?} to {to}")]
-pub struct NoRoute {
-    pub from: HostId,
-    pub to: Ipv4Addr,
-}
-
-/// Another agent on the host already has this protocol and port.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{protocol:?} port {port} is already bound on this host")]
-pub struct PortInUse {
-    pub protocol: Protocol,
-    pub port: u16,
-}
+pub use crate::network::NoRoute;
 
 /// A protocol endpoint or application on a host.
 pub trait Agent {
@@ -92,45 +62,6 @@ pub trait Agent {
     fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>);
     /// The timer `token` fired at `now` (its deadline).
     fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>);
-}
-
-/// Every kind of agent, for static dispatch.
-///
-/// Agents sit in one `Vec` and are never moved after the run is built, so
-/// the variants are stored inline rather than boxed (no indirection per
-/// callback).
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
-pub enum AnyAgent {
-    UdpSource(UdpSource),
-    UdpSink(UdpSink),
-    TcpClient(TcpClient),
-    TcpServer(TcpServer),
-    TcpProxy(TcpProxy),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $a:ident => $e:expr) => {
-        match $self {
-            AnyAgent::UdpSource($a) => $e,
-            AnyAgent::UdpSink($a) => $e,
-            AnyAgent::TcpClient($a) => $e,
-            AnyAgent::TcpServer($a) => $e,
-            AnyAgent::TcpProxy($a) => $e,
-        }
-    };
-}
-
-impl Agent for AnyAgent {
-    fn start(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
-        dispatch!(self, a => a.start(now, ctx))
-    }
-    fn on_packet(&mut self, now: Instant, packet: Packet, tcp: Option<Segment>, ctx: &mut Ctx<'_>) {
-        dispatch!(self, a => a.on_packet(now, packet, tcp, ctx))
-    }
-    fn on_timer(&mut self, now: Instant, token: TimerToken, ctx: &mut Ctx<'_>) {
-        dispatch!(self, a => a.on_timer(now, token, ctx))
-    }
 }
 
 /// What an agent may do during one callback. Sends take effect at once:

@@ -12,9 +12,11 @@ use squall_scenario::{
 };
 use squall_tcp::{CcKind, DelayedAck, Profile, RtoVariant, TcpConfig};
 
-use crate::agent::{Agent, AgentId, AnyAgent, Ctx};
+use crate::agent::{Agent, Ctx};
+use crate::any_agent::AnyAgent;
 use crate::hash::FxHashMap;
 use crate::host::{Host, HostId};
+use crate::ids::AgentId;
 use crate::metrics::FlowMetrics;
 use crate::network::{Network, Records};
 use crate::recorder::RunRecorder;

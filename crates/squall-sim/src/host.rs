@@ -8,9 +8,17 @@ use squall_link::{FlowKey, Protocol};
 
 use squall_scenario::EphemeralPorts;
 
-use crate::agent::{AgentId, PortInUse};
 use crate::hash::FxHashMap;
+use crate::ids::AgentId;
 use crate::ports::{Exhausted, PortAllocator};
+
+/// Another agent on the host already has this protocol and port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{protocol:?} port {port} is already bound on this host")]
+pub struct PortInUse {
+    pub protocol: Protocol,
+    pub port: u16,
+}
 
 /// Index of a host in the scenario's `hosts`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

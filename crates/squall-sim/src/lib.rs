@@ -21,10 +21,12 @@
 //! - `replications`: a scenario's replications on several threads.
 
 pub mod agent;
+pub mod any_agent;
 mod engine;
 mod hash;
 mod host;
 pub mod ideal;
+mod ids;
 mod ledger;
 mod metrics;
 mod network;

@@ -21,9 +21,10 @@ use squall_link::{
     State,
 };
 
-use crate::agent::{AgentId, NoRoute, PortInUse, TimerToken};
 use crate::hash::FxHashMap;
+use crate::host::PortInUse;
 use crate::host::{Host, HostId};
+use crate::ids::{AgentId, TimerToken};
 use crate::ledger::{self, Entry, PacketLedger};
 use crate::metrics::FlowMetrics;
 use crate::recorder::RunRecorder;
@@ -31,6 +32,15 @@ use crate::result::{CaptureDirection, PacketRecord};
 use crate::scheduler::{Scheduler, Wake};
 use crate::{RunOptions, SimError};
 use squall_tcp::Segment;
+
+/// The destination cannot be reached from the sending host (no host has
+/// that address, no path leads there, or it is the sending host itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no route from host {from:?} to {to}")]
+pub struct NoRoute {
+    pub from: HostId,
+    pub to: Ipv4Addr,
+}
 
 /// How many calls a path gets between drains of its events. Draining
 /// allocates a fresh buffer in the model, so it is batched; a batch is

@@ -252,8 +252,11 @@ pub struct TcpFlowResult {
     pub delivered: DeliverySeries,
 }
 
+/// Width of the delivered-bytes buckets of a flow, ns.
+pub const BUCKET_NS: u64 = 100_000_000;
+
 /// In-order bytes delivered to a flow's receiving application per bucket
-/// of [`crate::tcp::BUCKET_NS`], kept only for the buckets that received
+/// of [`BUCKET_NS`], kept only for the buckets that received
 /// something: memory grows with deliveries, never with the run's length or
 /// a flow's start time.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -265,7 +268,7 @@ pub struct DeliverySeries {
 impl DeliverySeries {
     /// `bytes` delivered at `now`; calls come in time order.
     pub fn add(&mut self, now: Instant, bytes: u64) {
-        let bucket = now.as_nanos() / crate::tcp::BUCKET_NS;
+        let bucket = now.as_nanos() / BUCKET_NS;
         match self.buckets.last_mut() {
             Some((last, sum)) if *last == bucket => *sum += bytes,
             _ => self.buckets.push((bucket, bytes)),

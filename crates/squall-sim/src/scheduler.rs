@@ -11,7 +11,7 @@ use std::collections::BinaryHeap;
 
 use squall_link::Instant;
 
-use crate::agent::{AgentId, TimerToken};
+use crate::ids::{AgentId, TimerToken};
 use squall_link::PathId;
 
 /// What a request wakes.

@@ -18,11 +18,10 @@ use std::sync::Arc;
 use squall_link::{Bytes, FlowKey, Instant, Packet, PacketId, Protocol, Rate, Sampler};
 use squall_tcp::{CcSnapshot, Connection, Segment, TcpConfig, TcpStats};
 
-use crate::agent::{Agent, AgentId, Ctx, TimerToken};
+use crate::agent::{Agent, Ctx};
+use crate::ids::{AgentId, TimerToken};
+pub use crate::result::BUCKET_NS;
 use crate::result::{DeliverySeries, TcpFlowResult, TcpSample, TcpSenderResult, TcpTrace};
-
-/// Width of the delivered-bytes buckets of a flow, ns.
-pub const BUCKET_NS: u64 = 100_000_000;
 
 /// What a flow's application does, resolved from the scenario.
 #[derive(Clone, Debug)]

@@ -213,11 +213,12 @@ fn udp_flow_cmd(args: UdpFlowArgs) -> Result<ExitCode> {
         .find(|h| h.name == flow.to)
         .with_context(|| format!("{what}: no host `{}`", flow.to))?
         .address;
-    let (src_port, dst_port) = squall_sim::udp_ports(flow, index).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+    let (src_port, dst_port) =
+        squall_scenario::ports::udp_ports(flow, index).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
     let seed = args.seed.unwrap_or(scenario.seed);
     let end = squall_link::Instant::ZERO + scenario.duration;
-    let mut pacer = squall_sim::udp::UdpPacer::new(flow, seed, end).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let packets = std::iter::from_fn(move || pacer.next_packet())
+    let mut arrivals = flow.arrival_process(seed, end).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let packets = std::iter::from_fn(move || arrivals.next_packet())
         .map(|(at, size)| (std::time::Duration::from_nanos((at - squall_link::Instant::ZERO).as_nanos()), size));
     let report = squall_emu::udp_flow::send(std::net::SocketAddrV4::new(to, dst_port), src_port, flow.ecn, packets)
         .with_context(|| format!("{what}: sending to {to}:{dst_port} from port {src_port}"))?;

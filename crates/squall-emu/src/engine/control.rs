@@ -26,55 +26,13 @@ use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
-use squall_link::{BlackoutMode, Rate};
+use squall_link::BlackoutMode;
 use squall_scenario::BlackoutDirection;
 
+use crate::engine::command::{BackgroundAction, ControlMessage, ControlRequest};
 use crate::engine::watch::{self, Hub};
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, control_dir};
-
-/// A request from the control socket.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ControlRequest {
-    Status,
-    /// Enter the named state of the scenario.
-    EnterState(String),
-    /// Start (`Some(mode)`) or end (`None`) a blackout on every stage of
-    /// the direction(s).
-    Blackout {
-        mode: Option<BlackoutMode>,
-        direction: BlackoutDirection,
-    },
-    /// Start, stop or re-rate a background generator of a stage.
-    Background {
-        stage: String,
-        generator: String,
-        action: BackgroundAction,
-    },
-    /// The live view's counters now, with the state switches numbered
-    /// above `since` ([`watch::LiveCounters::sample`]).
-    Sample {
-        since: u64,
-    },
-}
-
-/// What `squall ctl background` does to one generator.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackgroundAction {
-    /// Start a generator stopped before, with the configuration it had.
-    Start,
-    /// Stop it; the others run on as they were.
-    Stop,
-    /// Set its mean rate (a generator given by `rate`, running or stopped).
-    Rate(Rate),
-}
-
-/// A request with where to send the answer.
-pub struct ControlMessage {
-    pub request: ControlRequest,
-    pub reply: Sender<Result<serde_json::Value, String>>,
-}
 
 /// A request on the wire.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -33,8 +33,8 @@ use squall_link::{
 use squall_scenario::BlackoutDirection;
 
 use crate::engine::clock::{Clock, to_std};
-pub use crate::engine::control::BackgroundAction;
-use crate::engine::control::{ControlMessage, ControlRequest};
+pub use crate::engine::command::BackgroundAction;
+use crate::engine::command::{ControlMessage, ControlRequest};
 use crate::engine::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::engine::routing::Routing;
 use crate::engine::timing::{TimingRecorder, TimingSummary};

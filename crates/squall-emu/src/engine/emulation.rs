@@ -541,7 +541,7 @@ struct Ends<'a> {
 /// workloads have exited, it tells the data plane to deliver what they
 /// sent and stop (`drain`), and keeps watching for a signal meanwhile.
 /// Workloads started in a namespace the run joined go into the run's
-/// `record` as they start ([`crate::engine::joined::WorkloadGroup`]).
+/// `record` as they start ([`crate::record::WorkloadGroup`]).
 /// Returns why the run ended and a workload's failure.
 fn supervise(
     handle: &JoinHandle<DataplaneReport>,
@@ -558,7 +558,7 @@ fn supervise(
             for s in started {
                 let ns = &hosts.namespaces[s.host];
                 if ns.is_joined() {
-                    let group = crate::engine::joined::WorkloadGroup::of(&s.host_name, s.pid, ns)?;
+                    let group = crate::record::WorkloadGroup::of(&s.host_name, s.pid, ns)?;
                     record.update(|r| r.workloads.push(group))?;
                 }
             }

@@ -25,49 +25,11 @@ use std::io::{Read, Seek, Write};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, TUN_NAME, control_dir};
-use crate::record::RecordFile;
+use crate::record::{JoinedRecord, RecordFile, WorkloadGroup};
 use crate::sys::lock::try_lock_exclusive;
 use crate::sys::netns::{self, NetNs};
-
-/// What a run changed in a namespace it joined, as its record keeps it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct JoinedRecord {
-    /// The scenario's host.
-    pub host: String,
-    /// The namespace as messages name it (`lab`, `pid 4242`).
-    pub netns: String,
-    /// The file that holds it (`/run/netns/lab`, `/proc/4242/ns/net`).
-    pub path: PathBuf,
-    /// Its device and inode ([`NetNs::identity`]): a namespace found
-    /// there later with others is another one, and is left alone.
-    pub dev: u64,
-    pub ino: u64,
-    /// Sysctls set, each with the value it had before (in the order set).
-    pub sysctls: Vec<(String, String)>,
-}
-
-/// A workload's process group in a namespace a run joined, as the run's
-/// record keeps it. A workload gets its own group
-/// ([`crate::sys::netns::NetNs::prepare`]) and dies with squall
-/// (PR_SET_PDEATHSIG), but what it started (a shell's background job, a
-/// server's worker processes) does not; in a namespace squall made, the
-/// next start kills every process in it, in a joined one only these.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct WorkloadGroup {
-    /// The scenario's host.
-    pub host: String,
-    /// The process group (the pid of the workload's first process).
-    pub pgid: u32,
-    /// When that process started ([`crate::naming::ProcStat::start_time`]).
-    pub start_time: u64,
-    /// The namespace's device and inode ([`NetNs::identity`]).
-    pub dev: u64,
-    pub ino: u64,
-}
 
 impl WorkloadGroup {
     /// The group of workload process `pid`, just started on `host` in

@@ -17,6 +17,7 @@
 pub mod baseline;
 pub mod cleanup;
 pub mod clock;
+pub mod command;
 pub mod control;
 pub mod dataplane;
 pub mod emulation;

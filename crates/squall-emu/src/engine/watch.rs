@@ -24,7 +24,7 @@ use serde::Serialize;
 use squall_link::{FlowKey, Instant, Path};
 use squall_scenario::TopologyPath;
 
-use crate::engine::control::{ControlMessage, ControlRequest};
+use crate::engine::command::{ControlMessage, ControlRequest};
 
 /// How often the counters are sampled while someone watches: several
 /// times a second, as a live chart needs, and few enough that the data

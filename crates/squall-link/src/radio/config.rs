@@ -294,3 +294,5 @@ fn validate_measured(m: &MeasuredSnr, key: &str) -> Result<(), ConfigError> {
     }
     Ok(())
 }
+
+impl crate::keys::Distributions for RadioConfig {}

@@ -46,11 +46,12 @@ use super::config::{RadioConfig, RadioPatch, ResidualErrors, Scheduling};
 use super::modulation::{Modulation, ModulationChoice, frame_error_from_ser};
 use super::prediction::Predictor;
 use super::residual::{FrameBits, apply_symbol_errors};
-use crate::config::{Change, StageConfig};
+use crate::config::StageConfig;
 use crate::dist::unit;
 use crate::error::ConfigError;
 use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::Packet;
+use crate::patch::Change;
 use crate::patch::StagePatch;
 use crate::path::Delivery;
 use crate::rng::{StreamRng, stream};
@@ -125,8 +126,9 @@ struct Assembly {
 
 #[derive(Debug)]
 pub struct RadioLink {
-    name: Arc<str>,
-    direction: Direction,
+    /// The stage's name, direction and recording level: events go
+    /// straight into the caller's log through it.
+    recorder: Recorder,
     config: RadioConfig,
     channel: Channel,
     adaptive: AdaptiveModulator,
@@ -142,8 +144,6 @@ pub struct RadioLink {
     next_seq: u64,
     next_order: u64,
     out: VecDeque<Delivery>,
-    events: Vec<Event>,
-    recording: Recording,
     stats: RadioStats,
     /// A slot start not to begin yet: a state change at that instant comes
     /// first ([`RadioLink::hold_slot_start`]).
@@ -171,8 +171,7 @@ impl RadioLink {
             ChannelConfig::Measured(m) => Channel::Measured(MeasuredChannel::new(m, predictor)),
         };
         Ok(RadioLink {
-            name: Arc::from(name),
-            direction,
+            recorder: Recorder { stage: Arc::from(name), direction, recording: Recording::All },
             adaptive: AdaptiveModulator::new(config.prediction_nmse, config.symbols_per_frame),
             config: config.clone(),
             channel,
@@ -187,8 +186,6 @@ impl RadioLink {
             next_seq: 0,
             next_order: 0,
             out: VecDeque::new(),
-            events: Vec::new(),
-            recording: Recording::All,
             stats: RadioStats::default(),
             held: None,
             prepared: false,
@@ -226,12 +223,12 @@ impl RadioLink {
     /// their ready times and attempts, sent by the retransmission rules
     /// above) carry on. No random stream is touched, so a run stays
     /// reproducible. An invalid patch is refused and changes nothing.
-    pub fn apply(&mut self, now: Instant, patch: &RadioPatch) -> Result<(), ConfigError> {
-        let key = format!("{}.radio", self.name);
+    pub fn apply(&mut self, now: Instant, patch: &RadioPatch, log: &mut Vec<Event>) -> Result<(), ConfigError> {
+        let key = format!("{}.radio", self.recorder.stage);
         patch.validate(&key)?;
         let config = self.config.patched(patch);
         config.validate(&key)?;
-        self.run_until(now);
+        self.run_until(now, log);
         let predictor = self.channel.predictor().with_nmse(config.prediction_nmse);
         match (&mut self.channel, &config.channel) {
             (Channel::Fading(c), ChannelConfig::Fading(f)) => c.set_mean_snr_db(f.mean_snr_db),
@@ -275,13 +272,7 @@ impl RadioLink {
     }
 
     pub fn set_recording(&mut self, recording: Recording) {
-        self.recording = recording;
-    }
-
-    /// Appends the events recorded since the last call to `out`, in time
-    /// order.
-    pub fn drain_events_into(&mut self, out: &mut Vec<Event>) {
-        out.append(&mut self.events);
+        self.recorder.recording = recording;
     }
 
     /// Packets waiting that the link has not started cutting into frames.
@@ -309,17 +300,17 @@ impl RadioLink {
 
     /// A packet enters the link at `now`; it goes into the first slot that
     /// starts at or after `now` and finds no earlier frame waiting.
-    pub fn push(&mut self, now: Instant, packet: Packet) {
-        self.run_until(now);
+    pub fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
+        self.run_until(now, log);
         self.stats.entered += 1;
         self.next_slot = self.next_slot.max(self.slot_at_or_after(now));
         self.waiting.push_back(packet);
-        self.run_until(now);
+        self.run_until(now, log);
     }
 
     /// The next packet delivered at or before `now`, in delivery order.
-    pub fn poll(&mut self, now: Instant) -> Option<Delivery> {
-        self.run_until(now);
+    pub fn poll(&mut self, now: Instant, log: &mut Vec<Event>) -> Option<Delivery> {
+        self.run_until(now, log);
         self.out.pop_front()
     }
 
@@ -356,7 +347,7 @@ impl RadioLink {
     }
 
     /// Handles every slot boundary at or before `now`, in order.
-    pub fn run_until(&mut self, now: Instant) {
+    pub fn run_until(&mut self, now: Instant, log: &mut Vec<Event>) {
         loop {
             if self.on_air.is_none() && !self.has_new_data() {
                 let Some(ready) = self.earliest_retransmission() else { break };
@@ -367,50 +358,26 @@ impl RadioLink {
                 break;
             }
             if let Some(on_air) = self.on_air.take() {
-                self.finish(on_air, t);
+                self.finish(on_air, t, log);
             }
             if self.held == Some(t) {
                 break;
             }
-            self.begin_slot(self.next_slot, t);
+            self.begin_slot(self.next_slot, t, log);
             self.next_slot += 1;
         }
     }
 
-    fn log(&mut self, time: Instant, kind: EventKind, seq: u64) {
-        if !self.recording.keeps(&kind) {
-            return;
-        }
-        let Some(a) = self.assemblies.get(&seq) else { return };
-        let (id, flow, size) = (a.packet.id, a.packet.flow, a.packet.size);
-        self.events.push(Event {
-            time,
-            stage: self.name.clone(),
-            direction: self.direction,
-            kind,
-            packet: Some(id),
-            flow: Some(flow),
-            size,
-        });
-    }
-
-    fn log_packet(&mut self, time: Instant, kind: EventKind, packet: &Packet) {
-        if self.recording.keeps(&kind) {
-            self.events.push(Event {
-                time,
-                stage: self.name.clone(),
-                direction: self.direction,
-                kind,
-                packet: Some(packet.id),
-                flow: Some(packet.flow),
-                size: packet.size,
-            });
+    /// Records `kind` for the packet of frame sequence `seq`.
+    fn log(&self, log: &mut Vec<Event>, time: Instant, kind: EventKind, seq: u64) {
+        if let Some(a) = self.assemblies.get(&seq) {
+            self.recorder.log(log, time, kind, Some(&a.packet));
         }
     }
 
     /// Starts the frame of slot `slot` at `t`: a due retransmission, else
     /// the next piece of the current packet.
-    fn begin_slot(&mut self, slot: u64, t: Instant) {
+    fn begin_slot(&mut self, slot: u64, t: Instant, log: &mut Vec<Event>) {
         let retransmission = match self.earliest_retransmission() {
             Some(ready) if ready <= t => self.retransmissions.pop().map(|Reverse(r)| r.frame),
             _ => None,
@@ -432,7 +399,7 @@ impl RadioLink {
                     Some(m) if m < frame.modulation => self.resegment(frame, m, t),
                     _ => frame,
                 };
-                self.log(t, EventKind::Retransmit { frame: frame.index, attempt: frame.attempt }, frame.seq);
+                self.log(log, t, EventKind::Retransmit { frame: frame.index, attempt: frame.attempt }, frame.seq);
                 frame
             }
             None => {
@@ -443,7 +410,7 @@ impl RadioLink {
                 self.next_new_frame(modulation)
             }
         };
-        self.log(t, EventKind::TransmitStart { frame: frame.index }, frame.seq);
+        self.log(log, t, EventKind::TransmitStart { frame: frame.index }, frame.seq);
         let capacity = self.config.symbols_per_frame as u64 * frame.modulation.bits_per_symbol() as u64;
         self.stats.frames_sent += 1;
         self.stats.frames_by_modulation[frame.modulation.index()] += 1;
@@ -522,18 +489,18 @@ impl RadioLink {
 
     /// The frame on the air ends at `t`: received, retransmitted later, or
     /// past the ARQ limit.
-    fn finish(&mut self, on_air: OnAir, t: Instant) {
+    fn finish(&mut self, on_air: OnAir, t: Instant, log: &mut Vec<Event>) {
         let frame = on_air.frame;
         if !self.assemblies.contains_key(&frame.seq) {
             return;
         }
-        self.log(t, EventKind::TransmitEnd { frame: frame.index }, frame.seq);
+        self.log(log, t, EventKind::TransmitEnd { frame: frame.index }, frame.seq);
         let symbols = self.config.symbols_per_frame;
         let ser = frame.modulation.symbol_error_rate(on_air.snr);
         let hit = unit(&mut self.errors) < frame_error_from_ser(ser, symbols);
         if hit {
             self.stats.frame_errors += 1;
-            self.log(t, EventKind::FrameError { frame: frame.index }, frame.seq);
+            self.log(log, t, EventKind::FrameError { frame: frame.index }, frame.seq);
             if frame.attempt < self.config.arq.retries {
                 self.stats.retransmissions += 1;
                 let order = self.next_order;
@@ -550,7 +517,7 @@ impl RadioLink {
                         self.segmenting = None;
                     }
                     self.stats.dropped += 1;
-                    self.log_packet(t, EventKind::Drop(DropReason::ArqLimit), &a.packet);
+                    self.recorder.log(log, t, EventKind::Drop(DropReason::ArqLimit), Some(&a.packet));
                     return;
                 }
                 ResidualErrors::Deliver => {
@@ -567,7 +534,7 @@ impl RadioLink {
                         if !was_corrupted {
                             self.stats.corrupted += 1;
                         }
-                        self.log(t, EventKind::Corrupt { bits: flipped }, frame.seq);
+                        self.log(log, t, EventKind::Corrupt { bits: flipped }, frame.seq);
                     }
                 }
             }
@@ -577,7 +544,7 @@ impl RadioLink {
         if a.segmented && a.frames_done == a.frames {
             let a = self.assemblies.remove(&frame.seq).expect("present");
             self.stats.delivered += 1;
-            self.log_packet(t, EventKind::Deliver, &a.packet);
+            self.recorder.log(log, t, EventKind::Deliver, Some(&a.packet));
             self.out.push_back(Delivery { at: t, packet: a.packet });
         }
     }
@@ -600,18 +567,14 @@ impl Link for RadioLink {
         log: &mut Vec<Event>,
         out: &mut Vec<(Instant, Packet)>,
     ) {
-        self.run_until(now);
-        while let Some(d) = self.poll(now) {
-            out.push((d.at, d.packet));
-        }
-        self.drain_events_into(log);
+        self.run_until(now, log);
+        out.extend(self.out.drain(..).map(|d| (d.at, d.packet)));
     }
     fn accepts(&self, _size: u32) -> bool {
         self.backlog() == 0
     }
     fn push(&mut self, now: Instant, packet: Packet, log: &mut Vec<Event>) {
-        RadioLink::push(self, now, packet);
-        self.drain_events_into(log);
+        RadioLink::push(self, now, packet, log);
     }
     fn fed(&mut self, _now: Instant, _queue_empty: bool, _log: &mut Vec<Event>) {}
     fn wake(&mut self, _now: Instant) {}
@@ -640,7 +603,7 @@ impl Link for RadioLink {
         }
     }
     fn set_recorder(&mut self, recorder: &Recorder) {
-        self.set_recording(recorder.recording);
+        self.recorder = recorder.clone();
     }
     /// Applies the radio part of the patch, if any ([`RadioLink::apply`]).
     fn reconfigure(
@@ -652,9 +615,7 @@ impl Link for RadioLink {
         _rng: &mut dyn FnMut(&str) -> StreamRng,
     ) -> bool {
         let Some(p) = &patch.radio else { return true };
-        let accepted = self.apply(now, p).is_ok();
-        self.drain_events_into(log);
-        accepted
+        self.apply(now, p, log).is_ok()
     }
     /// A change of radio parameters decides the slot starting at `at`: it
     /// is held until the change is in ([`RadioLink::hold_slot_start`]).
@@ -705,10 +666,11 @@ mod tests {
             src_port: 1,
             dst_port: 2,
         };
-        link.push(Instant::ZERO, Packet::new(PacketId(1), 108, flow));
+        let mut events = Vec::new();
+        link.push(Instant::ZERO, Packet::new(PacketId(1), 108, flow), &mut events);
         let mut out = Vec::new();
         while let Some(t) = link.next_wakeup() {
-            while let Some(d) = link.poll(t) {
+            while let Some(d) = link.poll(t, &mut events) {
                 out.push(d);
             }
         }

@@ -1,35 +1,17 @@
-//! The stage's background generators (crate::background): sans-IO sources
-//! with `next_wakeup()` and `poll(now)`, each with its own random streams.
+//! The stage's background generators (crate::background): each an
+//! [`ArrivalProcess`] with its own random streams, polled with `now`.
 
 use std::net::Ipv4Addr;
 
-use crate::background::{BackgroundConfig, Phase};
-use crate::dist::{Distribution, Sampler};
+use crate::arrival::ArrivalProcess;
+use crate::background::BackgroundConfig;
 use crate::packet::{FlowKey, Packet, PacketId, Protocol};
 use crate::queue::QueueConfig;
 use crate::rng::StreamRng;
-use crate::time::{Duration, Instant};
-use crate::units::{Bytes, Rate};
+use crate::time::Instant;
+use crate::units::Rate;
 
-/// The sizes of a source's bursts (`burst`, packets per arrival event).
-#[derive(Debug)]
-enum Bursts {
-    /// Every arrival is this many packets (CBR, or a `gap` source).
-    Fixed(u32),
-    /// Batch sizes 1, 2, ... with mean 1/p: 1 + Geometric(p) failures
-    /// (a Poisson source's compound arrivals).
-    Geometric(rand_distr::Geometric, StreamRng),
-}
-
-impl Bursts {
-    fn sample(&mut self) -> u32 {
-        match self {
-            Bursts::Fixed(n) => *n,
-            Bursts::Geometric(g, rng) => 1 + rand_distr::Distribution::sample(g, rng).min(u32::MAX as u64 - 1) as u32,
-        }
-    }
-}
-
+/// One generator: its arrival process and where its packets go.
 #[derive(Debug)]
 struct Source {
     /// What it was built from: a change that leaves it as it was keeps
@@ -37,37 +19,16 @@ struct Source {
     config: BackgroundConfig,
     /// The class index the packets join, if one is named.
     class: Option<usize>,
-    gap: Sampler<Duration>,
-    size: Sampler<Bytes>,
-    bursts: Bursts,
-    /// Packets of the current burst still to come (at `next`).
-    burst_left: u32,
-    /// On and off period lengths of an on/off source.
-    on_off: Option<(Sampler<Duration>, Sampler<Duration>)>,
-    /// End of the current on period.
-    on_until: Instant,
-    next: Instant,
+    arrivals: ArrivalProcess,
     flow: FlowKey,
     /// Packets go on to the next stage (BGL channel).
     forward: bool,
 }
 
 impl Source {
-    /// Moves `next` past any off period it fell into.
-    fn skip_off_periods(&mut self) {
-        let Some((on, off)) = self.on_off.as_mut() else { return };
-        // Bounded: a source whose periods are all zero would spin.
-        for _ in 0..1_000_000 {
-            if self.next < self.on_until {
-                return;
-            }
-            // The arrival fell after the on period: an arrival inside the
-            // off period moves to the next on period's start; one beyond
-            // it (a short off period) stays where it is.
-            let start = self.on_until + off.sample();
-            self.on_until = start + on.sample();
-            self.next = self.next.max(start);
-        }
+    /// When its next packet is due (never, for a silent or finished one).
+    fn next(&self) -> Instant {
+        self.arrivals.next_arrival().unwrap_or(Instant::FAR_FUTURE)
     }
 }
 
@@ -101,48 +62,16 @@ impl Background {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let mut stream = |part: &str| rng(&format!("background/{}/{part}", c.name));
-                let mut gap = Sampler::new(c.gap_distribution(stage_rate), stream("gap"));
-                let size = Sampler::new(c.size.clone(), stream("size"));
-                let mut on_off = match (&c.on, &c.off) {
-                    (Some(on), Some(off)) => {
-                        Some((Sampler::new(on.clone(), stream("on")), Sampler::new(off.clone(), stream("off"))))
-                    }
-                    _ => None,
-                };
-                let on_until = on_off.as_mut().map_or(Instant::FAR_FUTURE, |(on, _)| now + on.sample());
-                // By default a Poisson source starts with a random gap, a
-                // CBR one at once.
-                let first = match c.phase {
-                    Some(Phase::After(d)) => d,
-                    Some(Phase::Random) => {
-                        let mean = c.gap_distribution(stage_rate).mean().unwrap_or(0.0).max(0.0);
-                        let within =
-                            Distribution::Uniform { low: Duration::ZERO, high: Duration::from_nanos_f64(mean) };
-                        Sampler::new(within, stream("phase")).sample()
-                    }
-                    None if c.gap.is_none() && c.arrivals == crate::background::Arrivals::Cbr => Duration::ZERO,
-                    None => gap.sample(),
-                };
-                let b = c.burst_mean();
-                let mut bursts = match c.arrivals {
-                    crate::background::Arrivals::Poisson if c.gap.is_none() && b > 1 => {
-                        let p = 1.0 / b as f64;
-                        Bursts::Geometric(rand_distr::Geometric::new(p).expect("0 < p <= 1"), stream("burst"))
-                    }
-                    _ => Bursts::Fixed(b),
-                };
-                let burst_left = bursts.sample();
-                let mut s = Source {
+                let stream = |part: &str| rng(&format!("background/{}/{part}", c.name));
+                let spec = c.arrival_spec(stage_rate, now);
+                Source {
                     config: c.clone(),
                     class: c.class.as_ref().and_then(|n| queue.classes.iter().position(|q| &q.name == n)),
-                    gap,
-                    size,
-                    bursts,
-                    burst_left,
-                    on_off,
-                    on_until,
-                    next: now + first,
+                    arrivals: if c.is_silent() {
+                        ArrivalProcess::silent(&spec, stream)
+                    } else {
+                        ArrivalProcess::new(&spec, stream)
+                    },
                     flow: FlowKey {
                         protocol: Protocol::Other(0),
                         src: Ipv4Addr::UNSPECIFIED,
@@ -151,13 +80,7 @@ impl Background {
                         dst_port: 0,
                     },
                     forward: c.forward,
-                };
-                if c.is_silent() {
-                    s.next = Instant::FAR_FUTURE;
-                } else {
-                    s.skip_off_periods();
                 }
-                s
             })
             .collect();
         Background { sources, made: 0, stage_rate }
@@ -207,27 +130,18 @@ impl Background {
     }
 
     pub(crate) fn next_wakeup(&self) -> Option<Instant> {
-        self.sources.iter().map(|s| s.next).min()
+        self.sources.iter().map(Source::next).min()
     }
 
     /// The next packet due at or before `now` (the earliest source first).
     pub(crate) fn poll(&mut self, now: Instant) -> Option<(Instant, Generated)> {
-        let (i, at) = self.sources.iter().enumerate().map(|(i, s)| (i, s.next)).min_by_key(|&(i, t)| (t, i))?;
-        if at > now {
-            return None;
-        }
+        let (i, _) = self.sources.iter().enumerate().map(|(i, s)| (i, s.next())).min_by_key(|&(i, t)| (t, i))?;
         let s = &mut self.sources[i];
-        let size = s.size.sample().0.clamp(1, u32::MAX as u64) as u32;
+        let (at, size) = s.arrivals.poll(now)?;
         let mut packet = Packet::new(PacketId(u64::MAX - self.made), size, s.flow);
         packet.background = true;
         packet.forward = s.forward;
         self.made += 1;
-        s.burst_left -= 1;
-        if s.burst_left == 0 {
-            s.burst_left = s.bursts.sample();
-            s.next = at + s.gap.sample();
-            s.skip_off_periods();
-        }
         Some((at, Generated { packet, class: s.class }))
     }
 }

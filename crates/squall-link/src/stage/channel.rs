@@ -15,12 +15,13 @@ use rustc_hash::FxHashMap;
 
 use super::Recorder;
 use super::errors::ErrorProcess;
-use super::link::LinkStats;
+use super::link::{Link, LinkStats};
 use super::netem::{NetemDelay, SlotGate};
 use crate::config::{BufferLimit, ErrorMode, Fragmentation, StageConfig};
 use crate::dist::{Distribution, Sampler};
 use crate::event::{DropReason, Event, EventKind};
 use crate::packet::{FlowKey, Packet};
+use crate::patch::StagePatch;
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
 
@@ -913,6 +914,87 @@ impl Channel {
         for slot in waiting {
             self.remove_and_drop(now, slot, DropReason::Blackout, queue_empty, log, out);
         }
+    }
+}
+
+impl Link for Channel {
+    type Timer = Due;
+    #[inline]
+    fn next_timer(&self) -> Option<(Instant, Due)> {
+        Channel::next_timer(self)
+    }
+    fn fire(
+        &mut self,
+        now: Instant,
+        due: Due,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        self.fire_timer(now, due, queue_empty, log, out);
+    }
+    fn accepts(&self, size: u32) -> bool {
+        self.has_room_for(size)
+    }
+    fn push(&mut self, _now: Instant, packet: Packet, _log: &mut Vec<Event>) {
+        self.take(packet);
+    }
+    fn fed(&mut self, now: Instant, queue_empty: bool, log: &mut Vec<Event>) {
+        self.release_allocation_if_empty(queue_empty);
+        self.try_transmit(now, log);
+    }
+    fn wake(&mut self, now: Instant) {
+        self.allocate(now);
+    }
+    fn idle(&self) -> bool {
+        self.send_buffer_empty()
+    }
+    fn typical_tx(&self) -> Duration {
+        self.last_tx_time()
+    }
+    fn occupancy(&self) -> u64 {
+        self.in_flight() as u64
+    }
+    fn stats(&self) -> LinkStats {
+        self.counters().clone()
+    }
+    fn set_recorder(&mut self, recorder: &Recorder) {
+        Channel::set_recorder(self, recorder.clone());
+    }
+    fn reconfigure(
+        &mut self,
+        now: Instant,
+        config: &StageConfig,
+        _patch: &StagePatch,
+        _log: &mut Vec<Event>,
+        rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> bool {
+        Channel::reconfigure(self, now, config, rng);
+        true
+    }
+    fn set_blackout(&mut self, on: bool) {
+        Channel::set_blackout(self, on);
+    }
+    fn drop_waiting(
+        &mut self,
+        now: Instant,
+        queue_empty: bool,
+        log: &mut Vec<Event>,
+        out: &mut Vec<(Instant, Packet)>,
+    ) {
+        Channel::drop_waiting(self, now, queue_empty, log, out);
+    }
+    fn set_vacation(&mut self, on: bool) {
+        Channel::set_vacation(self, on);
+    }
+    fn set_forwarding(&mut self, on: bool) {
+        Channel::set_forwarding(self, on);
+    }
+    fn set_credit(&mut self, credit: Option<u32>) {
+        Channel::set_credit(self, credit);
+    }
+    fn started(&self) -> u64 {
+        Channel::started(self) as u64
     }
 }
 

@@ -8,6 +8,7 @@
 //! The stage is driven by its path: `run_until(now)` handles its timers in
 //! time order and `push(now, packet)` hands it a packet. It reads no clock.
 
+mod any_link;
 mod background;
 mod channel;
 mod errors;
@@ -19,15 +20,17 @@ mod vacation;
 
 use std::sync::Arc;
 
-use crate::config::{BlackoutMode, Change, StageConfig};
+use crate::config::{BlackoutMode, StageConfig};
 use crate::event::{Direction, DropReason, Event, EventKind, Recording};
 use crate::packet::{FlowKey, Packet, PacketId};
+use crate::patch::Change;
 use crate::queue::QueueKind;
 use crate::rng::{StreamRng, stream};
 use crate::series::{SeriesKey, SeriesPlayer};
 use crate::time::{Duration, Instant};
+use any_link::AnyLink;
 use background::Background;
-use link::{AnyLink, Link};
+use link::Link;
 use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
 use vacation::Vacations;
 

@@ -320,9 +320,10 @@ impl QueueDisc for Classful {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classes::{ClassConfig, PortRange, ProtocolMatch, Rule};
+    use crate::classes::{PortRange, ProtocolMatch, Rule};
     use crate::config::{DropPolicy, QueueConfig};
     use crate::packet::{FlowKey, PacketId, Protocol};
+    use crate::queue::ClassConfig;
     use crate::queue::QueueKind;
     use crate::rng::stream;
     use crate::time::Duration;

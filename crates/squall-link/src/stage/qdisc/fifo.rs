@@ -7,13 +7,40 @@
 
 use std::collections::VecDeque;
 
-use super::aqm::{AnyAqm, Aqm, QueueState, Verdict};
+use serde::{Deserialize, Serialize};
+
+use super::aqm::{AnyAqm, Aqm, AqmConfig, QueueState, Verdict};
 use super::{Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
 use crate::event::DropReason;
 use crate::packet::{Ecn, Packet};
-use crate::queue::{DropPolicy, FifoConfig};
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
+use crate::units::Bytes;
+
+/// One queue (seed 000 §4.3): limits, the packet a full queue drops, at
+/// most one AQM, and the longest a packet may wait.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FifoConfig {
+    /// Limit in waiting packets; unlimited when absent.
+    pub packets: Option<u32>,
+    /// Limit in waiting bytes; unlimited when absent.
+    pub bytes: Option<Bytes>,
+    pub drop: DropPolicy,
+    pub aqm: Option<AqmConfig>,
+    /// Packets that waited longer are dropped when they reach the head.
+    pub max_sojourn: Option<Duration>,
+}
+
+/// Which packet a full queue drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropPolicy {
+    /// The arriving packet.
+    #[default]
+    Tail,
+    /// The oldest queued packets, until the arriving one fits.
+    Head,
+}
 
 /// A packet waiting in the queue, with the time it arrived.
 #[derive(Debug)]
@@ -213,8 +240,8 @@ impl QueueDisc for Fifo {
 mod tests {
     use super::*;
     use crate::packet::{FlowKey, PacketId, Protocol};
-    use crate::queue::{AqmConfig, CodelConfig, RedConfig};
     use crate::rng::stream;
+    use crate::stage::qdisc::aqm::{CodelConfig, RedConfig};
     use crate::time::Duration;
     use crate::units::{Bytes, Probability};
     use std::net::Ipv4Addr;

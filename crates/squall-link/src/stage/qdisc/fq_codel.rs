@@ -18,11 +18,11 @@ use rustc_hash::FxHasher;
 use serde::{Deserialize, Serialize};
 
 use super::aqm::{AqmConfig, CodelConfig};
+use super::fifo::FifoConfig;
 use super::{Dequeued, Dropped, Enqueued, Fifo, LinkHint, QueueDisc};
 use crate::error::ConfigError;
 use crate::event::DropReason;
 use crate::packet::Packet;
-use crate::queue::FifoConfig;
 use crate::rng::StreamRng;
 use crate::time::{Duration, Instant};
 use crate::units::Bytes;

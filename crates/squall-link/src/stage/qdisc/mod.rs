@@ -10,7 +10,7 @@
 
 pub(crate) mod aqm;
 mod classful;
-mod fifo;
+pub(crate) mod fifo;
 pub(crate) mod fq_codel;
 
 pub(crate) use classful::Classful;
