@@ -26,6 +26,9 @@ printf '0.5\n2\n1e-3\n' > $c/empirical_file/ratios.txt
 mkdir -p $c/dist_table
 printf '# This is the distribution table for the experimental distribution.\n-8192 -4096 0 4096 8192 16384 32767 -32768\n' > $c/dist_table/small.dist
 printf '1 2\n3 x4 5\n' > $c/dist_table/bad-word.dist
+mkdir -p $c/flow_cdf
+cp scenarios/flow-sizes-web.cdf $c/flow_cdf/
+printf '1000 0.5\n900 0.7\n2000 1\n' > $c/flow_cdf/unsorted.cdf
 
 i=0
 while IFS= read -r line; do

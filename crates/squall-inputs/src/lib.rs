@@ -57,10 +57,12 @@ pub enum Surface {
     /// A netem distribution table in iproute2's `.dist` format
     /// (`distribution FILE`, `{ kind = "netem_table", file = ... }`).
     DistTable,
+    /// Flow-size CDF files, `SIZE CDF` a line ([`squall_scenario::flow_cdf`]).
+    FlowCdf,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 14] = [
+    pub const ALL: [Surface; 15] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -75,6 +77,7 @@ impl Surface {
         Surface::MahimahiTrace,
         Surface::SeriesFile,
         Surface::DistTable,
+        Surface::FlowCdf,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -94,6 +97,7 @@ impl Surface {
             Surface::MahimahiTrace => "mahimahi_trace",
             Surface::SeriesFile => "series_file",
             Surface::DistTable => "dist_table",
+            Surface::FlowCdf => "flow_cdf",
         }
     }
 
@@ -126,6 +130,9 @@ impl Surface {
             Surface::SeriesFile => series_file(data),
             Surface::DistTable => squall_scenario::dist_table::parse(data, Path::new("fuzz.dist"))
                 .map(|t| format!("{} entries", t.len()))
+                .map_err(|e| e.to_string()),
+            Surface::FlowCdf => squall_scenario::flow_cdf::parse(data, Path::new("fuzz.cdf"))
+                .map(|t| format!("{} points", t.len()))
                 .map_err(|e| e.to_string()),
         }
     }

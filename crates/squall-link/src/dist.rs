@@ -126,6 +126,68 @@ pub enum Distribution<Q> {
         #[serde(default, skip_serializing_if = "is_random")]
         order: Order,
     },
+    /// A cumulative distribution given by its points, as the flow-size
+    /// CDF files of transport studies give it (the web-search and
+    /// data-mining workloads of pFabric, HPCC and Homa): `points` are
+    /// `[value, share]` pairs, the value in the quantity's base unit
+    /// (bytes for sizes), values and shares in increasing order, the last
+    /// share 1. Between two points the values are spread evenly (the CDF
+    /// is linear, as ns-3's `EmpiricalRandomVariable` interpolates); a
+    /// first share above 0 is that share at exactly its value. In a
+    /// scenario file `file` names a `SIZE CDF` file; the loader fills
+    /// `points`.
+    Cdf {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+        #[serde(default = "Vec::new")]
+        points: Vec<[f64; 2]>,
+    },
+}
+
+/// How far a CDF's last share may be from 1 (a file's rounding).
+pub const CDF_END_TOLERANCE: f64 = 1e-6;
+
+/// Whether `points` make a CDF: values 0 or more, shares within 0..=1,
+/// both in increasing order, the last share 1.
+pub fn is_cdf(points: &[[f64; 2]]) -> bool {
+    let Some(last) = points.last() else { return false };
+    points.iter().all(|[v, c]| v.is_finite() && *v >= 0.0 && (0.0..=1.0).contains(c))
+        && points.windows(2).all(|w| w[0][0] <= w[1][0] && w[0][1] <= w[1][1])
+        && (last[1] - 1.0).abs() <= CDF_END_TOLERANCE
+}
+
+/// The CDF of `points` at `x` (`below`: just below `x`, the left limit).
+pub fn cdf_at(points: &[[f64; 2]], x: f64, below: bool) -> f64 {
+    let i = points.partition_point(|p| if below { p[0] < x } else { p[0] <= x });
+    match i {
+        0 => 0.0,
+        i if i == points.len() => points[i - 1][1],
+        i => {
+            let ([v0, c0], [v1, c1]) = (points[i - 1], points[i]);
+            c0 + (c1 - c0) * (x - v0) / (v1 - v0)
+        }
+    }
+}
+
+/// The value at which the CDF of `points` reaches `u` (0..1): the
+/// inverse transform of a uniform draw.
+pub fn cdf_quantile(points: &[[f64; 2]], u: f64) -> f64 {
+    let i = points.partition_point(|p| p[1] < u);
+    match i {
+        0 => points.first().map_or(0.0, |p| p[0]),
+        i if i == points.len() => points[i - 1][0],
+        i => {
+            let ([v0, c0], [v1, c1]) = (points[i - 1], points[i]);
+            v0 + (v1 - v0) * (u - c0) / (c1 - c0)
+        }
+    }
+}
+
+/// The mean of the CDF of `points`: the first share at its value, then
+/// each segment's share at its midpoint.
+pub fn cdf_mean(points: &[[f64; 2]]) -> f64 {
+    let first = points.first().map_or(0.0, |p| p[0] * p[1]);
+    first + points.windows(2).map(|w| (w[1][1] - w[0][1]) * (w[0][0] + w[1][0]) / 2.0).sum::<f64>()
 }
 
 /// How an empirical distribution uses its values.
@@ -157,6 +219,8 @@ pub enum DistributionError {
     EmptyEmpirical,
     #[error("a netem table needs either `table` (normal, pareto, paretonormal) or a `file`, not both")]
     NetemTableSource,
+    #[error("a cdf needs points [value, share] in increasing order, shares within 0..1, the last 1")]
+    BadCdf,
 }
 
 /// The entries of a netem table distribution: the named table's, or the
@@ -228,6 +292,13 @@ impl<Q: Quantity> Distribution<Q> {
                     Ok(())
                 }
             }
+            Distribution::Cdf { points, .. } => {
+                if is_cdf(points) {
+                    Ok(())
+                } else {
+                    Err(BadCdf)
+                }
+            }
         }
     }
 
@@ -255,6 +326,7 @@ impl<Q: Quantity> Distribution<Q> {
             Distribution::Empirical { values, .. } if !values.is_empty() => {
                 values.iter().map(|v| v.to_base()).sum::<f64>() / values.len() as f64
             }
+            Distribution::Cdf { points, .. } if !points.is_empty() => cdf_mean(points),
             _ => return None,
         })
     }
@@ -363,6 +435,7 @@ impl<Q: Quantity> Sampler<Q> {
                 let i = (unit(rng) * values.len() as f64) as usize;
                 values[i.min(values.len() - 1)].to_base()
             }
+            Distribution::Cdf { points, .. } => cdf_quantile(points, unit(rng)),
         }
     }
 }
@@ -387,7 +460,7 @@ pub mod constant_or_table {
             f.write_str(
                 "a value with its unit (a constant) or a distribution table like \
                  { kind = \"exponential\", mean = \"10 ms\" }; kinds: constant, uniform, exponential, \
-                 normal, pareto, cauchy, two_state_markov, netem_table, empirical",
+                 normal, pareto, cauchy, two_state_markov, netem_table, empirical, cdf",
             )
         }
         fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
@@ -468,6 +541,48 @@ mod tests {
     fn mean_of(d: Distribution<f64>, n: usize) -> f64 {
         let mut s = Sampler::new(d, stream(1, "test"));
         (0..n).map(|_| s.sample()).sum::<f64>() / n as f64
+    }
+
+    /// A CDF of three points by hand: a fifth of the draws at exactly
+    /// 100, then 0.2..0.6 spread over 100..500, 0.6..1 over 500..1500.
+    #[test]
+    fn a_cdf_by_hand() {
+        let points = vec![[100.0, 0.2], [500.0, 0.6], [1500.0, 1.0]];
+        assert!(is_cdf(&points));
+        assert_eq!(cdf_at(&points, 99.0, false), 0.0);
+        assert_eq!((cdf_at(&points, 100.0, true), cdf_at(&points, 100.0, false)), (0.0, 0.2));
+        assert!((cdf_at(&points, 300.0, false) - 0.4).abs() < 1e-12);
+        assert!((cdf_at(&points, 1000.0, false) - 0.8).abs() < 1e-12);
+        assert_eq!(cdf_at(&points, 2000.0, false), 1.0);
+        assert_eq!(cdf_quantile(&points, 0.1), 100.0);
+        assert!((cdf_quantile(&points, 0.4) - 300.0).abs() < 1e-9);
+        assert!((cdf_quantile(&points, 0.8) - 1000.0).abs() < 1e-9);
+        // 0.2·100 + 0.4·300 + 0.4·1000 = 540.
+        assert!((cdf_mean(&points) - 540.0).abs() < 1e-9);
+        // Draws: mean within 4 standard errors, KS distance below the 1%
+        // critical value 1.628/sqrt(n).
+        let n = 100_000;
+        let mut sampler = Sampler::new(Distribution::Cdf { file: None, points: points.clone() }, stream(1, "cdf"));
+        let mut draws: Vec<f64> = (0..n).map(|_| sampler.sample()).collect();
+        let mean = draws.iter().sum::<f64>() / n as f64;
+        let var = draws.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        assert!((mean - 540.0).abs() < 4.0 * (var / n as f64).sqrt(), "mean {mean}");
+        draws.sort_by(f64::total_cmp);
+        // Ties (the mass at 100): the empirical CDF at x counts every draw <= x.
+        let d = draws
+            .iter()
+            .map(|&x| {
+                let lo = draws.partition_point(|&v| v < x) as f64 / n as f64;
+                let hi = draws.partition_point(|&v| v <= x) as f64 / n as f64;
+                (hi - cdf_at(&points, x, false)).abs().max((lo - cdf_at(&points, x, true)).abs())
+            })
+            .fold(0.0, f64::max);
+        assert!(d < 1.628 / (n as f64).sqrt(), "KS D = {d}");
+        // Not CDFs: empty, unsorted, not ending at 1, a share above 1.
+        for bad in [vec![], vec![[5.0, 0.5], [4.0, 1.0]], vec![[1.0, 0.2], [2.0, 0.9]], vec![[1.0, 1.5]]] {
+            assert!(!is_cdf(&bad), "{bad:?}");
+            assert_eq!(Distribution::<f64>::Cdf { file: None, points: bad }.validate(), Err(DistributionError::BadCdf));
+        }
     }
 
     #[test]

@@ -73,24 +73,21 @@ pub struct Routes {
     /// The host that stands for every address no host has (the
     /// emulator's `outside_interface`).
     outside: Option<HostIndex>,
-    /// `next[from · hosts + to]`: the path `from` sends on towards `to`.
-    next: Vec<Option<PathId>>,
+    /// The path each host sends on towards each other host, as
+    /// [`PathId`]s.
+    next: RouteTable,
     /// Bridge mode (inline between two interfaces): a packet from one of
     /// the two hosts goes to the other, whatever its addresses.
     bridge: bool,
 }
 
 impl Routes {
-    /// `next(from, to)`: the path `from` sends on towards `to`, for every
-    /// pair of hosts. Addresses are distinct (the scenario's check).
-    pub fn new(
-        addresses: Vec<Ipv4Addr>,
-        outside: Option<HostIndex>,
-        mut next: impl FnMut(HostIndex, HostIndex) -> Option<PathId>,
-    ) -> Self {
-        let n = addresses.len();
+    /// `next`: the path (a [`PathId`]'s number) each host sends on
+    /// towards each other host, a table of `addresses.len()` hosts.
+    /// Addresses are distinct (the scenario's check).
+    pub fn new(addresses: Vec<Ipv4Addr>, outside: Option<HostIndex>, next: RouteTable) -> Self {
+        assert_eq!(next.hosts(), addresses.len(), "a route table for other hosts");
         let by_address = addresses.iter().enumerate().map(|(i, a)| (*a, i)).collect();
-        let next = (0..n * n).map(|i| next(i / n, i % n)).collect();
         Routes { addresses, by_address, outside, next, bridge: false }
     }
 
@@ -116,7 +113,7 @@ impl Routes {
     /// The path `from` sends on towards `to` (`None`: no route, or
     /// `from == to`).
     pub fn next_path(&self, from: HostIndex, to: HostIndex) -> Option<PathId> {
-        self.next.get(from * self.hosts() + to).copied().flatten()
+        self.next.get(from, to).map(PathId)
     }
 
     /// The path `packet` takes from `host`.
@@ -138,6 +135,141 @@ impl Routes {
             Some(to) => to == host,
             None => true,
         }
+    }
+}
+
+/// A route table that grows with the hosts, not with their pairs: each
+/// host keeps a default path (the one it sends on towards most hosts, as
+/// a host's default route does) and the hosts it reaches otherwise,
+/// sorted, or a full row when those are many (the router of a star). A
+/// dumbbell of 1 000 host pairs (2 002 hosts) holds 2 000 leaves' single
+/// default and two routers' rows, where a table per host pair held
+/// 2 002² entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteTable {
+    rows: Vec<RouteRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RouteRow {
+    /// Towards each host but this one: the path of `except` for the
+    /// hosts it lists (sorted by host), `default` for the others.
+    Default { default: u32, except: Box<[(u32, u32)]> },
+    /// `next[to]` for every host (this one's entry is [`NO_ROUTE`]).
+    Full(Box<[u32]>),
+}
+
+/// An entry of a [`RouteTable`] without a path.
+pub const NO_ROUTE: u32 = u32::MAX;
+
+impl RouteTable {
+    /// The table of `hosts` hosts from `towards(to, next)`, which fills
+    /// `next[from]` (`hosts` entries) with the path `from` sends on
+    /// towards `to`, or [`NO_ROUTE`]. It is called twice for each `to`
+    /// in order (once to find each host's default path, once for the
+    /// others), so no table of every pair is ever held.
+    pub fn build(hosts: usize, mut towards: impl FnMut(HostIndex, &mut [u32])) -> Self {
+        let mut next = vec![NO_ROUTE; hosts];
+        // Per host, how many hosts each path leads to.
+        let mut votes: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        for to in 0..hosts {
+            next.fill(NO_ROUTE);
+            towards(to, &mut next);
+            for (from, &path) in next.iter().enumerate().filter(|&(from, _)| from != to) {
+                *votes.entry((from as u32, path)).or_default() += 1;
+            }
+        }
+        // The most voted path; between equal votes the lowest number.
+        let mut default = vec![(0, NO_ROUTE); hosts];
+        for (&(from, path), &count) in &votes {
+            let best = &mut default[from as usize];
+            if (count, std::cmp::Reverse(path)) > (best.0, std::cmp::Reverse(best.1)) {
+                *best = (count, path);
+            }
+        }
+        drop(votes);
+        let mut except: Vec<Vec<(u32, u32)>> = vec![Vec::new(); hosts];
+        for to in 0..hosts {
+            next.fill(NO_ROUTE);
+            towards(to, &mut next);
+            for (from, &path) in next.iter().enumerate() {
+                if from != to && path != default[from].1 {
+                    except[from].push((to as u32, path));
+                }
+            }
+        }
+        let rows = except
+            .into_iter()
+            .zip(default)
+            .enumerate()
+            .map(|(from, (except, (_, default)))| {
+                // A full row takes 4 bytes a host, a list 8 an entry: the
+                // full row once the list has a quarter of the hosts (at
+                // most twice the list's bytes, a lookup without search).
+                if except.len() * 4 >= hosts {
+                    let mut row = vec![default; hosts];
+                    row[from] = NO_ROUTE;
+                    for (to, path) in except {
+                        row[to as usize] = path;
+                    }
+                    RouteRow::Full(row.into_boxed_slice())
+                } else {
+                    RouteRow::Default { default, except: except.into_boxed_slice() }
+                }
+            })
+            .collect();
+        RouteTable { rows }
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The path `from` sends on towards `to` (`None`: no route, or
+    /// `from == to`, or a host beyond the table).
+    #[inline]
+    pub fn get(&self, from: HostIndex, to: HostIndex) -> Option<u32> {
+        if from == to || to >= self.rows.len() {
+            return None;
+        }
+        let path = match self.rows.get(from)? {
+            RouteRow::Full(row) => row[to],
+            RouteRow::Default { default, except } => match except.binary_search_by_key(&(to as u32), |e| e.0) {
+                Ok(i) => except[i].1,
+                Err(_) => *default,
+            },
+        };
+        (path != NO_ROUTE).then_some(path)
+    }
+
+    /// The same routes with each path `p` renamed `rename(p)` (`None`:
+    /// no route).
+    pub fn rename(self, rename: impl Fn(u32) -> Option<u32>) -> Self {
+        let rename = |p: u32| if p == NO_ROUTE { NO_ROUTE } else { rename(p).unwrap_or(NO_ROUTE) };
+        let rows = self
+            .rows
+            .into_iter()
+            .map(|row| match row {
+                RouteRow::Full(mut row) => {
+                    row.iter_mut().for_each(|p| *p = rename(*p));
+                    RouteRow::Full(row)
+                }
+                RouteRow::Default { default, mut except } => {
+                    except.iter_mut().for_each(|e| e.1 = rename(e.1));
+                    RouteRow::Default { default: rename(default), except }
+                }
+            })
+            .collect();
+        RouteTable { rows }
+    }
+
+    /// Bytes the table holds (for the tests and benchmarks).
+    pub fn heap_bytes(&self) -> usize {
+        let row = |r: &RouteRow| match r {
+            RouteRow::Full(row) => row.len() * 4,
+            RouteRow::Default { except, .. } => except.len() * 8,
+        };
+        self.rows.len() * std::mem::size_of::<RouteRow>() + self.rows.iter().map(row).sum::<usize>()
     }
 }
 
@@ -440,4 +572,77 @@ fn apply<H: Hooks>(paths: &mut [FabricPath], now: Instant, at: Instant, state: &
         }
     }
     hooks.entered_state(at, state, paths);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift).
+    fn rand(x: &mut u64, n: u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x % n
+    }
+
+    /// Every pair's lookup against the dense table the routes came from,
+    /// for tables of random routes (a few paths per host, some pairs
+    /// without a route) and of a star (one row full, the leaves' one
+    /// default each).
+    #[test]
+    fn a_route_table_answers_as_the_table_of_every_pair() {
+        let mut x = 0x9e37_79b9_7f4a_7c15;
+        for case in 0..300 {
+            let hosts = 1 + rand(&mut x, 40) as usize;
+            let star = case % 3 == 0;
+            let mut dense = vec![NO_ROUTE; hosts * hosts];
+            for from in 0..hosts {
+                let choices = 1 + rand(&mut x, 4) as u32;
+                for to in (0..hosts).filter(|&to| to != from) {
+                    dense[from * hosts + to] = if star {
+                        // Host 0 the centre: path `to` out of it, path 0 from each leaf.
+                        if from == 0 { to as u32 } else { 0 }
+                    } else if rand(&mut x, 10) == 0 {
+                        NO_ROUTE
+                    } else {
+                        100 * from as u32 + rand(&mut x, choices as u64) as u32
+                    };
+                }
+            }
+            let mut calls = 0;
+            let table = RouteTable::build(hosts, |to, next| {
+                calls += 1;
+                for (from, n) in next.iter_mut().enumerate() {
+                    *n = dense[from * hosts + to];
+                }
+            });
+            assert_eq!(calls, 2 * hosts);
+            for from in 0..hosts {
+                for to in 0..hosts {
+                    let want = Some(dense[from * hosts + to]).filter(|&p| p != NO_ROUTE);
+                    assert_eq!(table.get(from, to), want, "case {case}: {from} -> {to} of {hosts}");
+                }
+                assert_eq!(table.get(from, hosts), None, "beyond the table");
+            }
+            assert_eq!(table.get(hosts, 0), None);
+            if star && hosts > 4 {
+                // The centre's row is full (hosts - 1 exceptions), each
+                // leaf holds no exception: 4 bytes a host for the centre.
+                assert!(matches!(table.rows[0], RouteRow::Full(_)));
+                assert!(
+                    table.rows[1..].iter().all(|r| matches!(r, RouteRow::Default { except, .. } if except.is_empty()))
+                );
+                assert_eq!(table.heap_bytes(), hosts * std::mem::size_of::<RouteRow>() + 4 * hosts);
+            }
+            // Renamed paths answer renamed; a path renamed to none has no route.
+            let renamed = table.clone().rename(|p| (p % 7 != 3).then_some(p + 1));
+            for from in 0..hosts {
+                for to in 0..hosts {
+                    let want = table.get(from, to).and_then(|p| (p % 7 != 3).then_some(p + 1));
+                    assert_eq!(renamed.get(from, to), want);
+                }
+            }
+        }
+    }
 }

@@ -52,6 +52,12 @@ impl Checker<'_, '_> {
                     Q::example(12)
                 ),
             ),
+            DistributionError::BadCdf => (
+                "points",
+                "a cdf needs points [value, share] with values and shares in increasing order and the last share 1, \
+                 like { kind = \"cdf\", file = \"sizes.cdf\" } (lines `SIZE CDF`)"
+                    .to_string(),
+            ),
             DistributionError::NetemTableSource => (
                 "table",
                 format!(
@@ -1046,6 +1052,7 @@ fn largest_size(d: &Distribution<squall_link::Bytes>) -> Option<squall_link::Byt
         Distribution::Uniform { high, .. } => Some(*high),
         Distribution::TwoStateMarkov { a, b, .. } => Some((*a).max(*b)),
         Distribution::Empirical { values, .. } => values.iter().copied().max(),
+        Distribution::Cdf { points, .. } => points.last().map(|p| squall_link::dist::Quantity::from_base(p[0])),
         _ => None,
     }
 }

@@ -20,6 +20,9 @@ pub trait LineQuantity: Quantity + Sized {
     fn parse_line(s: &str) -> Result<Self, String>;
     /// An example value with its unit, for messages.
     fn example(n: u32) -> String;
+    /// Whether a flow-size CDF file (`SIZE CDF` lines, sizes in bytes)
+    /// may give this quantity.
+    const FROM_CDF: bool = false;
 }
 
 impl LineQuantity for Duration {
@@ -32,6 +35,7 @@ impl LineQuantity for Duration {
 }
 
 impl LineQuantity for Bytes {
+    const FROM_CDF: bool = true;
     fn parse_line(s: &str) -> Result<Self, String> {
         s.parse().map_err(|e: squall_link::units::UnitError| e.to_string())
     }
@@ -149,6 +153,9 @@ fn fill_one<Q: LineQuantity>(
     if let Distribution::NetemTable { file: Some(file), entries, .. } = d {
         return fill_table(file, entries, path, base_dir, src);
     }
+    if let Distribution::Cdf { file, points } = d {
+        return fill_cdf::<Q>(file.as_deref(), points, path, base_dir, src);
+    }
     let Distribution::Empirical { file: Some(file), values, .. } = d else { return Ok(()) };
     if !values.is_empty() {
         // A run's resolved scenario keeps the file's name and its values;
@@ -208,6 +215,42 @@ fn fill_table(
         };
         src.error(ErrorKind::DistributionFile, &path.key("file"), e.to_string()).label(label)
     })?;
+    Ok(())
+}
+
+/// Reads a cdf distribution's file ([`crate::flow_cdf`]) into its
+/// `points`, unless they are there already (a run's resolved scenario);
+/// only sizes come from such a file.
+fn fill_cdf<Q: LineQuantity>(
+    file: Option<&str>,
+    points: &mut Vec<[f64; 2]>,
+    path: &KeyPath,
+    base_dir: &Path,
+    src: &Source,
+) -> Result<(), ScenarioError> {
+    if !Q::FROM_CDF {
+        return Err(src.error(
+            ErrorKind::DistributionFile,
+            &path.key("kind"),
+            format!(
+                "a cdf gives sizes in bytes (a flow-size CDF); this key takes values like {}: use another kind",
+                Q::example(12)
+            ),
+        ));
+    }
+    let Some(file) = file else { return Ok(()) };
+    if !points.is_empty() {
+        return Ok(());
+    }
+    let full = base_dir.join(file);
+    let read = crate::flow_cdf::read(&full).map_err(|e| {
+        let label = match e.line() {
+            Some(line) => format!("bad line {line} in this file"),
+            None => "cannot use this file".to_string(),
+        };
+        src.error(ErrorKind::DistributionFile, &path.key("file"), e.to_string()).label(label)
+    })?;
+    *points = read.into_iter().map(|p| [p.bytes, p.cdf]).collect();
     Ok(())
 }
 

@@ -57,8 +57,8 @@ pub fn build(scenario: &Scenario, topology: &Topology, seed: u64, outside: Outsi
         Outside::Routed => scenario.outside_host().map(|(i, _)| i),
         Outside::None => None,
     };
-    let routes =
-        Routes::new(topology.addresses.clone(), outside, |from, to| topology.next_path(from, to).and_then(|p| ids[p]));
+    let next = topology.route_table().clone().rename(|p| ids[p as usize].map(|id| id.0));
+    let routes = Routes::new(topology.addresses.clone(), outside, next);
     Ok(Fabric::new(paths, routes, StateSchedule::new(scenario.schedule(), seed)))
 }
 

@@ -17,6 +17,7 @@ pub mod empirical;
 mod error;
 pub mod experiment;
 pub mod fabric;
+pub mod flow_cdf;
 mod load;
 pub mod mahimahi;
 mod netem;

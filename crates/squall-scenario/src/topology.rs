@@ -18,6 +18,7 @@ use rustc_hash::FxHashMap;
 use std::net::Ipv4Addr;
 
 use squall_link::Direction;
+use squall_link::fabric::{NO_ROUTE, RouteTable};
 
 use crate::schema::Scenario;
 
@@ -48,11 +49,11 @@ pub struct Topology {
     by_address: FxHashMap<Ipv4Addr, HostIndex>,
     /// Every link's downlink and uplink, at [`PathIndex`] `2 · link + d`.
     pub paths: Vec<TopologyPath>,
-    /// `next[from · hosts + to]`: the path `from` sends on towards `to`
-    /// ([`NO_ROUTE`]: none). Four bytes an entry, not an
-    /// `Option<usize>`'s sixteen: the table has hosts² entries (64 MB for
-    /// a dumbbell of 1 000 pairs as options).
-    next: Vec<u32>,
+    /// The path each host sends on towards each other host: its default
+    /// path and its exceptions, so the table grows with the hosts, not
+    /// with their pairs (a table of every pair held 16 MB for a dumbbell
+    /// of 1 000 host pairs as `u32`, 64 MB as options).
+    next: RouteTable,
 }
 
 /// Why a scenario has no topology (a checked scenario always has one).
@@ -115,7 +116,12 @@ impl Topology {
     /// The path a packet at `from` takes towards `to` (`None` for no
     /// route, and for `from == to`).
     pub fn next_path(&self, from: HostIndex, to: HostIndex) -> Option<PathIndex> {
-        self.next.get(from * self.hosts() + to).copied().filter(|&p| p != NO_ROUTE).map(|p| p as PathIndex)
+        self.next.get(from, to).map(|p| p as PathIndex)
+    }
+
+    /// The route table, by [`PathIndex`].
+    pub fn route_table(&self) -> &RouteTable {
+        &self.next
     }
 
     /// Every path from `from` to `to`, hop by hop.
@@ -136,19 +142,15 @@ impl Topology {
     }
 }
 
-/// An entry of the route table without a path.
-const NO_ROUTE: u32 = u32::MAX;
-
 /// Breadth-first from each destination over the paths into each host.
-fn route_table(hosts: usize, paths: &[TopologyPath]) -> Vec<u32> {
+fn route_table(hosts: usize, paths: &[TopologyPath]) -> RouteTable {
     let mut into: Vec<Vec<(PathIndex, HostIndex)>> = vec![Vec::new(); hosts];
     for (i, p) in paths.iter().enumerate().filter(|(_, p)| p.carries) {
         into[p.to].push((i, p.from));
     }
-    let mut next = vec![NO_ROUTE; hosts * hosts];
     let mut reached = vec![false; hosts];
     let mut queue = VecDeque::new();
-    for dst in 0..hosts {
+    RouteTable::build(hosts, |dst, next| {
         reached.iter_mut().for_each(|r| *r = false);
         reached[dst] = true;
         queue.push_back(dst);
@@ -156,13 +158,12 @@ fn route_table(hosts: usize, paths: &[TopologyPath]) -> Vec<u32> {
             for &(path, u) in &into[v] {
                 if !reached[u] {
                     reached[u] = true;
-                    next[u * hosts + dst] = u32::try_from(path).unwrap_or(NO_ROUTE);
+                    next[u] = u32::try_from(path).unwrap_or(NO_ROUTE);
                     queue.push_back(u);
                 }
             }
         }
-    }
-    next
+    })
 }
 
 #[cfg(test)]
@@ -227,6 +228,56 @@ uplink = [{ name = "dc" }]
     }
 
     #[test]
+    fn a_dumbbells_route_table_grows_with_its_hosts() {
+        // 100 pairs: left-k -- r1 -- r2 -- right-k, 202 hosts. Each leaf
+        // has one path out (its default, no exception); each router sends
+        // towards its 100 leaves on 100 paths and towards the other 101
+        // hosts on the bottleneck: a full row of 202 entries. A table of
+        // every pair would hold 202² = 40 804 entries (163 KB as u32).
+        let t = topology(
+            r#"
+name = "dumbbell"
+duration = "1 s"
+[[hosts]]
+name = "r1"
+address = "10.0.0.1"
+[[hosts]]
+name = "r2"
+address = "10.0.0.2"
+[[host_groups]]
+name = "left"
+count = 100
+prefix = "10.1.0.0/16"
+[[host_groups]]
+name = "right"
+count = 100
+prefix = "10.2.0.0/16"
+[[links]]
+between = ["left", "r1"]
+downlink = [{ name = "l-in" }]
+uplink = [{ name = "l-out" }]
+[[links]]
+between = ["r1", "r2"]
+downlink = [{ name = "down" }]
+uplink = [{ name = "up" }]
+[[links]]
+between = ["r2", "right"]
+downlink = [{ name = "r-in" }]
+uplink = [{ name = "r-out" }]
+"#,
+        );
+        assert_eq!(t.hosts(), 202);
+        let bytes = t.route_table().heap_bytes();
+        assert!(bytes <= 202 * 32 + 2 * 202 * 4, "{bytes} bytes");
+        // And it routes: left-0 -> r1 -> r2 -> right-0, and back.
+        let (l0, r0) = (t.host_index("left-0").unwrap(), t.host_index("right-0").unwrap());
+        let there: Vec<_> = t.route(l0, r0).unwrap().iter().map(|&p| (t.paths[p].from, t.paths[p].to)).collect();
+        assert_eq!(there, [(l0, 0), (0, 1), (1, r0)]);
+        assert_eq!(t.route(r0, l0).unwrap().len(), 3);
+        assert_eq!(t.reachable(l0).len(), 201);
+    }
+
+    #[test]
     fn a_direction_without_stages_carries_nothing() {
         // A checked scenario has stages both ways; one built in code may not.
         let mut s = crate::parse("t.toml", FOUR_LINKS, std::path::Path::new(".")).unwrap();
@@ -272,14 +323,11 @@ uplink = [{ name = "dc" }]
                         }
                     }
                 }
-                for to in 0..hosts {
+                for (to, &dist_to) in dist.iter().enumerate() {
                     let mut at = from;
                     let mut hops = 0;
                     while at != to {
-                        let p = next[at * hosts + to];
-                        if p == NO_ROUTE {
-                            break;
-                        }
+                        let Some(p) = next.get(at, to) else { break };
                         let p = p as usize;
                         assert!(paths[p].carries && paths[p].from == at);
                         at = paths[p].to;
@@ -287,11 +335,11 @@ uplink = [{ name = "dc" }]
                         assert!(hops <= hosts, "a loop");
                     }
                     if from == to {
-                        assert_eq!(next[from * hosts + to], NO_ROUTE);
-                    } else if dist[to] == usize::MAX {
-                        assert_eq!(next[from * hosts + to], NO_ROUTE, "a route where none exists");
+                        assert_eq!(next.get(from, to), None);
+                    } else if dist_to == usize::MAX {
+                        assert_eq!(next.get(from, to), None, "a route where none exists");
                     } else {
-                        assert_eq!((at, hops), (to, dist[to]), "not a shortest route");
+                        assert_eq!((at, hops), (to, dist_to), "not a shortest route");
                     }
                 }
             }

@@ -94,3 +94,45 @@ fn an_empty_file_and_a_bad_size_are_errors() {
     assert_eq!(err.line(), Some(25), "{msg}");
     assert!(msg.contains("sizes.txt:2: \"1.5 B\" is not a size with a unit, like \"1500 B\""), "{msg}");
 }
+
+/// A flow-size CDF file next to the scenario fills the distribution's
+/// points; a bad file is named at its line from the key that names it; a
+/// cdf anywhere but a size is refused at its `kind`.
+#[test]
+fn a_flow_size_cdf_file_fills_its_points_or_is_refused_where_it_is_named() {
+    let dir = scratch();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join("data").join(name), text).unwrap();
+    write("web.cdf", "# size cdf\n100 0\n1000 0.5\n10000 1\n");
+    write("bad.cdf", "100 0\n1000 0.5\n10000 0.9\n");
+    let scenario = |bulk: &str, start: &str| {
+        format!(
+            "name = \"cdf\"\nduration = \"10 s\"\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n[[hosts]]\nname = \"b\"\n\
+             address = \"10.0.0.2\"\n[[links]]\nbetween = [\"a\", \"b\"]\ndownlink = [{{ name = \"down\" }}]\n\
+             uplink = [{{ name = \"up\" }}]\n[[workload.tcp]]\nname = \"t\"\nfrom = \"a\"\nto = \"b\"\ncount = 2\n\
+             start = {start}\napp = {{ bulk = {bulk} }}\n"
+        )
+    };
+    let path = dir.path().join("s.toml");
+    let load = |text: String| {
+        std::fs::write(&path, text).unwrap();
+        squall_scenario::load(&path)
+    };
+    let s = load(scenario(r#"{ kind = "cdf", file = "data/web.cdf" }"#, "\"0 s\"")).unwrap();
+    let squall_scenario::TcpApp::Bulk(Distribution::Cdf { points, .. }) = &s.workload.tcp[0].app else {
+        panic!("not a cdf: {:?}", s.workload.tcp[0].app)
+    };
+    assert_eq!(points, &vec![[100.0, 0.0], [1000.0, 0.5], [10000.0, 1.0]]);
+    // 0.5 x 550 + 0.5 x 5500, by hand.
+    assert_eq!(Distribution::<Bytes>::Cdf { file: None, points: points.clone() }.mean(), Some(3025.0));
+
+    let e = load(scenario(r#"{ kind = "cdf", file = "data/bad.cdf" }"#, "\"0 s\"")).unwrap_err();
+    let text = format!("{e:?}");
+    assert!(text.contains("s.toml:19:"), "{text}");
+    assert!(text.contains("workload.tcp[0].app.bulk.file"), "{text}");
+    assert!(text.contains("bad.cdf:3: the CDF ends at 0.9; expected its last point at 1"), "{text}");
+
+    let e = load(scenario("\"1 KB\"", r#"{ kind = "cdf", file = "data/web.cdf" }"#)).unwrap_err();
+    let text = format!("{e:?}");
+    assert!(text.contains("workload.tcp[0].start.kind"), "{text}");
+    assert!(text.contains("a cdf gives sizes in bytes"), "{text}");
+}

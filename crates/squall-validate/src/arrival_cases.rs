@@ -34,13 +34,16 @@ fn ks_distance(xs: &[f64], cdf: impl Fn(f64) -> f64, cdf_below: impl Fn(f64) -> 
 }
 
 /// Case 27: Poisson arrivals at 60% of the 10 Mbit/s `bottleneck`, sizes
-/// from the scenario's 20 equally likely values (mean 307.1 KB).
+/// from the flow-size CDF scenarios/validation/27-web-sizes.cdf (mean
+/// 279 200 B).
 ///
 /// - The generator alone over a window of ~500 000 mean gaps (no packets):
 ///   the gaps pass a KS test against the exponential of mean
-///   E[S]·8/(0.6·R) = 0.40947 s, the sizes against the 20 values (a step
-///   CDF), and the offered load Σ S·8 / (window·R) is 60% within 1% (its
-///   standard deviation is √((1 + cv²)/N) ≈ 0.27% of it, cv ≈ 1.6).
+///   E[S]·8/(0.6·R) = 0.37227 s, the sizes against the file's CDF (linear
+///   between points; sizes are whole bytes, so a size x is compared with
+///   F(x + 0.5) and F(x − 0.5)), and the offered load Σ S·8 / (window·R)
+///   is 60% within 1% (its standard deviation is √((1 + cv²)/N) ≈ 0.26%
+///   of it, cv ≈ 1.51).
 /// - The isolated probe (50 000 B alone on an identical path,
 ///   10 Mbit/s and 10 ms each way, Linux defaults: IW 10, 1448-byte
 ///   payloads in 1500-byte packets, 60-byte SYNs, 52-byte ACKs), by hand:
@@ -71,8 +74,8 @@ fn generator_checks(scenario: &Scenario) -> Vec<Check> {
     let (TcpApp::Bulk(size), Some(arrivals)) = (&web.app, &web.arrivals) else {
         return vec![Check::exact("the first entry is a bulk arrivals entry", 1.0, 0.0)];
     };
-    let Distribution::Empirical { values, .. } = size else {
-        return vec![Check::exact("its sizes are empirical", 1.0, 0.0)];
+    let Distribution::Cdf { points, .. } = size else {
+        return vec![Check::exact("its sizes come from a CDF", 1.0, 0.0)];
     };
     let poisson = arrivals.poisson.as_ref();
     let rate = poisson.and_then(|p| stage_rate(scenario, &p.of));
@@ -103,11 +106,10 @@ fn generator_checks(scenario: &Scenario) -> Vec<Check> {
     sizes.sort_by(f64::total_cmp);
     let exp_cdf = |x: f64| 1.0 - (-x / mean_gap).exp();
     let d_gaps = ks_distance(&gaps, exp_cdf, exp_cdf);
-    let values: Vec<f64> = values.iter().map(|v| v.0 as f64).collect();
-    let k = values.len() as f64;
-    let step = |x: f64| values.iter().filter(|&&v| v <= x).count() as f64 / k;
-    let step_below = |x: f64| values.iter().filter(|&&v| v < x).count() as f64 / k;
-    let d_sizes = ks_distance(&sizes, step, step_below);
+    // A draw v is stored as round(v) bytes: round(v) <= x when v < x + 0.5.
+    let whole = |x: f64| squall_link::dist::cdf_at(points, x + 0.5, true);
+    let whole_below = |x: f64| squall_link::dist::cdf_at(points, x - 0.5, true);
+    let d_sizes = ks_distance(&sizes, whole, whole_below);
     let ks = |name: String, d: f64, n: usize| Check {
         name,
         expected: ks_critical(n),
@@ -118,7 +120,7 @@ fn generator_checks(scenario: &Scenario) -> Vec<Check> {
     };
     vec![
         ks(format!("KS distance, {} gaps vs exponential (mean {mean_gap:.5} s)", gaps.len()), d_gaps, gaps.len()),
-        ks(format!("KS distance, {} sizes vs the 20 values", sizes.len()), d_sizes, sizes.len()),
+        ks(format!("KS distance, {} sizes vs the CDF's {} points", sizes.len(), points.len()), d_sizes, sizes.len()),
         Check::within_relative("offered load over the long window", load, offered, None, 0.01),
     ]
 }
@@ -194,4 +196,28 @@ fn bucket_checks(scenario: &Scenario, runs: &[RunResult]) -> Vec<Check> {
         });
     }
     checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The case's scenario gives its sizes as the points of
+    /// scenarios/validation/27-web-sizes.cdf, read by the flow-size CDF
+    /// reader.
+    #[test]
+    fn case_27_draws_its_sizes_from_the_cdf_file() {
+        let file = include_str!("../../../scenarios/validation/27-web-sizes.cdf");
+        let from_file =
+            squall_scenario::flow_cdf::parse(file.as_bytes(), std::path::Path::new("27-web-sizes.cdf")).unwrap();
+        let case = crate::cases::cases().into_iter().find(|c| c.number == 27).unwrap();
+        let scenario = case.load().unwrap();
+        let TcpApp::Bulk(size) = &scenario.workload.tcp[0].app else { panic!("case 27's web flows are not bulk") };
+        let Distribution::Cdf { points, .. } = size else { panic!("case 27's sizes are not a cdf") };
+        let want: Vec<[f64; 2]> = from_file.iter().map(|p| [p.bytes, p.cdf]).collect();
+        assert_eq!(points, &want);
+        // The mean by hand: sum of (c_i - c_i-1)(s_i-1 + s_i)/2.
+        let mean = size.mean().unwrap();
+        assert!((mean - 279_200.0).abs() < 1e-6, "{mean}");
+    }
 }

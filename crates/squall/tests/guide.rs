@@ -492,6 +492,7 @@ fn reference_lists_every_schema_key() {
         "two_state_markov",
         "netem_table",
         "empirical",
+        "cdf",
     ] {
         probes.push(("Distributions", stage(&format!("jitter = {{ kind = \"{kind}\", zzzz = 1 }}"))));
     }
