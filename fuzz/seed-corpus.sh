@@ -26,6 +26,9 @@ printf '0.5\n2\n1e-3\n' > $c/empirical_file/ratios.txt
 mkdir -p $c/dist_table
 printf '# This is the distribution table for the experimental distribution.\n-8192 -4096 0 4096 8192 16384 32767 -32768\n' > $c/dist_table/small.dist
 printf '1 2\n3 x4 5\n' > $c/dist_table/bad-word.dist
+mkdir -p $c/loss_sequence
+printf '# measured\nkeep\nkeep\ndrop\n1 # burst\n0\n' > $c/loss_sequence/decisions.txt
+printf '0\n0110\n\r\n' > $c/loss_sequence/bad.txt
 
 i=0
 while IFS= read -r line; do

@@ -57,10 +57,13 @@ pub enum Surface {
     /// A netem distribution table in iproute2's `.dist` format
     /// (`distribution FILE`, `{ kind = "netem_table", file = ... }`).
     DistTable,
+    /// A file of per-packet loss decisions (`error = { sequence = { file =
+    /// "loss.txt" } }`).
+    LossSequence,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 14] = [
+    pub const ALL: [Surface; 15] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -75,6 +78,7 @@ impl Surface {
         Surface::MahimahiTrace,
         Surface::SeriesFile,
         Surface::DistTable,
+        Surface::LossSequence,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -94,6 +98,7 @@ impl Surface {
             Surface::MahimahiTrace => "mahimahi_trace",
             Surface::SeriesFile => "series_file",
             Surface::DistTable => "dist_table",
+            Surface::LossSequence => "loss_sequence",
         }
     }
 
@@ -126,6 +131,9 @@ impl Surface {
             Surface::SeriesFile => series_file(data),
             Surface::DistTable => squall_scenario::dist_table::parse(data, Path::new("fuzz.dist"))
                 .map(|t| format!("{} entries", t.len()))
+                .map_err(|e| e.to_string()),
+            Surface::LossSequence => squall_scenario::loss_sequence::parse(data, Path::new("fuzz.loss"))
+                .map(|d| format!("{} decisions", d.len()))
                 .map_err(|e| e.to_string()),
         }
     }

@@ -18,6 +18,7 @@ mod error;
 pub mod experiment;
 pub mod fabric;
 mod load;
+pub mod loss_sequence;
 pub mod mahimahi;
 mod netem;
 mod overrides;
