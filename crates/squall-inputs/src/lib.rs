@@ -60,10 +60,12 @@ pub enum Surface {
     /// A file of per-packet loss decisions (`error = { sequence = { file =
     /// "loss.txt" } }`).
     LossSequence,
+    /// A state series file (`state_series = { file = "states.csv" }`).
+    StateSeries,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 15] = [
+    pub const ALL: [Surface; 16] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -79,6 +81,7 @@ impl Surface {
         Surface::SeriesFile,
         Surface::DistTable,
         Surface::LossSequence,
+        Surface::StateSeries,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -99,6 +102,7 @@ impl Surface {
             Surface::SeriesFile => "series_file",
             Surface::DistTable => "dist_table",
             Surface::LossSequence => "loss_sequence",
+            Surface::StateSeries => "state_series",
         }
     }
 
@@ -134,6 +138,9 @@ impl Surface {
                 .map_err(|e| e.to_string()),
             Surface::LossSequence => squall_scenario::loss_sequence::parse(data, Path::new("fuzz.loss"))
                 .map(|d| format!("{} decisions", d.len()))
+                .map_err(|e| e.to_string()),
+            Surface::StateSeries => squall_scenario::state_series::parse(data, Path::new("fuzz.csv"))
+                .map(|r| format!("{} rows", r.times_ns.len()))
                 .map_err(|e| e.to_string()),
         }
     }

@@ -31,6 +31,7 @@ pub mod series_file;
 pub mod site;
 pub mod snr_file;
 mod spans;
+pub mod state_series;
 pub mod topology;
 
 pub use compose::{ConfigText, check_workload, compose};
