@@ -29,6 +29,12 @@ printf '1 2\n3 x4 5\n' > $c/dist_table/bad-word.dist
 mkdir -p $c/flow_cdf
 cp scenarios/flow-sizes-web.cdf $c/flow_cdf/
 printf '1000 0.5\n900 0.7\n2000 1\n' > $c/flow_cdf/unsorted.cdf
+mkdir -p $c/loss_sequence
+printf '# measured\nkeep\nkeep\ndrop\n1 # burst\n0\n' > $c/loss_sequence/decisions.txt
+printf '0\n0110\n\r\n' > $c/loss_sequence/bad.txt
+mkdir -p $c/state_series
+printf '# train\ntime (ms),state\n0,open\n510,closed\n1010,open\n2000,open\n' > $c/state_series/states.csv
+printf 'time (s),state\n0,a\n-5,b\n' > $c/state_series/bad.csv
 
 i=0
 while IFS= read -r line; do

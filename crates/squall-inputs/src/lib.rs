@@ -59,10 +59,15 @@ pub enum Surface {
     DistTable,
     /// Flow-size CDF files, `SIZE CDF` a line ([`squall_scenario::flow_cdf`]).
     FlowCdf,
+    /// A file of per-packet loss decisions (`error = { sequence = { file =
+    /// "loss.txt" } }`).
+    LossSequence,
+    /// A state series file (`state_series = { file = "states.csv" }`).
+    StateSeries,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 15] = [
+    pub const ALL: [Surface; 17] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -78,6 +83,8 @@ impl Surface {
         Surface::SeriesFile,
         Surface::DistTable,
         Surface::FlowCdf,
+        Surface::LossSequence,
+        Surface::StateSeries,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -98,6 +105,8 @@ impl Surface {
             Surface::SeriesFile => "series_file",
             Surface::DistTable => "dist_table",
             Surface::FlowCdf => "flow_cdf",
+            Surface::LossSequence => "loss_sequence",
+            Surface::StateSeries => "state_series",
         }
     }
 
@@ -133,6 +142,12 @@ impl Surface {
                 .map_err(|e| e.to_string()),
             Surface::FlowCdf => squall_scenario::flow_cdf::parse(data, Path::new("fuzz.cdf"))
                 .map(|t| format!("{} points", t.len()))
+                .map_err(|e| e.to_string()),
+            Surface::LossSequence => squall_scenario::loss_sequence::parse(data, Path::new("fuzz.loss"))
+                .map(|d| format!("{} decisions", d.len()))
+                .map_err(|e| e.to_string()),
+            Surface::StateSeries => squall_scenario::state_series::parse(data, Path::new("fuzz.csv"))
+                .map(|r| format!("{} rows", r.times_ns.len()))
                 .map_err(|e| e.to_string()),
         }
     }

@@ -407,6 +407,10 @@ pub enum ErrorModel {
     /// p23 p14` ([`FourState`]), per frame:
     /// `error = { four_state = { p13 = "1%", p31 = "50%" } }`.
     FourState(FourState),
+    /// Decisions replayed in order, one per frame, looping
+    /// ([`crate::loss_sequence`]): `error = { sequence = { file =
+    /// "loss.txt" } }`.
+    Sequence(crate::loss_sequence::LossSequence),
 }
 
 impl ErrorModel {
@@ -417,6 +421,7 @@ impl ErrorModel {
         // Every field is a Probability, checked when it was read.
         match self {
             ErrorModel::FourState(f) => f.validate(&format!("{key}.four_state")),
+            ErrorModel::Sequence(s) => s.validate(&format!("{key}.sequence")),
             _ => Ok(()),
         }
     }

@@ -88,6 +88,12 @@ impl StagePatch {
         &self.values
     }
 
+    /// The error model the patch gives, to fill from a file
+    /// (`error = { sequence = { file } }`); `None` when it gives none.
+    pub fn error_mut(&mut self) -> Option<&mut crate::config::ErrorModel> {
+        self.sets("error").then_some(&mut self.values.error)
+    }
+
     /// The distributions in the keys given, with their key paths.
     pub fn distributions(&self) -> Vec<(Vec<KeyPart>, DistributionRef<'_>)> {
         self.values.distributions_in(&|k| self.sets(k))

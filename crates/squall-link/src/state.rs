@@ -46,6 +46,21 @@ pub enum Entry {
         length: Distribution<Duration>,
         end: State,
     },
+    /// At each of the increasing times `at` of a state series (issue 30:
+    /// a time series of the states), and, with `period`, again at each
+    /// time plus every multiple of `period` (the series loops).
+    Series { at: Vec<Duration>, period: Option<Duration> },
+}
+
+/// Where one [`Entry::Series`] state is in its times.
+#[derive(Clone, Debug)]
+struct SeriesCursor {
+    /// The state's index.
+    index: usize,
+    /// The next of its times, if one is left.
+    pos: usize,
+    /// The loops done times the period.
+    base: Duration,
 }
 
 /// The draws and pending times of one [`Entry::Recurring`] state.
@@ -94,6 +109,7 @@ pub struct StateSchedule {
     cycle_next_at: Option<Instant>,
     hold_samplers: Vec<Sampler<Duration>>,
     recurring: Vec<Recurrence>,
+    series: Vec<SeriesCursor>,
 }
 
 impl StateSchedule {
@@ -132,7 +148,27 @@ impl StateSchedule {
                 })
             })
             .collect();
-        StateSchedule { states, timed, next_timed: 0, cycle, cycle_pos: 0, cycle_next_at, hold_samplers, recurring }
+        let series = (0..states.len())
+            .filter(|&i| matches!(&states[i].entry, Entry::Series { at, .. } if !at.is_empty()))
+            .map(|index| SeriesCursor { index, pos: 0, base: Duration::ZERO })
+            .collect();
+        StateSchedule {
+            states,
+            timed,
+            next_timed: 0,
+            cycle,
+            cycle_pos: 0,
+            cycle_next_at,
+            hold_samplers,
+            recurring,
+            series,
+        }
+    }
+
+    /// When the series state of `c` is next entered, if it is again.
+    fn series_at(&self, c: &SeriesCursor) -> Option<Instant> {
+        let Entry::Series { at, .. } = &self.states[c.index].entry else { unreachable!("a series cursor") };
+        at.get(c.pos).map(|&t| Instant::ZERO + c.base + t)
     }
 
     pub fn states(&self) -> impl Iterator<Item = &State> {
@@ -150,7 +186,8 @@ impl StateSchedule {
     /// When the next state is due, if any is.
     pub fn next_wakeup(&self) -> Option<Instant> {
         let recurring = self.recurring.iter().flat_map(|r| [r.next_start, r.end_at]).flatten();
-        [self.next_timed_at(), self.cycle_next_at].into_iter().flatten().chain(recurring).min()
+        let series = self.series.iter().filter_map(|c| self.series_at(c));
+        [self.next_timed_at(), self.cycle_next_at].into_iter().flatten().chain(recurring).chain(series).min()
     }
 
     /// The next state due at or before `now`, in time order; call until it
@@ -185,6 +222,18 @@ impl StateSchedule {
             let i = self.timed[self.next_timed];
             self.next_timed += 1;
             return Some(Which::State(i));
+        }
+        if let Some(k) = (0..self.series.len()).find(|&k| self.series_at(&self.series[k]) == Some(at)) {
+            let c = &mut self.series[k];
+            let Entry::Series { at: times, period } = &self.states[c.index].entry else { unreachable!("a series") };
+            c.pos += 1;
+            if c.pos == times.len()
+                && let Some(p) = period
+            {
+                c.pos = 0;
+                c.base += *p;
+            }
+            return Some(Which::State(c.index));
         }
         if self.cycle_next_at == Some(at) {
             let pos = self.cycle_pos;
@@ -247,6 +296,50 @@ mod tests {
         assert_eq!(s.next_wakeup(), None);
         assert!(s.enter("ext").is_some());
         assert!(s.enter("nope").is_none());
+    }
+
+    /// A state series "good at 0, bad at 2 s, good at 3 s, end at 5 s",
+    /// looped: good at 0, 3, 5, 8, 10 s; bad at 2, 7 s (the last row, 5
+    /// s, is the period and enters nothing); held, the same without
+    /// repeats. A timed state at the same instant goes first.
+    #[test]
+    fn a_state_series_enters_its_states_at_their_times_and_loops() {
+        let s = |secs: &[u64]| secs.iter().map(|&t| Duration::from_secs(t)).collect::<Vec<_>>();
+        let schedule = |period| {
+            StateSchedule::new(
+                vec![
+                    ScheduledState { state: state("good"), entry: Entry::Series { at: s(&[0, 3]), period } },
+                    ScheduledState { state: state("bad"), entry: Entry::Series { at: s(&[2]), period } },
+                    ScheduledState { state: state("timed"), entry: Entry::At(Duration::from_secs(3)) },
+                ],
+                1,
+            )
+        };
+        let entered = |mut sch: StateSchedule| {
+            let mut out = Vec::new();
+            while let Some(d) = sch.poll(Instant::from_secs(11)) {
+                out.push((d.state.name.clone(), (d.at - Instant::ZERO).as_secs_f64()));
+            }
+            out
+        };
+        let looped = entered(schedule(Some(Duration::from_secs(5))));
+        let names: Vec<(&str, f64)> = looped.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("good", 0.0),
+                ("bad", 2.0),
+                ("timed", 3.0),
+                ("good", 3.0),
+                ("good", 5.0),
+                ("bad", 7.0),
+                ("good", 8.0),
+                ("good", 10.0)
+            ]
+        );
+        let held = entered(schedule(None));
+        let names: Vec<(&str, f64)> = held.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        assert_eq!(names, vec![("good", 0.0), ("bad", 2.0), ("timed", 3.0), ("good", 3.0)]);
     }
 
     #[test]

@@ -336,6 +336,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).map(|st| (st.name.as_str(), st)).collect();
 
     // States.
+    crate::state_series::check(s).map_err(|(key, message)| c.fail(&key, message))?;
     let mut state_names = BTreeMap::new();
     for (i, state) in s.states.iter().enumerate() {
         let p = root.key("states").index(i);

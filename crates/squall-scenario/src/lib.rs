@@ -19,6 +19,7 @@ pub mod experiment;
 pub mod fabric;
 pub mod flow_cdf;
 mod load;
+pub mod loss_sequence;
 pub mod mahimahi;
 mod netem;
 mod overrides;
@@ -31,6 +32,7 @@ pub mod series_file;
 pub mod site;
 pub mod snr_file;
 mod spans;
+pub mod state_series;
 pub mod topology;
 mod udp_arrivals;
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::error::{ErrorKind, KeyPath, ScenarioError, Segment};
 use crate::schema::Scenario;
 use crate::spans::Spans;
-use crate::{check, empirical, mahimahi, overrides, pattern, series_file, site, snr_file};
+use crate::{check, empirical, loss_sequence, mahimahi, overrides, pattern, series_file, site, snr_file, state_series};
 
 /// Reads, checks and resolves the scenario file at `path`. Empirical
 /// distribution files and measured SNR files are read relative to the
@@ -85,7 +85,9 @@ pub fn parse(source_name: &str, text: &str, base_dir: &Path) -> Result<Scenario,
     empirical::resolve(&mut scenario, base_dir, &source)?;
     snr_file::resolve(&mut scenario, base_dir, &source)?;
     mahimahi::resolve(&mut scenario, base_dir, &source)?;
+    loss_sequence::resolve(&mut scenario, base_dir, &source)?;
     series_file::resolve(&mut scenario, base_dir, &source)?;
+    state_series::resolve(&mut scenario, base_dir, &source)?;
     site::resolve(&mut scenario, base_dir, &source)?;
     check::check(&scenario, &source)?;
     Ok(scenario)

@@ -137,6 +137,7 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
             uplink: vec![uplink],
         }],
         states: Vec::new(),
+        state_series: None,
         blackouts: Vec::new(),
         workload: Workload::default(),
         inline: None,

@@ -66,6 +66,7 @@ impl Scenario {
     /// The states and blackouts as the model's schedule entries. Blackout
     /// `i` becomes the timed states `blackout-i-start` and `blackout-i-end`.
     pub fn schedule(&self) -> Vec<ScheduledState> {
+        let series = self.state_series.as_ref().map(|s| s.entries());
         let mut out: Vec<ScheduledState> = self
             .states
             .iter()
@@ -75,10 +76,12 @@ impl Scenario {
                     .iter()
                     .map(|(stage, patch)| Change::Set { stage: stage.clone(), patch: Box::new(patch.clone()) })
                     .collect();
-                let entry = match (s.at, &s.hold) {
-                    (Some(at), _) => Entry::At(at),
-                    (None, Some(hold)) => Entry::Cycle { hold: hold.clone() },
-                    (None, None) => Entry::External,
+                let in_series = series.as_ref().and_then(|(at, period)| Some((at.get(s.name.as_str())?, *period)));
+                let entry = match (in_series, s.at, &s.hold) {
+                    (Some((at, period)), _, _) => Entry::Series { at: at.clone(), period },
+                    (None, Some(at), _) => Entry::At(at),
+                    (None, None, Some(hold)) => Entry::Cycle { hold: hold.clone() },
+                    (None, None, None) => Entry::External,
                 };
                 ScheduledState { state: State { name: s.name.clone(), changes }, entry }
             })

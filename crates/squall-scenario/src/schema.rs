@@ -142,6 +142,10 @@ pub struct Scenario {
     pub links: Vec<Link>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<StateSpec>,
+    /// The states entered at the times of a file
+    /// ([`crate::state_series`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_series: Option<crate::state_series::StateSeriesSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blackouts: Vec<BlackoutSpec>,
     #[serde(default)]

@@ -94,7 +94,7 @@ fn example(key: SeriesKey) -> &'static str {
     }
 }
 
-fn time_scale(unit: &str) -> Option<u64> {
+pub(crate) fn time_scale(unit: &str) -> Option<u64> {
     Some(match unit {
         "ns" => 1,
         "us" | "µs" => 1_000,
@@ -132,7 +132,7 @@ fn value_units(key: SeriesKey) -> &'static str {
 }
 
 /// `NAME (UNIT)` → UNIT.
-fn unit_of(column: &str) -> Option<&str> {
+pub(crate) fn unit_of(column: &str) -> Option<&str> {
     let column = column.trim();
     let open = column.rfind('(')?;
     let inner = column[open + 1..].strip_suffix(')')?;

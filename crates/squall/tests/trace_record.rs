@@ -267,3 +267,34 @@ rate = "40 kbit/s"
     let e = err(&squall_in(dir.path(), &["sim", "s.toml", "--out", "x"]));
     assert!(e.contains("shuffled") && e.contains("sequence"), "{e}");
 }
+
+/// The example traces in scenarios/traces are squall's own: the commands
+/// scenarios/traces/README.md gives make the same bytes.
+#[test]
+fn shipped_traces_are_made_by_squall() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/traces");
+    for (file, args) in [
+        (
+            "cell-steps.down",
+            &[
+                "--rates",
+                "12.032 Mbit/s,6.016 Mbit/s",
+                "--interval",
+                "1 s",
+                "--duration",
+                "2 s",
+                "--format",
+                "mahimahi",
+            ][..],
+        ),
+        ("rate-steps.csv", &["--rates", "10 Mbit/s,1 Mbit/s,5 Mbit/s", "--interval", "2 s", "--duration", "6 s"][..]),
+    ] {
+        let mut all = vec!["trace", "generate", "stepped"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--out", file]);
+        ok(&squall_in(dir.path(), &all));
+        let made = std::fs::read(dir.path().join(file)).unwrap();
+        assert_eq!(made, std::fs::read(shipped.join(file)).unwrap(), "{file} differs from what squall makes");
+    }
+}

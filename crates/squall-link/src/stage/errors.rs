@@ -18,6 +18,8 @@ pub struct ErrorProcess {
     /// Correlated per-packet draws (`error_correlation`), on their own
     /// stream; `None` while there is no correlation.
     correlated: Option<Correlated>,
+    /// [`ErrorModel::Sequence`]: the decisions taken so far.
+    decided: u64,
 }
 
 /// The states of the four-state loss model ([`FourState`]; sch_netem.c
@@ -36,10 +38,17 @@ enum LossState {
 
 impl ErrorProcess {
     pub fn new(model: ErrorModel, rng: StreamRng) -> Self {
-        ErrorProcess { model, rng, bad: false, four: LossState::TxInGap, correlated: None }
+        ErrorProcess { model, rng, bad: false, four: LossState::TxInGap, correlated: None, decided: 0 }
     }
 
+    /// A new model (a state change). A sequence goes on where it was while
+    /// the decisions stay the same, and starts from its first otherwise.
     pub fn set_model(&mut self, model: ErrorModel) {
+        let same_sequence = matches!((&self.model, &model),
+            (ErrorModel::Sequence(a), ErrorModel::Sequence(b)) if a.pattern.same(&b.pattern));
+        if !same_sequence {
+            self.decided = 0;
+        }
         self.model = model;
     }
 
@@ -100,6 +109,11 @@ impl ErrorProcess {
             ErrorModel::FourState(f) => {
                 let f = f.clone();
                 self.four_state_hit(&f)
+            }
+            ErrorModel::Sequence(s) => {
+                let lost = s.pattern.lost(self.decided);
+                self.decided += 1;
+                lost
             }
         }
     }
@@ -257,6 +271,24 @@ mod tests {
         let mean = total as f64 / frames as f64;
         assert!((p0 - 0.995f64.powi(400)).abs() < 0.0043, "P(0) {p0}");
         assert!((mean - 2.0).abs() < 0.018, "mean {mean}");
+    }
+
+    /// A sequence hits exactly the frames its decisions name, looping
+    /// (`0 0 1 0 1`: frames 2, 4, 7, 9, 12 of 13); a state change that keeps
+    /// the same decisions goes on where it was, new decisions start from
+    /// their first.
+    #[test]
+    fn a_sequence_hits_the_frames_it_names_in_order() {
+        use crate::loss_sequence::LossSequence;
+        let seq = ErrorModel::Sequence(LossSequence::new(&[false, false, true, false, true]));
+        let mut e = ErrorProcess::new(seq.clone(), crate::rng::stream(1, "test/seq"));
+        let hit: Vec<u32> = (0..13).filter(|_| e.frame_hit(100)).collect();
+        assert_eq!(hit, vec![2, 4, 7, 9, 12]);
+        // Frame 13 is decision 3 (kept), 14 is decision 4 (lost).
+        e.set_model(seq.clone());
+        assert_eq!((e.frame_hit(100), e.frame_hit(100)), (false, true));
+        e.set_model(ErrorModel::Sequence(LossSequence::new(&[true, false])));
+        assert_eq!((e.frame_hit(100), e.frame_hit(100), e.frame_hit(100)), (true, false, true));
     }
 
     #[test]
