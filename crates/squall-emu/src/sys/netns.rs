@@ -173,9 +173,15 @@ impl NetNs {
         if own_group {
             command.process_group(0);
         }
+        // The parent's pid, read before the fork: a child whose parent died
+        // between the fork and its prctl gets no signal (prctl(2): the
+        // setting applies from then on), so it checks getppid after setting
+        // it and does not exec an orphan (SIGKILL of squall while a workload
+        // was being started left `sleep 60` running, seen in CI).
+        let parent = std::process::id() as libc::pid_t;
         // SAFETY: between fork and exec only async-signal-safe calls are
-        // made (setns, prctl), and `file` outlives the spawn because the
-        // closure owns it.
+        // made (setns, prctl, getppid), and `file` outlives the spawn
+        // because the closure owns it.
         unsafe {
             command.pre_exec(move || {
                 let _keep = &file;
@@ -184,6 +190,9 @@ impl NetNs {
                 }
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::other("squall died while starting this process"));
                 }
                 Ok(())
             });
