@@ -332,8 +332,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
     // route by.
     let topology = Topology::new(s).map_err(|e| c.fail(&root.key("links"), e.to_string()))?;
     let stage_names = || names(stage_at.keys().copied());
-    let stages: BTreeMap<&str, &StageConfig> =
-        s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).map(|st| (st.name.as_str(), st)).collect();
+    let stages: BTreeMap<&str, &StageConfig> = s.stages().map(|st| (st.name.as_str(), st)).collect();
 
     // States.
     crate::state_series::check(s).map_err(|(key, message)| c.fail(&key, message))?;
@@ -509,7 +508,7 @@ fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
                 ));
             }
             (Some(name), None) => {
-                if !s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).any(|st| st.name == *name) {
+                if s.stage(name).is_none() {
                     return Err(
                         c.fail(&p.key("stage"), format!("no stage named `{name}`; the stages are {stage_names}"))
                     );
@@ -567,7 +566,7 @@ fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
 /// a radio, a rate series or a service time vary per packet or give no
 /// rate, and their delivered rate is the stage's `throughput`.
 fn check_recorded_rate(c: &Checker, s: &Scenario, name: &str, p: &KeyPath) -> Check {
-    let Some(stage) = s.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).find(|st| st.name == name) else {
+    let Some(stage) = s.stage(name) else {
         return Ok(());
     };
     let how = if stage.trace.is_some() {

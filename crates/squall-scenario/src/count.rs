@@ -209,12 +209,7 @@ pub fn poisson_mean_gap(mean_bytes: f64, load: f64, rate: Rate) -> Option<Durati
 
 /// The `rate` of the stage named `name`, on any link and direction.
 pub fn stage_rate(scenario: &Scenario, name: &str) -> Option<Rate> {
-    scenario
-        .links
-        .iter()
-        .flat_map(|l| l.downlink.iter().chain(&l.uplink))
-        .find(|st| st.name == name)
-        .and_then(|st| st.rate)
+    scenario.stage(name).and_then(|st| st.rate)
 }
 
 #[cfg(test)]

@@ -18,6 +18,17 @@ pub struct LinkPaths {
 }
 
 impl Scenario {
+    /// Every stage of every link, downlink stages before uplink ones, link
+    /// by link.
+    pub fn stages(&self) -> impl Iterator<Item = &squall_link::StageConfig> {
+        self.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink))
+    }
+
+    /// The stage named `name` (names are unique in a checked scenario).
+    pub fn stage(&self, name: &str) -> Option<&squall_link::StageConfig> {
+        self.stages().find(|st| st.name == name)
+    }
+
     /// The host that stands for everything beyond the scenario
     /// (`outside_interface`), if any, with its index.
     pub fn outside_host(&self) -> Option<(usize, &Host)> {

@@ -106,8 +106,7 @@ impl Simulation {
         };
 
         // The states are checked before the schedule is built from them.
-        let stage_names: HashSet<&str> =
-            scenario.links.iter().flat_map(|l| l.downlink.iter().chain(&l.uplink)).map(|s| s.name.as_str()).collect();
+        let stage_names: HashSet<&str> = scenario.stages().map(|s| s.name.as_str()).collect();
         for s in &scenario.schedule() {
             for change in &s.state.changes {
                 if !stage_names.contains(change.stage()) {

@@ -231,12 +231,7 @@ impl VectorWriter {
         for r in &scenario.record {
             match r.resolved() {
                 Some((RecordSource::Stage(name), q)) => {
-                    let Some(config) = scenario
-                        .links
-                        .iter()
-                        .flat_map(|l| l.downlink.iter().chain(&l.uplink))
-                        .find(|st| st.name == name)
-                    else {
+                    let Some(config) = scenario.stage(&name) else {
                         return Err(format!("[[record]] names stage `{name}`, which the scenario does not have"));
                     };
                     let st = stages.entry(name.clone()).or_insert_with(|| StageVectors {

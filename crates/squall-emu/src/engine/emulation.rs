@@ -518,8 +518,7 @@ fn run_info(
         }).collect::<Vec<_>>(),
         "states": scenario.schedule().iter().map(|s| s.state.name.clone()).collect::<Vec<_>>(),
         // Each stage's background-load generators, for `squall ctl background`.
-        "background": scenario.links.iter()
-            .flat_map(|l| l.downlink.iter().chain(&l.uplink))
+        "background": scenario.stages()
             .flat_map(|st| st.background.iter().map(move |g| serde_json::json!({"stage": st.name, "generator": g.name})))
             .collect::<Vec<_>>(),
         "duration": scenario.duration.as_secs_f64(),
