@@ -690,6 +690,9 @@ async function loadServer() {
   server.root = r.data.root;
   if (!server.root) {
     $("emu-start").disabled = true;
+    const emu = $("set-engine").querySelector('option[value="emu"]');
+    emu.disabled = true;
+    emu.textContent += " (needs a server running as root)";
     const m = $("emu-message");
     m.className = "bad";
     m.textContent = "this server does not run as root: it cannot start or change emulations " +

@@ -165,16 +165,30 @@ pub fn runs_in_manifest(m: &serde_json::Value) -> Vec<(String, u64, u64)> {
 async fn run_one(app: &AppState, job: &Job) -> Result<(), String> {
     let file = app.workspace.file(Kind::Experiment, &job.name).map_err(|e| e.message)?;
     let out = app.workspace.results_dir(&job.name).map_err(|e| e.message)?;
+    // A set with engine `emu` waits for the emulator slot (an emulation
+    // started from the Live tab ends first) and holds it to its end: its
+    // replications run one at a time (`squall run` runs them so), each a
+    // `squall emu` the Live tab lists and watches.
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("cannot read experiments/{}.toml: {e}", job.name))?;
+    let _slot = match emulation_set(&job.name, &text).map_err(|e| e.message)? {
+        Some(set) => Some(app.launcher.take(format!("set `{set}` of job {} (engine emu)", job.id)).await),
+        None => None,
+    };
     let mut cmd = tokio::process::Command::new(&app.squall);
     cmd.arg("run").arg(&file).arg("--out").arg(&out).arg("--jobs").arg(app.jobs.to_string());
     if job.resume {
         cmd.arg("--resume");
     }
+    // Its own process group, so that a cancel reaches the `squall emu`
+    // it runs as well: SIGTERM, on which `squall emu` removes its
+    // namespaces and ends its workloads (docs/emulation.md).
     cmd.current_dir(app.workspace.root())
+        .process_group(0)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", app.squall.display()))?;
+    let group = child.id().map(|id| nix::unistd::Pid::from_raw(id as i32));
     let mut stderr = child.stderr.take().expect("stderr is piped");
     let errors = tokio::spawn(async move {
         use tokio::io::AsyncReadExt as _;
@@ -189,12 +203,26 @@ async fn run_one(app: &AppState, job: &Job) -> Result<(), String> {
             _ = tick.tick() => {
                 let (total, done) = progress(&out);
                 app.queue.update(job.id, |j| { j.total = total; j.done = done; }).await;
-                if app.queue.cancelled(job.id).await {
-                    let _ = child.start_kill();
+                if app.queue.cancelled(job.id).await
+                    && let Some(group) = group
+                {
+                    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGTERM);
                 }
             }
         }
     };
+    // What `squall run` started may outlive it (a cancelled `squall emu`
+    // cleaning up): the slot is given back once the whole group is gone.
+    if let Some(group) = group {
+        let deadline = Instant::now() + GROUP_GRACE;
+        while nix::sys::signal::killpg(group, None).is_ok() {
+            if Instant::now() > deadline {
+                let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
     let (total, done) = progress(&out);
     app.queue
         .update(job.id, |j| {
@@ -308,14 +336,8 @@ pub async fn create_set(
     }
     match r.engine.as_str() {
         "sim" => {}
-        "emu" => {
-            return Err(ApiError::bad_request(
-                "engine `emu`: replication sets run simulations; start an emulation in the Live tab (POST \
-                 /api/emulations, one at a time, watched live), or run `squall run` on an experiment file with \
-                 engine = \"emu\" from a root shell",
-            ));
-        }
-        other => return Err(ApiError::bad_request(format!("engine `{other}`: expected \"sim\""))),
+        "emu" => need_root(&r.name)?,
+        other => return Err(ApiError::bad_request(format!("engine `{other}`: expected \"sim\" or \"emu\""))),
     }
     if r.replications == 0 || r.replications > 100_000 {
         return Err(ApiError::bad_request(format!(
@@ -409,10 +431,11 @@ pub async fn run_experiment(
     if !app.workspace.file(Kind::Experiment, &name)?.is_file() {
         return Err(ApiError::not_found(format!("no experiments/{name}.toml")));
     }
-    refuse_emulation(
-        &name,
-        &std::fs::read_to_string(app.workspace.file(Kind::Experiment, &name)?).unwrap_or_default(),
-    )?;
+    let text = std::fs::read_to_string(app.workspace.file(Kind::Experiment, &name)?)
+        .map_err(|e| ApiError::internal(format!("cannot read experiments/{name}.toml: {e}")))?;
+    if let Some(set) = emulation_set(&name, &text)? {
+        need_root(&set)?;
+    }
     if !r.resume && app.workspace.results_dir(&name)?.exists() {
         return Err(ApiError::conflict(format!(
             "results/{name}/ exists already: send \"resume\": true to continue it"
@@ -421,23 +444,30 @@ pub async fn run_experiment(
     Ok((axum::http::StatusCode::CREATED, Json(app.queue.push(name, r.resume).await?)))
 }
 
-/// Refuses an experiment file with an emulation set: the queue runs
-/// `squall run` as the server's user, one set after another, without the
-/// root check, the run lock and the live view an emulation needs (the
-/// `engine = "emu"` set of a hand-written file would otherwise start one,
-/// past the check [`create_set`] makes). A file that does not parse is
-/// refused with the command line's located error.
-fn refuse_emulation(name: &str, text: &str) -> Result<(), ApiError> {
+/// How long a cancelled set's processes get to end (a `squall emu`
+/// removing its namespaces) before they are killed.
+const GROUP_GRACE: Duration = Duration::from_secs(30);
+
+/// The first set of the experiment `text` with engine `emu`, if any. A
+/// file that does not parse is refused with the command line's error.
+fn emulation_set(name: &str, text: &str) -> Result<Option<String>, ApiError> {
     let file = format!("experiments/{name}.toml");
     let experiment = squall_scenario::parse_experiment(&file, text)
         .map_err(|e| ApiError::bad_request(format!("{file} is not a valid experiment: {e}")))?;
-    match experiment.sets.iter().find(|s| s.engine == squall_scenario::Engine::Emu) {
-        Some(set) => Err(ApiError::bad_request(format!(
-            "{file}: set `{}` has engine = \"emu\": the control tool does not run emulations from experiment \
-             files; run `squall run {file}` from a root shell",
-            set.name
-        ))),
-        None => Ok(()),
+    Ok(experiment.sets.iter().find(|s| s.engine == squall_scenario::Engine::Emu).map(|s| s.name.clone()))
+}
+
+/// An emulation set needs the server to run as root (namespaces, TUN
+/// devices), as starting an emulation does: 403 otherwise, nothing
+/// written or queued.
+fn need_root(set: &str) -> Result<(), ApiError> {
+    if crate::live::running_as_root() {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "set `{set}` has engine emu: emulations need root (network namespaces, TUN devices); start `squall \
+             serve` as root to run it, or `squall run` from a root shell"
+        )))
     }
 }
 

@@ -214,10 +214,39 @@ async fn ask(id: u32, run: RunId, request: Request) -> Result<Json<serde_json::V
 /// emu` from a root shell).
 pub const MAX_DURATION_S: f64 = 600.0;
 
-/// The emulation this server started, if any: one at a time.
+/// The emulation this server started, if any, and the one emulator
+/// slot: one emulation at a time, whether started from the Live tab or
+/// by a replication set with engine `emu` (each holds the slot until its
+/// last `squall emu` has ended), so that two runs never share the CPU
+/// that keeps their departure times.
 #[derive(Default)]
 pub struct Launcher {
     current: tokio::sync::Mutex<Option<Launch>>,
+    slot: Arc<tokio::sync::Mutex<()>>,
+    /// What holds the slot, for the refusal's message.
+    holder: std::sync::Mutex<String>,
+}
+
+/// The emulator slot, held while an emulation (or an emulation set) runs.
+pub struct SlotGuard(#[allow(dead_code)] tokio::sync::OwnedMutexGuard<()>);
+
+impl Launcher {
+    /// The slot now, or a 409 naming what holds it.
+    pub(crate) fn try_take(&self, holder: String) -> Result<SlotGuard, ApiError> {
+        let guard = self.slot.clone().try_lock_owned().map_err(|_| {
+            let by = self.holder.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+            ApiError::conflict(format!("{by} is still running; one at a time: start this one when it has ended"))
+        })?;
+        *self.holder.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = holder;
+        Ok(SlotGuard(guard))
+    }
+
+    /// The slot, once whatever holds it has ended.
+    pub async fn take(&self, holder: String) -> SlotGuard {
+        let guard = self.slot.clone().lock_owned().await;
+        *self.holder.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = holder;
+        SlotGuard(guard)
+    }
 }
 
 /// Where an emulation started from the page is.
@@ -277,7 +306,7 @@ pub async fn server(State(app): State<Arc<AppState>>) -> Json<serde_json::Value>
 
 /// Whether this process runs as root: /proc/self belongs to the
 /// process's effective user (proc(5), "/proc/pid").
-fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     use std::os::unix::fs::MetadataExt as _;
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
@@ -320,16 +349,11 @@ pub async fn start(
         ));
     }
     let mut current = app.launcher.current.lock().await;
-    if let Some(l) = current.as_ref().filter(|l| l.state == LaunchState::Running) {
-        return Err(ApiError::conflict(format!(
-            "emulation `{}` (run {}) is still running: one at a time; start this one when it has ended",
-            l.name, l.id
-        )));
-    }
     let out = app.workspace.results_dir(&name)?;
     if out.exists() {
         return Err(ApiError::conflict(format!("results/{name}/ exists already: choose another name")));
     }
+    let slot = app.launcher.try_take(format!("emulation `{name}`"))?;
     // The resolved scenario is read by `squall emu` (which writes its own
     // copy to results/NAME/scenario.toml) and removed when it ends. Its
     // error output goes to a file, not a pipe, so that the run outlives
@@ -365,6 +389,8 @@ pub async fn start(
         state: LaunchState::Running,
         error: None,
     };
+    *app.launcher.holder.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+        format!("emulation `{name}` (run {id})");
     *current = Some(launch.clone());
     let app_for_end = app.clone();
     tokio::spawn(async move {
@@ -392,6 +418,7 @@ pub async fn start(
                 }
             }
         }
+        drop(slot);
     });
     Ok((axum::http::StatusCode::CREATED, Json(launch)))
 }

@@ -48,7 +48,7 @@ pub fn spec() -> Value {
           "Set": { "type": "object", "required": ["name", "network", "replications"], "additionalProperties": false,
             "properties": { "name": { "type": "string" }, "network": { "type": "string" },
               "workload": { "type": "string" }, "replications": { "type": "integer", "minimum": 1 },
-              "seed": { "type": "integer", "minimum": 0 }, "engine": { "enum": ["sim"] },
+              "seed": { "type": "integer", "minimum": 0 }, "engine": { "enum": ["sim", "emu"] },
               "set": { "type": "object" }, "sweep": { "type": "object" } } },
           "Run": { "type": "object", "required": ["experiment"], "additionalProperties": false,
             "properties": { "experiment": { "type": "string" }, "resume": { "type": "boolean" } } },

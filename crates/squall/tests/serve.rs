@@ -10,6 +10,10 @@ use std::time::{Duration, Instant};
 
 use common::SQUALL;
 
+/// Tests that start emulations run one at a time: GET /api/emulations
+/// lists every run on the machine, and each run keeps its own timing.
+static EMULATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A running `squall serve`, stopped when dropped.
 struct Server {
     child: Child,
@@ -497,33 +501,140 @@ fn a_simulated_set_with_an_outside_host_is_refused_before_queuing() {
     assert_eq!(server.get("/api/jobs").1, serde_json::json!([]));
 }
 
+/// The namespaces `ip netns list` shows for the emulation run `id`.
+fn namespaces_of(id: u64) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&format!("squall-{id}-")))
+        .map(String::from)
+        .collect()
+}
+
+/// The id of a running emulation listed by GET /api/emulations whose
+/// control socket answers, waited for (60 s at most: a bound, not a
+/// timing check).
+fn wait_for_emulation(server: &Server) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, runs) = server.get("/api/emulations");
+        if let Some(id) = runs.as_array().unwrap().iter().find(|r| r.get("info").is_some()).map(|r| r["id"].as_u64()) {
+            return id.unwrap();
+        }
+        assert!(Instant::now() < deadline, "no emulation answered within 60 s: {runs}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A replication set with engine `emu` (seed 000 §4.1: the same sets for
+/// the emulator) is queued like a simulated one and runs its
+/// replications one at a time as `squall run` does, each a `squall emu`
+/// the Live tab lists and watches; while it runs the emulator is taken
+/// (a start from the Live tab is refused, naming the set); a cancel ends
+/// the running `squall emu` with SIGTERM, which removes its namespaces,
+/// and frees the emulator. Bad engines are refused and nothing written.
+/// Needs root and namespaces (skipped without them, except under
+/// CI=true, where it fails).
 #[test]
-fn emulation_sets_are_refused_for_now() {
+fn emulation_sets_run_one_at_a_time_and_a_cancel_leaves_nothing() {
+    let _emulator = EMULATOR.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let ws = tempfile::tempdir().unwrap();
     let server = Server::start(ws.path());
-    let (_, t) = server.get("/api/templates/gsm-udp");
-    server.json("PUT", "/api/files/networks/n", &serde_json::json!({ "text": t["network"] }), &["If-None-Match: *"]);
-    let set = serde_json::json!({ "name": "e", "network": "n", "replications": 1, "engine": "emu" });
-    let (status, answer) = server.json("POST", "/api/sets", &set, &[]);
-    assert_eq!(status, 400, "{answer}");
-    assert!(answer["error"].as_str().unwrap().contains("squall run"), "{answer}");
-    assert!(!ws.path().join("experiments/e.toml").exists());
-    // The same set written by hand: POST /api/runs refuses it too, and
-    // queues nothing.
-    let hand = "name = \"hand\"\n[networks]\nn = \"../networks/n.toml\"\n\n[[sets]]\nname = \"live\"\n\
-                networks = [\"n\"]\nengine = \"emu\"\nreplications = 1\n";
-    std::fs::write(ws.path().join("experiments/hand.toml"), hand).unwrap();
-    let (status, answer) = server.json("POST", "/api/runs", &serde_json::json!({ "experiment": "hand" }), &[]);
-    assert_eq!(status, 400, "{answer}");
-    let error = answer["error"].as_str().unwrap();
-    assert!(error.contains("set `live`") && error.contains("engine = \"emu\""), "{answer}");
-    assert_eq!(server.get("/api/jobs").1, serde_json::json!([]));
-    assert!(!ws.path().join("results/hand").exists());
-    // With the engine changed to sim the same file is queued.
-    std::fs::write(ws.path().join("experiments/hand.toml"), hand.replace("\"emu\"", "\"sim\"")).unwrap();
-    let (status, answer) = server.json("POST", "/api/runs", &serde_json::json!({ "experiment": "hand" }), &[]);
+    let (status, answer) = server.json(
+        "PUT",
+        "/api/files/networks/n",
+        &serde_json::json!({ "text": common::live_network("200 KB") }),
+        &["If-None-Match: *"],
+    );
     assert_eq!(status, 201, "{answer}");
-    assert_eq!(wait_for_job(&server, "hand")["state"], "done");
+    let set = |name: &str, reps: u32, duration: &str| {
+        serde_json::json!({ "name": name, "network": "n", "replications": reps, "engine": "emu", "seed": 5,
+                            "set": { "duration": duration } })
+    };
+    let mut bad = set("b", 1, "3 s");
+    bad["engine"] = "ns3".into();
+    let (status, answer) = server.json("POST", "/api/sets", &bad, &[]);
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains(r#"expected "sim" or "emu""#), "{answer}");
+    assert!(!ws.path().join("experiments/b.toml").exists());
+    if !common::namespaces_available() {
+        return;
+    }
+    // Two replications of a 3 s emulation, one after the other.
+    let (status, answer) = server.json("POST", "/api/sets", &set("e", 2, "3 s"), &[]);
+    assert_eq!(status, 201, "{answer}");
+    assert!(answer["experiment"].as_str().unwrap().contains("engine = \"emu\""), "{answer}");
+    let first = wait_for_emulation(&server);
+    let (status, answer) = server.json(
+        "POST",
+        "/api/emulations",
+        &serde_json::json!({ "name": "x", "network": "n", "duration_s": 3 }),
+        &[],
+    );
+    assert_eq!(status, 409, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("set `e`"), "{answer}");
+    assert!(!ws.path().join("results/x").exists());
+    let job = wait_for_job(&server, "e");
+    assert_eq!(job["state"], "done", "{job}");
+    assert_eq!((job["done"].as_u64(), job["total"].as_u64()), (Some(2), Some(2)), "{job}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("results/e/experiment.json")).unwrap()).unwrap();
+    let runs: Vec<&serde_json::Value> = manifest["sets"][0]["points"][0]["runs"].as_array().unwrap().iter().collect();
+    assert_eq!(runs.len(), 2, "{manifest}");
+    let seeds: Vec<u64> = runs.iter().map(|r| r[1].as_u64().unwrap()).collect();
+    assert_eq!(seeds, [5, 6], "replication i uses seed + i: {manifest}");
+    for r in &runs {
+        let dir = ws.path().join("results/e").join(r[2].as_str().unwrap());
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+        assert_eq!(result["scenario"], "emu-tcp-10mbit", "{result}");
+        // The 200 KB download arrived in each: the mobile host's pcap holds it.
+        assert!(std::fs::metadata(dir.join("mobile.pcap")).unwrap().len() > 200_000, "{}", dir.display());
+    }
+    assert!(namespaces_of(first).is_empty(), "{:?}", namespaces_of(first));
+
+    // A long set (a 100 MB download at 4 Mbit/s outlasts its 60 s)
+    // cancelled while its first emulation runs.
+    let (status, answer) = server.json(
+        "PUT",
+        "/api/files/networks/long",
+        &serde_json::json!({ "text": common::live_network("100 MB") }),
+        &["If-None-Match: *"],
+    );
+    assert_eq!(status, 201, "{answer}");
+    let mut long = set("c", 3, "60 s");
+    long["network"] = "long".into();
+    let (status, answer) = server.json("POST", "/api/sets", &long, &[]);
+    assert_eq!(status, 201, "{answer}");
+    let id = wait_for_emulation(&server);
+    assert_eq!(namespaces_of(id).len(), 2, "the running emulation's namespaces");
+    let job_id = answer["job"]["id"].as_u64().unwrap();
+    let (status, answer) = server.json("POST", &format!("/api/jobs/{job_id}/cancel"), &serde_json::json!({}), &[]);
+    assert_eq!(status, 200, "{answer}");
+    let cancelled = Instant::now();
+    let job = wait_for_job(&server, "c");
+    assert_eq!(job["state"], "cancelled", "{job}");
+    // Ended by the cancel, not by its 60 s.
+    assert!(cancelled.elapsed() < Duration::from_secs(30), "{:?}", cancelled.elapsed());
+    assert_eq!(job["done"], 0, "{job}");
+    assert!(namespaces_of(id).is_empty(), "namespaces left by the cancelled run: {:?}", namespaces_of(id));
+    assert!(!std::path::Path::new(&format!("/run/squall/squall-{id}.sock")).exists());
+    let (_, runs) = server.get("/api/emulations");
+    assert!(runs.as_array().unwrap().iter().all(|r| r["id"] != id), "{runs}");
+    // The emulator is free again.
+    let (status, answer) = server.json(
+        "POST",
+        "/api/emulations",
+        &serde_json::json!({ "name": "x", "network": "n", "duration_s": 1 }),
+        &[],
+    );
+    assert_eq!(status, 201, "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while server.get("/api/emulations").1.as_array().unwrap().iter().any(|r| r["launch"]["state"] == "running") {
+        assert!(Instant::now() < deadline, "the 1 s emulation still runs after 60 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// POST /api/emulations: a checked scenario of the workspace starts
@@ -535,6 +646,7 @@ fn emulation_sets_are_refused_for_now() {
 /// CI=true, where it fails).
 #[test]
 fn emulations_start_one_at_a_time_from_a_checked_scenario() {
+    let _emulator = EMULATOR.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let ws = tempfile::tempdir().unwrap();
     let server = Server::start(ws.path());
     let put = |name: &str, text: &str| {
@@ -664,6 +776,7 @@ rate = "1 Mbit/s"
 /// without them, except under CI=true, where it fails).
 #[test]
 fn blackout_and_background_actions_reach_the_run_and_are_logged() {
+    let _emulator = EMULATOR.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let ws = tempfile::tempdir().unwrap();
     let server = Server::start(ws.path());
     let (status, answer) = server.json(
@@ -820,6 +933,19 @@ fn a_server_without_root_says_so_and_starts_no_emulation() {
     assert!(!ws.path().join("results/x").exists());
     let (_, runs) = server.get("/api/emulations");
     assert!(runs.as_array().unwrap().iter().all(|r| r.get("launch").is_none()), "{runs}");
+    // Nor an emulation set, made here or written by hand.
+    let set = serde_json::json!({ "name": "e", "network": "live", "replications": 1, "engine": "emu" });
+    let (status, answer) = server.json("POST", "/api/sets", &set, &[]);
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("set `e` has engine emu"), "{answer}");
+    assert!(!ws.path().join("experiments/e.toml").exists());
+    let hand = "name = \"hand\"\n[networks]\nn = \"../networks/live.toml\"\n\n[[sets]]\nname = \"h\"\n\
+                networks = [\"n\"]\nengine = \"emu\"\nreplications = 1\n";
+    std::fs::write(ws.path().join("experiments/hand.toml"), hand).unwrap();
+    let (status, answer) = server.json("POST", "/api/runs", &serde_json::json!({ "experiment": "hand" }), &[]);
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("set `h` has engine emu"), "{answer}");
+    assert_eq!(server.get("/api/jobs").1, serde_json::json!([]));
 }
 
 /// `squall bench serve` (the 20-client benchmark, issue 32) really has
@@ -829,6 +955,7 @@ fn a_server_without_root_says_so_and_starts_no_emulation() {
 /// report their departure error. Needs root and namespaces.
 #[test]
 fn bench_serve_puts_every_client_on_the_live_stream() {
+    let _emulator = EMULATOR.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if !common::namespaces_available() {
         return;
     }
