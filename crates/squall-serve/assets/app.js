@@ -489,7 +489,8 @@ function message(text, bad) {
 
 function chooseEmulation(id) {
   if (live.source) live.source.close();
-  Object.assign(live, { id, source: null, info: null, samples: [], switches: [], ended: false });
+  Object.assign(live, { id, source: null, info: null, samples: [], switches: [], ended: false, deliveries: 0, late: 0 });
+  $("live-timing").textContent = "";
   $("live-title").textContent = `Run ${id}`;
   $("live-meta").textContent = "waiting for its control socket…";
   $("live-events").replaceChildren();
@@ -541,6 +542,14 @@ function onSample(line) {
     ` — state ${line.state ?? "(the scenario's start)"} — ${flows} flow(s)` +
     (line.dropped_lines ? ` — ${line.dropped_lines} line(s) not shown (slow page)` : "");
   $("live-meta").dataset.state = line.state ?? "";
+  const d = line.departure_error;
+  if (d) {
+    live.deliveries = (live.deliveries || 0) + d.deliveries;
+    live.late = (live.late || 0) + d.late;
+    $("live-timing").textContent = `last ${(line.interval_s ?? 0).toFixed(1)} s: ${d.deliveries} deliveries, ` +
+      `p50 ${d.p50_us.toFixed(0)} µs, p99 ${d.p99_us.toFixed(0)} µs, max ${d.max_us.toFixed(0)} µs; ` +
+      `late since watched: ${live.late} of ${live.deliveries}`;
+  }
   drawStages(line);
   drawChart();
 }
@@ -566,6 +575,7 @@ function drawStages(line) {
     for (const s of p.stages || []) {
       const tr = el("tr", {}, el("td", { textContent: `link ${p.link} ${p.direction}` }), el("td", { textContent: s.name }),
         el("td", { class: "num", textContent: bits(s.rate_bps) }), el("td", { class: "num", textContent: s.packets_inside }),
+        el("td", { textContent: (s.classes || []).map((c) => `${c.name} ${c.packets_queued}`).join(", ") }),
         el("td", { class: "num", textContent: s.delivered_packets }), el("td", { textContent: dropped(s.dropped) }));
       tr.dataset.stage = s.name;
       tr.dataset.rate = s.rate_bps ?? "";
@@ -574,24 +584,36 @@ function drawStages(line) {
   }
 }
 
-// The series drawn: each path's throughput, its stages' capacity (dashed),
-// and the busiest flows' throughput, in bit/s over the last WINDOW_S.
+// The series of the three charts, over the last WINDOW_S: each path's
+// throughput, its stages' capacity (dashed) and the busiest flows'
+// throughput (bit/s); each stage's packets inside and each class's
+// queue (packets); the departure-time error's p50 (dashed) and p99 (µs).
 function series() {
-  const out = new Map();
-  const add = (key, label, kind, t, v) => {
-    if (!out.has(key)) out.set(key, { key, label, kind, points: [] });
-    if (v !== null && v !== undefined) out.get(key).points.push([t, v]);
+  const out = { rate: new Map(), queue: new Map(), timing: new Map() };
+  const add = (chart, key, label, kind, t, v) => {
+    const m = out[chart];
+    if (!m.has(key)) m.set(key, { key, label, kind, points: [] });
+    if (v !== null && v !== undefined) m.get(key).points.push([t, v]);
   };
   const lastFlows = (live.samples.at(-1)?.flows || []).slice().sort((a, b) => b.bytes - a.bytes).slice(0, 4);
   const shown = new Set(lastFlows.map((f) => f.flow));
   for (const line of live.samples) {
     for (const p of line.paths || []) {
-      add(`path-${p.path}`, `link ${p.link} ${p.direction}`, "path", line.time, p.throughput_bps);
-      for (const s of p.stages || []) if (s.rate_bps) add(`capacity-${p.path}-${s.name}`, `${s.name} capacity`, "capacity", line.time, s.rate_bps);
+      add("rate", `path-${p.path}`, `link ${p.link} ${p.direction}`, "path", line.time, p.throughput_bps);
+      for (const s of p.stages || []) {
+        if (s.rate_bps) add("rate", `capacity-${p.path}-${s.name}`, `${s.name} capacity`, "capacity", line.time, s.rate_bps);
+        add("queue", `stage-${p.path}-${s.name}`, `${s.name}`, "stage", line.time, s.packets_inside);
+        for (const c of s.classes || []) add("queue", `class-${p.path}-${s.name}-${c.name}`, `${s.name} class ${c.name}`, "class", line.time, c.packets_queued);
+      }
     }
-    for (const f of line.flows || []) if (shown.has(f.flow)) add(`flow-${f.flow}`, `flow ${f.flow}`, "flow", line.time, f.throughput_bps);
+    for (const f of line.flows || []) if (shown.has(f.flow)) add("rate", `flow-${f.flow}`, `flow ${f.flow}`, "flow", line.time, f.throughput_bps);
+    const d = line.departure_error;
+    if (d && d.deliveries > 0) {
+      add("timing", "p50", "p50", "p50", line.time, d.p50_us);
+      add("timing", "p99", "p99", "p99", line.time, d.p99_us);
+    }
   }
-  return [...out.values()];
+  return { rate: [...out.rate.values()], queue: [...out.queue.values()], timing: [...out.timing.values()] };
 }
 
 function svg(tag, attrs, text) {
@@ -602,16 +624,25 @@ function svg(tag, attrs, text) {
 }
 
 function drawChart() {
-  const chart = $("live-chart");
-  chart.replaceChildren();
-  const [W, H, left, right, top, bottom] = [820, 280, 60, 10, 24, 30];
   const all = series();
+  drawLines("live-chart", "live-legend", all.rate, { H: 280, unit: "Mbit/s", scale: 1e6, digits: 2, label: bits, data: "bps" });
+  drawLines("live-queue-chart", "live-queue-legend", all.queue, { H: 200, unit: "packets", scale: 1, digits: 0,
+    label: (v) => `${v} packets`, data: "values" });
+  drawLines("live-timing-chart", "live-timing-legend", all.timing, { H: 200, unit: "µs", scale: 1, digits: 0,
+    label: (v) => `${v.toFixed(0)} µs`, data: "values" });
+}
+
+// One chart of `all` series against time, with the state switches marked.
+function drawLines(id, legendId, all, o) {
+  const chart = $(id);
+  chart.replaceChildren();
+  const [W, H, left, right, top, bottom] = [820, o.H, 60, 10, 24, 30];
   const t1 = live.samples.length ? live.samples.at(-1).time : WINDOW_S;
   const t0 = Math.max(0, t1 - WINDOW_S);
   const tEnd = Math.max(t1, t0 + 1);
   let ymax = 0;
   for (const s of all) for (const [, v] of s.points) ymax = Math.max(ymax, v);
-  ymax = ymax > 0 ? ymax * 1.1 : 1e6;
+  ymax = ymax > 0 ? ymax * 1.1 : o.scale;
   const x = (t) => left + (t - t0) / (tEnd - t0) * (W - left - right);
   const y = (v) => H - bottom - v / ymax * (H - top - bottom);
   chart.dataset.points = live.samples.length;
@@ -619,9 +650,9 @@ function drawChart() {
   for (let i = 0; i <= 4; i++) {
     const v = ymax * i / 4;
     chart.append(svg("line", { class: "grid", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
-    chart.append(svg("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, (v / 1e6).toFixed(2)));
+    chart.append(svg("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, (v / o.scale).toFixed(o.digits)));
   }
-  chart.append(svg("text", { x: 4, y: 12 }, "Mbit/s"));
+  chart.append(svg("text", { x: 4, y: 12 }, o.unit));
   for (let t = Math.ceil(t0 / 5) * 5; t <= tEnd; t += 5) {
     chart.append(svg("line", { class: "grid", x1: x(t), x2: x(t), y1: top, y2: H - bottom }));
     chart.append(svg("text", { x: x(t), y: H - bottom + 14, "text-anchor": "middle" }, `${t} s`));
@@ -632,7 +663,7 @@ function drawChart() {
     chart.append(svg("line", { class: "switch", x1: x(e.time), x2: x(e.time), y1: top, y2: H - bottom }));
     chart.append(svg("text", { x: x(e.time) + 3, y: top + 10 }, e.state));
   }
-  const legend = $("live-legend");
+  const legend = $(legendId);
   legend.replaceChildren();
   all.forEach((s, i) => {
     const colour = COLOURS[i % COLOURS.length];
@@ -640,14 +671,13 @@ function drawChart() {
       points: s.points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ") });
     line.dataset.series = s.key;
     line.dataset.times = s.points.map(([t]) => t).join(",");
-    line.dataset.bps = s.points.map(([, v]) => Math.round(v)).join(",");
+    line.dataset[o.data] = s.points.map(([, v]) => Math.round(v)).join(",");
     line.append(svg("title", {}, s.label));
     chart.append(line);
     const last = s.points.at(-1);
     const swatch = el("span", { class: "swatch" });
     swatch.style.background = colour; // CSSOM, which the page's CSP allows
-    legend.append(el("li", {}, swatch,
-      `${s.label}${last ? ": " + bits(last[1]) : ""}`));
+    legend.append(el("li", {}, swatch, `${s.label}${last ? ": " + o.label(last[1]) : ""}`));
   });
 }
 

@@ -199,6 +199,17 @@ fn table(line: &serde_json::Value) -> String {
             e["time"].as_f64().unwrap_or(0.0)
         );
     }
+    let d = &line["departure_error"];
+    if let Some(n) = d["deliveries"].as_u64().filter(|n| *n > 0) {
+        let us = |k: &str| d[k].as_f64().unwrap_or(0.0);
+        out += &format!(
+            "   departure error p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs over {n} deliveries ({} late)",
+            us("p50_us"),
+            us("p99_us"),
+            us("max_us"),
+            d["late"]
+        );
+    }
     if let Some(n) = line["dropped_lines"].as_u64().filter(|n| *n > 0) {
         out += &format!("   ({n} lines dropped: this terminal reads slower than they come)");
     }
@@ -209,8 +220,19 @@ fn table(line: &serde_json::Value) -> String {
             .flatten()
             .map(|s| {
                 let dropped: u64 = s["dropped"].as_object().map_or(0, |d| d.values().filter_map(|v| v.as_u64()).sum());
+                let classes: Vec<String> = s["classes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| format!("{} {}", c["name"].as_str().unwrap_or("?"), c["packets_queued"]))
+                    .collect();
+                let classes = if classes.is_empty() {
+                    String::new()
+                } else {
+                    format!(", queued by class: {}", classes.join(", "))
+                };
                 format!(
-                    "{} (rate {}, {} inside, {dropped} dropped)",
+                    "{} (rate {}, {} inside{classes}, {dropped} dropped)",
                     s["name"].as_str().unwrap_or("?"),
                     rate(&s["rate_bps"]),
                     s["packets_inside"]

@@ -345,6 +345,39 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     assert!(later_end > first_end);
     wait_css(&c, "#live-stages tr[data-stage='down'][data-rate='4000000']").await;
     shot(&c, "10-live-chart").await;
+    // The queue and departure-error charts follow the same samples: the
+    // downlink's packets inside, never above its 100-packet queue plus
+    // what its link and 25 ms delay hold at 4 Mbit/s (1 + 9 packets, one
+    // more at a boundary); and
+    // the p99 of each interval's departure errors, at least its p50.
+    wait_css(&c, "#live-queue-chart polyline[data-series='stage-0-down']").await;
+    let queue = c.find(Locator::Css("#live-queue-chart polyline[data-series='stage-0-down']")).await.unwrap();
+    let values = |v: Option<String>| -> Vec<f64> {
+        v.unwrap_or_default().split(',').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect()
+    };
+    let inside = values(queue.attr("data-values").await.unwrap());
+    assert!(!inside.is_empty() && inside.iter().all(|n| *n <= 111.0), "{inside:?}");
+    wait_css(&c, "#live-timing-chart polyline[data-series='p99']").await;
+    let p99 = values(
+        c.find(Locator::Css("#live-timing-chart polyline[data-series='p99']"))
+            .await
+            .unwrap()
+            .attr("data-values")
+            .await
+            .unwrap(),
+    );
+    let p50 = values(
+        c.find(Locator::Css("#live-timing-chart polyline[data-series='p50']"))
+            .await
+            .unwrap()
+            .attr("data-values")
+            .await
+            .unwrap(),
+    );
+    assert!(!p99.is_empty() && p99.len() == p50.len(), "{p50:?} {p99:?}");
+    assert!(p50.iter().zip(&p99).all(|(a, b)| a <= b), "{p50:?} {p99:?}");
+    assert!(text_of(&c, "live-timing").await.contains("deliveries, p50"));
+    shot(&c, "10b-live-queues-timing").await;
 
     // 3. Switch to `slow` from the page at about 4 s.
     chart_reaches(&c, 4.0).await;

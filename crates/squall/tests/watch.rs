@@ -146,6 +146,141 @@ fn ctl_watch_sees_the_link_rate_and_a_state_switch() {
     assert_eq!(last["dropped_lines"], 0);
     let csv = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
     assert!(csv.lines().any(|l| l.contains("slow")), "events.csv has no `slow` row");
+    check_departure_errors(&lines, &common::summary(&out));
+}
+
+/// Each line's `departure_error` covers the deliveries since the line
+/// before: over the watch they add up to the packets the paths delivered
+/// in the same time (the two are counted at the write and at the
+/// schedule: a batch apart at most), each interval's p50 ≤ p99 ≤ max,
+/// and no interval's maximum or late count exceeds the whole run's in
+/// summary.json.
+fn check_departure_errors(lines: &[serde_json::Value], summary: &serde_json::Value) {
+    let delivered = |line: &serde_json::Value| -> u64 {
+        line["paths"].as_array().unwrap().iter().map(|p| p["delivered_packets"].as_u64().unwrap()).sum()
+    };
+    let errors: Vec<&serde_json::Value> = lines.iter().map(|l| &l["departure_error"]).collect();
+    assert_eq!(errors[0]["deliveries"], 0, "the first line starts the interval: {}", errors[0]);
+    let counted: u64 = errors[1..].iter().map(|e| e["deliveries"].as_u64().unwrap()).sum();
+    let moved = delivered(lines.last().unwrap()) - delivered(&lines[0]);
+    assert!(moved > 1000, "{moved} packets delivered while watched");
+    assert!(counted.abs_diff(moved) <= 20 + moved / 50, "{counted} deliveries timed, {moved} delivered");
+    let run_max_us = summary["timing"]["error_max"].as_f64().unwrap() * 1e6;
+    let mut late = 0;
+    for e in &errors[1..] {
+        let f = |k: &str| e[k].as_f64().unwrap();
+        assert!(f("p50_us") <= f("p99_us") && f("p99_us") <= f("max_us"), "{e}");
+        assert!(f("max_us") <= run_max_us + 1.0, "{e} against the run's maximum {run_max_us} µs");
+        late += e["late"].as_u64().unwrap();
+    }
+    assert!(late <= summary["timing"]["late"].as_u64().unwrap(), "{late} late deliveries: {}", summary["timing"]);
+}
+
+/// A classful downlink (two classes of 30 packets, weighted round robin
+/// at 2 Mbit/s) with a UDP flood at twice the link's rate in class
+/// `flood` and nothing in class `calm`: once the queue has filled
+/// (30 packets at 250 packets/s of excess: 0.12 s) the flood's class
+/// stays full — at least 25 and at most 30 packets in every later line —
+/// while `calm` holds none, and the stage's packets inside are the
+/// classes' plus those on the link and in its delay.
+#[test]
+fn ctl_watch_shows_each_class_queue() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("classes.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "watch-classes"
+duration = "4 s"
+seed = 1
+
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+
+[[links]]
+between = ["fixed", "mobile"]
+
+[[links.downlink]]
+name = "down"
+rate = "2 Mbit/s"
+delay = "10 ms"
+[links.downlink.queue]
+scheduler = "wrr"
+default_class = "calm"
+classes = [{ name = "flood", packets = 30, weight = 1 }, { name = "calm", packets = 30, weight = 1 }]
+rules = [{ class = "flood", protocol = "udp", src_port = 4000 }]
+
+[[links.uplink]]
+name = "up"
+rate = "2 Mbit/s"
+delay = "10 ms"
+
+[[workload.udp]]
+name = "flood"
+from = "fixed"
+to = "mobile"
+src_port = 4000
+size = "1000 B"
+rate = "4 Mbit/s"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let mut emu = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .arg("--no-pcap")
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = emu.id().to_string();
+    let ctl = |args: &[&str]| Command::new(SQUALL).arg("ctl").args(args).output().unwrap();
+    let mut listed = false;
+    for _ in 0..200 {
+        if String::from_utf8_lossy(&ctl(&["list"]).stdout).contains(&id) {
+            listed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(listed, "run {id} not in `squall ctl list`");
+    let watch = Command::new(SQUALL).args(["ctl", "watch", &id, "--json"]).output().unwrap();
+    assert!(watch.status.success());
+    assert!(emu.wait().unwrap().success());
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&watch.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut full = 0;
+    for line in &lines {
+        let down = line["paths"].as_array().unwrap().iter().find(|p| p["direction"] == "downlink").unwrap();
+        let stage = &down["stages"][0];
+        let classes = stage["classes"].as_array().unwrap_or_else(|| panic!("no classes: {stage}"));
+        let queued = |name: &str| -> u64 {
+            classes.iter().find(|c| c["name"] == name).unwrap()["packets_queued"].as_u64().unwrap()
+        };
+        let (flood, calm) = (queued("flood"), queued("calm"));
+        assert_eq!(calm, 0, "{stage}");
+        assert!(flood <= 30, "{stage}");
+        let inside = stage["packets_inside"].as_u64().unwrap();
+        // Beyond the queue: the packet on the link and those in the 10 ms
+        // delay line (4 ms a packet at 2 Mbit/s: at most 3), one more at
+        // a boundary.
+        assert!(inside >= flood && inside <= flood + 5, "{stage}");
+        if line["time"].as_f64().unwrap() >= 0.5 {
+            assert!(flood >= 25, "the flood's class at {}: {stage}", line["time"]);
+            full += 1;
+        }
+    }
+    assert!(full >= 10, "{full} lines after 0.5 s");
 }
 
 /// A running `squall serve` on an ephemeral port: (child, base URL, token).

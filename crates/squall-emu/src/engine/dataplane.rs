@@ -629,7 +629,9 @@ impl Dataplane {
             // rate times the time between them.
             ControlRequest::Sample { since } => {
                 let paths = self.routing.paths.iter().enumerate().map(|(i, e)| (e, self.fabric.link_path(i)));
-                Ok(self.edge.live.sample(self.polled, since, paths))
+                let mut sample = self.edge.live.sample(self.polled, since, paths);
+                sample["departure_error"] = serde_json::to_value(self.timing.take_interval()).unwrap_or_default();
+                Ok(sample)
             }
             ControlRequest::EnterState(name) => {
                 let schedule = self.fabric.schedule();

@@ -77,6 +77,31 @@ pub struct TimingRecorder {
     late: u64,
     worst_ns: u64,
     worst_at: Instant,
+    /// The errors since the live view's last sample; kept only once a
+    /// watch asked for one ([`TimingRecorder::take_interval`]), so a run
+    /// nobody watches pays nothing for it.
+    interval: Option<Box<Interval>>,
+}
+
+/// Departure-time errors between two samples of the live view.
+#[derive(Clone, Debug, Default)]
+struct Interval {
+    errors: ErrorHistogram,
+    late: u64,
+    worst_ns: u64,
+}
+
+/// The departure-time error of the deliveries since the previous sample,
+/// as the live view shows it (`squall ctl watch`'s `departure_error`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct IntervalTiming {
+    pub deliveries: u64,
+    /// Percentiles as in [`TimingSummary`], microseconds; the maximum exact.
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+    /// Deliveries later than the run's late threshold.
+    pub late: u64,
 }
 
 /// What summary.json reports about timing.
@@ -101,7 +126,32 @@ pub struct TimingSummary {
 
 impl TimingRecorder {
     pub fn new(threshold: Duration) -> Self {
-        TimingRecorder { threshold, errors: ErrorHistogram::new(), late: 0, worst_ns: 0, worst_at: Instant::ZERO }
+        TimingRecorder {
+            threshold,
+            errors: ErrorHistogram::new(),
+            late: 0,
+            worst_ns: 0,
+            worst_at: Instant::ZERO,
+            interval: None,
+        }
+    }
+
+    /// The deliveries' errors since the previous call (none on the first:
+    /// the interval starts then), and a new interval.
+    pub fn take_interval(&mut self) -> IntervalTiming {
+        let i = self.interval.get_or_insert_with(Box::default);
+        let pct = |q: f64| i.errors.quantile(q).min(i.worst_ns) as f64 / 1e3;
+        let taken = IntervalTiming {
+            deliveries: i.errors.count(),
+            p50_us: pct(0.5),
+            p99_us: pct(0.99),
+            max_us: i.worst_ns as f64 / 1e3,
+            late: i.late,
+        };
+        i.errors.clear();
+        i.late = 0;
+        i.worst_ns = 0;
+        taken
     }
 
     /// Records one delivery scheduled at `scheduled` and written at
@@ -115,6 +165,11 @@ impl TimingRecorder {
         self.errors.record(error.as_nanos());
         let late = error > self.threshold;
         self.late += u64::from(late);
+        if let Some(i) = self.interval.as_mut() {
+            i.errors.record(error.as_nanos());
+            i.late += u64::from(late);
+            i.worst_ns = i.worst_ns.max(error.as_nanos());
+        }
         late
     }
 
@@ -193,6 +248,12 @@ impl ErrorHistogram {
         self.total
     }
 
+    /// Empty again, keeping its memory.
+    pub fn clear(&mut self) {
+        self.counts.fill(0);
+        self.total = 0;
+    }
+
     /// The upper edge of the bucket holding the value of rank
     /// ceil(q × count) (the nearest-rank percentile); 0 when empty.
     pub fn quantile(&self, q: f64) -> u64 {
@@ -215,6 +276,31 @@ impl ErrorHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_holds_the_deliveries_since_the_last_sample() {
+        let mut t = TimingRecorder::new(Duration::from_micros(1000));
+        let at = |us: u64| Instant::ZERO + Duration::from_micros(us);
+        // Before the first sample nothing is kept for the interval.
+        t.record(at(0), at(5000));
+        assert_eq!(t.take_interval().deliveries, 0);
+        // 100 deliveries 1..=100 µs late, then one 2 ms late.
+        for e in 1..=100 {
+            t.record(at(10_000), at(10_000 + e));
+        }
+        t.record(at(20_000), at(22_000));
+        let i = t.take_interval();
+        assert_eq!((i.deliveries, i.late), (101, 1));
+        assert_eq!(i.max_us, 2000.0);
+        // Nearest rank: the 51st of 101 is 51 µs, the 100th is 100 µs
+        // (buckets are exact below 128 ns, then 1/128 wide: 51 µs ±0.4).
+        assert!((i.p50_us - 51.0).abs() <= 0.4, "{i:?}");
+        assert!((i.p99_us - 100.0).abs() <= 0.8, "{i:?}");
+        let next = t.take_interval();
+        assert_eq!((next.deliveries, next.late, next.max_us), (0, 0, 0.0));
+        // The run's own figures keep everything.
+        assert_eq!((t.summary().deliveries, t.summary().late), (102, 2));
+    }
 
     #[test]
     fn histogram_buckets_are_at_most_one_128th_wide_and_cover_u64() {

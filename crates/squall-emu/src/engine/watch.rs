@@ -124,14 +124,29 @@ impl LiveCounters {
                         // Real packets inside the stage: queued, on its
                         // link or in its buffers.
                         let inside = (s.entered + s.duplicated).saturating_sub(s.delivered + s.dropped_total());
-                        serde_json::json!({
+                        let mut stage = serde_json::json!({
                             "name": s.name,
                             "rate_bps": rate,
                             "packets_inside": inside,
                             "delivered_packets": s.delivered,
                             "dropped": s.dropped,
                             "background_packets": s.background,
-                        })
+                        });
+                        // A classful queue: each class's packets waiting
+                        // now (real and background), sent and dropped.
+                        if !s.classes.is_empty() {
+                            stage["classes"] = s
+                                .classes
+                                .iter()
+                                .map(|c| {
+                                    serde_json::json!({
+                                        "name": c.name, "packets_queued": c.queued,
+                                        "sent_packets": c.sent, "dropped_packets": c.dropped,
+                                    })
+                                })
+                                .collect();
+                        }
+                        stage
                     })
                     .collect();
                 Some(serde_json::json!({

@@ -108,6 +108,10 @@ pub struct ClassStats {
     pub sent_bytes: u64,
     /// Drops in the class (tail or head drop, AQM, sojourn limit).
     pub dropped: u64,
+    /// Packets waiting in the class now (the live view's queue length
+    /// per class; not in summary.json, which is written at the end).
+    #[serde(skip)]
+    pub queued: usize,
 }
 
 impl ClassStats {

@@ -127,7 +127,7 @@ impl Classful {
 
     /// Each class's counters, in class order.
     pub(crate) fn class_stats(&self) -> Vec<ClassStats> {
-        self.classes.iter().map(|c| c.stats.clone()).collect()
+        self.classes.iter().map(|c| ClassStats { queued: c.queue.len(), ..c.stats.clone() }).collect()
     }
 
     /// Whether `config` has the same classes, by name and order, each with
