@@ -9,6 +9,7 @@ pub mod detail;
 pub mod flows;
 pub mod param_value;
 pub mod plot;
+pub mod replay;
 pub mod report;
 pub mod run_report;
 pub mod stats;

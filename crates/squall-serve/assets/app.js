@@ -369,7 +369,26 @@ async function showResult(name) {
   }
   $("result-beside").disabled = false;
   if ($("result-beside").value) showBeside($("result-beside").value);
+  // Every run of the result that kept its events.csv can be replayed.
+  const runs = d.files.filter((f) => f.path.endsWith("/events.csv")).map((f) => f.path.slice(0, -"/events.csv".length));
+  $("replay-run").replaceChildren(...runs.map((r) => el("option", { value: r, textContent: r })));
+  $("replay-start").disabled = !runs.length;
 }
+
+// A finished run replayed at a chosen speed in the Live tab's charts
+// (GET /api/results/{name}/replay: events.csv turned into watch lines).
+$("replay-start").addEventListener("click", () => {
+  const name = shown.name;
+  const run = $("replay-run").value;
+  const speed = Number($("replay-speed").value);
+  showTab("live");
+  chooseEmulation(`replay:${name}/${run}`);
+  live.replay = true;
+  $("live-title").textContent = `Replay of results/${name}/${run} at ${speed}×`;
+  $("live-meta").textContent = "replaying…";
+  message("a replay: the run is over, its actions are off", false);
+  watch(null, `/api/results/${encodeURIComponent(name)}/replay?run=${encodeURIComponent(run)}&speed=${speed}`);
+});
 
 // A second result beside the first: its summary table, plots and pages.
 async function showBeside(name) {
@@ -489,7 +508,8 @@ function message(text, bad) {
 
 function chooseEmulation(id) {
   if (live.source) live.source.close();
-  Object.assign(live, { id, source: null, info: null, samples: [], switches: [], ended: false, deliveries: 0, late: 0 });
+  Object.assign(live, { id, source: null, info: null, samples: [], switches: [], ended: false, deliveries: 0, late: 0,
+    replay: false });
   $("live-timing").textContent = "";
   $("live-title").textContent = `Run ${id}`;
   $("live-meta").textContent = "waiting for its control socket…";
@@ -503,8 +523,8 @@ function chooseEmulation(id) {
   refreshEmulations();
 }
 
-function watch(id) {
-  const source = new EventSource(`/api/emulations/${id}/watch`);
+function watch(id, url) {
+  const source = new EventSource(url || `/api/emulations/${id}/watch`);
   live.source = source;
   source.onmessage = (ev) => {
     if (live.source !== source) return;
@@ -538,7 +558,7 @@ function onSample(line) {
     $("live-events").append(el("li", { textContent: `${e.time.toFixed(2)} s: ${e.state}` }));
   }
   const flows = (line.flows || []).length;
-  $("live-meta").textContent = `time ${line.time.toFixed(1)} s of ${live.info ? live.info.duration : "?"} s` +
+  $("live-meta").textContent = `time ${line.time.toFixed(1)} s of ${live.info ? live.info.duration : live.replay ? "the run's" : "?"} s` +
     ` — state ${line.state ?? "(the scenario's start)"} — ${flows} flow(s)` +
     (line.dropped_lines ? ` — ${line.dropped_lines} line(s) not shown (slow page)` : "");
   $("live-meta").dataset.state = line.state ?? "";
@@ -650,7 +670,8 @@ function drawLines(id, legendId, all, o) {
   for (let i = 0; i <= 4; i++) {
     const v = ymax * i / 4;
     chart.append(svg("line", { class: "grid", x1: left, x2: W - right, y1: y(v), y2: y(v) }));
-    chart.append(svg("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, (v / o.scale).toFixed(o.digits)));
+    const digits = ymax / o.scale < 10 ? Math.max(o.digits, 1) : o.digits;
+    chart.append(svg("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end" }, (v / o.scale).toFixed(digits)));
   }
   chart.append(svg("text", { x: 4, y: 12 }, o.unit));
   for (let t = Math.ceil(t0 / 5) * 5; t <= tEnd; t += 5) {

@@ -147,6 +147,7 @@ pub fn router(app: Arc<AppState>, guard: Arc<Guard>) -> Router {
         .route("/api/results", get(results::list))
         .route("/api/results/{name}", get(results::show))
         .route("/api/results/{name}/files/{*path}", get(results::file))
+        .route("/api/results/{name}/replay", get(results::replay))
         .route("/api/emulations", get(live::list).post(live::start))
         .route("/api/emulations/{id}/watch", get(live::watch))
         .route("/api/emulations/{id}/state", post(live::enter_state))

@@ -112,6 +112,12 @@ pub fn spec() -> Value {
         "/api/results/{name}/files/{path}": { "get": op("A file of a run (?download=1: as an attachment)",
             &["name", "path"], None, &[("200", "the file"), ("403", "a link out of the workspace"),
               ("404", "no such file")]) },
+        "/api/results/{name}/replay": { "get": op("A finished run replayed from its events.csv as Server-Sent \
+             Events shaped as `squall ctl watch --json` lines (?run=DIR: rep-0 or a `squall run` run directory; \
+             &speed=S: seconds of the run per second, more than 0 and at most 1000, default 1); a line every \
+             200 ms of the run's time, the last {end}", &["name"], None,
+            &[("200", "text/event-stream"), ("400", "a bad speed or path"),
+              ("404", "no events.csv or resolved scenario")]) },
         "/api/form": { "post": op("The library form's common keys of a network applied to the text being edited \
              (a stage's rate, delay, jitter, loss, queue and AQM, on the stage or as a new [[states]] entry), as \
              `--set` edits it; nothing is written", &[], Some("Form"),

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderValue, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -203,4 +205,104 @@ pub async fn file(
         }
     }
     Ok(r)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayQuery {
+    /// The run's directory inside the result (`rep-0`, or a `squall run`
+    /// run's directory), holding its events.csv.
+    run: String,
+    /// Seconds of the run per second of replay (default 1).
+    #[serde(default = "one")]
+    speed: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The fastest replay: a run's hour in under four seconds.
+pub const MAX_SPEED: f64 = 1000.0;
+
+/// Lines the replay reads ahead of the page.
+const REPLAY_AHEAD: usize = 8;
+
+/// `GET /api/results/{name}/replay?run=DIR&speed=S`: a finished run
+/// (simulated or emulated) replayed from its events.csv as Server-Sent
+/// Events shaped as `squall ctl watch`'s lines (squall-analysis
+/// `replay`), a line every 200 ms of the run's time, sent every 200 ms /
+/// S of wall-clock time; the last line is `{"end": ...}`. The page's live
+/// view draws it as it draws a running emulation. Refused: a bad speed
+/// (400), a run without events.csv or a result without its resolved
+/// scenario (404), a path out of the result (400).
+pub async fn replay(
+    State(app): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Query(q): Query<ReplayQuery>,
+) -> Result<Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    if !(q.speed.is_finite() && q.speed > 0.0 && q.speed <= MAX_SPEED) {
+        return Err(ApiError::bad_request(format!(
+            "speed {}: expected more than 0 and at most {MAX_SPEED} (seconds of the run per second)",
+            q.speed
+        )));
+    }
+    let events = app.workspace.result_file(&name, &format!("{}/events.csv", q.run))?;
+    let dir = events.parent().map(FsPath::to_path_buf).unwrap_or_default();
+    let scenario = resolved_scenario(&app, &name, &q.run)
+        .ok_or_else(|| ApiError::not_found(format!("results/{name}: no resolved scenario for {}", q.run)))?;
+    let interval = squall_emu::engine::watch::INTERVAL.as_secs_f64();
+    let replay = squall_analysis::replay::Replay::open(&dir, &scenario, interval)
+        .map_err(|e| ApiError::bad_request(format!("results/{name}/{}: {e}", q.run)))?;
+    let (tx, rx) = tokio::sync::mpsc::channel::<serde_json::Value>(REPLAY_AHEAD);
+    tokio::task::spawn_blocking(move || {
+        let mut previous: Option<serde_json::Value> = None;
+        for sample in replay {
+            let line = match sample {
+                Ok(sample) => {
+                    let line = squall_emu::engine::watch::line(previous.as_ref(), &sample);
+                    previous = Some(sample);
+                    line
+                }
+                Err(e) => serde_json::json!({ "end": e.to_string() }),
+            };
+            // The page left: stop reading.
+            if tx.blocking_send(line).is_err() {
+                return;
+            }
+        }
+        let _ = tx.blocking_send(serde_json::json!({ "end": "the replay ended" }));
+    });
+    let start = tokio::time::Instant::now();
+    let speed = q.speed;
+    let stream = futures_util::stream::unfold(rx, move |mut rx| async move {
+        let line = rx.recv().await?;
+        if let Some(t) = line["time"].as_f64() {
+            tokio::time::sleep_until(start + std::time::Duration::from_secs_f64(t / speed)).await;
+        }
+        Some((Ok(Event::default().data(line.to_string())), rx))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// The resolved scenario of run `run` of result `name`, as JSON: the
+/// point's scenario in experiment.json for a `squall run` directory, or
+/// summary.json's `resolved_scenario` for a `squall sim` or `squall emu`
+/// one.
+fn resolved_scenario(app: &AppState, name: &str, run: &str) -> Option<serde_json::Value> {
+    let read = |relative: &str| -> Option<serde_json::Value> {
+        let file = app.workspace.result_file(name, relative).ok()?;
+        serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+    };
+    if let Some(m) = read("experiment.json") {
+        let points = m["sets"].as_array()?.iter().flat_map(|s| s["points"].as_array().into_iter().flatten());
+        for point in points {
+            if point["runs"].as_array().into_iter().flatten().any(|r| r[2].as_str() == Some(run)) {
+                let scenario: toml::Value = toml::from_str(point["scenario"].as_str()?).ok()?;
+                return serde_json::to_value(scenario).ok();
+            }
+        }
+        return None;
+    }
+    read("summary.json").map(|s| s["resolved_scenario"].clone()).filter(serde_json::Value::is_object)
 }

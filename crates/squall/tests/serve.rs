@@ -1057,3 +1057,80 @@ error = { packet = "1%" }
     }
     assert!(std::fs::read_dir(ws.path().join("networks")).unwrap().next().is_none(), "nothing written");
 }
+
+/// A finished simulation replayed in the live view's form
+/// (`GET /api/results/{name}/replay`): a line every 200 ms of the run's
+/// time to its 30 s end, paced by the speed (a lower bound on the wall
+/// time, not a timing check), the downlink's bytes at the end equal to
+/// events.csv's deliveries of its stage (counted here from the file), no
+/// interval above the rate in force plus a packet, and the scheduled
+/// state at 2 s in the line of 2 s with the stage's new rate. Bad
+/// requests are refused with what was wrong.
+#[test]
+fn a_simulated_run_replays_as_live_lines_at_the_chosen_speed() {
+    let ws = tempfile::tempdir().unwrap();
+    let server = Server::start(ws.path());
+    let network = common::live_network("2 MB").replacen("name = \"slow\"\n", "name = \"slow\"\nat = \"2 s\"\n", 1);
+    assert!(network.contains("at = \"2 s\""));
+    std::fs::write(ws.path().join("networks/replay.toml"), network).unwrap();
+    let sim = Command::new(SQUALL)
+        .current_dir(ws.path())
+        .args(["sim", "networks/replay.toml", "--out", "results/r", "--seed", "3", "--replications", "1"])
+        .output()
+        .unwrap();
+    assert!(sim.status.success(), "{}", String::from_utf8_lossy(&sim.stderr));
+    for (query, status, said) in [
+        ("run=rep-0&speed=0", 400, "speed 0"),
+        ("run=rep-0&speed=5000", 400, "at most 1000"),
+        ("run=../r/rep-0", 400, "refused"),
+        ("run=rep-9", 404, "rep-9/events.csv"),
+        ("speed=2", 400, "run"),
+    ] {
+        let (got, body) = server.call("GET", &format!("/api/results/r/replay?{query}"), &[]);
+        assert_eq!(got, status, "{query}: {body}");
+        assert!(body.contains(said), "{query}: {body}");
+    }
+    let started = Instant::now();
+    let (status, body) = server.call("GET", "/api/results/r/replay?run=rep-0&speed=100", &["-N"]);
+    let wall = started.elapsed();
+    assert_eq!(status, 200, "{body}");
+    let lines: Vec<serde_json::Value> =
+        body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (end, samples) = lines.split_last().unwrap();
+    assert_eq!(end["end"], "the replay ended", "{end}");
+    assert_eq!(samples.len(), 150, "30 s in lines of 0.2 s");
+    for (k, line) in samples.iter().enumerate() {
+        assert!((line["time"].as_f64().unwrap() - 0.2 * (k + 1) as f64).abs() < 1e-9, "{line}");
+    }
+    assert!(wall >= Duration::from_secs_f64(30.0 / 100.0), "{wall:?}");
+    // The downlink's bytes, counted here from events.csv.
+    let csv = std::fs::read_to_string(ws.path().join("results/r/rep-0/events.csv")).unwrap();
+    let rows = common::csv_rows(&csv);
+    let delivered: u64 = rows
+        .iter()
+        .filter(|r| r["stage"] == "down" && r["event"] == "deliver")
+        .map(|r| r["size"].parse::<u64>().unwrap())
+        .sum();
+    assert!(delivered > 2_000_000, "{delivered} B delivered");
+    let down = |line: &serde_json::Value| -> serde_json::Value {
+        line["paths"].as_array().unwrap().iter().find(|p| p["direction"] == "downlink").unwrap().clone()
+    };
+    assert_eq!(down(samples.last().unwrap())["delivered_bytes"], delivered);
+    // A packet delivered in (t0, t1] left the link at most its 25 ms
+    // delay earlier, so at a rate in force in (t0 − 0.2 s, t1].
+    for w in samples.windows(3) {
+        let (a, b) = (down(&w[1]), down(&w[2]));
+        let bytes = (b["delivered_bytes"].as_u64().unwrap() - a["delivered_bytes"].as_u64().unwrap()) as f64;
+        let rate = w.iter().map(|l| down(l)["stages"][0]["rate_bps"].as_f64().unwrap()).fold(0.0, f64::max);
+        assert!(bytes * 8.0 <= rate * 0.2 + 2.0 * 1500.0 * 8.0, "{bytes} B in 0.2 s at {rate} bit/s");
+        let bps = b["throughput_bps"].as_f64().unwrap();
+        assert!((bps - bytes * 8.0 / 0.2).abs() < 1e-6 * bps.max(1.0), "{b}");
+    }
+    let at_two = &samples[9];
+    assert_eq!(at_two["events"][0]["state"], "slow", "{at_two}");
+    assert_eq!(at_two["events"][0]["time"], 2.0, "{at_two}");
+    assert_eq!(at_two["state"], "slow");
+    assert_eq!(down(at_two)["stages"][0]["rate_bps"], 1_000_000);
+    assert_eq!(down(&samples[8])["stages"][0]["rate_bps"], 4_000_000);
+    assert!(samples[..9].iter().all(|l| l["events"].as_array().unwrap().is_empty()));
+}

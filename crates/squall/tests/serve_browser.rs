@@ -239,6 +239,32 @@ async fn a_new_users_path_through_the_control_tool() {
         .unwrap();
     assert!(loaded.as_u64().is_some_and(|w| w > 0), "the plot image loaded: {loaded}");
     shot(&c, "07-results").await;
+
+    // 7b. A replication replayed at 100× in the Live tab: the chart fills
+    // with the run's samples to its end, and the replay ends.
+    wait_css(&c, "#replay-run option").await;
+    c.find(Locator::Id("replay-speed")).await.unwrap().select_by_value("100").await.unwrap();
+    c.find(Locator::Id("replay-start")).await.unwrap().click().await.unwrap();
+    wait_css(&c, "#live-chart polyline[data-series='path-0']").await;
+    let meta = loop {
+        let meta = text_of(&c, "live-meta").await;
+        if meta.contains("ended") {
+            break meta;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // The run's duration, from the scenario squall run resolved.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("results/gsm-voice/experiment.json")).unwrap())
+            .unwrap();
+    let scenario: toml::Value = toml::from_str(manifest["sets"][0]["points"][0]["scenario"].as_str().unwrap()).unwrap();
+    let duration: f64 = scenario["duration"].as_str().unwrap().trim_end_matches(" s").parse().unwrap();
+    assert!(meta.contains(&format!("time {duration:.1} s")) && meta.contains("the replay ended"), "{meta}");
+    let (points, end) = chart_end(&c).await;
+    assert!(points >= 100 && (end - duration).abs() < 1e-9, "{points} points to {end} s");
+    shot(&c, "07b-replay").await;
+    c.find(Locator::Id("tab-results")).await.unwrap().click().await.unwrap();
+
     let plot = img.attr("src").await.unwrap().unwrap();
     c.goto(&format!("{}{plot}", url.split("/?token").next().unwrap())).await.unwrap();
     wait_css(&c, "svg").await;
