@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Module dependency cycles of one crate, from its `crate::` and `super::` paths.
 
-Usage: scripts/module-cycles.py crates/squall-emu/src
+Usage: scripts/module-cycles.py [--parents] crates/squall-emu/src
 
 Each source file is a module (`a/mod.rs` is `a`, `a/b.rs` is `a::b`). A
 module depends on another when its code (comments left out, `#[cfg(test)]`
@@ -10,6 +10,13 @@ it: `use crate::x::y`, `crate::x::f()`, or `super::x` from a file below the
 crate root. A reference to a parent of the module itself (`super::` inside a
 submodule to reach its sibling) is resolved to the sibling. Prints each
 strongly connected component of more than one module (a cycle) and the count.
+
+With --parents, a module that names its own parent or another ancestor
+(`super::X` or `crate::a::X` from `a::b`) depends on it too, and a module
+depends on a child it names by a relative path (`child::X` in a/mod.rs): a
+child that reaches back into the module that uses it forms a cycle with it
+(for example stage::link using `super::Recorder` while stage uses
+`link::Link`). Without it these edges are left out, as before.
 """
 
 import re
@@ -48,13 +55,16 @@ def paths_in(code: str):
 
 
 def main() -> int:
-    root = Path(sys.argv[1])
+    args = sys.argv[1:]
+    parents = "--parents" in args
+    args = [a for a in args if a != "--parents"]
+    root = Path(args[0])
     files = sorted(root.rglob("*.rs"))
     modules = {module_of(root, f): f for f in files}
     graph = {m: set() for m in modules}
     for mod, file in modules.items():
         code = strip_comments(file.read_text())
-        is_dir_mod = file.name == "mod.rs" or file.name == "lib.rs"
+        is_dir_mod = file.name in ("mod.rs", "lib.rs", "main.rs")
         for path in paths_in(code):
             if path[0] == "crate":
                 rest = path[1:]
@@ -73,10 +83,17 @@ def main() -> int:
                     break
             if target is None or target == () or target == mod:
                 continue
-            # A module naming its own ancestor (re-exports) is not a dependency edge we count.
-            if mod[: len(target)] == target:
+            # A module naming its own ancestor (re-exports) is not a dependency edge we count,
+            # unless --parents.
+            if mod[: len(target)] == target and not parents:
                 continue
             graph[mod].add(target)
+        if parents and is_dir_mod:
+            # `child::X` from a module with children: its own submodules by relative path.
+            for m in re.finditer(r"(?<![\w:])(\w+)::", code):
+                child = mod + (m.group(1),)
+                if child in modules and child != mod:
+                    graph[mod].add(child)
 
     # Tarjan's strongly connected components.
     index, low, on, stack, sccs = {}, {}, set(), [], []

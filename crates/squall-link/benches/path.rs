@@ -98,13 +98,9 @@ fn one_stage(classes: bool) -> PathConfig {
                     packets: Some(1000),
                     bytes: None,
                     drop: DropPolicy::Tail,
-                    red: None,
                     codel: Some(CodelConfig::default()),
-                    pie: None,
-                    max_sojourn: None,
-                    weight: None,
                     quantum: Some(Bytes(1500)),
-                    fq_codel: None,
+                    ..ClassConfig::default()
                 })
                 .collect(),
             rules: (0..8)

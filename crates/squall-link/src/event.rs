@@ -36,55 +36,77 @@ impl fmt::Display for Direction {
     }
 }
 
-/// Why a packet was dropped. Every packet that enters a path is delivered
-/// or dropped with one of these.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropReason {
-    /// The input queue was full (tail drop: the arriving packet; head drop:
-    /// the oldest queued one).
-    QueueOverflow,
-    /// RED's early drop (a packet that is not ECN-capable).
-    Red,
-    /// A transmission error in "drop" error mode.
-    Error,
-    /// Link ARQ gave up after its retry limit.
-    ArqLimit,
-    /// The link was in a blackout in "drop" mode.
-    Blackout,
-    /// The packet waited in the queue longer than the maximum sojourn time.
-    SojournLimit,
-    /// CoDel's drop at dequeue (RFC 8289), for a packet that is not
-    /// ECN-capable.
-    Codel,
-    /// PIE's drop at enqueue (RFC 8033), for a packet that is not
-    /// ECN-capable or when the drop probability is above 10%.
-    Pie,
+/// Declares [`DropReason`] from the AQM registry
+/// (`crate::stage::qdisc::aqm::with_aqms!`): a reason per AQM, named after
+/// its variant and written as its key.
+///
+/// The reasons' order is the order of the summaries' `dropped_*` columns
+/// and of a flow's `dropped` map, kept as it was when RED was the only
+/// AQM: overflow, the first AQM (RED), the link's and the queue's own
+/// reasons, then the other AQMs in the registry's order. A new AQM goes
+/// last in the registry, so no existing column moves.
+macro_rules! drop_reasons {
+    (
+        #[doc = $first_doc:literal] $first_key:ident : $first:ident($($first_rest:tt)*),
+        $(#[doc = $doc:literal] $key:ident : $variant:ident($($rest:tt)*)),* $(,)?
+    ) => {
+        /// Why a packet was dropped. Every packet that enters a path is
+        /// delivered or dropped with one of these.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum DropReason {
+            /// The input queue was full (tail drop: the arriving packet; head drop:
+            /// the oldest queued one).
+            QueueOverflow,
+            #[doc = concat!("Dropped by ", $first_doc, " (its file under stage/qdisc/aqm/ says when; an ECN-capable packet may be marked instead).")]
+            $first,
+            /// A transmission error in "drop" error mode.
+            Error,
+            /// Link ARQ gave up after its retry limit.
+            ArqLimit,
+            /// The link was in a blackout in "drop" mode.
+            Blackout,
+            /// The packet waited in the queue longer than the maximum sojourn time.
+            SojournLimit,
+            $(
+                #[doc = concat!("Dropped by ", $doc, " (its file under stage/qdisc/aqm/ says when; an ECN-capable packet may be marked instead).")]
+                $variant,
+            )*
+        }
+
+        impl DropReason {
+            /// Every reason, in the order of their columns.
+            pub const ALL: [DropReason; 6 + [$(stringify!($variant)),*].len()] = [
+                DropReason::QueueOverflow,
+                DropReason::$first,
+                DropReason::Error,
+                DropReason::ArqLimit,
+                DropReason::Blackout,
+                DropReason::SojournLimit,
+                $(DropReason::$variant,)*
+            ];
+
+            /// Its name in events.csv and the summaries: an AQM's is its
+            /// scenario key.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    DropReason::QueueOverflow => "queue_overflow",
+                    DropReason::$first => stringify!($first_key),
+                    DropReason::Error => "error",
+                    DropReason::ArqLimit => "arq_limit",
+                    DropReason::Blackout => "blackout",
+                    DropReason::SojournLimit => "sojourn_limit",
+                    $(DropReason::$variant => stringify!($key),)*
+                }
+            }
+        }
+    };
 }
 
+crate::stage::qdisc::aqm::with_aqms!(drop_reasons);
+
 impl DropReason {
-    pub const ALL: [DropReason; 8] = [
-        DropReason::QueueOverflow,
-        DropReason::Red,
-        DropReason::Error,
-        DropReason::ArqLimit,
-        DropReason::Blackout,
-        DropReason::SojournLimit,
-        DropReason::Codel,
-        DropReason::Pie,
-    ];
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DropReason::QueueOverflow => "queue_overflow",
-            DropReason::Red => "red",
-            DropReason::Error => "error",
-            DropReason::ArqLimit => "arq_limit",
-            DropReason::Blackout => "blackout",
-            DropReason::SojournLimit => "sojourn_limit",
-            DropReason::Codel => "codel",
-            DropReason::Pie => "pie",
-        }
-    }
+    /// Its place in [`DropReason::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
@@ -186,4 +208,26 @@ pub struct Event {
     pub flow: Option<FlowKey>,
     /// Packet size in bytes (0 for events without a packet).
     pub size: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each reason's place, name and serde name agree: `index` is its place
+    /// in `ALL`, and serde writes the name events.csv uses (an AQM's
+    /// variant must be its key in CamelCase).
+    #[test]
+    fn every_reason_has_one_name_and_its_own_column() {
+        for (i, r) in DropReason::ALL.into_iter().enumerate() {
+            assert_eq!(r.index(), i);
+            assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{}\"", r.as_str()));
+        }
+        // The columns of every summary written so far, in their order.
+        let names: Vec<&str> = DropReason::ALL.iter().map(|r| r.as_str()).collect();
+        assert_eq!(
+            names[..8],
+            ["queue_overflow", "red", "error", "arq_limit", "blackout", "sojourn_limit", "codel", "pie"]
+        );
+    }
 }

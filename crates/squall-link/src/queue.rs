@@ -14,58 +14,123 @@ use serde::{Deserialize, Serialize};
 
 use crate::classes::{MAX_CLASSES, Rule, Scheduler};
 use crate::error::ConfigError;
+use crate::stage::qdisc::aqm::one_of;
 pub use crate::stage::qdisc::aqm::{AqmConfig, CodelConfig, PieConfig, RedConfig};
 pub use crate::stage::qdisc::fifo::{DropPolicy, FifoConfig};
 pub use crate::stage::qdisc::fq_codel::FqCodelConfig;
 use crate::time::Duration;
 use crate::units::Bytes;
 
-/// The input queue as the scenario file writes it (seed 000 §4.3): the
-/// keys set say its kind ([`QueueConfig::kind`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueueConfig {
-    /// Limit in packets (waiting packets; the one in transmission is in the
-    /// send buffer). Unlimited when absent. In a stage with netem's `slot`
-    /// it counts every packet inside the stage, as netem's `limit` does
-    /// ([`crate::Slot`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packets: Option<u32>,
-    /// Limit in bytes. Unlimited when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<Bytes>,
-    #[serde(default)]
-    pub drop: DropPolicy,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub red: Option<RedConfig>,
-    /// CoDel at dequeue (RFC 8289); one AQM per queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub codel: Option<CodelConfig>,
-    /// PIE at enqueue (RFC 8033); one AQM per queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pie: Option<PieConfig>,
-    /// FQ-CoDel (RFC 8290) as the whole queue, instead of one queue or
-    /// classes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fq_codel: Option<FqCodelConfig>,
-    /// Packets that waited longer than this are dropped when they reach the
-    /// head of the queue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_sojourn: Option<Duration>,
-    /// Classes, each with its own queue (seed 003 §2.2). None: one queue
-    /// with the limits above.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub classes: Vec<ClassConfig>,
-    /// How the classes share the link.
-    #[serde(default, skip_serializing_if = "is_default")]
-    pub scheduler: Scheduler,
-    /// The classifier: the first rule that matches picks the class.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub rules: Vec<Rule>,
-    /// The class of packets no rule matches (default: the last class).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub default_class: Option<String>,
+/// Declares [`QueueConfig`] and [`ClassConfig`], the file's syntax, with a
+/// key per AQM of the registry (`stage::qdisc::aqm::with_aqms!`) after
+/// `drop`, where `red`, `codel` and `pie` have always been.
+macro_rules! queue_configs {
+    ($(#[doc = $doc:literal] $key:ident : $variant:ident($config:ident, $($rest:tt)*)),+ $(,)?) => {
+        /// The input queue as the scenario file writes it (seed 000 §4.3): the
+        /// keys set say its kind ([`QueueConfig::kind`]).
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct QueueConfig {
+            /// Limit in packets (waiting packets; the one in transmission is in the
+            /// send buffer). Unlimited when absent. In a stage with netem's `slot`
+            /// it counts every packet inside the stage, as netem's `limit` does
+            /// ([`crate::Slot`]).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub packets: Option<u32>,
+            /// Limit in bytes. Unlimited when absent.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub bytes: Option<Bytes>,
+            #[serde(default)]
+            pub drop: DropPolicy,
+            $(
+                #[doc = concat!($doc, "; one AQM per queue.")]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $key: Option<$crate::stage::qdisc::aqm::$config>,
+            )+
+            /// FQ-CoDel (RFC 8290) as the whole queue, instead of one queue or
+            /// classes.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fq_codel: Option<FqCodelConfig>,
+            /// Packets that waited longer than this are dropped when they reach the
+            /// head of the queue.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub max_sojourn: Option<Duration>,
+            /// Classes, each with its own queue (seed 003 §2.2). None: one queue
+            /// with the limits above.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub classes: Vec<ClassConfig>,
+            /// How the classes share the link.
+            #[serde(default, skip_serializing_if = "is_default")]
+            pub scheduler: Scheduler,
+            /// The classifier: the first rule that matches picks the class.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub rules: Vec<Rule>,
+            /// The class of packets no rule matches (default: the last class).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub default_class: Option<String>,
+        }
+
+        impl QueueConfig {
+            /// The AQMs given, in the registry's order.
+            fn aqms(&self) -> impl Iterator<Item = AqmConfig> {
+                [$(self.$key.clone().map(AqmConfig::$variant)),+].into_iter().flatten()
+            }
+        }
+
+        /// One class as the scenario file writes it: its queue's keys (those of
+        /// [`QueueConfig`] without classes, flat in the class's table) and its
+        /// share. [`ClassConfig::queue`] gathers the queue's keys; the model's
+        /// class ([`crate::queue::Class`]) holds the queue it describes.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct ClassConfig {
+            /// Unique within the stage; rules and `default_class` name it.
+            pub name: String,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub packets: Option<u32>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub bytes: Option<Bytes>,
+            #[serde(default)]
+            pub drop: DropPolicy,
+            $(
+                #[doc = concat!($doc, "; one AQM per class.")]
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                pub $key: Option<$crate::stage::qdisc::aqm::$config>,
+            )+
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub max_sojourn: Option<Duration>,
+            /// Packets per round under `wrr` (default 1).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub weight: Option<u32>,
+            /// Bytes per round under `drr` (default 1500 B).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub quantum: Option<Bytes>,
+            /// FQ-CoDel (RFC 8290) as the class's queue: its flows share the
+            /// class's turn under the stage's scheduler (an FQ-CoDel best-effort
+            /// class below a strict-priority one, say). Instead of the limits and
+            /// AQM above.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub fq_codel: Option<FqCodelConfig>,
+        }
+
+        impl ClassConfig {
+            /// The class's own queue.
+            pub fn queue(&self) -> QueueConfig {
+                QueueConfig {
+                    packets: self.packets,
+                    bytes: self.bytes,
+                    drop: self.drop,
+                    $($key: self.$key.clone(),)+
+                    max_sojourn: self.max_sojourn,
+                    fq_codel: self.fq_codel.clone(),
+                    ..QueueConfig::default()
+                }
+            }
+        }
+    };
 }
+
+crate::stage::qdisc::aqm::with_aqms!(queue_configs);
 
 fn is_default<T: Default + PartialEq>(t: &T) -> bool {
     *t == T::default()
@@ -91,16 +156,14 @@ impl QueueConfig {
     pub fn kind(&self, key: &str) -> Result<QueueKind, ConfigError> {
         let aqm = self.aqm(key)?;
         if let Some(fq) = &self.fq_codel {
-            let other = [
+            let limits = [
                 ("classes", !self.classes.is_empty()),
                 ("packets", self.packets.is_some()),
                 ("bytes", self.bytes.is_some()),
-                ("red", self.red.is_some()),
-                ("codel", self.codel.is_some()),
-                ("pie", self.pie.is_some()),
-                ("max_sojourn", self.max_sojourn.is_some()),
             ];
-            if let Some((k, _)) = other.iter().find(|(_, set)| *set) {
+            let aqm = aqm.as_ref().map(|a| (a.key(), true));
+            let other = limits.into_iter().chain(aqm).chain([("max_sojourn", self.max_sojourn.is_some())]);
+            if let Some((k, _)) = other.into_iter().find(|(_, set)| *set) {
                 return Err(ConfigError::new(
                     &format!("{key}.{k}"),
                     "fq_codel is the whole queue: set its limit and CoDel inside fq_codel = { packets = ..., target = ... }",
@@ -131,17 +194,12 @@ impl QueueConfig {
 
     /// The one AQM given, checked.
     fn aqm(&self, key: &str) -> Result<Option<AqmConfig>, ConfigError> {
-        let given = [
-            self.red.clone().map(AqmConfig::Red),
-            self.codel.clone().map(AqmConfig::Codel),
-            self.pie.clone().map(AqmConfig::Pie),
-        ];
-        let mut given = given.into_iter().flatten();
+        let mut given = self.aqms();
         let aqm = given.next();
         if let Some(second) = given.next() {
             return Err(ConfigError::new(
                 &format!("{key}.{}", second.key()),
-                "give one AQM: either `red`, `codel` or `pie`",
+                &format!("give one AQM: either {}", one_of(AqmConfig::KEYS)),
             ));
         }
         if let Some(a) = &aqm {
@@ -195,59 +253,7 @@ pub struct Class {
     pub queue: QueueKind,
 }
 
-/// One class as the scenario file writes it: its queue's keys (those of
-/// [`QueueConfig`] without classes, flat in the class's table) and its
-/// share. [`ClassConfig::queue`] gathers the queue's keys; the model's
-/// class ([`crate::queue::Class`]) holds the queue it describes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClassConfig {
-    /// Unique within the stage; rules and `default_class` name it.
-    pub name: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub packets: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes: Option<Bytes>,
-    #[serde(default)]
-    pub drop: DropPolicy,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub red: Option<RedConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub codel: Option<CodelConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pie: Option<PieConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_sojourn: Option<Duration>,
-    /// Packets per round under `wrr` (default 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weight: Option<u32>,
-    /// Bytes per round under `drr` (default 1500 B).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantum: Option<Bytes>,
-    /// FQ-CoDel (RFC 8290) as the class's queue: its flows share the
-    /// class's turn under the stage's scheduler (an FQ-CoDel best-effort
-    /// class below a strict-priority one, say). Instead of the limits and
-    /// AQM above.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fq_codel: Option<FqCodelConfig>,
-}
-
 impl ClassConfig {
-    /// The class's own queue.
-    pub fn queue(&self) -> QueueConfig {
-        QueueConfig {
-            packets: self.packets,
-            bytes: self.bytes,
-            drop: self.drop,
-            red: self.red.clone(),
-            codel: self.codel.clone(),
-            pie: self.pie.clone(),
-            max_sojourn: self.max_sojourn,
-            fq_codel: self.fq_codel.clone(),
-            ..QueueConfig::default()
-        }
-    }
-
     pub fn weight(&self) -> u32 {
         self.weight.unwrap_or(1)
     }
@@ -264,16 +270,10 @@ fn classful(q: &QueueConfig, key: &str) -> Result<ClassfulConfig, ConfigError> {
     if q.classes.len() > MAX_CLASSES {
         return Err(ConfigError::new(&format!("{key}.classes"), &format!("at most {MAX_CLASSES} classes")));
     }
-    let shared = [
-        ("packets", q.packets.is_some()),
-        ("bytes", q.bytes.is_some()),
-        ("red", q.red.is_some()),
-        ("codel", q.codel.is_some()),
-        ("pie", q.pie.is_some()),
-        ("max_sojourn", q.max_sojourn.is_some()),
-        ("drop", q.drop != DropPolicy::Tail),
-    ];
-    if let Some((k, _)) = shared.iter().find(|(_, set)| *set) {
+    let limits = [("packets", q.packets.is_some()), ("bytes", q.bytes.is_some())];
+    let aqm = q.aqms().next().map(|a| (a.key(), true));
+    let rest = [("max_sojourn", q.max_sojourn.is_some()), ("drop", q.drop != DropPolicy::Tail)];
+    if let Some((k, _)) = limits.into_iter().chain(aqm).chain(rest).find(|(_, set)| *set) {
         return Err(ConfigError::new(
             &format!("{key}.{k}"),
             "with classes, give limits, drop policy and AQM per class (classes = [{ name = \"a\", packets = 50 }])",
@@ -327,19 +327,7 @@ mod tests {
     use super::*;
 
     fn class(name: &str) -> ClassConfig {
-        ClassConfig {
-            name: name.into(),
-            packets: None,
-            bytes: None,
-            drop: DropPolicy::Tail,
-            red: None,
-            codel: None,
-            pie: None,
-            max_sojourn: None,
-            weight: None,
-            quantum: None,
-            fq_codel: None,
-        }
+        ClassConfig { name: name.into(), ..ClassConfig::default() }
     }
 
     /// The file's keys say the kind: limits with one AQM are a FIFO,

@@ -9,19 +9,7 @@ use common::*;
 use squall_link::*;
 
 fn class(name: &str) -> ClassConfig {
-    ClassConfig {
-        name: name.into(),
-        packets: None,
-        bytes: None,
-        drop: DropPolicy::Tail,
-        red: None,
-        codel: None,
-        pie: None,
-        max_sojourn: None,
-        weight: None,
-        quantum: None,
-        fq_codel: None,
-    }
+    ClassConfig { name: name.into(), ..ClassConfig::default() }
 }
 
 /// Runs the path up to `horizon`, returning the deliveries.

@@ -16,19 +16,7 @@ fn pkt(id: u64, size: u32, port: u16) -> Packet {
 }
 
 fn class(name: &str, f: impl FnOnce(&mut ClassConfig)) -> ClassConfig {
-    let mut c = ClassConfig {
-        name: name.into(),
-        packets: None,
-        bytes: None,
-        drop: DropPolicy::Tail,
-        red: None,
-        codel: None,
-        pie: None,
-        max_sojourn: None,
-        weight: None,
-        quantum: None,
-        fq_codel: None,
-    };
+    let mut c = ClassConfig { name: name.into(), ..ClassConfig::default() };
     f(&mut c);
     c
 }

@@ -84,13 +84,13 @@ fn classful(base: &QueueConfig, n: usize, scheduler: u8, aqm: u8, weight: u32) -
             packets: base.packets.filter(|_| aqm != 3),
             bytes: base.bytes.filter(|_| aqm != 3),
             drop: base.drop,
-            red: None,
             codel: (aqm == 1).then(CodelConfig::default),
             pie: (aqm == 2).then(PieConfig::default),
             max_sojourn: base.max_sojourn.filter(|_| aqm != 3),
             weight: (scheduler == Scheduler::Wrr).then_some(weight + i as u32),
             quantum: (scheduler == Scheduler::Drr).then_some(Bytes(300 * (i as u64 + 1))),
             fq_codel: (aqm == 3).then(|| FqCodelConfig { flows: 4, ..FqCodelConfig::default() }),
+            ..ClassConfig::default()
         })
         .collect();
     let rules = (0..n - 1)

@@ -11,8 +11,8 @@ use squall_link::{ConfigError, Distribution, Duration, StageConfig};
 
 use crate::empirical::LineQuantity;
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
+use crate::source::Source;
 use crate::topology::Topology;
 
 type Check = Result<(), ScenarioError>;
@@ -168,166 +168,11 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         return Err(c.fail(&root.key("replications"), "needs at least 1 replication, like replications = 10"));
     }
 
-    if let Some(inline) = &s.inline {
-        let p = root.key("inline");
-        let [a, b] = &inline.interfaces;
-        for (i, name) in [a, b].into_iter().enumerate() {
-            if name.is_empty() || name.len() > 15 || name.contains(['/', ' ', '\0']) {
-                return Err(c.fail(
-                    &p.key("interfaces").index(i),
-                    format!("`{name}` is not an interface name (1 to 15 bytes, no `/` or space), like \"eth1\""),
-                ));
-            }
-        }
-        if a == b {
-            return Err(c.fail(&p.key("interfaces"), format!("needs two different interfaces, not `{a}` twice")));
-        }
-        for (i, rule) in inline.rules.iter().enumerate() {
-            let key = p.key("rules").index(i);
-            rule.validate_match("rule").map_err(|e| {
-                let rest = e.key.strip_prefix("rule.").unwrap_or(&e.key);
-                c.fail(&key.dotted(rest), e.message)
-            })?;
-            if rule.class != "link" && rule.class != "pass" {
-                return Err(c.fail(
-                    &p.key("rules").index(i).key("class"),
-                    format!(
-                        "inline rules put traffic in class \"link\" (through the link) or \"pass\" (straight \
-                         across), not `{}`",
-                        rule.class
-                    ),
-                ));
-            }
-        }
-    }
+    check_inline(&c, s)?;
 
-    // Hosts.
-    if s.hosts.is_empty() {
-        return Err(c.fail(
-            &root.key("hosts"),
-            "a scenario needs at least one host, like [[hosts]] with name = \"fixed\" and address = \"10.0.0.1\"",
-        ));
-    }
-    let mut host_index: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut addresses = BTreeMap::new();
-    for (i, h) in s.hosts.iter().enumerate() {
-        let p = root.key("hosts").index(i);
-        if h.name.is_empty() {
-            return Err(c.fail(&p.key("name"), "a host needs a non-empty name, like name = \"fixed\""));
-        }
-        if let Some(first) = host_index.insert(&h.name, i) {
-            return Err(c.fail(
-                &p.key("name"),
-                format!("host name `{}` is already used by hosts[{first}]; every host needs its own name", h.name),
-            ));
-        }
-        if let Some(first) = addresses.insert(h.address, i) {
-            return Err(c.fail(
-                &p.key("address"),
-                format!(
-                    "address {} is already used by hosts[{first}]; every host needs its own address, like \"10.0.1.1\"",
-                    h.address
-                ),
-            ));
-        }
-        for key in h.sysctl.keys() {
-            check_sysctl_key(key).map_err(|message| c.fail(&p.key("sysctl").key(key), message))?;
-        }
-        if let Some(processing) = &h.processing {
-            c.dist(&processing.delay, &p.key("processing").key("delay"))?;
-        }
-        if let Some(name) = &h.netns {
-            check_netns_name(name).map_err(|message| c.fail(&p.key("netns"), message))?;
-            if let Some(first) = s.hosts[..i].iter().position(|o| o.netns.as_ref() == Some(name)) {
-                return Err(c.fail(
-                    &p.key("netns"),
-                    format!(
-                        "hosts[{first}] (`{}`) is already namespace `{name}`; each host needs a namespace of its own",
-                        s.hosts[first].name
-                    ),
-                ));
-            }
-        }
-        let keys = [
-            h.netns.is_some().then_some("netns"),
-            h.netns_pid.is_some().then_some("netns_pid"),
-            h.outside_interface.is_some().then_some("outside_interface"),
-        ];
-        let set: Vec<&str> = keys.into_iter().flatten().collect();
-        if let [first, second, ..] = set[..] {
-            return Err(c.fail(
-                &p.key(second),
-                format!(
-                    "host `{}` has both `{first}` and `{second}`: a host is one namespace, an existing one (netns or \
-                     netns_pid) or the outside (outside_interface); keep one",
-                    h.name
-                ),
-            ));
-        }
-        if h.netns_pid == Some(0) {
-            return Err(
-                c.fail(&p.key("netns_pid"), "0 is no process id; name a running process, like netns_pid = 4242")
-            );
-        }
-        if let Some(iface) = &h.outside_interface {
-            check_interface_name(iface).map_err(|message| c.fail(&p.key("outside_interface"), message))?;
-            if let Some(first) = s.hosts[..i].iter().position(|o| o.outside_interface.is_some()) {
-                return Err(c.fail(
-                    &p.key("outside_interface"),
-                    format!(
-                        "hosts[{first}] (`{}`) is already the outside host; one host stands for everything beyond \
-                         the scenario",
-                        s.hosts[first].name
-                    ),
-                ));
-            }
-        }
-    }
+    let host_index = check_hosts(&c, s)?;
     let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
-
-    // Links and their stages.
-    let mut stage_at: BTreeMap<&str, KeyPath> = BTreeMap::new();
-    for (i, link) in s.links.iter().enumerate() {
-        let p = root.key("links").index(i);
-        for (k, h) in link.between.iter().enumerate() {
-            if !host_index.contains_key(h.as_str()) {
-                return Err(
-                    c.fail(&p.key("between").index(k), format!("no host named `{h}`; the hosts are {}", host_names()))
-                );
-            }
-        }
-        if link.between[0] == link.between[1] {
-            return Err(
-                c.fail(&p.key("between"), "a link joins two different hosts, like between = [\"fixed\", \"mobile\"]")
-            );
-        }
-        for (dir, stages) in [("downlink", &link.downlink), ("uplink", &link.uplink)] {
-            let dp = p.key(dir);
-            if stages.is_empty() {
-                return Err(c.fail(
-                    &dp,
-                    format!(
-                        "a path needs at least one stage, like [[links.{dir}]] with name = \"{dir}\" and rate = \"10 Mbit/s\""
-                    ),
-                ));
-            }
-            for (j, st) in stages.iter().enumerate() {
-                let sp = dp.index(j);
-                if let Some(first) = stage_at.get(st.name.as_str()) {
-                    return Err(c.fail(
-                        &sp.key("name"),
-                        format!(
-                            "stage name `{}` is already used by {first}; stage names must be unique in the scenario, like \"{}-2\"",
-                            st.name, st.name
-                        ),
-                    ));
-                }
-                c.stage(st, &sp)?;
-                squall_link::check_stage_in_path(stages, j).map_err(|e| c.config(e, &st.name, &sp))?;
-                stage_at.insert(&st.name, sp);
-            }
-        }
-    }
+    let stage_at = check_links(&c, s, &host_index)?;
     // Hosts, addresses and links are checked: the topology both engines
     // route by.
     let topology = Topology::new(s).map_err(|e| c.fail(&root.key("links"), e.to_string()))?;
@@ -491,6 +336,189 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
         }
     }
     check_records(&c, s, &stage_names())
+}
+
+/// The `[inline]` table: two different interfaces and rules that put
+/// traffic through the link or straight across.
+fn check_inline(c: &Checker, s: &Scenario) -> Check {
+    let root = KeyPath::root();
+    if let Some(inline) = &s.inline {
+        let p = root.key("inline");
+        let [a, b] = &inline.interfaces;
+        for (i, name) in [a, b].into_iter().enumerate() {
+            if name.is_empty() || name.len() > 15 || name.contains(['/', ' ', '\0']) {
+                return Err(c.fail(
+                    &p.key("interfaces").index(i),
+                    format!("`{name}` is not an interface name (1 to 15 bytes, no `/` or space), like \"eth1\""),
+                ));
+            }
+        }
+        if a == b {
+            return Err(c.fail(&p.key("interfaces"), format!("needs two different interfaces, not `{a}` twice")));
+        }
+        for (i, rule) in inline.rules.iter().enumerate() {
+            let key = p.key("rules").index(i);
+            rule.validate_match("rule").map_err(|e| {
+                let rest = e.key.strip_prefix("rule.").unwrap_or(&e.key);
+                c.fail(&key.dotted(rest), e.message)
+            })?;
+            if rule.class != "link" && rule.class != "pass" {
+                return Err(c.fail(
+                    &p.key("rules").index(i).key("class"),
+                    format!(
+                        "inline rules put traffic in class \"link\" (through the link) or \"pass\" (straight \
+                         across), not `{}`",
+                        rule.class
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The hosts: at least one, names and addresses unique, and each one's
+/// sysctls, processing, namespace and outside interface. Returns each
+/// host's index by name.
+fn check_hosts<'a>(c: &Checker, s: &'a Scenario) -> Result<BTreeMap<&'a str, usize>, ScenarioError> {
+    let root = KeyPath::root();
+    if s.hosts.is_empty() {
+        return Err(c.fail(
+            &root.key("hosts"),
+            "a scenario needs at least one host, like [[hosts]] with name = \"fixed\" and address = \"10.0.0.1\"",
+        ));
+    }
+    let mut host_index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut addresses = BTreeMap::new();
+    for (i, h) in s.hosts.iter().enumerate() {
+        let p = root.key("hosts").index(i);
+        if h.name.is_empty() {
+            return Err(c.fail(&p.key("name"), "a host needs a non-empty name, like name = \"fixed\""));
+        }
+        if let Some(first) = host_index.insert(&h.name, i) {
+            return Err(c.fail(
+                &p.key("name"),
+                format!("host name `{}` is already used by hosts[{first}]; every host needs its own name", h.name),
+            ));
+        }
+        if let Some(first) = addresses.insert(h.address, i) {
+            return Err(c.fail(
+                &p.key("address"),
+                format!(
+                    "address {} is already used by hosts[{first}]; every host needs its own address, like \"10.0.1.1\"",
+                    h.address
+                ),
+            ));
+        }
+        for key in h.sysctl.keys() {
+            check_sysctl_key(key).map_err(|message| c.fail(&p.key("sysctl").key(key), message))?;
+        }
+        if let Some(processing) = &h.processing {
+            c.dist(&processing.delay, &p.key("processing").key("delay"))?;
+        }
+        if let Some(name) = &h.netns {
+            check_netns_name(name).map_err(|message| c.fail(&p.key("netns"), message))?;
+            if let Some(first) = s.hosts[..i].iter().position(|o| o.netns.as_ref() == Some(name)) {
+                return Err(c.fail(
+                    &p.key("netns"),
+                    format!(
+                        "hosts[{first}] (`{}`) is already namespace `{name}`; each host needs a namespace of its own",
+                        s.hosts[first].name
+                    ),
+                ));
+            }
+        }
+        let keys = [
+            h.netns.is_some().then_some("netns"),
+            h.netns_pid.is_some().then_some("netns_pid"),
+            h.outside_interface.is_some().then_some("outside_interface"),
+        ];
+        let set: Vec<&str> = keys.into_iter().flatten().collect();
+        if let [first, second, ..] = set[..] {
+            return Err(c.fail(
+                &p.key(second),
+                format!(
+                    "host `{}` has both `{first}` and `{second}`: a host is one namespace, an existing one (netns or \
+                     netns_pid) or the outside (outside_interface); keep one",
+                    h.name
+                ),
+            ));
+        }
+        if h.netns_pid == Some(0) {
+            return Err(
+                c.fail(&p.key("netns_pid"), "0 is no process id; name a running process, like netns_pid = 4242")
+            );
+        }
+        if let Some(iface) = &h.outside_interface {
+            check_interface_name(iface).map_err(|message| c.fail(&p.key("outside_interface"), message))?;
+            if let Some(first) = s.hosts[..i].iter().position(|o| o.outside_interface.is_some()) {
+                return Err(c.fail(
+                    &p.key("outside_interface"),
+                    format!(
+                        "hosts[{first}] (`{}`) is already the outside host; one host stands for everything beyond \
+                         the scenario",
+                        s.hosts[first].name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(host_index)
+}
+
+/// The links: two different known hosts each, and every stage of either
+/// path (unique names, the stage's own checks, its place in the path).
+/// Returns each stage's key path by name.
+fn check_links<'a>(
+    c: &Checker,
+    s: &'a Scenario,
+    host_index: &BTreeMap<&str, usize>,
+) -> Result<BTreeMap<&'a str, KeyPath>, ScenarioError> {
+    let root = KeyPath::root();
+    let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
+    let mut stage_at: BTreeMap<&str, KeyPath> = BTreeMap::new();
+    for (i, link) in s.links.iter().enumerate() {
+        let p = root.key("links").index(i);
+        for (k, h) in link.between.iter().enumerate() {
+            if !host_index.contains_key(h.as_str()) {
+                return Err(
+                    c.fail(&p.key("between").index(k), format!("no host named `{h}`; the hosts are {}", host_names()))
+                );
+            }
+        }
+        if link.between[0] == link.between[1] {
+            return Err(
+                c.fail(&p.key("between"), "a link joins two different hosts, like between = [\"fixed\", \"mobile\"]")
+            );
+        }
+        for (dir, stages) in [("downlink", &link.downlink), ("uplink", &link.uplink)] {
+            let dp = p.key(dir);
+            if stages.is_empty() {
+                return Err(c.fail(
+                    &dp,
+                    format!(
+                        "a path needs at least one stage, like [[links.{dir}]] with name = \"{dir}\" and rate = \"10 Mbit/s\""
+                    ),
+                ));
+            }
+            for (j, st) in stages.iter().enumerate() {
+                let sp = dp.index(j);
+                if let Some(first) = stage_at.get(st.name.as_str()) {
+                    return Err(c.fail(
+                        &sp.key("name"),
+                        format!(
+                            "stage name `{}` is already used by {first}; stage names must be unique in the scenario, like \"{}-2\"",
+                            st.name, st.name
+                        ),
+                    ));
+                }
+                c.stage(st, &sp)?;
+                squall_link::check_stage_in_path(stages, j).map_err(|e| c.config(e, &st.name, &sp))?;
+                stage_at.insert(&st.name, sp);
+            }
+        }
+    }
+    Ok(stage_at)
 }
 
 /// The checks of the `[[record]]` entries (crate::record): a known source

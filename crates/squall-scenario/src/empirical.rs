@@ -12,8 +12,8 @@ use squall_link::keys::{DistributionMut, KeyPart};
 use squall_link::{Bytes, Distribution, Duration};
 
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
+use crate::source::Source;
 
 /// A quantity that can be read from one line of a distribution file.
 pub trait LineQuantity: Quantity + Sized {
@@ -165,7 +165,7 @@ fn fill_one<Q: LineQuantity>(
     let file_key = path.key("file");
     let full = base_dir.join(file.as_str());
     let shown = full.display().to_string();
-    let text = crate::load::read_text(&full).map_err(|e| {
+    let text = crate::source::read_text(&full).map_err(|e| {
         let err = src.error(
             ErrorKind::DistributionFile,
             &file_key,

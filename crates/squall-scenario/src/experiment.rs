@@ -403,7 +403,7 @@ pub fn parse_experiment(file: &str, text: &str) -> Result<Experiment, ScenarioEr
 /// Reads an experiment file.
 pub fn load_experiment(path: &Path) -> Result<Experiment, ScenarioError> {
     let file = path.display().to_string();
-    let text = crate::load::read_text(path).map_err(|e| {
+    let text = crate::source::read_text(path).map_err(|e| {
         ScenarioError::new(ErrorKind::Read, &file, None, None).message(format!("cannot read the experiment file: {e}"))
     })?;
     parse_experiment(&file, &text)

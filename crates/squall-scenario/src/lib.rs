@@ -25,14 +25,17 @@ mod netem;
 mod overrides;
 pub mod pattern;
 pub mod ports;
+mod prefix;
 pub mod record;
 mod resolve;
 pub mod schema;
 pub mod series_file;
 pub mod site;
 pub mod snr_file;
+mod source;
 mod spans;
 pub mod state_series;
+mod state_series_spec;
 pub mod topology;
 mod udp_arrivals;
 
@@ -41,12 +44,13 @@ pub use error::{ErrorKind, ScenarioError};
 pub use experiment::{
     Combination, Engine, Experiment, ReplicationSet, SweepMode, SweepPoint, load_experiment, parse_experiment,
 };
-pub use load::{MAX_TEXT_FILE, load, load_with_overrides, parse, parse_with_overrides, read_text};
+pub use load::{load, load_with_overrides, parse, parse_with_overrides};
 pub use netem::{describe_netem_directions, parse_netem, scenario_from_netem};
 pub use overrides::{apply_overrides, parse_set};
 pub use record::{Quantity, Record, RecordSource};
 pub use resolve::LinkPaths;
 pub use schema::*;
+pub use source::{MAX_TEXT_FILE, read_text};
 pub use topology::{HostIndex, PathIndex, Topology, TopologyError, TopologyPath};
 
 impl Scenario {

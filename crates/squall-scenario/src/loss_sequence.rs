@@ -18,8 +18,8 @@ use squall_link::loss_sequence::{Decisions, MAX_DECISIONS};
 
 use crate::bounded_lines::{LineRead, next_line};
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
+use crate::source::Source;
 
 /// The longest line read, in bytes (a decision and a short comment).
 pub const MAX_LINE_BYTES: usize = 256;

@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use crate::bounded_lines::{LineRead, next_line};
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
+use crate::source::Source;
 
 /// The largest time a line may give, in ms: 10^10 ms (about 116 days), so
 /// that squall's clock (`u64` nanoseconds, 584 years) holds 1 800 loops of

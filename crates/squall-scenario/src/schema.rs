@@ -138,14 +138,14 @@ pub struct Scenario {
     /// Groups of hosts (crate::pattern), expanded into `hosts` by the
     /// loader: a loaded scenario has none left.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub host_groups: Vec<crate::pattern::HostGroup>,
+    pub host_groups: Vec<HostGroup>,
     pub links: Vec<Link>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<StateSpec>,
     /// The states entered at the times of a file
     /// ([`crate::state_series`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state_series: Option<crate::state_series::StateSeriesSpec>,
+    pub state_series: Option<crate::state_series_spec::StateSeriesSpec>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blackouts: Vec<BlackoutSpec>,
     #[serde(default)]
@@ -1049,4 +1049,20 @@ pub struct UdpFlow {
     /// Send ECN-capable (ECT(0)) packets.
     #[serde(default)]
     pub ecn: bool,
+}
+
+/// `[[host_groups]]`: `count` hosts named `NAME-k` (0 ≤ k < count) with
+/// consecutive addresses in `prefix`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostGroup {
+    pub name: String,
+    pub count: u32,
+    /// The network the hosts' addresses come from: host k has the
+    /// network's address + 1 + k, so the network and broadcast addresses
+    /// stay unused (RFC 919, RFC 922).
+    pub prefix: crate::prefix::Ipv4Prefix,
+    /// Each host's `ephemeral_ports` (see [`Host`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ephemeral_ports: Option<EphemeralPorts>,
 }

@@ -33,8 +33,8 @@ use squall_link::series::{MAX_SERIES_NS, ParameterSeries, SeriesKey};
 
 use crate::bounded_lines::{LineRead, next_line};
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
+use crate::source::Source;
 
 /// The longest line read, in bytes.
 pub const MAX_LINE_BYTES: usize = 256;

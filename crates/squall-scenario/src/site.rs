@@ -8,8 +8,8 @@
 use std::path::Path;
 
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::{Scenario, SiteFile, TcpApp};
+use crate::source::Source;
 
 /// The largest file of a site, bytes (1 GB): a typo such as an extra
 /// digit is refused before the emulator writes it to disk.
@@ -27,7 +27,7 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
         let key = KeyPath::root().key("workload").key("tcp").index(i).key("app").key("web").key("site");
         let full = base_dir.join(file.as_str());
         let shown = full.display().to_string();
-        let text = crate::load::read_text(&full).map_err(|e| {
+        let text = crate::source::read_text(&full).map_err(|e| {
             src.error(
                 ErrorKind::DistributionFile,
                 &key,

@@ -32,8 +32,8 @@ use squall_link::radio::{ChannelConfig, FadingChannel, FadingConfig, SlotChannel
 use squall_link::rng::stream;
 
 use crate::error::{ErrorKind, KeyPath, Place, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
+use crate::source::Source;
 
 /// An SNR table read from a file: one row per slot.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -300,7 +300,7 @@ fn fill(stage: &mut StageConfig, path: &KeyPath, base_dir: &Path, src: &Source) 
 fn read(file: &str, key: &KeyPath, base_dir: &Path, src: &Source) -> Result<Read, ScenarioError> {
     let full = base_dir.join(file);
     let shown = full.display().to_string();
-    let text = crate::load::read_text(&full).map_err(|e| {
+    let text = crate::source::read_text(&full).map_err(|e| {
         src.error(
             ErrorKind::ChannelFile,
             key,

@@ -23,64 +23,20 @@
 //! only by it (it has no `at` or `hold`). Every error names the file and
 //! line; lines are read with a bound of [`MAX_LINE_BYTES`].
 
-use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-use squall_link::Duration;
 use squall_link::series::MAX_SERIES_NS;
 
 use crate::bounded_lines::{LineRead, next_line};
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-use crate::load::Source;
 use crate::schema::Scenario;
 use crate::series_file::{time_scale, unit_of};
+use crate::source::Source;
+pub use crate::state_series_spec::{StateSeriesEnd, StateSeriesSpec};
 
 /// The longest line read, in bytes.
 pub const MAX_LINE_BYTES: usize = 256;
-
-/// What the series does after its last row.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StateSeriesEnd {
-    /// The last row's state stays.
-    #[default]
-    Hold,
-    /// The last row's time is the period; the series starts again.
-    Loop,
-}
-
-/// `state_series = { file = "states.csv", at_end = "loop" }`, or the rows
-/// inline: `{ times_ns = [0, 2000000000], states = ["good", "bad"] }`. A
-/// run's resolved scenario keeps the rows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StateSeriesSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(default)]
-    pub at_end: StateSeriesEnd,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub times_ns: Vec<u64>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub states: Vec<String>,
-}
-
-impl StateSeriesSpec {
-    /// Each state's entry times, and the period when the series loops.
-    pub fn entries(&self) -> (BTreeMap<&str, Vec<Duration>>, Option<Duration>) {
-        let (rows, period) = match self.at_end {
-            StateSeriesEnd::Hold => (self.times_ns.len(), None),
-            StateSeriesEnd::Loop => (self.times_ns.len().saturating_sub(1), self.times_ns.last().copied()),
-        };
-        let mut at: BTreeMap<&str, Vec<Duration>> = BTreeMap::new();
-        for (t, name) in self.times_ns.iter().zip(&self.states).take(rows) {
-            at.entry(name.as_str()).or_default().push(Duration::from_nanos(*t));
-        }
-        (at, period.map(Duration::from_nanos))
-    }
-}
 
 /// What is wrong with a state series file, located at its file and line.
 #[derive(Debug, thiserror::Error)]

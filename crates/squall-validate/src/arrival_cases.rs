@@ -197,27 +197,3 @@ fn bucket_checks(scenario: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     }
     checks
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The case's scenario gives its sizes as the points of
-    /// scenarios/validation/27-web-sizes.cdf, read by the flow-size CDF
-    /// reader.
-    #[test]
-    fn case_27_draws_its_sizes_from_the_cdf_file() {
-        let file = include_str!("../../../scenarios/validation/27-web-sizes.cdf");
-        let from_file =
-            squall_scenario::flow_cdf::parse(file.as_bytes(), std::path::Path::new("27-web-sizes.cdf")).unwrap();
-        let case = crate::cases::cases().into_iter().find(|c| c.number == 27).unwrap();
-        let scenario = case.load().unwrap();
-        let TcpApp::Bulk(size) = &scenario.workload.tcp[0].app else { panic!("case 27's web flows are not bulk") };
-        let Distribution::Cdf { points, .. } = size else { panic!("case 27's sizes are not a cdf") };
-        let want: Vec<[f64; 2]> = from_file.iter().map(|p| [p.bytes, p.cdf]).collect();
-        assert_eq!(points, &want);
-        // The mean by hand: sum of (c_i - c_i-1)(s_i-1 + s_i)/2.
-        let mean = size.mean().unwrap();
-        assert!((mean - 279_200.0).abs() < 1e-6, "{mean}");
-    }
-}

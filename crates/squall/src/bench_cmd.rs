@@ -55,7 +55,7 @@ pub enum BenchWhat {
         /// and events.csv on, 1500-byte UDP packets offered at 1 Gbit/s
         /// into a 100 Mbit/s stage; reports peak RSS, packet conservation
         /// and dropped capture records.
-        #[arg(long, value_parser = parse_soak_duration)]
+        #[arg(long, value_parser = crate::soak::parse_soak_duration)]
         soak: Option<Duration>,
         /// Bytes of each packet kept in the soak's pcaps (whole packets at
         /// 1 Gbit/s would need 7.5 GB a minute of disk).
@@ -509,15 +509,7 @@ fn tcp(runs: u64, seed: u64, json: Option<std::path::PathBuf>) -> Result<ExitCod
 
 /// Peak resident set of this process, kB (Linux), or None.
 pub(crate) fn vm_hwm_kb() -> Option<u64> {
-    proc_status_kb("self", "VmHWM")
-}
-
-/// A "kB" field (`VmHWM`, `VmRSS`, ...) of /proc/PID/status (proc(5)); `pid`
-/// may be `self`.
-pub(crate) fn proc_status_kb(pid: &str, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    crate::soak::proc_status_kb("self", "VmHWM")
 }
 
 fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
@@ -771,17 +763,6 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
         std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A soak duration: squall's time units, plus "10m" for ten minutes.
-pub(crate) fn parse_soak_duration(s: &str) -> Result<Duration, String> {
-    let minutes = s.strip_suffix('m').filter(|n| !n.is_empty() && n.trim().parse::<f64>().is_ok());
-    let text = minutes.map_or_else(|| s.to_string(), |n| format!("{n} min"));
-    let d: Duration = text.parse().map_err(|e| format!("{e}"))?;
-    if d == Duration::ZERO {
-        return Err("the soak needs a positive duration, like 10m".into());
-    }
-    Ok(d)
 }
 
 /// Every packet the data plane read from the sender, accounted for.

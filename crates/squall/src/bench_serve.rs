@@ -46,7 +46,7 @@ pub struct ServeBenchArgs {
     rate: String,
     /// Instead: one emulation this long ("10m", "600 s") with the server
     /// and its clients; the server's memory every 10 s.
-    #[arg(long, value_parser = crate::bench_cmd::parse_soak_duration)]
+    #[arg(long, value_parser = crate::soak::parse_soak_duration)]
     soak: Option<Duration>,
     /// Write the results as JSON here too.
     #[arg(long)]
@@ -383,7 +383,7 @@ fn one_run(
             while !done.load(Ordering::Relaxed) {
                 let t = begun.elapsed().as_secs_f64();
                 if t >= next {
-                    if let Some(kb) = crate::bench_cmd::proc_status_kb(&pid.to_string(), "VmRSS") {
+                    if let Some(kb) = crate::soak::proc_status_kb(&pid.to_string(), "VmRSS") {
                         samples.push((t, kb));
                     }
                     next += every_s;

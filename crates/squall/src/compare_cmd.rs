@@ -20,7 +20,8 @@ use squall_analysis::{RunHost, analyse_run, by_workload};
 use squall_link::{FlowKey, Protocol};
 use squall_scenario::{Scenario, TcpApp, TcpCc};
 
-use crate::run_cmd::{EventLog, emulate, simulate};
+use crate::run_args::EventLog;
+use crate::run_cmd::{emulate, simulate};
 use crate::sim_cmd::{self, Loaded, ScenarioArgs};
 
 const AFTER_HELP: &str = "\

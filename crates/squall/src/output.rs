@@ -4,6 +4,14 @@
 
 use std::io::{self, Write};
 
+/// How a command prints its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+}
+
 /// Prints a line to stdout; a closed stdout (`squall sim … | head -1`)
 /// ends the process quietly through [`stdout_closed`] instead of
 /// panicking as `println!` does.
@@ -138,13 +146,13 @@ impl Rows {
 
     /// Prints the rows as json or csv on stdout (quietly ending on a
     /// closed pipe); `table` is for the caller's own layout.
-    pub fn print(&self, format: crate::sim_cmd::Format) {
+    pub fn print(&self, format: Format) {
         match format {
-            crate::sim_cmd::Format::Json => {
+            Format::Json => {
                 outln!("{}", serde_json::to_string_pretty(&self.json()).unwrap_or_default())
             }
-            crate::sim_cmd::Format::Csv => out!("{}", self.csv()),
-            crate::sim_cmd::Format::Table => {}
+            Format::Csv => out!("{}", self.csv()),
+            Format::Table => {}
         }
     }
 }

@@ -19,7 +19,7 @@ use squall_analysis::{RunHost, analyse_run, by_workload, jain_index, summarize};
 
 use crate::output::outln;
 
-use crate::run_cmd::Manifest;
+use crate::manifest::Manifest;
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -33,8 +33,8 @@ pub struct ReportArgs {
     /// How to print an experiment's summary table: aligned `table`, or
     /// `json` / `csv` with plain numbers and the unit in each name (as
     /// `squall sim --format`).
-    #[arg(long, value_enum, default_value_t = crate::sim_cmd::Format::Table)]
-    pub format: crate::sim_cmd::Format,
+    #[arg(long, value_enum, default_value_t = crate::output::Format::Table)]
+    pub format: crate::output::Format,
 }
 
 /// What kind of output directory a report is asked of.
@@ -155,7 +155,7 @@ fn write_run_page(
 /// Analyses the finished runs of the experiment in `out` (those with a
 /// result.json) and writes its report; the runs not finished are named on
 /// stderr, and their number returned.
-pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<usize> {
+pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
     let path = out.join("experiment.json");
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
     let manifest: Manifest =
@@ -240,7 +240,7 @@ pub fn build(out: &Path, format: crate::sim_cmd::Format) -> Result<usize> {
     }
     write_report(out, &manifest.experiment, &sets, &runs)?;
     let wrote = format!("wrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
-    if format == crate::sim_cmd::Format::Table {
+    if format == crate::output::Format::Table {
         print_summary(&sets, &runs);
         outln!("\n{wrote}");
     } else {
@@ -272,7 +272,7 @@ fn point_page(
     experiment: &str,
     set: &str,
     point: usize,
-    point_info: &crate::run_cmd::ManifestPoint,
+    point_info: &crate::manifest::ManifestPoint,
     run: &Path,
 ) -> Result<String> {
     let params = &point_info.params;

@@ -12,103 +12,16 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
+
 use squall_scenario::{Combination, ConfigText, Engine, Experiment, ReplicationSet, Scenario};
 use squall_sim::EventFilter;
 
+use crate::manifest::{Manifest, ManifestPoint, ManifestSet};
 use crate::output;
+pub use crate::run_args::RunArgs;
+use crate::run_args::{EventLog, MANY_RUNS};
 use crate::sim_cmd::{Outputs, scenario_text, simulate_replication};
-
-#[derive(Args)]
-pub struct RunArgs {
-    /// The experiment file.
-    pub experiment: PathBuf,
-    /// Output directory (default: out/EXPERIMENT-NAME).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Simulation replications in parallel on this many threads (default:
-    /// all cores). Emulation replications run one at a time.
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub jobs: Option<usize>,
-    /// Continue an interrupted experiment in the same directory: finished
-    /// replications are kept, the others run.
-    #[arg(long, conflicts_with = "force")]
-    pub resume: bool,
-    /// Replace the run already in --out (its files are removed first);
-    /// without it (or --resume) such a directory is refused.
-    #[arg(long)]
-    pub force: bool,
-    /// Stop after this many replications have run (to split a long
-    /// experiment; continue with --resume).
-    #[arg(long)]
-    pub max_runs: Option<usize>,
-    /// Which model events simulation runs write to events.csv: `all`, or
-    /// `drops` (drops with their reasons, corruptions, states and
-    /// blackouts: all the analysis needs but the stage-occupancy plots, at
-    /// a small fraction of the size).
-    #[arg(long, value_enum, default_value_t = EventLog::All)]
-    pub events: EventLog,
-    /// Run an experiment of more than 100 000 replications (refused
-    /// without it: usually a sweep with more keys or values than meant).
-    #[arg(long)]
-    pub allow_many_runs: bool,
-    /// How to print the summary table: aligned `table`, or `json` / `csv`
-    /// with plain numbers and the unit in each name (as `squall sim
-    /// --format`).
-    #[arg(long, value_enum, default_value_t = crate::sim_cmd::Format::Table)]
-    pub format: crate::sim_cmd::Format,
-    /// Run only shard I of N (0 ≤ I < N, as $SLURM_ARRAY_TASK_ID of
-    /// `sbatch --array=0-(N-1)`): every N-th run of the experiment from
-    /// run I on, into --out, which shards share (any may run at the same
-    /// time as the others, and each may be rerun alone: its finished runs
-    /// are kept). A shard writes no report: `squall report DIR` builds it
-    /// from whatever has finished.
-    #[arg(long, value_name = "I/N", conflicts_with = "force")]
-    pub shard: Option<crate::shard::Shard>,
-    #[command(flatten)]
-    pub slurm: crate::slurm::SlurmArgs,
-}
-
-/// More replications than this need `--allow-many-runs`.
-pub const MANY_RUNS: u64 = 100_000;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum EventLog {
-    All,
-    Drops,
-}
-
-/// What `squall report DIR` needs to rebuild the report: written before
-/// the first replication runs.
-#[derive(Serialize, Deserialize)]
-pub struct Manifest {
-    pub experiment: String,
-    pub sets: Vec<ManifestSet>,
-}
-
-#[derive(Serialize, Deserialize)]
-pub struct ManifestSet {
-    pub name: String,
-    pub engine: String,
-    pub scenario: String,
-    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
-    pub points: Vec<ManifestPoint>,
-}
-
-#[derive(Serialize, Deserialize)]
-pub struct ManifestPoint {
-    pub params: Vec<(String, String)>,
-    /// The point's hosts where the set crosses networks, whose hosts may
-    /// differ (absent: the set's).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
-    /// The resolved scenario of this point, as TOML.
-    pub scenario: String,
-    /// (replication, seed, run directory relative to the output directory).
-    pub runs: Vec<(u32, u64, String)>,
-}
 
 struct Job {
     set: usize,

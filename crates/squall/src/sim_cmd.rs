@@ -14,8 +14,9 @@ use squall_sim::TcpFlowResult;
 
 pub use squall_outputs::sim::{Outputs, ReplicationSummary, SimSummary, scenario_text, simulate_replication};
 
+pub use crate::output::Format;
 use crate::output::{self, out, outln};
-use crate::run_cmd::MANY_RUNS;
+use crate::run_args::MANY_RUNS;
 
 /// What both engines take to find their scenario and where to write.
 #[derive(Args, Clone)]
@@ -95,14 +96,6 @@ pub struct SimArgs {
     /// this rate: `--udp "5 Mbit/s"`.
     #[arg(long, value_name = "RATE")]
     pub udp: Option<String>,
-}
-
-/// How a command prints its results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Csv,
 }
 
 /// Adds the `--tcp` and `--udp` workloads to `scenario` and checks it.

@@ -15,35 +15,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, Result, bail};
-use clap::Args;
 
 use crate::output::outln;
-use crate::run_cmd::{EventLog, RunArgs};
+use crate::run_args::{EventLog, RunArgs};
 
 /// Tasks in the job array when `--array-size` is not given: one per run
 /// up to this many.
 pub const DEFAULT_ARRAY_SIZE: usize = 100;
-
-#[derive(Args)]
-pub struct SlurmArgs {
-    /// Instead of running, write a Slurm job array (one task per shard,
-    /// `--shard $SLURM_ARRAY_TASK_ID/N`) and a report job that runs
-    /// `squall report` after every task has ended, into --out's slurm/.
-    #[arg(long, conflicts_with_all = ["shard", "max_runs"])]
-    pub slurm: bool,
-    /// An sbatch option for both jobs, written as an `#SBATCH` line
-    /// (repeat it: --slurm-arg=--partition=short --slurm-arg=--time=1:00:00).
-    #[arg(long = "slurm-arg", value_name = "ARG", requires = "slurm", allow_hyphen_values = true)]
-    pub slurm_args: Vec<String>,
-    /// Tasks in the job array, each one shard (default: one per run, at
-    /// most 100).
-    #[arg(long, requires = "slurm", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
-    pub array_size: Option<usize>,
-    /// Submit the two jobs with sbatch and print their ids (without it,
-    /// the command to submit them is printed).
-    #[arg(long, requires = "slurm")]
-    pub submit: bool,
-}
 
 /// The two batch scripts of an experiment in `out` of `runs` runs.
 struct Scripts {

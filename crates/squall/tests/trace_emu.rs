@@ -2,7 +2,7 @@
 //! trace measures the trace's capacity, computed from the file in the
 //! test. Needs root and network namespaces: without them the test is
 //! skipped with a message, except under CI=true, where it fails (as
-//! tests/emu.rs).
+//! tests/emu/).
 
 use std::path::Path;
 use std::process::Command;

@@ -13,7 +13,7 @@ use std::time::Duration;
 mod common;
 use common::{SQUALL, namespaces_available};
 
-/// Emulations in this file one at a time (as tests/emu.rs does).
+/// Emulations in this file one at a time (as tests/emu/ does).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The largest packet the workload sends, bytes (the TUN MTU).

@@ -55,6 +55,7 @@ use crate::patch::Change;
 use crate::patch::StagePatch;
 use crate::path::Delivery;
 use crate::rng::{StreamRng, stream};
+use crate::stage::any_link::LinkKind;
 use crate::stage::link::{Link, LinkStats};
 use crate::stage::{DropCounts, Recorder};
 use crate::time::{Duration, Instant};
@@ -547,6 +548,22 @@ impl RadioLink {
             self.recorder.log(log, t, EventKind::Deliver, Some(&a.packet));
             self.out.push_back(Delivery { at: t, packet: a.packet });
         }
+    }
+}
+
+/// A stage with `radio`; its random streams are its own, named from the
+/// stage and the seed.
+impl LinkKind for RadioLink {
+    fn choose(
+        config: &StageConfig,
+        recorder: &Recorder,
+        seed: u64,
+        _rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> Option<Self> {
+        let mut radio = RadioLink::new(config.radio.as_ref()?, &recorder.stage, recorder.direction, seed)
+            .expect("radio configuration validated with the stage");
+        Link::set_recorder(&mut radio, recorder);
+        Some(radio)
     }
 }
 

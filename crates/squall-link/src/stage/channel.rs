@@ -14,6 +14,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use rustc_hash::FxHashMap;
 
 use super::Recorder;
+use super::any_link::LinkKind;
 use super::errors::ErrorProcess;
 use super::link::{Link, LinkStats};
 use super::netem::{NetemDelay, SlotGate};
@@ -914,6 +915,18 @@ impl Channel {
         for slot in waiting {
             self.remove_and_drop(now, slot, DropReason::Blackout, queue_empty, log, out);
         }
+    }
+}
+
+/// The default link kind: a stage without another link kind's key.
+impl LinkKind for Channel {
+    fn choose(
+        config: &StageConfig,
+        recorder: &Recorder,
+        _seed: u64,
+        rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> Option<Self> {
+        Some(Channel::new(config, recorder.clone(), rng))
     }
 }
 

@@ -2,7 +2,8 @@
 //! trait and what a link counts. The link kinds implement it in their own
 //! files (Seawind's channel, seed 000 §4.3, [`super::channel`]; a WIPEMU
 //! radio link, seed 002, [`crate::radio`]; a Mahimahi trace of delivery
-//! opportunities, [`super::trace`]); [`super::any_link`] dispatches to them.
+//! opportunities, [`super::trace`]); `AnyLink` dispatches to them (declared by
+//! [`super::any_link::links!`] from the list of kinds in `stage/mod.rs`).
 
 use super::{DropCounts, Recorder};
 use crate::config::StageConfig;
@@ -37,8 +38,8 @@ pub(crate) struct LinkStats {
 /// delivers them (into `out`, with their time) after its own timers.
 ///
 /// This is the whole seam between a stage and its link: a new link kind is
-/// one impl of this trait and one variant of
-/// [`super::any_link::AnyLink`]. The methods with
+/// one impl of this trait and of [`super::any_link::LinkKind`] and one
+/// line in the list of kinds (`stage/mod.rs`). The methods with
 /// a default are the stage's controls a link kind may ignore (a radio takes
 /// no blackouts); the defaults do nothing.
 pub(crate) trait Link {

@@ -8,7 +8,7 @@
 //! The stage is driven by its path: `run_until(now)` handles its timers in
 //! time order and `push(now, packet)` hands it a packet. It reads no clock.
 
-mod any_link;
+pub(crate) mod any_link;
 mod background;
 mod channel;
 mod errors;
@@ -17,6 +17,15 @@ mod netem;
 pub(crate) mod qdisc;
 mod trace;
 mod vacation;
+
+// Every link kind, once (`any_link::links!`): the default kind first, then
+// the kinds a key of the stage chooses, tried in this order. A new kind:
+// its `mod` above and a line here.
+any_link::links! {
+    default Channel(channel::Channel),
+    Radio(crate::radio::RadioLink),
+    Trace(trace::TraceLink),
+}
 
 use std::sync::Arc;
 
@@ -28,7 +37,6 @@ use crate::queue::QueueKind;
 use crate::rng::{StreamRng, stream};
 use crate::series::{SeriesKey, SeriesPlayer};
 use crate::time::{Duration, Instant};
-use any_link::AnyLink;
 use background::Background;
 use link::Link;
 use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};

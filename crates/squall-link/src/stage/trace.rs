@@ -37,6 +37,7 @@
 use std::sync::Arc;
 
 use super::Recorder;
+use super::any_link::LinkKind;
 use super::link::{Link, LinkStats};
 use crate::config::StageConfig;
 use crate::event::{DropReason, Event, EventKind};
@@ -134,6 +135,18 @@ impl TraceLink {
         self.loop_number = t / self.period;
         let within = t % self.period;
         self.next = self.schedule.partition_point(|&s| s <= within);
+    }
+}
+
+/// A stage with `trace`.
+impl LinkKind for TraceLink {
+    fn choose(
+        config: &StageConfig,
+        recorder: &Recorder,
+        _seed: u64,
+        _rng: &mut dyn FnMut(&str) -> StreamRng,
+    ) -> Option<Self> {
+        Some(TraceLink::new(config.trace.as_ref()?, recorder.clone()))
     }
 }
 

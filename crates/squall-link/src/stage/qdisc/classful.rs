@@ -321,7 +321,7 @@ impl QueueDisc for Classful {
 mod tests {
     use super::*;
     use crate::classes::{PortRange, ProtocolMatch, Rule};
-    use crate::config::{DropPolicy, QueueConfig};
+    use crate::config::QueueConfig;
     use crate::packet::{FlowKey, PacketId, Protocol};
     use crate::queue::ClassConfig;
     use crate::queue::QueueKind;
@@ -329,19 +329,7 @@ mod tests {
     use crate::time::Duration;
 
     fn class(n: &str) -> ClassConfig {
-        ClassConfig {
-            name: n.into(),
-            packets: None,
-            bytes: None,
-            drop: DropPolicy::Tail,
-            red: None,
-            codel: None,
-            pie: None,
-            max_sojourn: None,
-            weight: None,
-            quantum: None,
-            fq_codel: None,
-        }
+        ClassConfig { name: n.into(), ..ClassConfig::default() }
     }
 
     fn rule(class: &str) -> Rule {

@@ -5,11 +5,18 @@
 //! statically (smoltcp's `AnyController`). A queue ([`super::Fifo`]) holds
 //! at most one and asks it about every arrival and every departure.
 //!
-//! Adding an AQM: a file here (config with `validate`, state with a
-//! `config` field, `impl Aqm`), its `mod` and `pub use`, and one line in
-//! `aqms!` below; its scenario key goes in `QueueConfig` and `ClassConfig`
-//! (`crate::queue`, the file's syntax) and its drop reason, if it drops, in
-//! `DropReason` (docs/design.md, "Queues", counts the sites).
+//! Every AQM is listed once, in [`with_aqms!`]: its scenario key, its
+//! variant name, its configuration and state types, how its state is
+//! made and a line saying what it is. Each place that needs one thing per
+//! AQM expands that list with a macro of its own: [`AqmConfig`] and
+//! [`AnyAqm`] here, the queue's keys in the file's syntax
+//! (`crate::queue`'s `QueueConfig` and `ClassConfig`) and its drop reason
+//! (`crate::event::DropReason`, named after the variant).
+//!
+//! Adding an AQM: a file here (config with serde and `validate`, state
+//! with a `config` field, `impl Aqm`), its `mod` below and one line at the
+//! end of `with_aqms!`: 2 files besides the docs (docs/design.md,
+//! "Queues", counts the sites).
 
 mod codel;
 mod pie;
@@ -20,136 +27,51 @@ pub use pie::PieConfig;
 pub use red::RedConfig;
 
 pub(crate) use codel::Codel;
+pub use dispatch::AqmConfig;
+pub(crate) use dispatch::{AnyAqm, Aqm, QueueState, Verdict};
 
-use super::LinkHint;
-use crate::error::ConfigError;
-use crate::event::DropReason;
-use crate::packet::Packet;
-use crate::rng::StreamRng;
-use crate::time::{Duration, Instant};
+mod dispatch;
 
-/// What the queue looks like when an AQM decides.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct QueueState {
-    /// Packets waiting: before the arrival at enqueue, after the departure
-    /// at dequeue.
-    pub packets: usize,
-    /// Bytes waiting, counted as `packets`.
-    pub bytes: u64,
-    /// The largest packet queued so far, the arrival included (CoDel's
-    /// `maxpacket`, RFC 8289 §5.4; PIE's packet size, RFC 8033 §4.1).
-    pub max_packet: u64,
-    /// When the queue became empty, if it is (RED's idle time, Floyd &
-    /// Jacobson §4).
-    pub idle_since: Option<Instant>,
-}
-
-/// An AQM's decision on one packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Verdict {
-    /// The packet goes on.
-    Pass,
-    /// The packet goes on with Congestion Experienced set (RFC 3168 §5);
-    /// returned only for an ECN-capable packet.
-    Mark,
-    /// The packet is dropped, for this reason.
-    Drop(DropReason),
-}
-
-/// An active queue management algorithm. Every call gets `now`; a queue
-/// calls [`Aqm::on_enqueue`] for each arrival before its limits, and
-/// [`Aqm::on_dequeue`] for each packet it takes from its head: after a
-/// [`Verdict::Drop`] there it calls again, in the same dequeue, with the
-/// next head, or with `None` when it has none the link can take.
-pub(crate) trait Aqm {
-    /// A packet arrives at `now`; `link` says how fast the link sends.
-    fn on_enqueue(&mut self, now: Instant, packet: &Packet, queue: &QueueState, link: LinkHint) -> Verdict {
-        let _ = (now, packet, queue, link);
-        Verdict::Pass
-    }
-    /// `head` left the queue after waiting its sojourn time (the queue's
-    /// state is after its departure); `None`: the queue has nothing the
-    /// link can take (`queue.packets == 0`: it is empty). The verdict on
-    /// `None` is not used.
-    fn on_dequeue(&mut self, now: Instant, head: Option<(&Packet, Duration)>, queue: &QueueState) -> Verdict {
-        let _ = (now, head, queue);
-        Verdict::Pass
-    }
-}
-
-/// Declares every AQM once: its configuration (a variant of [`AqmConfig`]),
-/// its state (a variant of [`AnyAqm`]) and how the state is made.
-macro_rules! aqms {
-    ($($variant:ident($config:ty, $state:ty, $key:literal, |$c:ident, $rng:ident| $make:expr)),+ $(,)?) => {
-        /// The one AQM of a queue, configured.
-        #[derive(Clone, Debug, PartialEq)]
-        pub enum AqmConfig {
-            $($variant($config)),+
-        }
-
-        impl AqmConfig {
-            /// The scenario key it is written under (`red`, `codel`, `pie`).
-            pub fn key(&self) -> &'static str {
-                match self {
-                    $(AqmConfig::$variant(_) => $key),+
-                }
-            }
-
-            /// Checks the parameters; `key` is the queue's (`stage.queue`).
-            pub(crate) fn validate(&self, key: &str) -> Result<(), ConfigError> {
-                let key = format!("{key}.{}", self.key());
-                match self {
-                    $(AqmConfig::$variant(c) => c.validate(&key)),+
-                }
-            }
-        }
-
-        /// Every AQM, for static dispatch.
-        #[derive(Debug)]
-        pub(crate) enum AnyAqm {
-            $($variant($state)),+
-        }
-
-        impl AnyAqm {
-            /// A fresh AQM; `rng(component)` gives the queue's random
-            /// stream of that name (its scenario key).
-            pub(crate) fn new(config: &AqmConfig, rng: &mut dyn FnMut(&str) -> StreamRng) -> Self {
-                match config {
-                    $(AqmConfig::$variant($c) => { let $rng = rng; AnyAqm::$variant($make) }),+
-                }
-            }
-
-            /// Takes new parameters of the same algorithm, keeping its
-            /// state (as `tc qdisc change` does); `false` if `config` is
-            /// another algorithm.
-            pub(crate) fn set_config(&mut self, config: &AqmConfig) -> bool {
-                match (self, config) {
-                    $((AnyAqm::$variant(a), AqmConfig::$variant(c)) => { a.config = c.clone(); true })+
-                    #[allow(unreachable_patterns)]
-                    _ => false,
-                }
-            }
-        }
-
-        impl Aqm for AnyAqm {
-            #[inline]
-            fn on_enqueue(&mut self, now: Instant, packet: &Packet, queue: &QueueState, link: LinkHint) -> Verdict {
-                match self {
-                    $(AnyAqm::$variant(a) => a.on_enqueue(now, packet, queue, link)),+
-                }
-            }
-            #[inline]
-            fn on_dequeue(&mut self, now: Instant, head: Option<(&Packet, Duration)>, queue: &QueueState) -> Verdict {
-                match self {
-                    $(AnyAqm::$variant(a) => a.on_dequeue(now, head, queue)),+
-                }
-            }
+/// Every AQM, once, in the order of their drop reasons' columns: a new
+/// one goes last (`crate::event::DropReason` says why). Each entry: a
+/// line of doc saying what it is, `key: Variant(Config, State, |config,
+/// rng| state)`, where `Config` is re-exported here (`pub use`) and `rng(component)` gives the queue's random stream of
+/// that name (by custom, the key). `with_aqms!(m)` expands to `m! { the
+/// list }`.
+macro_rules! with_aqms {
+    ($m:ident) => {
+        $m! {
+            #[doc = "RED (Floyd & Jacobson 1993), at enqueue"]
+            red: Red(RedConfig, red::Red, |c, rng| red::Red::new(c.clone(), rng("red"))),
+            #[doc = "CoDel at dequeue (RFC 8289)"]
+            codel: Codel(CodelConfig, Codel, |c, _rng| Codel::new(c.clone())),
+            #[doc = "PIE at enqueue (RFC 8033)"]
+            pie: Pie(PieConfig, pie::Pie, |c, rng| pie::Pie::new(c.clone(), rng("pie"))),
         }
     };
 }
+pub(crate) use with_aqms;
 
-aqms! {
-    Red(RedConfig, red::Red, "red", |c, rng| red::Red::new(c.clone(), rng("red"))),
-    Codel(CodelConfig, Codel, "codel", |c, _rng| Codel::new(c.clone())),
-    Pie(PieConfig, pie::Pie, "pie", |c, rng| pie::Pie::new(c.clone(), rng("pie"))),
+/// The keys in `keys` as a choice for a message: "`a`, `b` or `c`".
+pub(crate) fn one_of(keys: &[&str]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry's keys, in order, and the message's list of them.
+    #[test]
+    fn every_aqm_is_listed_once_under_its_key() {
+        assert_eq!(&AqmConfig::KEYS[..3], ["red", "codel", "pie"]);
+        assert_eq!(AqmConfig::Codel(CodelConfig::default()).key(), "codel");
+        assert_eq!(one_of(&["red", "codel", "pie"]), "`red`, `codel` or `pie`");
+        assert_eq!(one_of(&["red"]), "`red`");
+    }
 }
