@@ -34,6 +34,9 @@ app = { bulk = { kind = "cdf", points = [[2000, 0], [10000, 0.3], [100000, 0.7],
 arrivals = { poisson = { load = "40%", of = "bottleneck" }, from = "0 s", until = "3 s" }
 "#;
 
+/// Per replication, the completed flows' FCTs (s) and slowdowns.
+type ByReplication = BTreeMap<u32, (Vec<f64>, Vec<f64>)>;
+
 /// t(0.975, n − 1) for n = 2 and 3 replications.
 fn t975(n: usize) -> f64 {
     match n {
@@ -81,7 +84,7 @@ fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flow
 
     // By hand: bucket -> per replication, the completed flows' FCTs and slowdowns.
     let rows = csv_rows(&std::fs::read_to_string(out.join("flows.csv")).unwrap());
-    let mut per: BTreeMap<&str, BTreeMap<u32, (Vec<f64>, Vec<f64>)>> = BTreeMap::new();
+    let mut per: BTreeMap<&str, ByReplication> = BTreeMap::new();
     for r in &rows {
         if r["entry"] != "web" || r["completed"] != "true" {
             continue;
