@@ -3,6 +3,7 @@
 //! from the files both engines write (pcap, events.csv), plots and the HTML
 //! report.
 
+pub mod buckets;
 pub mod capture;
 pub mod compare;
 pub mod detail;

@@ -29,14 +29,14 @@ fn rate_series_stage() -> PathConfig {
     let mut s = StageConfig::named("series");
     s.queue.packets = Some(1000);
     s.rate = Some("100 Mbit/s".parse().unwrap());
-    s.series.rate = Some(ParameterSeries {
+    s.series.rate = Some(Box::new(ParameterSeries {
         file: None,
         between: Between::default(),
         at_end: AtEnd::Loop,
         start: SeriesStart::Run,
         times_ns: vec![0, 10_000_000, 20_000_000, 30_000_000, 40_000_000],
         values: vec![100e6, 50e6, 100e6, 50e6, 100e6],
-    });
+    }));
     PathConfig { direction: Direction::Downlink, stages: vec![s] }
 }
 

@@ -392,7 +392,7 @@ mod series_through_a_path {
     }
 
     fn delay(between: Between, at_end: AtEnd) -> impl FnOnce(&mut StageSeries) {
-        move |s| s.delay = Some(series(&[0, S, 2 * S], &[10e6, 50e6, 0.0], between, at_end))
+        move |s| s.delay = Some(Box::new(series(&[0, S, 2 * S], &[10e6, 50e6, 0.0], between, at_end)))
     }
 
     #[test]
@@ -421,7 +421,7 @@ mod series_through_a_path {
         move |s| {
             let mut r = series(&[0, 100 * MS], &[0.0, 12e6], Between::Step, AtEnd::Hold);
             r.start = start;
-            s.rate = Some(r);
+            s.rate = Some(Box::new(r));
         }
     }
 
@@ -441,7 +441,7 @@ mod series_through_a_path {
         let mut p = path(|s| {
             let mut d = series(&[0, S], &[0.0, 0.0], Between::Step, AtEnd::End);
             d.start = SeriesStart::FirstPacket;
-            s.delay = Some(d);
+            s.delay = Some(Box::new(d));
         });
         assert_eq!(p.series_end(), None);
         one_packet(&mut p, 3 * S);
@@ -454,7 +454,7 @@ mod series_through_a_path {
         // wake-up (its delivery), not 10 000.
         let times: Vec<u64> = (0..=100).map(|i| i * MS).collect();
         let values: Vec<f64> = (0..=100).map(|i| 1e6 + i as f64 * 1e5).collect();
-        let mut p = path(|s| s.rate = Some(series(&times, &values, Between::Step, AtEnd::Loop)));
+        let mut p = path(|s| s.rate = Some(Box::new(series(&times, &values, Between::Step, AtEnd::Loop))));
         let (_, wakeups) = one_packet(&mut p, 10 * S);
         assert_eq!(wakeups, 1);
     }

@@ -12,6 +12,13 @@ use anyhow::{Context, Result, bail};
 /// the name in one step on one file system), so an interrupted run leaves
 /// the old file or the new one, never half of one.
 pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    write_atomic_with(path, |w| w.write_all(contents.as_ref()))
+}
+
+/// [`write_atomic`] of what `write` writes, streamed through a buffer:
+/// a large file (the summary.json of a run of 4 000 stages is 14 MB) is
+/// never held whole in memory.
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -25,7 +32,11 @@ pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
     // as fs::write's 0666 less the usual umask 022 would make them.
     tmp.as_file()
         .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))
-        .and_then(|()| tmp.write_all(contents.as_ref()))
+        .and_then(|()| {
+            let mut buffered = std::io::BufWriter::new(tmp.as_file_mut());
+            write(&mut buffered)?;
+            buffered.flush()
+        })
         .and_then(|()| tmp.as_file().sync_data())
         .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.persist(path).map_err(|e| e.error).with_context(|| format!("cannot write {}", path.display()))?;

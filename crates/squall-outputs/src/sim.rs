@@ -14,7 +14,7 @@ use squall_scenario::Scenario;
 use squall_sim::{EventFilter, FileRecorder, FlowResult, RunOptions, RunResult, TcpFlowResult};
 
 use crate::builtin;
-use crate::files::write_atomic;
+use crate::files::{write_atomic, write_atomic_with};
 use crate::limits::FlowLimit;
 
 /// A scenario's name as given (`builtin:NAME`, or its path: relative to
@@ -198,7 +198,7 @@ pub fn simulate_into(
         runs,
         engine_details: (),
     };
-    write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
+    write_atomic_with(&out.join("summary.json"), |w| Ok(serde_json::to_writer_pretty(w, &summary)?))?;
     if wrote_flows_csv(&summary) {
         let csv = summary_file::count_flows_csv(summary.runs.iter().flat_map(|r| &r.count_flows));
         write_atomic(&out.join("flows.csv"), csv)?;

@@ -13,11 +13,11 @@ use crate::udp::{UdpSink, UdpSource};
 ///
 /// Agents sit in one `Vec` and are never moved after the run is built, so
 /// the variants are stored inline rather than boxed (no indirection per
-/// callback).
-#[allow(clippy::large_enum_variant)]
+/// callback), all but the UDP source: it is 656 bytes where a TCP client
+/// is 224, and every TCP flow has two agents (100 000 flows: 85 MB less).
 #[derive(Debug)]
 pub enum AnyAgent {
-    UdpSource(UdpSource),
+    UdpSource(Box<UdpSource>),
     UdpSink(UdpSink),
     TcpClient(TcpClient),
     TcpServer(TcpServer),

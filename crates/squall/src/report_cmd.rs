@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use squall_analysis::buckets::{bucket_rows, bucket_table_html, bucket_table_text};
 use squall_analysis::detail::run_detail;
 use squall_analysis::report::{RunRecord, SetInfo, detail_points, metric, write_report};
 use squall_analysis::run_report::{self, run_figures};
@@ -83,7 +84,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         Kind::OneRun => {
             let (result, scenario, hosts, end) = read_result(&args.dir.join("result.json"), 0)?;
             let title = format!("{} ({} engine)", result["scenario"].as_str().unwrap_or("run"), engine(&result));
-            write_run_page(&args.dir, &args.dir, &title, "", &scenario, &hosts, end)?;
+            write_run_page(&args.dir, &args.dir, &title, "", &scenario, &hosts, end, false)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -115,16 +116,27 @@ fn run_report(dir: &Path, replication: u32) -> Result<()> {
         summary["scenario"].as_str().unwrap_or("run"),
         engine(&summary)
     );
-    let intro = format!(
+    let mut intro = format!(
         "<p>Source: <code>{}</code>, seed {}. Other replications: <code>squall report {} --replication N</code>.</p>",
         squall_analysis::report::html(summary["source"].as_str().unwrap_or("")),
         summary["runs"][replication as usize]["seed"].as_u64().map_or_else(|| "?".into(), |s| s.to_string()),
         squall_analysis::report::html(&dir.display().to_string())
     );
-    write_run_page(dir, &rep, &title, &intro, &scenario, &hosts, end)
+    // The open-loop table (count and arrivals entries) is over all the
+    // replications, and needs no capture or event file.
+    let buckets = bucket_rows(&summary);
+    if !buckets.is_empty() {
+        outln!("FCT and slowdown by size bucket, over {runs} replication(s) (mean ±95% CI half width):");
+        outln!("{}", bucket_table_text(&buckets).trim_end());
+        intro += &bucket_table_html(&buckets);
+    }
+    write_run_page(dir, &rep, &title, &intro, &scenario, &hosts, end, !buckets.is_empty())
 }
 
 /// Draws run `rep` into `out`/report.html and `out`/report-series.csv.
+/// `has_table`: `intro` holds a table of its own, so a run without
+/// captures or events still gets a page (the table alone).
+#[allow(clippy::too_many_arguments)]
 fn write_run_page(
     out: &Path,
     rep: &Path,
@@ -133,8 +145,17 @@ fn write_run_page(
     scenario: &serde_json::Value,
     hosts: &[RunHost],
     end: f64,
+    has_table: bool,
 ) -> Result<()> {
     let figures = run_figures(rep, hosts, scenario, end).with_context(|| format!("reading {}", rep.display()))?;
+    if figures.timeline.read.is_empty() && has_table {
+        let page = run_report::page(title, intro, "");
+        let html_path = out.join("report.html");
+        run_report::write_atomically(&html_path, &page)
+            .with_context(|| format!("cannot write {}", html_path.display()))?;
+        outln!("wrote {} (the table; no figures: the run has no captures or events)", html_path.display());
+        return Ok(());
+    }
     if figures.timeline.read.is_empty() {
         bail!(
             "{} has none of the files a report is drawn from ({}, events.csv); was it run with --no-pcap and --no-events?",

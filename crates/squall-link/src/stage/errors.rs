@@ -17,7 +17,7 @@ pub struct ErrorProcess {
     four: LossState,
     /// Correlated per-packet draws (`error_correlation`), on their own
     /// stream; `None` while there is no correlation.
-    correlated: Option<Correlated>,
+    correlated: Option<Box<Correlated>>,
     /// [`ErrorModel::Sequence`]: the decisions taken so far.
     decided: u64,
 }
@@ -58,7 +58,7 @@ impl ErrorProcess {
         match (&mut self.correlated, correlation) {
             (None, None) => {}
             (Some(c), c2) => c.set_correlation(c2),
-            (None, Some(c)) => self.correlated = Some(Correlated::new(Some(c), rng())),
+            (None, Some(c)) => self.correlated = Some(Box::new(Correlated::new(Some(c), rng()))),
         }
     }
 

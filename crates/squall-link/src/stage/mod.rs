@@ -252,12 +252,12 @@ pub(crate) struct Stage {
     /// Virtual traffic generators, if the stage has any.
     background: Option<Background>,
     /// netem's `duplicate`, if the stage copies packets.
-    duplicator: Option<netem::Duplicator>,
+    duplicator: Option<Box<netem::Duplicator>>,
     duplicated: u64,
     /// Ids of the packets copied since the path last took them.
     pub(crate) copies: Vec<PacketId>,
     /// The server's vacations, if it takes any.
-    vacation: Option<Vacations>,
+    vacation: Option<Box<Vacations>>,
     blackout: Option<BlackoutMode>,
     /// Parameters that follow time series ([`crate::series`]), if any.
     series: Option<Box<SeriesPlayer>>,
@@ -303,12 +303,12 @@ impl Stage {
             .vacation
             .as_ref()
             .filter(|v| !v.is_off())
-            .map(|v| Vacations::new(v, Instant::ZERO, component_rng(seed, direction, &name)));
+            .map(|v| Box::new(Vacations::new(v, Instant::ZERO, component_rng(seed, direction, &name))));
         let series = (!config.series.is_empty()).then(|| Box::new(SeriesPlayer::new(&config.series)));
         let duplicator = config
             .duplicate
             .as_ref()
-            .map(|d| netem::Duplicator::new(d, component_rng(seed, direction, &name)("duplicate")));
+            .map(|d| Box::new(netem::Duplicator::new(d, component_rng(seed, direction, &name)("duplicate"))));
         Stage {
             recorder,
             seed,
@@ -579,13 +579,13 @@ impl Stage {
             }
             // A vacation starting or ending goes first at equal times: a
             // transmission that ends as a vacation starts has no successor.
-            let vacation = self.vacation.as_ref().map(Vacations::next_wakeup).filter(|&v| v <= now);
+            let vacation = self.vacation.as_deref().map(Vacations::next_wakeup).filter(|&v| v <= now);
             if let Some(v) = vacation
                 && link.is_none_or(|(at, _)| v <= at)
                 && background.is_none_or(|at| v <= at)
             {
                 self.now = self.now.max(v);
-                let away = self.vacation.as_mut().is_some_and(Vacations::toggle);
+                let away = self.vacation.as_deref_mut().is_some_and(Vacations::toggle);
                 self.link.set_vacation(away);
                 if !away {
                     self.feed_link(log);
@@ -627,7 +627,7 @@ impl Stage {
         } else {
             self.stats.entered += 1;
             // netem enqueues the copy first (sch_netem.c `netem_enqueue`).
-            if self.duplicator.as_mut().is_some_and(netem::Duplicator::copies) {
+            if self.duplicator.as_deref_mut().is_some_and(netem::Duplicator::copies) {
                 self.duplicated += 1;
                 self.copies.push(packet.id);
                 self.admit(packet.clone(), None, log);
@@ -727,7 +727,7 @@ impl Stage {
     /// Moves packets from the queue discipline into the link while it has
     /// room (not during a blackout in hold mode).
     fn feed_link(&mut self, log: &mut Vec<Event>) {
-        if self.blackout == Some(BlackoutMode::Hold) || self.vacation.as_ref().is_some_and(Vacations::away) {
+        if self.blackout == Some(BlackoutMode::Hold) || self.vacation.as_deref().is_some_and(Vacations::away) {
             return;
         }
         if !self.qdisc.is_empty() {
@@ -784,16 +784,16 @@ impl Stage {
                             d.set(c);
                             Some(d)
                         }
-                        (None, Some(c)) => Some(netem::Duplicator::new(
+                        (None, Some(c)) => Some(Box::new(netem::Duplicator::new(
                             c,
                             component_rng(seed, direction, &self.recorder.stage)("duplicate"),
-                        )),
+                        ))),
                     };
                 }
                 if patch.sets("vacation") {
                     let rng = component_rng(seed, direction, &self.recorder.stage);
                     self.vacation =
-                        config.vacation.as_ref().filter(|v| !v.is_off()).map(|v| Vacations::new(v, now, rng));
+                        config.vacation.as_ref().filter(|v| !v.is_off()).map(|v| Box::new(Vacations::new(v, now, rng)));
                     // The new schedule starts with a service period.
                     self.link.set_vacation(false);
                 }

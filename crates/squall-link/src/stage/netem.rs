@@ -19,8 +19,9 @@ use crate::time::{Duration, Instant};
 /// correlated if asked, or none at all for a packet sent early.
 #[derive(Debug, Default)]
 pub(crate) struct NetemDelay {
-    jitter: Option<Correlated>,
-    early: Option<Early>,
+    /// Boxed: few stages have either, and every stage has a NetemDelay.
+    jitter: Option<Box<Correlated>>,
+    early: Option<Box<Early>>,
 }
 
 #[derive(Debug)]
@@ -49,7 +50,7 @@ impl NetemDelay {
                 c.set_correlation(corr);
                 Some(c)
             }
-            (None, corr) => Some(Correlated::new(corr, rng("jitter_correlation"))),
+            (None, corr) => Some(Box::new(Correlated::new(corr, rng("jitter_correlation")))),
         };
         self.early = match (self.early.take(), &config.send_early) {
             (_, None) => None,
@@ -59,9 +60,11 @@ impl NetemDelay {
                 e.counter = 0;
                 Some(e)
             }
-            (None, Some(s)) => {
-                Some(Early { config: s.clone(), draw: Correlated::new(s.correlation, rng("send_early")), counter: 0 })
-            }
+            (None, Some(s)) => Some(Box::new(Early {
+                config: s.clone(),
+                draw: Correlated::new(s.correlation, rng("send_early")),
+                counter: 0,
+            })),
         };
     }
 
