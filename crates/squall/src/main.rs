@@ -20,6 +20,7 @@ mod sim_cmd;
 mod slurm;
 mod tool_cmd;
 mod trace_cmd;
+mod trace_generate;
 mod trace_record;
 mod validate_cmd;
 

@@ -12,7 +12,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{SQUALL, csv_rows, summary};
+use common::{SQUALL, events, summary};
 
 struct Run {
     summary: serde_json::Value,
@@ -45,8 +45,7 @@ fn simulate(line: &str, seconds: u32) -> (tempfile::TempDir, Vec<BTreeMap<String
         .output()
         .unwrap();
     assert!(o.status.success(), "`{line}`: {}", String::from_utf8_lossy(&o.stderr));
-    let events = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
-    let rows = csv_rows(&events).into_iter().filter(|row| row["stage"] == "netem-down").collect();
+    let rows = events(&out.join("rep-0/events.csv"), Some("netem-down"));
     (dir, rows)
 }
 
