@@ -287,7 +287,10 @@ fn tokens(spec: &str) -> Vec<Token<'_>> {
     for (i, c) in spec.char_indices().chain(std::iter::once((spec.len(), ' '))) {
         match (c.is_whitespace(), start) {
             (true, Some(s)) => {
-                out.push(Token { text: &spec[s..i], span: s..i });
+                // A shell's line continuation is whitespace.
+                if &spec[s..i] != "\\" {
+                    out.push(Token { text: &spec[s..i], span: s..i });
+                }
                 start = None;
             }
             (false, None) => start = Some(i),
@@ -334,7 +337,9 @@ impl<'a> Parser<'a> {
 
 fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, ScenarioError> {
     let mut p = Parser { spec, source, tokens: tokens(spec), at: 0 };
-    if p.peek().is_some_and(|t| t.text == "netem") {
+    if p.peek().is_some_and(|t| matches!(t.text, "tc" | "sudo")) {
+        skip_tc_command(&mut p)?;
+    } else if p.peek().is_some_and(|t| t.text == "netem") {
         p.at += 1;
     }
     let cfg = StageConfig {
@@ -370,6 +375,64 @@ fn parse_named(spec: &str, stage: &str, source: &str) -> Result<StageConfig, Sce
         }
     }
     line.finish()
+}
+
+/// A whole tc command line, pasted as tc-netem(8)'s EXAMPLES write it:
+/// `[sudo] tc qdisc add|change|replace dev DEV [root | parent ID] [handle
+/// ID] netem OPTIONS` (tc(8): the verbs that set a qdisc's options; the
+/// device, parent and handle say where the qdisc goes, which a squall
+/// stage does not need). Leaves `p` at the first option after `netem`.
+fn skip_tc_command(p: &mut Parser<'_>) -> Result<(), ScenarioError> {
+    if p.peek().is_some_and(|t| t.text == "sudo") {
+        p.at += 1;
+    }
+    let Some(tc) = p.next().map(|t| Token { text: t.text, span: t.span.clone() }) else {
+        return Err(p.error(
+            0..p.spec.len(),
+            "sudo",
+            "expected a tc command after `sudo`, like `tc qdisc add dev eth0 root netem delay 100ms`",
+        ));
+    };
+    if tc.text != "tc" {
+        return Err(p.error(
+            tc.span,
+            tc.text,
+            "expected `tc` after `sudo`, like `sudo tc qdisc add dev eth0 root netem delay 100ms`",
+        ));
+    }
+    let object = p.arg(&tc, "`qdisc`, like `tc qdisc add dev eth0 root netem delay 100ms`")?;
+    if object.text != "qdisc" {
+        return Err(p.error(object.span, object.text, format!(
+            "squall reads `tc qdisc ... netem` lines; `tc {}` sets no netem options (a filter's matches are a stage's `classes` in a scenario file)",
+            object.text
+        )));
+    }
+    let verb = p.arg(&object, "add, change or replace, like `tc qdisc add dev eth0 root netem delay 100ms`")?;
+    if !matches!(verb.text, "add" | "change" | "replace") {
+        return Err(p.error(verb.span, verb.text, format!(
+            "`tc qdisc {}` sets no netem options; expected add, change or replace, like `tc qdisc add dev eth0 root netem delay 100ms`",
+            verb.text
+        )));
+    }
+    let mut last = verb;
+    loop {
+        let Some(word) = p.next().map(|t| Token { text: t.text, span: t.span.clone() }) else {
+            return Err(p.error(last.span, last.text, "the tc line ends before `netem`; expected `netem` and its options, like `tc qdisc add dev eth0 root netem delay 100ms`"));
+        };
+        match word.text {
+            "netem" => return Ok(()),
+            "root" => {}
+            "dev" | "parent" | "handle" => {
+                p.arg(&word, &format!("a value after `{}`", word.text))?;
+            }
+            other => {
+                return Err(p.error(word.span, other, format!(
+                    "`{other}` is not netem: squall reads the options of a `netem` qdisc; expected dev, root, parent, handle or netem here (a `tbf` or `prio` in front of netem is a stage's `rate` or `classes` in a scenario file)"
+                )));
+            }
+        }
+        last = word;
+    }
 }
 
 /// `loss gemodel p [r [1-h [1-k]]]` (tc/q_netem.c `get_loss_gemodel`):

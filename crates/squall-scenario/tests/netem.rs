@@ -372,3 +372,114 @@ fn slot_key_errors_are_located() {
     }
     parse("slot.toml", &text("{ interval = \"1 ms\", packets = 2 }"), Path::new(".")).unwrap();
 }
+
+/// Every `tc qdisc ... netem ...` line of tc-netem(8)'s EXAMPLES (iproute2
+/// `man/man8/tc-netem.8` at ee2a4a8, 2026-06-28), pasted whole, and lines
+/// people paste from elsewhere, with the stage each gives, worked out by
+/// hand from the man page and `tc/q_netem.c` (a delay D ± J uniform is
+/// D − J fixed plus [0, 2J]; `distribution normal` D − 3J plus N(3J, J)).
+#[test]
+fn tc_command_lines_resolve_to_netem_meanings() {
+    use squall_link::{Correlation, CorrelationGenerator, Duplicate, FourState, RateOverhead, SendEarly, Slot};
+    let ms = Duration::from_millis;
+    let uniform = |low: u64, high: u64| Some(Distribution::Uniform { low: ms(low), high: ms(high) });
+    let normal = |mean: u64, sd: u64| Some(Distribution::Normal { mean: ms(mean), std_dev: ms(sd) });
+    let netem = |c| Some(Correlation { correlation: p(c), generator: CorrelationGenerator::Netem });
+    let base = |line: &str| {
+        let s = parse_netem(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        s.validate().unwrap_or_else(|e| panic!("{line}: {e}"));
+        if !line.contains("limit") {
+            assert_eq!(s.queue.packets, Some(1000), "{line}: netem's default limit");
+        }
+        s
+    };
+    // The man page's EXAMPLES, in its order.
+    let s = base("tc qdisc add dev eth0 root netem delay 100ms");
+    assert_eq!((s.delay, &s.jitter, s.reorder), (ms(100), &None, false));
+    let s = base("tc qdisc change dev eth0 root netem delay 100ms 10ms 25%");
+    assert_eq!((s.delay, &s.jitter, s.jitter_correlation), (ms(90), &uniform(0, 20), netem(0.25)));
+    let s = base("tc qdisc change dev eth0 root netem delay 100ms 20ms distribution normal");
+    assert_eq!((s.delay, &s.jitter, s.reorder), (ms(40), &normal(60, 20), true));
+    let s = base("tc qdisc change dev eth0 root netem loss 0.1%");
+    assert_eq!((&s.error, s.error_correlation, s.error_mode), (&ErrorModel::Packet(p(0.001)), None, ErrorMode::Drop));
+    let s = base("tc qdisc change dev eth0 root netem duplicate 1%");
+    assert_eq!(s.duplicate, Some(Duplicate { probability: p(0.01), correlation: None }));
+    let s = base("tc qdisc change dev eth0 root netem loss 0.3% 25%");
+    assert_eq!((&s.error, s.error_correlation), (&ErrorModel::Packet(p(0.003)), netem(0.25)));
+    let s = base("tc qdisc change dev eth0 root netem gap 5 delay 10ms");
+    assert_eq!((s.delay, s.reorder), (ms(10), true));
+    assert_eq!(s.send_early, Some(SendEarly { probability: p(1.0), correlation: None, gap: 5 }));
+    let s = base("tc qdisc change dev eth0 root netem delay 10ms reorder 25% 50%");
+    assert_eq!(s.send_early, Some(SendEarly { probability: p(0.25), correlation: netem(0.5), gap: 1 }));
+    let s = base("tc qdisc change dev eth0 root netem delay 100ms 75ms");
+    assert_eq!((s.delay, &s.jitter, s.reorder), (ms(25), &uniform(0, 150), true));
+    // D < J: the fixed part is 0 and the range [0, D + J].
+    let s = base("tc qdisc add dev eth0 root handle 1: netem delay 10ms 100ms");
+    assert_eq!((s.delay, &s.jitter), (ms(0), &uniform(0, 110)));
+    let s = base("tc qdisc add dev eth0 root netem rate 5kbit 20 100 5");
+    assert_eq!(s.rate, Some(Rate::from_bits_per_sec(5_000)));
+    assert_eq!(s.rate_overhead, Some(RateOverhead { packet: 20, cell_size: 100, cell: 5 }));
+    // The netem under a tbf, with the shell's line continuation.
+    let s = base("tc qdisc add dev eth0 parent 30:1 handle 31: \\\n   netem delay 200ms 10ms distribution normal");
+    assert_eq!((s.delay, &s.jitter), (ms(170), &normal(30, 10)));
+
+    // Lines pasted from elsewhere.
+    let s = base("sudo tc qdisc replace dev wlan0 root netem delay 100ms 20ms 25% distribution normal");
+    assert_eq!((s.delay, &s.jitter, s.jitter_correlation), (ms(40), &normal(60, 20), netem(0.25)));
+    let s = base("tc qdisc add dev eth0 root netem rate 1mbit 20 100 5");
+    assert_eq!(s.rate, Some(Rate::from_bits_per_sec(1_000_000)));
+    assert_eq!(s.rate_overhead, Some(RateOverhead { packet: 20, cell_size: 100, cell: 5 }));
+    let s = base("tc qdisc add dev eth0 root netem loss gemodel 1% 10% 70% 0.1%");
+    let ErrorModel::GilbertElliott(GilbertElliott { p: gp, r, h, k }) = s.error else { panic!("{:?}", s.error) };
+    assert_eq!((gp, r), (p(0.01), p(0.1)));
+    assert!((h.get() - 0.3).abs() < 1e-12 && (k.get() - 0.999).abs() < 1e-12, "{h:?} {k:?}");
+    let s = base("tc qdisc add dev eth0 root netem loss state 1% 30% 20% 40% 0.5%");
+    assert_eq!(
+        s.error,
+        ErrorModel::FourState(FourState { p13: p(0.01), p31: p(0.3), p32: p(0.2), p23: p(0.4), p14: p(0.005) })
+    );
+    let s = base("tc qdisc add dev eth0 root netem delay 10ms loss 1% ecn");
+    assert_eq!((&s.error, s.error_ecn), (&ErrorModel::Packet(p(0.01)), true));
+    let s = base("tc qdisc add dev eth0 root netem corrupt 0.1%");
+    assert_eq!((&s.error, s.error_mode), (&ErrorModel::Packet(p(0.001)), ErrorMode::Corrupt));
+    let s = base("tc qdisc add dev eth0 root netem slot 800us 1ms packets 32 bytes 64k");
+    assert_eq!(
+        s.slot,
+        Some(Slot {
+            interval: Distribution::Uniform { low: Duration::from_micros(800), high: ms(1) },
+            packets: Some(32),
+            bytes: Some(squall_link::Bytes(65_536)),
+        })
+    );
+    let s = base("tc qdisc add dev eth0 root netem delay 100ms 10ms reorder 25% 50% gap 5 limit 50");
+    assert_eq!(s.send_early, Some(SendEarly { probability: p(0.25), correlation: netem(0.5), gap: 5 }));
+    assert_eq!(s.queue.packets, Some(50), "limit 50");
+}
+
+/// The EXAMPLES' lines that set up other qdiscs (`pfifo`, `prio`, `tbf`)
+/// or a filter carry no netem options: refused at the word that is not
+/// netem, saying what squall reads instead (docs/guide netem-mahimahi.md).
+#[test]
+fn tc_command_lines_without_netem_are_located_errors() {
+    for (line, key, column, expected) in [
+        ("tc qdisc add dev eth0 parent 1:1 pfifo limit 1000", "pfifo", 34, "`pfifo` is not netem"),
+        ("tc qdisc add dev eth0 root handle 1: prio", "prio", 38, "`prio` is not netem"),
+        (
+            "tc qdisc add dev eth0 parent 1:3 handle 30: \\\n   tbf rate 20kbit buffer 1600 limit  3000",
+            "tbf",
+            4,
+            "`tbf` is not netem",
+        ),
+        ("tc filter add dev eth0 protocol ip parent 1:0 prio 3 u32", "filter", 4, "sets no netem options"),
+        ("tc qdisc del dev eth0 root", "del", 10, "expected add, change or replace"),
+        ("tc qdisc add dev eth0 root", "root", 23, "ends before `netem`"),
+        ("tc qdisc add dev", "dev", 14, "`dev` needs a value after `dev`"),
+        ("sudo ip link", "ip", 6, "expected `tc` after `sudo`"),
+    ] {
+        let err = parse_netem(line).unwrap_err();
+        let msg = err.to_string();
+        assert_eq!(err.key_path(), key, "{msg}");
+        assert_eq!(err.column(), Some(column), "{msg}");
+        assert!(msg.contains(expected), "{expected:?} missing from {msg}");
+    }
+}

@@ -23,6 +23,7 @@ mod slurm;
 mod soak;
 mod tool_cmd;
 mod trace_cmd;
+mod trace_generate;
 mod trace_record;
 mod validate_cmd;
 

@@ -61,7 +61,10 @@ enum TraceCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Generate a synthetic rate trace: one rate per interval.
+    /// Generate a synthetic trace: a rate per interval (constant, stepped,
+    /// sawtooth, gaussian, markov), per-packet loss decisions (gilbert:
+    /// `error = { sequence = { file } }`) or a state series (states:
+    /// `state_series = { file }`).
     Generate {
         #[arg(value_enum)]
         kind: Kind,
@@ -89,15 +92,30 @@ enum TraceCommand {
         #[arg(long, default_value = "2 Mbit/s")]
         sd: Rate,
         /// markov: the probability of switching to the other rate at each
-        /// interval.
+        /// interval; states: of moving to the next state.
         #[arg(long, default_value_t = 0.1)]
         switch: f64,
-        /// gaussian and markov: the random stream's seed.
+        /// gilbert: the probability that a packet moves from the good
+        /// state to the bad (lossy) one.
+        #[arg(long, default_value_t = 0.01)]
+        p: f64,
+        /// gilbert: the probability that a packet moves from the bad state
+        /// back to the good one (the mean loss burst is 1/r packets).
+        #[arg(long, default_value_t = 0.3)]
+        r: f64,
+        /// gilbert: the number of decisions (the scenario loops them).
+        #[arg(long, default_value_t = 10_000)]
+        count: u64,
+        /// states: the `[[states]]` names, in turn (`--states "good,tunnel"`).
+        #[arg(long, value_delimiter = ',')]
+        states: Vec<String>,
+        /// gaussian, markov, gilbert and states: the random stream's seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// The format to write.
-        #[arg(long, value_enum, default_value_t = Format::Series)]
-        format: Format,
+        /// The format of a rate trace (gilbert writes loss decisions,
+        /// states a state series) [default: series].
+        #[arg(long, value_enum)]
+        format: Option<Format>,
         #[arg(long)]
         out: PathBuf,
         #[arg(long)]
@@ -168,6 +186,12 @@ enum Kind {
     Sawtooth,
     Gaussian,
     Markov,
+    /// Per-packet loss decisions from Gilbert's two-state model (--p, --r,
+    /// --count, --seed).
+    Gilbert,
+    /// A state series over named `[[states]]` (--states, --switch,
+    /// --interval, --duration, --seed).
+    States,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -206,11 +230,29 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
             period,
             sd,
             switch,
+            p,
+            r,
+            count,
+            states,
             seed,
             format,
             out,
             force,
         } => {
+            if matches!(kind, Kind::Gilbert | Kind::States)
+                && let Some(f) = format
+            {
+                bail!(
+                    "--format {f:?} is for rate traces; {} writes {}",
+                    format!("{kind:?}").to_lowercase(),
+                    if kind == Kind::Gilbert { "loss decisions" } else { "a state series" }
+                );
+            }
+            if kind == Kind::Gilbert {
+                write(&out, &crate::trace_generate::gilbert_decisions(p, r, count, seed)?, force)?;
+                outln!("wrote {}", out.display());
+                return Ok(ExitCode::SUCCESS);
+            }
             let ms = whole_ms(interval, "--interval")?;
             let n = duration.as_nanos() / (ms * NANOS_PER_MS);
             if n == 0 {
@@ -218,7 +260,13 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
                     "--duration {duration} is shorter than one --interval ({interval}); expected at least one interval"
                 );
             }
+            if kind == Kind::States {
+                write(&out, &crate::trace_generate::state_series(&states, switch, ms, n, seed)?, force)?;
+                outln!("wrote {}", out.display());
+                return Ok(ExitCode::SUCCESS);
+            }
             let values: Vec<u64> = match kind {
+                Kind::Gilbert | Kind::States => unreachable!("written above"),
                 Kind::Constant => vec![rate.bits_per_sec(); n as usize],
                 Kind::Stepped => {
                     if rates.is_empty() {
@@ -261,7 +309,7 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
                 points: values.iter().enumerate().map(|(i, &v)| (i as u64 * step, v)).collect(),
                 end_ns: n * step,
             };
-            let text = match format {
+            let text = match format.unwrap_or(Format::Series) {
                 Format::Series => series_csv(&steps, Path::new(&format!("generate {kind:?}"))),
                 Format::Mahimahi => mahimahi_text(&steps_to_mahimahi(&steps)),
             };

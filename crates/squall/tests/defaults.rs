@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 
 mod common;
-use common::{squall, summary};
+use common::{events, squall, summary};
 
 fn ok(o: &Output) -> String {
     assert!(o.status.success(), "squall failed: {}", String::from_utf8_lossy(&o.stderr));
@@ -88,14 +88,11 @@ fn the_first_command_uses_linux_and_rfc_says_it_is_window_limited() {
 
 /// Packet ids in the order a stage delivered them (events.csv), for one
 /// stage.
-fn delivered_ids(events: &Path, stage: &str) -> Vec<u64> {
-    let text = std::fs::read_to_string(events).unwrap();
-    text.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[1] == stage && f[3] == "deliver").then(|| f[4].parse().unwrap())
-        })
+fn delivered_ids(file: &Path, stage: &str) -> Vec<u64> {
+    events(file, Some(stage))
+        .into_iter()
+        .filter(|r| r["event"] == "deliver")
+        .map(|r| r["packet"].parse().unwrap())
         .collect()
 }
 

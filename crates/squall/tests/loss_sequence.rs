@@ -5,10 +5,9 @@
 //! is skipped with a message, except under CI=true, where it fails.
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{SQUALL, csv_rows, namespaces_available};
+use common::{UDP_A_TO_B, events, namespaces_available, path_scenario, squall as run};
 
 /// The decisions: keep, keep, lose, lose, keep, looping; the 0-based
 /// packet k is lost when k mod 5 is 2 or 3.
@@ -19,54 +18,23 @@ fn lost_by_hand(k: u64) -> bool {
 }
 
 /// A path from `a` (10.0.0.1) to `b` (10.0.1.1) whose downlink stage
-/// `path` takes its losses from loss.txt.
-fn scenario(dir: &Path, error: &str) -> std::path::PathBuf {
-    std::fs::write(dir.join("loss.txt"), DECISIONS).unwrap();
-    let file = dir.join("s.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"name = "loss-sequence"
-duration = "2 s"
-[[hosts]]
-name = "a"
-address = "10.0.0.1"
-[[hosts]]
-name = "b"
-address = "10.0.1.1"
-[[links]]
-between = ["a", "b"]
-[[links.downlink]]
-name = "path"
-delay = "5 ms"
-error = {error}
-[[links.uplink]]
-name = "up"
-delay = "5 ms"
-[[workload.udp]]
-name = "u"
-from = "a"
-to = "b"
-size = "100 B"
-rate = "40 kbit/s"
-"#
-        ),
-    )
-    .unwrap();
-    file
-}
-
-fn run(args: &[&str]) -> std::process::Output {
-    Command::new(SQUALL).args(args).output().unwrap()
+/// `path` takes its losses from `error` (loss.txt holds [`DECISIONS`]),
+/// with the UDP flow when `udp`.
+fn scenario(dir: &Path, error: &str, udp: bool) -> std::path::PathBuf {
+    let workload = if udp { UDP_A_TO_B } else { "" };
+    path_scenario(dir, ("loss-sequence", "2 s"), "", &format!("error = {error}"), workload, &[("loss.txt", DECISIONS)])
 }
 
 /// The 0-based positions (in order of entry to stage `path`) of the
 /// packets it lost, and how many entered, from a run's events.csv.
-fn lost_positions(events: &Path) -> (Vec<u64>, u64) {
-    let events = std::fs::read_to_string(events).unwrap();
+fn lost_positions(file: &Path) -> (Vec<u64>, u64) {
+    lost_positions_at(file, "path")
+}
+
+fn lost_positions_at(file: &Path, stage: &str) -> (Vec<u64>, u64) {
     let mut order = std::collections::HashMap::new();
     let mut lost = Vec::new();
-    for r in csv_rows(&events).into_iter().filter(|r| r["stage"] == "path") {
+    for r in events(file, Some(stage)) {
         let p: u64 = r["packet"].parse().unwrap();
         match r["event"].as_str() {
             "enqueue" => {
@@ -91,7 +59,7 @@ fn lost_positions(events: &Path) -> (Vec<u64>, u64) {
 #[test]
 fn the_simulator_loses_exactly_the_packets_the_file_names() {
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), r#"{ sequence = { file = "loss.txt" } }"#);
+    let s = scenario(dir.path(), r#"{ sequence = { file = "loss.txt" } }"#, true);
     let out = dir.path().join("run");
     let o = run(&["sim", s.to_str().unwrap(), "--no-pcap", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -116,7 +84,7 @@ fn the_simulator_loses_exactly_the_packets_the_file_names() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(lost_positions(&again.join("rep-0/events.csv")).0, expected);
     // The same decisions inline.
-    let s = scenario(dir.path(), r#"{ sequence = { pattern = "00110" } }"#);
+    let s = scenario(dir.path(), r#"{ sequence = { pattern = "00110" } }"#, true);
     let inline = dir.path().join("inline");
     let o = run(&["sim", s.to_str().unwrap(), "--no-pcap", "--out", inline.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -128,7 +96,7 @@ fn the_simulator_loses_exactly_the_packets_the_file_names() {
 #[test]
 fn a_bad_decision_file_is_a_located_error() {
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), r#"{ sequence = { file = "loss.txt" } }"#);
+    let s = scenario(dir.path(), r#"{ sequence = { file = "loss.txt" } }"#, true);
     for (text, expected) in [
         ("0\n1\nlost\n", "loss.txt:3: `lost` is not a decision; expected 0 or keep (gets through), 1 or drop (lost)"),
         ("# none\n", "loss.txt: no decisions; expected one per line"),
@@ -140,7 +108,7 @@ fn a_bad_decision_file_is_a_located_error() {
         assert!(!o.status.success() && e.contains(expected), "{e}");
         assert!(e.contains("s.toml") && e.contains("error.sequence.file"), "{e}");
     }
-    let s = scenario(dir.path(), r#"{ sequence = { pattern = "0012" } }"#);
+    let s = scenario(dir.path(), r#"{ sequence = { pattern = "0012" } }"#, true);
     let o = run(&["sim", s.to_str().unwrap(), "--out", dir.path().join("x").to_str().unwrap()]);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && e.contains("only 0 (kept) and 1 (lost)") && e.contains("character 4"), "{e}");
@@ -156,10 +124,8 @@ fn the_emulator_loses_exactly_the_pings_the_file_names() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(dir.path(), r#"{ sequence = { file = "loss.txt" } }"#);
     // Without the simulator's UDP flow: ping is the only traffic.
-    let text = std::fs::read_to_string(&s).unwrap();
-    std::fs::write(&s, text.split("[[workload.udp]]").next().unwrap()).unwrap();
+    let s = scenario(dir.path(), r#"{ sequence = { file = "loss.txt" } }"#, false);
     let out = dir.path().join("emu");
     let o = run(&[
         "emu",
@@ -178,4 +144,30 @@ fn the_emulator_loses_exactly_the_pings_the_file_names() {
     let (lost, entered) = lost_positions(&out.join("rep-0/events.csv"));
     assert_eq!(entered, 20);
     assert_eq!(lost, (0..20).filter(|&k| lost_by_hand(k)).collect::<Vec<_>>());
+}
+
+/// scenarios/loss-decisions.toml: 100 packets a second for 20 s meet the
+/// first 2000 decisions of traces/gilbert-loss.txt (read here line by
+/// line: `#` comments, then 0 or 1), and the stage loses exactly the
+/// packets whose decision is 1, no others (its 2 Mbit/s carry the
+/// 160 kbit/s flow without queueing drops).
+#[test]
+fn the_shipped_loss_decisions_scenario_loses_the_files_packets() {
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let decisions: Vec<u64> = std::fs::read_to_string(scenarios.join("traces/gilbert-loss.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let file = scenarios.join("loss-decisions.toml");
+    let o = run(&["sim", file.to_str().unwrap(), "--no-pcap", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (lost, entered) = lost_positions_at(&out.join("rep-0/events.csv"), "radio-down");
+    assert_eq!(entered, 2000);
+    let expected: Vec<u64> = (0..entered).filter(|&k| decisions[k as usize] == 1).collect();
+    println!("{} of {entered} lost", lost.len());
+    assert_eq!(lost, expected);
 }

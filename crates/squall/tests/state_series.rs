@@ -5,63 +5,32 @@
 //! skipped with a message, except under CI=true, where it fails.
 
 use std::path::Path;
-use std::process::Command;
 
 mod common;
-use common::{SQUALL, csv_rows, namespaces_available};
+use common::{UDP_A_TO_B, events, namespaces_available, path_scenario, squall as run};
 
 /// Stage `path` (a → b) is `open` (no loss) or `closed` (every packet
 /// lost), as `states` (the series file) says, with `at_end`.
 fn scenario(dir: &Path, states: &str, at_end: &str, duration: &str, udp: bool) -> std::path::PathBuf {
-    std::fs::write(dir.join("states.csv"), states).unwrap();
-    let workload = if udp {
-        "[[workload.udp]]\nname = \"u\"\nfrom = \"a\"\nto = \"b\"\nsize = \"100 B\"\nrate = \"40 kbit/s\"\n"
-    } else {
-        ""
-    };
-    let file = dir.join("s.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"name = "state-series"
-duration = "{duration}"
-state_series = {{ file = "states.csv", at_end = "{at_end}" }}
-[[hosts]]
-name = "a"
-address = "10.0.0.1"
-[[hosts]]
-name = "b"
-address = "10.0.1.1"
-[[links]]
-between = ["a", "b"]
-[[links.downlink]]
-name = "path"
-delay = "5 ms"
-[[links.uplink]]
-name = "up"
-delay = "5 ms"
-[[states]]
-name = "open"
-set.path = {{ error = "none" }}
-[[states]]
-name = "closed"
-set.path = {{ error = {{ packet = 1.0 }} }}
-{workload}"#
-        ),
+    let tail = format!(
+        "[[states]]\nname = \"open\"\nset.path = {{ error = \"none\" }}\n[[states]]\nname = \"closed\"\n\
+         set.path = {{ error = {{ packet = 1.0 }} }}\n{}",
+        if udp { UDP_A_TO_B } else { "" }
+    );
+    path_scenario(
+        dir,
+        ("state-series", duration),
+        &format!("state_series = {{ file = \"states.csv\", at_end = \"{at_end}\" }}"),
+        "",
+        &tail,
+        &[("states.csv", states)],
     )
-    .unwrap();
-    file
-}
-
-fn run(args: &[&str]) -> std::process::Output {
-    Command::new(SQUALL).args(args).output().unwrap()
 }
 
 /// The times (ms, rounded) at which stage `path` dropped a packet, and
 /// how many packets entered it.
-fn drops_ms(events: &Path) -> (Vec<u64>, usize) {
-    let events = std::fs::read_to_string(events).unwrap();
-    let rows: Vec<_> = csv_rows(&events).into_iter().filter(|r| r["stage"] == "path").collect();
+fn drops_ms(file: &Path) -> (Vec<u64>, usize) {
+    let rows = events(file, Some("path"));
     let entered = rows.iter().filter(|r| r["event"] == "enqueue").count();
     let drops = rows
         .iter()
@@ -164,8 +133,7 @@ fn the_emulator_enters_the_states_at_the_series_times() {
         "a@0.22s=ping -c 20 -i 0.05 -W 1 10.0.1.1",
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let events = std::fs::read_to_string(out.join("rep-0/events.csv")).unwrap();
-    let rows: Vec<_> = csv_rows(&events).into_iter().filter(|r| r["stage"] == "path").collect();
+    let rows = events(&out.join("rep-0/events.csv"), Some("path"));
     let entered: Vec<(String, f64)> = rows
         .iter()
         .filter(|r| r["event"] == "enqueue")
@@ -182,4 +150,52 @@ fn the_emulator_enters_the_states_at_the_series_times() {
         ping.lines().filter_map(|l| l.split("icmp_seq=").nth(1)?.split_whitespace().next()?.parse().ok()).collect();
     let kept: Vec<usize> = (1..=20).filter(|&k| !closed(entered[k - 1].1)).collect();
     assert_eq!(heard, kept, "{ping}");
+}
+
+/// scenarios/state-series.toml: the rows of traces/train-states.csv (read
+/// here: `time (ms),state`, the last row's time the period) say for each
+/// instant whether the radio stage is in a tunnel (the last row at or
+/// before it, in the loop); a packet that enters the stage in a tunnel is
+/// lost, any other gets through.
+#[test]
+fn the_shipped_state_series_scenario_follows_its_file() {
+    let scenarios = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let text = std::fs::read_to_string(scenarios.join("traces/train-states.csv")).unwrap();
+    let rows: Vec<(f64, bool)> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .map(|l| {
+            let (t, state) = l.split_once(',').unwrap();
+            (t.parse::<f64>().unwrap() / 1e3, state == "tunnel")
+        })
+        .collect();
+    let period = rows.last().unwrap().0;
+    let in_tunnel = |t: f64| rows.iter().rev().find(|(at, _)| *at <= t % period).unwrap().1;
+    assert!(rows.iter().any(|r| r.1) && rows.iter().any(|r| !r.1), "{rows:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let file = scenarios.join("state-series.toml");
+    let o = run(&["sim", file.to_str().unwrap(), "--no-pcap", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = events(&out.join("rep-0/events.csv"), Some("radio-down"));
+    let mut entered = std::collections::HashMap::new();
+    let (mut lost, mut expected) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let t: f64 = r["time"].parse().unwrap();
+        match r["event"].as_str() {
+            "enqueue" => {
+                entered.insert(r["packet"].clone(), t);
+                if in_tunnel(t) {
+                    expected.push(r["packet"].clone());
+                }
+            }
+            "drop" => lost.push(r["packet"].clone()),
+            _ => {}
+        }
+    }
+    println!("{} of {} lost", lost.len(), entered.len());
+    assert_eq!(entered.len(), 5000, "1 Mbit/s of 1000 B for 40 s");
+    assert!(!expected.is_empty());
+    assert_eq!(lost, expected);
 }

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 mod common;
-use common::{SQUALL, csv_rows};
+use common::{SQUALL, events};
 
 fn squall_in(dir: &Path, args: &[&str]) -> std::process::Output {
     std::process::Command::new(SQUALL).current_dir(dir).args(args).output().unwrap()
@@ -36,10 +36,9 @@ fn a_run_becomes_one_opportunity_per_departure() {
     ok(&squall_in(dir.path(), &["sim", scenario.to_str().unwrap(), "--no-pcap", "--out", "run"]));
     let said = ok(&squall_in(dir.path(), &["trace", "record", "run", "--stage", "rec", "--out", "rec.down"]));
     assert!(said.contains("3750 departures (5625000 B of IP)"), "{said}");
-    let events = std::fs::read_to_string(dir.path().join("run/rep-0/events.csv")).unwrap();
-    let by_hand: Vec<u64> = csv_rows(&events)
+    let by_hand: Vec<u64> = events(&dir.path().join("run/rep-0/events.csv"), Some("rec"))
         .into_iter()
-        .filter(|r| r["stage"] == "rec" && r["event"] == "deliver")
+        .filter(|r| r["event"] == "deliver")
         .map(|r| {
             // Seconds with nine decimals: integer ns, then ms rounded up.
             let (s, ns) = r["time"].split_once('.').unwrap();
@@ -183,8 +182,7 @@ fn once_plays_the_trace_once_and_ends_the_run() {
         args.extend(extra);
         args.extend(["--no-pcap", "--out", out]);
         ok(&squall_in(dir.path(), &args));
-        let events = std::fs::read_to_string(dir.path().join(out).join("rep-0/events.csv")).unwrap();
-        let rows = csv_rows(&events);
+        let rows = events(&dir.path().join(out).join("rep-0/events.csv"), None);
         let delivered = rows.iter().filter(|r| r["stage"] == "trace-down" && r["event"] == "deliver").count();
         let last = rows.iter().map(|r| r["time"].parse::<f64>().unwrap()).fold(0.0, f64::max);
         (delivered, last)
@@ -236,10 +234,9 @@ rate = "40 kbit/s"
     let delays = |order: &str| {
         std::fs::write(dir.path().join("s.toml"), scenario(order)).unwrap();
         ok(&squall_in(dir.path(), &["sim", "s.toml", "--no-pcap", "--out", order, "--force"]));
-        let events = std::fs::read_to_string(dir.path().join(order).join("rep-0/events.csv")).unwrap();
         let mut entered = std::collections::BTreeMap::new();
         let mut out = Vec::new();
-        for r in csv_rows(&events).into_iter().filter(|r| r["stage"] == "path") {
+        for r in events(&dir.path().join(order).join("rep-0/events.csv"), Some("path")) {
             let t: f64 = r["time"].parse().unwrap();
             match r["event"].as_str() {
                 "enqueue" => {
@@ -289,8 +286,28 @@ fn shipped_traces_are_made_by_squall() {
             ][..],
         ),
         ("rate-steps.csv", &["--rates", "10 Mbit/s,1 Mbit/s,5 Mbit/s", "--interval", "2 s", "--duration", "6 s"][..]),
+        ("gilbert-loss.txt", &["gilbert", "--p", "0.01", "--r", "0.25", "--count", "10000", "--seed", "30"][..]),
+        (
+            "train-states.csv",
+            &[
+                "states",
+                "--states",
+                "open,tunnel",
+                "--switch",
+                "0.3",
+                "--interval",
+                "1 s",
+                "--duration",
+                "20 s",
+                "--seed",
+                "30",
+            ][..],
+        ),
     ] {
-        let mut all = vec!["trace", "generate", "stepped"];
+        let mut all = vec!["trace", "generate"];
+        if !matches!(args[0], "gilbert" | "states") {
+            all.push("stepped");
+        }
         all.extend_from_slice(args);
         all.extend_from_slice(&["--out", file]);
         ok(&squall_in(dir.path(), &all));

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 mod common;
-use common::squall;
+use common::{events, squall};
 
 const SCENARIO: &str = r#"name = "vectors"
 duration = "3 s"
@@ -120,8 +120,8 @@ fn a_stage_vector_at_every_change_matches_the_reports_stage_occupancy() {
         assert_eq!(r.1, e.1);
     }
     // Overflow drops, cumulative: one step per drop in events.csv.
-    let events = std::fs::read_to_string(rep.join("events.csv")).unwrap();
-    let overflow = events.lines().filter(|l| l.contains(",down,") && l.contains("queue_overflow")).count();
+    let overflow =
+        events(&rep.join("events.csv"), Some("down")).iter().filter(|r| r["reason"] == "queue_overflow").count();
     let drops = vector(&rep, "down", "drops_queue_overflow");
     assert!(overflow > 0);
     assert_eq!(drops.last().unwrap().1, overflow.to_string());
@@ -223,15 +223,10 @@ fn the_rate_vector_follows_the_states_that_set_the_stage() {
 
 /// Deliveries of the stage's events.csv, (time s, bytes).
 fn deliveries(rep: &Path, stage: &str) -> Vec<(f64, f64)> {
-    let events = std::fs::read_to_string(rep.join("events.csv")).unwrap();
-    let mut lines = events.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no {name} column"));
-    let (time, st, event, size) = (col("time"), col("stage"), col("event"), col("size"));
-    lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f[st] == stage && f[event] == "deliver")
-        .map(|f| (f[time].parse().unwrap(), f[size].parse().unwrap()))
+    events(&rep.join("events.csv"), Some(stage))
+        .into_iter()
+        .filter(|r| r["event"] == "deliver")
+        .map(|r| (r["time"].parse().unwrap(), r["size"].parse().unwrap()))
         .collect()
 }
 

@@ -38,6 +38,49 @@ pub fn csv_rows(text: &str) -> Vec<BTreeMap<String, String>> {
     lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
 }
 
+/// The rows of one replication's events.csv (`RUN/rep-N/events.csv`), in
+/// order, each as column -> value: only stage `stage`'s when given.
+pub fn events(file: &Path, stage: Option<&str>) -> Vec<BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    csv_rows(&text).into_iter().filter(|r| stage.is_none_or(|s| r["stage"] == s)).collect()
+}
+
+/// One UDP flow from `a` to `b`: 100-byte packets at 40 kbit/s, one every
+/// 20 ms from 0 (for [`path_scenario`]).
+pub const UDP_A_TO_B: &str =
+    "[[workload.udp]]\nname = \"u\"\nfrom = \"a\"\nto = \"b\"\nsize = \"100 B\"\nrate = \"40 kbit/s\"\n";
+
+/// Writes DIR/s.toml, a scenario `name` lasting `duration` of hosts `a`
+/// (10.0.0.1) and `b` (10.0.1.1) over one link whose downlink stage
+/// `path` and uplink stage `up` each delay by 5 ms, with `top` (keys of
+/// the scenario), `path_keys` (keys of stage `path`) and `tail` (states,
+/// workload) added, and the data `files` (name, content) beside it.
+/// Returns the scenario's path.
+pub fn path_scenario(
+    dir: &Path,
+    (name, duration): (&str, &str),
+    top: &str,
+    path_keys: &str,
+    tail: &str,
+    files: &[(&str, &str)],
+) -> std::path::PathBuf {
+    for (file, content) in files {
+        std::fs::write(dir.join(file), content).unwrap();
+    }
+    let file = dir.join("s.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"{name}\"\nduration = \"{duration}\"\n{top}\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n\
+             [[hosts]]\nname = \"b\"\naddress = \"10.0.1.1\"\n[[links]]\nbetween = [\"a\", \"b\"]\n\
+             [[links.downlink]]\nname = \"path\"\ndelay = \"5 ms\"\n{path_keys}\n\
+             [[links.uplink]]\nname = \"up\"\ndelay = \"5 ms\"\n{tail}"
+        ),
+    )
+    .unwrap();
+    file
+}
+
 /// `ip ARGS` with its output discarded: whether it succeeded.
 pub fn ip(args: &[&str]) -> bool {
     Command::new("ip").args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
