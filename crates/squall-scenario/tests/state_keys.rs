@@ -122,3 +122,76 @@ fn distributions_in_any_key_are_found_by_type() {
         }
     );
 }
+
+/// Every scenario file shipped under scenarios/ (not the bad examples).
+fn shipped(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() && path.file_name().is_some_and(|n| n != "bad") {
+            shipped(&path, out);
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every key of a stage but its name can be changed by a state (issue
+/// 29), to any value a shipped scenario gives it: for each key, the first
+/// shipped stage (scenarios/**/*.toml, loaded as the command line loads
+/// them) whose value differs from a plain 1 Mbit/s, 10 ms stage's is the
+/// sample; a state's patch of that key alone, applied as a stage applies
+/// it when the state is entered (`StagePatch::applied_to`, which
+/// `Stage::apply` uses in both engines), gives the sample's value for the
+/// key and leaves every other key as it was (but `rate`, which
+/// `service_time` replaces: one transmission time; and `trace` and
+/// `series`, refused: they are replayed for the whole run). A key that no shipped
+/// scenario sets fails here, so a new key comes with an example. `radio`
+/// is changed parameter by parameter (`RadioPatch`,
+/// squall-link tests/radio_states.rs), not whole.
+#[test]
+fn a_state_can_change_every_stage_key_to_a_value_a_shipped_scenario_gives_it() {
+    let table = |c: &StageConfig| -> toml::Table { toml::Table::try_from(c).unwrap() };
+    let base: StageConfig = toml::from_str("name = \"s\"\nrate = \"1 Mbit/s\"\ndelay = \"10 ms\"").unwrap();
+    let base_t = table(&base);
+    let mut files = Vec::new();
+    shipped(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios"), &mut files);
+    files.sort();
+    assert!(files.len() > 50, "{} scenario files", files.len());
+    let mut samples: std::collections::BTreeMap<&str, (StageConfig, String)> = Default::default();
+    for file in &files {
+        let Ok(scenario) = squall_scenario::load(file) else { continue };
+        for stage in scenario.stages() {
+            let t = table(stage);
+            for key in StageConfig::KEYS.iter().filter(|k| **k != "name") {
+                if t.get(*key) != base_t.get(*key) && !samples.contains_key(key) {
+                    samples.insert(key, (stage.clone(), format!("{} stage {}", file.display(), stage.name)));
+                }
+            }
+        }
+    }
+    let missing: Vec<&&str> = StageConfig::KEYS.iter().filter(|k| **k != "name" && !samples.contains_key(**k)).collect();
+    assert!(missing.is_empty(), "no shipped scenario sets {missing:?}");
+    for key in StageConfig::KEYS.iter().filter(|k| !matches!(**k, "name" | "radio")) {
+        let (sample, from) = &samples[key];
+        let patch = squall_link::StagePatch::default().with(key, |c| *c = sample.clone());
+        // A trace or a series is replayed for the whole run: a state that
+        // sets one is refused, naming the key (patch.rs `check`).
+        if matches!(*key, "trace" | "series") {
+            let e = patch.check(&base).expect_err(key).to_string();
+            assert!(e.contains(&format!("s.{key}")) && e.contains("a state cannot change"), "{e}");
+            continue;
+        }
+        let after = table(&patch.applied_to(&base));
+        assert_eq!(after.get(*key), table(sample).get(*key), "`{key}` from {from}");
+        assert_ne!(after.get(*key), base_t.get(*key), "`{key}` from {from}: the sample changes it");
+        for other in StageConfig::KEYS.iter().filter(|k| *k != key) {
+            // One transmission time: `service_time` replaces `rate`.
+            if (*key, *other) == ("service_time", "rate") {
+                assert_eq!(after.get("rate"), None, "`service_time` from {from} leaves the rate");
+                continue;
+            }
+            assert_eq!(after.get(*other), base_t.get(*other), "`{key}` from {from} changed `{other}`");
+        }
+    }
+    assert!(samples.contains_key("radio"), "no shipped radio stage");
+}
