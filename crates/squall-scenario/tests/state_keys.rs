@@ -169,7 +169,8 @@ fn a_state_can_change_every_stage_key_to_a_value_a_shipped_scenario_gives_it() {
             }
         }
     }
-    let missing: Vec<&&str> = StageConfig::KEYS.iter().filter(|k| **k != "name" && !samples.contains_key(**k)).collect();
+    let missing: Vec<&&str> =
+        StageConfig::KEYS.iter().filter(|k| **k != "name" && !samples.contains_key(**k)).collect();
     assert!(missing.is_empty(), "no shipped scenario sets {missing:?}");
     for key in StageConfig::KEYS.iter().filter(|k| !matches!(**k, "name" | "radio")) {
         let (sample, from) = &samples[key];

@@ -377,29 +377,24 @@ async fn the_live_view_watches_and_switches_an_emulation() {
     // more at a boundary); and
     // the p99 of each interval's departure errors, at least its p50.
     wait_css(&c, "#live-queue-chart polyline[data-series='stage-0-down']").await;
-    let queue = c.find(Locator::Css("#live-queue-chart polyline[data-series='stage-0-down']")).await.unwrap();
-    let values = |v: Option<String>| -> Vec<f64> {
-        v.unwrap_or_default().split(',').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect()
-    };
-    let inside = values(queue.attr("data-values").await.unwrap());
-    assert!(!inside.is_empty() && inside.iter().all(|n| *n <= 111.0), "{inside:?}");
     wait_css(&c, "#live-timing-chart polyline[data-series='p99']").await;
-    let p99 = values(
-        c.find(Locator::Css("#live-timing-chart polyline[data-series='p99']"))
-            .await
-            .unwrap()
-            .attr("data-values")
-            .await
-            .unwrap(),
-    );
-    let p50 = values(
-        c.find(Locator::Css("#live-timing-chart polyline[data-series='p50']"))
-            .await
-            .unwrap()
-            .attr("data-values")
-            .await
-            .unwrap(),
-    );
+    // Read in one script: the charts are redrawn on every sample, so an
+    // element found in one call may be gone by the next.
+    let read = c
+        .execute(
+            "const v = (s) => (document.querySelector(s) || { dataset: {} }).dataset.values || ''; \
+             return [v(\"#live-queue-chart polyline[data-series='stage-0-down']\"), \
+                     v(\"#live-timing-chart polyline[data-series='p50']\"), \
+                     v(\"#live-timing-chart polyline[data-series='p99']\")];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let values = |i: usize| -> Vec<f64> {
+        read[i].as_str().unwrap().split(',').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect()
+    };
+    let (inside, p50, p99) = (values(0), values(1), values(2));
+    assert!(!inside.is_empty() && inside.iter().all(|n| *n <= 111.0), "{inside:?}");
     assert!(!p99.is_empty() && p99.len() == p50.len(), "{p50:?} {p99:?}");
     assert!(p50.iter().zip(&p99).all(|(a, b)| a <= b), "{p50:?} {p99:?}");
     assert!(text_of(&c, "live-timing").await.contains("deliveries, p50"));
