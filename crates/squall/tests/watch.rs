@@ -56,6 +56,18 @@ fn bulk_emulation(dir: &Path, out: &Path, extra: &[&str]) -> std::process::Child
         .unwrap()
 }
 
+/// Waits (4 s at most) until `squall ctl list` shows the run `id`.
+fn wait_listed(id: &str) {
+    for _ in 0..200 {
+        let list = Command::new(SQUALL).args(["ctl", "list"]).output().unwrap();
+        if String::from_utf8_lossy(&list.stdout).contains(id) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("run {id} not in `squall ctl list`");
+}
+
 /// Physics, not timing: a sample counts every delivery scheduled up to
 /// the instant the paths were last advanced to, so n packets of S bytes
 /// counted between samples dt apart left a link of rate R back to back at
@@ -74,15 +86,7 @@ fn ctl_watch_sees_the_link_rate_and_a_state_switch() {
     let mut emu = bulk_emulation(dir.path(), &out, &["--duration", "8 s", "--no-pcap"]);
     let id = emu.id().to_string();
     let ctl = |args: &[&str]| Command::new(SQUALL).arg("ctl").args(args).output().unwrap();
-    let mut listed = false;
-    for _ in 0..200 {
-        if String::from_utf8_lossy(&ctl(&["list"]).stdout).contains(&id) {
-            listed = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(listed, "run {id} not in `squall ctl list`");
+    wait_listed(&id);
     let mut watch = Command::new(SQUALL).args(["ctl", "watch", &id, "--json"]).stdout(Stdio::piped()).spawn().unwrap();
     let mut lines: Vec<serde_json::Value> = Vec::new();
     let mut switched_at = None;
@@ -244,16 +248,7 @@ rate = "4 Mbit/s"
         .spawn()
         .unwrap();
     let id = emu.id().to_string();
-    let ctl = |args: &[&str]| Command::new(SQUALL).arg("ctl").args(args).output().unwrap();
-    let mut listed = false;
-    for _ in 0..200 {
-        if String::from_utf8_lossy(&ctl(&["list"]).stdout).contains(&id) {
-            listed = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(listed, "run {id} not in `squall ctl list`");
+    wait_listed(&id);
     let watch = Command::new(SQUALL).args(["ctl", "watch", &id, "--json"]).output().unwrap();
     assert!(watch.status.success());
     assert!(emu.wait().unwrap().success());
