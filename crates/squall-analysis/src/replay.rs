@@ -17,9 +17,10 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use squall_link::{DropReason, EventKind, FlowKey, Rate};
+use squall_link::{EventKind, FlowKey};
 
 use crate::flows::AnalysisError;
+use crate::timeline::{dropped_on_arrival, rate_bps};
 
 /// Flows counted one by one, as the live view counts them.
 pub const MAX_FLOWS: usize = 256;
@@ -70,10 +71,6 @@ pub struct Replay {
     events_since: Vec<serde_json::Value>,
 }
 
-fn rate_of(v: &serde_json::Value) -> Option<u64> {
-    v.as_str().and_then(|s| s.parse::<Rate>().ok()).map(|r| r.bits_per_sec())
-}
-
 impl Replay {
     /// The replay of `dir`'s events.csv with the resolved scenario
     /// `scenario` (scenario.toml as JSON), a sample every `interval`
@@ -95,7 +92,7 @@ impl Replay {
                     .flatten()
                     .map(|s| StageCounter {
                         name: s["name"].as_str().unwrap_or_default().to_string(),
-                        rate_bps: rate_of(&s["rate"]),
+                        rate_bps: rate_bps(&s["rate"]),
                         inside: 0,
                         delivered: 0,
                         dropped: BTreeMap::new(),
@@ -124,7 +121,7 @@ impl Replay {
                 .into_iter()
                 .flatten()
                 .filter(|(_, patch)| !patch["rate"].is_null())
-                .map(|(stage, patch)| (stage.clone(), rate_of(&patch["rate"])))
+                .map(|(stage, patch)| (stage.clone(), rate_bps(&patch["rate"])))
                 .collect();
             state_rates.insert(s["name"].as_str().unwrap_or_default().to_string(), rates);
         }
@@ -199,8 +196,7 @@ impl Replay {
                 let Some((p, s)) = at(self) else { return };
                 let path = &mut self.paths[p];
                 let stage = &mut path.stages[s];
-                // A drop on arrival (overflow, RED) never entered.
-                if !matches!(reason, DropReason::QueueOverflow | DropReason::Red) {
+                if !dropped_on_arrival(reason) {
                     stage.inside -= 1;
                 }
                 *stage.dropped.entry(reason.as_str()).or_insert(0) += 1;

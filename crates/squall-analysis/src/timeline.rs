@@ -278,7 +278,7 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
                     t.flows[fi].drops.entry(r.as_str()).or_insert_with(|| vec![0.0; bins])[bin_of(time, bin, bins)] +=
                         1.0;
                 }
-                if matches!(r, DropReason::QueueOverflow | DropReason::Red) { 0 } else { -1 }
+                if dropped_on_arrival(r) { 0 } else { -1 }
             }
             EventKind::StateChange if !stage.starts_with("blackout-") => {
                 if let Some((from, name)) = state_from.take() {
@@ -333,6 +333,19 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
     Ok(())
 }
 
+/// Whether a drop for `reason` took a packet that never entered the
+/// stage (it was refused on arrival: overflow, RED), so the packets inside
+/// are not one fewer after it. Shared by the timeline and the replay.
+pub(crate) fn dropped_on_arrival(reason: DropReason) -> bool {
+    matches!(reason, DropReason::QueueOverflow | DropReason::Red)
+}
+
+/// A stage's `rate` in a resolved scenario as JSON ("9600 bit/s"), bit/s;
+/// `None` when it is absent or not a constant rate.
+pub(crate) fn rate_bps(v: &serde_json::Value) -> Option<u64> {
+    v.as_str().and_then(|s| s.parse::<Rate>().ok()).map(|r| r.bits_per_sec())
+}
+
 /// The capacity of the path a flow takes from `sender` to `receiver`:
 /// the smallest configured `rate` of the stages of the direction of the
 /// link between them, stepped at the times the run entered a state that
@@ -359,7 +372,7 @@ pub fn capacity(
         }
     })?;
     let stages = link[direction].as_array()?;
-    let rate = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<Rate>().ok()).map(|r| r.bits_per_sec() as f64);
+    let rate = |v: &serde_json::Value| rate_bps(v).map(|r| r as f64);
     let mut rates: Vec<(String, f64)> = Vec::new();
     for s in stages {
         rates.push((s["name"].as_str().unwrap_or("").to_string(), rate(&s["rate"])?));

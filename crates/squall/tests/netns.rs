@@ -13,23 +13,12 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 mod common;
-use common::{SQUALL, namespaces_available};
+use common::{SQUALL, namespaces_available, namespaces_named};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/emu").join(name)
-}
-
-/// The namespaces `ip netns list` shows whose name starts with `prefix`.
-fn namespaces_named(prefix: &str) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(prefix))
-        .map(String::from)
-        .collect()
 }
 
 /// Field 3 (state) of /proc/PID/stat, read after the last `)` (proc(5)).

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::SQUALL;
+use common::{SQUALL, namespaces_of};
 
 /// Tests that start emulations run one at a time: GET /api/emulations
 /// lists every run on the machine, and each run keeps its own timing.
@@ -499,17 +499,6 @@ fn a_simulated_set_with_an_outside_host_is_refused_before_queuing() {
     assert!(error.contains("host `fixed`") && error.contains("squall emu"), "{answer}");
     assert!(!ws.path().join("experiments/s.toml").exists());
     assert_eq!(server.get("/api/jobs").1, serde_json::json!([]));
-}
-
-/// The namespaces `ip netns list` shows for the emulation run `id`.
-fn namespaces_of(id: u64) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("squall-{id}-")))
-        .map(String::from)
-        .collect()
 }
 
 /// The id of a running emulation listed by GET /api/emulations whose

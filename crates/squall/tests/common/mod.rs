@@ -161,6 +161,23 @@ pub fn pixels_near(pixels: &[u8], samples: usize, colour: [u8; 3], within: u8) -
         .count()
 }
 
+/// The namespaces `ip netns list` shows whose name starts with `prefix`.
+pub fn namespaces_named(prefix: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(prefix))
+        .map(String::from)
+        .collect()
+}
+
+/// The namespaces of the emulation run `run` (its process id):
+/// `squall-RUN-*`.
+pub fn namespaces_of(run: impl std::fmt::Display) -> Vec<String> {
+    namespaces_named(&format!("squall-{run}-"))
+}
+
 /// Whether network namespaces and TUN devices can be made here; panics
 /// under CI=true if not (CI runs as root: a skip there would hide a
 /// broken set-up).

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 #[path = "../common/mod.rs"]
 mod common;
-use common::{SQUALL, namespaces_available, run_engine};
+use common::{SQUALL, namespaces_available, namespaces_of, run_engine};
 
 mod engines;
 mod hosts;
@@ -32,17 +32,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/emu").join(name)
-}
-
-/// The squall namespaces of process `pid`.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("squall-{pid}-")))
-        .map(String::from)
-        .collect()
 }
 
 struct Run {
