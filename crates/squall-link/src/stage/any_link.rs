@@ -30,11 +30,13 @@ pub(crate) trait LinkKind: Link + Sized {
     ) -> Option<Self>;
 }
 
-/// A kind other than the default one asks for its next timer out of line:
-/// the trace link's, inlined into `AnyLink::next_timer`, made the compiler
-/// stop inlining that dispatch into the stage's loop (+23 M instructions,
-/// 5 %, on `squall bench tcp --runs 1` under callgrind, which has no trace
-/// link).
+/// A kind other than the default one asks for its next timer out of line
+/// unless the list marks it `#[inline]`: the trace link's, inlined into
+/// `AnyLink::next_timer`, made the compiler stop inlining that dispatch
+/// into the stage's loop (+23 M instructions, 5 %, on `squall bench tcp
+/// --runs 1` under callgrind, which has no trace link). The radio's is
+/// small and asked on every pass of a radio path: out of line it cost the
+/// radio benchmarks 3–5 %, so the list marks it `#[inline]`.
 #[inline(never)]
 pub(crate) fn next_timer_out_of_line<L: Link>(l: &L) -> Option<(Instant, L::Timer)> {
     l.next_timer()
@@ -49,10 +51,12 @@ pub(crate) fn next_wakeup_out_of_line<L: Link>(l: &L) -> Option<Instant> {
 /// Declares `AnyLink` (one variant per kind: the default kind inline, as it
 /// is on every packet's path, the others boxed), `AnyTimer`,
 /// `AnyLink::new` and `impl Link for AnyLink`, from the list of kinds:
-/// `default Variant(Type), Variant(Type), ...`, each type implementing
-/// [`Link`] and [`LinkKind`].
+/// `default Variant(Type), [#[inline]] Variant(Type), ...`, each type
+/// implementing [`Link`] and [`LinkKind`]; `#[inline]` has the dispatch call
+/// that kind's `next_timer` and `next_wakeup` in line (see
+/// [`next_timer_out_of_line`]).
 macro_rules! links {
-    (default $dv:ident($dt:ty) $(, $v:ident($t:ty))* $(,)?) => {
+    (default $dv:ident($dt:ty) $(, $(#[$inl:ident])? $v:ident($t:ty))* $(,)?) => {
         /// Every link, for static dispatch. One per stage.
         #[derive(Debug)]
         #[allow(clippy::large_enum_variant)]
@@ -93,10 +97,9 @@ macro_rules! links {
             type Timer = AnyTimer;
             #[inline]
             fn next_timer(&self) -> Option<($crate::time::Instant, AnyTimer)> {
-                use $crate::stage::any_link::next_timer_out_of_line;
                 match self {
                     AnyLink::$dv(l) => $crate::stage::link::Link::next_timer(l).map(|(t, d)| (t, AnyTimer::$dv(d))),
-                    $(AnyLink::$v(l) => next_timer_out_of_line(&**l).map(|(t, d)| (t, AnyTimer::$v(d))),)*
+                    $(AnyLink::$v(l) => $crate::stage::any_link::links!(@call [$($inl)?] next_timer, &**l).map(|(t, d)| (t, AnyTimer::$v(d))),)*
                 }
             }
             /// Dispatched directly, not through [`Link::next_timer`]: the
@@ -105,10 +108,9 @@ macro_rules! links {
             /// of `Stage::next_wakeup`.
             #[inline]
             fn next_wakeup(&self) -> Option<$crate::time::Instant> {
-                use $crate::stage::any_link::next_wakeup_out_of_line;
                 match self {
                     AnyLink::$dv(l) => $crate::stage::link::Link::next_wakeup(l),
-                    $(AnyLink::$v(l) => next_wakeup_out_of_line(&**l),)*
+                    $(AnyLink::$v(l) => $crate::stage::any_link::links!(@call [$($inl)?] next_wakeup, &**l),)*
                 }
             }
             /// A timer of another link kind than this one cannot come from
@@ -197,6 +199,17 @@ macro_rules! links {
                 $crate::stage::any_link::links!(@ref self, l => $crate::stage::link::Link::started(l); $dv; $($v($t)),*)
             }
         }
+    };
+    // `next_timer` or `next_wakeup` of a kind marked `#[inline]`: in line.
+    (@call [inline] $m:ident, $l:expr) => {
+        $crate::stage::link::Link::$m($l)
+    };
+    // Of any other kind: out of line.
+    (@call [] next_timer, $l:expr) => {
+        $crate::stage::any_link::next_timer_out_of_line($l)
+    };
+    (@call [] next_wakeup, $l:expr) => {
+        $crate::stage::any_link::next_wakeup_out_of_line($l)
     };
     // One method's dispatch: `$e` with `$l` bound to the link, by reference.
     (@ref $self:ident, $l:ident => $e:expr; $dv:ident; $($v:ident($t:ty)),*) => {

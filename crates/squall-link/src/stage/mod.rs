@@ -20,10 +20,11 @@ mod vacation;
 
 // Every link kind, once (`any_link::links!`): the default kind first, then
 // the kinds a key of the stage chooses, tried in this order. A new kind:
-// its `mod` above and a line here.
+// its `mod` above and a line here. `#[inline]`: see
+// `any_link::next_timer_out_of_line`.
 any_link::links! {
     default Channel(channel::Channel),
-    Radio(crate::radio::RadioLink),
+    #[inline] Radio(crate::radio::RadioLink),
     Trace(trace::TraceLink),
 }
 
