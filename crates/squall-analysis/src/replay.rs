@@ -17,10 +17,10 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
 
-use squall_link::{EventKind, FlowKey};
+use squall_link::{EventKind, FlowKey, Inside};
 
 use crate::flows::AnalysisError;
-use crate::timeline::{dropped_on_arrival, rate_bps};
+use crate::timeline::rate_bps;
 
 /// Flows counted one by one, as the live view counts them.
 pub const MAX_FLOWS: usize = 256;
@@ -31,7 +31,7 @@ struct StageCounter {
     name: String,
     /// The rate in force, bit/s (`None`: not a constant rate).
     rate_bps: Option<u64>,
-    inside: i64,
+    inside: Inside,
     delivered: u64,
     dropped: BTreeMap<&'static str, u64>,
 }
@@ -93,7 +93,7 @@ impl Replay {
                     .map(|s| StageCounter {
                         name: s["name"].as_str().unwrap_or_default().to_string(),
                         rate_bps: rate_bps(&s["rate"]),
-                        inside: 0,
+                        inside: Inside::default(),
                         delivered: 0,
                         dropped: BTreeMap::new(),
                     })
@@ -169,14 +169,14 @@ impl Replay {
             }
             EventKind::Enqueue => {
                 if let Some((p, s)) = at(self) {
-                    self.paths[p].stages[s].inside += 1;
+                    self.paths[p].stages[s].inside.apply(e);
                 }
             }
             EventKind::Deliver => {
                 let Some((p, s)) = at(self) else { return };
                 let path = &mut self.paths[p];
                 let stage = &mut path.stages[s];
-                stage.inside -= 1;
+                stage.inside.apply(e);
                 stage.delivered += 1;
                 if s + 1 == path.stages.len() {
                     path.delivered_packets += 1;
@@ -196,9 +196,7 @@ impl Replay {
                 let Some((p, s)) = at(self) else { return };
                 let path = &mut self.paths[p];
                 let stage = &mut path.stages[s];
-                if !dropped_on_arrival(reason) {
-                    stage.inside -= 1;
-                }
+                stage.inside.apply(e);
                 *stage.dropped.entry(reason.as_str()).or_insert(0) += 1;
                 path.dropped_packets += 1;
             }
@@ -217,12 +215,12 @@ impl Replay {
                     .iter()
                     .map(|s| {
                         serde_json::json!({
-                            "name": s.name, "rate_bps": s.rate_bps, "packets_inside": s.inside.max(0),
+                            "name": s.name, "rate_bps": s.rate_bps, "packets_inside": s.inside.packets(),
                             "delivered_packets": s.delivered, "dropped": s.dropped,
                         })
                     })
                     .collect();
-                let inside: i64 = p.stages.iter().map(|s| s.inside.max(0)).sum();
+                let inside: u64 = p.stages.iter().map(|s| s.inside.packets()).sum();
                 serde_json::json!({
                     "path": i, "link": p.link, "direction": p.direction,
                     "delivered_packets": p.delivered_packets, "delivered_bytes": p.delivered_bytes,

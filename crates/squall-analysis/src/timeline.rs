@@ -17,7 +17,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 
 use pcap_file::pcap::PcapReader;
-use squall_link::{DropReason, EventKind, FlowKey, Protocol, Rate};
+use squall_link::{EventKind, FlowKey, Inside, Protocol, Rate};
 
 use crate::capture::{CaptureError, Captured, parse_ipv4};
 use crate::flows::{AnalysisError, RunHost};
@@ -258,7 +258,7 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
         .map_err(|source| AnalysisError::Events { file: file.clone(), source })?;
     let (bin, bins) = (t.bin, t.bins);
     // Stage → (packets inside, the last bin that count was written to).
-    let mut inside: BTreeMap<String, (i64, usize)> = BTreeMap::new();
+    let mut inside: BTreeMap<String, (Inside, usize)> = BTreeMap::new();
     let mut blackout_from: BTreeMap<String, f64> = BTreeMap::new();
     let mut state_from: Option<(f64, String)> = None;
     let mut last_time = 0.0;
@@ -267,18 +267,13 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
         let time = e.time.as_secs_f64();
         last_time = time;
         let stage = &*e.stage;
-        // Packets inside a stage: in at enqueue, out at delivery or at a
-        // drop after they entered (a drop on arrival, overflow or RED,
-        // never entered).
-        let delta = match e.kind {
-            EventKind::Enqueue => 1,
-            EventKind::Deliver => -1,
+        match e.kind {
+            EventKind::Enqueue | EventKind::Deliver => {}
             EventKind::Drop(r) => {
                 if let Some(&fi) = e.flow.as_ref().and_then(|k| index.get(k)) {
                     t.flows[fi].drops.entry(r.as_str()).or_insert_with(|| vec![0.0; bins])[bin_of(time, bin, bins)] +=
                         1.0;
                 }
-                if dropped_on_arrival(r) { 0 } else { -1 }
             }
             EventKind::StateChange if !stage.starts_with("blackout-") => {
                 if let Some((from, name)) = state_from.take() {
@@ -286,30 +281,35 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
                 }
                 state_from = Some((time, stage.to_string()));
                 t.states.push((time, stage.to_string()));
-                0
+                continue;
             }
             EventKind::BlackoutStart => {
                 blackout_from.entry(stage.to_string()).or_insert(time);
-                0
+                continue;
             }
             EventKind::BlackoutEnd => {
                 if let Some(from) = blackout_from.remove(stage) {
                     t.shades.push(Shade { from, to: time, label: format!("blackout {stage}") });
                 }
-                0
+                continue;
             }
-            _ => 0,
+            _ => continue,
+        }
+        // Packets inside a stage (squall_link::Inside: in at enqueue, out
+        // at delivery or at a drop of a packet that had entered).
+        let (n, last) = match inside.get_mut(stage) {
+            Some(entry) => entry,
+            None => inside.entry(stage.to_string()).or_default(),
         };
-        if delta != 0 {
-            let (n, last) = inside.entry(stage.to_string()).or_default();
+        let before = n.packets() as f64;
+        if n.apply(&e) {
             let q = t.queues.entry(stage.to_string()).or_insert_with(|| vec![0.0; bins]);
             let b = bin_of(time, bin, bins);
             // Bins without an event of the stage held what it held before.
             for v in &mut q[*last..=b] {
-                *v = v.max(*n as f64);
+                *v = v.max(before);
             }
-            *n = (*n + delta).max(0);
-            q[b] = q[b].max(*n as f64);
+            q[b] = q[b].max(n.packets() as f64);
             *last = b;
         }
     }
@@ -326,18 +326,11 @@ fn read_events(dir: &Path, t: &mut Timeline, index: &HashMap<FlowKey, usize>) ->
     for (stage, (n, last)) in inside {
         if let Some(q) = t.queues.get_mut(&stage) {
             for v in &mut q[last..] {
-                *v = v.max(n as f64);
+                *v = v.max(n.packets() as f64);
             }
         }
     }
     Ok(())
-}
-
-/// Whether a drop for `reason` took a packet that never entered the
-/// stage (it was refused on arrival: overflow, RED), so the packets inside
-/// are not one fewer after it. Shared by the timeline and the replay.
-pub(crate) fn dropped_on_arrival(reason: DropReason) -> bool {
-    matches!(reason, DropReason::QueueOverflow | DropReason::Red)
 }
 
 /// A stage's `rate` in a resolved scenario as JSON ("9600 bit/s"), bit/s;

@@ -22,7 +22,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use squall_link::{Duration, Event, EventKind, Instant, StageConfig, StagePatch};
+use squall_link::{Duration, Event, EventKind, Inside, Instant, StageConfig, StagePatch};
 use squall_scenario::{Quantity, RecordSource, Scenario};
 
 use crate::result::{TcpSample, TcpTrace};
@@ -127,8 +127,7 @@ fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
 #[derive(Debug)]
 struct StageVectors {
     /// Packets and bytes inside (enqueued, not yet delivered or dropped).
-    packets: i64,
-    bytes: i64,
+    inside: Inside,
     drops: [u64; squall_link::DropReason::ALL.len()],
     state: String,
     /// Bytes delivered so far.
@@ -142,8 +141,8 @@ struct StageVectors {
 impl StageVectors {
     fn value(&self, q: Quantity) -> Value {
         match q {
-            Quantity::QueuePackets => Value::Number(self.packets as f64),
-            Quantity::QueueBytes => Value::Number(self.bytes as f64),
+            Quantity::QueuePackets => Value::Number(self.inside.packets() as f64),
+            Quantity::QueueBytes => Value::Number(self.inside.bytes() as f64),
             Quantity::Drops(None) => Value::Number(self.drops.iter().sum::<u64>() as f64),
             Quantity::Drops(Some(r)) => Value::Number(self.drops[r.index()] as f64),
             Quantity::State => Value::Text(self.state.clone()),
@@ -235,8 +234,7 @@ impl VectorWriter {
                         return Err(format!("[[record]] names stage `{name}`, which the scenario does not have"));
                     };
                     let st = stages.entry(name.clone()).or_insert_with(|| StageVectors {
-                        packets: 0,
-                        bytes: 0,
+                        inside: Inside::default(),
                         drops: [0; squall_link::DropReason::ALL.len()],
                         state: String::new(),
                         delivered: 0,
@@ -291,29 +289,14 @@ impl VectorWriter {
                 continue;
             }
             let Some(st) = self.stages.get_mut(&*e.stage) else { continue };
-            // As the report's "packets in each stage" counts them
-            // (squall-analysis detail.rs): packets dropped on arrival
-            // (overflow, RED) never entered.
-            let delta = match e.kind {
-                EventKind::Enqueue => 1,
-                EventKind::Deliver => {
-                    st.delivered += u64::from(e.size);
-                    -1
-                }
-                EventKind::Drop(r) => {
-                    st.drops[r.index()] += 1;
-                    if matches!(r, squall_link::DropReason::QueueOverflow | squall_link::DropReason::Red) {
-                        0
-                    } else {
-                        -1
-                    }
-                }
+            // As the report's queue plot counts them (squall_link::Inside).
+            match e.kind {
+                EventKind::Enqueue => {}
+                EventKind::Deliver => st.delivered += u64::from(e.size),
+                EventKind::Drop(r) => st.drops[r.index()] += 1,
                 _ => continue,
-            };
-            if st.packets + delta >= 0 {
-                st.packets += delta;
-                st.bytes = (st.bytes + delta * i64::from(e.size)).max(0);
             }
+            st.inside.apply(e);
             let name = e.stage.to_string();
             self.offer_stage(&name, e.time)?;
         }

@@ -362,3 +362,77 @@ fn a_flow_delivery_rate_is_the_bottleneck_rate_of_payload() {
     let share = near / (end - from);
     assert!(share > 0.5, "within 0.5% of {expected} bit/s for {share} of ({from}, {end}) s: {rows:?}");
 }
+
+/// The packets inside a stage whose drops take packets that had entered
+/// (a head-drop queue) or refuse arrivals at enqueue under another reason
+/// than an overflow (PIE): the `queue_packets` vector's last value is the
+/// stage's own count of packets that entered and neither left nor were
+/// dropped (summary.json: entered − delivered − every drop), and it never
+/// exceeds the queue's limit plus the packets the link can hold. Before
+/// squall_link::Inside, a drop's reason alone decided whether the packet
+/// had entered: PIE's drops at enqueue took packets out that never came in
+/// (the count stuck at 0), and a head drop left the head in (the count
+/// grew past the limit).
+#[test]
+fn the_packets_inside_follow_head_drops_and_drops_at_enqueue() {
+    for (label, queue, limit) in [
+        ("head drop", r#"queue = { packets = 20, drop = "head" }"#, 20),
+        ("pie", r#"queue = { packets = 50, pie = { target = "5 ms" } }"#, 50),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.toml");
+        std::fs::write(
+            &file,
+            format!(
+                r#"name = "inside"
+duration = "5 s"
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+rate = "1 Mbit/s"
+delay = "10 ms"
+{queue}
+[[links.uplink]]
+name = "up"
+delay = "10 ms"
+[[workload.udp]]
+name = "flood"
+from = "fixed"
+to = "mobile"
+size = "1000 B"
+interval = "4 ms"
+[[record]]
+stage = "down"
+quantity = "queue_packets"
+"#
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join("out");
+        let o = squall(&["sim", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-pcap", "--seed", "1"]);
+        assert!(o.status.success(), "{label}: squall sim failed: {}", String::from_utf8_lossy(&o.stderr));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let stage = &summary["runs"][0]["stages"][0];
+        assert_eq!(stage["name"], "down");
+        let dropped: u64 = stage["dropped"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        let (entered, delivered) = (stage["entered"].as_u64().unwrap(), stage["delivered"].as_u64().unwrap());
+        // 2 Mbit/s offered to 1 Mbit/s for 5 s: about half is dropped.
+        assert!(dropped > entered / 4, "{label}: {dropped} of {entered} dropped: the queue was not overloaded");
+        let rows = vector(&out.join("rep-0"), "down", "queue_packets");
+        let values: Vec<u64> = rows.iter().map(|(_, v)| v.parse().unwrap()).collect();
+        assert_eq!(*values.last().unwrap(), entered - delivered - dropped, "{label}: last value {rows:?}");
+        // On the link: one being sent, and those in the 10 ms of delay
+        // after it, one sent every 8 ms (1 000 B at 1 Mbit/s): at most 2.
+        let max = *values.iter().max().unwrap();
+        assert!(max <= limit + 3, "{label}: {max} packets inside a queue of {limit} and a link of 3");
+        assert!(max >= limit / 2, "{label}: never more than {max} packets inside an overloaded queue of {limit}");
+    }
+}
