@@ -17,10 +17,21 @@ use std::time::Duration;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client, ClientBuilder, Locator};
 
+/// A child in a process group of its own, killed with its whole group when
+/// dropped: chromedriver's Chromium processes (and whatever a server
+/// started) go with it, also when a test fails half-way (killing
+/// chromedriver alone left Chromium running).
 struct Killed(Child);
+impl Killed {
+    fn spawn(command: &mut Command) -> Killed {
+        use std::os::unix::process::CommandExt;
+        Killed(command.process_group(0).spawn().unwrap())
+    }
+}
 impl Drop for Killed {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        let group = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         let _ = self.0.wait();
     }
 }
@@ -85,27 +96,26 @@ fn browser_available() -> bool {
 /// `squall serve` on the workspace `ws`: the server (stopped when
 /// dropped) and the URL it printed.
 fn serve(ws: &Path) -> (Killed, String) {
-    let mut server = Command::new(common::SQUALL)
-        .args(["serve", "--port", "0", "--jobs", "2", "--workspace"])
-        .arg(ws)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
+    let mut server = Killed::spawn(
+        Command::new(common::SQUALL)
+            .args(["serve", "--port", "0", "--jobs", "2", "--workspace"])
+            .arg(ws)
+            .stdout(Stdio::piped()),
+    );
+    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
     let url = loop {
         let line = lines.next().expect("the URL").unwrap();
         if line.trim().starts_with("http://") {
             break line.trim().to_string();
         }
     };
-    (Killed(server), url)
+    (server, url)
 }
 
 /// chromedriver (stopped when dropped) with a headless Chromium session.
 async fn browser() -> (Killed, Client) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let driver =
-        Killed(Command::new("chromedriver").arg(format!("--port={port}")).stdout(Stdio::null()).spawn().unwrap());
+    let driver = Killed::spawn(Command::new("chromedriver").arg(format!("--port={port}")).stdout(Stdio::null()));
     let caps = serde_json::json!({
         "goog:chromeOptions": {
             "binary": "/usr/bin/chromium",
