@@ -15,6 +15,12 @@
 # the full queue and sent again), so the cost per *delivered* packet grows
 # with N while the cost per packet *handled* (entered a stage) shows what
 # the engine costs per event.
+#
+# Each N also runs for 1 us of simulated time: the process, the set-up of
+# every flow, its start (the first SYN) and its results, and no other
+# packet. The marginal CPU time per packet handled, (CPU 3 s - CPU 1 us) /
+# (entered 3 s - entered 1 us), leaves that per-flow part out: it is the
+# event loop's cost per packet, the figure that should stay flat in N.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,6 +36,9 @@ for n in "${counts[@]}"; do
     sed "s/^count = 100000$/count = $n/" "$here/100000-flows.toml" > "$work/flows-$n.toml"
     "$squall" bench measure --stdout "$work/stdout-$n.txt" -- \
         "$squall" sim "$work/flows-$n.toml" --no-pcap --no-events --jobs 1 --out "$work/out-$n" > "$work/usage-$n.json"
+    sed 's/^duration = "3 s"$/duration = "1 us"/' "$work/flows-$n.toml" > "$work/flows0-$n.toml"
+    "$squall" bench measure --stdout "$work/stdout0-$n.txt" -- \
+        "$squall" sim "$work/flows0-$n.toml" --no-pcap --no-events --jobs 1 --out "$work/out0-$n" > "$work/usage0-$n.json"
 done
 python3 - "$work" "${counts[@]}" <<'EOF'
 import json, sys
@@ -46,15 +55,20 @@ def stages(o, acc):
         for v in o:
             stages(v, acc)
 
-rows = []
-for n in counts:
-    u = json.load(open(f"{work}/usage-{n}.json"))
+def run(n, tag):
+    u = json.load(open(f"{work}/usage{tag}-{n}.json"))
     acc = []
-    stages(json.load(open(f"{work}/out-{n}/summary.json"))["runs"], acc)
+    stages(json.load(open(f"{work}/out{tag}-{n}/summary.json"))["runs"], acc)
     delivered = next(s["delivered"] for s in acc if s["name"] == "down")
     entered = sum(s["entered"] for s in acc)
-    cpu = u["user_seconds"] + u["system_seconds"]
+    return u, u["user_seconds"] + u["system_seconds"], delivered, entered
+
+rows, marginal = [], []
+for n in counts:
+    u, cpu, delivered, entered = run(n, "")
     rows.append((n, u["wall_seconds"], cpu, u["max_rss_kb"], delivered, entered))
+    _, cpu0, _, entered0 = run(n, "0")
+    marginal.append((n, cpu0, entered0, (cpu - cpu0) / max(entered - entered0, 1)))
 base = rows[0]
 print(f"{'flows':>7} {'wall s':>8} {'CPU s':>7} {'RSS MB':>8} {'KB/flow':>8} {'delivered':>9} {'entered':>8}"
       f" {'wall us/dlv':>11} {'ratio':>6} {'CPU us/dlv':>10} {'ratio':>6} {'CPU us/ent':>10} {'ratio':>6}")
@@ -63,5 +77,9 @@ for n, wall, cpu, rss, dlv, ent in rows:
           f" {wall/dlv*1e6:>11.3f} {wall/dlv/(base[1]/base[4]):>6.2f}"
           f" {cpu/dlv*1e6:>10.3f} {cpu/dlv/(base[2]/base[4]):>6.2f}"
           f" {cpu/ent*1e6:>10.3f} {cpu/ent/(base[2]/base[5]):>6.2f}")
+print()
+print(f"{'flows':>7} {'CPU 1us s':>9} {'entered 1us':>11} {'set-up us/flow':>14} {'marginal CPU us/ent':>19} {'ratio':>6}")
+for n, cpu0, ent0, per in marginal:
+    print(f"{n:>7} {cpu0:>9.3f} {ent0:>11} {cpu0/n*1e6:>14.2f} {per*1e6:>19.3f} {per/marginal[0][3]:>6.2f}")
 EOF
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

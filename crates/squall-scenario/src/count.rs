@@ -89,8 +89,18 @@ pub fn expand_tcp(scenario: &Scenario, entry: usize, seed: u64) -> Vec<TcpMember
     };
     let first_port = first_server_port(flow, entry).unwrap_or(0);
     let mut hosts = HostPairs::new(scenario, flow, seed);
+    // What every member has, without the entry's distributions (an
+    // empirical size CDF is a table): each member is a copy of this with
+    // its own start, size, hosts and name.
+    let mut template = flow.clone();
+    template.count = None;
+    template.arrivals = None;
+    template.start = Distribution::constant(Duration::ZERO);
+    if sizes.is_some() {
+        template.app = TcpApp::Bulk(Distribution::constant(Bytes(0)));
+    }
     let mut member = |k: Option<u32>, start: Duration, sizes: &mut Option<Sampler<Bytes>>| {
-        let mut f = flow.clone();
+        let mut f = template.clone();
         if let (Some(k), Some(hosts)) = (k, hosts.as_mut()) {
             let (from, to) = hosts.pair(k);
             f.from = from;

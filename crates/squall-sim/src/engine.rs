@@ -165,6 +165,7 @@ impl Simulation {
             // Two agents a flow (a proxy adds one), reserved at once rather than
             // grown by doubling (100 000 flows held 262 144 slots for 200 000).
             agents.reserve(2 * members.len());
+            net.books.flows.reserve(2 * members.len());
             for member in members {
                 let f = &member.flow;
                 let what = format!("workload.tcp `{}`", f.name);
@@ -259,13 +260,20 @@ impl Simulation {
                 let start = f.start.as_constant().unwrap_or(squall_link::Duration::ZERO);
                 let client = net.books.add_agent(from);
                 let server = net.books.add_agent(to);
+                // Client and server share one configuration (a pure function
+                // of the flow), the proxy's wired side too unless its buffer differs.
+                let client_cfg = config(f.rwnd().0)?;
+                let proxy_wired_cfg = match f.proxy_buffer {
+                    None => client_cfg.clone(),
+                    Some(b) => config(b.bytes(mss))?,
+                };
                 let plan = Arc::new(TcpPlan {
                     index: tcp_plans.len(),
                     name: f.name.clone(),
                     cc: tcp_cc(f.cc).name(),
-                    client_cfg: config(f.rwnd().0)?,
-                    server_cfg: config(f.rwnd().0)?,
-                    proxy_wired_cfg: config(f.proxy_buffer.map_or(f.rwnd().0, |b| b.bytes(mss)))?,
+                    server_cfg: client_cfg.clone(),
+                    client_cfg,
+                    proxy_wired_cfg,
                     app: app_plan(f, start, seed, end),
                     start: Instant::ZERO + start,
                     client: net.books.host_address(from),
@@ -303,9 +311,7 @@ impl Simulation {
         if let Some(at) = net.fabric.schedule().next_wakeup() {
             net.books.scheduler.schedule(at, Wake::States);
         }
-        for a in 0..agents.len() {
-            net.books.scheduler.schedule(Instant::ZERO, Wake::Start(AgentId(a as u32)));
-        }
+        net.books.scheduler.schedule_starts(agents.len() as u32);
         // Paths with work of their own from the start (background
         // generators) wake before any packet reaches them.
         for p in 0..net.fabric.paths().len() {

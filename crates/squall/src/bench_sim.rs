@@ -121,6 +121,10 @@ pub struct Point {
     /// Packet loss probability on the data direction, per mille.
     pub loss_per_mille: u32,
     pub seconds: u32,
+    /// Sending hosts: 1, or above [`Point::ONE_SENDER_MAX`] flows a host
+    /// group of this many behind a router (10 Gbit/s links) in front of
+    /// the bottleneck.
+    pub senders: u32,
 }
 
 impl Point {
@@ -128,16 +132,38 @@ impl Point {
     /// flows on 100 Mbit/s, 20 ms, a 1 000-packet queue, 3 s.
     pub fn for_flows(flows: u32) -> Point {
         if flows == 1 {
-            Point { flows, rate_mbps: 10, delay_ms: 30, queue_packets: 100, loss_per_mille: 1, seconds: 100 }
+            Point {
+                flows,
+                rate_mbps: 10,
+                delay_ms: 30,
+                queue_packets: 100,
+                loss_per_mille: 1,
+                seconds: 100,
+                senders: 1,
+            }
         } else {
-            Point { flows, rate_mbps: 100, delay_ms: 20, queue_packets: 1000, loss_per_mille: 0, seconds: 3 }
+            let senders = if flows <= Self::ONE_SENDER_MAX { 1 } else { flows.div_ceil(Self::PER_SENDER) };
+            Point { flows, rate_mbps: 100, delay_ms: 20, queue_packets: 1000, loss_per_mille: 0, seconds: 3, senders }
         }
     }
+
+    /// Flows one sending host takes: a server port per flow (`dst_port +
+    /// k`, from 5000) stays at or below 65 535 up to 60 000 flows. Beyond,
+    /// the flows share one listening port and are told apart by their
+    /// client ports, of which one host has 64 512 (1024–65535): so more
+    /// flows need more senders.
+    pub const ONE_SENDER_MAX: u32 = 60_000;
+    /// Flows per sending host above [`Self::ONE_SENDER_MAX`] (as in
+    /// bench/sim/100000-flows.toml: two hosts of 50 000).
+    pub const PER_SENDER: u32 = 50_000;
 
     /// The scenario file: two hosts, one link, one `count = N` entry with
     /// `squall bench tcp`'s TCP settings (bench/ns3/many_flows.cc's).
     pub fn scenario(&self, seed: u64) -> String {
-        let Point { flows, rate_mbps, delay_ms, queue_packets, loss_per_mille, seconds } = self;
+        if self.senders > 1 {
+            return self.scenario_of_senders(seed);
+        }
+        let Point { flows, rate_mbps, delay_ms, queue_packets, loss_per_mille, seconds, senders: _ } = self;
         let error = if *loss_per_mille > 0 {
             format!("error = {{ packet = \"{}%\" }}\n", *loss_per_mille as f64 / 10.0)
         } else {
@@ -181,6 +207,75 @@ from = "a"
 to = "b"
 count = {flows}
 dst_port = {dst_port}
+app = {{ bulk_for = "{seconds} s" }}
+cc = "newreno"
+mss = "1460 B"
+rwnd = "1 MB"
+window_scaling = true
+sack = false
+delayed_ack = "200 ms"
+min_rto = "1 s"
+limited_transmit = true
+initial_window = 2
+"#
+        )
+    }
+
+    /// The scenario of more flows than one host can open (no packet
+    /// loss: the single-flow point has one sender): the host group `a` of
+    /// `senders` hosts, each with 1024–65535 as its ephemeral range, takes
+    /// the flows in turn (`pairing = "all_to_one"`) to one listening port
+    /// of `b` (`server_ports = "shared"`), through a router `r` and the
+    /// same bottleneck `down` as the one-sender points.
+    fn scenario_of_senders(&self, seed: u64) -> String {
+        let Point { flows, rate_mbps, delay_ms, queue_packets, seconds, senders, .. } = self;
+        format!(
+            r#"name = "bench-sim-{flows}"
+duration = "{seconds} s"
+seed = {seed}
+
+[[host_groups]]
+name = "a"
+count = {senders}
+prefix = "10.0.0.0/24"
+ephemeral_ports = "1024-65535"
+[[hosts]]
+name = "r"
+address = "10.0.2.1"
+[[hosts]]
+name = "b"
+address = "10.0.1.1"
+
+[[links]]
+between = ["a", "r"]
+[[links.downlink]]
+name = "a-up"
+rate = "10 Gbit/s"
+[[links.uplink]]
+name = "a-down"
+rate = "10 Gbit/s"
+[[links]]
+between = ["r", "b"]
+[[links.downlink]]
+name = "down"
+rate = "{rate_mbps} Mbit/s"
+delay = "{delay_ms} ms"
+queue = {{ packets = {queue_packets} }}
+[[links.uplink]]
+name = "up"
+rate = "{rate_mbps} Mbit/s"
+delay = "{delay_ms} ms"
+queue = {{ packets = {queue_packets} }}
+
+[[workload.tcp]]
+name = "bulk"
+profile = "rfc"
+from = "a"
+to = "b"
+count = {flows}
+pairing = "all_to_one"
+server_ports = "shared"
+dst_port = 1024
 app = {{ bulk_for = "{seconds} s" }}
 cc = "newreno"
 mss = "1460 B"
@@ -411,13 +506,15 @@ pub fn run(args: SimBenchArgs) -> Result<ExitCode> {
         let squall =
             run_squall(&exe, &point, args.seed, args.runs).with_context(|| format!("squall at {flows} flows"))?;
         let ns3_figures = match &ns3 {
-            Some(p) if flows <= args.ns3_max_flows => {
+            Some(p) if flows <= args.ns3_max_flows && point.senders == 1 => {
                 Some(run_ns3(&exe, p, &point, args.seed, args.runs).with_context(|| format!("ns-3 at {flows} flows"))?)
             }
             _ => None,
         };
+        let senders =
+            if point.senders > 1 { format!(", {} senders behind a router", point.senders) } else { String::new() };
         outln!(
-            "{flows} flows ({} Mbit/s, {} ms, {}-packet queue, {}% loss, {} s simulated):",
+            "{flows} flows ({} Mbit/s, {} ms, {}-packet queue, {}% loss, {} s simulated{senders}):",
             point.rate_mbps,
             point.delay_ms,
             point.queue_packets,
@@ -434,6 +531,9 @@ pub fn run(args: SimBenchArgs) -> Result<ExitCode> {
                 let r = n.max_rss_kb as f64 / squall.max_rss_kb.max(1) as f64;
                 outln!("  ns-3 / squall: {w:.1}x wall time, {c:.1}x CPU time, {r:.1}x peak memory");
                 (wall_ratio, cpu_ratio, rss_ratio) = (Some(w), Some(c), Some(r));
+            }
+            None if ns3.is_some() && point.senders > 1 => {
+                outln!("  ns-3    not run (bench/ns3/many_flows.cc has one sender; this point has {})", point.senders)
             }
             None if ns3.is_some() => outln!("  ns-3    not run (more than --ns3-max-flows {})", args.ns3_max_flows),
             None => {}

@@ -189,6 +189,9 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
     let mut runs = Vec::new();
     let mut sets = Vec::new();
     let mut missing = Vec::new();
+    // Each point's FCT/slowdown table by size bucket (count and arrivals
+    // entries): set, point, its label, the table's rows.
+    let mut bucket_tables = Vec::new();
     for set in &manifest.sets {
         let hosts: Vec<RunHost> =
             set.hosts.iter().map(|(name, address)| RunHost { name: name.clone(), address: *address }).collect();
@@ -196,6 +199,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
         let mut run_pages = BTreeMap::new();
         let detailed = detail_points(set.points.len());
         for (pi, point) in set.points.iter().enumerate() {
+            let mut point_counts = Vec::new();
             let point_hosts: Vec<RunHost>;
             let hosts = if point.hosts.is_empty() {
                 &hosts
@@ -215,6 +219,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
                     missing.push(run_dir.clone());
                     continue;
                 }
+                point_counts.push(run_tcp_counts(&dir.join("result.json"))?);
                 let flows = analyse_run(&dir, hosts).with_context(|| format!("analysing {}", dir.display()))?;
                 // One row per workload: a web page's connections together.
                 let mut flows = by_workload(flows);
@@ -242,6 +247,11 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
                     fairness: jain_index(&throughputs),
                 });
             }
+            let rows = bucket_rows(&bucket_aggregate(&point_counts));
+            if !rows.is_empty() {
+                let label: Vec<String> = point.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                bucket_tables.push((set.name.clone(), pi, label.join(", "), point_counts.len(), rows));
+            }
         }
         sets.push(SetInfo {
             name: set.name.clone(),
@@ -263,6 +273,14 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
     let wrote = format!("wrote {0}/report.html, {0}/results.csv, {0}/summary.csv and {0}/plots/", out.display());
     if format == crate::output::Format::Table {
         print_summary(&sets, &runs);
+        for (set, point, label, n, rows) in &bucket_tables {
+            let at = if label.is_empty() { String::new() } else { format!(" ({label})") };
+            outln!(
+                "\nset {set}, point {point}{at}: FCT and slowdown by size bucket, over {n} replication(s) \
+                 (mean ±95% CI half width):"
+            );
+            outln!("{}", bucket_table_text(rows).trim_end());
+        }
         outln!("\n{wrote}");
     } else {
         // With json or csv, stdout holds the data alone.
@@ -281,6 +299,54 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
         );
     }
     Ok(missing.len())
+}
+
+/// The summaries of the `count` and `arrivals` entries in one run's
+/// result.json: `tcp_counts` of a simulated run (one replication's
+/// summary), `runs[0].tcp_counts` of an emulated one (the child's
+/// summary.json); null if the run has none.
+fn run_tcp_counts(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    Ok(match &v["tcp_counts"] {
+        serde_json::Value::Null => v["runs"][0]["tcp_counts"].clone(),
+        counts => counts.clone(),
+    })
+}
+
+/// The metrics of a size bucket that are summarised over replications,
+/// as `squall sim` does for its `aggregate.tcp_count_buckets`
+/// (squall-outputs `count_out::aggregate_buckets`).
+const BUCKET_METRICS: [&str; 8] =
+    ["flows", "completed", "fct_mean", "fct_p50", "fct_p99", "slowdown_mean", "slowdown_p50", "slowdown_p99"];
+
+/// `{"aggregate": {"tcp_count_buckets": …}}` over the replications'
+/// `tcp_counts` (`runs`): entry → bucket → metric → statistics over the
+/// replications with flows in the bucket, the shape
+/// [`bucket_rows`] reads from a `squall sim` summary.json.
+fn bucket_aggregate(runs: &[serde_json::Value]) -> serde_json::Value {
+    let mut samples: BTreeMap<String, BTreeMap<String, BTreeMap<&str, Vec<f64>>>> = BTreeMap::new();
+    for entries in runs.iter().filter_map(serde_json::Value::as_array) {
+        for c in entries {
+            let entry = c["entry"].as_str().unwrap_or_default().to_string();
+            for b in c["buckets"].as_array().into_iter().flatten() {
+                let bucket = b["bucket"].as_str().unwrap_or_default().to_string();
+                let m = samples.entry(entry.clone()).or_default().entry(bucket).or_default();
+                for k in BUCKET_METRICS {
+                    // A mean of no flow is NaN, written as null.
+                    m.entry(k).or_default().push(b[k].as_f64().unwrap_or(f64::NAN));
+                }
+            }
+        }
+    }
+    let buckets: BTreeMap<String, BTreeMap<String, BTreeMap<&str, squall_analysis::stats::Summary>>> = samples
+        .into_iter()
+        .map(|(e, b)| {
+            (e, b.into_iter().map(|(b, m)| (b, m.into_iter().map(|(k, xs)| (k, summarize(&xs))).collect())).collect())
+        })
+        .collect();
+    serde_json::json!({ "aggregate": { "tcp_count_buckets": buckets } })
 }
 
 /// The page of sweep point `point` of set `set`: the figures over time

@@ -222,7 +222,8 @@ fn set_sources(
 
 /// One simulation replication, written into `dir` as `squall run` keeps
 /// it: events.csv (`events` says which), one pcap per host, the TCP trace
-/// files and result.json.
+/// files, flows.csv (flows of `count` and `arrivals` entries) and
+/// result.json.
 pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events: EventLog, dir: &Path) -> Result<()> {
     let filter = match events {
         EventLog::Drops => EventFilter::Drops,
@@ -230,6 +231,12 @@ pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events:
     };
     let summary =
         simulate_replication(scenario, replication, seed, dir, Outputs { events: true, pcap: true }, filter)??;
+    // The flows of `count` and `arrivals` entries, one row each, as
+    // `squall sim` writes them (they are not in result.json).
+    if !summary.count_flows.is_empty() {
+        let csv = squall_analysis::summary_file::count_flows_csv(&summary.count_flows);
+        output::write_atomic(&dir.join("flows.csv"), csv)?;
+    }
     output::write_atomic(&dir.join("result.json"), serde_json::to_string_pretty(&summary)?)?;
     Ok(())
 }

@@ -84,3 +84,21 @@ fn bad_arguments_are_named() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/nonexistent/many_flows") && err.contains("no such program"), "{err}");
 }
+
+/// More flows than one host has ports (64 512 from 1024 to 65535) take a
+/// second sender: 70 000 flows failed the server-port check before
+/// (`dst_port + k` past 65 535 from one host).
+#[test]
+fn more_flows_than_one_host_has_ports_run_from_two_senders() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    ok(squall(&["bench", "sim", "--flows", "70000", "--no-ns3", "--json", json.to_str().unwrap()]));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let point = &report["points"][0];
+    // ceil(70 000 / 50 000) = 2 hosts.
+    assert_eq!(point["point"]["senders"], 2, "{point}");
+    // 100 Mbit/s for 3 s: 37.5 MB, at most 625 000 of the smallest
+    // (60-byte) packets; the run carries packets.
+    let delivered = point["squall"]["delivered_packets"].as_u64().unwrap();
+    assert!((1..=625_000).contains(&delivered), "{point}");
+}

@@ -74,18 +74,14 @@ fn parse_cell(cell: &str) -> (f64, Option<f64>) {
     }
 }
 
-#[test]
-fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flows() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("open.toml");
-    std::fs::write(&file, OPEN_LOOP).unwrap();
-    let out = dir.path().join("out");
-    ok(squall(&["sim", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-pcap", "--no-events"]));
-
-    // By hand: bucket -> per replication, the completed flows' FCTs and slowdowns.
-    let rows = csv_rows(&std::fs::read_to_string(out.join("flows.csv")).unwrap());
+/// Checks the table rows of entry `web` that `stdout` prints (its lines
+/// starting with "web ") against a hand computation from `rows` (flows.csv
+/// rows of every replication): per bucket, each replication's mean FCT and
+/// slowdown over its completed flows, then their mean and Student-t 95%
+/// half width over the replications.
+fn check_table_against_flows(rows: &[BTreeMap<String, String>], stdout: &str) {
     let mut per: BTreeMap<&str, ByReplication> = BTreeMap::new();
-    for r in &rows {
+    for r in rows {
         if r["entry"] != "web" || r["completed"] != "true" {
             continue;
         }
@@ -96,9 +92,6 @@ fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flow
     }
     assert!(per.len() >= 3, "the CDF fills at least three buckets: {per:?}");
     let avg = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
-
-    let o = ok(squall(&["report", out.to_str().unwrap()]));
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let table: BTreeMap<String, Vec<String>> = stdout
         .lines()
         .filter(|l| l.trim_start().starts_with("web "))
@@ -126,6 +119,42 @@ fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flow
             }
         }
     }
+}
+
+#[test]
+fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("open.toml");
+    std::fs::write(&file, OPEN_LOOP).unwrap();
+    let out = dir.path().join("out");
+    ok(squall(&["sim", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-pcap", "--no-events"]));
+    let rows = csv_rows(&std::fs::read_to_string(out.join("flows.csv")).unwrap());
+    let o = ok(squall(&["report", out.to_str().unwrap()]));
+    check_table_against_flows(&rows, &String::from_utf8_lossy(&o.stdout));
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Flow completion time and slowdown by size bucket"), "report.html has the table");
+}
+
+/// `squall report` of a `squall run` experiment prints the same table for
+/// each point, over the point's replications (one run directory each),
+/// checked by hand against the flows.csv of those directories.
+#[test]
+fn the_bucket_table_of_an_experiment_point_matches_a_hand_computation_from_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = OPEN_LOOP.replace("replications = 3\n", "");
+    std::fs::write(dir.path().join("open.toml"), scenario).unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(&exp, "name = \"open\"\n[[sets]]\nname = \"a\"\nscenario = \"open.toml\"\nreplications = 3\n")
+        .unwrap();
+    let out = dir.path().join("out");
+    ok(squall(&["run", exp.to_str().unwrap(), "--out", out.to_str().unwrap()]));
+    let mut rows = Vec::new();
+    for r in 0..3 {
+        let flows = out.join(format!("a/p0/rep-{r}/flows.csv"));
+        rows.extend(csv_rows(&std::fs::read_to_string(&flows).unwrap_or_else(|e| panic!("{}: {e}", flows.display()))));
+    }
+    let o = ok(squall(&["report", out.to_str().unwrap()]));
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(stdout.contains("set a, point 0: FCT and slowdown by size bucket, over 3 replication(s)"), "{stdout}");
+    check_table_against_flows(&rows, &stdout);
 }
