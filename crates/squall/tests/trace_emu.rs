@@ -138,3 +138,77 @@ fn iperf3_tcp_over_a_mahimahi_trace_fills_its_capacity() {
         "iperf3 TCP received {received} bit/s, capacity {tcp_capacity} bit/s"
     );
 }
+
+/// A delay series in `squall emu`, seen by ping: the downlink's delay steps
+/// 10 → 60 → 30 ms at 1 s and 2 s (held after), the uplink's is 10 ms, so
+/// an echo's round trip is the downlink's delay at the request + 10 ms:
+/// 20, 70 and 40 ms. ping sends echo k (from 1) at 0.2 + 0.05 (k − 1) s
+/// of the run; echoes within 0.15 s of a step are left out (ping's start
+/// and its interval drift on a loaded machine). Each RTT is at least the
+/// phase's (less ping's 0.01 ms rounding) and its phase's median at most
+/// 2 ms above it.
+#[test]
+fn ping_sees_a_delay_series_phase_by_phase() {
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("delay.csv"), "time (ms),delay (ms)\n0,10\n1000,60\n2000,30\n").unwrap();
+    let scenario = dir.path().join("delay-series.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "emu-delay-series"
+duration = "3.3 s"
+seed = 1
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+delay = "10 ms"
+series.delay = { file = "delay.csv", between = "step", at_end = "hold" }
+[[links.uplink]]
+name = "up"
+delay = "10 ms"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&scenario)
+        .args(["--out", out.to_str().unwrap(), "--run", "fixed@0.2s=ping -c 60 -i 0.05 -s 56 10.0.1.1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ping = std::fs::read_to_string(out.join("rep-0/workloads/0-fixed.stdout")).unwrap();
+    let mut phases: [Vec<f64>; 3] = Default::default();
+    for l in ping.lines() {
+        let field = |name: &str| l.split(name).nth(1)?.split_whitespace().next()?.parse::<f64>().ok();
+        let (Some(seq), Some(rtt)) = (field("icmp_seq="), field("time=")) else { continue };
+        let sent = 0.2 + 0.05 * (seq - 1.0);
+        let phase = (sent as usize).min(2);
+        if [1.0, 2.0].iter().any(|b| (sent - b).abs() < 0.15) {
+            continue;
+        }
+        phases[phase].push(rtt);
+    }
+    for (phase, expected) in [20.0, 70.0, 40.0].into_iter().enumerate() {
+        let rtts = &mut phases[phase];
+        rtts.sort_by(f64::total_cmp);
+        assert!(rtts.len() >= 10, "phase {phase}: {} echoes\n{ping}", rtts.len());
+        let median = rtts[rtts.len() / 2];
+        println!(
+            "phase {phase}: {} echoes, min {} ms, median {median} ms, expected {expected} ms",
+            rtts.len(),
+            rtts[0]
+        );
+        assert!(rtts[0] >= expected - 0.01, "phase {phase}: an echo in {} ms, under {expected} ms", rtts[0]);
+        assert!(median <= expected + 2.0, "phase {phase}: median {median} ms, expected {expected} ms + at most 2 ms");
+    }
+}
