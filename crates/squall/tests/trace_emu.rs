@@ -288,3 +288,73 @@ delay = "5 ms"
         );
     }
 }
+
+/// A rate series in `squall emu`, seen by iperf3: the downlink's rate
+/// steps 2 → 8 → 4 Mbit/s at 3 s and 6 s (held), under 12 Mbit/s of UDP
+/// (`-R`, 1 472-byte payloads, 1 500-byte IP packets), so the link is
+/// always busy and iperf3 receives the rate × 1 472 / 1 500 in each
+/// phase: 1.963, 7.851, 3.925 Mbit/s. iperf3 starts at about 0.3 s and
+/// reports each second (`-i 1`); the intervals 1, 3–4 and 6–7 lie inside
+/// the phases whatever its start up to 0.6 s. Each within 3 %.
+#[test]
+fn iperf3_sees_a_rate_series_phase_by_phase() {
+    if !namespaces_available() {
+        return;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "iperf3 is required in CI");
+        eprintln!("iperf3 not installed: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("rate.csv"), "time (ms),rate (Mbit/s)\n0,2\n3000,8\n6000,4\n").unwrap();
+    let scenario = dir.path().join("rate-series.toml");
+    std::fs::write(
+        &scenario,
+        r#"name = "emu-rate-series"
+duration = "30 s"
+seed = 1
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+rate = "2 Mbit/s"
+delay = "5 ms"
+queue = { packets = 100 }
+series.rate = { file = "rate.csv", between = "step", at_end = "hold" }
+[[links.uplink]]
+name = "up"
+delay = "5 ms"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&scenario)
+        .args(["--out", out.to_str().unwrap(), "--serve", "fixed@0s=iperf3 -s -1", "--"])
+        .args(["sh", "-c", "sleep 0.3; iperf3 -c $SQUALL_PEER -R -u -b 12M -l 1472 -t 8 -i 1 -J"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 -J output");
+    let intervals = report["intervals"].as_array().unwrap();
+    let bps = |i: usize| intervals[i]["sum"]["bits_per_second"].as_f64().unwrap();
+    for (rate, which) in [(2e6, &[1][..]), (8e6, &[3, 4][..]), (4e6, &[6, 7][..])] {
+        let expected = rate * 1472.0 / 1500.0;
+        for &i in which {
+            println!("interval {i}: {} bit/s, expected {expected}", bps(i));
+            assert!(
+                (bps(i) - expected).abs() <= 0.03 * expected,
+                "interval {i}: {} bit/s, expected {expected}",
+                bps(i)
+            );
+        }
+    }
+}
