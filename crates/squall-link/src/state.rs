@@ -39,10 +39,15 @@ pub enum Entry {
     /// start); `end` is entered a drawn `length` after each entry. An
     /// entry that comes before the previous one's `end` extends it to the
     /// later end instead: entries never overlap, and each run of them is
-    /// closed by one `end`.
+    /// closed by one `end`. With `gap` instead of `every`, the next entry
+    /// is a drawn time after each `end` (end to start): an alternating
+    /// renewal process, on for `gap` and off for `length` (Mahimahi's
+    /// `mm-onoff`, `StochasticSwitchingLink`).
     Recurring {
         first: Distribution<Duration>,
         every: Option<Distribution<Duration>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gap: Option<Box<Distribution<Duration>>>,
         length: Distribution<Duration>,
         end: State,
     },
@@ -72,6 +77,7 @@ struct Recurrence {
     /// When the current entry ends, while one lasts.
     end_at: Option<Instant>,
     every: Option<Sampler<Duration>>,
+    gap: Option<Sampler<Duration>>,
     length: Sampler<Duration>,
 }
 
@@ -134,7 +140,7 @@ impl StateSchedule {
             .iter()
             .enumerate()
             .filter_map(|(index, s)| {
-                let Entry::Recurring { first, every, length, .. } = &s.entry else { return None };
+                let Entry::Recurring { first, every, gap, length, .. } = &s.entry else { return None };
                 let name = &s.state.name;
                 let draw = |what: &str, d: &Distribution<Duration>| {
                     Sampler::new(d.clone(), stream(seed, &format!("state/{name}/{what}")))
@@ -144,6 +150,7 @@ impl StateSchedule {
                     next_start: Some(Instant::ZERO + draw("first", first).sample()),
                     end_at: None,
                     every: every.as_ref().map(|e| draw("every", e)),
+                    gap: gap.as_ref().map(|g| draw("gap", g)),
                     length: draw("length", length),
                 })
             })
@@ -245,6 +252,9 @@ impl StateSchedule {
         // An end goes before a start at the same instant.
         if let Some(r) = self.recurring.iter_mut().find(|r| r.end_at == Some(at)) {
             r.end_at = None;
+            if let Some(gap) = r.gap.as_mut() {
+                r.next_start = Some(at + gap.sample());
+            }
             return Some(Which::End(r.index));
         }
         let r = self.recurring.iter_mut().find(|r| r.next_start == Some(at)).expect("the earliest time is due");
@@ -368,7 +378,10 @@ mod tests {
         every: Option<Distribution<Duration>>,
         length: Distribution<Duration>,
     ) -> ScheduledState {
-        ScheduledState { state: state("out"), entry: Entry::Recurring { first, every, length, end: state("back") } }
+        ScheduledState {
+            state: state("out"),
+            entry: Entry::Recurring { first, every, gap: None, length, end: state("back") },
+        }
     }
 
     fn secs(s: f64) -> Distribution<Duration> {
@@ -398,6 +411,27 @@ mod tests {
         let mut s = StateSchedule::new(vec![recurring(secs(3.0), None, secs(1.0))], 1);
         assert_eq!(run(&mut s, 100.0), vec![("out".to_string(), 3.0), ("back".to_string(), 4.0)]);
         assert_eq!(s.next_wakeup(), None);
+    }
+
+    /// With `gap`, the next entry comes a drawn time after each end: first
+    /// at 1 s, 0.5 s long, 2 s between an end and the next start: out 1,
+    /// back 1.5, out 3.5, back 4, out 6 (by 6 s).
+    #[test]
+    fn a_recurring_state_with_a_gap_alternates() {
+        let entry = Entry::Recurring {
+            first: secs(1.0),
+            every: None,
+            gap: Some(Box::new(secs(2.0))),
+            length: secs(0.5),
+            end: state("back"),
+        };
+        let mut s = StateSchedule::new(vec![ScheduledState { state: state("out"), entry }], 1);
+        let want: Vec<(String, f64)> = [("out", 1.0), ("back", 1.5), ("out", 3.5), ("back", 4.0), ("out", 6.0)]
+            .iter()
+            .map(|(n, t)| (n.to_string(), *t))
+            .collect();
+        assert_eq!(run(&mut s, 6.0), want);
+        assert_eq!(s.next_wakeup(), Some(Instant::ZERO + Duration::from_secs_f64(6.5)));
     }
 
     #[test]

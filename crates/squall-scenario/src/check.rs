@@ -236,6 +236,22 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                 ));
             }
         }
+        if let Some(gap) = &b.gap {
+            if b.every.is_some() {
+                return Err(c.fail(
+                    &p.key("gap"),
+                    "a blackout repeats either `every` (start to start) or after a `gap` (end to start), not both; leave one out",
+                ));
+            }
+            c.dist(gap, &p.key("gap"))?;
+            if gap.mean().is_none_or(|m| m <= 0.0) {
+                return Err(c.fail(
+                    &p.key("gap"),
+                    "an alternating blackout needs a positive mean time between one's end and the next's start, like \
+                     gap = { kind = \"exponential\", mean = \"5 s\" }",
+                ));
+            }
+        }
         for (k, name) in b.stages.iter().flatten().enumerate() {
             if !stages.contains_key(name.as_str()) {
                 return Err(c.fail(

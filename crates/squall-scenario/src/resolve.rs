@@ -116,9 +116,9 @@ impl Scenario {
             let end: Vec<Change> = stages.iter().map(|s| Change::BlackoutEnd { stage: s.clone() }).collect();
             let start = State { name: format!("blackout-{i}-start"), changes: start };
             let end = State { name: format!("blackout-{i}-end"), changes: end };
-            match (b.at.as_constant(), b.duration.as_constant(), &b.every) {
+            match (b.at.as_constant(), b.duration.as_constant(), b.every.is_some() || b.gap.is_some()) {
                 // Once, at set times: two timed states.
-                (Some(at), Some(duration), None) => {
+                (Some(at), Some(duration), false) => {
                     out.push(ScheduledState { state: start, entry: Entry::At(at) });
                     out.push(ScheduledState { state: end, entry: Entry::At(at + duration) });
                 }
@@ -127,6 +127,7 @@ impl Scenario {
                     entry: Entry::Recurring {
                         first: b.at.clone(),
                         every: b.every.clone(),
+                        gap: b.gap.clone().map(Box::new),
                         length: b.duration.clone(),
                         end,
                     },

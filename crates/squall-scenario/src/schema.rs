@@ -452,7 +452,10 @@ pub enum BlackoutDirection {
 /// `duration` may be distributions (drawn from the run's seed), and with
 /// `every` the blackout repeats, `every` after each start (start to
 /// start); a start that falls inside the previous blackout extends it
-/// (squall_link::state::Entry::Recurring).
+/// (squall_link::state::Entry::Recurring). With `gap` instead, the next
+/// blackout starts a drawn time after the previous one ends (end to
+/// start): the link alternates on and off, as Mahimahi's `mm-onoff` (on
+/// `at`, then off `duration`, on `gap`, ...).
 ///
 /// ```toml
 /// [[blackouts]]                       # tunnels: about one a minute, 2 to 6 s each
@@ -477,6 +480,14 @@ pub struct BlackoutSpec {
         serialize_with = "constant_or_table::option::serialize"
     )]
     pub every: Option<Distribution<Duration>>,
+    /// Repeat: the time from one blackout's end to the next's start.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize",
+        serialize_with = "constant_or_table::option::serialize"
+    )]
+    pub gap: Option<Distribution<Duration>>,
     pub direction: BlackoutDirection,
     pub mode: BlackoutMode,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -268,6 +268,19 @@ fn blackout_naming_unknown_stage() {
     assert_eq!(err.column(), Some(19));
 }
 
+/// `gap` (end to start, mm-onoff's alternation) and `every` (start to
+/// start) on one blackout.
+#[test]
+fn blackout_with_every_and_gap() {
+    expect(
+        "blackout_every_and_gap.toml",
+        ErrorKind::Check,
+        36,
+        "blackouts[0].gap",
+        &["either `every` (start to start) or after a `gap` (end to start), not both"],
+    );
+}
+
 #[test]
 fn zero_duration() {
     expect("zero_duration.toml", ErrorKind::Check, 3, "duration", &["positive duration", "like duration = \"300 s\""]);

@@ -302,6 +302,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         uplink: None,
         downlink_trace: None,
         once: false,
+        mm: Default::default(),
         uplink_trace: None,
         out: None,
         seed: args.seed,

@@ -11,6 +11,7 @@ mod compare_cmd;
 mod ctl_cmd;
 mod emu_cmd;
 mod limits;
+mod mahimahi_flags;
 mod manifest;
 mod output;
 mod report_cmd;

@@ -43,6 +43,8 @@ pub struct ScenarioArgs {
     /// shorter (scenario files: `trace = { file = "...", once = true }`).
     #[arg(long)]
     pub once: bool,
+    #[command(flatten)]
+    pub mm: crate::mahimahi_flags::MahimahiFlags,
     /// Output directory (default: out/SCENARIO-NAME, out/SCENARIO-NAME-emu
     /// for emulation).
     #[arg(long)]
@@ -195,6 +197,11 @@ pub fn load_with(
                     "--once plays --downlink-trace and --uplink-trace once; in a scenario file give the stage `trace = {{ file = \"FILE\", once = true }}`"
                 );
             }
+            if args.mm.any() {
+                bail!(
+                    "--uplink-queue, --downlink-queue and --onoff go with a --link one-liner; in a scenario file give the stage's `queue` and a [[blackouts]] entry (docs/guide: For netem and Mahimahi users)"
+                );
+            }
             let (source, text, base) = scenario_text(s, Path::new(""))?;
             if overrides.is_empty() || !adds_flows {
                 let mut scenario = squall_scenario::parse_with_overrides(&source, &text, &overrides, &base)
@@ -224,6 +231,7 @@ pub fn load_with(
                         .with_context(|| format!("{flag} {}", file.display()))?;
                 }
             }
+            args.mm.apply(&mut scenario)?;
             add_workloads(&mut scenario, tcp, udp)?;
             added_for = Some(scenario.duration);
             let source = format!("--link {link:?}");

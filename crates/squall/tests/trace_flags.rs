@@ -49,3 +49,170 @@ fn a_link_one_liner_takes_mahimahi_traces() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("in a scenario file give the stage `trace"), "{err}");
 }
+
+/// `squall sim --link "delay 20ms" --downlink-trace 12mbit.trace
+/// --downlink-queue=KIND [--downlink-queue-args=ARGS] EXTRA` for `secs`
+/// seconds: the trace stage's resolved queue and its counters.
+fn mm_link_run(kind: &str, args: Option<&str>, extra: &[&str], secs: u32) -> (serde_json::Value, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("12mbit.trace");
+    std::fs::write(&trace, "1\n").unwrap();
+    let out = dir.path().join("out");
+    let mut cmd = Command::new(SQUALL);
+    cmd.args(["sim", "--link", "delay 20ms", "--no-pcap", "--set", &format!("duration=\"{secs} s\"")])
+        .arg("--downlink-trace")
+        .arg(&trace)
+        .arg(format!("--downlink-queue={kind}"))
+        .args(extra)
+        .arg("--out")
+        .arg(&out);
+    if let Some(a) = args {
+        cmd.arg(format!("--downlink-queue-args={a}"));
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = common::summary(&out);
+    let queue = s["resolved_scenario"]["links"][0]["downlink"][1]["queue"].clone();
+    let stage =
+        s["runs"][0]["stages"].as_array().unwrap().iter().find(|st| st["name"] == "trace-down").unwrap().clone();
+    (queue, stage)
+}
+
+/// 20 Mbit/s of 1 200-byte UDP packets into the 12 Mbit/s trace `1`:
+/// the queue is always full, so it holds exactly its limit, and the trace
+/// still delivers its 4 980 opportunities (5 s less the 20 ms before the
+/// first packet) × 1 504 B / 1 204 B = 6 220.9 packets.
+const UDP_OVERLOAD: [&str; 2] = ["--udp", "20 Mbit/s"];
+
+#[test]
+fn mm_link_droptail_limits_the_trace_stages_queue_in_packets() {
+    let (queue, stage) = mm_link_run("droptail", Some("packets=20"), &UDP_OVERLOAD, 5);
+    assert_eq!(queue, serde_json::json!({ "packets": 20, "drop": "tail" }));
+    assert_eq!(stage["max_queue_len"], 20);
+    assert!(stage["dropped"]["queue_overflow"].as_u64().unwrap() > 3000, "{stage}");
+    assert!((stage["delivered"].as_f64().unwrap() - 4980.0 * 1504.0 / 1204.0).abs() <= 1.0, "{stage}");
+}
+
+/// bytes=24080 is 20 packets of 1 204 B: the same limit, now in bytes and
+/// dropping from the head (mm-link's drophead takes the arrival).
+#[test]
+fn mm_link_drophead_limits_the_trace_stages_queue_in_bytes() {
+    let (queue, stage) = mm_link_run("drophead", Some("bytes=24080"), &UDP_OVERLOAD, 5);
+    assert_eq!(queue, serde_json::json!({ "bytes": "24080 B", "drop": "head" }));
+    assert_eq!(stage["max_queue_len"], 20);
+    assert!(stage["dropped"]["queue_overflow"].as_u64().unwrap() > 3000, "{stage}");
+    assert!((stage["delivered"].as_f64().unwrap() - 4980.0 * 1504.0 / 1204.0).abs() <= 1.0, "{stage}");
+}
+
+/// A bulk TCP flow (cubic) through the trace `1` (one 1 500-byte packet
+/// per ms): with mm-link's default `infinite` queue it stands hundreds of
+/// packets deep; CoDel (target 5 ms, RFC 8289) holds the mean queue below
+/// 2 × target = 10 packets, PIE (qdelay_ref 15 ms, RFC 8033) near 15
+/// (between 7.5 and 30), each by its own drops, none by the 1 000-packet
+/// limit.
+#[test]
+fn mm_link_codel_and_pie_control_the_queue_infinite_does_not() {
+    let (queue, stage) = mm_link_run("infinite", None, &["--tcp", "cubic"], 20);
+    assert_eq!(queue, serde_json::json!({ "drop": "tail" }));
+    assert!(stage["mean_queue_len"].as_f64().unwrap() > 100.0, "{stage}");
+
+    let (queue, stage) = mm_link_run("codel", Some("packets=1000, target=5, interval=100"), &["--tcp", "cubic"], 20);
+    assert_eq!(
+        queue,
+        serde_json::json!({ "packets": 1000, "drop": "tail",
+            "codel": { "target": "5 ms", "interval": "100 ms", "ecn": false } })
+    );
+    assert!(stage["mean_queue_len"].as_f64().unwrap() < 10.0, "{stage}");
+    assert!(stage["dropped"]["codel"].as_u64().unwrap() > 0 && stage["dropped"].get("queue_overflow").is_none());
+
+    let (queue, stage) = mm_link_run("pie", Some("packets=1000,qdelay_ref=15,max_burst=100"), &["--tcp", "cubic"], 20);
+    assert_eq!(
+        queue,
+        serde_json::json!({ "packets": 1000, "drop": "tail",
+            "pie": { "target": "15 ms", "t_update": "30 ms", "alpha": 0.125, "beta": 1.25, "max_burst": "100 ms", "ecn": false } })
+    );
+    let mean = stage["mean_queue_len"].as_f64().unwrap();
+    assert!((7.5..30.0).contains(&mean), "{stage}");
+    assert!(stage["dropped"]["pie"].as_u64().unwrap() > 0 && stage["dropped"].get("queue_overflow").is_none());
+}
+
+/// Bad queue options are refused before the run, naming the option.
+#[test]
+fn mm_link_bad_queue_options_name_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t");
+    std::fs::write(&trace, "1\n").unwrap();
+    let t = trace.to_str().unwrap();
+    let err = |args: &[&str]| {
+        let o = Command::new(SQUALL).args(["sim", "--link", "delay 1ms"]).args(args).output().unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = err(&["--uplink-trace", t, "--uplink-queue=red"]);
+    assert!(
+        e.contains("--uplink-queue \"red\": not a queue type of mm-link; expected one of infinite, droptail"),
+        "{e}"
+    );
+    let e = err(&["--uplink-trace", t, "--uplink-queue=pie", "--uplink-queue-args=packets=10, qdelay_ref=x"]);
+    assert!(
+        e.contains("--uplink-queue-args \"packets=10, qdelay_ref=x\": `qdelay_ref=x`: expected a whole number of ms"),
+        "{e}"
+    );
+    let e = err(&["--downlink-trace", t, "--downlink-queue=codel", "--downlink-queue-args=target=5,interval=100"]);
+    assert!(e.contains("codel needs a limit, packets=N or bytes=N"), "{e}");
+    // A queue needs its trace, as in mm-link (the queue is the trace link's).
+    let e = err(&["--downlink-queue=droptail"]);
+    assert!(e.contains("--downlink-trace <FILE>"), "{e}");
+    let e = err(&["--onoff", "both 1 1"]);
+    assert!(e.contains("--onoff \"both 1 1\": `both` is not a direction"), "{e}");
+}
+
+/// mm-onoff's means, drawn by the simulator: `--onoff "downlink 0.5 0.2"`
+/// for 400 s gives 557 on and 557 off periods (seed 1); each mean is within 3.5
+/// standard errors (an exponential's deviation is its mean: SE = mean /
+/// √n) of the argument. The uplink never goes off, and the downlink's UDP
+/// packets get through for the on fraction 0.5 / 0.7 of the time (the
+/// delivered share within 3 %).
+#[test]
+fn mm_onoff_periods_have_the_means_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .args(["sim", "--link", "delay 10ms", "--onoff", "downlink 0.5 0.2", "--udp", "1 Mbit/s", "--no-pcap"])
+        .args(["--set", "duration=\"400 s\"", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let events = common::events(&out.join("rep-0/events.csv"), Some("netem-down"));
+    let times = |kind: &str| -> Vec<f64> {
+        events.iter().filter(|e| e["event"] == kind).map(|e| e["time"].parse().unwrap()).collect()
+    };
+    let (starts, ends) = (times("blackout_start"), times("blackout_end"));
+    assert!(starts.len() > 450 && ends.len() + 1 >= starts.len(), "{} starts, {} ends", starts.len(), ends.len());
+    // On: from 0 to the first start, then from each end to the next start.
+    let on: Vec<f64> = std::iter::once(starts[0]).chain(ends.iter().zip(&starts[1..]).map(|(e, s)| s - e)).collect();
+    let off: Vec<f64> = starts.iter().zip(&ends).map(|(s, e)| e - s).collect();
+    for (what, periods, mean) in [("on", &on, 0.5), ("off", &off, 0.2)] {
+        let n = periods.len() as f64;
+        let measured = periods.iter().sum::<f64>() / n;
+        let se = mean / n.sqrt();
+        assert!(
+            (measured - mean).abs() < 3.5 * se,
+            "{what}: mean {measured} s over {n} periods, expected {mean} ± {}",
+            3.5 * se
+        );
+        assert!(periods.iter().all(|&p| p >= 0.0));
+    }
+    let s = common::summary(&out);
+    let stages = s["runs"][0]["stages"].as_array().unwrap();
+    let down = stages.iter().find(|st| st["name"] == "netem-down").unwrap();
+    let share = down["delivered"].as_f64().unwrap() / down["entered"].as_f64().unwrap();
+    assert!((share - 0.5 / 0.7).abs() < 0.03, "delivered share {share}");
+    assert_eq!(down["dropped"].as_object().unwrap().keys().collect::<Vec<_>>(), ["blackout"]);
+    let up = stages.iter().find(|st| st["name"] == "netem-up").unwrap();
+    assert!(up["dropped"].as_object().is_none_or(|d| d.is_empty()), "{up}");
+    assert!(
+        !common::events(&out.join("rep-0/events.csv"), Some("netem-up")).iter().any(|e| e["event"] == "blackout_start")
+    );
+}
