@@ -70,6 +70,12 @@ pub enum FlowError {
     /// The flow names a host the scenario does not have.
     #[error("no host `{name}`")]
     NoHost { name: String },
+    /// The flow runs over IPv6, which emulated hosts do not carry yet.
+    #[error(
+        "the flow runs over IPv6 (both hosts have an address6), which the emulator's namespace hosts do not carry \
+         yet; give it ip_version = 4 to emulate it over IPv4, or run it with `squall sim`"
+    )]
+    Ipv6,
     /// A host of the flow has no IPv4 address.
     #[error("host `{name}` has no IPv4 address; emulated flows run over IPv4 (address = \"10.0.0.1\")")]
     NoIpv4 { name: String },
@@ -195,6 +201,18 @@ fn route_change(to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[Strin
     }
 }
 
+/// A flow between `from` and `to` that would run over IPv6 (issue 34):
+/// emulated namespace hosts have no IPv6 address yet, so it is refused
+/// rather than run over IPv4 in its place.
+fn refuse_ipv6(scenario: &Scenario, from: &str, to: &str, ip_version: Option<u8>) -> Result<(), FlowError> {
+    let addresses = |name: &str| scenario.hosts.iter().find(|h| h.name == name).map(|h| h.addresses());
+    let (Some(a), Some(b)) = (addresses(from), addresses(to)) else { return Ok(()) };
+    match squall_scenario::topology::flow_addresses(a, b, ip_version) {
+        Some((a, _)) if a.is_ipv6() => Err(FlowError::Ipv6),
+        _ => Ok(()),
+    }
+}
+
 /// First port of the bulk servers that stand for `[[workload.tcp]]` flows
 /// (flow i listens on `TCP_WORKLOAD_PORT + i`).
 const TCP_WORKLOAD_PORT: u16 = 15_000;
@@ -242,6 +260,7 @@ fn tcp_workloads(
     for (i, f) in members.enumerate() {
         let f = &f;
         let what = format!("[[workload.tcp]] `{}`", f.name);
+        refuse_ipv6(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
         let linux = LinuxTcp::of(f).map_err(|e| flow_error(&what, e))?;
         check_kernel_offers(linux.cc).map_err(|e| flow_error(&what, e))?;
         for note in &linux.notes {
@@ -490,6 +509,7 @@ fn udp_workloads(scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec
         std::path::absolute(resolved).map_err(|source| PlanError::Resolved { path: resolved.to_path_buf(), source })?;
     for (i, f) in scenario.workload.udp.iter().enumerate() {
         let what = format!("[[workload.udp]] `{}`", f.name);
+        refuse_ipv6(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
         let (_, dst_port) = udp_ports(f, i).map_err(|e| flow_error(&what, FlowError::Ports(e)))?;
         if sinks.insert((f.to.clone(), dst_port)) {
             out.push(CommandSpec {
