@@ -145,18 +145,16 @@ impl CaptureStream {
 
     fn advance(&mut self) -> Result<(), CaptureError> {
         self.next = None;
-        while let Some(p) = self.reader.next_packet() {
-            self.record += 1;
-            let p = p.map_err(|source| CaptureError::Format { file: self.file.clone(), source })?;
-            let time = squall_link::Instant::from_nanos(p.timestamp.as_nanos() as u64);
-            let c = parse_ip(time, &p.data).map_err(|reason| CaptureError::Record {
-                file: self.file.clone(),
-                record: self.record,
-                reason,
-            })?;
-            self.next = Some(c);
-            return Ok(());
-        }
+        let Some(p) = self.reader.next_packet() else { return Ok(()) };
+        self.record += 1;
+        let p = p.map_err(|source| CaptureError::Format { file: self.file.clone(), source })?;
+        let time = squall_link::Instant::from_nanos(p.timestamp.as_nanos() as u64);
+        let c = parse_ip(time, &p.data).map_err(|reason| CaptureError::Record {
+            file: self.file.clone(),
+            record: self.record,
+            reason,
+        })?;
+        self.next = Some(c);
         Ok(())
     }
 }
