@@ -1,10 +1,10 @@
-//! Reading a host's pcap (LINKTYPE_RAW IPv4, as both engines write it) into
+//! Reading a host's pcap (LINKTYPE_RAW IPv4 and IPv6, as both engines write it) into
 //! the fields flow analysis needs. Captures may be cut after the headers
 //! (the simulator writes headers only): sizes come from the IP header.
 
 use std::fs::File;
 use std::io::BufReader;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
 use etherparse::{LaxPacketHeaders, NetHeaders, TransportHeader};
@@ -24,13 +24,21 @@ pub struct TcpFields {
     pub payload_len: u32,
 }
 
-/// One captured IPv4 packet.
+/// One captured IP packet.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Captured {
     pub time: Instant,
     pub flow: FlowKey,
-    /// IP total length in bytes.
+    /// IP total length in bytes (IPv6: 40 + the payload length).
     pub size: u32,
+    /// What tells a packet from its flow's others, to match a sending
+    /// with its arrival: IPv4's identification; IPv6 has none (RFC 8200
+    /// §4.5 puts one in fragments only), so a fold of the transport
+    /// header's fields that differ between a flow's packets: TCP's
+    /// sequence and acknowledgment numbers and payload length (a
+    /// retransmission repeats its original's), UDP's checksum (over the
+    /// payload, which differs between datagrams that carry a sequence
+    /// number, as iperf3's and the simulator's do).
     pub ip_id: u16,
     pub tcp: Option<TcpFields>,
 }
@@ -45,10 +53,8 @@ pub enum CaptureError {
     Record { file: String, record: usize, reason: String },
 }
 
-/// Reads every IPv4 packet of a pcap file. IPv6 packets (which only an
-/// inline emulation between real interfaces captures) are passed over:
-/// flows are analysed for IPv4. Other records are errors naming the
-/// record.
+/// Reads every IPv4 and IPv6 packet of a pcap file. Other records are
+/// errors naming the record.
 pub fn read_capture(path: &Path) -> Result<Vec<Captured>, CaptureError> {
     let file = path.display().to_string();
     let f = File::open(path).map_err(|source| CaptureError::Open { file: file.clone(), source })?;
@@ -66,22 +72,47 @@ pub fn read_capture_from<R: std::io::Read>(file: &str, input: R) -> Result<Vec<C
         let p = p.map_err(|source| CaptureError::Format { file: file.clone(), source })?;
         let time = Instant::from_nanos(p.timestamp.as_nanos() as u64);
         let bad = |reason: String| CaptureError::Record { file: file.clone(), record, reason };
-        if p.data.first().is_some_and(|b| b >> 4 == 6) && p.data.len() >= 40 {
-            continue;
-        }
-        out.push(parse_ipv4(time, &p.data).map_err(bad)?);
+        out.push(parse_ip(time, &p.data).map_err(bad)?);
     }
     Ok(out)
 }
 
-/// Parses the headers of one raw IPv4 packet.
-pub fn parse_ipv4(time: Instant, data: &[u8]) -> Result<Captured, String> {
+/// Parses the headers of one raw IPv4 or IPv6 packet.
+pub fn parse_ip(time: Instant, data: &[u8]) -> Result<Captured, String> {
     let headers = LaxPacketHeaders::from_ip(data).map_err(|e| format!("not an IP packet: {e}"))?;
-    let Some(NetHeaders::Ipv4(ip, _)) = &headers.net else { return Err("not IPv4".into()) };
-    let size = u32::from(ip.total_len);
-    let ip_len = u32::from(ip.header_len() as u16);
+    let (size, ip_len, protocol, src, dst, id) = match &headers.net {
+        Some(NetHeaders::Ipv4(ip, _)) => (
+            u32::from(ip.total_len),
+            u32::from(ip.header_len() as u16),
+            ip.protocol.0,
+            Ipv4Addr::from(ip.source).into(),
+            Ipv4Addr::from(ip.destination).into(),
+            Some(ip.identification),
+        ),
+        Some(NetHeaders::Ipv6(ip, ext)) => {
+            // Extension headers count as IP header bytes.
+            let ext_len = ext.header_len() as u32;
+            // The transport behind the extension headers.
+            let next = match &headers.transport {
+                Some(TransportHeader::Tcp(_)) => 6,
+                Some(TransportHeader::Udp(_)) => 17,
+                Some(TransportHeader::Icmpv6(_)) => 58,
+                _ => ip.next_header.0,
+            };
+            (
+                40 + u32::from(ip.payload_length),
+                40 + ext_len,
+                next,
+                Ipv6Addr::from(ip.source).into(),
+                Ipv6Addr::from(ip.destination).into(),
+                None,
+            )
+        }
+        _ => return Err("neither IPv4 nor IPv6".into()),
+    };
     let (src_port, dst_port, tcp) = match &headers.transport {
         Some(TransportHeader::Udp(u)) => (u.source_port, u.destination_port, None),
+        Some(TransportHeader::Icmpv6(_)) => (0, 0, None),
         Some(TransportHeader::Tcp(t)) => {
             let payload_len = size.saturating_sub(ip_len + t.header_len() as u32);
             let fields = TcpFields {
@@ -97,17 +128,19 @@ pub fn parse_ipv4(time: Instant, data: &[u8]) -> Result<Captured, String> {
         }
         _ => (0, 0, None),
     };
+    let ip_id = id.unwrap_or_else(|| match (&headers.transport, tcp) {
+        (_, Some(t)) => {
+            let fold = t.seq ^ t.ack.rotate_left(16) ^ t.payload_len.rotate_left(8);
+            (fold ^ (fold >> 16)) as u16
+        }
+        (Some(TransportHeader::Udp(u)), None) => u.checksum,
+        _ => 0,
+    });
     Ok(Captured {
         time,
-        flow: FlowKey {
-            protocol: Protocol::from_number(ip.protocol.0),
-            src: Ipv4Addr::from(ip.source),
-            dst: Ipv4Addr::from(ip.destination),
-            src_port,
-            dst_port,
-        },
+        flow: FlowKey { protocol: Protocol::from_number(protocol), src, dst, src_port, dst_port },
         size,
-        ip_id: ip.identification,
+        ip_id,
         tcp,
     })
 }

@@ -3,20 +3,49 @@
 //! seed 000 §5.2: tcptrace-style retransmission counting).
 
 use std::collections::{BTreeMap, HashMap};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 
 use serde::Serialize;
-use squall_link::{EventKind, FlowKey, Instant, Protocol};
+use squall_link::{Addresses, EventKind, FlowKey, Instant, Protocol};
 
 use crate::capture::{Captured, read_capture};
 use crate::stats::{mean, percentile, std_dev};
 
-/// A host of the run: its name (its pcap is `NAME.pcap`) and address.
+/// A host of the run: its name (its pcap is `NAME.pcap`) and addresses
+/// (IPv4, IPv6 or both).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunHost {
     pub name: String,
-    pub address: Ipv4Addr,
+    pub addresses: Addresses,
+}
+
+impl RunHost {
+    /// A host with one IPv4 address.
+    pub fn v4(name: impl Into<String>, address: Ipv4Addr) -> Self {
+        RunHost { name: name.into(), addresses: Addresses::v4(address) }
+    }
+
+    /// The hosts of `(name, address)` pairs, a host's addresses gathered
+    /// under its name (a dual-stack host is listed once per address), in
+    /// the order of their first pair.
+    pub fn gather<'a>(pairs: impl IntoIterator<Item = (&'a String, &'a IpAddr)>) -> Vec<RunHost> {
+        let mut hosts: Vec<RunHost> = Vec::new();
+        for (name, address) in pairs {
+            let i = match hosts.iter().position(|h| &h.name == name) {
+                Some(i) => i,
+                None => {
+                    hosts.push(RunHost { name: name.clone(), addresses: Addresses::default() });
+                    hosts.len() - 1
+                }
+            };
+            match address {
+                IpAddr::V4(a) => hosts[i].addresses.v4 = Some(*a),
+                IpAddr::V6(a) => hosts[i].addresses.v6 = Some(*a),
+            }
+        }
+        hosts
+    }
 }
 
 /// What one directed flow did in one run.
@@ -96,8 +125,11 @@ pub enum AnalysisError {
     Vectors { file: String, line: u64, message: String },
 }
 
-/// Header overhead of a UDP datagram in an IPv4 packet.
-const UDP_OVERHEAD: u32 = 28;
+/// Header bytes of a UDP datagram of `flow`: its IP header (20 IPv4, 40
+/// IPv6) and UDP's 8 (RFC 768).
+fn udp_overhead(flow: &FlowKey) -> u32 {
+    flow.ip_header_len() + 8
+}
 
 /// Analyses the run in `dir`: `HOST.pcap` for every host (missing files
 /// are skipped: a host may not have been captured) and `events.csv`.
@@ -112,9 +144,9 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
             continue;
         }
         for c in read_capture(&path)? {
-            if c.flow.src == host.address {
+            if host.addresses.has(c.flow.src) {
                 sent.entry(c.flow).or_insert_with(|| (host.name.clone(), Vec::new())).1.push(c);
-            } else if c.flow.dst == host.address {
+            } else if host.addresses.has(c.flow.dst) {
                 if let Some(t) = c.tcp.filter(|t| t.has_ack) {
                     acks_at_sender.entry(reverse(&c.flow)).or_default().push((c.time, t.ack));
                 }
@@ -169,7 +201,7 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
             s.data_segments = count_data_segments(packets);
             first_time_payload(arrivals)
         } else {
-            arrivals.iter().map(|p| p.size.saturating_sub(UDP_OVERHEAD) as u64).sum()
+            arrivals.iter().map(|p| p.size.saturating_sub(udp_overhead(&p.flow)) as u64).sum()
         };
         s.app_bytes = app_bytes;
         if s.elapsed > 0.0 {
@@ -489,8 +521,8 @@ mod tests {
             time: Instant::from_millis(t_ms),
             flow: FlowKey {
                 protocol: Protocol::Tcp,
-                src: Ipv4Addr::new(10, 0, 0, 1),
-                dst: Ipv4Addr::new(10, 0, 1, 1),
+                src: Ipv4Addr::new(10, 0, 0, 1).into(),
+                dst: Ipv4Addr::new(10, 0, 1, 1).into(),
                 src_port: 1,
                 dst_port: 2,
             },

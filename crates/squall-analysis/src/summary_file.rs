@@ -415,7 +415,7 @@ pub enum SummaryReadError {
     #[error("{} is not a scenario", path.display())]
     NotScenario { path: PathBuf, source: ScenarioTextError },
     /// A host of the resolved scenario has no name or no IPv4 address.
-    #[error("{}: resolved_scenario.hosts: expected a name and an IPv4 address, found {host}", path.display())]
+    #[error("{}: resolved_scenario.hosts: expected a name and an IPv4 address (address), an IPv6 one (address6) or both, found {host}", path.display())]
     Host { path: PathBuf, host: serde_json::Value },
     /// Neither the run nor its scenario says how long it was.
     #[error("{}: no run length (`end`, or the scenario's `duration`)", path.display())]
@@ -481,11 +481,20 @@ pub fn read_with_scenario(
 ) -> Result<(serde_json::Value, serde_json::Value, Vec<RunHost>, f64), SummaryReadError> {
     let mut hosts = Vec::new();
     for h in scenario["hosts"].as_array().into_iter().flatten() {
-        let (Some(name), Some(address)) = (h["name"].as_str(), h["address"].as_str().and_then(|a| a.parse().ok()))
+        let v4 = h["address"].as_str().map(|a| a.parse::<std::net::Ipv4Addr>().ok());
+        let v6 = h["address6"].as_str().map(|a| a.parse::<std::net::Ipv6Addr>().ok());
+        let (Some(name), v4, v6) = (h["name"].as_str(), v4, v6) else {
+            return Err(SummaryReadError::Host { path: path.to_path_buf(), host: h.clone() });
+        };
+        // Each address given must parse, and one at least be given.
+        let (Some(v4), Some(v6)) = (v4.map_or(Some(None), |a| a.map(Some)), v6.map_or(Some(None), |a| a.map(Some)))
         else {
             return Err(SummaryReadError::Host { path: path.to_path_buf(), host: h.clone() });
         };
-        hosts.push(RunHost { name: name.to_string(), address });
+        if v4.is_none() && v6.is_none() {
+            return Err(SummaryReadError::Host { path: path.to_path_buf(), host: h.clone() });
+        }
+        hosts.push(RunHost { name: name.to_string(), addresses: squall_link::Addresses { v4, v6 } });
     }
     let duration = scenario["duration"].as_str().and_then(|d| d.parse::<squall_link::Duration>().ok());
     let run =

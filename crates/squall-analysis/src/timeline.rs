@@ -13,13 +13,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::BufReader;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::Path;
 
 use pcap_file::pcap::PcapReader;
 use squall_link::{EventKind, FlowKey, Inside, Protocol, Rate};
 
-use crate::capture::{CaptureError, Captured, parse_ipv4};
+use crate::capture::{CaptureError, Captured, parse_ip};
 use crate::flows::{AnalysisError, RunHost};
 use crate::plot::{Mark, Series, Shade};
 
@@ -145,22 +145,16 @@ impl CaptureStream {
 
     fn advance(&mut self) -> Result<(), CaptureError> {
         self.next = None;
-        while let Some(p) = self.reader.next_packet() {
-            self.record += 1;
-            let p = p.map_err(|source| CaptureError::Format { file: self.file.clone(), source })?;
-            // IPv6 (inline emulation between real interfaces) is passed over.
-            if p.data.first().is_some_and(|b| b >> 4 == 6) {
-                continue;
-            }
-            let time = squall_link::Instant::from_nanos(p.timestamp.as_nanos() as u64);
-            let c = parse_ipv4(time, &p.data).map_err(|reason| CaptureError::Record {
-                file: self.file.clone(),
-                record: self.record,
-                reason,
-            })?;
-            self.next = Some(c);
-            return Ok(());
-        }
+        let Some(p) = self.reader.next_packet() else { return Ok(()) };
+        self.record += 1;
+        let p = p.map_err(|source| CaptureError::Format { file: self.file.clone(), source })?;
+        let time = squall_link::Instant::from_nanos(p.timestamp.as_nanos() as u64);
+        let c = parse_ip(time, &p.data).map_err(|reason| CaptureError::Record {
+            file: self.file.clone(),
+            record: self.record,
+            reason,
+        })?;
+        self.next = Some(c);
         Ok(())
     }
 }
@@ -171,7 +165,8 @@ pub fn read_timeline(dir: &Path, hosts: &[RunHost], end: f64) -> Result<Timeline
     let bin = bin_width(end);
     let bins = ((end / bin).ceil() as usize).clamp(1, MAX_BINS);
     let mut t = Timeline { bin, bins, ..Timeline::default() };
-    let name_of = |a: Ipv4Addr| hosts.iter().find(|h| h.address == a).map_or_else(|| a.to_string(), |h| h.name.clone());
+    let name_of =
+        |a: IpAddr| hosts.iter().find(|h| h.addresses.has(a)).map_or_else(|| a.to_string(), |h| h.name.clone());
     // Every host's capture, merged in time order: a packet is sent (in
     // its sender's capture) before it is received (in its receiver's).
     let mut streams = Vec::new();
@@ -195,7 +190,7 @@ pub fn read_timeline(dir: &Path, hosts: &[RunHost], end: f64) -> Result<Timeline
         .map(|(i, _)| i)
     {
         let c = streams[i].next.take().expect("chosen for its packet");
-        let host = streams[i].host.address;
+        let host = streams[i].host.addresses;
         let time = c.time.as_secs_f64();
         let fi = *index.entry(c.flow).or_insert_with(|| {
             let proto = match c.flow.protocol {
@@ -223,11 +218,11 @@ pub fn read_timeline(dir: &Path, hosts: &[RunHost], end: f64) -> Result<Timeline
             t.flows.len() - 1
         });
         let f = &mut t.flows[fi];
-        if c.flow.src == host {
+        if host.has(c.flow.src) {
             f.first_sent.get_or_insert(time);
             f.payload += c.tcp.map_or(u64::from(c.size), |tcp| u64::from(tcp.payload_len));
             sent.insert((fi, c.ip_id), time);
-        } else if c.flow.dst == host {
+        } else if host.has(c.flow.dst) {
             let b = bin_of(time, bin, bins);
             f.bytes[b] += f64::from(c.size);
             f.packets_received += 1;

@@ -43,8 +43,8 @@ fn run(config: &PathConfig, record_events: bool) -> u64 {
     path.set_recording(if record_events { Recording::All } else { Recording::Off });
     let flow = FlowKey {
         protocol: Protocol::Udp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 1,
         dst_port: 2,
     };
@@ -132,8 +132,8 @@ fn run_one_stage(config: &PathConfig) -> u64 {
     path.set_recording(Recording::Off);
     let flow = |i: u16| FlowKey {
         protocol: Protocol::Udp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 1,
         dst_port: 5000 + i,
     };
@@ -182,8 +182,8 @@ fn forward_flights(flights: u64) -> u64 {
     path.set_recording(Recording::Off);
     let flow = FlowKey {
         protocol: Protocol::Tcp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 40000,
         dst_port: 5201,
     };

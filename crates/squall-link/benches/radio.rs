@@ -45,8 +45,8 @@ fn saturated_link(seed: u64, nmse: f64) -> u64 {
     link.set_recording(Recording::Off);
     let flow = FlowKey {
         protocol: Protocol::Tcp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 80,
         dst_port: 5001,
     };

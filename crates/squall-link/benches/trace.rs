@@ -47,8 +47,8 @@ fn run(config: &PathConfig, size: u32, gap: Duration) -> u64 {
     path.set_recording(Recording::Off);
     let flow = FlowKey {
         protocol: Protocol::Udp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 1,
         dst_port: 2,
     };

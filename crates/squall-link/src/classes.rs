@@ -11,7 +11,7 @@
 //! ```
 
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -40,44 +40,59 @@ pub enum Scheduler {
     Drr,
 }
 
-/// An IPv4 address or prefix: `"10.0.0.0/24"`, `"10.0.1.1"` (= /32).
+/// An address or prefix of either family: `"10.0.0.0/24"`, `"10.0.1.1"`
+/// (= /32), `"fd00::/64"`, `"fd00::2"` (= /128). A prefix matches only
+/// addresses of its own family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ipv4Prefix {
-    pub addr: Ipv4Addr,
+pub struct IpPrefix {
+    pub addr: IpAddr,
     pub len: u8,
 }
 
-impl Ipv4Prefix {
-    pub fn contains(self, a: Ipv4Addr) -> bool {
-        let mask = if self.len == 0 { 0 } else { u32::MAX << (32 - self.len as u32) };
-        u32::from(a) & mask == u32::from(self.addr) & mask
+impl IpPrefix {
+    pub fn contains(self, a: IpAddr) -> bool {
+        match (self.addr, a) {
+            (IpAddr::V4(p), IpAddr::V4(a)) => {
+                let mask = if self.len == 0 { 0 } else { u32::MAX << (32 - u32::from(self.len)) };
+                u32::from(a) & mask == u32::from(p) & mask
+            }
+            (IpAddr::V6(p), IpAddr::V6(a)) => {
+                let mask = if self.len == 0 { 0 } else { u128::MAX << (128 - u32::from(self.len)) };
+                u128::from(a) & mask == u128::from(p) & mask
+            }
+            _ => false,
+        }
     }
 }
 
-impl FromStr for Ipv4Prefix {
+impl FromStr for IpPrefix {
     type Err = UnitError;
     fn from_str(s: &str) -> Result<Self, UnitError> {
-        let err =
-            || UnitError { found: s.to_string(), expected: "an IPv4 address or prefix like \"10.0.0.0/24\"".into() };
-        let (addr, len) = match s.trim().split_once('/') {
-            Some((a, l)) => (a, l.parse::<u8>().map_err(|_| err())?),
-            None => (s.trim(), 32),
+        let err = || UnitError {
+            found: s.to_string(),
+            expected: "an IPv4 or IPv6 address or prefix like \"10.0.0.0/24\" or \"fd00::/64\"".into(),
         };
-        let addr: Ipv4Addr = addr.parse().map_err(|_| err())?;
-        if len > 32 {
+        let (addr, len) = match s.trim().split_once('/') {
+            Some((a, l)) => (a, Some(l.parse::<u8>().map_err(|_| err())?)),
+            None => (s.trim(), None),
+        };
+        let addr: IpAddr = addr.parse().map_err(|_| err())?;
+        let bits = if addr.is_ipv6() { 128 } else { 32 };
+        let len = len.unwrap_or(bits);
+        if len > bits {
             return Err(err());
         }
-        Ok(Ipv4Prefix { addr, len })
+        Ok(IpPrefix { addr, len })
     }
 }
 
-impl fmt::Display for Ipv4Prefix {
+impl fmt::Display for IpPrefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.addr, self.len)
     }
 }
 
-serde_via_string!(Ipv4Prefix);
+serde_via_string!(IpPrefix);
 
 /// A port or an inclusive range of ports: `80` or `"5000-5100"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -174,9 +189,9 @@ pub struct Rule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ecn: Option<EcnMatch>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub src: Option<Ipv4Prefix>,
+    pub src: Option<IpPrefix>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dst: Option<Ipv4Prefix>,
+    pub dst: Option<IpPrefix>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub src_port: Option<PortRange>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,8 +212,8 @@ pub struct Matcher {
     dscp: Option<u8>,
     tos: Option<u8>,
     ecn: Option<EcnMatch>,
-    src: Option<Ipv4Prefix>,
-    dst: Option<Ipv4Prefix>,
+    src: Option<IpPrefix>,
+    dst: Option<IpPrefix>,
     src_port: Option<Option<(u16, u16)>>,
     dst_port: Option<Option<(u16, u16)>>,
     min_size: Option<u64>,
@@ -211,7 +226,7 @@ impl Matcher {
         let in_range = |r: Option<Option<(u16, u16)>>, port: u16| {
             r.is_none_or(|r| r.is_some_and(|(lo, hi)| (lo..=hi).contains(&port)))
         };
-        self.ip_version.is_none_or(|v| v == 4)
+        self.ip_version.is_none_or(|v| v == if p.flow.is_ipv6() { 6 } else { 4 })
             && self.protocol.is_none_or(|n| n == Some(p.flow.protocol.number()))
             && self.dscp.is_none_or(|d| d == p.dscp)
             && self.tos.is_none_or(|t| t == (p.dscp << 2) | p.ecn.bits())
@@ -222,17 +237,6 @@ impl Matcher {
             && in_range(self.dst_port, p.flow.dst_port)
             && self.min_size.is_none_or(|s| p.size as u64 >= s)
             && self.max_size.is_none_or(|s| p.size as u64 <= s)
-    }
-
-    /// Whether `p`, an IPv6 packet whose flow carries no addresses (the
-    /// model's flows are IPv4; inline mode carries IPv6 too), matches:
-    /// a rule for IPv4 or with an address prefix never does; the other
-    /// fields are matched as for IPv4.
-    pub fn matches_ipv6(&self, p: &Packet) -> bool {
-        self.ip_version.is_none_or(|v| v == 6)
-            && self.src.is_none()
-            && self.dst.is_none()
-            && Matcher { ip_version: None, ..self.clone() }.matches(p)
     }
 }
 
@@ -348,7 +352,32 @@ mod tests {
         assert!(m(Rule { min_size: Some(Bytes(300)), max_size: Some(Bytes(300)), ..rule() }));
         assert!(!m(Rule { min_size: Some(Bytes(301)), ..rule() }));
         assert!(m(Rule { ip_version: Some(4), ..rule() }));
-        assert!(!m(Rule { ip_version: Some(6), ..rule() }), "the model's packets are IPv4");
+        assert!(!m(Rule { ip_version: Some(6), ..rule() }), "an IPv4 packet");
+    }
+
+    /// An IPv6 packet: prefixes of its family match by their bits
+    /// (checked by hand: fd00:0:0:1::/64 holds fd00::1:0:0:7, not
+    /// fd00::2:0:0:7), an IPv4 prefix never, `ip_version` 6 does.
+    #[test]
+    fn ipv6_packets_match_ipv6_prefixes_only() {
+        let flow = FlowKey {
+            protocol: Protocol::Tcp,
+            src: "fd00:0:0:1::7".parse().unwrap(),
+            dst: "fd00::2".parse().unwrap(),
+            src_port: 40000,
+            dst_port: 80,
+        };
+        let p = Packet::new(PacketId(1), 100, flow);
+        let m = |r: Rule| r.matcher().matches(&p);
+        assert!(m(Rule { ip_version: Some(6), ..rule() }));
+        assert!(!m(Rule { ip_version: Some(4), ..rule() }));
+        assert!(m(Rule { src: Some("fd00:0:0:1::/64".parse().unwrap()), ..rule() }));
+        assert!(!m(Rule { src: Some("fd00:0:0:2::/64".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst: Some("fd00::2".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst: Some("::/0".parse().unwrap()), ..rule() }));
+        assert!(!m(Rule { dst: Some("0.0.0.0/0".parse().unwrap()), ..rule() }), "an IPv4 prefix");
+        assert!(!m(Rule { dst: Some("fd00::3".parse().unwrap()), ..rule() }));
+        assert!(m(Rule { dst_port: Some(PortRange::One(80)), ..rule() }));
     }
 
     #[test]
@@ -370,9 +399,13 @@ mod tests {
     #[test]
     fn prefixes_and_ranges_refuse_nonsense() {
         for bad in ["10.0.0.0/33", "10.0.0", "ten", "10.0.0.0/x"] {
-            assert!(bad.parse::<Ipv4Prefix>().is_err(), "{bad}");
+            assert!(bad.parse::<IpPrefix>().is_err(), "{bad}");
         }
-        assert_eq!("10.1.2.3/8".parse::<Ipv4Prefix>().unwrap().to_string(), "10.1.2.3/8");
+        for bad in ["fd00::/129", "fd00:::1", "fd00::/-1"] {
+            assert!(bad.parse::<IpPrefix>().is_err(), "{bad}");
+        }
+        assert_eq!("10.1.2.3/8".parse::<IpPrefix>().unwrap().to_string(), "10.1.2.3/8");
+        assert_eq!("fd00::2".parse::<IpPrefix>().unwrap().to_string(), "fd00::2/128");
         assert_eq!(PortRange::Range("6000-5000".into()).bounds(), None);
         assert_eq!(PortRange::Range("80 - 90".into()).bounds(), Some((80, 90)));
     }

@@ -15,7 +15,7 @@
 //! in its event queue) it does in its [`Hooks`], called with the packet
 //! at each step; every hook has a no-op default.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
@@ -63,13 +63,49 @@ pub struct FabricPath {
     pub label: String,
 }
 
+/// A host's addresses: IPv4, IPv6 or both (a dual-stack host).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Addresses {
+    pub v4: Option<Ipv4Addr>,
+    pub v6: Option<Ipv6Addr>,
+}
+
+impl Addresses {
+    /// A host with one IPv4 address.
+    pub fn v4(a: Ipv4Addr) -> Self {
+        Addresses { v4: Some(a), v6: None }
+    }
+
+    /// Whether `a` is one of them.
+    #[inline]
+    pub fn has(&self, a: IpAddr) -> bool {
+        match a {
+            IpAddr::V4(a) => self.v4 == Some(a),
+            IpAddr::V6(a) => self.v6 == Some(a),
+        }
+    }
+
+    /// Each address, IPv4 first.
+    pub fn iter(&self) -> impl Iterator<Item = IpAddr> + '_ {
+        self.v4.map(IpAddr::V4).into_iter().chain(self.v6.map(IpAddr::V6))
+    }
+
+    /// The address of the family `like` has.
+    pub fn like(&self, like: IpAddr) -> Option<IpAddr> {
+        match like {
+            IpAddr::V4(_) => self.v4.map(IpAddr::V4),
+            IpAddr::V6(_) => self.v6.map(IpAddr::V6),
+        }
+    }
+}
+
 /// Hosts' addresses and the route table.
 #[derive(Clone, Debug)]
 pub struct Routes {
-    addresses: Vec<Ipv4Addr>,
+    addresses: Vec<Addresses>,
     /// Looked up for every packet forwarded: FxHash, not SipHash (the
     /// addresses are the scenario's own, no attacker chooses them).
-    by_address: FxHashMap<Ipv4Addr, HostIndex>,
+    by_address: FxHashMap<IpAddr, HostIndex>,
     /// The host that stands for every address no host has (the
     /// emulator's `outside_interface`).
     outside: Option<HostIndex>,
@@ -85,9 +121,9 @@ impl Routes {
     /// `next`: the path (a [`PathId`]'s number) each host sends on
     /// towards each other host, a table of `addresses.len()` hosts.
     /// Addresses are distinct (the scenario's check).
-    pub fn new(addresses: Vec<Ipv4Addr>, outside: Option<HostIndex>, next: RouteTable) -> Self {
+    pub fn new(addresses: Vec<Addresses>, outside: Option<HostIndex>, next: RouteTable) -> Self {
         assert_eq!(next.hosts(), addresses.len(), "a route table for other hosts");
-        let by_address = addresses.iter().enumerate().map(|(i, a)| (*a, i)).collect();
+        let by_address = addresses.iter().enumerate().flat_map(|(i, a)| a.iter().map(move |a| (a, i))).collect();
         Routes { addresses, by_address, outside, next, bridge: false }
     }
 
@@ -95,18 +131,18 @@ impl Routes {
         self.addresses.len()
     }
 
-    pub fn address(&self, host: HostIndex) -> Ipv4Addr {
+    pub fn addresses(&self, host: HostIndex) -> Addresses {
         self.addresses[host]
     }
 
     /// The host with `address`.
-    pub fn host_of(&self, address: Ipv4Addr) -> Option<HostIndex> {
+    pub fn host_of(&self, address: IpAddr) -> Option<HostIndex> {
         self.by_address.get(&address).copied()
     }
 
     /// The host a packet for `address` goes to: the host with that
     /// address, else the outside host (if there is one).
-    pub fn destination(&self, address: Ipv4Addr) -> Option<HostIndex> {
+    pub fn destination(&self, address: IpAddr) -> Option<HostIndex> {
         self.host_of(address).or(self.outside)
     }
 
@@ -128,7 +164,7 @@ impl Routes {
     /// Whether `packet`, at `host`, is for it (not to be forwarded).
     #[inline]
     fn is_local(&self, host: HostIndex, packet: &Packet) -> bool {
-        if self.bridge || self.addresses[host] == packet.flow.dst {
+        if self.bridge || self.addresses[host].has(packet.flow.dst) {
             return true;
         }
         match self.destination(packet.flow.dst) {
@@ -480,7 +516,7 @@ impl Fabric {
             }
             PathRole::Input => self.routes.is_local(host, &packet),
             PathRole::Output => {
-                let origin = self.routes.bridge || self.routes.addresses[host] == packet.flow.src;
+                let origin = self.routes.bridge || self.routes.addresses[host].has(packet.flow.src);
                 self.onto_link(now, host, packet, origin, hooks);
                 return None;
             }

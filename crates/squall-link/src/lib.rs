@@ -52,7 +52,7 @@ pub mod units;
 pub mod vacation;
 
 pub use background::{Arrivals, BackgroundConfig, Phase};
-pub use classes::{EcnMatch, Ipv4Prefix, PortRange, ProtocolMatch, Rule, Scheduler};
+pub use classes::{EcnMatch, IpPrefix, PortRange, ProtocolMatch, Rule, Scheduler};
 pub use config::{
     ArqConfig, BlackoutMode, BufferLimit, ConfigError, DropPolicy, ErrorMode, ErrorModel, FlowControl, Fragmentation,
     GilbertElliott, PathConfig, QueueConfig, RedConfig, StageConfig, check_stage_in_path,
@@ -60,7 +60,7 @@ pub use config::{
 pub use dist::correlated::{Correlation, CorrelationGenerator};
 pub use dist::{Distribution, NetemTable, Sampler};
 pub use event::{Direction, DropReason, Event, EventKind, Recording};
-pub use fabric::{Fabric, FabricPath, Hooks, PathId, PathRole};
+pub use fabric::{Addresses, Fabric, FabricPath, Hooks, PathId, PathRole};
 pub use inside::Inside;
 pub use loss_sequence::LossSequence;
 pub use netem::{Duplicate, FourState, RateOverhead, SendEarly, Slot};

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -73,15 +73,29 @@ impl Ecn {
     }
 }
 
-/// What identifies a flow: the 5-tuple. The DSCP (upper six bits of the TOS
-/// byte) is carried alongside for classifiers but does not split a flow.
+/// What identifies a flow: the 5-tuple, of either IP family (both
+/// addresses of one family). The DSCP (upper six bits of the TOS byte) is
+/// carried alongside for classifiers but does not split a flow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct FlowKey {
     pub protocol: Protocol,
-    pub src: Ipv4Addr,
-    pub dst: Ipv4Addr,
+    pub src: IpAddr,
+    pub dst: IpAddr,
     pub src_port: u16,
     pub dst_port: u16,
+}
+
+impl FlowKey {
+    /// Whether the flow is IPv6 (its destination's family).
+    pub fn is_ipv6(&self) -> bool {
+        self.dst.is_ipv6()
+    }
+
+    /// Bytes of the IP header without options or extension headers: 20
+    /// for IPv4 (RFC 791), 40 for IPv6 (RFC 8200 §3).
+    pub fn ip_header_len(&self) -> u32 {
+        if self.is_ipv6() { 40 } else { 20 }
+    }
 }
 
 impl fmt::Display for FlowKey {
@@ -92,7 +106,12 @@ impl fmt::Display for FlowKey {
             Protocol::Icmp => f.write_str("icmp")?,
             Protocol::Other(n) => write!(f, "ip{n}")?,
         }
-        write!(f, ":{}:{}>{}:{}", self.src, self.src_port, self.dst, self.dst_port)
+        // IPv6 addresses in brackets, as in URLs (RFC 3986 §3.2.2): their
+        // colons would run into the ports'.
+        match (self.src, self.dst) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => write!(f, ":{s}:{}>{d}:{}", self.src_port, self.dst_port),
+            (s, d) => write!(f, ":[{s}]:{}>[{d}]:{}", self.src_port, self.dst_port),
+        }
     }
 }
 
@@ -308,8 +327,8 @@ mod tests {
     fn udp(size: u32, bytes: Vec<u8>, l3: u16) -> Packet {
         let flow = FlowKey {
             protocol: Protocol::Udp,
-            src: Ipv4Addr::new(10, 0, 0, 1),
-            dst: Ipv4Addr::new(10, 0, 0, 2),
+            src: std::net::Ipv4Addr::new(10, 0, 0, 1).into(),
+            dst: std::net::Ipv4Addr::new(10, 0, 0, 2).into(),
             src_port: 1,
             dst_port: 2,
         };

@@ -9,8 +9,8 @@ use squall_link::*;
 pub fn flow(port: u16) -> FlowKey {
     FlowKey {
         protocol: Protocol::Udp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: port,
         dst_port: 5001,
     }

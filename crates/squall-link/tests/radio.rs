@@ -17,8 +17,8 @@ use squall_link::*;
 fn flow() -> FlowKey {
     FlowKey {
         protocol: Protocol::Tcp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 80,
         dst_port: 5001,
     }

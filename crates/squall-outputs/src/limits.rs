@@ -155,8 +155,12 @@ fn limit(scenario: &Scenario, topology: &Topology, f: &TcpFlow, window: Option<(
     }
     let bottleneck = forward.iter().filter_map(|s| s.rate).min()?;
     let timestamps = f.timestamps.unwrap_or(f.profile == squall_scenario::TcpProfile::Linux);
-    let segment = f.mss.0 + HEADERS;
-    let ack = HEADERS + if timestamps { TIMESTAMPS } else { 0 };
+    // IP and TCP headers: 20 more over IPv6 (RFC 8200 §3).
+    let (a, b) = (topology.host_index(&f.from)?, topology.host_index(&f.to)?);
+    let v6 = topology.flow_addresses(a, b, f.ip_version).is_some_and(|(a, _)| a.is_ipv6());
+    let headers = HEADERS + if v6 { 20 } else { 0 };
+    let segment = f.mss().0 + headers;
+    let ack = headers + if timestamps { TIMESTAMPS } else { 0 };
     let crossing = |stages: &[&StageConfig], bytes: u64| -> Duration {
         stages
             .iter()
@@ -168,7 +172,7 @@ fn limit(scenario: &Scenario, topology: &Topology, f: &TcpFlow, window: Option<(
     if rtt > 0.0 {
         let rwnd = window.as_ref().map_or(f.rwnd().0, |w| w.0);
         let rwnd_from = window.map_or_else(|| "rwnd".to_string(), |w| w.1);
-        let (window, what) = match f.max_window.map(|w| w.bytes(f.mss.0)) {
+        let (window, what) = match f.max_window.map(|w| w.bytes(f.mss().0)) {
             Some(m) if m < rwnd => (m, "max_window".to_string()),
             _ => (rwnd, rwnd_from),
         };
@@ -198,7 +202,7 @@ fn limit(scenario: &Scenario, topology: &Topology, f: &TcpFlow, window: Option<(
             _ => 2,
         };
         let acks = up.bits_per_sec() as f64 / (ack as f64 * 8.0);
-        let rate = acks * per_ack as f64 * f.mss.0 as f64 * 8.0;
+        let rate = acks * per_ack as f64 * f.mss().0 as f64 * 8.0;
         if rate < bottleneck_bps && found.as_ref().is_none_or(|l| rate < l.rate_bps) {
             found = Some(Limit {
                 kind: "ack_path",
@@ -206,7 +210,7 @@ fn limit(scenario: &Scenario, topology: &Topology, f: &TcpFlow, window: Option<(
                     "ACK-limited: the reverse path carries at most {acks:.0} ACKs/s ({ack} B at {}), \
                      {per_ack} segment(s) of {} B each = {}, below the {} bottleneck",
                     bits(up.bits_per_sec() as f64),
-                    f.mss.0,
+                    f.mss().0,
                     bits(rate),
                     bits(bottleneck_bps)
                 ),

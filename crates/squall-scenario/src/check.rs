@@ -4,6 +4,7 @@
 //! at its key.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 use squall_link::dist::DistributionError;
 use squall_link::keys::{DistributionRef, KeyPart};
@@ -283,6 +284,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
                 "a flow goes between two different hosts, like from = \"fixed\", to = \"mobile\"",
             ));
         }
+        check_ip_version(&c, &p, &f.from, &f.to, f.ip_version, &topology)?;
         match (&f.rate, &f.interval) {
             (Some(_), Some(_)) => {
                 return Err(c.fail(
@@ -417,14 +419,26 @@ fn check_hosts<'a>(c: &Checker, s: &'a Scenario) -> Result<BTreeMap<&'a str, usi
                 format!("host name `{}` is already used by hosts[{first}]; every host needs its own name", h.name),
             ));
         }
-        if let Some(first) = addresses.insert(h.address, i) {
+        if h.address.is_none() && h.address6.is_none() {
             return Err(c.fail(
                 &p.key("address"),
-                format!(
-                    "address {} is already used by hosts[{first}]; every host needs its own address, like \"10.0.1.1\"",
-                    h.address
-                ),
+                "a host needs an address: address = \"10.0.0.1\" (IPv4), address6 = \"fd00::1\" (IPv6) or both",
             ));
+        }
+        for (key, a) in [("address", h.address.map(IpAddr::V4)), ("address6", h.address6.map(IpAddr::V6))] {
+            let Some(a) = a else { continue };
+            if a.is_unspecified() || a.is_multicast() {
+                return Err(c.fail(
+                    &p.key(key),
+                    format!("{a} is not a host's address (unspecified or multicast); give a unicast one"),
+                ));
+            }
+            if let Some(first) = addresses.insert(a, i) {
+                return Err(c.fail(
+                    &p.key(key),
+                    format!("address {a} is already used by hosts[{first}]; every host needs its own address"),
+                ));
+            }
         }
         for key in h.sysctl.keys() {
             check_sysctl_key(key).map_err(|message| c.fail(&p.key("sysctl").key(key), message))?;
@@ -829,6 +843,11 @@ fn check_tcp(
         }
     }
     if let Some(rule) = f.pairing {
+        if f.ip_version.is_some_and(|v| v != 4) {
+            return Err(
+                c.fail(&p.key("ip_version"), "host groups' members have IPv4 addresses only: leave it out or give 4")
+            );
+        }
         check_pairing(c, s, f, rule, p, topology)?;
     } else {
         check_ends(c, f, p, topology)?;
@@ -851,6 +870,7 @@ fn check_ends(c: &Checker, f: &crate::schema::TcpFlow, p: &KeyPath, topology: &T
             "the split-TCP proxy is a host between the two ends, like proxy = \"base-station\"",
         ));
     }
+    check_ip_version(c, p, &f.from, &f.to, f.ip_version, topology)?;
     // Data one way, acknowledgements the other.
     if !route_exists(topology, &f.from, &f.to) || !route_exists(topology, &f.to, &f.from) {
         return Err(c.fail(
@@ -862,6 +882,37 @@ fn check_ends(c: &Checker, f: &crate::schema::TcpFlow, p: &KeyPath, topology: &T
         ));
     }
     Ok(())
+}
+
+/// A flow's IP version: 4 or 6, and one both ends have an address of
+/// (left out: any family both have).
+fn check_ip_version(
+    c: &Checker,
+    p: &KeyPath,
+    from: &str,
+    to: &str,
+    ip_version: Option<u8>,
+    topology: &Topology,
+) -> Check {
+    if ip_version.is_some_and(|v| v != 4 && v != 6) {
+        return Err(c.fail(&p.key("ip_version"), "must be 4 or 6, like ip_version = 6"));
+    }
+    let (Some(a), Some(b)) = (topology.host_index(from), topology.host_index(to)) else { return Ok(()) };
+    if topology.flow_addresses(a, b, ip_version).is_some() {
+        return Ok(());
+    }
+    let (key, message) = match ip_version {
+        Some(4) => ("ip_version", format!("`{from}` and `{to}` need an IPv4 address each (address = \"10.0.0.1\")")),
+        Some(_) => ("ip_version", format!("`{from}` and `{to}` need an IPv6 address each (address6 = \"fd00::1\")")),
+        None => (
+            "to",
+            format!(
+                "`{from}` and `{to}` have no IP version in common: give both an IPv4 address (address) or both an \
+                 IPv6 one (address6)"
+            ),
+        ),
+    };
+    Err(c.fail(&p.key(key), message))
 }
 
 /// The host pairs of an entry with `pairing` (crate::count): `to` one host
@@ -941,7 +992,7 @@ fn check_pairing(
 /// The checks of a `[[workload.tcp]]` entry's own keys.
 fn check_tcp_keys(c: &Checker, s: &Scenario, f: &crate::schema::TcpFlow, entry: usize, p: &KeyPath) -> Check {
     use crate::schema::{DelayedAckSpec, TcpApp};
-    let mss = f.mss.0;
+    let mss = f.mss().0;
     if !(1..=65_495).contains(&mss) {
         return Err(c.fail(&p.key("mss"), "the MSS must be between 1 and 65495 bytes, like mss = \"1460 B\""));
     }

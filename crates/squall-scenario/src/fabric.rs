@@ -154,8 +154,8 @@ delay = "1 ms"
     fn packet(src: [u8; 4], dst: [u8; 4]) -> Packet {
         let flow = FlowKey {
             protocol: Protocol::Udp,
-            src: Ipv4Addr::from(src),
-            dst: Ipv4Addr::from(dst),
+            src: Ipv4Addr::from(src).into(),
+            dst: Ipv4Addr::from(dst).into(),
             src_port: 1,
             dst_port: 2,
         };
@@ -238,8 +238,8 @@ delay = "1 ms"
         run(&mut f, &mut log, Instant::from_millis(100));
         assert_eq!(log.arrivals, vec![(2, 0, false)]);
         // A scenario address is not the outside host's.
-        assert_eq!(f.routes().destination(Ipv4Addr::new(10, 0, 1, 1)), Some(2));
-        assert_eq!(f.routes().destination(Ipv4Addr::new(192, 0, 2, 9)), Some(0));
+        assert_eq!(f.routes().destination(Ipv4Addr::new(10, 0, 1, 1).into()), Some(2));
+        assert_eq!(f.routes().destination(Ipv4Addr::new(192, 0, 2, 9).into()), Some(0));
     }
 
     #[test]

@@ -88,8 +88,30 @@ pub fn parse(source_name: &str, text: &str, base_dir: &Path) -> Result<Scenario,
     series_file::resolve(&mut scenario, base_dir, &source)?;
     state_series::resolve(&mut scenario, base_dir, &source)?;
     site::resolve(&mut scenario, base_dir, &source)?;
+    default_mss(&mut scenario);
     check::check(&scenario, &source)?;
     Ok(scenario)
+}
+
+/// Gives each TCP flow that names no `mss` the one of a 1500-byte MTU
+/// for its IP version: 1460 B over IPv4, 1440 B over IPv6 (RFC 9293
+/// §3.7.1, RFC 8200 §3). A flow whose ends are unknown or have no family
+/// in common is left for the check to refuse.
+fn default_mss(scenario: &mut Scenario) {
+    let addresses: std::collections::HashMap<&str, squall_link::Addresses> =
+        scenario.hosts.iter().map(|h| (h.name.as_str(), h.addresses())).collect();
+    for f in &mut scenario.workload.tcp {
+        if f.mss.is_some() {
+            continue;
+        }
+        let (Some(&from), Some(&to)) = (addresses.get(f.from.as_str()), addresses.get(f.to.as_str())) else {
+            continue;
+        };
+        f.mss = match crate::topology::flow_addresses(from, to, f.ip_version) {
+            Some((a, _)) if a.is_ipv6() => Some(squall_link::Bytes(crate::schema::DEFAULT_MSS_IPV6)),
+            _ => Some(squall_link::Bytes(crate::schema::DEFAULT_MSS_IPV4)),
+        };
+    }
 }
 
 impl Scenario {

@@ -109,7 +109,8 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         hosts: vec![
             Host {
                 name: "fixed".to_string(),
-                address: [10, 0, 0, 1].into(),
+                address: Some([10, 0, 0, 1].into()),
+                address6: None,
                 sysctl: BTreeMap::new(),
                 outside_interface: None,
                 netns: None,
@@ -120,7 +121,8 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
             },
             Host {
                 name: "mobile".to_string(),
-                address: [10, 0, 1, 1].into(),
+                address: Some([10, 0, 1, 1].into()),
+                address6: None,
                 sysctl: BTreeMap::new(),
                 outside_interface: None,
                 netns: None,

@@ -51,7 +51,7 @@ pub(crate) fn expand(s: &mut Scenario, src: &Source) -> Result<Origins, Scenario
     }
     let host_names: BTreeMap<&str, usize> = s.hosts.iter().enumerate().map(|(i, h)| (h.name.as_str(), i)).collect();
     let host_addresses: BTreeMap<u32, usize> =
-        s.hosts.iter().enumerate().map(|(i, h)| (u32::from(h.address), i)).collect();
+        s.hosts.iter().enumerate().filter_map(|(i, h)| Some((u32::from(h.address?), i))).collect();
     let mut group_names: BTreeMap<&str, usize> = BTreeMap::new();
     // Address ranges taken by earlier groups: first address -> (last, group).
     let mut ranges: Vec<(u32, u32, usize)> = Vec::new();

@@ -106,7 +106,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use serde::{Deserialize, Serialize};
 use squall_link::dist::constant_or_table;
@@ -200,12 +200,25 @@ fn default_replications() -> u32 {
 }
 
 /// A host: an end point, or a router/base station that forwards packets
-/// not addressed to it.
+/// not addressed to it. It has an IPv4 address, an IPv6 address or both
+/// (dual stack):
+///
+/// ```toml
+/// [[hosts]]
+/// name = "mobile"
+/// address = "10.0.1.1"      # IPv4
+/// address6 = "fd00::1:1"    # IPv6 (RFC 8200)
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
     pub name: String,
-    pub address: Ipv4Addr,
+    /// The host's IPv4 address.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "ipv4_address")]
+    pub address: Option<Ipv4Addr>,
+    /// The host's IPv6 address.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "ipv6_address")]
+    pub address6: Option<Ipv6Addr>,
     /// Kernel settings for the host's network namespace in emulation,
     /// like `sysctl = { "net.ipv4.tcp_rmem" = "4096 131072 67108864" }`.
     /// Only `net.*` keys (the ones Linux keeps per namespace). The
@@ -253,12 +266,46 @@ pub struct Host {
     pub group: Option<String>,
 }
 
+/// `address`: an IPv4 address, with a hint when it is an IPv6 one.
+fn ipv4_address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Ipv4Addr>, D::Error> {
+    let text = String::deserialize(d)?;
+    match text.trim().parse::<IpAddr>() {
+        Ok(IpAddr::V4(a)) => Ok(Some(a)),
+        Ok(IpAddr::V6(_)) => Err(serde::de::Error::custom(format!(
+            "`{text}` is an IPv6 address: give it as address6 = \"{text}\" (address is the IPv4 one)"
+        ))),
+        Err(_) => Err(serde::de::Error::custom(format!(
+            "`{text}` is not an IPv4 address; expected one like address = \"10.0.0.1\""
+        ))),
+    }
+}
+
+/// `address6`: an IPv6 address, with a hint when it is an IPv4 one.
+fn ipv6_address<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Ipv6Addr>, D::Error> {
+    let text = String::deserialize(d)?;
+    match text.trim().parse::<IpAddr>() {
+        Ok(IpAddr::V6(a)) => Ok(Some(a)),
+        Ok(IpAddr::V4(_)) => Err(serde::de::Error::custom(format!(
+            "`{text}` is an IPv4 address: give it as address = \"{text}\" (address6 is the IPv6 one)"
+        ))),
+        Err(_) => Err(serde::de::Error::custom(format!(
+            "`{text}` is not an IPv6 address; expected one like address6 = \"fd00::1\""
+        ))),
+    }
+}
+
 impl Host {
+    /// The host's addresses, as the model keeps them.
+    pub fn addresses(&self) -> squall_link::Addresses {
+        squall_link::Addresses { v4: self.address, v6: self.address6 }
+    }
+
     /// Host `k` of group `group`: named `GROUP-k`, with `address`.
     pub fn member(group: &str, k: u32, address: Ipv4Addr, ephemeral_ports: Option<EphemeralPorts>) -> Host {
         Host {
             name: format!("{group}-{k}"),
-            address,
+            address: Some(address),
+            address6: None,
             sysctl: BTreeMap::new(),
             outside_interface: None,
             netns: None,
@@ -577,6 +624,11 @@ pub struct TcpFlow {
     pub name: String,
     pub from: String,
     pub to: String,
+    /// The IP version the flow uses, 4 or 6; left out, IPv6 when both
+    /// ends have an IPv6 address (a happy-eyeballs client's preference,
+    /// RFC 8305 §4), else IPv4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_version: Option<u8>,
     pub app: TcpApp,
     /// When the client opens its (first) connection: a time, or a
     /// distribution each flow of a `count` entry draws its start from
@@ -606,9 +658,12 @@ pub struct TcpFlow {
     #[serde(default)]
     pub cc: TcpCc,
     /// Largest payload of a segment (both ends announce it); with
-    /// timestamps a segment carries 12 bytes less (1448 for 1460).
-    #[serde(default = "default_mss")]
-    pub mss: Bytes,
+    /// timestamps a segment carries 12 bytes less (1448 for 1460). Left
+    /// out: a 1500-byte MTU's, 1460 over IPv4 and 1440 over IPv6 (RFC
+    /// 9293 §3.7.1: the MTU less the IP and TCP headers; RFC 8200 §3: a
+    /// 40-byte IPv6 header). Loading fills it in ([`TcpFlow::mss`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<Bytes>,
     /// Receive buffer of each end: the largest window it offers (`linux`, the
     /// default: 3 MiB; `rfc`: 64 KiB − 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -785,8 +840,19 @@ fn zero_start() -> Distribution<Duration> {
     Distribution::constant(Duration::ZERO)
 }
 
-fn default_mss() -> Bytes {
-    Bytes(1460)
+/// The MSS of a 1500-byte MTU over IPv4: 1500 − 20 − 20 (RFC 9293
+/// §3.7.1).
+pub const DEFAULT_MSS_IPV4: u64 = 1460;
+/// The MSS of a 1500-byte MTU over IPv6: 1500 − 40 − 20 (RFC 8200 §3,
+/// RFC 9293 §3.7.1).
+pub const DEFAULT_MSS_IPV6: u64 = 1440;
+
+impl TcpFlow {
+    /// The flow's MSS: the one given, else [`DEFAULT_MSS_IPV4`] (a loaded
+    /// scenario's IPv6 flows have theirs filled in).
+    pub fn mss(&self) -> Bytes {
+        self.mss.unwrap_or(Bytes(DEFAULT_MSS_IPV4))
+    }
 }
 fn yes() -> bool {
     true
@@ -1019,6 +1085,10 @@ pub struct UdpFlow {
     pub name: String,
     pub from: String,
     pub to: String,
+    /// The IP version the flow uses, 4 or 6; left out, IPv6 when both
+    /// ends have an IPv6 address, else IPv4 (as for TCP flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_version: Option<u8>,
     /// IP packet size, headers included (a constant or a distribution).
     #[serde(deserialize_with = "constant_or_table::deserialize")]
     pub size: Distribution<Bytes>,

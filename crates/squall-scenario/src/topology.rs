@@ -15,10 +15,10 @@
 use std::collections::{HashMap, VecDeque};
 
 use rustc_hash::FxHashMap;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use squall_link::Direction;
-use squall_link::fabric::{NO_ROUTE, RouteTable};
+use squall_link::fabric::{Addresses, NO_ROUTE, RouteTable};
 
 use crate::schema::Scenario;
 
@@ -43,10 +43,10 @@ pub struct TopologyPath {
 #[derive(Clone, Debug)]
 pub struct Topology {
     pub names: Vec<String>,
-    pub addresses: Vec<Ipv4Addr>,
+    pub addresses: Vec<Addresses>,
     /// Looked up for every packet the emulator reads: FxHash, not SipHash
     /// (addresses are the scenario's own, no attacker chooses them).
-    by_address: FxHashMap<Ipv4Addr, HostIndex>,
+    by_address: FxHashMap<IpAddr, HostIndex>,
     /// Every link's downlink and uplink, at [`PathIndex`] `2 · link + d`.
     pub paths: Vec<TopologyPath>,
     /// The path each host sends on towards each other host: its default
@@ -54,6 +54,19 @@ pub struct Topology {
     /// with their pairs (a table of every pair held 16 MB for a dumbbell
     /// of 1 000 host pairs as `u32`, 64 MB as options).
     next: RouteTable,
+}
+
+/// The addresses a flow between hosts with `from` and `to` uses (see
+/// [`Topology::flow_addresses`]).
+pub fn flow_addresses(from: Addresses, to: Addresses, ip_version: Option<u8>) -> Option<(IpAddr, IpAddr)> {
+    let v6 = || Some((IpAddr::V6(from.v6?), IpAddr::V6(to.v6?)));
+    let v4 = || Some((IpAddr::V4(from.v4?), IpAddr::V4(to.v4?)));
+    match ip_version {
+        Some(4) => v4(),
+        Some(6) => v6(),
+        Some(_) => None,
+        None => v6().or_else(v4),
+    }
 }
 
 /// Why a scenario has no topology (a checked scenario always has one).
@@ -64,7 +77,7 @@ pub enum TopologyError {
     #[error("two hosts are named `{0}`")]
     DuplicateName(String),
     #[error("hosts `{0}` and `{1}` have the same address {2}")]
-    DuplicateAddress(String, String, Ipv4Addr),
+    DuplicateAddress(String, String, IpAddr),
     #[error("links[{link}] joins host `{name}` to itself")]
     SelfLink { link: usize, name: String },
 }
@@ -72,15 +85,17 @@ pub enum TopologyError {
 impl Topology {
     pub fn new(scenario: &Scenario) -> Result<Self, TopologyError> {
         let names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
-        let addresses: Vec<Ipv4Addr> = scenario.hosts.iter().map(|h| h.address).collect();
+        let addresses: Vec<Addresses> = scenario.hosts.iter().map(|h| h.addresses()).collect();
         let mut by_name = HashMap::new();
         let mut by_address = FxHashMap::default();
         for (i, h) in scenario.hosts.iter().enumerate() {
             if by_name.insert(h.name.as_str(), i).is_some() {
                 return Err(TopologyError::DuplicateName(h.name.clone()));
             }
-            if let Some(j) = by_address.insert(h.address, i) {
-                return Err(TopologyError::DuplicateAddress(names[j].clone(), h.name.clone(), h.address));
+            for a in h.addresses().iter() {
+                if let Some(j) = by_address.insert(a, i) {
+                    return Err(TopologyError::DuplicateAddress(names[j].clone(), h.name.clone(), a));
+                }
             }
         }
         let mut paths = Vec::with_capacity(2 * scenario.links.len());
@@ -109,8 +124,17 @@ impl Topology {
         self.names.iter().position(|n| n == name)
     }
 
-    pub fn host_of(&self, address: Ipv4Addr) -> Option<HostIndex> {
+    pub fn host_of(&self, address: IpAddr) -> Option<HostIndex> {
         self.by_address.get(&address).copied()
+    }
+
+    /// The addresses a flow from host `from` to host `to` uses:
+    /// `ip_version`'s (4 or 6) when given, else IPv6 when both hosts have
+    /// one (a happy-eyeballs client's preference, RFC 8305 §4), else
+    /// IPv4. `None`: the two hosts have no address of that family in
+    /// common.
+    pub fn flow_addresses(&self, from: HostIndex, to: HostIndex, ip_version: Option<u8>) -> Option<(IpAddr, IpAddr)> {
+        flow_addresses(self.addresses[from], self.addresses[to], ip_version)
     }
 
     /// The path a packet at `from` takes towards `to` (`None` for no

@@ -233,6 +233,42 @@ fn duplicate_host_name() {
     );
 }
 
+/// Issue 34: an IPv6 address in the IPv4 key, named with the key to use.
+#[test]
+fn ipv6_address_in_the_ipv4_key() {
+    expect(
+        "ipv6_in_address.toml",
+        ErrorKind::Schema,
+        10,
+        "hosts[1].address",
+        &["`fd00::1` is an IPv6 address: give it as address6 = \"fd00::1\""],
+    );
+}
+
+/// Issue 34: a flow over IPv6 to a host without an IPv6 address.
+#[test]
+fn ipv6_flow_to_a_host_without_ipv6() {
+    expect(
+        "ipv6_flow_without_ipv6.toml",
+        ErrorKind::Check,
+        28,
+        "workload.tcp[0].ip_version",
+        &["`fixed` and `mobile` need an IPv6 address each", "address6 = \"fd00::1\""],
+    );
+}
+
+/// Issue 34: a host needs one address at least.
+#[test]
+fn host_without_any_address() {
+    expect(
+        "host_without_address.toml",
+        ErrorKind::Check,
+        8,
+        "hosts[1].address",
+        &["a host needs an address", "address6 = \"fd00::1\" (IPv6) or both"],
+    );
+}
+
 #[test]
 fn state_with_at_and_hold() {
     expect(

@@ -219,7 +219,7 @@ fn two_host_scenario() {
     let s = scenario_from_netem("rate 10mbit delay 50ms 10ms loss 1%", None).unwrap();
     s.check().unwrap();
     assert_eq!(
-        s.hosts.iter().map(|h| (h.name.as_str(), h.address.to_string())).collect::<Vec<_>>(),
+        s.hosts.iter().map(|h| (h.name.as_str(), h.address.unwrap().to_string())).collect::<Vec<_>>(),
         [("fixed", "10.0.0.1".to_string()), ("mobile", "10.0.1.1".to_string())]
     );
     let (down, up) = (&s.links[0].downlink[0], &s.links[0].uplink[0]);

@@ -27,8 +27,8 @@ fn load(file: &str) -> Scenario {
 fn flow() -> FlowKey {
     FlowKey {
         protocol: Protocol::Udp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 2, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 2, 1).into(),
         src_port: 4000,
         dst_port: 5001,
     }

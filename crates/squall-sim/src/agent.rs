@@ -41,7 +41,7 @@
 //!   agent) or is dropped, the engine counts it against the workload flow
 //!   whose 5-tuple it carries.
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use squall_link::{Instant, Packet, PacketId, Protocol};
 
@@ -88,9 +88,9 @@ impl<'a> Ctx<'a> {
         self.host
     }
 
-    /// The IPv4 address of this agent's host.
-    pub fn address(&self) -> Ipv4Addr {
-        self.net.books.host_address(self.host)
+    /// The address of this agent's host of `like`'s IP version.
+    pub fn address_like(&self, like: IpAddr) -> Option<IpAddr> {
+        self.net.books.hosts[self.host.index()].addresses.like(like)
     }
 
     /// Sends `packet` from this host towards `packet.flow.dst`. The engine
@@ -147,15 +147,17 @@ impl<'a> Ctx<'a> {
     /// The connection from this host's `client_port` to `server`:`port`
     /// goes to `agent` on the server's host, whoever listens on the port
     /// (a port several flows share).
-    pub(crate) fn accept_at(&mut self, server: Ipv4Addr, port: u16, client_port: u16, agent: AgentId) {
-        let client = self.address();
-        self.net.accept(server, port, client, client_port, agent);
+    pub(crate) fn accept_at(&mut self, server: IpAddr, port: u16, client_port: u16, agent: AgentId) {
+        if let Some(client) = self.address_like(server) {
+            self.net.accept(server, port, client, client_port, agent);
+        }
     }
 
     /// Undoes [`Self::accept_at`].
-    pub(crate) fn forget_at(&mut self, server: Ipv4Addr, port: u16, client_port: u16, agent: AgentId) {
-        let client = self.address();
-        self.net.forget(server, port, client, client_port, agent);
+    pub(crate) fn forget_at(&mut self, server: IpAddr, port: u16, client_port: u16, agent: AgentId) {
+        if let Some(client) = self.address_like(server) {
+            self.net.forget(server, port, client, client_port, agent);
+        }
     }
 
     /// Workload flows `up_flow` and `down_flow` (the two directions of a

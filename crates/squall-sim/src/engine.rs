@@ -133,13 +133,10 @@ impl Simulation {
                 return Err(scenario_error(format!("{what}: no route from `{}` to `{}`", f.from, f.to)));
             }
             let (src_port, dst_port) = udp_ports(f, i).map_err(|e| scenario_error(format!("{what}: {e}")))?;
-            let key = FlowKey {
-                protocol: Protocol::Udp,
-                src: net.books.host_address(from),
-                dst: net.books.host_address(to),
-                src_port,
-                dst_port,
-            };
+            let (src, dst) = net.books.flow_addresses(from, to, f.ip_version).ok_or_else(|| {
+                scenario_error(format!("{what}: `{}` and `{}` have no IP version in common", f.from, f.to))
+            })?;
+            let key = FlowKey { protocol: Protocol::Udp, src, dst, src_port, dst_port };
             if !net.books.add_flow(FlowMetrics::new(f.name.clone(), key)) {
                 return Err(scenario_error(format!("{what}: another flow has the same addresses and ports ({key})")));
             }
@@ -213,10 +210,26 @@ impl Simulation {
                         net.books.hosts[from.index()].ports.reserve(p);
                     }
                 }
+                let addresses = net.books.flow_addresses(from, to, f.ip_version).ok_or_else(|| {
+                    scenario_error(format!("{what}: `{}` and `{}` have no IP version in common", f.from, f.to))
+                })?;
+                // A flow that names no MSS takes its IP version's (a loaded
+                // scenario has it filled in already; one built otherwise
+                // may not).
+                let with_mss;
+                let f = if f.mss.is_none() && addresses.0.is_ipv6() {
+                    with_mss = squall_scenario::TcpFlow {
+                        mss: Some(squall_link::Bytes(squall_scenario::DEFAULT_MSS_IPV6)),
+                        ..f.clone()
+                    };
+                    &with_mss
+                } else {
+                    f
+                };
                 let key = |towards_server: bool| {
                     // An ephemeral client port is 0 until the first connection.
                     let client_port = client_port.unwrap_or(0);
-                    let (c, s) = (net.books.host_address(from), net.books.host_address(to));
+                    let (c, s) = addresses;
                     if towards_server {
                         FlowKey {
                             protocol: Protocol::Tcp,
@@ -256,7 +269,7 @@ impl Simulation {
                     let config = tcp_config(f, rcv_buf, seed).map_err(|e| scenario_error(format!("{what}: {e}")))?;
                     Ok::<_, SimError>(TcpConfig { rate_samples, ..config })
                 };
-                let mss = f.mss.0;
+                let mss = f.mss().0;
                 let start = f.start.as_constant().unwrap_or(squall_link::Duration::ZERO);
                 let client = net.books.add_agent(from);
                 let server = net.books.add_agent(to);
@@ -276,8 +289,8 @@ impl Simulation {
                     proxy_wired_cfg,
                     app: app_plan(f, start, seed, end),
                     start: Instant::ZERO + start,
-                    client: net.books.host_address(from),
-                    server: net.books.host_address(to),
+                    client: addresses.0,
+                    server: addresses.1,
                     client_port,
                     server_port,
                     shared_server: shared.then_some(server),
@@ -585,7 +598,7 @@ fn tcp_cc(cc: TcpCc) -> CcKind {
 /// `seed` and the flow's name.
 pub(crate) fn tcp_config(f: &TcpFlow, rcv_buf: u64, seed: u64) -> Result<TcpConfig, squall_tcp::ConfigError> {
     let cc = tcp_cc(f.cc);
-    let mss = f.mss.0.min(u32::MAX as u64) as u32;
+    let mss = f.mss().0.min(u32::MAX as u64) as u32;
     let defaults = TcpConfig::profile(match f.profile {
         TcpProfile::Rfc => Profile::Rfc,
         TcpProfile::Linux => Profile::Linux,

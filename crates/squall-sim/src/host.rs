@@ -2,9 +2,9 @@
 //! intercepts. A host that receives a packet not addressed to it forwards
 //! it on its next hop towards the destination (a router, a base station).
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
-use squall_link::{FlowKey, Protocol};
+use squall_link::{Addresses, FlowKey, Protocol};
 
 use squall_scenario::EphemeralPorts;
 
@@ -40,7 +40,7 @@ struct Binding {
 #[derive(Debug)]
 pub(crate) struct Host {
     pub name: String,
-    pub address: Ipv4Addr,
+    pub addresses: Addresses,
     /// Agents receiving the packets addressed to this host, by protocol and
     /// destination port: a table, since a host may hold tens of thousands
     /// (a server port and a client port per flow of a `count` entry), and
@@ -51,7 +51,7 @@ pub(crate) struct Host {
     /// agent of each, looked up before `bound`, as Linux looks up an
     /// established socket by its 4-tuple before the listener
     /// (`__inet_lookup`, include/net/inet_hashtables.h).
-    connections: FxHashMap<(u16, Ipv4Addr, u16), AgentId>,
+    connections: FxHashMap<(u16, IpAddr, u16), AgentId>,
     /// Agents receiving passing packets by protocol and either port.
     intercepts: Vec<Binding>,
     /// The ports its TCP connections take when they name none.
@@ -59,10 +59,10 @@ pub(crate) struct Host {
 }
 
 impl Host {
-    pub fn new(name: String, address: Ipv4Addr, ports: EphemeralPorts) -> Self {
+    pub fn new(name: String, addresses: Addresses, ports: EphemeralPorts) -> Self {
         Host {
             name,
-            address,
+            addresses,
             bound: FxHashMap::default(),
             connections: FxHashMap::default(),
             intercepts: Vec::new(),
@@ -113,13 +113,13 @@ impl Host {
     /// Delivers the TCP connection from `remote`:`remote_port` to local
     /// `port` to `agent`, whoever is bound to the port (a connection to a
     /// shared listening port; the client registers it as it connects).
-    pub fn accept(&mut self, port: u16, remote: Ipv4Addr, remote_port: u16, agent: AgentId) {
+    pub fn accept(&mut self, port: u16, remote: IpAddr, remote_port: u16, agent: AgentId) {
         self.connections.insert((port, remote, remote_port), agent);
     }
 
     /// Forgets the connection [`Self::accept`] registered, if `agent`
     /// still has it.
-    pub fn forget(&mut self, port: u16, remote: Ipv4Addr, remote_port: u16, agent: AgentId) {
+    pub fn forget(&mut self, port: u16, remote: IpAddr, remote_port: u16, agent: AgentId) {
         let key = (port, remote, remote_port);
         if self.connections.get(&key) == Some(&agent) {
             self.connections.remove(&key);
@@ -154,10 +154,12 @@ impl Host {
 
 #[cfg(test)]
 mod tests {
+    use std::net::Ipv4Addr;
+
     use super::*;
 
     fn host(low: u16, high: u16) -> Host {
-        Host::new("h".into(), Ipv4Addr::new(10, 0, 0, 1), EphemeralPorts { low, high })
+        Host::new("h".into(), Addresses::v4(Ipv4Addr::new(10, 0, 0, 1)), EphemeralPorts { low, high })
     }
 
     #[test]
@@ -179,7 +181,7 @@ mod tests {
     fn a_connection_goes_to_its_agent_before_the_port_s() {
         let mut h = host(100, 102);
         let (listener, one, two) = (AgentId(0), AgentId(1), AgentId(2));
-        let c = Ipv4Addr::new(10, 0, 0, 9);
+        let c = IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9));
         let flow = |src_port: u16, dst_port: u16| FlowKey {
             protocol: Protocol::Tcp,
             src: c,
@@ -204,8 +206,8 @@ mod tests {
         assert_eq!(h.receiver(&flow(40000, 5000)), Some(listener));
     }
 
-    fn h_addr() -> Ipv4Addr {
-        Ipv4Addr::new(10, 0, 0, 1)
+    fn h_addr() -> IpAddr {
+        Ipv4Addr::new(10, 0, 0, 1).into()
     }
 
     #[test]

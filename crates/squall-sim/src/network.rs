@@ -12,7 +12,7 @@
 //! the next path at once. A packet is therefore always inside exactly one
 //! path, or already out of the network (delivered or dropped).
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use squall_link::fabric::{Arrival, FabricPath, HostIndex};
@@ -39,7 +39,7 @@ use squall_tcp::Segment;
 #[error("no route from host {from:?} to {to}")]
 pub struct NoRoute {
     pub from: HostId,
-    pub to: Ipv4Addr,
+    pub to: IpAddr,
 }
 
 /// How many calls a path gets between drains of its events. Draining
@@ -236,14 +236,14 @@ impl Network {
     /// reached a host where nothing listens on its port).
     /// The TCP connection from `client`:`client_port` to `server`:`port`
     /// goes to `agent` on the server's host (a shared listening port).
-    pub fn accept(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
+    pub fn accept(&mut self, server: IpAddr, port: u16, client: IpAddr, client_port: u16, agent: AgentId) {
         if let Some(h) = self.fabric.routes().host_of(server) {
             self.books.hosts[h].accept(port, client, client_port, agent);
         }
     }
 
     /// Undoes [`Self::accept`] (the client's port is free again).
-    pub fn forget(&mut self, server: Ipv4Addr, port: u16, client: Ipv4Addr, client_port: u16, agent: AgentId) {
+    pub fn forget(&mut self, server: IpAddr, port: u16, client: IpAddr, client_port: u16, agent: AgentId) {
         if let Some(h) = self.fabric.routes().host_of(server) {
             self.books.hosts[h].forget(port, client, client_port, agent);
         }
@@ -276,8 +276,11 @@ impl Network {
 }
 
 impl Books {
-    pub fn host_address(&self, host: HostId) -> Ipv4Addr {
-        self.hosts[host.index()].address
+    /// The addresses of a flow from `from` to `to` of `ip_version`
+    /// (4, 6, or the scenario's default: squall_scenario::topology::flow_addresses).
+    pub fn flow_addresses(&self, from: HostId, to: HostId, ip_version: Option<u8>) -> Option<(IpAddr, IpAddr)> {
+        let (a, b) = (self.hosts[from.index()].addresses, self.hosts[to.index()].addresses);
+        squall_scenario::topology::flow_addresses(a, b, ip_version)
     }
 
     /// Registers a workload flow whose packets are counted by index
@@ -654,7 +657,11 @@ mod tests {
         let fabric =
             squall_scenario::fabric::build(&scenario, &topology, 1, squall_scenario::fabric::Outside::None).unwrap();
         let mut net = Network::new(
-            vec![Host::new("h".into(), Ipv4Addr::LOCALHOST, squall_scenario::EphemeralPorts::LINUX)],
+            vec![Host::new(
+                "h".into(),
+                squall_link::Addresses::v4(std::net::Ipv4Addr::LOCALHOST),
+                squall_scenario::EphemeralPorts::LINUX,
+            )],
             fabric,
             RunOptions::default(),
             None,

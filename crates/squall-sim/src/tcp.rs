@@ -2,7 +2,8 @@
 //! the flow's application, a server that accepts them, and a split-TCP
 //! proxy on a forwarding host. Each wraps squall-tcp's sans-IO
 //! [`Connection`]: segments travel beside the packets (the engine keeps the
-//! header in its ledger), IP size = 40 + options + payload.
+//! header in its ledger), IP size = 40 + options + payload over IPv4, 60 +
+//! options + payload over IPv6.
 //!
 //! Applications: bulk (N bytes, or for a time), request/response, and a web
 //! page (objects one after another over one keep-alive connection or one
@@ -12,7 +13,7 @@
 //! Corrupted packets (bit errors in "corrupt" mode) fail the TCP checksum
 //! and are discarded by the receiving agent.
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use squall_link::{Bytes, FlowKey, Instant, Packet, PacketId, Protocol, Rate, Sampler};
@@ -128,8 +129,8 @@ pub(crate) struct TcpPlan {
     pub proxy_wired_cfg: TcpConfig,
     pub app: AppPlan,
     pub start: Instant,
-    pub client: Ipv4Addr,
-    pub server: Ipv4Addr,
+    pub client: IpAddr,
+    pub server: IpAddr,
     /// The first connection's client port, the next ones' above it; `None`:
     /// each connection takes an ephemeral port of the client's host.
     pub client_port: Option<u16>,
@@ -331,7 +332,10 @@ impl Endpoint {
     /// then fires early and harmlessly).
     fn flush(&mut self, now: Instant, ctx: &mut Ctx<'_>) {
         while let Some(seg) = self.conn.poll_transmit(now) {
-            let packet = Packet::new(PacketId(0), seg.ip_size(), self.key);
+            // squall-tcp counts an IPv4 header; an IPv6 one is 20 bytes
+            // longer (RFC 8200 §3).
+            let size = seg.ip_size() + self.key.ip_header_len() - squall_tcp::IP_HEADER_LEN;
+            let packet = Packet::new(PacketId(0), size, self.key);
             // The engine checked the route when it built the run.
             let _ = ctx.send_tcp(packet, seg, self.flow);
         }

@@ -20,8 +20,8 @@ fn events() -> Vec<Event> {
     let stage: Arc<str> = Arc::from("down");
     let flow = FlowKey {
         protocol: Protocol::Tcp,
-        src: Ipv4Addr::new(10, 0, 0, 1),
-        dst: Ipv4Addr::new(10, 0, 1, 1),
+        src: Ipv4Addr::new(10, 0, 0, 1).into(),
+        dst: Ipv4Addr::new(10, 0, 1, 1).into(),
         src_port: 45_678,
         dst_port: 5201,
     };

@@ -5,7 +5,7 @@
 //! nanoseconds (never through `f64`), so a row's time is the event's time.
 
 use std::io::{Read, Write};
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use squall_link::{Direction, DropReason, Event, EventKind, FlowKey, Instant, PacketId, Protocol};
@@ -290,18 +290,22 @@ fn parse_time(s: &str) -> Option<Instant> {
     Some(Instant::from_nanos(total))
 }
 
-/// Parses what `FlowKey`'s `Display` writes: `udp:10.0.0.1:5000>10.0.0.2:6000`.
+/// Parses what `FlowKey`'s `Display` writes: `udp:10.0.0.1:5000>10.0.0.2:6000`,
+/// or with IPv6 addresses in brackets, `tcp:[fd00::1]:5000>[fd00::2]:80`.
 fn parse_flow(s: &str) -> Option<FlowKey> {
     let (protocol, rest) = s.split_once(':')?;
     let (src, dst) = rest.split_once('>')?;
-    let (src, dst) = (src.parse::<SocketAddrV4>().ok()?, dst.parse::<SocketAddrV4>().ok()?);
+    let (src, dst) = (src.parse::<SocketAddr>().ok()?, dst.parse::<SocketAddr>().ok()?);
+    if src.is_ipv6() != dst.is_ipv6() {
+        return None;
+    }
     let protocol = match protocol {
         "tcp" => Protocol::Tcp,
         "udp" => Protocol::Udp,
         "icmp" => Protocol::Icmp,
         other => Protocol::Other(other.strip_prefix("ip")?.parse().ok()?),
     };
-    Some(FlowKey { protocol, src: *src.ip(), dst: *dst.ip(), src_port: src.port(), dst_port: dst.port() })
+    Some(FlowKey { protocol, src: src.ip(), dst: dst.ip(), src_port: src.port(), dst_port: dst.port() })
 }
 
 #[cfg(test)]
@@ -313,8 +317,8 @@ mod tests {
     fn event(nanos: u64, kind: EventKind) -> Event {
         let flow = FlowKey {
             protocol: Protocol::Udp,
-            src: Ipv4Addr::new(10, 0, 0, 1),
-            dst: Ipv4Addr::new(10, 0, 0, 2),
+            src: Ipv4Addr::new(10, 0, 0, 1).into(),
+            dst: Ipv4Addr::new(10, 0, 0, 2).into(),
             src_port: 5000,
             dst_port: 6000,
         };

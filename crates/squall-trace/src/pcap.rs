@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use etherparse::{IpDscp, IpEcn, IpNumber, Ipv4Header, TcpHeader, TcpOptions, UdpHeader};
+use std::net::IpAddr;
+
+use etherparse::{IpDscp, IpEcn, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header, TcpHeader, TcpOptions, UdpHeader};
 use pcap_file::pcap::{PcapHeader, PcapPacket};
 use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 use squall_link::{Ecn, Instant, Packet, PacketId, Protocol};
@@ -16,6 +18,9 @@ use crate::tcp::TcpHeaderInfo;
 pub const SNAPLEN: u32 = 65_535;
 
 const IPV4_HEADER_LEN: usize = Ipv4Header::MIN_LEN;
+const IPV6_HEADER_LEN: usize = Ipv6Header::LEN;
+/// IPv4's TTL and IPv6's hop limit (Linux's default, net.ipv4.ip_default_ttl
+/// and net.ipv6.conf.*.hop_limit).
 const TTL: u8 = 64;
 
 /// Why a packet could not be written to a pcap file.
@@ -33,6 +38,9 @@ pub enum PcapWriteError {
     /// The packet is larger than an IPv4 packet can be.
     #[error("packet {}: size {size} bytes exceeds the IPv4 maximum of 65535", .packet.0)]
     TooLarge { packet: PacketId, size: u64 },
+    /// The flow's source and destination are of different IP versions.
+    #[error("packet {}: its flow's source and destination are of different IP versions", .packet.0)]
+    MixedFamilies { packet: PacketId },
     /// The DSCP does not fit in six bits.
     #[error("packet {}: DSCP {dscp} is not in 0..=63", .packet.0)]
     InvalidDscp { packet: PacketId, dscp: u8 },
@@ -170,11 +178,18 @@ fn timestamp(time: Instant) -> Option<std::time::Duration> {
 
 /// The headers of a packet that carries no bytes: IPv4 (total length
 /// `packet.size`, identification the low 16 bits of the id, TTL 64, DF
-/// set, DSCP/ECN from the packet), then UDP (checksum 0: none, RFC 768)
-/// or, given `tcp`, TCP. Other protocols get the IPv4 header alone.
+/// set, DSCP/ECN from the packet) or, for a flow of IPv6 addresses, the
+/// 40-byte IPv6 header (RFC 8200 §3: payload length `packet.size` − 40,
+/// traffic class DSCP/ECN, flow label 0, hop limit 64); then UDP or, given
+/// `tcp`, TCP. Other protocols get the IP header alone. Over IPv4 the UDP
+/// checksum is 0 (none, RFC 768); over IPv6 it is mandatory (RFC 8200
+/// §8.1) and computed like TCP's.
 ///
-/// The TCP checksum is computed as if the uncaptured payload were zeros,
-/// so it is deterministic and what a zero-filled segment would carry.
+/// TCP and UDP checksums are computed as if the uncaptured payload were
+/// zeros (an IPv6 UDP payload: the packet id in its first 8 bytes, then
+/// zeros), so they are deterministic and what such a packet would carry;
+/// both use the pseudo-header of the IP version (RFC 9293 §3.1, RFC 8200
+/// §8.1).
 pub fn synthesise_headers(packet: &Packet, tcp: Option<&TcpHeaderInfo>) -> Result<Vec<u8>, PcapWriteError> {
     let id = packet.id;
     let flow = packet.flow;
@@ -195,43 +210,86 @@ pub fn synthesise_headers(packet: &Packet, tcp: Option<&TcpHeaderInfo>) -> Resul
         (None, Protocol::Udp) => UdpHeader::LEN,
         (None, _) => 0,
     };
-    let header_len = IPV4_HEADER_LEN + transport_len;
+    let ip_len = if flow.is_ipv6() { IPV6_HEADER_LEN } else { IPV4_HEADER_LEN };
+    let header_len = ip_len + transport_len;
     if usize::from(total_len) < header_len {
         return Err(PcapWriteError::TooSmall { packet: id, size: packet.size, header_len });
     }
-
-    let mut ip = Ipv4Header {
-        dscp,
-        ecn: ip_ecn(packet.ecn),
-        total_len,
-        identification: id.0 as u16,
-        dont_fragment: true,
-        more_fragments: false,
-        fragment_offset: Default::default(),
-        time_to_live: TTL,
-        protocol: IpNumber(flow.protocol.number()),
-        header_checksum: 0,
-        source: flow.src.octets(),
-        destination: flow.dst.octets(),
-        options: Default::default(),
-    };
-    ip.header_checksum = ip.calc_header_checksum();
+    let transport_total = total_len - ip_len as u16;
 
     let mut bytes = Vec::with_capacity(header_len);
-    bytes.extend_from_slice(&ip.to_bytes());
-    let transport_total = total_len - IPV4_HEADER_LEN as u16;
+    // The pseudo-header's bytes before the upper-layer length and
+    // protocol: the two addresses.
+    let mut addresses = Vec::with_capacity(32);
+    match (flow.src, flow.dst) {
+        (IpAddr::V4(src), IpAddr::V4(dst)) => {
+            let mut ip = Ipv4Header {
+                dscp,
+                ecn: ip_ecn(packet.ecn),
+                total_len,
+                identification: id.0 as u16,
+                dont_fragment: true,
+                more_fragments: false,
+                fragment_offset: Default::default(),
+                time_to_live: TTL,
+                protocol: IpNumber(flow.protocol.number()),
+                header_checksum: 0,
+                source: src.octets(),
+                destination: dst.octets(),
+                options: Default::default(),
+            };
+            ip.header_checksum = ip.calc_header_checksum();
+            bytes.extend_from_slice(&ip.to_bytes());
+            addresses.extend_from_slice(&src.octets());
+            addresses.extend_from_slice(&dst.octets());
+        }
+        (src, dst) => {
+            let (IpAddr::V6(src), IpAddr::V6(dst)) = (src, dst) else {
+                return Err(PcapWriteError::MixedFamilies { packet: id });
+            };
+            let ip = Ipv6Header {
+                traffic_class: (packet.dscp << 2) | packet.ecn.bits(),
+                flow_label: Ipv6FlowLabel::ZERO,
+                payload_length: transport_total,
+                next_header: IpNumber(flow.protocol.number()),
+                hop_limit: TTL,
+                source: src.octets(),
+                destination: dst.octets(),
+            };
+            bytes.extend_from_slice(&ip.to_bytes());
+            addresses.extend_from_slice(&src.octets());
+            addresses.extend_from_slice(&dst.octets());
+        }
+    }
+    // RFC 9293 §3.1 (IPv4: zero, protocol, 16-bit length) and RFC 8200
+    // §8.1 (IPv6: 32-bit length, three zero bytes, next header); both
+    // sum to the same 16-bit words when the length fits in 16 bits.
+    let [len_hi, len_lo] = transport_total.to_be_bytes();
     if let Some(mut tcp) = tcp_header {
-        let [len_hi, len_lo] = transport_total.to_be_bytes();
-        let pseudo_header = [&ip.source[..], &ip.destination[..], &[0, IpNumber::TCP.0, len_hi, len_lo]];
+        let pseudo_header = [&addresses[..], &[0, IpNumber::TCP.0, len_hi, len_lo]];
         tcp.checksum = !ones_complement_sum(pseudo_header.into_iter().chain([&tcp.to_bytes()[..]]));
         bytes.extend_from_slice(&tcp.to_bytes());
     } else if flow.protocol == Protocol::Udp {
-        let udp = UdpHeader {
+        let mut udp = UdpHeader {
             source_port: flow.src_port,
             destination_port: flow.dst_port,
             length: transport_total,
             checksum: 0,
         };
+        if flow.is_ipv6() {
+            // The payload starts with the packet's id (8 bytes, as far as
+            // it fits), so that datagrams of one size tell apart by their
+            // checksum (IPv6 has no identification field to match a
+            // sending with its arrival, squall-analysis capture.rs).
+            let room = usize::from(transport_total).saturating_sub(UdpHeader::LEN).min(8);
+            let id_bytes = id.0.to_be_bytes();
+            let pseudo_header = [&addresses[..], &[0, IpNumber::UDP.0, len_hi, len_lo]];
+            // An odd run is summed as if a zero byte followed: the
+            // payload's next byte.
+            let sum = !ones_complement_sum(pseudo_header.into_iter().chain([&udp.to_bytes()[..], &id_bytes[..room]]));
+            // A computed 0 is sent as all ones (RFC 768, RFC 8200 §8.1).
+            udp.checksum = if sum == 0 { 0xffff } else { sum };
+        }
         bytes.extend_from_slice(&udp.to_bytes());
     }
     Ok(bytes)
@@ -300,8 +358,8 @@ mod tests {
     fn flow(protocol: Protocol) -> FlowKey {
         FlowKey {
             protocol,
-            src: Ipv4Addr::new(10, 0, 0, 1),
-            dst: Ipv4Addr::new(10, 0, 0, 2),
+            src: Ipv4Addr::new(10, 0, 0, 1).into(),
+            dst: Ipv4Addr::new(10, 0, 0, 2).into(),
             src_port: 5000,
             dst_port: 6000,
         }
@@ -309,6 +367,38 @@ mod tests {
 
     fn udp_packet(id: u64, size: u32) -> Packet {
         Packet::new(PacketId(id), size, flow(Protocol::Udp))
+    }
+
+    /// An IPv6 UDP packet of 60 bytes from [fd00::1]:1 to [fd00::2]:2:
+    /// the 40-byte header (RFC 8200 §3) and the checksum over the
+    /// pseudo-header, the UDP header and a payload of the id (7, 8 bytes)
+    /// and 4 zeros, computed apart in Python (RFC 8200 §8.1):
+    ///
+    /// ```text
+    /// ph = src + dst + struct.pack('!IxxxB', 20, 17)
+    /// d = ph + struct.pack('!HHHH', 1, 2, 20, 0) + struct.pack('!Q', 7) + bytes(4)
+    /// ~(ones' complement sum of d's 16-bit words) = 0x05b8
+    /// ```
+    #[test]
+    fn ipv6_udp_header_and_its_mandatory_checksum() {
+        let flow = FlowKey {
+            protocol: Protocol::Udp,
+            src: "fd00::1".parse().unwrap(),
+            dst: "fd00::2".parse().unwrap(),
+            src_port: 1,
+            dst_port: 2,
+        };
+        let mut p = Packet::new(PacketId(7), 60, flow);
+        p.dscp = 46;
+        p.ecn = Ecn::Ect0;
+        let bytes = synthesise_headers(&p, None).unwrap();
+        assert_eq!(bytes.len(), 48);
+        // Version 6, traffic class 0xba (DSCP 46, ECT(0)), flow label 0.
+        assert_eq!(bytes[..4], [0x6b, 0xa0, 0x00, 0x00]);
+        // Payload length 20, next header UDP, hop limit 64.
+        assert_eq!(bytes[4..8], [0, 20, 17, 64]);
+        assert_eq!(bytes[8..24], "fd00::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
+        assert_eq!(bytes[40..48], [0, 1, 0, 2, 0, 20, 0x05, 0xb8]);
     }
 
     fn syn() -> TcpHeaderInfo {

@@ -10,7 +10,7 @@ use squall_link::{Ecn, FlowKey, Instant, Packet, PacketId, Protocol};
 use squall_trace::{PcapWriter, TcpFlags, TcpHeaderInfo};
 
 fn flow(protocol: Protocol, src: [u8; 4], dst: [u8; 4], dst_port: u16) -> FlowKey {
-    FlowKey { protocol, src: Ipv4Addr::from(src), dst: Ipv4Addr::from(dst), src_port: 40000, dst_port }
+    FlowKey { protocol, src: Ipv4Addr::from(src).into(), dst: Ipv4Addr::from(dst).into(), src_port: 40000, dst_port }
 }
 
 /// Runs tshark on `file` with `args`; returns stdout after checking it

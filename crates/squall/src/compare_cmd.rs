@@ -179,13 +179,21 @@ fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
     Ok(())
 }
 
-fn address(scenario: &Scenario, name: &str, what: &str) -> Result<std::net::Ipv4Addr> {
-    scenario
-        .hosts
-        .iter()
-        .find(|h| h.name == name)
-        .map(|h| h.address)
-        .with_context(|| format!("{what}: no host `{name}`"))
+/// The addresses of a flow from host `from` to host `to` (of
+/// `ip_version`, or the scenario's default family).
+fn flow_addresses(
+    scenario: &Scenario,
+    from: &str,
+    to: &str,
+    ip_version: Option<u8>,
+    what: &str,
+) -> Result<(std::net::IpAddr, std::net::IpAddr)> {
+    let host = |name: &str| {
+        scenario.hosts.iter().find(|h| h.name == name).with_context(|| format!("{what}: no host `{name}`"))
+    };
+    let (a, b) = (host(from)?.addresses(), host(to)?.addresses());
+    squall_scenario::topology::flow_addresses(a, b, ip_version)
+        .with_context(|| format!("{what}: `{from}` and `{to}` have no IP version in common"))
 }
 
 /// Each workload's data flow as each engine's analysis labels it: the
@@ -198,7 +206,7 @@ fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
     let mut out = Vec::new();
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
         let what = format!("[[workload.tcp]] `{}`", f.name);
-        let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
+        let (from, to) = flow_addresses(scenario, &f.from, &f.to, f.ip_version, &what)?;
         let (_, sim_port) = squall_sim::tcp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
         let emu_port = squall_emu::workload::plan::tcp_server_port(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
         let label = |port: u16| {
@@ -222,7 +230,7 @@ fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
     }
     for (i, f) in scenario.workload.udp.iter().enumerate() {
         let what = format!("[[workload.udp]] `{}`", f.name);
-        let (from, to) = (address(scenario, &f.from, &what)?, address(scenario, &f.to, &what)?);
+        let (from, to) = flow_addresses(scenario, &f.from, &f.to, f.ip_version, &what)?;
         let (src_port, dst_port) = squall_sim::udp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
         let key = FlowKey { protocol: Protocol::Udp, src: from, dst: to, src_port, dst_port };
         let label = flow_label(&key, &f.from, &f.to);
@@ -334,7 +342,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
             .with_context(|| format!("emulating replication {r} (needs root and network namespaces)"))?;
     }
     let hosts: Vec<RunHost> =
-        scenario.hosts.iter().map(|h| RunHost { name: h.name.clone(), address: h.address }).collect();
+        scenario.hosts.iter().map(|h| RunHost { name: h.name.clone(), addresses: h.addresses() }).collect();
     let mut notes = analyse(Engine::Sim, &out.join("sim"), n, &hosts, &mut flows)?;
     notes.extend(analyse(Engine::Emu, &out.join("emu"), n, &hosts, &mut flows)?);
     let rows = parity(&flows, &tolerances);
@@ -350,7 +358,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
                 sim: format!("{}.csv", squall_sim::tcp_trace_stem(&t.name, 0, "client")),
                 emu: squall_emu::workload::plan::tcp_info_file(&t.name),
                 // Linux's segments carry the 12 bytes of timestamps.
-                mss: t.mss.0 as f64 - 12.0,
+                mss: t.mss().0 as f64 - 12.0,
             },
             None => TraceFiles::default(),
         };

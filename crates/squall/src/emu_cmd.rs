@@ -431,8 +431,11 @@ fn emu_summary(
     // As said before the run started.
     let tcp_limits = crate::limits::emu_tcp_limits(&scenario, |h| crate::limits::kernel_buffers(&scenario, h));
     let stages: Vec<StageSummary> = d.stages.iter().map(stage_summary).collect();
-    let hosts: Vec<squall_analysis::RunHost> =
-        scenario.hosts.iter().map(|h| squall_analysis::RunHost { name: h.name.clone(), address: h.address }).collect();
+    let hosts: Vec<squall_analysis::RunHost> = scenario
+        .hosts
+        .iter()
+        .map(|h| squall_analysis::RunHost { name: h.name.clone(), addresses: h.addresses() })
+        .collect();
     let flows = if args.common.no_pcap {
         Vec::new()
     } else {

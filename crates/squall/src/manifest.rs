@@ -16,7 +16,7 @@ pub struct ManifestSet {
     pub name: String,
     pub engine: String,
     pub scenario: String,
-    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
+    pub hosts: Vec<(String, std::net::IpAddr)>,
     pub points: Vec<ManifestPoint>,
 }
 
@@ -26,7 +26,7 @@ pub struct ManifestPoint {
     /// The point's hosts where the set crosses networks, whose hosts may
     /// differ (absent: the set's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<(String, std::net::Ipv4Addr)>,
+    pub hosts: Vec<(String, std::net::IpAddr)>,
     /// The resolved scenario of this point, as TOML.
     pub scenario: String,
     /// (replication, seed, run directory relative to the output directory).

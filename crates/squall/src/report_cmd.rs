@@ -193,8 +193,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
     // entries): set, point, its label, the table's rows.
     let mut bucket_tables = Vec::new();
     for set in &manifest.sets {
-        let hosts: Vec<RunHost> =
-            set.hosts.iter().map(|(name, address)| RunHost { name: name.clone(), address: *address }).collect();
+        let hosts: Vec<RunHost> = RunHost::gather(set.hosts.iter().map(|(name, address)| (name, address)));
         let mut details = BTreeMap::new();
         let mut run_pages = BTreeMap::new();
         let detailed = detail_points(set.points.len());
@@ -204,11 +203,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
             let hosts = if point.hosts.is_empty() {
                 &hosts
             } else {
-                point_hosts = point
-                    .hosts
-                    .iter()
-                    .map(|(name, address)| RunHost { name: name.clone(), address: *address })
-                    .collect();
+                point_hosts = RunHost::gather(point.hosts.iter().map(|(name, address)| (name, address)));
                 &point_hosts
             };
             for (replication, seed, run_dir) in &point.runs {

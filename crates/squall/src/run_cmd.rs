@@ -132,8 +132,7 @@ fn plan(
             for (r, seed, d) in &runs {
                 jobs.push(Job { set: si, point: point.index, replication: *r, seed: *seed, dir: d.clone() });
             }
-            let hosts =
-                if crossed { scenario.hosts.iter().map(|h| (h.name.clone(), h.address)).collect() } else { Vec::new() };
+            let hosts = if crossed { host_addresses(&scenario.hosts) } else { Vec::new() };
             points.push(ManifestPoint {
                 params: point.params.clone(),
                 hosts,
@@ -142,7 +141,7 @@ fn plan(
             });
             resolved.push(scenario);
         }
-        let hosts = resolved[0].hosts.iter().map(|h| (h.name.clone(), h.address)).collect();
+        let hosts = host_addresses(&resolved[0].hosts);
         sets.push(ManifestSet {
             name: set.name.clone(),
             engine: match set.engine {
@@ -430,4 +429,10 @@ fn shared_out_dir(out: &Path, manifest: &str, experiment: &Path) -> Result<()> {
         }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
+}
+
+/// Each host's `(name, address)` pairs for the manifest: one per address
+/// (a dual-stack host has two), IPv4 first.
+fn host_addresses(hosts: &[squall_scenario::Host]) -> Vec<(String, std::net::IpAddr)> {
+    hosts.iter().flat_map(|h| h.addresses().iter().map(|a| (h.name.clone(), a)).collect::<Vec<_>>()).collect()
 }

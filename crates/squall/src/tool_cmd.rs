@@ -212,7 +212,8 @@ fn udp_flow_cmd(args: UdpFlowArgs) -> Result<ExitCode> {
         .iter()
         .find(|h| h.name == flow.to)
         .with_context(|| format!("{what}: no host `{}`", flow.to))?
-        .address;
+        .address
+        .with_context(|| format!("{what}: host `{}` has no IPv4 address (address = \"10.0.0.1\")", flow.to))?;
     let (src_port, dst_port) =
         squall_scenario::ports::udp_ports(flow, index).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
     let seed = args.seed.unwrap_or(scenario.seed);

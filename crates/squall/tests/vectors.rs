@@ -104,8 +104,8 @@ fn the_cwnd_vector_is_the_trace_files_cwnd_column_at_every_change() {
 fn a_stage_vector_at_every_change_matches_the_reports_stage_occupancy() {
     let dir = tempfile::tempdir().unwrap();
     let rep = run(dir.path(), "").join("rep-0");
-    let hosts = [("fixed", [10, 0, 0, 1]), ("mobile", [10, 0, 1, 1])]
-        .map(|(n, a)| squall_analysis::RunHost { name: n.into(), address: a.into() });
+    let hosts =
+        [("fixed", [10, 0, 0, 1]), ("mobile", [10, 0, 1, 1])].map(|(n, a)| squall_analysis::RunHost::v4(n, a.into()));
     let detail = squall_analysis::detail::run_detail(&rep, &hosts).unwrap();
     let down = detail.occupancy.iter().find(|s| s.name == "down").expect("occupancy of down");
     let mut expected = vec![("0.000000000".to_string(), "0".to_string())];

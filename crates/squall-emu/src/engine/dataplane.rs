@@ -525,9 +525,8 @@ impl Dataplane {
         self.next_id += 1;
         let packet = if self.bridge {
             match crate::wire::ethernet::parse(id, bytes) {
-                Ok(Frame::Ip { packet, l3 }) => {
-                    let v6 = packet.payload.as_ref().and_then(|b| b.headers().get(l3)).is_some_and(|b| b >> 4 == 6);
-                    if !self.inline_filter.carries(&packet, v6) {
+                Ok(Frame::Ip { packet, l3: _ }) => {
+                    if !self.inline_filter.carries(&packet) {
                         self.edge.hosts[host].passed += 1;
                         let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
                         return self.pass_across(host, &bytes);

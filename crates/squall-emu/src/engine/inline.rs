@@ -88,10 +88,9 @@ impl InlineFilter {
         }
     }
 
-    /// Whether `packet` (IPv6 when `v6`) crosses the link.
-    pub fn carries(&self, packet: &squall_link::Packet, v6: bool) -> bool {
-        let hit = |m: &squall_link::classes::Matcher| if v6 { m.matches_ipv6(packet) } else { m.matches(packet) };
-        self.rules.iter().find(|(m, _)| hit(m)).map_or(self.default_carried, |(_, link)| *link)
+    /// Whether `packet` (IPv4 or IPv6) crosses the link.
+    pub fn carries(&self, packet: &squall_link::Packet) -> bool {
+        self.rules.iter().find(|(m, _)| m.matches(packet)).map_or(self.default_carried, |(_, link)| *link)
     }
 }
 

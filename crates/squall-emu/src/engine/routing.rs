@@ -35,9 +35,15 @@ pub struct Routing {
 impl Routing {
     pub fn new(scenario: &Scenario) -> Result<Self, EmuError> {
         let topology = Topology::new(scenario)?;
+        let addresses = topology
+            .addresses
+            .iter()
+            .zip(&topology.names)
+            .map(|(a, name)| a.v4.ok_or_else(|| EmuError::NoIpv4(name.clone())))
+            .collect::<Result<_, _>>()?;
         Ok(Routing {
             names: topology.names.clone(),
-            addresses: topology.addresses.clone(),
+            addresses,
             paths: topology.paths.clone(),
             outside: scenario.outside_host().map(|(i, _)| i),
             topology,

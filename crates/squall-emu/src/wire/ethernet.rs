@@ -6,7 +6,7 @@
 //! reason. The model sees the IP packet's size, as in namespace mode; the
 //! frame travels whole.
 
-use std::net::Ipv4Addr;
+use std::net::Ipv6Addr;
 
 use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol};
 
@@ -59,9 +59,8 @@ enum V6 {
 
 /// Reads an IPv6 header and finds the transport header behind the
 /// extension headers (hop-by-hop, routing, destination options; a
-/// fragment's ports are read only from the first fragment). The model's
-/// flow key holds IPv4 addresses: an IPv6 packet's are left unspecified,
-/// its protocol and ports are kept.
+/// fragment's ports are read only from the first fragment), with its
+/// addresses, protocol and ports.
 fn read_ipv6(ip: &[u8]) -> Result<V6, Refused> {
     if ip.len() < 40 {
         return Err(Refused::Malformed);
@@ -105,10 +104,22 @@ fn read_ipv6(ip: &[u8]) -> Result<V6, Refused> {
     };
     Ok(V6::Packet(IpHeader {
         size: total as u32,
-        flow: FlowKey { protocol, src: Ipv4Addr::UNSPECIFIED, dst: Ipv4Addr::UNSPECIFIED, src_port, dst_port },
+        flow: FlowKey {
+            protocol,
+            src: ipv6_address(&ip[8..24]).into(),
+            dst: ipv6_address(&ip[24..40]).into(),
+            src_port,
+            dst_port,
+        },
         dscp: traffic_class >> 2,
         ecn: Ecn::from_bits(traffic_class),
     }))
+}
+
+fn ipv6_address(bytes: &[u8]) -> Ipv6Addr {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(bytes);
+    Ipv6Addr::from(a)
 }
 
 #[cfg(test)]

@@ -69,7 +69,7 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IpHeader, Refused> {
     };
     Ok(IpHeader {
         size: total as u32,
-        flow: FlowKey { protocol, src, dst, src_port, dst_port },
+        flow: FlowKey { protocol, src: src.into(), dst: dst.into(), src_port, dst_port },
         dscp: bytes[1] >> 2,
         ecn: Ecn::from_bits(bytes[1]),
     })

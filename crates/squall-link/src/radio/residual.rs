@@ -70,8 +70,8 @@ mod tests {
     fn packet(bytes: usize) -> Packet {
         let flow = FlowKey {
             protocol: Protocol::Udp,
-            src: Ipv4Addr::LOCALHOST,
-            dst: Ipv4Addr::LOCALHOST,
+            src: Ipv4Addr::LOCALHOST.into(),
+            dst: Ipv4Addr::LOCALHOST.into(),
             src_port: 1,
             dst_port: 2,
         };

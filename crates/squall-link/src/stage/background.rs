@@ -74,8 +74,8 @@ impl Background {
                     },
                     flow: FlowKey {
                         protocol: Protocol::Other(0),
-                        src: Ipv4Addr::UNSPECIFIED,
-                        dst: Ipv4Addr::UNSPECIFIED,
+                        src: Ipv4Addr::UNSPECIFIED.into(),
+                        dst: Ipv4Addr::UNSPECIFIED.into(),
                         src_port: i as u16,
                         dst_port: 0,
                     },

@@ -1025,8 +1025,8 @@ mod tests {
     fn flow(n: u32) -> FlowKey {
         FlowKey {
             protocol: Protocol::Udp,
-            src: Ipv4Addr::from(0x0a00_0000 + n),
-            dst: Ipv4Addr::new(10, 0, 1, 1),
+            src: Ipv4Addr::from(0x0a00_0000 + n).into(),
+            dst: Ipv4Addr::new(10, 0, 1, 1).into(),
             src_port: 1,
             dst_port: 2,
         }

@@ -58,12 +58,20 @@ fn radio_capacity_matches_table_ii_with_linux_tcp() {
         assert!(f(&info["cwnd"]) <= 40.0, "{label}: the cwnd lock did not hold: {info}");
         assert_eq!(info["total_retrans"], 0, "{label}: {info}");
         let host = format!("receiver-{name}");
-        let address = parsed.hosts.iter().find(|h| h.name == host).unwrap_or_else(|| panic!("no host {host}")).address;
+        let address = parsed
+            .hosts
+            .iter()
+            .find(|h| h.name == host)
+            .unwrap_or_else(|| panic!("no host {host}"))
+            .address
+            .map(std::net::IpAddr::V4);
         let captured = squall_analysis::capture::read_capture(&rep.join(format!("{host}.pcap"))).unwrap();
         // The bulk transfer is the connection to this host that carried
         // the most data (a 1-byte transfer before it set up the cwnd lock).
-        let data: Vec<_> =
-            captured.iter().filter(|c| c.flow.dst == address && c.tcp.is_some_and(|t| t.payload_len > 0)).collect();
+        let data: Vec<_> = captured
+            .iter()
+            .filter(|c| Some(c.flow.dst) == address && c.tcp.is_some_and(|t| t.payload_len > 0))
+            .collect();
         let mut per_port = std::collections::BTreeMap::<u16, u64>::new();
         for c in &data {
             *per_port.entry(c.flow.src_port).or_default() += u64::from(c.tcp.unwrap().payload_len);

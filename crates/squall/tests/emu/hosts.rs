@@ -425,8 +425,8 @@ fn seed003_web_site_with_apache_and_wget_is_within_the_simulators_band() {
         let emu = emu_run(name, &sets);
         let rep = emu.join("rep-0");
         let hosts = [
-            squall_analysis::RunHost { name: "server".into(), address: [10, 0, 0, 1].into() },
-            squall_analysis::RunHost { name: "client".into(), address: [10, 0, 1, 1].into() },
+            squall_analysis::RunHost::v4("server", [10, 0, 0, 1].into()),
+            squall_analysis::RunHost::v4("client", [10, 0, 1, 1].into()),
         ];
         let flows = squall_analysis::by_workload(squall_analysis::analyse_run(&rep, &hosts).unwrap());
         let site = flows.iter().find(|f| f.label == "tcp server:80 > client:*").expect("the site's responses");

@@ -70,6 +70,15 @@ pub enum FlowError {
     /// The flow names a host the scenario does not have.
     #[error("no host `{name}`")]
     NoHost { name: String },
+    /// The flow runs over IPv6, which emulated hosts do not carry yet.
+    #[error(
+        "the flow runs over IPv6 (both hosts have an address6), which the emulator's namespace hosts do not carry \
+         yet; give it ip_version = 4 to emulate it over IPv4, or run it with `squall sim`"
+    )]
+    Ipv6,
+    /// A host of the flow has no IPv4 address.
+    #[error("host `{name}` has no IPv4 address; emulated flows run over IPv4 (address = \"10.0.0.1\")")]
+    NoIpv4 { name: String },
     /// The flow's ports (squall_scenario::ports).
     #[error("{0}")]
     Ports(String),
@@ -192,6 +201,18 @@ fn route_change(to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[Strin
     }
 }
 
+/// A flow between `from` and `to` that would run over IPv6 (issue 34):
+/// emulated namespace hosts have no IPv6 address yet, so it is refused
+/// rather than run over IPv4 in its place.
+fn refuse_ipv6(scenario: &Scenario, from: &str, to: &str, ip_version: Option<u8>) -> Result<(), FlowError> {
+    let addresses = |name: &str| scenario.hosts.iter().find(|h| h.name == name).map(|h| h.addresses());
+    let (Some(a), Some(b)) = (addresses(from), addresses(to)) else { return Ok(()) };
+    match squall_scenario::topology::flow_addresses(a, b, ip_version) {
+        Some((a, _)) if a.is_ipv6() => Err(FlowError::Ipv6),
+        _ => Ok(()),
+    }
+}
+
 /// First port of the bulk servers that stand for `[[workload.tcp]]` flows
 /// (flow i listens on `TCP_WORKLOAD_PORT + i`).
 const TCP_WORKLOAD_PORT: u16 = 15_000;
@@ -239,6 +260,7 @@ fn tcp_workloads(
     for (i, f) in members.enumerate() {
         let f = &f;
         let what = format!("[[workload.tcp]] `{}`", f.name);
+        refuse_ipv6(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
         let linux = LinuxTcp::of(f).map_err(|e| flow_error(&what, e))?;
         check_kernel_offers(linux.cc).map_err(|e| flow_error(&what, e))?;
         for note in &linux.notes {
@@ -288,8 +310,8 @@ fn tcp_workloads(
                 .hosts
                 .iter()
                 .find(|h| h.name == name)
-                .map(|h| h.address)
                 .ok_or_else(|| flow_error(&what, FlowError::NoHost { name: name.to_string() }))
+                .and_then(|h| h.address.ok_or_else(|| flow_error(&what, FlowError::NoIpv4 { name: name.to_string() })))
         };
         let (client, server) = (address(&f.from)?, address(&f.to)?);
         let port = tcp_server_port(f, i).map_err(|e| flow_error(&what, e))?;
@@ -299,7 +321,7 @@ fn tcp_workloads(
             run: format!(
                 "{}squall tool bulk --server --port {port} --mss {}{}",
                 route_change(client, server, &linux.receiver_route),
-                f.mss.0,
+                f.mss().0,
                 linux.window.map(|w| format!(" --window {w}")).unwrap_or_default()
             ),
             background: true,
@@ -312,7 +334,7 @@ fn tcp_workloads(
                 "{}squall tool bulk --client {server} --port {port} {app} --cc {} --mss {} --info-csv {}",
                 route_change(server, client, &linux.sender_route),
                 linux.cc,
-                f.mss.0,
+                f.mss().0,
                 shell_quote(&tcp_info_file(&f.name))
             ),
             background: false,
@@ -368,7 +390,7 @@ impl LinuxTcp {
         };
         let segments = |w: WindowSize| match w {
             WindowSize::Segments(n) => n,
-            WindowSize::Bytes(b) => b.0.div_ceil(f.mss.0.max(1)),
+            WindowSize::Bytes(b) => b.0.div_ceil(f.mss().0.max(1)),
         };
         let linux = f.profile == TcpProfile::Linux;
         // A key to apply: always with the RFC profile (at its resolved
@@ -487,6 +509,7 @@ fn udp_workloads(scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec
         std::path::absolute(resolved).map_err(|source| PlanError::Resolved { path: resolved.to_path_buf(), source })?;
     for (i, f) in scenario.workload.udp.iter().enumerate() {
         let what = format!("[[workload.udp]] `{}`", f.name);
+        refuse_ipv6(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
         let (_, dst_port) = udp_ports(f, i).map_err(|e| flow_error(&what, FlowError::Ports(e)))?;
         if sinks.insert((f.to.clone(), dst_port)) {
             out.push(CommandSpec {
@@ -544,6 +567,8 @@ fn web_workload(
         scenario.hosts.iter().find(|h| h.name == *name).ok_or_else(|| FlowError::NoHost { name: name.clone() })
     };
     let (server, client) = (host(&f.to)?, host(&f.from)?);
+    let v4 = |h: &squall_scenario::Host| h.address.ok_or_else(|| FlowError::NoIpv4 { name: h.name.clone() });
+    let (server_address, client_address) = (v4(server)?, v4(client)?);
     // Apache sends the data: the sender's route attributes (initcwnd,
     // rto_min, …) go on its route to the client. wget receives: the
     // receiver's (quickack) on its route to the server, with the window
@@ -555,11 +580,11 @@ fn web_workload(
     if let Some(window) = linux.window {
         receiver_route.push(format!("window {window}"));
     }
-    if f.mss.0 != 1460 {
-        receiver_route.push(format!("advmss {}", f.mss.0));
+    if f.mss().0 != 1460 {
+        receiver_route.push(format!("advmss {}", f.mss().0));
     }
-    let server_route = route_change(client.address, server.address, &linux.sender_route);
-    let client_route = route_change(server.address, client.address, &receiver_route);
+    let server_route = route_change(client_address, server_address, &linux.sender_route);
+    let client_route = route_change(server_address, client_address, &receiver_route);
     // A web server listens on its `dst_port` or 80 (no index in it).
     let port = f.dst_port.unwrap_or(80);
     let site = workload_dir.join(format!("site-{}", f.name));
@@ -580,7 +605,7 @@ fn web_workload(
             source,
         })?;
         // Writing to a String cannot fail.
-        let _ = writeln!(urls, "http://{}:{port}/{}", server.address, file.path);
+        let _ = writeln!(urls, "http://{}:{port}/{}", server_address, file.path);
     }
     let dir = fs::canonicalize(workload_dir)?;
     let site = fs::canonicalize(&site)?;
@@ -619,7 +644,7 @@ fn web_workload(
          StartServers 2\n",
         name = f.name,
         host = f.to,
-        addr = server.address,
+        addr = server_address,
         dir = dir.display(),
         site = site.display(),
         keep_alive = if web.keep_alive { "On" } else { "Off" },
@@ -635,7 +660,7 @@ fn web_workload(
          the flow's TCP keys as route attributes and sysctls (cc as the server's net.ipv4.tcp_congestion_control)",
         f.name,
         f.to,
-        server.address,
+        server_address,
         conf_file.display(),
         f.from
     ));

@@ -249,8 +249,8 @@ mod tests {
     fn pkt(id: u64, size: u32) -> Packet {
         let flow = FlowKey {
             protocol: Protocol::Udp,
-            src: Ipv4Addr::new(10, 0, 0, 1),
-            dst: Ipv4Addr::new(10, 0, 0, 2),
+            src: Ipv4Addr::new(10, 0, 0, 1).into(),
+            dst: Ipv4Addr::new(10, 0, 0, 2).into(),
             src_port: 1,
             dst_port: 2,
         };
