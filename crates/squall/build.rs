@@ -26,6 +26,17 @@ fn main() {
         watched.push(git(&dir, &["rev-parse", "--git-path", &branch]));
         watched.push(git(&dir, &["rev-parse", "--git-path", "packed-refs"]));
     }
+    // When git itself failed (no git, or a repository it could not read at
+    // that moment: a test once got "unknown" in a checkout and kept it,
+    // since nothing was watched), the checkout's HEAD and refs, if any,
+    // are watched all the same, so the next commit runs this again.
+    if watched.iter().all(Option::is_none)
+        && let Some(git_dir) = dir.ancestors().map(|a| a.join(".git")).find(|g| g.is_dir())
+    {
+        for name in ["HEAD", "packed-refs", "refs/heads"] {
+            watched.push(Some(git_dir.join(name).display().to_string()));
+        }
+    }
     for path in watched.into_iter().flatten() {
         let path = if Path::new(&path).is_absolute() { path.into() } else { dir.join(path) };
         // A path that does not exist would rerun this script on every build.
