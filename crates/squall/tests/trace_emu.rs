@@ -4,7 +4,7 @@
 //! skipped with a message, except under CI=true, where it fails (as
 //! tests/emu/).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
@@ -33,27 +33,30 @@ fn iperf3_udp_over(trace: &str) -> (f64, f64) {
     iperf3_over(trace, "-u -b 20M -l 1472")
 }
 
+/// A scenario between hosts `fixed` (10.0.0.1) and `mobile` (10.0.1.1),
+/// seed 1, named and lasting as `(name, duration)` say, whose link is
+/// `stages` (its `[[links.downlink]]` and `[[links.uplink]]` tables);
+/// written to `dir`/NAME.toml, beside the data files the stages name.
+fn fixed_mobile(dir: &Path, (name, duration): (&str, &str), stages: &str) -> PathBuf {
+    let file = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "name = \"{name}\"\nduration = \"{duration}\"\nseed = 1\n[[hosts]]\nname = \"fixed\"\naddress = \"10.0.0.1\"\n\
+         [[hosts]]\nname = \"mobile\"\naddress = \"10.0.1.1\"\n[[links]]\nbetween = [\"fixed\", \"mobile\"]\n{stages}"
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
 /// The same with iperf3's `client` options (`-u -b 20M -l 1472` for UDP,
 /// `-C cubic` for TCP).
 fn iperf3_over(trace: &str, client: &str) -> (f64, f64) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cell.trace");
     std::fs::write(&file, trace).unwrap();
-    let scenario = dir.path().join("trace.toml");
-    std::fs::write(
-        &scenario,
-        r#"name = "emu-trace"
-duration = "30 s"
-seed = 1
-[[hosts]]
-name = "fixed"
-address = "10.0.0.1"
-[[hosts]]
-name = "mobile"
-address = "10.0.1.1"
-[[links]]
-between = ["fixed", "mobile"]
-[[links.downlink]]
+    let scenario = fixed_mobile(
+        dir.path(),
+        ("emu-trace", "30 s"),
+        r#"[[links.downlink]]
 name = "cell-down"
 trace = "cell.trace"
 queue = { packets = 100, drop = "tail" }
@@ -64,8 +67,7 @@ delay = "10 ms"
 name = "wired-up"
 delay = "10 ms"
 "#,
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let o = Command::new(SQUALL)
         .arg("emu")
@@ -154,21 +156,10 @@ fn ping_sees_a_delay_series_phase_by_phase() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("delay.csv"), "time (ms),delay (ms)\n0,10\n1000,60\n2000,30\n").unwrap();
-    let scenario = dir.path().join("delay-series.toml");
-    std::fs::write(
-        &scenario,
-        r#"name = "emu-delay-series"
-duration = "3.3 s"
-seed = 1
-[[hosts]]
-name = "fixed"
-address = "10.0.0.1"
-[[hosts]]
-name = "mobile"
-address = "10.0.1.1"
-[[links]]
-between = ["fixed", "mobile"]
-[[links.downlink]]
+    let scenario = fixed_mobile(
+        dir.path(),
+        ("emu-delay-series", "3.3 s"),
+        r#"[[links.downlink]]
 name = "down"
 delay = "10 ms"
 series.delay = { file = "delay.csv", between = "step", at_end = "hold" }
@@ -176,8 +167,7 @@ series.delay = { file = "delay.csv", between = "step", at_end = "hold" }
 name = "up"
 delay = "10 ms"
 "#,
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let o = Command::new(SQUALL)
         .arg("emu")
@@ -229,21 +219,10 @@ fn ping_sees_a_loss_series_phase_by_phase() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("loss.csv"), "time (ms),loss (%)\n0,0\n1000,40\n2000,10\n").unwrap();
-    let scenario = dir.path().join("loss-series.toml");
-    std::fs::write(
-        &scenario,
-        r#"name = "emu-loss-series"
-duration = "3.8 s"
-seed = 1
-[[hosts]]
-name = "fixed"
-address = "10.0.0.1"
-[[hosts]]
-name = "mobile"
-address = "10.0.1.1"
-[[links]]
-between = ["fixed", "mobile"]
-[[links.downlink]]
+    let scenario = fixed_mobile(
+        dir.path(),
+        ("emu-loss-series", "3.8 s"),
+        r#"[[links.downlink]]
 name = "down"
 delay = "5 ms"
 series.loss = { file = "loss.csv", between = "step", at_end = "hold" }
@@ -251,8 +230,7 @@ series.loss = { file = "loss.csv", between = "step", at_end = "hold" }
 name = "up"
 delay = "5 ms"
 "#,
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let o = Command::new(SQUALL)
         .arg("emu")
@@ -308,21 +286,10 @@ fn iperf3_sees_a_rate_series_phase_by_phase() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("rate.csv"), "time (ms),rate (Mbit/s)\n0,2\n3000,8\n6000,4\n").unwrap();
-    let scenario = dir.path().join("rate-series.toml");
-    std::fs::write(
-        &scenario,
-        r#"name = "emu-rate-series"
-duration = "30 s"
-seed = 1
-[[hosts]]
-name = "fixed"
-address = "10.0.0.1"
-[[hosts]]
-name = "mobile"
-address = "10.0.1.1"
-[[links]]
-between = ["fixed", "mobile"]
-[[links.downlink]]
+    let scenario = fixed_mobile(
+        dir.path(),
+        ("emu-rate-series", "30 s"),
+        r#"[[links.downlink]]
 name = "down"
 rate = "2 Mbit/s"
 delay = "5 ms"
@@ -332,8 +299,7 @@ series.rate = { file = "rate.csv", between = "step", at_end = "hold" }
 name = "up"
 delay = "5 ms"
 "#,
-    )
-    .unwrap();
+    );
     let out = dir.path().join("out");
     let o = Command::new(SQUALL)
         .arg("emu")
