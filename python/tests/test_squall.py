@@ -8,7 +8,7 @@ what they wrote and read.
 import filecmp
 import json
 import pickle
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -203,6 +203,27 @@ def test_sweep_through_a_process_pool_gives_the_serial_rows(tiny):
     # A faster link delivers the UDP flow sooner: the sweep did change the scenario.
     voice = serial[serial.flow == "voice"].groupby("links.0.downlink.0.rate").delay_mean_s.mean()
     assert voice["4 Mbit/s"] < voice["1 Mbit/s"]
+
+
+def test_points_sent_in_chunks_give_the_same_rows_in_the_same_order(tiny):
+    # 3 × 2 points in chunks of 4: one full chunk and one of 2, each task a
+    # list of points; the rows come back in the grid's order all the same.
+    grid = {"links.0.downlink.0.rate": ["1 Mbit/s", "2 Mbit/s", "4 Mbit/s"], "links.0.downlink.0.error.packet": [0.0, 0.05]}
+    serial = squall.sweep(tiny, grid, replications=2, seed=9)
+    submitted = []
+
+    class Counting(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            submitted.append(len(args[0]))
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(max_workers=2) as pool:
+        chunked = squall.sweep(tiny, grid, replications=2, seed=9, executor=pool, chunksize=4)
+    assert submitted == [4, 2]
+    pd.testing.assert_frame_equal(serial, chunked, check_exact=True)
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="chunksize"):
+            squall.sweep(tiny, grid, executor=pool, chunksize=bad)
 
 
 def test_a_bad_grid_value_fails_before_any_run(tiny):
