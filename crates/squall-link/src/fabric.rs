@@ -480,6 +480,15 @@ impl Fabric {
         self.routes.next_for(host, packet)
     }
 
+    /// The path a packet at `from` takes towards host `to` (`None`: no
+    /// route): for an engine that knows the hosts a packet goes between
+    /// by other means than its addresses (an inline box's clients, by
+    /// MAC).
+    #[inline]
+    pub fn next_path(&self, from: HostIndex, to: HostIndex) -> Option<PathId> {
+        self.routes.next_path(from, to)
+    }
+
     /// `host` sends `packet` at `now` on `first` (its
     /// [`Self::first_path`]): through the host's processing delay for
     /// what it sends, if it has one, then onto the link.

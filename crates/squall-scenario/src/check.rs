@@ -174,6 +174,7 @@ pub(crate) fn check(s: &Scenario, src: &Source) -> Check {
     let host_index = check_hosts(&c, s)?;
     let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
     let stage_at = check_links(&c, s, &host_index)?;
+    check_inline_clients(&c, s, &host_index)?;
     // Hosts, addresses and links are checked: the topology both engines
     // route by.
     let topology = Topology::new(s).map_err(|e| c.fail(&root.key("links"), e.to_string()))?;
@@ -390,6 +391,98 @@ fn check_inline(c: &Checker, s: &Scenario) -> Check {
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `[[inline.clients]]`: each a host of the scenario, named once, with a
+/// MAC or a prefix to know its frames by; every link joins one client to
+/// the one host on the other interface's side, and no other host is in
+/// the scenario.
+fn check_inline_clients(c: &Checker, s: &Scenario, host_index: &BTreeMap<&str, usize>) -> Check {
+    let Some(inline) = s.inline.as_ref().filter(|i| !i.clients.is_empty()) else { return Ok(()) };
+    let p = KeyPath::root().key("inline").key("clients");
+    let host_names = || names(s.hosts.iter().map(|h| h.name.as_str()));
+    let mut clients = BTreeMap::new();
+    for (i, client) in inline.clients.iter().enumerate() {
+        let key = p.index(i);
+        if !host_index.contains_key(client.host.as_str()) {
+            return Err(
+                c.fail(&key.key("host"), format!("no host named `{}`; the hosts are {}", client.host, host_names()))
+            );
+        }
+        if let Some(first) = clients.insert(client.host.as_str(), i) {
+            return Err(c.fail(
+                &key.key("host"),
+                format!("host `{}` is already client {first} of inline.clients; each client once", client.host),
+            ));
+        }
+        if client.mac.is_none() && client.prefix.is_none() {
+            return Err(c.fail(
+                &key,
+                format!(
+                    "client `{}` needs a `mac` or a `prefix` to know its frames by, like mac = \"02:00:00:00:00:01\" \
+                     or prefix = \"10.9.0.1\"",
+                    client.host
+                ),
+            ));
+        }
+    }
+    let mut far: Option<&str> = None;
+    let mut links_of = BTreeMap::new();
+    for (j, link) in s.links.iter().enumerate() {
+        let key = KeyPath::root().key("links").index(j).key("between");
+        let [a, b] = [link.between[0].as_str(), link.between[1].as_str()];
+        let other = match (clients.contains_key(a), clients.contains_key(b)) {
+            (true, false) => b,
+            (false, true) => a,
+            _ => {
+                return Err(c.fail(
+                    &key,
+                    format!(
+                        "with inline.clients every link joins one client to the host on the other side; `{a}` and \
+                         `{b}` are {}",
+                        if clients.contains_key(a) { "both clients" } else { "neither a client" }
+                    ),
+                ));
+            }
+        };
+        match far {
+            Some(f) if f != other => {
+                return Err(c.fail(
+                    &key,
+                    format!(
+                        "with inline.clients every link ends at the one host on the second interface's side: `{f}` \
+                         (links before this one), not `{other}` too"
+                    ),
+                ));
+            }
+            _ => far = Some(other),
+        }
+        let client = if clients.contains_key(a) { a } else { b };
+        if let Some(first) = links_of.insert(client, j) {
+            return Err(c.fail(&key, format!("client `{client}` already has links[{first}]; each client one link")));
+        }
+    }
+    for (host, i) in &clients {
+        if !links_of.contains_key(host) {
+            return Err(c.fail(
+                &p.index(*i).key("host"),
+                format!("client `{host}` has no link; add [[links]] with between = [\"{host}\", ...]"),
+            ));
+        }
+    }
+    for (k, h) in s.hosts.iter().enumerate() {
+        if !clients.contains_key(h.name.as_str()) && Some(h.name.as_str()) != far {
+            return Err(c.fail(
+                &KeyPath::root().key("hosts").index(k),
+                format!(
+                    "host `{}` is neither an inline client nor the host all their links end at; an inline box with \
+                     clients has only those",
+                    h.name
+                ),
+            ));
         }
     }
     Ok(())

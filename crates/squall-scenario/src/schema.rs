@@ -179,6 +179,75 @@ pub struct Inline {
     /// The class of IP traffic no rule matches.
     #[serde(default)]
     pub default: InlineClass,
+    /// Several clients on the first interface's side, each behind its own
+    /// link to the one host on the other side (a gateway that gives every
+    /// phone of a test bench its own profile). A frame read on the first
+    /// interface takes the link of the first client whose `mac` is its
+    /// source MAC or whose `prefix` holds its source address; a frame read
+    /// on the second, that of the client it is for (destination MAC or
+    /// address). Link traffic of no client is refused and counted
+    /// (`refused.no_route` of the side it was read on).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<InlineClient>,
+}
+
+/// `[[inline.clients]]`: one client of a multi-client inline box.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InlineClient {
+    /// The scenario host that stands for it (one end of its link).
+    pub host: String,
+    /// Its Ethernet address, `"02:00:00:00:00:01"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<MacAddress>,
+    /// Its addresses, a prefix of either family (`"10.9.0.1"`,
+    /// `"10.9.1.0/24"`, `"fd09::/64"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<squall_link::IpPrefix>,
+}
+
+/// An Ethernet (EUI-48) address, written as six pairs of hex digits
+/// separated by colons (IEEE 802 canonical form), `"02:00:00:00:00:01"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MacAddress(pub [u8; 6]);
+
+impl std::str::FromStr for MacAddress {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("`{s}` is not an Ethernet address: six pairs of hex digits with colons, like \"02:00:00:00:00:01\"")
+        };
+        let mut out = [0u8; 6];
+        let mut parts = s.split(':');
+        for byte in &mut out {
+            let part = parts.next().filter(|p| p.len() == 2).ok_or_else(bad)?;
+            *byte = u8::from_str_radix(part, 16).map_err(|_| bad())?;
+        }
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        Ok(MacAddress(out))
+    }
+}
+
+impl std::fmt::Display for MacAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [a, b, c, d, e, g] = self.0;
+        write!(f, "{a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{g:02x}")
+    }
+}
+
+impl Serialize for MacAddress {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for MacAddress {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// Where inline traffic goes.

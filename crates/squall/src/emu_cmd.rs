@@ -314,6 +314,7 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             interfaces: interfaces.clone(),
             rules: Vec::new(),
             default: squall_scenario::InlineClass::Link,
+            clients: Vec::new(),
         });
         inline.interfaces = interfaces.clone();
     }

@@ -160,6 +160,9 @@ pub struct Dataplane {
     /// Bridge mode: which IP frames take the link; the others pass
     /// straight across.
     inline_filter: crate::engine::inline::InlineFilter,
+    /// Bridge mode: which hosts each interface's frames go between (`None`:
+    /// one device per host, `devices[i]` host i's).
+    sides: Option<crate::engine::inline::InlineSides>,
     /// When the paths were last advanced: no packet enters them earlier.
     polled: Instant,
     /// When packets were last read (for `busy_poll`).
@@ -226,21 +229,38 @@ impl Dataplane {
             stopped_background: BTreeMap::new(),
             bridge: false,
             inline_filter: crate::engine::inline::InlineFilter::default(),
+            sides: None,
             polled: Instant::ZERO,
             last_read: Instant::ZERO,
             state_storm: false,
         }
     }
 
-    /// Bridge mode: `routing` has two hosts joined by one link, and the
-    /// devices are the interfaces on either side; every IP frame read on
-    /// one crosses the link's path to the other, ARP and neighbour
-    /// discovery pass at once.
-    pub fn bridging(mut self, filter: crate::engine::inline::InlineFilter) -> Self {
+    /// Bridge mode: the devices are the interfaces on either side, and
+    /// `sides` says which hosts each one's frames go between (two hosts
+    /// joined by one link, or clients each with its link to the host on
+    /// the other side); every IP frame read on one crosses its path to the
+    /// other, ARP and neighbour discovery pass at once.
+    pub fn bridging(
+        mut self,
+        filter: crate::engine::inline::InlineFilter,
+        sides: crate::engine::inline::InlineSides,
+    ) -> Self {
         self.bridge = true;
         self.fabric = self.fabric.bridging();
         self.inline_filter = filter;
+        self.sides = Some(sides);
         self
+    }
+
+    /// The device `host`'s packets are written to.
+    fn device_of(&self, host: HostIndex) -> usize {
+        self.sides.as_ref().map_or(host, |s| s.device_of(host))
+    }
+
+    /// The host whose counters hold what `device` itself counts.
+    fn host_of(&self, device: usize) -> HostIndex {
+        self.sides.as_ref().map_or(device, |s| s.host_of(device))
     }
 
     /// Runs until `stop` is set or the clock reaches `end`. Once `drain`
@@ -346,13 +366,13 @@ impl Dataplane {
                 Ok(0) => {}
                 // A packet to read, or a signal: back to the loop.
                 Ok(_) => {
-                    let failed: Vec<HostIndex> = (fds.iter().enumerate())
+                    let failed: Vec<usize> = (fds.iter().enumerate())
                         .filter(|(_, fd)| fd.revents().is_some_and(|r| r.contains(PollFlags::POLLERR)))
-                        .map(|(host, _)| host)
+                        .map(|(device, _)| device)
                         .collect();
                     drop(fds);
-                    for host in failed {
-                        self.device_failed(host);
+                    for device in failed {
+                        self.device_failed(device);
                     }
                     return;
                 }
@@ -416,10 +436,11 @@ impl Dataplane {
                 group.iter().map(|(_, p, _)| p.payload.as_ref().unwrap_or(&NO_BYTES)).collect();
             written.clear();
             written.resize(group.len(), false);
-            self.devices[host].send_batch(&payloads, &mut written);
+            let device = self.device_of(host);
+            self.devices[device].send_batch(&payloads, &mut written);
             let actual = self.clock.now();
             if written.contains(&false) {
-                let error = self.devices[host].write_error();
+                let error = self.devices[device].write_error();
                 self.write_failed(host, error.as_ref());
             }
             for ((at, packet, captured), ok) in group.drain(..).zip(&written) {
@@ -472,19 +493,19 @@ impl Dataplane {
     /// how many were read.
     fn read_devices(&mut self) -> usize {
         let mut count = 0;
-        for host in 0..self.devices.len() {
+        for device in 0..self.devices.len() {
             // A bounded batch per device keeps one busy host from starving
             // the deliveries: 64 packets, and the rest of the super-packet
             // the last one came from (its segments then leave together).
             let mut read_at = None;
             let mut taken = 0;
-            while taken < 64 || self.devices[host].mid_read() {
+            while taken < 64 || self.devices[device].mid_read() {
                 taken += 1;
-                let bytes = match self.devices[host].recv() {
+                let bytes = match self.devices[device].recv() {
                     Ok(Some(bytes)) => bytes,
                     Ok(None) => break,
                     Err(e) => {
-                        tracing::warn!("squall emu: reading {}: {e}", self.devices[host].label());
+                        tracing::warn!("squall emu: reading {}: {e}", self.devices[device].label());
                         break;
                     }
                 };
@@ -492,11 +513,11 @@ impl Dataplane {
                 // The segments of one super-packet all reached squall with
                 // its read.
                 let at = match read_at {
-                    Some(at) if self.devices[host].same_read() => at,
-                    _ => self.reached_device(host),
+                    Some(at) if self.devices[device].same_read() => at,
+                    _ => self.reached_device(device),
                 };
                 read_at = Some(at);
-                self.sent_by_host(at, host, bytes);
+                self.read_on(at, device, bytes);
             }
         }
         if count > 0 {
@@ -505,12 +526,12 @@ impl Dataplane {
         count
     }
 
-    /// When the packet `host`'s device last returned reached it: when the
+    /// When the packet `device` last returned reached it: when the
     /// device says, but never before the paths' last advance (`polled`);
     /// now when it does not say.
-    fn reached_device(&self, host: HostIndex) -> Instant {
+    fn reached_device(&self, device: usize) -> Instant {
         let now = self.clock.now();
-        match self.devices[host].last_age() {
+        match self.devices[device].last_age() {
             Some(age) => {
                 let age = age.as_nanos().min(u64::MAX as u128) as u64;
                 Instant::from_nanos(now.as_nanos().saturating_sub(age)).max(self.polled)
@@ -519,35 +540,45 @@ impl Dataplane {
         }
     }
 
-    /// A packet `host` sent at `now`.
-    fn sent_by_host(&mut self, now: Instant, host: HostIndex, bytes: Payload) {
+    /// A packet read on `device` at `now`: sent by its host, or in bridge
+    /// mode by a host on that interface's side.
+    fn read_on(&mut self, now: Instant, device: usize, bytes: Payload) {
         let id = PacketId(self.next_id);
         self.next_id += 1;
-        let packet = if self.bridge {
-            match crate::wire::ethernet::parse(id, bytes) {
-                Ok(Frame::Ip { packet, l3: _ }) => {
-                    if !self.inline_filter.carries(&packet) {
-                        self.edge.hosts[host].passed += 1;
-                        let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
-                        return self.pass_across(host, &bytes);
-                    }
-                    packet
-                }
+        let (host, packet, first) = if let Some(sides) = self.sides.as_ref().filter(|_| self.bridge) {
+            let side = sides.host_of(device);
+            let packet = match crate::wire::ethernet::parse(id, bytes) {
+                Ok(Frame::Ip { packet, l3: _ }) => packet,
                 Ok(Frame::LinkControl(frame)) => {
                     // Not the model's: the other side gets it at once.
-                    self.edge.hosts[host].link_control += 1;
-                    return self.pass_across(host, &frame);
+                    self.edge.hosts[side].link_control += 1;
+                    return self.pass_across(device, &frame);
                 }
-                Err(reason) => return self.refuse(host, reason),
+                Err(reason) => return self.refuse(side, reason),
+            };
+            if !self.inline_filter.carries(&packet) {
+                self.edge.hosts[side].passed += 1;
+                let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
+                return self.pass_across(device, &bytes);
             }
+            let frame = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
+            let Some((from, to)) = sides.ends(device, &frame, &packet) else {
+                return self.refuse(side, Refused::NoRoute);
+            };
+            let Some(first) = self.fabric.next_path(from, to) else {
+                return self.refuse(from, Refused::NoRoute);
+            };
+            (from, packet, first)
         } else {
-            match ipv4::parse(id, bytes) {
+            let host = device;
+            let packet = match ipv4::parse(id, bytes) {
                 Ok(p) => p,
                 Err(reason) => return self.refuse(host, reason),
-            }
-        };
-        let Some(first) = self.fabric.first_path(host, &packet) else {
-            return self.refuse(host, Refused::NoRoute);
+            };
+            let Some(first) = self.fabric.first_path(host, &packet) else {
+                return self.refuse(host, Refused::NoRoute);
+            };
+            (host, packet, first)
         };
         let counters = &mut self.edge.hosts[host];
         counters.sent_packets += 1;
@@ -555,14 +586,15 @@ impl Dataplane {
         self.fabric.send(now, host, packet, first, &mut self.edge);
     }
 
-    /// Bridge mode: writes a frame `from` sent straight to the other
-    /// side, outside the model; a failed write counts against the other
-    /// side.
-    fn pass_across(&mut self, from: HostIndex, bytes: &[u8]) {
+    /// Bridge mode: writes a frame read on device `from` straight to the
+    /// other side, outside the model; a failed write counts against the
+    /// other side.
+    fn pass_across(&mut self, from: usize, bytes: &[u8]) {
         let other = 1 - from.min(1);
         if let Err(e) = self.devices[other].send(bytes) {
-            self.write_failed(other, Some(&e));
-            self.edge.hosts[other].write_errors += 1;
+            let host = self.host_of(other);
+            self.write_failed(host, Some(&e));
+            self.edge.hosts[host].write_errors += 1;
         }
     }
 
@@ -570,12 +602,13 @@ impl Dataplane {
     /// otherwise keep poll from sleeping, and says it: the interface went
     /// down or was removed. The run goes on; what cannot be written to it
     /// meanwhile counts as write errors.
-    fn device_failed(&mut self, host: HostIndex) {
-        if let Some(e) = self.devices[host].take_error() {
+    fn device_failed(&mut self, device: usize) {
+        let host = self.host_of(device);
+        if let Some(e) = self.devices[device].take_error() {
             tracing::warn!(
                 "squall emu: {} (host `{}`): {e}; the run goes on, and what cannot be written to it counts as \
                  write_errors",
-                self.devices[host].label(),
+                self.devices[device].label(),
                 self.routing.names[host]
             );
         }
@@ -593,7 +626,7 @@ impl Dataplane {
             "squall emu: a packet for host `{}` could not be written to {}{why}; such packets are dropped and \
              counted as write_errors in summary.json (said once per host)",
             self.routing.names[host],
-            self.devices[host].label()
+            self.devices[self.device_of(host)].label()
         );
     }
 
@@ -748,7 +781,10 @@ impl Dataplane {
 
     fn finish(mut self) -> DataplaneReport {
         let end = self.clock.now();
-        for ((counters, device), name) in self.edge.hosts.iter_mut().zip(&mut self.devices).zip(&self.routing.names) {
+        for d in 0..self.devices.len() {
+            let host = self.host_of(d);
+            let (counters, device, name) =
+                (&mut self.edge.hosts[host], &mut self.devices[d], &self.routing.names[host]);
             counters.offload = device.offload_counts();
             counters.kernel_dropped_frames = device.kernel_dropped();
             counters.dropped_after_write = device.dropped_after_write();

@@ -162,11 +162,14 @@ impl Drop for Hosts {
 /// table and sysctl restored, the inline interfaces' locks released.
 #[derive(Default)]
 struct Attached {
-    /// One per host, in the order of the routing's hosts.
+    /// One per host, in the order of the routing's hosts; inline, the two
+    /// interfaces, in their order.
     devices: Vec<Box<dyn PacketDevice>>,
     hosts: Hosts,
     uplink: Option<Uplink>,
     inline_lock: Option<InlineLock>,
+    /// Inline: which hosts each interface stands for.
+    sides: Option<crate::engine::inline::InlineSides>,
     /// What the hosts' TUN devices were granted (`None`: no TUN device).
     offloads: Option<TunOffloads>,
 }
@@ -229,8 +232,8 @@ pub fn run(
         scenario.stage_names(Direction::Uplink),
         recorder,
     );
-    if options.inline.is_some() {
-        dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario));
+    if let Some(sides) = attached.sides.clone() {
+        dataplane = dataplane.bridging(crate::engine::inline::InlineFilter::of(scenario), sides);
     }
     if let Some(line) = &options.announce {
         tracing::info!("{line}");
@@ -301,9 +304,10 @@ fn attach(
                     .into(),
             ));
         }
-        let (lock, sides) = crate::engine::inline::attach(scenario, routing, inline)?;
-        attached.inline_lock = Some(lock);
-        attached.devices = sides;
+        let inline = crate::engine::inline::attach(scenario, routing, inline)?;
+        attached.inline_lock = Some(inline.lock);
+        attached.devices = inline.devices;
+        attached.sides = Some(inline.sides);
     }
     let mut outside_device = match routing.outside {
         Some(outside) => attach_outside(id, scenario, routing, options, outside, &mut attached)?,
@@ -508,7 +512,10 @@ fn run_info(
         "hosts": (0..routing.names.len()).map(|i| {
             let (name, address) = (&routing.names[i], routing.addresses[i]);
             match (&options.inline, attached.uplink.as_ref().filter(|_| Some(i) == routing.outside)) {
-                (Some(_), _) => serde_json::json!({"name": name, "address": address, "interface": attached.devices[i].label()}),
+                (Some(_), _) => {
+                    let device = attached.sides.as_ref().map_or(i, |s| s.device_of(i));
+                    serde_json::json!({"name": name, "address": address, "interface": attached.devices[device].label()})
+                }
                 (None, Some(uplink)) => serde_json::json!({"name": name, "address": address, "outside_interface": uplink.interface()}),
                 (None, None) => {
                     let netns = attached.hosts.namespaces.get(i).map_or_else(|| id.netns_name(name), |n| n.name().to_string());
@@ -604,7 +611,7 @@ fn teardown(
     let report = handle.join().map_err(|_| EmuError::Panicked { thread: "the data plane thread".into() });
     let outcomes = workloads.stop_all(clock.now(), std::time::Duration::from_millis(500));
     drop(control);
-    let Attached { devices, hosts, uplink, inline_lock, offloads } = attached;
+    let Attached { devices, hosts, uplink, inline_lock, offloads, sides: _ } = attached;
     drop(devices);
     drop(hosts);
     let outside = uplink.as_ref().zip(routing.outside).map(|(uplink, host)| OutsideReport {

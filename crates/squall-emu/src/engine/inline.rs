@@ -23,7 +23,7 @@ use std::process::Command;
 
 use squall_scenario::Scenario;
 
-use crate::engine::routing::Routing;
+use crate::engine::routing::{HostIndex, Routing};
 use crate::error::{Context, EmuError};
 use crate::naming::control_dir;
 use crate::sys::device::PacketDevice;
@@ -94,6 +94,96 @@ impl InlineFilter {
     }
 }
 
+/// Which hosts a frame read on an inline interface goes between. Device
+/// 0 is the first interface (the side of `links[0].between[0]`, or of the
+/// clients), device 1 the second. Without `[[inline.clients]]`, each
+/// interface is one host and a frame crosses to the other; with them, a
+/// frame read on the first takes the link of the client it comes from,
+/// one read on the second that of the client it is for.
+#[derive(Clone, Debug)]
+pub struct InlineSides {
+    /// Each host's device.
+    device_of: Vec<usize>,
+    /// The first host of each device (whose counters hold the device's).
+    host_of: [HostIndex; 2],
+    clients: Vec<Client>,
+}
+
+#[derive(Clone, Debug)]
+struct Client {
+    host: HostIndex,
+    mac: Option<[u8; 6]>,
+    prefix: Option<squall_link::IpPrefix>,
+}
+
+impl InlineSides {
+    /// The sides of `scenario` (checked: its clients and links agree).
+    pub fn of(scenario: &Scenario, routing: &Routing) -> Result<InlineSides, EmuError> {
+        let index = |name: &str| routing.names.iter().position(|n| n == name);
+        let clients: Vec<Client> = match &scenario.inline {
+            Some(inline) => inline
+                .clients
+                .iter()
+                .map(|c| Client {
+                    host: index(&c.host).expect("a checked client is a host"),
+                    mac: c.mac.map(|m| m.0),
+                    prefix: c.prefix,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        if clients.is_empty() {
+            if routing.names.len() != 2 || routing.paths.len() != 2 {
+                return Err(EmuError::Inline(format!(
+                    "inline mode needs a scenario of two hosts and one link (the two sides), or [[inline.clients]]; \
+                     `{}` has {} hosts and {} links",
+                    scenario.name,
+                    routing.names.len(),
+                    routing.paths.len() / 2
+                )));
+            }
+            let (first, second) = (routing.paths[0].from, routing.paths[0].to);
+            let mut device_of = vec![0; 2];
+            device_of[second] = 1;
+            return Ok(InlineSides { device_of, host_of: [first, second], clients });
+        }
+        let far = (0..routing.names.len())
+            .find(|h| !clients.iter().any(|c| c.host == *h))
+            .ok_or_else(|| EmuError::Inline("inline clients need the host on the other side".into()))?;
+        let mut device_of = vec![0; routing.names.len()];
+        device_of[far] = 1;
+        Ok(InlineSides { device_of, host_of: [clients[0].host, far], clients })
+    }
+
+    /// The device of `host`.
+    pub fn device_of(&self, host: HostIndex) -> usize {
+        self.device_of[host]
+    }
+
+    /// The host whose counters hold `device`'s own (the interface's
+    /// offloads and kernel drops; with clients, the first client's).
+    pub fn host_of(&self, device: usize) -> HostIndex {
+        self.host_of[device]
+    }
+
+    /// The hosts a frame read on `device` goes from and to: `frame` its
+    /// Ethernet bytes, `packet` the IP packet in it. `None`: no client's.
+    pub fn ends(&self, device: usize, frame: &[u8], packet: &squall_link::Packet) -> Option<(HostIndex, HostIndex)> {
+        if self.clients.is_empty() {
+            return Some((self.host_of[device], self.host_of[1 - device.min(1)]));
+        }
+        let far = self.host_of[1];
+        // Ethernet: destination MAC, then source MAC (IEEE 802.3 §3.1.1).
+        let (mac, addr) =
+            if device == 0 { (frame.get(6..12), packet.flow.src) } else { (frame.get(0..6), packet.flow.dst) };
+        let client = self
+            .clients
+            .iter()
+            .find(|c| c.mac.is_some_and(|m| mac == Some(&m[..])) || c.prefix.is_some_and(|p| p.contains(addr)))?;
+        Some(if device == 0 { (client.host, far) } else { (far, client.host) })
+    }
+}
+
 /// The interfaces' lock files, held for the run and removed at its end.
 pub struct InlineLock {
     files: Vec<(PathBuf, File)>,
@@ -108,21 +198,18 @@ impl Drop for InlineLock {
     }
 }
 
-/// Checks the scenario and the interfaces and opens them: the devices in
-/// the order of `routing`'s hosts.
-pub fn attach(
-    scenario: &Scenario,
-    routing: &Routing,
-    options: &InlineOptions,
-) -> Result<(InlineLock, Vec<Box<dyn PacketDevice>>), EmuError> {
-    if routing.names.len() != 2 || routing.paths.len() != 2 {
-        return Err(EmuError::Inline(format!(
-            "inline mode needs a scenario of two hosts and one link (the two sides); `{}` has {} hosts and {} links",
-            scenario.name,
-            routing.names.len(),
-            routing.paths.len() / 2
-        )));
-    }
+/// The two interfaces, opened and locked.
+pub struct Attached {
+    pub lock: InlineLock,
+    /// The devices in the order of the interfaces.
+    pub devices: Vec<Box<dyn PacketDevice>>,
+    /// Which hosts each stands for.
+    pub sides: InlineSides,
+}
+
+/// Checks the scenario and the interfaces and opens them.
+pub fn attach(scenario: &Scenario, routing: &Routing, options: &InlineOptions) -> Result<Attached, EmuError> {
+    let sides = InlineSides::of(scenario, routing)?;
     let [a, b] = &options.interfaces;
     if a == b {
         return Err(EmuError::Inline(format!("inline mode needs two different interfaces, not `{a}` twice")));
@@ -142,13 +229,8 @@ pub fn attach(
             InlineSocket::Xdp => Box::new(crate::sys::xdp_socket::XdpSocket::open(name)?),
         })
     };
-    let first = open(a)?;
-    let second = open(b)?;
-    // Host paths[0].from is links[0].between[0]: the first interface.
-    let mut devices: Vec<Option<Box<dyn PacketDevice>>> = vec![None, None];
-    devices[routing.paths[0].from] = Some(first);
-    devices[routing.paths[0].to] = Some(second);
-    Ok((lock, devices.into_iter().map(|d| d.expect("two hosts, one link")).collect()))
+    let devices = vec![open(a)?, open(b)?];
+    Ok(Attached { lock, devices, sides })
 }
 
 /// Whether `path` still names the file open as `file`.
