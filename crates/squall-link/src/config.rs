@@ -197,7 +197,10 @@ impl StageConfig {
         if let Some(radio) = &self.radio {
             // Every key of the channel's link part is refused: all but
             // those a radio stage uses, given a value other than its default.
-            const RADIO_STAGE_KEYS: [&str; 6] = ["name", "queue", "send_buffer", "reorder", "radio", "flow_control"];
+            // The radio takes one packet at a time from the queue (no send
+            // buffer of more) and reorders as its ARQ does (`reorder` says
+            // so and changes nothing): `send_buffer` is refused, not ignored.
+            const RADIO_STAGE_KEYS: [&str; 5] = ["name", "queue", "reorder", "radio", "flow_control"];
             let plain = StageConfig::named(&self.name);
             let clash = StageConfig::KEYS.iter().find(|k| !RADIO_STAGE_KEYS.contains(k) && !self.same_key(&plain, k));
             if let Some(k) = clash {

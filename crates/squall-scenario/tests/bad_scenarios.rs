@@ -1167,3 +1167,16 @@ fn two_hosts_in_one_namespace() {
         &["hosts[0] (`mobile`) is already namespace `lab`"],
     );
 }
+
+/// A radio stage ignores `send_buffer` (it takes one packet at a time from
+/// its queue): refused where it is given, not ignored.
+#[test]
+fn radio_stage_with_a_send_buffer() {
+    expect(
+        "radio_send_buffer.toml",
+        ErrorKind::Check,
+        15,
+        "links[0].downlink[0].send_buffer",
+        &["a radio stage sends with its own frames", "remove this key"],
+    );
+}
