@@ -99,8 +99,17 @@ impl Checker<'_, '_> {
 }
 
 fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
-    let v: Vec<String> = it.map(|n| format!("`{n}`")).collect();
-    if v.is_empty() { "none".to_string() } else { v.join(", ") }
+    // A scenario of thousands of hosts (a generated dumbbell) would make
+    // the message thousands of names long: the first ones, and how many
+    // more.
+    const SHOWN: usize = 12;
+    let all: Vec<&str> = it.collect();
+    let v: Vec<String> = all.iter().take(SHOWN).map(|n| format!("`{n}`")).collect();
+    match all.len() {
+        0 => "none".to_string(),
+        n if n > SHOWN => format!("{} and {} more", v.join(", "), n - SHOWN),
+        _ => v.join(", "),
+    }
 }
 
 /// Checks a deserialized scenario whose empirical files have been read.

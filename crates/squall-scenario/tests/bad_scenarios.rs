@@ -1180,3 +1180,20 @@ fn radio_stage_with_a_send_buffer() {
         &["a radio stage sends with its own frames", "remove this key"],
     );
 }
+
+/// "No host named X" names the hosts there are, the first twelve of a
+/// large scenario and how many more (not 1 000 names).
+#[test]
+fn an_unknown_host_among_many_names_a_few() {
+    let mut text = String::from("name = \"many\"\nduration = \"1 s\"\n");
+    for i in 0..1000 {
+        text += &format!("[[hosts]]\nname = \"h{i}\"\naddress = \"10.0.{}.{}\"\n", i / 250, i % 250 + 1);
+    }
+    text +=
+        "[[links]]\nbetween = [\"h0\", \"nobody\"]\n[[links.downlink]]\nname = \"d\"\n[[links.uplink]]\nname = \"u\"\n";
+    let err = squall_scenario::parse("many.toml", &text, std::path::Path::new(".")).unwrap_err().to_string();
+    println!("{err}");
+    assert!(err.contains("no host named `nobody`; the hosts are `h0`, `h1`,"), "{err}");
+    assert!(err.contains("`h11` and 988 more"), "{err}");
+    assert!(!err.contains("`h12`"), "{err}");
+}
