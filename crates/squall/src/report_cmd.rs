@@ -300,7 +300,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
 /// result.json: `tcp_counts` of a simulated run (one replication's
 /// summary), `runs[0].tcp_counts` of an emulated one (the child's
 /// summary.json); null if the run has none.
-fn run_tcp_counts(path: &Path) -> Result<serde_json::Value> {
+pub(crate) fn run_tcp_counts(path: &Path) -> Result<serde_json::Value> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
@@ -320,7 +320,7 @@ const BUCKET_METRICS: [&str; 8] =
 /// `tcp_counts` (`runs`): entry → bucket → metric → statistics over the
 /// replications with flows in the bucket, the shape
 /// [`bucket_rows`] reads from a `squall sim` summary.json.
-fn bucket_aggregate(runs: &[serde_json::Value]) -> serde_json::Value {
+pub(crate) fn bucket_aggregate(runs: &[serde_json::Value]) -> serde_json::Value {
     let mut samples: BTreeMap<String, BTreeMap<String, BTreeMap<&str, Vec<f64>>>> = BTreeMap::new();
     for entries in runs.iter().filter_map(serde_json::Value::as_array) {
         for c in entries {
