@@ -555,7 +555,8 @@ fn write_outputs(
     .filter_map(|(on, name)| on.then_some(name))
     .collect();
     if !args.files_moved_by_parent {
-        eprintln!("wrote {}/summary.json, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
+        let flows_csv = if summary.runs[0].count_flows.is_empty() { "" } else { ", flows.csv" };
+        eprintln!("wrote {}/summary.json{flows_csv}, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
     }
     let dropped = recording.dropped;
     if dropped.total() > 0 {
