@@ -132,13 +132,20 @@ pub fn bucket_table_text(rows: &[BucketRow]) -> String {
     out
 }
 
-/// The table as an HTML section for report.html.
+/// The table as an HTML section for a run's report.html.
 pub fn bucket_table_html(rows: &[BucketRow]) -> String {
+    bucket_table_section(rows, "<h2>Flow completion time and slowdown by size bucket</h2>")
+}
+
+/// The table as an HTML section under `heading` (an HTML heading: an
+/// experiment's report.html puts one under each point's).
+pub fn bucket_table_section(rows: &[BucketRow], heading: &str) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut s = String::from(
-        "<h2>Flow completion time and slowdown by size bucket</h2>\n<p>Per replication, the mean (and 99th \
+    let mut s = format!("{heading}\n");
+    s.push_str(
+        "<p>Per replication, the mean (and 99th \
          percentile) of the completed flows' FCT and slowdown (FCT over the ideal FCT on an empty path); \
          here their mean over the replications ± the half width of its 95% confidence interval.</p>\n<table>\n\
          <tr><th>entry</th><th>bucket</th><th>replications</th><th>flows</th><th>completed</th>\

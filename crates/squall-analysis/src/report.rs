@@ -42,6 +42,10 @@ pub struct SetInfo {
     /// replication's figures over time ([`crate::run_report`]): every
     /// point has one, while report.html itself stays bounded.
     pub run_pages: BTreeMap<usize, String>,
+    /// Per point with `count` or `arrivals` entries, its FCT/slowdown
+    /// table by size bucket as HTML ([`crate::buckets::bucket_table_section`]),
+    /// the numbers `squall report` prints for it.
+    pub bucket_tables: BTreeMap<usize, String>,
 }
 
 /// Time plots are drawn for at most this many points of a set
@@ -325,6 +329,9 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
                 writeln!(page, "<h3>{}</h3>", html(&label.join(", "))).unwrap();
             }
             page.push_str(&table2(&grouped, &set.name, point));
+            if let Some(t) = set.bucket_tables.get(&point) {
+                page.push_str(t);
+            }
             if let Some(href) = set.run_pages.get(&point) {
                 writeln!(
                     page,
@@ -691,6 +698,7 @@ mod tests {
             points: points.iter().map(|p| p.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()).collect(),
             details: BTreeMap::new(),
             run_pages: BTreeMap::new(),
+            bucket_tables: BTreeMap::new(),
         }
     }
 

@@ -86,7 +86,9 @@ pub struct CountSummary {
     /// Bytes the flows' applications received, in all.
     pub delivered_bytes: u64,
     pub retransmitted_segments: u64,
-    pub timeouts: u64,
+    /// Retransmission timeouts of the flows, in all; `None` when an
+    /// engine does not know them (the emulator: pcaps do not tell).
+    pub timeouts: Option<u64>,
     /// The flows by size bucket ([`SIZE_BUCKETS`]), the buckets with at
     /// least one flow.
     pub buckets: Vec<BucketSummary>,
@@ -177,7 +179,9 @@ pub struct CountFlow {
     /// Delivered bytes·8 / fct, bit/s.
     pub goodput_bps: f64,
     pub retransmitted_segments: u64,
-    pub timeouts: u64,
+    /// Retransmission timeouts; `None` (an empty cell) when the engine
+    /// does not know (the emulator: pcaps do not tell).
+    pub timeouts: Option<u64>,
     /// The flow's FCT alone on the empty path, s (squall_sim::ideal);
     /// `None` (an empty cell) for an empty transfer.
     pub ideal_fct: Option<f64>,
@@ -231,7 +235,7 @@ pub fn count_flows_csv<'a>(rows: impl IntoIterator<Item = &'a CountFlow>) -> Str
             r.fct,
             r.goodput_bps,
             r.retransmitted_segments,
-            r.timeouts,
+            r.timeouts.map_or(String::new(), |n| n.to_string()),
             cell(r.ideal_fct),
             cell(r.slowdown)
         ));
@@ -266,6 +270,14 @@ pub struct EmuRunSummary<H, T> {
     pub stages: Vec<StageSummary>,
     pub hosts: BTreeMap<String, H>,
     pub timing: T,
+    /// Each `[[workload.tcp]]` entry with `count` or `arrivals`, its flows
+    /// summed up as in a simulated run's [`ReplicationSummary`]; absent
+    /// without such an entry.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tcp_counts: Vec<CountSummary>,
+    /// The rows of flows.csv (not in summary.json).
+    #[serde(skip)]
+    pub count_flows: Vec<CountFlow>,
 }
 
 #[derive(Serialize)]

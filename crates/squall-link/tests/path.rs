@@ -202,6 +202,62 @@ fn many_flows_each_keep_their_order_while_overtaking_each_other() {
     assert!(overtaken > 100, "{overtaken}");
 }
 
+/// A link that kept its flows' order as a FIFO (no flow order looked up)
+/// until a state shortened its delay from 100 ms to 10 ms: the packets
+/// sent after the change would arrive before those sent before it, and
+/// are held until those left (seed 000 §4.3). Every packet is 1 000
+/// bytes, 0.8 ms at 10 Mbit/s; the change comes at 5 ms, after the first
+/// 7 packets started (0, 0.8, ..., 4.8 ms), so the 8th arrives at
+/// 6.4 + 10 = 16.4 ms by the new delay and leaves only with the 7th, at
+/// 5.6 + 100 = 105.6 ms.
+#[test]
+fn packets_sent_after_a_shorter_delay_wait_for_their_flow() {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("10 Mbit/s".parse().unwrap());
+        s.delay = ms(100);
+    })]);
+    for i in 0..20 {
+        p.push(Instant::ZERO, packet(i, 1000));
+    }
+    let patch = StagePatch::default().with("delay", |c| c.delay = ms(10));
+    p.apply(Instant::from_millis(5), &Change::Set { stage: "s".into(), patch: Box::new(patch) });
+    let out = drain(&mut p);
+    let ids: Vec<u64> = out.iter().map(|d| d.packet.id.0).collect();
+    assert_eq!(ids, (0..20).collect::<Vec<u64>>());
+    assert_eq!(out[6].at, Instant::from_micros(105_600));
+    assert_eq!(out[7].at, Instant::from_micros(105_600), "held for packet 6, not at 16.4 ms");
+    // The last (16 + 10 = 26 ms) is held too.
+    assert_eq!(out[19].at, Instant::from_micros(105_600));
+}
+
+/// Link ARQ sends a frame again 5 ms after its error, after frames sent
+/// later: every flow still leaves in order, and the flows overtake each
+/// other.
+#[test]
+fn link_arq_keeps_every_flow_in_order() {
+    let mut p = path(vec![stage(|s| {
+        s.rate = Some("10 Mbit/s".parse().unwrap());
+        s.delay = ms(10);
+        s.error = ErrorModel::Packet(Probability::new(0.2).unwrap());
+        s.error_mode = ErrorMode::Arq(ArqConfig { delay: ms(5), retries: 20 });
+        s.send_buffer = BufferLimit::Packets(100);
+    })]);
+    for i in 0..400u64 {
+        p.push(Instant::from_micros(900 * i), Packet::new(PacketId(i), 1000, flow((i % 4) as u16)));
+    }
+    let out = drain(&mut p);
+    assert_eq!(out.len(), 400);
+    assert!(p.stats().conserved());
+    let mut last = std::collections::HashMap::new();
+    for d in &out {
+        if let Some(prev) = last.insert(d.packet.flow.src_port, d.packet.id.0) {
+            assert!(prev < d.packet.id.0, "flow {} reordered: {} after {prev}", d.packet.flow.src_port, d.packet.id.0);
+        }
+    }
+    let overtaken = out.windows(2).filter(|w| w[1].packet.id < w[0].packet.id).count();
+    assert!(overtaken > 10, "{overtaken}");
+}
+
 #[test]
 fn state_change_sets_parameters_at_one_instant() {
     let mut p = path(vec![stage(|s| s.rate = Some("1 Mbit/s".parse().unwrap()))]);

@@ -74,7 +74,7 @@ pub(crate) fn take_count_flows(
                 fct,
                 goodput_bps: t.goodput_bps,
                 retransmitted_segments: t.sender.retransmitted_segments,
-                timeouts: t.sender.timeouts,
+                timeouts: Some(t.sender.timeouts),
                 ideal_fct,
                 slowdown: ideal_fct.map(|i| fct / i),
             },
@@ -98,7 +98,7 @@ pub(crate) fn take_count_flows(
 
 /// Entry → size bucket → metric → statistics over the replications with
 /// flows in the bucket (`runs`: each replication's entry summaries).
-pub(crate) fn aggregate_buckets<'a>(
+pub fn aggregate_buckets<'a>(
     runs: impl IntoIterator<Item = &'a [CountSummary]>,
 ) -> BTreeMap<String, BTreeMap<String, BTreeMap<String, Summary>>> {
     let mut samples: BTreeMap<String, BTreeMap<String, BTreeMap<String, Vec<f64>>>> = BTreeMap::new();

@@ -8,6 +8,7 @@
 
 pub mod builtin;
 mod count_out;
+pub use count_out::aggregate_buckets;
 pub mod files;
 pub mod limits;
 pub mod sim;

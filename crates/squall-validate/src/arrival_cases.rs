@@ -155,7 +155,7 @@ fn bucket_checks(scenario: &Scenario, runs: &[RunResult]) -> Vec<Check> {
                     fct: t.transfer_time,
                     goodput_bps: t.goodput_bps,
                     retransmitted_segments: 0,
-                    timeouts: 0,
+                    timeouts: Some(0),
                     ideal_fct: ideal,
                     slowdown: ideal.map(|i| t.transfer_time / i),
                 })

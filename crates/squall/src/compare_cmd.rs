@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use squall_analysis::buckets::{BucketRow, MeanCi, bucket_rows};
 use squall_analysis::compare::{
     MatchedFlow, Overlay, PageInfo, TCP_METRICS, Tolerances, TraceFiles, UDP_METRICS, Verdict, display_relative,
     display_summary, metric_title, overlays, parity, write_report,
@@ -32,7 +33,10 @@ Both engines' runs are analysed from their pcaps by the same code, and each [[wo
 [[workload.udp]] entry is matched by name (its hosts, protocol and server port in each engine).
 
 Compared per flow: TCP goodput (bit/s), retransmitted data segments (%), mean RTT (s), elapsed time (s, first \
-packet to last received); UDP goodput, mean one-way delay, elapsed time. Each row has both engines' mean and \
+packet to last received); UDP goodput, mean one-way delay, elapsed time. Entries with `count` or `arrivals` are \
+compared by size bucket instead: each engine's flows.csv (FCT from the client's SYN to the last data reaching the \
+receiver, slowdown against the simulator's ideal FCT) gives its FCT/slowdown table, printed side by side and \
+written to DIR/fct_buckets.csv; they must come after the entries compared flow by flow. Each row has both engines' mean and \
 95% Student-t interval, the relative difference (emu - sim) / emu and a verdict: pass when its absolute value \
 is at most the tolerance.
 
@@ -139,19 +143,21 @@ fn check_comparable(source: &str, scenario: &Scenario) -> Result<()> {
              name = \"download\"\n  from = \"fixed\"\n  to = \"mobile\"\n  app = {{ bulk = \"5 MB\" }}"
         );
     }
+    // The emulator's server ports number every entry's flows in order: an
+    // `arrivals` entry has as many as its replication draws, so an entry
+    // compared flow by flow after it would listen on a port that changes
+    // with the replication.
+    let mut after_arrivals: Option<&str> = None;
     for f in &scenario.workload.tcp {
         let what = format!("{source}: [[workload.tcp]] `{}`", f.name);
-        if let Some(n) = f.count {
-            bail!(
-                "{what}: count = {n}: `squall compare` matches one flow per entry; run the entry with `squall sim` \
-                 (flows.csv) and `squall emu`, or write its flows as entries of their own"
-            );
-        }
-        if f.arrivals.is_some() {
-            bail!(
-                "{what}: arrivals: `squall compare` matches one flow per entry; run the entry with `squall sim` \
-                 (flows.csv) and `squall emu`, or write its flows as entries of their own"
-            );
+        match (after_arrivals, is_open_loop(f)) {
+            (_, true) if f.arrivals.is_some() => after_arrivals = Some(&f.name),
+            (Some(a), false) => bail!(
+                "{what} comes after the `arrivals` entry `{a}`: `squall compare` matches an entry without `count` or \
+                 `arrivals` by its server port in the emulator, which follows the flows of the entries before it; \
+                 write the `arrivals` entries last"
+            ),
+            _ => {}
         }
         match &f.app {
             TcpApp::Bulk(_) => {}
@@ -204,11 +210,22 @@ fn flow_addresses(
 /// squall_emu::workload::plan::tcp_server_port); UDP flows use the same ports in both.
 fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
     let mut out = Vec::new();
+    // The emulator's number of the entry's (first) flow: every entry's
+    // flows before it counted (squall_scenario::count).
+    let mut member = 0;
     for (i, f) in scenario.workload.tcp.iter().enumerate() {
+        let first = member;
+        if is_open_loop(f) {
+            // Compared by size bucket (flows.csv), not flow by flow.
+            member += squall_scenario::count::expand_tcp(scenario, i, scenario.seed).len();
+            continue;
+        }
+        member += 1;
         let what = format!("[[workload.tcp]] `{}`", f.name);
         let (from, to) = flow_addresses(scenario, &f.from, &f.to, f.ip_version, &what)?;
         let (_, sim_port) = squall_sim::tcp_ports(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
-        let emu_port = squall_emu::workload::plan::tcp_server_port(f, i).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+        let emu_port =
+            squall_emu::workload::plan::tcp_server_port(f, first).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
         let label = |port: u16| {
             // Any port at or above the ephemeral range is written `*`.
             let client = u16::MAX;
@@ -243,6 +260,109 @@ fn workload_flows(scenario: &Scenario) -> Result<Vec<MatchedFlow>> {
         });
     }
     Ok(out)
+}
+
+/// An entry that stands for many flows (`count`) or an arrival process
+/// of them (`arrivals`): compared by its FCT/slowdown table by size
+/// bucket rather than flow by flow.
+fn is_open_loop(f: &squall_scenario::TcpFlow) -> bool {
+    f.count.is_some() || f.arrivals.is_some()
+}
+
+/// The FCT/slowdown tables by size bucket of both engines' runs (the
+/// flows of `count` and `arrivals` entries), side by side: the text table
+/// and DIR/fct_buckets.csv's text; `None` without such flows.
+fn bucket_comparison(out: &Path, replications: u32) -> Result<Option<(String, String)>> {
+    let rows_of = |engine: &str| -> Result<Vec<BucketRow>> {
+        let counts = (0..replications)
+            .map(|r| crate::report_cmd::run_tcp_counts(&out.join(format!("{engine}/rep-{r}/result.json"))))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(bucket_rows(&crate::report_cmd::bucket_aggregate(&counts)))
+    };
+    let (sim, emu) = (rows_of("sim")?, rows_of("emu")?);
+    if sim.is_empty() && emu.is_empty() {
+        return Ok(None);
+    }
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in sim.iter().chain(&emu) {
+        if !keys.contains(&(r.entry.clone(), r.bucket.clone())) {
+            keys.push((r.entry.clone(), r.bucket.clone()));
+        }
+    }
+    let find =
+        |rows: &[BucketRow], k: &(String, String)| rows.iter().find(|r| r.entry == k.0 && r.bucket == k.1).cloned();
+    let cell = |m: MeanCi, digits: usize| match m.half_width {
+        Some(h) => format!("{:.digits$} ±{:.digits$}", m.mean, h),
+        None => format!("{:.digits$}", m.mean),
+    };
+    let header = [
+        "entry",
+        "bucket",
+        "flows sim/emu",
+        "completed sim/emu",
+        "FCT mean sim (s)",
+        "FCT mean emu (s)",
+        "slowdown sim",
+        "slowdown emu",
+    ];
+    let mut csv = String::from(
+        "entry,bucket,engine,replications,flows,completed,fct_mean_s,fct_ci95_half_s,fct_p99_s,slowdown_mean,\
+         slowdown_ci95_half,slowdown_p99\n",
+    );
+    let half = |m: MeanCi| m.half_width.map_or(String::new(), |h| format!("{h:.9}"));
+    let mut body = Vec::new();
+    for k in &keys {
+        let (s, e) = (find(&sim, k), find(&emu, k));
+        for (engine, r) in [("sim", &s), ("emu", &e)] {
+            if let Some(r) = r {
+                csv.push_str(&format!(
+                    "{},{},{engine},{},{:.1},{:.1},{:.9},{},{:.9},{:.6},{},{:.6}\n",
+                    r.entry,
+                    r.bucket,
+                    r.replications,
+                    r.flows,
+                    r.completed,
+                    r.fct.mean,
+                    half(r.fct),
+                    r.fct_p99.mean,
+                    r.slowdown.mean,
+                    half(r.slowdown),
+                    r.slowdown_p99.mean
+                ));
+            }
+        }
+        let show = |r: &Option<BucketRow>, f: &dyn Fn(&BucketRow) -> String| r.as_ref().map_or("-".to_string(), f);
+        body.push([
+            k.0.clone(),
+            k.1.clone(),
+            format!("{}/{}", show(&s, &|r| format!("{:.1}", r.flows)), show(&e, &|r| format!("{:.1}", r.flows))),
+            format!(
+                "{}/{}",
+                show(&s, &|r| format!("{:.1}", r.completed)),
+                show(&e, &|r| format!("{:.1}", r.completed))
+            ),
+            show(&s, &|r| cell(r.fct, 4)),
+            show(&e, &|r| cell(r.fct, 4)),
+            show(&s, &|r| cell(r.slowdown, 2)),
+            show(&e, &|r| cell(r.slowdown, 2)),
+        ]);
+    }
+    let mut widths = header.map(str::len);
+    for row in &body {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut text = String::new();
+    let mut line = |cells: &[&str]| {
+        let t: Vec<String> = cells.iter().zip(widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        text.push_str(&format!("  {}\n", t.join("  ").trim_end()));
+    };
+    line(&header);
+    for row in &body {
+        line(&row.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    Ok(Some((text, csv)))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -346,6 +466,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     let mut notes = analyse(Engine::Sim, &out.join("sim"), n, &hosts, &mut flows)?;
     notes.extend(analyse(Engine::Emu, &out.join("emu"), n, &hosts, &mut flows)?);
     let rows = parity(&flows, &tolerances);
+    let buckets = bucket_comparison(&out, n)?;
+    if let Some((_, csv)) = &buckets {
+        crate::output::write_atomic(&out.join("fct_buckets.csv"), csv)?;
+    }
 
     // The first replication of each engine, overlaid.
     let (sim0, emu0) = (out.join("sim/rep-0"), out.join("emu/rep-0"));
@@ -397,7 +521,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         .with_context(|| format!("cannot write the report in {}", out.display()))?;
 
     let table = args.format == crate::sim_cmd::Format::Table;
-    if table {
+    // With only `count` and `arrivals` entries there is no flow-by-flow table.
+    if table && !rows.is_empty() {
         crate::output::outln!(
             "\n{:<14} {:<14} {:>28} {:>28} {:>14} {:>9} {:>7}",
             "flow",
@@ -420,7 +545,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
                 r.verdict.as_str()
             );
         }
-    } else {
+    } else if !table {
         use crate::output::Cell;
         let mut printed = crate::output::Rows::new(&[
             "flow",
@@ -461,13 +586,28 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         }
         printed.print(args.format);
     }
+    if let Some((text, _)) = &buckets {
+        let title = format!(
+            "FCT and slowdown by size bucket (count and arrivals entries), over {n} replication(s) in each engine \
+             (mean ±95% CI half width; slowdown against the simulator's ideal FCT):"
+        );
+        if table {
+            crate::output::outln!("\n{title}\n{}", text.trim_end());
+        } else {
+            eprintln!("squall compare: {title}\n{}", text.trim_end());
+        }
+    }
     for note in &notes {
         eprintln!("squall compare: {note}");
     }
     if flagged > 0 {
         eprintln!("squall compare: warning: {flagged} emulated run(s) did not keep timing (see emu/rep-N/result.json)");
     }
-    let wrote = format!("wrote {0}/compare.csv, {0}/compare.html, {0}/plots/, {0}/sim/ and {0}/emu/", out.display());
+    let wrote = format!(
+        "wrote {0}/compare.csv, {0}/compare.html, {1}{0}/plots/, {0}/sim/ and {0}/emu/",
+        out.display(),
+        if buckets.is_some() { format!("{}/fct_buckets.csv, ", out.display()) } else { String::new() }
+    );
     if table {
         crate::output::outln!("\n{wrote}");
     } else {

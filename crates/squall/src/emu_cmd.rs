@@ -442,7 +442,11 @@ fn emu_summary(
     } else {
         squall_analysis::analyse_run(rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?
     };
-    let aggregate = Aggregate::of_one_run(&flows, &stages);
+    let mut aggregate = Aggregate::of_one_run(&flows, &stages);
+    // The flows of `count` and `arrivals` entries, one row each (flows.csv),
+    // and each entry's table by size bucket, as `squall sim` gives them.
+    let (tcp_counts, count_flows) = crate::emu_flows::emu_count_flows(&scenario, 0, &flows, d.end.as_secs_f64());
+    aggregate.tcp_count_buckets = squall_outputs::aggregate_buckets([tcp_counts.as_slice()]);
     let run = RunSummary {
         replication: 0,
         seed: scenario.seed,
@@ -451,6 +455,8 @@ fn emu_summary(
         stages,
         hosts: report.host_names.iter().cloned().zip(d.hosts.iter().cloned()).collect(),
         timing: d.timing.clone(),
+        tcp_counts,
+        count_flows,
     };
     let summary = EmuSummary {
         squall_version: env!("CARGO_PKG_VERSION"),
@@ -507,6 +513,11 @@ fn write_outputs(
     }
     let summary = emu_summary(rep, args, source, scenario, report, peak_rss_kb)?;
     crate::output::write_atomic(&out.join("summary.json"), serde_json::to_string_pretty(&summary)?)?;
+    let count_flows = &summary.runs[0].count_flows;
+    if !count_flows.is_empty() {
+        let csv = squall_analysis::summary_file::count_flows_csv(count_flows);
+        crate::output::write_atomic(&out.join("flows.csv"), csv)?;
+    }
     // `squall run` and `squall compare` print their own tables. In shell
     // mode stdout is the command's own (as in Mahimahi's shells, scripts
     // read it), so the table stays in summary.json and stdout carries
@@ -545,7 +556,8 @@ fn write_outputs(
     .filter_map(|(on, name)| on.then_some(name))
     .collect();
     if !args.files_moved_by_parent {
-        eprintln!("wrote {}/summary.json, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
+        let flows_csv = if summary.runs[0].count_flows.is_empty() { "" } else { ", flows.csv" };
+        eprintln!("wrote {}/summary.json{flows_csv}, scenario.toml and rep-0/ ({})", out.display(), written.join(", "));
     }
     let dropped = recording.dropped;
     if dropped.total() > 0 {

@@ -10,6 +10,7 @@ mod builtin;
 mod compare_cmd;
 mod ctl_cmd;
 mod emu_cmd;
+mod emu_flows;
 mod limits;
 mod mahimahi_flags;
 mod manifest;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use squall_analysis::buckets::{bucket_rows, bucket_table_html, bucket_table_text};
+use squall_analysis::buckets::{bucket_rows, bucket_table_html, bucket_table_section, bucket_table_text};
 use squall_analysis::detail::run_detail;
 use squall_analysis::report::{RunRecord, SetInfo, detail_points, metric, write_report};
 use squall_analysis::run_report::{self, run_figures};
@@ -196,6 +196,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
         let hosts: Vec<RunHost> = RunHost::gather(set.hosts.iter().map(|(name, address)| (name, address)));
         let mut details = BTreeMap::new();
         let mut run_pages = BTreeMap::new();
+        let mut set_buckets = BTreeMap::new();
         let detailed = detail_points(set.points.len());
         for (pi, point) in set.points.iter().enumerate() {
             let mut point_counts = Vec::new();
@@ -244,6 +245,9 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
             }
             let rows = bucket_rows(&bucket_aggregate(&point_counts));
             if !rows.is_empty() {
+                let heading =
+                    format!("<h4>FCT and slowdown by size bucket, over {} replication(s)</h4>", point_counts.len());
+                set_buckets.insert(pi, bucket_table_section(&rows, &heading));
                 let label: Vec<String> = point.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
                 bucket_tables.push((set.name.clone(), pi, label.join(", "), point_counts.len(), rows));
             }
@@ -255,6 +259,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
             points: set.points.iter().map(|p| p.params.clone()).collect(),
             details,
             run_pages,
+            bucket_tables: set_buckets,
         });
     }
     let total = manifest.sets.iter().flat_map(|s| &s.points).map(|p| p.runs.len()).sum::<usize>();
@@ -300,7 +305,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
 /// result.json: `tcp_counts` of a simulated run (one replication's
 /// summary), `runs[0].tcp_counts` of an emulated one (the child's
 /// summary.json); null if the run has none.
-fn run_tcp_counts(path: &Path) -> Result<serde_json::Value> {
+pub(crate) fn run_tcp_counts(path: &Path) -> Result<serde_json::Value> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
@@ -320,7 +325,7 @@ const BUCKET_METRICS: [&str; 8] =
 /// `tcp_counts` (`runs`): entry → bucket → metric → statistics over the
 /// replications with flows in the bucket, the shape
 /// [`bucket_rows`] reads from a `squall sim` summary.json.
-fn bucket_aggregate(runs: &[serde_json::Value]) -> serde_json::Value {
+pub(crate) fn bucket_aggregate(runs: &[serde_json::Value]) -> serde_json::Value {
     let mut samples: BTreeMap<String, BTreeMap<String, BTreeMap<&str, Vec<f64>>>> = BTreeMap::new();
     for entries in runs.iter().filter_map(serde_json::Value::as_array) {
         for c in entries {

@@ -268,6 +268,10 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> 
         fs::rename(entry.path(), dir.join(entry.file_name()))?;
     }
     fs::rename(work.join("summary.json"), dir.join("result.json"))?;
+    // The flows of `count` and `arrivals` entries, as a simulated run's.
+    if work.join("flows.csv").exists() {
+        fs::rename(work.join("flows.csv"), dir.join("flows.csv"))?;
+    }
     fs::remove_dir_all(&work)?;
     Ok(())
 }

@@ -250,6 +250,15 @@ fn bad_input_is_refused_with_the_file_and_the_key() {
 
     let tcp =
         |keys: &str| format!("{LINK}[[workload.tcp]]\nname = \"dl\"\nfrom = \"fixed\"\nto = \"mobile\"\n{keys}\n");
+    // An entry compared flow by flow after an `arrivals` entry: its
+    // server port in the emulator would change with the replication.
+    let open = format!(
+        "{LINK}[[workload.tcp]]\nname = \"web\"\nfrom = \"fixed\"\nto = \"mobile\"\napp = {{ bulk = \"5 KB\" }}\n\
+         arrivals = {{ gap = \"1 s\" }}\n[[workload.tcp]]\nname = \"dl\"\nfrom = \"fixed\"\nto = \"mobile\"\n\
+         app = {{ bulk = \"1 MB\" }}\n"
+    );
+    let e = refused(&open, &[]);
+    assert!(e.contains("[[workload.tcp]] `dl` comes after the `arrivals` entry `web`"), "{e}");
     let e = refused(&tcp("app = { bulk_for = \"5 s\" }"), &[]);
     assert!(e.contains("[[workload.tcp]] `dl`") && e.contains("bulk_for") && e.contains("bulk = "), "{e}");
     let e = refused(&tcp("app = { bulk = \"1 MB\" }\ncc = \"tahoe\""), &[]);
@@ -268,4 +277,158 @@ fn bad_input_is_refused_with_the_file_and_the_key() {
     let run = compare(&["/nonexistent/scenario.toml"]);
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("/nonexistent/scenario.toml"));
+}
+
+/// An open-loop workload of ~20 flows (Poisson arrivals, mean gap
+/// 0.6 s, sizes 5 KB or 40 KB) over 10 Mbit/s and 20 ms each way.
+fn open_loop_scenario(dir: &Path) -> PathBuf {
+    let path = dir.join("compare-open-loop.toml");
+    let text = r#"name = "compare-open-loop"
+duration = "12 s"
+seed = 1
+
+[[hosts]]
+name = "fixed"
+address = "10.0.0.1"
+[[hosts]]
+name = "mobile"
+address = "10.0.1.1"
+
+[[links]]
+between = ["fixed", "mobile"]
+[[links.downlink]]
+name = "down"
+rate = "10 Mbit/s"
+delay = "20 ms"
+queue = { packets = 100, drop = "tail" }
+[[links.uplink]]
+name = "up"
+rate = "10 Mbit/s"
+delay = "20 ms"
+queue = { packets = 100, drop = "tail" }
+
+[[workload.tcp]]
+name = "web"
+from = "fixed"
+to = "mobile"
+profile = "linux"
+cc = "reno"
+app = { bulk = { kind = "empirical", values = ["5 KB", "40 KB"] } }
+arrivals = { gap = { kind = "exponential", mean = "0.6 s" }, from = "0.5 s", until = "11 s" }
+"#;
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The FCT of a flow of `bytes` alone on [`open_loop_scenario`]'s path,
+/// counted by hand (Linux: initial window 10, 1 448-byte payloads in
+/// 1 500-byte packets with timestamps, 60-byte SYNs, 52-byte ACKs, one
+/// ACK per segment in slow start). At R = 10 Mbit/s a full packet takes
+/// τ = 1.2 ms, D = 20 ms each way:
+/// - handshake: 2 · (60·8/R + D) = 40.096 ms;
+/// - 5 KB = 4 segments, one round: 3τ + (656 + 52)·8/R + D
+///   = 3.6 + 0.5664 + 20 ms, FCT 64.2624 ms;
+/// - 40 KB = 28 segments, rounds of 10 and 18: the second starts one
+///   segment round trip after the first, (τ + D) + (52·8/R + D)
+///   = 41.2416 ms (more than the first round's 10τ = 12 ms), then
+///   17τ + (904 + 52)·8/R + D = 20.4 + 0.7648 + 20 ms, FCT 122.5024 ms.
+fn hand_fct(bytes: u64) -> f64 {
+    match bytes {
+        5_000 => 0.040_096 + 0.003_6 + 0.000_566_4 + 0.020,
+        40_000 => 0.040_096 + 0.041_241_6 + 0.020_4 + 0.000_764_8 + 0.020,
+        b => panic!("no hand count for {b} bytes"),
+    }
+}
+
+#[test]
+fn compare_tabulates_both_engines_fcts_by_size_bucket_against_a_hand_count() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let file = open_loop_scenario(tmp.path());
+    let out = tmp.path().join("out");
+    let run = compare(&[file.to_str().unwrap(), "--replications", "2", "--out", out.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{stdout}");
+    eprintln!("{stdout}");
+    assert!(stdout.contains("FCT and slowdown by size bucket"), "{stdout}");
+    let mut isolated = BTreeMap::new();
+    // Each engine's flows.csv, per replication.
+    let mut per_engine: BTreeMap<&str, Vec<Vec<BTreeMap<String, String>>>> = BTreeMap::new();
+    for engine in ["sim", "emu"] {
+        for r in 0..2 {
+            let rows = read_csv(&out.join(format!("{engine}/rep-{r}/flows.csv")));
+            assert!(rows.len() >= 10, "{engine} rep-{r}: {} flows", rows.len());
+            let starts: Vec<f64> = rows.iter().map(|f| num(f, "start_s")).collect();
+            for (k, f) in rows.iter().enumerate() {
+                assert_eq!(f["completed"], "true", "{engine} rep-{r}: {f:?}");
+                // Alone on the path: no other flow starts within 0.25 s
+                // (an FCT is at most ~0.13 s here).
+                let alone = starts.iter().enumerate().all(|(j, s)| j == k || (s - starts[k]).abs() > 0.25);
+                if !alone {
+                    continue;
+                }
+                let (bytes, fct) = (num(f, "bytes") as u64, num(f, "fct_s"));
+                let hand = hand_fct(bytes);
+                // The simulator's TCP is the count's model: exact to the
+                // nanosecond; Linux through the emulator within 10% (its
+                // ACK and wake-up timing, the bulk tool's 8-byte header).
+                let tolerance = if engine == "sim" { 1e-6 } else { 0.1 * hand };
+                assert!(
+                    (fct - hand).abs() <= tolerance,
+                    "{engine} rep-{r} isolated flow: FCT {fct} s, hand count {hand} s: {f:?}"
+                );
+                let slowdown = num(f, "slowdown");
+                assert!((slowdown - fct / hand).abs() < 1e-6, "{engine}: slowdown against the ideal FCT: {f:?}");
+                *isolated.entry(engine).or_insert(0) += 1;
+            }
+            per_engine.entry(engine).or_default().push(rows);
+        }
+    }
+    for engine in ["sim", "emu"] {
+        assert!(isolated.get(engine).copied().unwrap_or(0) >= 8, "{engine}: isolated flows {isolated:?}");
+    }
+    // Both engines ran the same flows: sizes in order, starts within
+    // the emulator's start-up latency.
+    for (r, (sim, emu)) in per_engine["sim"].iter().zip(&per_engine["emu"]).enumerate() {
+        assert_eq!(sim.len(), emu.len(), "rep-{r}");
+        for (s, e) in sim.iter().zip(emu) {
+            assert_eq!(s["bytes"], e["bytes"], "rep-{r}");
+            assert!((num(s, "start_s") - num(e, "start_s")).abs() < 0.05, "rep-{r}: {s:?} {e:?}");
+        }
+    }
+    // fct_buckets.csv: each engine's mean over the replications of each
+    // replication's mean FCT (and slowdown) of the bucket, from the rows.
+    let buckets = read_csv(&out.join("fct_buckets.csv"));
+    assert_eq!(buckets.len(), 4, "two buckets in each engine: {buckets:?}");
+    for b in &buckets {
+        let (engine, bucket) = (b["engine"].as_str(), b["bucket"].as_str());
+        let size = if bucket == "<10KB" { 5_000 } else { 40_000 };
+        assert_eq!(bucket, if size == 5_000 { "<10KB" } else { "10KB-100KB" });
+        let means = |column: &str| -> Vec<f64> {
+            per_engine[engine]
+                .iter()
+                .map(|rows| {
+                    let xs: Vec<f64> =
+                        rows.iter().filter(|f| num(f, "bytes") as u64 == size).map(|f| num(f, column)).collect();
+                    xs.iter().sum::<f64>() / xs.len() as f64
+                })
+                .collect()
+        };
+        let (fct, slowdown) = (means("fct_s"), means("slowdown"));
+        assert!((num(b, "fct_mean_s") - (fct[0] + fct[1]) / 2.0).abs() < 1e-8, "{b:?} {fct:?}");
+        assert!((num(b, "slowdown_mean") - (slowdown[0] + slowdown[1]) / 2.0).abs() < 1e-5, "{b:?}");
+        // Two replications: t(0.975, 1) = 12.7062 times the standard
+        // error |a − b| / 2.
+        let half = 12.706_204_7 * (fct[0] - fct[1]).abs() / 2.0;
+        assert!((num(b, "fct_ci95_half_s") - half).abs() < 1e-9 + 1e-6 * half, "{b:?} {fct:?}");
+        // No flow beats its hand count; the bucket's mean FCT stays near it
+        // (a few flows overlap and queue behind each other).
+        let hand = hand_fct(size);
+        let mean = num(b, "fct_mean_s");
+        assert!(mean >= hand * 0.97 && mean <= hand * 1.3, "{engine} {bucket}: mean FCT {mean} s, hand count {hand} s");
+    }
+    no_namespaces_left(&out, 2);
 }

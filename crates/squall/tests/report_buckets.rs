@@ -121,6 +121,37 @@ fn check_table_against_flows(rows: &[BTreeMap<String, String>], stdout: &str) {
     }
 }
 
+/// The rows of entry `web` in the bucket tables of `html` (report.html),
+/// one line each as the terminal prints them (cells two spaces apart),
+/// so that [`check_table_against_flows`] reads them as it reads stdout.
+fn html_table_lines(html: &str) -> String {
+    html.split("<tr>")
+        .filter(|row| row.starts_with("<td>web</td>"))
+        .map(|row| {
+            // Cells as text: `<10KB` is written `&lt;10KB`.
+            let cells: Vec<String> = row
+                .split("<td>")
+                .skip(1)
+                .map(|c| c.split("</td>").next().unwrap_or_default().replace("&lt;", "<").replace("&gt;", ">"))
+                .collect();
+            format!("  {}\n", cells.join("  "))
+        })
+        .collect()
+}
+
+/// The terminal's table rows of entry `web`, as [`html_table_lines`] gives
+/// the HTML's (cells two spaces apart).
+fn text_table_lines(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("web "))
+        .map(|l| {
+            let cells: Vec<&str> = l.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
+            format!("  {}\n", cells.join("  "))
+        })
+        .collect()
+}
+
 #[test]
 fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flows() {
     let dir = tempfile::tempdir().unwrap();
@@ -130,9 +161,15 @@ fn the_bucket_table_of_an_open_loop_run_matches_a_hand_computation_from_its_flow
     ok(squall(&["sim", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "--no-pcap", "--no-events"]));
     let rows = csv_rows(&std::fs::read_to_string(out.join("flows.csv")).unwrap());
     let o = ok(squall(&["report", out.to_str().unwrap()]));
-    check_table_against_flows(&rows, &String::from_utf8_lossy(&o.stdout));
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    check_table_against_flows(&rows, &stdout);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Flow completion time and slowdown by size bucket"), "report.html has the table");
+    // report.html's table: the same cells as the terminal's, and the hand
+    // computation's numbers.
+    let lines = html_table_lines(&html);
+    assert_eq!(lines, text_table_lines(&stdout));
+    check_table_against_flows(&rows, &lines);
 }
 
 /// `squall report` of a `squall run` experiment prints the same table for
@@ -157,4 +194,11 @@ fn the_bucket_table_of_an_experiment_point_matches_a_hand_computation_from_its_r
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(stdout.contains("set a, point 0: FCT and slowdown by size bucket, over 3 replication(s)"), "{stdout}");
     check_table_against_flows(&rows, &stdout);
+    // report.html has the point's table under the point's: the same
+    // cells as the terminal's, and the hand computation's numbers.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h4>FCT and slowdown by size bucket, over 3 replication(s)</h4>"), "report.html");
+    let lines = html_table_lines(&html);
+    assert_eq!(lines, text_table_lines(&stdout));
+    check_table_against_flows(&rows, &lines);
 }

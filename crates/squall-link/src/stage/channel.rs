@@ -67,9 +67,27 @@ struct InFlight {
     in_send_buffer: bool,
     in_receive_buffer: bool,
     complete: bool,
-    /// The flow's order it keeps ([`FlowOrders`]); `None` when the link
-    /// may reorder (it was taken with `reorder` on).
-    order: Option<u32>,
+    /// How the packet keeps its flow's order.
+    order: Order,
+}
+
+/// How a packet on the link keeps its flow's order (seed 000 §4.3: the
+/// receive buffer hands a flow's packets on in the order they entered,
+/// unless the stage lets the link reorder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    /// None kept: it was taken with `reorder` on.
+    Free,
+    /// Kept by the link itself. Until one packet can overtake another, the
+    /// link is a FIFO: frames are sent once each, packet after packet, in
+    /// the order the packets entered, and arrive in the order they were
+    /// sent, so every packet is complete after those that entered before
+    /// it and no flow order needs to be looked up. The first frame that
+    /// may overtake ([`Channel::keep_flow_orders`]) gives every such
+    /// packet its place in [`FlowOrders`].
+    Fifo,
+    /// Its place in flow order `i` of [`FlowOrders`].
+    Queue(u32),
 }
 
 /// Per flow, the packets on the link in the order they entered it: the
@@ -253,8 +271,13 @@ pub(crate) struct Channel {
     slots: Vec<Option<InFlight>>,
     free_slots: Vec<usize>,
     next_seq: u64,
-    /// Per flow, packets on the link in the order they entered it.
+    /// Per flow, packets on the link in the order they entered it; used
+    /// once a packet could overtake another (`overtaking`).
     orders: FlowOrders,
+    /// A frame has been sent again by link ARQ or has arrival time before
+    /// a frame sent earlier: from then on every packet takes its place in
+    /// `orders` (see [`Order::Fifo`]).
+    overtaking: bool,
     /// Every fragmentation the link has had, each once. A packet keeps the
     /// index of the one it entered under. The table's length is bounded by
     /// the distinct fragmentations the scenario's states name.
@@ -305,6 +328,7 @@ impl Channel {
             free_slots: Vec::new(),
             next_seq: 0,
             orders: FlowOrders::default(),
+            overtaking: false,
             fragmentations: vec![config.fragmentation.clone()],
             fragmentation: 0,
             last_tx_time: Duration::from_millis(1),
@@ -547,7 +571,13 @@ impl Channel {
         self.next_seq += 1;
         let flow = packet.flow;
         let slot = self.free_slots.pop().unwrap_or(self.slots.len());
-        let order = (!self.config.reorder).then(|| self.orders.join(flow, slot, seq));
+        let order = if self.config.reorder {
+            Order::Free
+        } else if self.overtaking {
+            Order::Queue(self.orders.join(flow, slot, seq))
+        } else {
+            Order::Fifo
+        };
         let entry = InFlight {
             packet,
             seq,
@@ -707,6 +737,8 @@ impl Channel {
                         } else {
                             self.stats.retransmissions += 1;
                         }
+                        // The frame is sent again after frames sent later.
+                        self.keep_flow_orders();
                         let ready = now + arq.delay;
                         self.timer_seq += 1;
                         self.retransmissions.push(Reverse(Retransmission {
@@ -775,6 +807,8 @@ impl Channel {
         let entry = (arrival, self.timer_seq, tx.slot, tx.seq);
         match self.arrivals.back() {
             Some(last) if (last.0, last.1) > (entry.0, entry.1) => {
+                // It arrives before a frame sent earlier.
+                self.keep_flow_orders();
                 let at = self.arrivals.partition_point(|e| (e.0, e.1) <= (entry.0, entry.1));
                 self.arrivals.insert(at, entry);
             }
@@ -801,8 +835,30 @@ impl Channel {
         }
         f.complete = true;
         match f.order {
-            None => self.deliver(now, slot, log, out),
-            Some(order) => self.release_in_order(now, order, log, out),
+            Order::Free | Order::Fifo => self.deliver(now, slot, log, out),
+            Order::Queue(order) => self.release_in_order(now, order, log, out),
+        }
+    }
+
+    /// A frame may overtake another from now on (link ARQ, jitter, a
+    /// shorter delay, netem's packets sent early): the packets that kept
+    /// their order by the link's FIFO take their places in their flows'
+    /// orders, in the order they entered, as they would have had they
+    /// joined when taken. None of them is complete yet (a complete FIFO
+    /// packet is delivered at once), and none has been overtaken: until
+    /// this frame, every frame was sent once and arrives in sending order.
+    fn keep_flow_orders(&mut self) {
+        if self.overtaking {
+            return;
+        }
+        self.overtaking = true;
+        let mut fifo: Vec<(u64, usize)> = (self.slots.iter().enumerate())
+            .filter_map(|(slot, f)| f.as_ref().filter(|f| f.order == Order::Fifo).map(|f| (f.seq, slot)))
+            .collect();
+        fifo.sort_unstable();
+        for (seq, slot) in fifo {
+            let f = self.slots[slot].as_mut().expect("live slot");
+            f.order = Order::Queue(self.orders.join(f.packet.flow, slot, seq));
         }
     }
 
@@ -900,7 +956,7 @@ impl Channel {
             self.recorder.log(log, now, EventKind::Drop(reason), Some(&f.packet));
         }
         self.release_allocation_if_empty(queue_empty);
-        if let Some(order) = f.order {
+        if let Order::Queue(order) = f.order {
             // Packets of the flow waiting behind this one may go now.
             self.release_in_order(now, order, log, out);
         }
@@ -1030,6 +1086,62 @@ mod tests {
             src_port: 1,
             dst_port: 2,
         }
+    }
+
+    /// Sends `n` packets of 1 000 bytes, flows 0..flows in turn, 0.1 ms
+    /// apart, into a channel of `config` and runs it until it is idle;
+    /// returns the channel and the delivered packets' ids.
+    fn run(config: &StageConfig, n: u32, flows: u32) -> (Channel, Vec<u64>) {
+        let recorder =
+            Recorder { stage: "s".into(), direction: crate::Direction::Downlink, recording: Default::default() };
+        let mut c = Channel::new(config, recorder, |name| crate::rng::stream(1, name));
+        let (mut log, mut out) = (Vec::new(), Vec::new());
+        let mut i = 0;
+        loop {
+            let next_packet = (i < n).then(|| Instant::from_micros(100 * u64::from(i)));
+            let next = match (next_packet, c.next_timer()) {
+                (Some(p), Some((t, _))) if t < p => c.next_timer().map(|(t, d)| (t, Some(d))),
+                (Some(p), _) => Some((p, None)),
+                (None, t) => t.map(|(t, d)| (t, Some(d))),
+            };
+            let Some((now, due)) = next else { break };
+            match due {
+                Some(due) => c.fire_timer(now, due, true, &mut log, &mut out),
+                None => {
+                    c.take(Packet::new(crate::PacketId(u64::from(i)), 1000, flow(i % flows)));
+                    i += 1;
+                }
+            }
+            c.try_transmit(now, &mut log);
+        }
+        let ids = out.iter().map(|(_, p)| p.id.0).collect();
+        (c, ids)
+    }
+
+    /// A FIFO link (constant delay, no ARQ) delivers every flow in order
+    /// without the flow order map; a link whose frames overtake (jitter)
+    /// keeps its flows' orders in the map and still delivers each in order.
+    #[test]
+    fn flow_orders_only_once_a_frame_can_overtake() {
+        let mut fifo = StageConfig::named("s");
+        fifo.rate = Some("10 Mbit/s".parse().unwrap());
+        fifo.delay = Duration::from_millis(20);
+        let (c, ids) = run(&fifo, 300, 3);
+        assert_eq!(ids, (0..300).collect::<Vec<u64>>());
+        assert!(!c.overtaking);
+        assert!(c.orders.index.is_empty() && c.orders.queues.is_empty(), "a FIFO link needs no flow order");
+
+        let mut jitter = fifo.clone();
+        jitter.jitter = Some(Distribution::Uniform { low: Duration::ZERO, high: Duration::from_millis(50) });
+        let (c, ids) = run(&jitter, 300, 3);
+        assert!(c.overtaking);
+        assert_eq!(c.orders.queues.len(), 3, "one order per flow");
+        assert_eq!(ids.len(), 300);
+        for f in 0..3 {
+            let of_flow: Vec<u64> = ids.iter().copied().filter(|i| i % 3 == f).collect();
+            assert!(of_flow.windows(2).all(|w| w[0] < w[1]), "flow {f} reordered");
+        }
+        assert!(ids.windows(2).any(|w| w[1] < w[0]), "the jitter reorders across flows");
     }
 
     /// Empty queues stay with their flows until the flows known reach the
