@@ -303,13 +303,16 @@ fn mm_loss(line: &Line, shell: &Word, args: &[Word], name: &str) -> Result<Pair,
     Ok(if downlink { (Some(stage), None) } else { (None, Some(stage)) })
 }
 
+/// An option's value and where it is in the line.
+type Valued = (String, Range<usize>);
+
 /// `mm-link [OPTIONS] UPLINK-TRACE DOWNLINK-TRACE [OPTIONS]`.
 fn mm_link(line: &Line, shell: &Word, args: &[Word], name: &str) -> Result<Pair, ScenarioError> {
     let usage = "expected `mm-link [--once] [--uplink-queue=TYPE --uplink-queue-args=ARGS] [--downlink-queue=TYPE --downlink-queue-args=ARGS] UPLINK-TRACE DOWNLINK-TRACE` (linkshell.cc)";
     let mut files: Vec<&Word> = Vec::new();
     let mut once = false;
     // (type, args) per direction: up, down.
-    let mut queues: [(Option<(String, Range<usize>)>, Option<(String, Range<usize>)>); 2] = Default::default();
+    let mut queues: [(Option<Valued>, Option<Valued>); 2] = Default::default();
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
@@ -321,7 +324,7 @@ fn mm_link(line: &Line, shell: &Word, args: &[Word], name: &str) -> Result<Pair,
             Some((o, v)) => (o, Some(v.to_string())),
             None => (option, None),
         };
-        let mut value = || -> Result<(String, Range<usize>), ScenarioError> {
+        let mut value = || -> Result<Valued, ScenarioError> {
             if let Some(v) = &inline {
                 return Ok((v.clone(), w.span.clone()));
             }

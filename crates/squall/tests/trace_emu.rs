@@ -1,8 +1,12 @@
-//! A trace-driven link and netem's jitter in `squall emu` (issue 30): iperf3 over a Mahimahi
-//! trace measures the trace's capacity, computed from the file in the
-//! test. Needs root and network namespaces: without them the test is
-//! skipped with a message, except under CI=true, where it fails (as
-//! tests/emu/).
+//! Issue 30's inputs in `squall emu`, each seen by a real tool against an
+//! expectation computed in the test: iperf3 over a Mahimahi trace
+//! measures the trace's capacity (computed from the file); ping sees the
+//! rate, delay, jitter, loss and corruption series phase by phase, a
+//! per-packet delay sequence in order, a background pattern's queueing,
+//! netem's jitter, duplicate, reorder (with gap) and slot, and mm-onoff's
+//! on/off periods. Needs root and network namespaces: without them the
+//! tests are skipped with a message, except under CI=true, where they
+//! fail (as tests/emu/).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -602,8 +606,8 @@ delay = "10 ms"
 /// arrives corrupted with that probability; its kernel finds the bad IP
 /// or ICMP checksum (every single-bit error changes a one's complement
 /// sum, RFC 1071), counts it (`/proc/net/snmp`: Ip InHdrErrors, Icmp
-/// InCsumErrors) and does not answer. Echo k is sent at 0.2 + 0.01 (k −
-/// 1) s; those within 0.15 s of a step are left out of the phases. The
+/// InCsumErrors) and does not answer. Echo k is sent at
+/// 0.2 + 0.01 (k − 1) s; those within 0.15 s of a step are left out of the phases. The
 /// corruption-free phase loses none, the others' unanswered fractions
 /// are within 3.5 binomial standard errors of 30 % and 10 %, and the
 /// kernel counted exactly as many checksum errors as echoes went
