@@ -77,6 +77,36 @@ pub fn read_capture_from<R: std::io::Read>(file: &str, input: R) -> Result<Vec<C
     Ok(out)
 }
 
+/// The records of a host's capture that are not IP packets squall parses
+/// (`record N: reason`, in order): a stage in `error_mode = "corrupt"`
+/// flips bits anywhere in a packet, its IP header too (an IHL of 4, a
+/// version of 5), and the receiving host's capture keeps what arrived.
+/// [`read_capture_skipping`] leaves them out of a run's analysis; the
+/// engine says how many there were.
+pub fn unparsed_records(path: &Path) -> Result<Vec<String>, CaptureError> {
+    Ok(read_capture_skipping(path)?.1)
+}
+
+/// [`read_capture`], leaving out the records that are not IP packets (see
+/// [`unparsed_records`]), which are returned beside the packets.
+pub fn read_capture_skipping(path: &Path) -> Result<(Vec<Captured>, Vec<String>), CaptureError> {
+    let file = path.display().to_string();
+    let f = File::open(path).map_err(|source| CaptureError::Open { file: file.clone(), source })?;
+    let mut reader =
+        PcapReader::new(BufReader::new(f)).map_err(|source| CaptureError::Format { file: file.clone(), source })?;
+    let (mut out, mut unparsed) = (Vec::new(), Vec::new());
+    let mut record = 0;
+    while let Some(p) = reader.next_packet() {
+        record += 1;
+        let p = p.map_err(|source| CaptureError::Format { file: file.clone(), source })?;
+        match parse_ip(Instant::from_nanos(p.timestamp.as_nanos() as u64), &p.data) {
+            Ok(c) => out.push(c),
+            Err(reason) => unparsed.push(format!("record {record}: {reason}")),
+        }
+    }
+    Ok((out, unparsed))
+}
+
 /// Parses the headers of one raw IPv4 or IPv6 packet.
 pub fn parse_ip(time: Instant, data: &[u8]) -> Result<Captured, String> {
     let headers = LaxPacketHeaders::from_ip(data).map_err(|e| format!("not an IP packet: {e}"))?;

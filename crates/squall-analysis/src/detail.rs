@@ -8,7 +8,7 @@ use std::path::Path;
 
 use squall_link::{EventKind, Protocol};
 
-use crate::capture::read_capture;
+use crate::capture::read_capture_skipping;
 use crate::flows::{AnalysisError, RunHost};
 use crate::plot::{Mark, Series, Shade};
 
@@ -41,7 +41,7 @@ pub fn run_detail(dir: &Path, hosts: &[RunHost]) -> Result<RunDetail, AnalysisEr
         let mut first_seq: BTreeMap<String, u32> = BTreeMap::new();
         let mut highest: BTreeMap<String, i64> = BTreeMap::new();
         let mut count: BTreeMap<String, f64> = BTreeMap::new();
-        for c in read_capture(&path)?.into_iter().filter(|c| host.addresses.has(c.flow.src)) {
+        for c in read_capture_skipping(&path)?.0.into_iter().filter(|c| host.addresses.has(c.flow.src)) {
             let name = c.flow.to_string();
             let t = c.time.as_secs_f64();
             let (y, retransmitted) = match (c.flow.protocol, c.tcp) {

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Serialize;
 use squall_link::{Addresses, EventKind, FlowKey, Instant, Protocol};
 
-use crate::capture::{Captured, read_capture};
+use crate::capture::{Captured, read_capture_skipping};
 use crate::stats::{mean, percentile, std_dev};
 
 /// A host of the run: its name (its pcap is `NAME.pcap`) and addresses
@@ -143,7 +143,9 @@ pub fn analyse_run(dir: &Path, hosts: &[RunHost]) -> Result<Vec<FlowStats>, Anal
         if !path.exists() {
             continue;
         }
-        for c in read_capture(&path)? {
+        // A record corrupted on the way (error_mode = "corrupt") is left
+        // out; the engine warns of it (capture::unparsed_records).
+        for c in read_capture_skipping(&path)?.0 {
             if host.addresses.has(c.flow.src) {
                 sent.entry(c.flow).or_insert_with(|| (host.name.clone(), Vec::new())).1.push(c);
             } else if host.addresses.has(c.flow.dst) {

@@ -33,7 +33,8 @@ pub enum Surface {
     ScenarioSim,
     /// A `--set KEY=VALUE` argument applied to a built-in scenario.
     SetOverride,
-    /// A netem one-liner (`--link "rate 10mbit delay 50ms loss 1%"`).
+    /// A `--link` one-liner: netem's words (`rate 10mbit delay 50ms loss
+    /// 1%`) or Mahimahi's shells (`mm-delay 20 mm-loss uplink 0.1`).
     Netem,
     /// An experiment file, its run count and its first sweep points.
     Experiment,
@@ -121,7 +122,7 @@ impl Surface {
             Surface::Scenario => scenario(data).map(|s| format!("{} host(s)", s.hosts.len())),
             Surface::ScenarioSim => scenario_sim(data),
             Surface::SetOverride => set_override(data),
-            Surface::Netem => squall_scenario::parse_netem(text(data)?).map(|_| "a stage".into()).map_err(show),
+            Surface::Netem => netem(text(data)?),
             Surface::Experiment => experiment(data),
             Surface::SnrFile => squall_scenario::snr_file::parse_snr_csv(text(data)?)
                 .map(|t| format!("{} slot(s)", t.rows.len()))
@@ -155,6 +156,22 @@ impl Surface {
 
 fn show(e: squall_scenario::ScenarioError) -> String {
     format!("{e:?}")
+}
+
+/// A `--link` line: netem's options as a stage, or a line of Mahimahi
+/// shells (`mahimahi_line`) as the two directions. An `mm-link` file the
+/// data names is only read when it is a regular file (never a device or a
+/// pipe the fuzzer happens to name).
+fn netem(line: &str) -> Result<String, String> {
+    if !squall_scenario::mahimahi_line::is_mm_line(line) {
+        return squall_scenario::parse_netem(line).map(|_| "a stage".into()).map_err(show);
+    }
+    if line.split_whitespace().any(|w| std::path::Path::new(w).exists() && !std::path::Path::new(w).is_file()) {
+        return Err("names a file that is not a regular file".into());
+    }
+    squall_scenario::scenario_from_netem(line, None)
+        .map(|s| format!("{} + {} stage(s)", s.links[0].downlink.len(), s.links[0].uplink.len()))
+        .map_err(show)
 }
 
 fn text(data: &[u8]) -> Result<&str, String> {

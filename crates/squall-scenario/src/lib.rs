@@ -21,6 +21,7 @@ pub mod flow_cdf;
 mod load;
 pub mod loss_sequence;
 pub mod mahimahi;
+pub mod mahimahi_line;
 pub mod mahimahi_shells;
 mod netem;
 mod overrides;

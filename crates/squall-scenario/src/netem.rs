@@ -83,7 +83,22 @@ pub fn parse_netem(spec: &str) -> Result<StageConfig, ScenarioError> {
 /// and no loss. Stages are named `netem-down` and `netem-up`. The run lasts
 /// 60 s; there is no workload: the caller adds one (or, in emulation, runs
 /// real applications).
+///
+/// A line of Mahimahi shells (`mm-delay 20 mm-loss uplink 0.1 mm-link
+/// up.trace down.trace`, [`crate::mahimahi_line`]) gives both directions
+/// instead, and its `mm-onoff` shells' blackouts; it takes no `up`.
 pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, ScenarioError> {
+    if crate::mahimahi_line::is_mm_line(down) {
+        if let Some(up) = up {
+            return Err(ScenarioError::new(ErrorKind::Netem, "--uplink", Some(up), Some(0..up.len())).message(
+                "a line of Mahimahi shells gives both directions (mm-delay delays both, mm-loss and mm-onoff name theirs, mm-link takes both traces); leave --uplink out",
+            ));
+        }
+        let mm = crate::mahimahi_line::parse_mm_line(down, "--link")?;
+        let mut scenario = two_hosts(mm.downlink, mm.uplink, format!("Mahimahi: {}", down.trim()));
+        scenario.blackouts = mm.blackouts;
+        return Ok(scenario);
+    }
     let downlink = parse_named(down, "netem-down", "netem (downlink)")?;
     let uplink = match up {
         Some(up) => parse_named(up, "netem-up", "netem (uplink)")?,
@@ -99,7 +114,12 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
         Some(up) => format!("netem: downlink `{}`, uplink `{}`", down.trim(), up.trim()),
         None => format!("netem: downlink `{}`", down.trim()),
     };
-    Ok(Scenario {
+    Ok(two_hosts(vec![downlink], vec![uplink], description))
+}
+
+/// The two-host scenario of a one-liner over `downlink` and `uplink`.
+fn two_hosts(downlink: Vec<StageConfig>, uplink: Vec<StageConfig>, description: String) -> Scenario {
+    Scenario {
         name: "netem".to_string(),
         description: Some(description),
         seed: 1,
@@ -133,18 +153,14 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
             },
         ],
         host_groups: Vec::new(),
-        links: vec![Link {
-            between: ["fixed".to_string(), "mobile".to_string()],
-            downlink: vec![downlink],
-            uplink: vec![uplink],
-        }],
+        links: vec![Link { between: ["fixed".to_string(), "mobile".to_string()], downlink, uplink }],
         states: Vec::new(),
         state_series: None,
         blackouts: Vec::new(),
         workload: Workload::default(),
         inline: None,
         record: Vec::new(),
-    })
+    }
 }
 
 /// The two directions of a netem-made scenario in one line, as the first
@@ -155,6 +171,18 @@ pub fn scenario_from_netem(down: &str, up: Option<&str>) -> Result<Scenario, Sce
 pub fn describe_netem_directions(scenario: &Scenario, uplink_given: bool) -> String {
     let stage = |dir: &[StageConfig]| dir.first().map_or_else(|| "none".to_string(), describe_stage);
     let Some(link) = scenario.links.first() else { return String::new() };
+    if scenario.description.as_deref().is_some_and(|d| d.starts_with("Mahimahi: ")) {
+        // Every shell's stage, in the order a packet crosses them.
+        let stage = |dir: &[StageConfig]| {
+            dir.iter().map(|s| format!("{} ({})", s.name, describe_stage(s))).collect::<Vec<_>>().join(" -> ")
+        };
+        let onoff: Vec<String> = scenario
+            .blackouts
+            .iter()
+            .map(|b| format!("; {:?} on/off as mm-onoff", b.direction).to_lowercase())
+            .collect();
+        return format!("--link: downlink {}; uplink {}{}", stage(&link.downlink), stage(&link.uplink), onoff.concat());
+    }
     format!(
         "--link: downlink {}; uplink {}{}",
         stage(&link.downlink),
@@ -173,6 +201,15 @@ fn describe_stage(s: &StageConfig) -> String {
         let ms = ns / 1e6;
         if (ms - ms.round()).abs() < 1e-9 { format!("{ms:.0} ms") } else { format!("{ms} ms") }
     };
+    if let Some(t) = &s.trace {
+        let file = t.file.as_deref().unwrap_or("inline");
+        let last = t.opportunities_ms.last().copied().unwrap_or(0);
+        parts.push(format!(
+            "trace {file}: {} opportunities per {last} ms{}",
+            t.opportunities_ms.len(),
+            if t.once { ", once" } else { "" }
+        ));
+    }
     let delay = s.delay.as_nanos() as f64;
     let order = if s.reorder { "reordering" } else { "in order" };
     match &s.jitter {

@@ -440,6 +440,19 @@ fn emu_summary(
     let flows = if args.common.no_pcap {
         Vec::new()
     } else {
+        for h in &hosts {
+            let pcap = rep.join(format!("{}.pcap", h.name));
+            if let Ok(unparsed) = squall_analysis::capture::unparsed_records(&pcap)
+                && let Some(first) = unparsed.first()
+            {
+                eprintln!(
+                    "squall emu: warning: {}: {} record(s) are not IP packets (the first, {first}), left out of the flow table; \
+                     a stage with error_mode = \"corrupt\" flips bits in IP headers too",
+                    pcap.display(),
+                    unparsed.len()
+                );
+            }
+        }
         squall_analysis::analyse_run(rep, &hosts).with_context(|| format!("analysing {}", rep.display()))?
     };
     let mut aggregate = Aggregate::of_one_run(&flows, &stages);

@@ -158,9 +158,13 @@ enum TraceCommand {
         /// Capture: only the packets to this IPv4 address (the receiver).
         #[arg(long)]
         to: Option<std::net::Ipv4Addr>,
-        /// The format to write.
-        #[arg(long, value_enum, default_value_t = Format::Mahimahi)]
-        format: Format,
+        /// The format to write: mahimahi or series (from the departures),
+        /// or, from a run only, per-packet sequences replayed with `order =
+        /// "sequence"`: delays (each delivered packet's time in the stage,
+        /// a jitter), gaps and sizes (between and of the packets entering
+        /// it, a background pattern's `gap` and `size`).
+        #[arg(long, value_enum, default_value_t = RecordFormat::Mahimahi)]
+        format: RecordFormat,
         /// --format series: the rate series' interval, whole ms.
         #[arg(long, default_value = "100 ms")]
         interval: Duration,
@@ -177,6 +181,16 @@ enum TraceCommand {
         #[arg(long)]
         plot: Option<PathBuf>,
     },
+}
+
+/// What `squall trace record` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum RecordFormat {
+    Mahimahi,
+    Series,
+    Delays,
+    Gaps,
+    Sizes,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -322,11 +336,26 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
                 .map(|d| if d == "uplink" { squall_link::Direction::Uplink } else { squall_link::Direction::Downlink });
             let source =
                 crate::trace_record::Source { from: &from, stage: stage.as_deref(), direction, replication, to };
+            if let RecordFormat::Delays | RecordFormat::Gaps | RecordFormat::Sizes = format {
+                if to.is_some() {
+                    bail!("--to picks a capture's packets; --format {format:?} reads a run (--stage)");
+                }
+                let (entries, what) = crate::trace_record::entries(&source)?;
+                let name = format!("{format:?}").to_lowercase();
+                write(&out, &crate::trace_record::sequence_text(&entries, &what, &name), force)?;
+                let delivered = entries.iter().filter(|e| e.stayed.is_some()).count();
+                outln!(
+                    "wrote {}: {name} of {} packets that entered {what} ({delivered} delivered)",
+                    out.display(),
+                    entries.len()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             let (departures, what) = crate::trace_record::departures(&source)?;
             let opportunities = crate::trace_record::opportunities(&departures, &what)?;
             let text = match format {
-                Format::Mahimahi => mahimahi_text(&opportunities),
-                Format::Series => series_csv(&mahimahi_to_steps(&opportunities, ms), Path::new(&what)),
+                RecordFormat::Series => series_csv(&mahimahi_to_steps(&opportunities, ms), Path::new(&what)),
+                _ => mahimahi_text(&opportunities),
             };
             write(&out, &text, force)?;
             let bytes: u64 = departures.iter().map(|d| u64::from(d.1)).sum();

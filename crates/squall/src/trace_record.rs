@@ -165,3 +165,102 @@ pub fn opportunities(departures: &[(Instant, u32)], what: &str) -> Result<Vec<u6
     }
     Ok(o)
 }
+
+/// One packet that entered a stage in a run: when, its IP size, and how
+/// long it stayed (enqueue to delivery; `None` when it was not delivered:
+/// dropped, or still inside at the end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub at: Instant,
+    pub size: u32,
+    pub stayed: Option<squall_link::Duration>,
+}
+
+/// The packets that entered `source.stage` (its `enqueue` events, in
+/// order) in a run's events.csv, each with its time in the stage, for
+/// `--format delays`, `gaps` and `sizes`.
+pub fn entries(source: &Source) -> Result<(Vec<Entry>, String)> {
+    let from = source.from;
+    let path = if from.is_dir() {
+        from.join(format!("rep-{}", source.replication)).join("events.csv")
+    } else {
+        from.to_owned()
+    };
+    let Some(stage) = source.stage else {
+        bail!("{}: give --stage NAME, the stage whose packets to record", path.display());
+    };
+    let f = std::fs::File::open(&path).with_context(|| {
+        format!(
+            "cannot read {}; --format delays, gaps and sizes read a run (its directory or events.csv)",
+            path.display()
+        )
+    })?;
+    let reader =
+        squall_trace::EventLogReader::new(std::io::BufReader::new(f)).with_context(|| format!("{}", path.display()))?;
+    let mut out: Vec<Entry> = Vec::new();
+    let mut inside: std::collections::HashMap<squall_link::PacketId, usize> = std::collections::HashMap::new();
+    for event in reader {
+        let event = event.with_context(|| format!("{}", path.display()))?;
+        if *event.stage != *stage || source.direction.is_some_and(|d| d != event.direction) {
+            continue;
+        }
+        let Some(id) = event.packet else { continue };
+        match event.kind {
+            EventKind::Enqueue => {
+                inside.insert(id, out.len());
+                out.push(Entry { at: event.time, size: event.size, stayed: None });
+            }
+            EventKind::Deliver => {
+                if let Some(i) = inside.remove(&id) {
+                    out[i].stayed = Some(event.time.saturating_since(out[i].at));
+                }
+            }
+            _ => {}
+        }
+    }
+    if out.len() < 2 {
+        bail!(
+            "{}: {} packet(s) entered stage `{stage}`{}; expected at least 2 (check --stage and --direction)",
+            path.display(),
+            out.len(),
+            source.direction.map_or(String::new(), |d| format!(" on the {}", d.as_str()))
+        );
+    }
+    Ok((out, format!("stage {stage}")))
+}
+
+/// `entries` as an empirical-distribution file replayed with `order =
+/// "sequence"` (one value with its unit per line, `#` comments):
+/// `delays`, each delivered packet's time in the stage in the order the
+/// packets entered (a jitter: what a measured path gives each packet);
+/// `gaps`, the times between successive entries, and `sizes`, each
+/// entry's IP size (a background source's `gap` and `size`: the stored
+/// pattern replayed, seed 003 §2.2).
+pub fn sequence_text(entries: &[Entry], what: &str, format: &str) -> String {
+    let mut text = String::new();
+    match format {
+        "delays" => {
+            let n = entries.iter().filter(|e| e.stayed.is_some()).count();
+            text.push_str(&format!(
+                "# per-packet delays in {what} (enqueue to delivery), in the order the packets entered: {n} delivered of {} that entered\n",
+                entries.len()
+            ));
+            for d in entries.iter().filter_map(|e| e.stayed) {
+                text.push_str(&format!("{} ns\n", d.as_nanos()));
+            }
+        }
+        "gaps" => {
+            text.push_str(&format!("# gaps between the {} packets that entered {what}, in order\n", entries.len()));
+            for w in entries.windows(2) {
+                text.push_str(&format!("{} ns\n", w[1].at.saturating_since(w[0].at).as_nanos()));
+            }
+        }
+        _ => {
+            text.push_str(&format!("# IP sizes of the {} packets that entered {what}, in order\n", entries.len()));
+            for e in entries {
+                text.push_str(&format!("{} B\n", e.size));
+            }
+        }
+    }
+    text
+}

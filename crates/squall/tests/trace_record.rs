@@ -315,3 +315,162 @@ fn shipped_traces_are_made_by_squall() {
         assert_eq!(made, std::fs::read(shipped.join(file)).unwrap(), "{file} differs from what squall makes");
     }
 }
+
+/// The values of an empirical-distribution file written by `squall trace
+/// record --format delays|gaps|sizes` (`123 ns`, `1500 B`), numbers only.
+fn sequence(path: &Path) -> Vec<u64> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// `--format delays`, `gaps`, `sizes` from a run: each packet that
+/// entered the stage, in order, as events.csv has it (read by this test):
+/// its time to delivery, the time since the one before, its size. The
+/// scenarios/traces files made this way are the bytes squall makes
+/// (scenarios/traces/README.md gives the commands).
+#[test]
+fn a_run_becomes_per_packet_sequences_and_the_shipped_ones_are_made_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let rate_series = root.join("scenarios/rate-series.toml");
+    ok(&squall_in(
+        dir.path(),
+        &["sim", rate_series.to_str().unwrap(), "--set", "duration=\"6 s\"", "--no-pcap", "--out", "run"],
+    ));
+    let said = ok(&squall_in(
+        dir.path(),
+        &["trace", "record", "run", "--stage", "cell-down", "--format", "delays", "--out", "path-delays.txt"],
+    ));
+    println!("{said}");
+    // By hand from events.csv: enqueue -> deliver of each packet, in the
+    // order they entered.
+    let mut entered: Vec<(u64, f64)> = Vec::new();
+    let mut left = std::collections::BTreeMap::new();
+    for r in events(&dir.path().join("run/rep-0/events.csv"), Some("cell-down")) {
+        let (p, t) = (r["packet"].parse::<u64>().unwrap(), r["time"].parse::<f64>().unwrap());
+        match r["event"].as_str() {
+            "enqueue" => entered.push((p, t)),
+            "deliver" => {
+                left.insert(p, t);
+            }
+            _ => {}
+        }
+    }
+    let by_hand: Vec<u64> =
+        entered.iter().filter_map(|(p, t)| left.get(p).map(|d| ((d - t) * 1e9).round() as u64)).collect();
+    let recorded = sequence(&dir.path().join("path-delays.txt"));
+    assert_eq!(recorded.len(), by_hand.len());
+    // events.csv's times have 9 decimals of a second: within 1 ns.
+    assert!(recorded.iter().zip(&by_hand).all(|(a, b)| a.abs_diff(*b) <= 1), "delays differ from events.csv");
+    assert!(said.contains(&format!(
+        "of {} packets that entered stage cell-down ({} delivered)",
+        entered.len(),
+        by_hand.len()
+    )));
+    assert_eq!(
+        std::fs::read(dir.path().join("path-delays.txt")).unwrap(),
+        std::fs::read(root.join("scenarios/traces/path-delays.txt")).unwrap(),
+        "scenarios/traces/path-delays.txt differs from what squall makes"
+    );
+
+    ok(&squall_in(
+        dir.path(),
+        &[
+            "sim",
+            "--link",
+            "rate 10mbit delay 20ms",
+            "--tcp",
+            "cubic",
+            "--set",
+            "duration=\"3 s\"",
+            "--no-pcap",
+            "--out",
+            "tcp",
+        ],
+    ));
+    for (format, file) in [("gaps", "tcp-gaps.txt"), ("sizes", "tcp-sizes.txt")] {
+        ok(&squall_in(
+            dir.path(),
+            &["trace", "record", "tcp", "--stage", "netem-down", "--format", format, "--out", file],
+        ));
+        assert_eq!(
+            std::fs::read(dir.path().join(file)).unwrap(),
+            std::fs::read(root.join("scenarios/traces").join(file)).unwrap(),
+            "scenarios/traces/{file} differs from what squall makes"
+        );
+    }
+    let entries: Vec<(f64, u64)> = events(&dir.path().join("tcp/rep-0/events.csv"), Some("netem-down"))
+        .into_iter()
+        .filter(|r| r["event"] == "enqueue" && r["direction"] == "downlink")
+        .map(|r| (r["time"].parse().unwrap(), r["size"].parse().unwrap()))
+        .collect();
+    let gaps: Vec<u64> = entries.windows(2).map(|w| ((w[1].0 - w[0].0) * 1e9).round() as u64).collect();
+    let recorded = sequence(&dir.path().join("tcp-gaps.txt"));
+    assert_eq!(recorded.len(), gaps.len());
+    assert!(recorded.iter().zip(&gaps).all(|(a, b)| a.abs_diff(*b) <= 1), "gaps differ from events.csv");
+    assert_eq!(sequence(&dir.path().join("tcp-sizes.txt")), entries.iter().map(|e| e.1).collect::<Vec<u64>>());
+    // A stage no packet entered (a name not in the run) is refused.
+    let e =
+        err(&squall_in(dir.path(), &["trace", "record", "tcp", "--stage", "nope", "--format", "gaps", "--out", "x"]));
+    assert!(e.contains("0 packet(s) entered stage `nope`"), "{e}");
+}
+
+/// scenarios/delay-sequence.toml: the k-th packet that enters the
+/// `measured-path` stage leaves exactly the file's k-th delay later
+/// (to the nanosecond, as events.csv writes times).
+#[test]
+fn the_delay_sequence_scenario_replays_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scenario = root.join("scenarios/delay-sequence.toml");
+    ok(&squall_in(dir.path(), &["sim", scenario.to_str().unwrap(), "--no-pcap", "--out", "run"]));
+    let file = sequence(&root.join("scenarios/traces/path-delays.txt"));
+    let mut entered = Vec::new();
+    let mut left = std::collections::BTreeMap::new();
+    for r in events(&dir.path().join("run/rep-0/events.csv"), Some("measured-path")) {
+        let (p, t) = (r["packet"].parse::<u64>().unwrap(), r["time"].parse::<f64>().unwrap());
+        match r["event"].as_str() {
+            "enqueue" => entered.push((p, t)),
+            "deliver" => {
+                left.insert(p, t);
+            }
+            _ => {}
+        }
+    }
+    let mut checked = 0;
+    for (k, (p, t)) in entered.iter().enumerate() {
+        if let Some(d) = left.get(p) {
+            let delay = ((d - t) * 1e9).round() as u64;
+            assert!(delay.abs_diff(file[k % file.len()]) <= 1, "packet {k}: {delay} ns, the file says {}", file[k]);
+            checked += 1;
+        }
+    }
+    println!("{checked} of {} packets delivered, each its delay", entered.len());
+    assert!(checked >= 1000, "{checked}");
+}
+
+/// scenarios/background-pattern.toml: the stored transfer's packets come
+/// at the file's gaps from 0, one after the other, looping: the number
+/// generated in 10 s is the number of cumulative gaps (from 0) before
+/// 10 s, counted from the file here.
+#[test]
+fn the_background_pattern_scenario_replays_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let scenario = root.join("scenarios/background-pattern.toml");
+    ok(&squall_in(dir.path(), &["sim", scenario.to_str().unwrap(), "--no-pcap", "--out", "run"]));
+    let gaps = sequence(&root.join("scenarios/traces/tcp-gaps.txt"));
+    let (mut at, mut arrivals) = (0u64, 0u64);
+    while at < 10_000_000_000 {
+        arrivals += 1;
+        at += gaps[(arrivals as usize - 1) % gaps.len()];
+    }
+    let s = common::summary(&dir.path().join("run"));
+    let stage = s["runs"][0]["stages"].as_array().unwrap().iter().find(|st| st["name"] == "degrader").unwrap().clone();
+    println!("{}", stage["background"]);
+    assert_eq!(stage["background"]["generated"].as_u64().unwrap(), arrivals, "{stage}");
+}
