@@ -14,7 +14,7 @@
 //! - [`sys`]: every system call that needs `unsafe` (TUN, packet sockets,
 //!   AF_XDP rings, BPF, interface ioctls, namespaces, scheduling, socket
 //!   options, locks): the only module allowed `unsafe`.
-//! - [`wire`]: pure byte code (offloads, IPv4, Ethernet, checksums).
+//! - [`wire`]: pure byte code (offloads, IPv4 and IPv6, Ethernet, checksums).
 //!
 //! [`error`] and [`naming`] are shared by all. Messages go through the
 //! `tracing` facade; the binary decides where they are printed.
@@ -42,4 +42,4 @@ pub use sys::{device, interface, netns, packet_socket, veth_host, xdp_redirect, 
 #[doc(no_inline)]
 pub use tools::{blast, bulk, tcp_info, udp_flow};
 #[doc(no_inline)]
-pub use wire::{ethernet, ipv4, offload};
+pub use wire::{ethernet, ip, ipv4, ipv6, offload};

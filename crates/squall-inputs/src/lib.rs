@@ -285,11 +285,11 @@ fn host_packet(data: &[u8]) -> Result<String, String> {
         assert_eq!(twice, once, "a completed checksum changed when completed again");
     }
     let bytes = data.to_vec();
-    let dst = squall_emu::ipv4::destination(&bytes);
-    match squall_emu::ipv4::parse(PacketId(1), bytes) {
+    let dst = squall_emu::ip::destination(&bytes);
+    match squall_emu::ip::parse(PacketId(1), bytes) {
         Ok(p) => {
             assert!(p.size as usize <= data.len(), "a packet larger than its bytes");
-            assert_eq!(Some(p.flow.dst), dst.map(std::net::IpAddr::V4), "parse and destination disagree");
+            assert_eq!(Some(p.flow.dst), dst, "parse and destination disagree");
             Ok(format!("{:?}", p.flow))
         }
         Err(refused) => Err(refused.as_str().into()),
@@ -423,7 +423,7 @@ fn super_frame_agrees(
                 squall_emu::ethernet::Frame::Ip { packet, .. } => Some((packet.size, packet.flow, packet.dscp)),
                 squall_emu::ethernet::Frame::LinkControl(_) => None,
             }),
-            Framing::Ip => squall_emu::ipv4::parse(PacketId(3), payload).map(|p| Some((p.size, p.flow, p.dscp))),
+            Framing::Ip => squall_emu::ip::parse(PacketId(3), payload).map(|p| Some((p.size, p.flow, p.dscp))),
         };
         assert_eq!(read(p.clone()), read(cut.clone().into()), "segment {i}: read otherwise than its cut bytes");
     }

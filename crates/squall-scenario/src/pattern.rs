@@ -6,6 +6,7 @@
 //! name = "left"            # hosts left-0, left-1, ..., left-999
 //! count = 1000
 //! prefix = "10.1.0.0/16"   # left-k has the address 10.1.0.0 + 1 + k
+//! prefix6 = "fd00:1::/64"  # and, if given, the address6 fd00:1:: + 1 + k
 //!
 //! [[links]]
 //! between = ["left", "r1"] # one link per host of the group (a star
@@ -26,10 +27,10 @@
 //! that made it ([`Origins`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use crate::error::{ErrorKind, KeyPath, ScenarioError};
-pub use crate::prefix::Ipv4Prefix;
+pub use crate::prefix::{Ipv4Prefix, Ipv6Prefix};
 pub use crate::schema::HostGroup;
 use crate::schema::{Host, Link, Scenario};
 use crate::source::{Origins, Source};
@@ -53,8 +54,11 @@ pub(crate) fn expand(s: &mut Scenario, src: &Source) -> Result<Origins, Scenario
     let host_addresses: BTreeMap<u32, usize> =
         s.hosts.iter().enumerate().filter_map(|(i, h)| Some((u32::from(h.address?), i))).collect();
     let mut group_names: BTreeMap<&str, usize> = BTreeMap::new();
+    let host_addresses6: BTreeMap<u128, usize> =
+        s.hosts.iter().enumerate().filter_map(|(i, h)| Some((u128::from(h.address6?), i))).collect();
     // Address ranges taken by earlier groups: first address -> (last, group).
     let mut ranges: Vec<(u32, u32, usize)> = Vec::new();
+    let mut ranges6: Vec<(u128, u128, usize)> = Vec::new();
     for (g, group) in s.host_groups.iter().enumerate() {
         let p = KeyPath::root().key("host_groups").index(g);
         if group.name.is_empty() {
@@ -122,6 +126,50 @@ pub(crate) fn expand(s: &mut Scenario, src: &Source) -> Result<Origins, Scenario
             ));
         }
         ranges.push((first, last, g));
+        if let Some(prefix6) = group.prefix6 {
+            let at = p.key("prefix6");
+            if u128::from(group.count) > prefix6.host_addresses() {
+                return Err(fail(
+                    src,
+                    &at,
+                    format!(
+                        "{} hosts do not fit in {prefix6}, which has {} host addresses (the network's own \
+                         excluded); give a shorter prefix, like prefix6 = \"fd00:1::/64\"",
+                        group.count,
+                        prefix6.host_addresses()
+                    ),
+                ));
+            }
+            let first = u128::from(prefix6.host(0));
+            let last = first + u128::from(group.count - 1);
+            if let Some((&a, &h)) = host_addresses6.range(first..=last).next() {
+                return Err(fail(
+                    src,
+                    &at,
+                    format!(
+                        "the group's addresses {} to {} include hosts[{h}]'s address6 {}; every host needs its own \
+                         address",
+                        Ipv6Addr::from(first),
+                        Ipv6Addr::from(last),
+                        Ipv6Addr::from(a)
+                    ),
+                ));
+            }
+            if let Some(&(_, _, other)) = ranges6.iter().find(|(a, b, _)| first <= *b && *a <= last) {
+                return Err(fail(
+                    src,
+                    &at,
+                    format!(
+                        "the group's addresses {} to {} overlap those of host_groups[{other}] (`{}`); every host \
+                         needs its own address",
+                        Ipv6Addr::from(first),
+                        Ipv6Addr::from(last),
+                        s.host_groups[other].name
+                    ),
+                ));
+            }
+            ranges6.push((first, last, g));
+        }
         // A member's name is NAME-k; an explicit host of that name clashes.
         if let Some((name, h)) = host_names
             .range(format!("{}-", group.name).as_str()..)
@@ -142,7 +190,8 @@ pub(crate) fn expand(s: &mut Scenario, src: &Source) -> Result<Origins, Scenario
     }
     for (g, group) in s.host_groups.iter().enumerate() {
         for k in 0..group.count {
-            let host = Host::member(&group.name, k, group.prefix.host(k), group.ephemeral_ports);
+            let address6 = group.prefix6.map(|p| p.host(k));
+            let host = Host::member(&group.name, k, group.prefix.host(k), address6, group.ephemeral_ports);
             origins.members.push((g, host.name.clone()));
             s.hosts.push(host);
         }

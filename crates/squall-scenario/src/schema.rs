@@ -369,12 +369,19 @@ impl Host {
         squall_link::Addresses { v4: self.address, v6: self.address6 }
     }
 
-    /// Host `k` of group `group`: named `GROUP-k`, with `address`.
-    pub fn member(group: &str, k: u32, address: Ipv4Addr, ephemeral_ports: Option<EphemeralPorts>) -> Host {
+    /// Host `k` of group `group`: named `GROUP-k`, with `address` and
+    /// `address6`.
+    pub fn member(
+        group: &str,
+        k: u32,
+        address: Ipv4Addr,
+        address6: Option<Ipv6Addr>,
+        ephemeral_ports: Option<EphemeralPorts>,
+    ) -> Host {
         Host {
             name: format!("{group}-{k}"),
             address: Some(address),
-            address6: None,
+            address6,
             sysctl: BTreeMap::new(),
             outside_interface: None,
             netns: None,
@@ -1202,7 +1209,7 @@ pub struct UdpFlow {
 }
 
 /// `[[host_groups]]`: `count` hosts named `NAME-k` (0 ≤ k < count) with
-/// consecutive addresses in `prefix`.
+/// consecutive addresses in `prefix` (and in `prefix6`, if given).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostGroup {
@@ -1212,6 +1219,11 @@ pub struct HostGroup {
     /// network's address + 1 + k, so the network and broadcast addresses
     /// stay unused (RFC 919, RFC 922).
     pub prefix: crate::prefix::Ipv4Prefix,
+    /// The IPv6 network of the hosts' `address6`, if they get one: host k
+    /// has the network's address + 1 + k (the network's own address is
+    /// the subnet-router anycast address, RFC 4291 §2.6.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix6: Option<crate::prefix::Ipv6Prefix>,
     /// Each host's `ephemeral_ports` (see [`Host`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_ports: Option<EphemeralPorts>,

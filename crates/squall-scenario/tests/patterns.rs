@@ -99,6 +99,62 @@ fn groups_and_group_links_expand_in_full_and_the_result_reads_back_alike() {
     assert_eq!(load(&written).unwrap(), s);
 }
 
+/// A group with `prefix6` gives each host an IPv6 address too, the
+/// network's + 1 + k as for IPv4 (worked by hand: fd00:1::1, ::2, ::3);
+/// one without gives none. The flows between the groups then run over
+/// IPv6 when both ends have one (RFC 8305 §4's preference).
+#[test]
+fn a_group_with_prefix6_gives_ipv6_addresses_too() {
+    let text = dumbbell(3, "10.1.0.0/16", "").replacen(
+        "prefix = \"10.1.0.0/16\"\n",
+        "prefix = \"10.1.0.0/16\"\nprefix6 = \"fd00:1::/64\"\n",
+        1,
+    );
+    let s = load(&text).unwrap();
+    let v6: Vec<(&str, Option<String>)> =
+        s.hosts.iter().map(|h| (h.name.as_str(), h.address6.map(|a| a.to_string()))).collect();
+    assert_eq!(
+        v6,
+        [
+            ("r1", None),
+            ("r2", None),
+            ("left-0", Some("fd00:1::1".into())),
+            ("left-1", Some("fd00:1::2".into())),
+            ("left-2", Some("fd00:1::3".into())),
+            ("right-0", None),
+            ("right-1", None),
+            ("right-2", None),
+        ]
+    );
+    let written = toml::to_string(&s).unwrap();
+    assert_eq!(written.matches("address6 = ").count(), 3);
+    assert_eq!(load(&written).unwrap(), s);
+    // Bad IPv6 networks, each at its key.
+    let cases = [
+        ("fd00:1::/127", "3 hosts do not fit in fd00:1::/127, which has 1 host addresses"),
+        ("fd00:1::5/64", "host bits set: the network is fd00:1::/64"),
+        ("10.1.0.0/16", "not an IPv6 network"),
+        ("ff05::/64", "multicast"),
+    ];
+    for (prefix6, expect) in cases {
+        let bad = dumbbell(3, "10.1.0.0/16", "").replacen(
+            "prefix = \"10.1.0.0/16\"\n",
+            &format!("prefix = \"10.1.0.0/16\"\nprefix6 = \"{prefix6}\"\n"),
+            1,
+        );
+        let e = load(&bad).expect_err(expect);
+        assert!(e.contains(expect), "{expect:?} not in {e}");
+        assert!(e.contains(&format!("d.toml:{}:", line_of(&bad, "prefix6 = "))), "{e}");
+    }
+    // Addresses another host or group has.
+    let clash = text.replacen("address = \"10.0.0.2\"\n", "address = \"10.0.0.2\"\naddress6 = \"fd00:1::2\"\n", 1);
+    let e = load(&clash).expect_err("a host's address6 in the group's range");
+    assert!(e.contains("include hosts[1]'s address6 fd00:1::2"), "{e}");
+    let both = text.replacen("prefix = \"10.2.0.0/16\"\n", "prefix = \"10.2.0.0/16\"\nprefix6 = \"fd00:1::/120\"\n", 1);
+    let e = load(&both).expect_err("overlapping groups");
+    assert!(e.contains("overlap those of host_groups[0] (`left`)"), "{e}");
+}
+
 #[test]
 fn count_flows_pick_their_hosts_by_the_rule() {
     let flows = |rule: &str, to: &str| {

@@ -92,8 +92,9 @@ pub enum Dir {
     Both,
 }
 
-/// A run's hosts as `ctl list` shows them: name, address and where the
-/// host is (its namespace, or the interface it is behind).
+/// A run's hosts as `ctl list` shows them: name, address (and IPv6
+/// address, if it has one) and where the host is (its namespace, or the
+/// interface it is behind).
 fn hosts(info: &serde_json::Value) -> String {
     let host = |h: &serde_json::Value| {
         let s = |k: &str| h[k].as_str().map(str::to_string);
@@ -102,7 +103,8 @@ fn hosts(info: &serde_json::Value) -> String {
             .or_else(|| s("interface").map(|i| format!("interface {i}")))
             .or_else(|| s("outside_interface").map(|i| format!("outside, through {i}")))
             .unwrap_or_default();
-        format!("{} {}, {place}", s("name").unwrap_or_default(), s("address").unwrap_or_default())
+        let address6 = s("address6").map(|a| format!(" {a}")).unwrap_or_default();
+        format!("{} {}{address6}, {place}", s("name").unwrap_or_default(), s("address").unwrap_or_default())
     };
     info["hosts"].as_array().map(|a| a.iter().map(host).collect::<Vec<_>>().join("; ")).unwrap_or_default()
 }

@@ -75,9 +75,10 @@ pub struct BulkArgs {
     /// With --server: exit after one transfer.
     #[arg(long, requires = "server")]
     pub once: bool,
-    /// Send to this server.
+    /// Send to this server (an IPv4 or IPv6 address; the server listens
+    /// on both).
     #[arg(long)]
-    pub client: Option<Ipv4Addr>,
+    pub client: Option<std::net::IpAddr>,
     #[arg(long, default_value_t = bulk::DEFAULT_PORT)]
     pub port: u16,
     /// How much to send: "20 KB", "5 MB", or a number of bytes.
@@ -207,13 +208,17 @@ fn udp_flow_cmd(args: UdpFlowArgs) -> Result<ExitCode> {
         .find(|(_, f)| f.name == args.flow)
         .with_context(|| format!("{}: no [[workload.udp]] named `{}`", args.scenario.display(), args.flow))?;
     let what = format!("[[workload.udp]] `{}`", flow.name);
-    let to = scenario
-        .hosts
-        .iter()
-        .find(|h| h.name == flow.to)
-        .with_context(|| format!("{what}: no host `{}`", flow.to))?
-        .address
-        .with_context(|| format!("{what}: host `{}` has no IPv4 address (address = \"10.0.0.1\")", flow.to))?;
+    let host = |name: &str| {
+        scenario.hosts.iter().find(|h| h.name == name).with_context(|| format!("{what}: no host `{name}`"))
+    };
+    // The family the simulator sends it over: ip_version, else IPv6 when
+    // both hosts have one.
+    let (_, to) = squall_scenario::topology::flow_addresses(
+        host(&flow.from)?.addresses(),
+        host(&flow.to)?.addresses(),
+        flow.ip_version,
+    )
+    .with_context(|| format!("{what}: `{}` and `{}` have no IP version in common", flow.from, flow.to))?;
     let (src_port, dst_port) =
         squall_scenario::ports::udp_ports(flow, index).map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
     let seed = args.seed.unwrap_or(scenario.seed);
@@ -221,8 +226,9 @@ fn udp_flow_cmd(args: UdpFlowArgs) -> Result<ExitCode> {
     let mut arrivals = flow.arrival_process(seed, end).map_err(|e| anyhow::anyhow!("{e}"))?;
     let packets = std::iter::from_fn(move || arrivals.next_packet())
         .map(|(at, size)| (std::time::Duration::from_nanos((at - squall_link::Instant::ZERO).as_nanos()), size));
-    let report = squall_emu::udp_flow::send(std::net::SocketAddrV4::new(to, dst_port), src_port, flow.ecn, packets)
-        .with_context(|| format!("{what}: sending to {to}:{dst_port} from port {src_port}"))?;
+    let to = std::net::SocketAddr::new(to, dst_port);
+    let report = squall_emu::udp_flow::send(to, src_port, flow.ecn, packets)
+        .with_context(|| format!("{what}: sending to {to} from port {src_port}"))?;
     outln!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }

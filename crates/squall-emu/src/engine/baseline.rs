@@ -5,6 +5,8 @@
 //! those devices can reach on the machine.
 
 use std::net::Ipv4Addr;
+
+use squall_link::Addresses;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -256,8 +258,8 @@ impl Forwarder {
                 let (fixed, mobile) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1));
                 bed.to = mobile;
                 [
-                    Box::new(TunDevice::create(a, fixed, &[mobile], 1500, true)?),
-                    Box::new(TunDevice::create(b, mobile, &[fixed], 1500, true)?),
+                    Box::new(TunDevice::create(a, Addresses::v4(fixed), &[mobile.into()], 1500, true)?),
+                    Box::new(TunDevice::create(b, Addresses::v4(mobile), &[fixed.into()], 1500, true)?),
                 ]
             }
             ForwarderDevices::PacketSocket | ForwarderDevices::Xdp => {

@@ -41,7 +41,7 @@ use crate::engine::timing::{TimingRecorder, TimingSummary};
 use crate::engine::watch::LiveCounters;
 use crate::sys::device::PacketDevice;
 use crate::wire::ethernet::Frame;
-use crate::wire::ipv4::{self, Refused};
+use crate::wire::ip::{self, Refused};
 
 /// The bytes of a packet that has none (never one read from a device).
 static NO_BYTES: Payload = Payload::Owned(Vec::new());
@@ -571,7 +571,7 @@ impl Dataplane {
             (from, packet, first)
         } else {
             let host = device;
-            let packet = match ipv4::parse(id, bytes) {
+            let packet = match ip::parse(id, bytes) {
                 Ok(p) => p,
                 Err(reason) => return self.refuse(host, reason),
             };

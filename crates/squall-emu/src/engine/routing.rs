@@ -8,7 +8,9 @@
 //! address that no host of the scenario has is that host's: a packet for
 //! the Internet crosses the path towards it and leaves the machine there.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use squall_link::Addresses;
 
 use squall_scenario::{Scenario, Topology};
 
@@ -25,6 +27,8 @@ pub type PathEnds = squall_scenario::TopologyPath;
 pub struct Routing {
     pub names: Vec<String>,
     pub addresses: Vec<Ipv4Addr>,
+    /// Each host's IPv6 address, if it has one (`address6`).
+    pub addresses6: Vec<Option<Ipv6Addr>>,
     /// Path index = link * 2 + (0 downlink, 1 uplink).
     pub paths: Vec<PathEnds>,
     /// The host that stands for everything beyond the scenario.
@@ -44,10 +48,16 @@ impl Routing {
         Ok(Routing {
             names: topology.names.clone(),
             addresses,
+            addresses6: topology.addresses.iter().map(|a| a.v6).collect(),
             paths: topology.paths.clone(),
             outside: scenario.outside_host().map(|(i, _)| i),
             topology,
         })
+    }
+
+    /// Host `i`'s addresses, of both families.
+    pub fn host_addresses(&self, i: HostIndex) -> Addresses {
+        Addresses { v4: Some(self.addresses[i]), v6: self.addresses6[i] }
     }
 
     /// The path a packet at `from` takes towards `to`.

@@ -19,7 +19,7 @@
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -27,7 +27,7 @@ use crate::error::{Context, EmuError};
 use crate::naming::TUN_NAME;
 use crate::sys::netns::NetNs;
 use crate::wire::offload::{self, FramePool, Framing, SuperFrame, VNET_HDR_LEN, VnetHdr};
-use squall_link::{Payload, Segment, Segmented};
+use squall_link::{Addresses, Payload, Segment, Segmented};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -530,17 +530,18 @@ pub struct TunDevice {
 }
 
 impl TunDevice {
-    /// Creates the TUN device [`TUN_NAME`] inside `ns`, gives it `address`
-    /// (/32), brings it up and routes each of `peers` (/32) through it.
-    /// IPv6 is switched off in the namespace so the device carries only
-    /// the IPv4 traffic of the workloads. With `offloads`, the host's
+    /// Creates the TUN device [`TUN_NAME`] inside `ns`, gives it the
+    /// host's `addresses`, brings it up and routes each of `peers` of a
+    /// family the host has through it ([`address_device`]). A host without
+    /// an IPv6 address gets IPv6 switched off in its namespace, so the
+    /// device carries only its IPv4 traffic. With `offloads`, the host's
     /// stack may hand squall TCP (and UDP_SEGMENT) flights of up to 64 KB
     /// and leave checksums to it; squall cuts them into wire-sized packets
     /// before the model sees them.
     pub fn create(
         ns: &NetNs,
-        address: Ipv4Addr,
-        peers: &[Ipv4Addr],
+        addresses: Addresses,
+        peers: &[IpAddr],
         mtu: u32,
         offloads: bool,
     ) -> Result<Self, EmuError> {
@@ -548,26 +549,19 @@ impl TunDevice {
         let (file, offloads) = ns.run_in(|| {
             // A namespace squall did not make keeps its IPv6: only the
             // device's is switched off, before it is up (it goes with it).
-            let keys: &[&str] = if joined { &[] } else { &["all", "default"] };
+            let keys: &[&str] = if joined || addresses.v6.is_some() { &[] } else { &["all", "default"] };
             for key in keys {
                 let path = format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6");
                 // A kernel without IPv6 has no such file: nothing to switch off.
                 let _ = std::fs::write(path, "1");
             }
             let opened = open_tun(TUN_NAME, offloads)?;
-            if joined {
+            if joined && addresses.v6.is_none() {
                 let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{TUN_NAME}/disable_ipv6"), "1");
             }
             Ok(opened)
         })?;
-        let addr = format!("{address}/32");
-        let mtu = mtu.to_string();
-        ns.ip(&["addr", "add", &addr, "dev", TUN_NAME])?;
-        ns.ip(&["link", "set", TUN_NAME, "mtu", &mtu, "up"])?;
-        for peer in peers {
-            let dst = format!("{peer}/32");
-            ns.ip(&["route", "add", &dst, "dev", TUN_NAME, "src", &address.to_string()])?;
-        }
+        address_device(ns, TUN_NAME, addresses, peers, &["mtu", &mtu.to_string()])?;
         Ok(TunDevice {
             file,
             label: format!("{}/{TUN_NAME}", ns.name()),
@@ -602,6 +596,63 @@ impl TunDevice {
     pub fn offloads(&self) -> TunOffloads {
         self.offloads
     }
+}
+
+/// Gives device `dev` in `ns` the host's `addresses`, brings it up with
+/// `link` (extra `ip link set` words: `mtu 1500`) and routes each of
+/// `peers` of a family the host has through it, from the host's address
+/// of that family (/32 and /128 routes).
+///
+/// An IPv6 address is added without duplicate address detection
+/// (`nodad`: the device's link has no other node, RFC 4862 §5.4), and the
+/// device is set, before it is up, to make no link-local address
+/// (`addr_gen_mode` 1), send no router solicitations and accept no router
+/// advertisements (ip-sysctl.rst): the host's own link-local traffic
+/// would have nowhere to go. The device is point-to-point to squall
+/// (TUN: no link-layer header; a veth: NOARP), so the kernel resolves no
+/// neighbour (ndisc.c `ndisc_constructor`: NUD_NOARP): no neighbour
+/// discovery crosses the path, as no ARP does for IPv4.
+pub(crate) fn address_device(
+    ns: &NetNs,
+    dev: &str,
+    addresses: Addresses,
+    peers: &[IpAddr],
+    link: &[&str],
+) -> Result<(), EmuError> {
+    if addresses.v6.is_some() {
+        ns.run_in(|| {
+            for (key, value) in [
+                ("disable_ipv6", "0"),
+                ("addr_gen_mode", "1"),
+                ("accept_dad", "0"),
+                ("router_solicitations", "0"),
+                ("accept_ra", "0"),
+            ] {
+                let path = format!("/proc/sys/net/ipv6/conf/{dev}/{key}");
+                std::fs::write(&path, value).context(|| format!("{}: write {value} to {path}", ns.name()))?;
+            }
+            Ok(())
+        })?;
+    }
+    if let Some(v4) = addresses.v4 {
+        ns.ip(&["addr", "add", &format!("{v4}/32"), "dev", dev])?;
+    }
+    if let Some(v6) = addresses.v6 {
+        ns.ip(&["-6", "addr", "add", &format!("{v6}/128"), "dev", dev, "nodad"])?;
+    }
+    let mut up = vec!["link", "set", dev];
+    up.extend_from_slice(link);
+    up.push("up");
+    ns.ip(&up)?;
+    for peer in peers {
+        let Some(src) = addresses.like(*peer) else { continue };
+        let (family, dst) = match peer {
+            IpAddr::V4(p) => ("-4", format!("{p}/32")),
+            IpAddr::V6(p) => ("-6", format!("{p}/128")),
+        };
+        ns.ip(&[family, "route", "add", &dst, "dev", dev, "src", &src.to_string()])?;
+    }
+    Ok(())
 }
 
 /// Opens TUN device `name`; with `offloads`, asks for IFF_VNET_HDR and

@@ -16,10 +16,10 @@
 //! presents bare IP packets to the data plane, as a TUN device does.
 
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::os::fd::BorrowedFd;
 
-use squall_link::Payload;
+use squall_link::{Addresses, Payload};
 
 use crate::error::EmuError;
 use crate::naming::TUN_NAME;
@@ -51,17 +51,21 @@ pub struct VethHost {
 }
 
 impl VethHost {
-    /// Makes the pair in `ns`, gives the host's end `address` (/32), `mtu`,
-    /// and a route to each of `peers` (/32), and opens the AF_XDP socket on
-    /// squall's end. IPv6 is switched off in the namespace, as for a TUN
-    /// device: the device carries the workloads' IPv4 traffic.
-    pub fn create(ns: &NetNs, address: Ipv4Addr, peers: &[Ipv4Addr], mtu: u32) -> Result<VethHost, EmuError> {
-        ns.run_in(|| {
-            for key in ["all", "default"] {
-                let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6"), "1");
-            }
-            Ok(())
-        })?;
+    /// Makes the pair in `ns`, gives the host's end the host's `addresses`,
+    /// `mtu`, and a route to each of `peers` of a family the host has
+    /// ([`crate::sys::device::address_device`]), and opens the AF_XDP
+    /// socket on squall's end. A host without an IPv6 address gets IPv6
+    /// switched off in the namespace, as for a TUN device: the device
+    /// carries the workloads' IPv4 traffic.
+    pub fn create(ns: &NetNs, addresses: Addresses, peers: &[IpAddr], mtu: u32) -> Result<VethHost, EmuError> {
+        if addresses.v6.is_none() {
+            ns.run_in(|| {
+                for key in ["all", "default"] {
+                    let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{key}/disable_ipv6"), "1");
+                }
+                Ok(())
+            })?;
+        }
         let mtu = mtu.to_string();
         ns.ip(&[
             "link",
@@ -81,12 +85,16 @@ impl VethHost {
             "mtu",
             &mtu,
         ])?;
-        ns.ip(&["addr", "add", &format!("{address}/32"), "dev", TUN_NAME])?;
-        ns.ip(&["link", "set", TUN_NAME, "arp", "off", "up"])?;
-        ns.ip(&["link", "set", OUTER_NAME, "arp", "off", "up"])?;
-        for peer in peers {
-            ns.ip(&["route", "add", &format!("{peer}/32"), "dev", TUN_NAME, "src", &address.to_string()])?;
+        if addresses.v6.is_some() {
+            // squall's end makes no link-local address either: it would
+            // send its own router solicitations to the host.
+            ns.run_in(|| {
+                let path = format!("/proc/sys/net/ipv6/conf/{OUTER_NAME}/addr_gen_mode");
+                std::fs::write(&path, "1").map_err(|e| EmuError::io(format!("{}: write 1 to {path}", ns.name()), e))
+            })?;
         }
+        ns.ip(&["link", "set", OUTER_NAME, "arp", "off", "up"])?;
+        crate::sys::device::address_device(ns, TUN_NAME, addresses, peers, &["arp", "off"])?;
         // The host computes its own checksums, as it copies the data in
         // (on its CPU), instead of leaving them for squall to complete.
         ns.run_in(|| {

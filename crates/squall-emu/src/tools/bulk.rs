@@ -11,12 +11,12 @@
 //! request and response sizes and the count, each exchange a request the
 //! server reads whole and a response it then sends: `request_response`).
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrIn, connect, setsockopt, socket, sockopt};
+use nix::sys::socket::{AddressFamily, SockFlag, SockType, SockaddrStorage, connect, setsockopt, socket, sockopt};
 use serde::{Deserialize, Serialize};
 
 use crate::tools::tcp_info::{self, TcpInfo};
@@ -54,9 +54,10 @@ pub struct ServerOptions {
     pub window: Option<u32>,
 }
 
-/// Serves transfers on `port` until killed (or after one, with `once`).
+/// Serves transfers on `port` of every address, IPv4 and IPv6, until
+/// killed (or after one, with `once`).
 pub fn serve(port: u16, once: bool, options: ServerOptions) -> io::Result<()> {
-    let listener = TcpListener::bind((Ipv4Addr::UNSPECIFIED, port))?;
+    let listener = crate::tools::tcp_listener(port)?;
     if let Some(mss) = options.mss {
         crate::sys::socket::set_int(&listener, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")?;
     }
@@ -168,7 +169,8 @@ pub struct BulkResult {
 /// Client settings.
 #[derive(Clone, Debug)]
 pub struct ClientOptions {
-    pub server: Ipv4Addr,
+    /// The server's address, of either family.
+    pub server: IpAddr,
     pub port: u16,
     pub app: App,
     pub cc: String,
@@ -283,9 +285,10 @@ fn steady_goodput(samples: &[Sample], bytes: u64) -> Option<f64> {
 }
 
 fn connect_with_cc(options: &ClientOptions, start: std::time::Instant) -> io::Result<TcpStream> {
-    let addr = SockaddrIn::from(SocketAddrV4::new(options.server, options.port));
+    let addr = SockaddrStorage::from(SocketAddr::new(options.server, options.port));
+    let family = if options.server.is_ipv6() { AddressFamily::Inet6 } else { AddressFamily::Inet };
     loop {
-        let fd = socket(AddressFamily::Inet, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+        let fd = socket(family, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
         setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(&options.cc))
             .map_err(|e| io::Error::new(io::Error::from(e).kind(), format!("TCP_CONGESTION {}: {e}", options.cc)))?;
         if let Some(mss) = options.mss {
@@ -353,14 +356,18 @@ mod tests {
     /// sampling TCP_INFO every `interval` (zero: only at the end); the
     /// client's result and samples.
     fn over_loopback(app: App, cc: &str, interval: std::time::Duration) -> (BulkResult, Vec<Sample>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        over_loopback_to(std::net::Ipv4Addr::LOCALHOST.into(), app, cc, interval)
+    }
+
+    fn over_loopback_to(to: IpAddr, app: App, cc: &str, interval: std::time::Duration) -> (BulkResult, Vec<Sample>) {
+        let listener = crate::tools::tcp_listener(0).unwrap();
         let port = listener.local_addr().unwrap().port();
         let server = std::thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
             receive(&mut s).unwrap();
         });
         let options = ClientOptions {
-            server: Ipv4Addr::LOCALHOST,
+            server: to,
             port,
             app,
             cc: cc.into(),
@@ -371,6 +378,20 @@ mod tests {
         let sent = send(&options).unwrap();
         server.join().unwrap();
         sent
+    }
+
+    /// The server's listener takes both families on one port: an IPv6
+    /// client (::1) and an IPv4 one (127.0.0.1, as ::ffff:127.0.0.1).
+    #[test]
+    fn one_listener_serves_both_families() {
+        for to in [std::net::Ipv6Addr::LOCALHOST.into(), std::net::Ipv4Addr::LOCALHOST.into()] {
+            if to == IpAddr::from(std::net::Ipv6Addr::LOCALHOST) && std::net::UdpSocket::bind("[::1]:0").is_err() {
+                eprintln!("no IPv6 on loopback here: the IPv6 half is skipped");
+                continue;
+            }
+            let (r, _) = over_loopback_to(to, App::Bytes(100_000), "cubic", std::time::Duration::ZERO);
+            assert_eq!(r.bytes, 100_000, "to {to}");
+        }
     }
 
     #[test]

@@ -5,13 +5,15 @@
 //! receiving host answers no ICMP "port unreachable".
 
 use std::io;
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 /// IPv4 + UDP headers, bytes.
 pub const HEADERS: u32 = 28;
+/// IPv6 + UDP headers, bytes (RFC 8200 §3, RFC 768).
+pub const HEADERS_V6: u32 = 48;
 
 /// What the sender did (one JSON line).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -25,31 +27,40 @@ pub struct SendReport {
     pub max_late: f64,
 }
 
-/// Sends one datagram per `(offset, ip_size)` to `to` from local port
-/// `src_port`, each at `offset` after the call (or at once if late);
-/// ECN-capable (ECT(0), RFC 3168) if `ecn`. The payload starts with the
-/// datagram's sequence number (big-endian u64). An IP size below the 28
-/// bytes of headers is an error naming the datagram.
+/// Sends one datagram per `(offset, ip_size)` to `to` (either family)
+/// from local port `src_port`, each at `offset` after the call (or at once
+/// if late); ECN-capable (ECT(0), RFC 3168: IP_TOS, or IPV6_TCLASS) if
+/// `ecn`. The payload starts with the datagram's sequence number
+/// (big-endian u64). An IP size below the headers (28 bytes over IPv4, 48
+/// over IPv6) is an error naming the datagram.
 pub fn send(
-    to: SocketAddrV4,
+    to: SocketAddr,
     src_port: u16,
     ecn: bool,
     packets: impl IntoIterator<Item = (Duration, u32)>,
 ) -> io::Result<SendReport> {
     crate::sys::sched::minimise_timer_slack();
-    let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, src_port))?;
+    let (socket, headers) = match to {
+        SocketAddr::V4(_) => (UdpSocket::bind((Ipv4Addr::UNSPECIFIED, src_port))?, HEADERS),
+        SocketAddr::V6(_) => (UdpSocket::bind((Ipv6Addr::UNSPECIFIED, src_port))?, HEADERS_V6),
+    };
     socket.connect(to)?;
     if ecn {
-        crate::sys::socket::set_int(&socket, libc::IPPROTO_IP, libc::IP_TOS, 0b10, "IP_TOS")?;
+        match to {
+            SocketAddr::V4(_) => crate::sys::socket::set_int(&socket, libc::IPPROTO_IP, libc::IP_TOS, 0b10, "IP_TOS")?,
+            SocketAddr::V6(_) => {
+                crate::sys::socket::set_int(&socket, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, 0b10, "IPV6_TCLASS")?
+            }
+        }
     }
     let start = Instant::now();
     let mut report = SendReport::default();
     let mut payload = Vec::new();
     for (seq, (offset, size)) in packets.into_iter().enumerate() {
-        if size < HEADERS {
+        if size < headers {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("datagram {seq}: IP size {size} B is smaller than its {HEADERS} B of headers"),
+                format!("datagram {seq}: IP size {size} B is smaller than its {headers} B of headers"),
             ));
         }
         let due = start + offset;
@@ -59,7 +70,7 @@ pub fn send(
         }
         report.max_late = report.max_late.max(Instant::now().saturating_duration_since(due).as_secs_f64());
         payload.clear();
-        payload.resize((size - HEADERS) as usize, 0);
+        payload.resize((size - headers) as usize, 0);
         let seq_bytes = (seq as u64).to_be_bytes();
         let n = payload.len().min(8);
         payload[..n].copy_from_slice(&seq_bytes[..n]);
@@ -74,9 +85,10 @@ pub fn send(
     Ok(report)
 }
 
-/// Takes datagrams on `port` until the process is stopped.
+/// Takes datagrams on `port` of every address, IPv4 and IPv6, until the
+/// process is stopped.
 pub fn sink(port: u16) -> io::Result<()> {
-    let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, port))?;
+    let socket = crate::tools::udp_socket(port)?;
     let mut buf = vec![0u8; 65_536];
     loop {
         socket.recv(&mut buf)?;

@@ -6,11 +6,9 @@
 //! reason. The model sees the IP packet's size, as in namespace mode; the
 //! frame travels whole.
 
-use std::net::Ipv6Addr;
+use squall_link::{Packet, PacketId, Payload};
 
-use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol};
-
-use crate::wire::ipv4::{self, IpHeader, Refused};
+use crate::wire::ip::{IpHeader, Refused};
 use crate::wire::offload::ethernet_header;
 
 /// What a frame is to the bridge.
@@ -36,10 +34,10 @@ pub fn parse(id: PacketId, frame: impl Into<Payload>) -> Result<Frame, Refused> 
     let ip = &head[l3..];
     let header = match ethertype {
         0x0806 => return Ok(Frame::LinkControl(frame.into_vec())),
-        0x0800 => ipv4::read_header(ip)?,
-        0x86dd => match read_ipv6(ip)? {
-            V6::NeighbourDiscovery => return Ok(Frame::LinkControl(frame.into_vec())),
-            V6::Packet(h) => h,
+        0x0800 => crate::wire::ipv4::read_header(ip)?,
+        0x86dd => match crate::wire::ipv6::read(ip)? {
+            (_, Some(t)) if ND_TYPES.contains(&t) => return Ok(Frame::LinkControl(frame.into_vec())),
+            (h, _) => h,
         },
         _ => return Err(Refused::NotIp),
     };
@@ -47,84 +45,15 @@ pub fn parse(id: PacketId, frame: impl Into<Payload>) -> Result<Frame, Refused> 
         Payload::Owned(_) => header,
         Payload::Segment(_) => IpHeader { size: frame.len().saturating_sub(l3) as u32, ..header },
     };
-    let mut packet = ipv4::packet(id, header, frame);
+    let mut packet = crate::wire::ip::packet(id, header, frame);
     packet.l3 = l3 as u16;
     Ok(Frame::Ip { packet, l3 })
-}
-
-enum V6 {
-    Packet(IpHeader),
-    NeighbourDiscovery,
-}
-
-/// Reads an IPv6 header and finds the transport header behind the
-/// extension headers (hop-by-hop, routing, destination options; a
-/// fragment's ports are read only from the first fragment), with its
-/// addresses, protocol and ports.
-fn read_ipv6(ip: &[u8]) -> Result<V6, Refused> {
-    if ip.len() < 40 {
-        return Err(Refused::Malformed);
-    }
-    let total = 40 + usize::from(u16::from_be_bytes([ip[4], ip[5]]));
-    if total > ip.len() {
-        return Err(Refused::Malformed);
-    }
-    let traffic_class = (u16::from_be_bytes([ip[0], ip[1]]) >> 4) as u8;
-    let (mut next, mut at, mut first_fragment) = (ip[6], 40usize, true);
-    loop {
-        match next {
-            0 | 43 | 60 => {
-                let (Some(&n), Some(&len)) = (ip.get(at), ip.get(at + 1)) else { return Err(Refused::Malformed) };
-                next = n;
-                at += 8 + usize::from(len) * 8;
-            }
-            44 => {
-                let (Some(&n), Some(off)) = (ip.get(at), ip.get(at + 2..at + 4)) else {
-                    return Err(Refused::Malformed);
-                };
-                first_fragment = u16::from_be_bytes([off[0], off[1]]) >> 3 == 0;
-                next = n;
-                at += 8;
-            }
-            _ => break,
-        }
-        if at > total {
-            return Err(Refused::Malformed);
-        }
-    }
-    let protocol = Protocol::from_number(next);
-    if next == 58 && first_fragment && ip.get(at).is_some_and(|t| ND_TYPES.contains(t)) {
-        return Ok(V6::NeighbourDiscovery);
-    }
-    let (src_port, dst_port) = match protocol {
-        Protocol::Tcp | Protocol::Udp if first_fragment && at + 4 <= total => {
-            (u16::from_be_bytes([ip[at], ip[at + 1]]), u16::from_be_bytes([ip[at + 2], ip[at + 3]]))
-        }
-        _ => (0, 0),
-    };
-    Ok(V6::Packet(IpHeader {
-        size: total as u32,
-        flow: FlowKey {
-            protocol,
-            src: ipv6_address(&ip[8..24]).into(),
-            dst: ipv6_address(&ip[24..40]).into(),
-            src_port,
-            dst_port,
-        },
-        dscp: traffic_class >> 2,
-        ecn: Ecn::from_bits(traffic_class),
-    }))
-}
-
-fn ipv6_address(bytes: &[u8]) -> Ipv6Addr {
-    let mut a = [0u8; 16];
-    a.copy_from_slice(bytes);
-    Ipv6Addr::from(a)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use squall_link::Protocol;
 
     fn eth(ethertype: u16, body: &[u8]) -> Vec<u8> {
         let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];

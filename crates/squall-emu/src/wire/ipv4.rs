@@ -1,52 +1,19 @@
-//! Reading a real IPv4 packet (RFC 791) into the model's [`Packet`]: size,
-//! 5-tuple, DSCP and ECN. Anything that is not a well-formed IPv4 packet is
-//! refused with a reason; nothing here panics on bad bytes.
+//! Reading a real IPv4 header (RFC 791) into the model's header: total
+//! length, 5-tuple, DSCP and ECN ([`crate::wire::ip`] reads either
+//! family). Anything that is not a well-formed IPv4 header is refused
+//! with a reason; nothing here panics on bad bytes.
 
 use std::net::Ipv4Addr;
 
-use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload, Protocol};
+use squall_link::{Ecn, FlowKey, Protocol};
 
-/// Why a packet read from a device is not carried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refused {
-    /// Not IPv4 (IPv6, or garbage).
-    NotIpv4,
-    /// A frame (bridge mode) that is neither IP nor the link's own ARP or
-    /// neighbour discovery: LLDP, spanning tree and the like.
-    NotIp,
-    /// Shorter than its header, or a header length / total length that
-    /// does not fit the bytes.
-    Malformed,
-    /// No host of the scenario has the destination address, or no link
-    /// leads there.
-    NoRoute,
-}
-
-impl Refused {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refused::NotIpv4 => "not_ipv4",
-            Refused::NotIp => "not_ip",
-            Refused::Malformed => "malformed",
-            Refused::NoRoute => "no_route",
-        }
-    }
-}
-
-/// What the model needs of an IP header: total length, 5-tuple, DSCP and
-/// ECN.
-pub(crate) struct IpHeader {
-    pub size: u32,
-    pub flow: FlowKey,
-    pub dscp: u8,
-    pub ecn: Ecn,
-}
+use crate::wire::ip::IpHeader;
+pub use crate::wire::ip::{Refused, parse};
 
 /// Reads the IPv4 header at the start of `bytes`.
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IpHeader, Refused> {
     if bytes.is_empty() || bytes[0] >> 4 != 4 {
-        return Err(Refused::NotIpv4);
+        return Err(Refused::NotIp);
     }
     if bytes.len() < 20 {
         return Err(Refused::Malformed);
@@ -75,37 +42,6 @@ pub(crate) fn read_header(bytes: &[u8]) -> Result<IpHeader, Refused> {
     })
 }
 
-/// Reads `bytes` as an IPv4 packet with id `id`; the bytes become its
-/// payload. A segment of a super-packet is read from the headers it
-/// shares, with its own length.
-pub fn parse(id: PacketId, bytes: impl Into<Payload>) -> Result<Packet, Refused> {
-    let bytes = bytes.into();
-    let h = read_header(bytes.headers())?;
-    Ok(match bytes {
-        Payload::Owned(mut bytes) => {
-            bytes.truncate(h.size as usize);
-            packet(id, h, Payload::Owned(bytes))
-        }
-        segment => packet(id, IpHeader { size: segment.len() as u32, ..h }, segment),
-    })
-}
-
-/// A model packet of header `h` carrying `bytes`.
-pub(crate) fn packet(id: PacketId, h: IpHeader, bytes: Payload) -> Packet {
-    Packet {
-        id,
-        size: h.size,
-        flow: h.flow,
-        dscp: h.dscp,
-        ecn: h.ecn,
-        payload: Some(bytes),
-        l3: 0,
-        corrupted: false,
-        background: false,
-        forward: false,
-    }
-}
-
 /// The destination address of a packet's bytes, if it is IPv4.
 pub fn destination(bytes: &[u8]) -> Option<Ipv4Addr> {
     (bytes.len() >= 20 && bytes[0] >> 4 == 4).then(|| Ipv4Addr::new(bytes[16], bytes[17], bytes[18], bytes[19]))
@@ -114,6 +50,7 @@ pub fn destination(bytes: &[u8]) -> Option<Ipv4Addr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use squall_link::PacketId;
 
     fn tcp_syn() -> Vec<u8> {
         let mut b = vec![0x45, 0x02, 0, 44, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 1, 1];
@@ -134,8 +71,8 @@ mod tests {
 
     #[test]
     fn refuses_bad_bytes_without_panicking() {
-        assert_eq!(parse(PacketId(0), vec![]), Err(Refused::NotIpv4));
-        assert_eq!(parse(PacketId(0), vec![0x60; 40]), Err(Refused::NotIpv4));
+        assert_eq!(parse(PacketId(0), vec![]), Err(Refused::NotIp));
+        assert_eq!(read_header(&[0x60; 40]).err(), Some(Refused::NotIp));
         assert_eq!(parse(PacketId(0), vec![0x45; 10]), Err(Refused::Malformed));
         let mut b = tcp_syn();
         b[3] = 200; // total length past the bytes

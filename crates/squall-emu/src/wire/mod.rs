@@ -5,10 +5,14 @@
 //!
 //! - [`offload`]: `virtio_net_hdr`, GSO super-frames split into wire-sized
 //!   segments and coalesced again, checksums (RFC 1071).
-//! - [`ipv4`]: an IPv4 packet (RFC 791) read into a model packet.
+//! - [`ip`]: an IP packet of either family read into a model packet:
+//!   [`ipv4`] (RFC 791) and [`ipv6`] (RFC 8200, extension headers) read
+//!   the headers.
 //! - [`ethernet`]: Ethernet frames (IEEE 802.3) sorted for inline mode.
 #![forbid(unsafe_code)]
 
 pub mod ethernet;
+pub mod ip;
 pub mod ipv4;
+pub mod ipv6;
 pub mod offload;

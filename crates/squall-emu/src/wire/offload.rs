@@ -1169,7 +1169,7 @@ mod tests {
             for (n, bytes) in stream.iter().enumerate() {
                 // A flight's segments enter at its read's instant.
                 let at = Instant::from_nanos((n / per_super) as u64 * 1_000_000);
-                path.push(at, crate::wire::ipv4::parse(PacketId(n as u64), bytes.clone()).unwrap());
+                path.push(at, crate::wire::ip::parse(PacketId(n as u64), bytes.clone()).unwrap());
                 while let Some(d) = path.poll(at) {
                     delivered.push(d.packet.id.0);
                 }

@@ -125,17 +125,23 @@ fn malformed_packets_from_a_host_are_refused_with_reasons() {
         return;
     }
     // Three malformed IPv4 packets (shorter than a header, header length
-    // 16, total length past the bytes), one IPv6 packet, one well-formed
-    // IPv4 packet to an address outside the scenario.
+    // 16, total length past the bytes), one IPv6 packet whose hop-by-hop
+    // header runs past its end (RFC 8200 §4.3: 8 + 8 × 200 bytes), one of
+    // IP version 7, one IPv6 router solicitation from a link-local
+    // address to all routers (it stays on the host's link), one
+    // well-formed IPv4 packet to an address outside the scenario.
     let script = r#"
 import socket, struct
 def ip(dst, ihl=5, total=None, payload=bytes(8)):
     total = 4 * ihl + len(payload) if total is None else total
     h = struct.pack('!BBHHHBBH4s4s', 0x40 | ihl, 0, total, 1, 0, 64, 17, 0, socket.inet_aton('10.0.1.1'), socket.inet_aton(dst))
     return h + bytes(4 * ihl - 20) + payload if ihl >= 5 else h + payload
+def ip6(src, dst, nxt, body):
+    return struct.pack('!IHBB16s16s', 6 << 28, len(body), nxt, 255, socket.inet_pton(socket.AF_INET6, src), socket.inet_pton(socket.AF_INET6, dst)) + body
 s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM)
 for p in [bytes([0x45]) * 10, ip('10.0.0.1', ihl=4), ip('10.0.0.1', total=1500),
-          bytes([0x60]) + bytes(47), ip('192.0.2.1')]:
+          ip6('fd00::2', 'fd00::1', 0, bytes([17, 200]) + bytes(6)), bytes([0x70]) + bytes(47),
+          ip6('fe80::2', 'ff02::2', 58, bytes([133]) + bytes(7)), ip('192.0.2.1')]:
     s.sendto(p, ('squall0', 0x0800))
 print('sent', flush=True)
 # The run ends when this program does: give the data plane time to read.
@@ -155,10 +161,10 @@ import time; time.sleep(1)
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap()).unwrap();
     let refused = &summary["runs"][0]["hosts"]["mobile"]["refused"];
-    assert_eq!(refused["malformed"], 3, "{summary}");
-    // The kernel may send IPv6 packets of its own (neighbour discovery).
-    assert!(refused["not_ipv4"].as_u64().unwrap_or(0) >= 1, "{summary}");
-    assert!(refused["no_route"].as_u64().unwrap_or(0) >= 1, "{summary}");
+    assert_eq!(refused["malformed"], 4, "{summary}");
+    assert_eq!(refused["not_ip"], 1, "{summary}");
+    assert_eq!(refused["link_local"], 1, "{summary}");
+    assert_eq!(refused["no_route"], 1, "{summary}");
     assert!(stderr.contains("malformed"), "the first refusal of a kind is logged: {stderr}");
 }
 

@@ -17,6 +17,7 @@ use common::{SQUALL, namespaces_available, namespaces_of, run_engine};
 
 mod engines;
 mod hosts;
+mod ipv6;
 
 // Helpers the modules share, defined beside the tests that came first.
 use recording::{

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use squall_link::Duration;
@@ -70,15 +71,18 @@ pub enum FlowError {
     /// The flow names a host the scenario does not have.
     #[error("no host `{name}`")]
     NoHost { name: String },
-    /// The flow runs over IPv6, which emulated hosts do not carry yet.
+    /// The flow runs over IPv6 through a host that does not carry it in
+    /// emulation yet (`why`: it joins an existing namespace, or is the
+    /// outside host).
     #[error(
-        "the flow runs over IPv6 (both hosts have an address6), which the emulator's namespace hosts do not carry \
-         yet; give it ip_version = 4 to emulate it over IPv4, or run it with `squall sim`"
+        "the flow runs over IPv6 (both hosts have an address6), but host `{name}` {why}, where squall does not \
+         set IPv6 yet; give the flow ip_version = 4 to emulate it over IPv4, or run it with `squall sim`"
     )]
-    Ipv6,
-    /// A host of the flow has no IPv4 address.
-    #[error("host `{name}` has no IPv4 address; emulated flows run over IPv4 (address = \"10.0.0.1\")")]
-    NoIpv4 { name: String },
+    Ipv6 { name: String, why: &'static str },
+    /// The two hosts have no address of the flow's family in common (the
+    /// scenario check refuses this first).
+    #[error("hosts `{from}` and `{to}` have no address of the flow's IP version in common")]
+    NoCommonFamily { from: String, to: String },
     /// The flow's ports (squall_scenario::ports).
     #[error("{0}")]
     Ports(String),
@@ -192,25 +196,47 @@ pub fn ephemeral_port_sysctls(scenario: &mut Scenario) -> Result<(), PlanError> 
 }
 
 /// The shell prefix that sets route attributes (ip-route(8)) on a host's
-/// route to `to` before its command runs; empty if there are none.
-fn route_change(to: std::net::Ipv4Addr, from: std::net::Ipv4Addr, attrs: &[String]) -> String {
+/// route to `to` (/32 or /128, as [`crate::sys::device::address_device`]
+/// made it) before its command runs; empty if there are none.
+fn route_change(to: IpAddr, from: IpAddr, attrs: &[String]) -> String {
     if attrs.is_empty() {
-        String::new()
-    } else {
-        format!("ip route change {to}/32 dev {TUN_NAME} src {from} {} && ", attrs.join(" "))
+        return String::new();
     }
+    let (family, prefix) = if to.is_ipv6() { ("-6 ", 128) } else { ("", 32) };
+    format!("ip {family}route change {to}/{prefix} dev {TUN_NAME} src {from} {} && ", attrs.join(" "))
 }
 
-/// A flow between `from` and `to` that would run over IPv6 (issue 34):
-/// emulated namespace hosts have no IPv6 address yet, so it is refused
-/// rather than run over IPv4 in its place.
-fn refuse_ipv6(scenario: &Scenario, from: &str, to: &str, ip_version: Option<u8>) -> Result<(), FlowError> {
-    let addresses = |name: &str| scenario.hosts.iter().find(|h| h.name == name).map(|h| h.addresses());
-    let (Some(a), Some(b)) = (addresses(from), addresses(to)) else { return Ok(()) };
-    match squall_scenario::topology::flow_addresses(a, b, ip_version) {
-        Some((a, _)) if a.is_ipv6() => Err(FlowError::Ipv6),
-        _ => Ok(()),
+/// The addresses (from's, to's) a flow between hosts `from` and `to` runs
+/// over in emulation: the simulator's choice
+/// ([`squall_scenario::topology::flow_addresses`]: `ip_version`, else IPv6
+/// when both have one). IPv6 is refused through a host that joins an
+/// existing namespace or stands for the outside, where squall does not
+/// set IPv6 yet.
+fn flow_addresses(
+    scenario: &Scenario,
+    from: &str,
+    to: &str,
+    ip_version: Option<u8>,
+) -> Result<(IpAddr, IpAddr), FlowError> {
+    let host = |name: &str| {
+        scenario.hosts.iter().find(|h| h.name == name).ok_or_else(|| FlowError::NoHost { name: name.to_string() })
+    };
+    let (a, b) = (host(from)?, host(to)?);
+    let addresses = squall_scenario::topology::flow_addresses(a.addresses(), b.addresses(), ip_version)
+        .ok_or_else(|| FlowError::NoCommonFamily { from: from.to_string(), to: to.to_string() })?;
+    if addresses.0.is_ipv6() {
+        for h in [a, b] {
+            let why = if crate::engine::joined::existing(h).is_some() {
+                "joins an existing namespace (netns, netns_pid)"
+            } else if h.outside_interface.is_some() {
+                "is outside (outside_interface)"
+            } else {
+                continue;
+            };
+            return Err(FlowError::Ipv6 { name: h.name.clone(), why });
+        }
     }
+    Ok(addresses)
 }
 
 /// First port of the bulk servers that stand for `[[workload.tcp]]` flows
@@ -260,7 +286,8 @@ fn tcp_workloads(
     for (i, f) in members.enumerate() {
         let f = &f;
         let what = format!("[[workload.tcp]] `{}`", f.name);
-        refuse_ipv6(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
+        let (client, server) =
+            flow_addresses(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
         let linux = LinuxTcp::of(f).map_err(|e| flow_error(&what, e))?;
         check_kernel_offers(linux.cc).map_err(|e| flow_error(&what, e))?;
         for note in &linux.notes {
@@ -305,15 +332,6 @@ fn tcp_workloads(
                 r.request.0, r.response.0, r.count, r.think
             ),
         };
-        let address = |name: &str| {
-            scenario
-                .hosts
-                .iter()
-                .find(|h| h.name == name)
-                .ok_or_else(|| flow_error(&what, FlowError::NoHost { name: name.to_string() }))
-                .and_then(|h| h.address.ok_or_else(|| flow_error(&what, FlowError::NoIpv4 { name: name.to_string() })))
-        };
-        let (client, server) = (address(&f.from)?, address(&f.to)?);
         let port = tcp_server_port(f, i).map_err(|e| flow_error(&what, e))?;
         out.push(CommandSpec {
             host: f.to.clone(),
@@ -509,7 +527,7 @@ fn udp_workloads(scenario: &Scenario, resolved: &Path) -> Result<Vec<CommandSpec
         std::path::absolute(resolved).map_err(|source| PlanError::Resolved { path: resolved.to_path_buf(), source })?;
     for (i, f) in scenario.workload.udp.iter().enumerate() {
         let what = format!("[[workload.udp]] `{}`", f.name);
-        refuse_ipv6(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
+        flow_addresses(scenario, &f.from, &f.to, f.ip_version).map_err(|e| flow_error(&what, e))?;
         let (_, dst_port) = udp_ports(f, i).map_err(|e| flow_error(&what, FlowError::Ports(e)))?;
         if sinks.insert((f.to.clone(), dst_port)) {
             out.push(CommandSpec {
@@ -563,12 +581,13 @@ fn web_workload(
     if web.site_files.is_empty() {
         return Err(FlowError::NoSite);
     }
-    let host = |name: &String| {
-        scenario.hosts.iter().find(|h| h.name == *name).ok_or_else(|| FlowError::NoHost { name: name.clone() })
+    let (client_address, server_address) = flow_addresses(scenario, &f.from, &f.to, f.ip_version)?;
+    // In a URL and Apache's Listen, an IPv6 address is in brackets (RFC
+    // 3986 §3.2.2).
+    let server_host = match server_address {
+        IpAddr::V4(a) => a.to_string(),
+        IpAddr::V6(a) => format!("[{a}]"),
     };
-    let (server, client) = (host(&f.to)?, host(&f.from)?);
-    let v4 = |h: &squall_scenario::Host| h.address.ok_or_else(|| FlowError::NoIpv4 { name: h.name.clone() });
-    let (server_address, client_address) = (v4(server)?, v4(client)?);
     // Apache sends the data: the sender's route attributes (initcwnd,
     // rto_min, …) go on its route to the client. wget receives: the
     // receiver's (quickack) on its route to the server, with the window
@@ -605,7 +624,7 @@ fn web_workload(
             source,
         })?;
         // Writing to a String cannot fail.
-        let _ = writeln!(urls, "http://{}:{port}/{}", server_address, file.path);
+        let _ = writeln!(urls, "http://{server_host}:{port}/{}", file.path);
     }
     let dir = fs::canonicalize(workload_dir)?;
     let site = fs::canonicalize(&site)?;
@@ -644,7 +663,7 @@ fn web_workload(
          StartServers 2\n",
         name = f.name,
         host = f.to,
-        addr = server_address,
+        addr = server_host,
         dir = dir.display(),
         site = site.display(),
         keep_alive = if web.keep_alive { "On" } else { "Off" },
@@ -660,7 +679,7 @@ fn web_workload(
          the flow's TCP keys as route attributes and sysctls (cc as the server's net.ipv4.tcp_congestion_control)",
         f.name,
         f.to,
-        server_address,
+        server_host,
         conf_file.display(),
         f.from
     ));
