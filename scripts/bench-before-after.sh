@@ -26,7 +26,22 @@ mkdir -p "$out"
 if [ ! -d "$before_dir" ]; then
     mkdir -p "$before_dir"
     git archive "$before" | tar -x -C "$before_dir"
-    [ -d target ] && cp -al target "$before_dir/target"
+    if [ -d target ]; then
+        # Hard links save the copy, but cargo rewrites some files in place
+        # (build-script outputs, fingerprints): those directories are
+        # copied for real, or the before tree's build would write into
+        # this tree's (a squall built in the exported tree, where git
+        # finds no repository, left SQUALL_COMMIT=unknown in this tree's
+        # build-script output, and `squall --version` said so).
+        cp -al target "$before_dir/target"
+        for d in "$before_dir"/target/release "$before_dir"/target/debug; do
+            [ -d "$d" ] || continue
+            for sub in .fingerprint build; do
+                [ -d "$d/$sub" ] || continue
+                cp -a "$d/$sub" "$d/$sub.copy" && rm -rf "${d:?}/$sub" && mv "$d/$sub.copy" "$d/$sub"
+            done
+        done
+    fi
 fi
 for dir in "$before_dir" "$after_dir"; do
     (cd "$dir" && cargo build --release -p squall && cargo bench -p squall-link --no-run)
