@@ -561,8 +561,7 @@ impl Dataplane {
                 let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
                 return self.pass_across(device, &bytes);
             }
-            let frame = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
-            let Some((from, to)) = sides.ends(device, &frame, &packet) else {
+            let Some((from, to)) = sides.ends(device, &packet) else {
                 return self.refuse(side, Refused::NoRoute);
             };
             let Some(first) = self.fabric.next_path(from, to) else {

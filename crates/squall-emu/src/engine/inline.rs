@@ -166,16 +166,24 @@ impl InlineSides {
         self.host_of[device]
     }
 
-    /// The hosts a frame read on `device` goes from and to: `frame` its
-    /// Ethernet bytes, `packet` the IP packet in it. `None`: no client's.
-    pub fn ends(&self, device: usize, frame: &[u8], packet: &squall_link::Packet) -> Option<(HostIndex, HostIndex)> {
+    /// The hosts a frame read on `device` goes from and to: `packet` the
+    /// IP packet in it, its payload the whole frame. `None`: no client's.
+    pub fn ends(&self, device: usize, packet: &squall_link::Packet) -> Option<(HostIndex, HostIndex)> {
         if self.clients.is_empty() {
             return Some((self.host_of[device], self.host_of[1 - device.min(1)]));
         }
         let far = self.host_of[1];
+        // The Ethernet header, read in place: a segment of a super-frame
+        // shares its headers with the frame as read, so no segment's bytes
+        // are made for it.
+        let header = match packet.payload.as_ref() {
+            Some(squall_link::Payload::Owned(bytes)) => bytes.as_slice(),
+            Some(squall_link::Payload::Segment(s)) => s.of.frame(),
+            None => &[],
+        };
         // Ethernet: destination MAC, then source MAC (IEEE 802.3 §3.1.1).
         let (mac, addr) =
-            if device == 0 { (frame.get(6..12), packet.flow.src) } else { (frame.get(0..6), packet.flow.dst) };
+            if device == 0 { (header.get(6..12), packet.flow.src) } else { (header.get(0..6), packet.flow.dst) };
         let client = self
             .clients
             .iter()
