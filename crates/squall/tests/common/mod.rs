@@ -6,6 +6,8 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+pub mod ping;
+
 /// The squall binary under test.
 pub const SQUALL: &str = env!("CARGO_BIN_EXE_squall");
 
