@@ -3,14 +3,15 @@
 //! sch_netem.c: the four-state and Gilbert–Elliott losses (their stationary
 //! loss and burst lengths), `ecn` (marks instead of drops, counted the
 //! same by squall and by tshark in the receiver's pcap), the rate's packet
-//! and cell overheads, and a distribution table of the user's own (`.dist`).
+//! and cell overheads, netem's Pareto table and a distribution table of the
+//! user's own (`.dist`), and mm-link's drop-tail queue.
 //! Needs root and network namespaces: without them the tests are skipped
 //! with a message, except under CI=true, where they fail (as tests/emu/).
 
 use std::process::Command;
 
 mod common;
-use common::ping::{echoes, ping_link, within_binomial};
+use common::ping::{echoes, ping_link, ping_over_with, within_binomial};
 use common::{SQUALL, namespaces_available};
 
 /// The lengths of the runs of consecutive unanswered echoes among the
@@ -299,4 +300,47 @@ fn iperf3_over_mm_link_with_a_droptail_queue_as_typed_and_as_flags() {
         assert_eq!(trace["max_queue_len"], 20, "{name}: the drop-tail queue's limit");
         assert!(entered > delivered, "{name}: nothing dropped at the queue of a link run at 1.7 times its capacity");
     }
+}
+
+/// `delay 20ms 10ms distribution pareto`, netem's Pareto table as
+/// iproute2's pareto.c defines it: 4 096 entries t = (u^(−1/3) − 1.5) · 4/3
+/// for u = 1, 1 − 1/4096, …, 1/4096 (capped at 32767/8192), each drawn
+/// alike, and a reply delayed 20 + 10 t ms (sch_netem.c `tabledist()`).
+/// The test computes the table's mean, deviation and kurtosis from that
+/// definition; with 5 ms on the uplink, ping's RTTs over 400 echoes have
+/// their minimum at the table's least entry (t = −2/3: 18.33 ms, within
+/// 1 ms above), their mean within 3.5 standard errors + 0.5 ms (the
+/// machine's lateness) of 25 + 10 · mean(t), their deviation within 3.5
+/// standard errors (σ √((κ − 1)/4n)) + 0.3 ms of 10 · sd(t). A normal
+/// table of the same μ and σ would go 25 ms lower.
+#[test]
+fn ping_sees_netems_pareto_table() {
+    if !namespaces_available() {
+        return;
+    }
+    let t: Vec<f64> = (0..4096)
+        .map(|k| {
+            let u = f64::from(65536 - 16 * k) / 65536.0;
+            ((u.powf(-1.0 / 3.0) - 1.5) * 4.0 / 3.0).min(32767.0 / 8192.0)
+        })
+        .collect();
+    let n = t.len() as f64;
+    let mean = t.iter().sum::<f64>() / n;
+    let var = t.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    let kurtosis = t.iter().map(|x| (x - mean).powi(4)).sum::<f64>() / n / var.powi(2);
+    let (rtt_mean, rtt_sd) = (25.0 + 10.0 * mean, 10.0 * var.sqrt());
+    let count: f64 = 400.0;
+    let [min, avg, _, mdev] =
+        ping_over_with("delay 20ms 10ms distribution pareto", &["--uplink", "delay 5ms"], count as u32);
+    let (se_mean, se_sd) = (rtt_sd / count.sqrt(), rtt_sd * ((kurtosis - 1.0) / 4.0 / count).sqrt());
+    println!(
+        "expected: min {:.3} ms, mean {rtt_mean:.3} ± {:.3}, deviation {rtt_sd:.3} ± {:.3} (kurtosis {kurtosis:.2})",
+        25.0 + 10.0 * t[0],
+        3.5 * se_mean,
+        3.5 * se_sd
+    );
+    let least = 25.0 + 10.0 * t[0];
+    assert!(min >= least - 0.01 && min <= least + 1.0, "min {min} ms, expected {least:.3} ms");
+    assert!((avg - rtt_mean).abs() <= 3.5 * se_mean + 0.5, "avg {avg} ms, expected {rtt_mean:.3} ms");
+    assert!((mdev - rtt_sd).abs() <= 3.5 * se_sd + 0.3, "mdev {mdev} ms, expected {rtt_sd:.3} ms");
 }

@@ -66,7 +66,12 @@ pub fn ping_link(link: &str, flags: &[&str], ping: &str) -> String {
 /// ping's `rtt min/avg/max/mdev` over `squall emu --link LINK` (ping
 /// runs on the mobile host, `count` echoes 10 ms apart).
 pub fn ping_over(link: &str, count: u32) -> [f64; 4] {
-    let stdout = ping_link(link, &[], &format!("-c {count} -i 0.01 -q"));
+    ping_over_with(link, &[], count)
+}
+
+/// The same with `flags` after the link (`--uplink "delay 5ms"`).
+pub fn ping_over_with(link: &str, flags: &[&str], count: u32) -> [f64; 4] {
+    let stdout = ping_link(link, flags, &format!("-c {count} -i 0.01 -q"));
     // `rtt min/avg/max/mdev = 22.828/41.372/59.726/8.079 ms, pipe 5`
     let line = stdout.lines().find(|l| l.contains("min/avg/max/mdev")).unwrap_or_else(|| panic!("{stdout}"));
     let v: Vec<f64> = line
