@@ -34,7 +34,8 @@ pub mod wire;
 pub use engine::emulation::{EmulationOptions, EmulationReport, EndReason, HostDevice, run};
 #[doc(no_inline)]
 pub use engine::{
-    baseline, cleanup, clock, control, dataplane, emulation, inline, recording, routing, timing, uplink, workload,
+    baseline, cleanup, clock, control, dataplane, emulation, inline, recording, routing, timing, uplink, wakeup,
+    workload,
 };
 pub use error::EmuError;
 #[doc(no_inline)]

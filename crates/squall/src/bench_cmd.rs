@@ -82,7 +82,10 @@ pub enum BenchWhat {
         json: Option<std::path::PathBuf>,
     },
     /// How close to its configured link the emulator keeps time on this
-    /// machine (the tails the tests do not assert): sleep(1 ms) overshoot,
+    /// machine (the tails the tests do not assert): cyclictest's wake-up
+    /// latency (when rt-tests is installed) beside the departure error and
+    /// ping over 25 ms each way with a data plane that sleeps, one that
+    /// spins and the default (`--early-wakeup auto`); sleep(1 ms) overshoot,
     /// ping through `emu --inline` with 20 ms each way against the
     /// configured 40 ms and a plain Linux bridge, and TCP goodput through
     /// a 100 Mbit/s stage against its line rate. Needs root.
@@ -275,6 +278,18 @@ fn timing(pings: u32, seconds: u32, json: Option<std::path::PathBuf>) -> Result<
     let exe = std::env::current_exe().context("where is squall?")?;
     // 100 MB: about 8 s at 100 Mbit/s, long enough that slow start is a
     // small part of it.
+    let cyclictest = crate::bench_loops::cyclictest(10_000)?;
+    match &cyclictest {
+        Some(c) => println!(
+            "cyclictest (normal priority, {} wake-ups every {} us): p50 {:.0} us, p99 {:.0} us, p99.9 {:.0} us, max {:.0} us",
+            c.loops, c.interval_us, c.p50_us, c.p99_us, c.p999_us, c.max_us
+        ),
+        None => println!("cyclictest: not installed (Debian: apt-get install rt-tests)"),
+    }
+    let loops = crate::bench_loops::loops(pings)?;
+    for l in &loops {
+        println!("{}", crate::bench_loops::describe(l));
+    }
     let f = crate::bench_bridge::timing(&exe, pings, 100_000_000, seconds)?;
     let o = &f.sleep_overshoot;
     println!(
@@ -299,7 +314,8 @@ fn timing(pings: u32, seconds: u32, json: Option<std::path::PathBuf>) -> Result<
         _ => println!("iperf3 through 100 Mbit/s: not measured (iperf3 missing or failed)"),
     }
     if let Some(path) = json {
-        std::fs::write(&path, serde_json::to_string_pretty(&f)?)
+        let all = serde_json::json!({ "cyclictest": cyclictest, "loops": loops, "inline": f });
+        std::fs::write(&path, serde_json::to_string_pretty(&all)?)
             .with_context(|| format!("write {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -735,7 +751,7 @@ fn emu(seconds: f64, json: Option<std::path::PathBuf>) -> Result<ExitCode> {
     };
     let spinning = Setup {
         dataplane: squall_emu::dataplane::DataplaneOptions {
-            early_wakeup: squall_link::Duration::from_millis(20),
+            early_wakeup: squall_emu::wakeup::EarlyWakeup::Fixed(squall_link::Duration::from_millis(20)),
             ..Default::default()
         },
         ..Setup::default()

@@ -273,7 +273,7 @@ pub fn rate_sweep(exe: &Path, rates_mbps: &[f64], delays_ms: &[f64], seconds: f6
     Ok(out)
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct PingFigures {
     pub sent: u64,
     pub received: u64,

@@ -81,9 +81,13 @@ pub struct EmuArgs {
     /// Run for this long instead of the scenario's duration ("30 s").
     #[arg(long)]
     pub duration: Option<Duration>,
-    /// Sleep until this long before each deadline, then spin.
-    #[arg(long, default_value = "200 us")]
-    pub early_wakeup: Duration,
+    /// Sleep until this long before each delivery is due, then spin:
+    /// `auto` (the default) chooses it from how late this machine wakes
+    /// the data plane (the p99 of its sleeps' overshoot + 20 us, between
+    /// 50 us and 2 ms; summary.json's timing.wakeup), or a fixed duration
+    /// ("200 us").
+    #[arg(long, default_value = "auto", value_name = "auto|DURATION")]
+    pub early_wakeup: squall_emu::wakeup::EarlyWakeup,
     /// After reading packets, keep reading (spinning) this long before
     /// sleeping: while traffic flows, packets are found without waking
     /// the data plane, a cost the senders' CPUs pay ("0 s": sleep at once).
@@ -206,7 +210,8 @@ struct EmuDetails {
     /// for leaving elsewhere (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     outside: Option<squall_emu::uplink::OutsideReport>,
-    early_wakeup: f64,
+    /// `auto` or the fixed duration (what was chosen: timing.wakeup).
+    early_wakeup: String,
     busy_poll: f64,
     /// What joined the hosts to squall (`--host-device`; absent inline).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -489,7 +494,7 @@ fn emu_summary(
                 ended_by: report.ended_by,
                 offloads: report.offloads,
                 outside: report.outside.clone(),
-                early_wakeup: args.early_wakeup.as_secs_f64(),
+                early_wakeup: args.early_wakeup.to_string(),
                 busy_poll: args.busy_poll.as_secs_f64(),
                 host_device,
                 inline_socket,
@@ -559,6 +564,25 @@ fn write_outputs(
         t.late_threshold * 1e3,
         if t.on_time { "" } else { " — RUN FLAGGED: timing was not kept" }
     );
+    if let Some(cause) = t.late_causes.dominant() {
+        let w = &t.wakeup;
+        eprintln!(
+            "squall emu: late mostly because {cause} ({} late: wake-up {}, preemption {}, slow write {}, busy {}); \
+             this machine woke the data plane p50 {:.1} us, p99 {:.1} us, max {:.1} us after it asked, over {} sleeps \
+             (early wake-up {}: {:.1} us at the end); `squall bench timing` measures the machine",
+            t.late,
+            t.late_causes.wakeup_latency,
+            t.late_causes.preemption,
+            t.late_causes.slow_write,
+            t.late_causes.overload,
+            w.overshoot_p50 * 1e6,
+            w.overshoot_p99 * 1e6,
+            w.overshoot_max * 1e6,
+            w.sleeps,
+            w.mode,
+            w.chosen * 1e6
+        );
+    }
     let written: Vec<&str> = [
         (!args.common.no_events, "events.csv"),
         (!args.common.no_pcap, "HOST.pcap"),

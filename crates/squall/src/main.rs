@@ -3,6 +3,7 @@
 
 mod bench_bridge;
 mod bench_cmd;
+mod bench_loops;
 mod bench_more;
 mod bench_serve;
 mod bench_sim;

@@ -38,6 +38,7 @@ use crate::engine::command::{ControlMessage, ControlRequest};
 use crate::engine::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::engine::routing::Routing;
 use crate::engine::timing::{TimingRecorder, TimingSummary};
+use crate::engine::wakeup::{self, EarlyWakeup, LastWait, LateCauses, WakeupTuner};
 use crate::engine::watch::LiveCounters;
 use crate::sys::device::PacketDevice;
 use crate::wire::ethernet::Frame;
@@ -49,9 +50,10 @@ static NO_BYTES: Payload = Payload::Owned(Vec::new());
 /// How the loop keeps time and what it records.
 #[derive(Clone, Debug)]
 pub struct DataplaneOptions {
-    /// Sleep until this long before a deadline, then spin (seed 000 §6's
-    /// "configurable amount" of early wake-up).
-    pub early_wakeup: Duration,
+    /// Sleep until this long before a delivery is due, then spin (seed
+    /// 000 §6's "configurable amount" of early wake-up); `Auto` chooses
+    /// it from the loop's own sleeps ([`crate::engine::wakeup`]).
+    pub early_wakeup: EarlyWakeup,
     /// After reading packets, keep reading (spinning) this long before
     /// sleeping, as NAPI busy polling does (SO_BUSY_POLL): while traffic
     /// flows, a packet is then found without a wake-up, which the sender's
@@ -74,7 +76,7 @@ pub struct DataplaneOptions {
 impl Default for DataplaneOptions {
     fn default() -> Self {
         DataplaneOptions {
-            early_wakeup: Duration::from_micros(200),
+            early_wakeup: EarlyWakeup::Auto,
             busy_poll: Duration::from_micros(50),
             late_threshold: Duration::from_millis(1),
             realtime_priority: None,
@@ -170,6 +172,11 @@ pub struct Dataplane {
     /// States entered more often at one instant than the fabric allows
     /// (said once).
     state_storm: bool,
+    /// How early to wake before a delivery is due.
+    wakeup: WakeupTuner,
+    /// What ended the last wait (why a delivery after it was late).
+    last_wait: LastWait,
+    late_causes: LateCauses,
 }
 
 /// What the loop keeps at the fabric's edge: the hosts' counters, the
@@ -214,6 +221,7 @@ impl Dataplane {
             outbox: Vec::new(),
             live: LiveCounters::default(),
         };
+        let options_early = options.early_wakeup;
         Dataplane {
             clock,
             timing: TimingRecorder::new(options.late_threshold),
@@ -233,6 +241,9 @@ impl Dataplane {
             polled: Instant::ZERO,
             last_read: Instant::ZERO,
             state_storm: false,
+            wakeup: WakeupTuner::new(options_early),
+            last_wait: LastWait::default(),
+            late_causes: LateCauses::default(),
         }
     }
 
@@ -318,8 +329,8 @@ impl Dataplane {
             if draining && self.drained() {
                 break;
             }
-            let deadline = self.next_deadline(now).min(end);
-            self.wait_until(deadline);
+            let (deadline, due) = self.next_deadline(now);
+            self.wait_until(deadline.min(end), due && deadline <= end);
         }
         // The model runs to the run's last instant: what its paths (and
         // their background sources) do before the end is in the run, as
@@ -337,16 +348,25 @@ impl Dataplane {
         !self.devices.iter().any(|d| d.buffered()) && self.fabric.is_empty()
     }
 
-    fn next_deadline(&self, now: Instant) -> Instant {
+    /// The next wake-up: the fabric's, or a 10 ms tick when that is
+    /// later; and whether it is the fabric's (something is due then, worth
+    /// waking early for).
+    fn next_deadline(&self, now: Instant) -> (Instant, bool) {
         let tick = now + Duration::from_millis(10);
-        self.fabric.next_wakeup().map_or(tick, |at| at.min(tick))
+        match self.fabric.next_wakeup() {
+            Some(at) if at <= tick => (at, true),
+            _ => (tick, false),
+        }
     }
 
     /// Spins reading the devices while `busy_poll` has not passed since
-    /// packets were last read; then sleeps in `ppoll` until `early_wakeup`
-    /// before `deadline`, or until a device is readable; then spins to the
-    /// deadline, reading devices.
-    fn wait_until(&mut self, deadline: Instant) {
+    /// packets were last read; then sleeps in `ppoll` until the early
+    /// wake-up before `deadline` (when something is `due` then; a tick is
+    /// slept to its end), or until a device is readable; then spins to the
+    /// deadline, reading devices. A sleep that ends by its timeout tells
+    /// the tuner how late it ended.
+    fn wait_until(&mut self, deadline: Instant, due: bool) {
+        self.last_wait = LastWait::default();
         let now = self.clock.now();
         // Packets read already but not yet handed out (a batch or a
         // super-packet cut short by the per-turn bound): back to the loop.
@@ -358,12 +378,17 @@ impl Dataplane {
             return;
         }
         let now = self.clock.now();
-        let sleep = (deadline - now).as_nanos().saturating_sub(self.options.early_wakeup.as_nanos());
+        let early = if due { self.wakeup.early() } else { Duration::ZERO };
+        let sleep = (deadline - now).as_nanos().saturating_sub(early.as_nanos());
         if sleep > 0 {
             let mut fds: Vec<PollFd> = self.devices.iter().map(|d| PollFd::new(d.fd(), PollFlags::POLLIN)).collect();
             let timeout = TimeSpec::from_duration(to_std(Duration::from_nanos(sleep)));
             match ppoll(&mut fds, Some(timeout), None) {
-                Ok(0) => {}
+                Ok(0) => {
+                    let woke = self.clock.now();
+                    self.wakeup.slept(woke.saturating_since(now + Duration::from_nanos(sleep)));
+                    self.last_wait.woke_at = Some(woke);
+                }
                 // A packet to read, or a signal: back to the loop.
                 Ok(_) => {
                     let failed: Vec<usize> = (fds.iter().enumerate())
@@ -385,11 +410,16 @@ impl Dataplane {
     /// Reads the devices until `until` or until packets are read; says
     /// whether some were.
     fn spin_reading(&mut self, until: Instant) -> bool {
-        while self.clock.now() < until {
+        let mut last = self.clock.now();
+        while last < until {
             if self.read_devices() > 0 {
                 return true;
             }
             std::hint::spin_loop();
+            let now = self.clock.now();
+            // A gap between two readings is time the thread did not run.
+            self.last_wait.longest_spin_gap = self.last_wait.longest_spin_gap.max(now.saturating_since(last));
+            last = now;
         }
         false
     }
@@ -437,26 +467,29 @@ impl Dataplane {
             written.clear();
             written.resize(group.len(), false);
             let device = self.device_of(host);
+            let before = self.clock.now();
             self.devices[device].send_batch(&payloads, &mut written);
             let actual = self.clock.now();
+            let write = actual.saturating_since(before);
             if written.contains(&false) {
                 let error = self.devices[device].write_error();
                 self.write_failed(host, error.as_ref());
             }
             for ((at, packet, captured), ok) in group.drain(..).zip(&written) {
-                self.delivered(at, actual, packet, host, *ok, captured);
+                self.delivered(at, (actual, write), packet, host, *ok, captured);
             }
         }
         drop(entries);
         self.edge.outbox = outbox;
     }
 
-    /// Counts, times and records a delivery written (`ok`) or not; its
-    /// capture unless it was `captured` on arrival.
+    /// Counts, times and records a delivery written (`ok`) or not, at
+    /// `actual` by a write that took `write`; its capture unless it was
+    /// `captured` on arrival.
     fn delivered(
         &mut self,
         scheduled: Instant,
-        actual: Instant,
+        (actual, write): (Instant, Duration),
         packet: Packet,
         host: HostIndex,
         ok: bool,
@@ -470,7 +503,11 @@ impl Dataplane {
         } else {
             counters.write_errors += 1;
         }
-        if self.timing.record(scheduled, actual) && self.timing.late() == 1 {
+        let late = self.timing.record(scheduled, actual);
+        if late {
+            self.late_causes.count(wakeup::classify(scheduled, actual, self.last_wait, write));
+        }
+        if late && self.timing.late() == 1 {
             tracing::warn!(
                 "squall emu: warning: a delivery left {:.3} ms late at {} s (threshold {}); the run is flagged",
                 actual.saturating_since(scheduled).as_secs_f64() * 1e3,
@@ -801,14 +838,10 @@ impl Dataplane {
         self.edge.recorder.events(std::mem::take(&mut self.edge.events), end);
         let paths = self.fabric.stats();
         let stages = self.fabric.paths().iter().flat_map(|p| p.path.stage_stats(end)).collect();
-        DataplaneReport {
-            end,
-            timing: self.timing.summary(),
-            hosts: self.edge.hosts,
-            paths,
-            stages,
-            recording: self.edge.recorder.finish(),
-        }
+        let mut timing = self.timing.summary();
+        timing.wakeup = self.wakeup.report(crate::sys::sched::thread_cpu_time(), end.saturating_since(Instant::ZERO));
+        timing.late_causes = self.late_causes;
+        DataplaneReport { end, timing, hosts: self.edge.hosts, paths, stages, recording: self.edge.recorder.finish() }
     }
 }
 

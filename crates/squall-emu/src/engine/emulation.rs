@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use serde::Serialize;
-use squall_link::{Direction, Duration, Instant};
+use squall_link::{Direction, Instant};
 use squall_scenario::Scenario;
 
 use crate::engine::cleanup::sweep_stale;
@@ -702,9 +702,6 @@ pub fn namespaces_available() -> Result<(), EmuError> {
     let ns = NetNs::create(&name)?;
     ns.delete()
 }
-
-/// The default early wake-up as a model duration (re-exported for CLIs).
-pub const DEFAULT_EARLY_WAKEUP: Duration = Duration::from_micros(200);
 
 #[cfg(test)]
 mod tests {

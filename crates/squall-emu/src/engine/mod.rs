@@ -27,5 +27,6 @@ pub mod recording;
 pub mod routing;
 pub mod timing;
 pub mod uplink;
+pub mod wakeup;
 pub mod watch;
 pub mod workload;

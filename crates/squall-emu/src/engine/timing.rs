@@ -13,6 +13,8 @@
 use serde::Serialize;
 use squall_link::{Duration, Instant};
 
+use crate::engine::wakeup::{LateCauses, WakeupReport};
+
 /// How late this machine wakes a sleeping thread: the overshoot of
 /// `samples` calls of `std::thread::sleep(1 ms)`, seconds. Linux adds the
 /// thread's timer slack (50 µs by default, `prctl(PR_SET_TIMERSLACK)`,
@@ -122,6 +124,11 @@ pub struct TimingSummary {
     pub late: u64,
     /// True when no delivery was late: the run kept its schedule.
     pub on_time: bool,
+    /// How late the machine woke the data plane, and how early it chose
+    /// to wake ([`crate::engine::wakeup`]).
+    pub wakeup: WakeupReport,
+    /// Late deliveries by cause.
+    pub late_causes: LateCauses,
 }
 
 impl TimingRecorder {
@@ -190,6 +197,8 @@ impl TimingRecorder {
             late_threshold: self.threshold.as_secs_f64(),
             late: self.late,
             on_time: self.late == 0,
+            wakeup: WakeupReport::default(),
+            late_causes: LateCauses::default(),
         }
     }
 }

@@ -36,3 +36,15 @@ pub fn pin_this_thread(cpu: usize) -> nix::Result<()> {
     set.set(cpu)?;
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
 }
+
+/// The calling thread's CPU time so far, user and system
+/// (getrusage(2) `RUSAGE_THREAD`); zero if the kernel refuses.
+pub fn thread_cpu_time() -> squall_link::Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_THREAD).map_or(squall_link::Duration::ZERO, |u| {
+        let us = |t: nix::sys::time::TimeVal| {
+            u64::try_from(t.tv_sec()).unwrap_or(0) * 1_000_000 + u64::try_from(t.tv_usec()).unwrap_or(0)
+        };
+        squall_link::Duration::from_micros(us(u.user_time()) + us(u.system_time()))
+    })
+}

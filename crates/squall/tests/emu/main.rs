@@ -28,6 +28,7 @@ use tcp::assert_steady_goodput;
 mod recording;
 mod runs;
 mod tcp;
+mod wakeup;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
