@@ -138,6 +138,7 @@ pub fn describe(l: &LoopFigures) -> String {
     let t = &l.timing;
     format!(
         "{:<9} (--early-wakeup {:<5}): departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, {} late of {}; \
+         late by cause: wake-up {}, preemption {}, slow write {}, busy {}; \
          data plane {:.1} % of a core (chosen {:.0} us); ping median {:.2} ms, p99 {:.2} ms, avg {:.3} ms",
         l.label,
         l.early_wakeup,
@@ -146,6 +147,10 @@ pub fn describe(l: &LoopFigures) -> String {
         t.error_p999 * 1e6,
         t.late,
         t.deliveries,
+        t.late_causes.wakeup_latency,
+        t.late_causes.preemption,
+        t.late_causes.slow_write,
+        t.late_causes.overload,
         t.wakeup.dataplane_cpu_share * 100.0,
         t.wakeup.chosen * 1e6,
         l.ping.median_ms,
