@@ -275,18 +275,17 @@ impl Simulation {
                 let server = net.books.add_agent(to);
                 // Client and server share one configuration (a pure function
                 // of the flow), the proxy's wired side too unless its buffer differs.
-                let client_cfg = config(f.rwnd().0)?;
-                let proxy_wired_cfg = match f.proxy_buffer {
-                    None => client_cfg.clone(),
-                    Some(b) => config(b.bytes(mss))?,
+                let cfg = config(f.rwnd().0)?;
+                let proxy_buffer_cfg = match f.proxy_buffer {
+                    None => None,
+                    Some(b) => Some(Box::new(config(b.bytes(mss))?)),
                 };
                 let plan = Arc::new(TcpPlan {
                     index: tcp_plans.len(),
                     name: f.name.clone(),
                     cc: tcp_cc(f.cc).name(),
-                    server_cfg: client_cfg.clone(),
-                    client_cfg,
-                    proxy_wired_cfg,
+                    cfg,
+                    proxy_buffer_cfg,
                     app: app_plan(f, start, seed, end),
                     start: Instant::ZERO + start,
                     client: addresses.0,

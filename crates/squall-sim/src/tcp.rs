@@ -122,11 +122,13 @@ pub(crate) struct TcpPlan {
     pub index: usize,
     pub name: String,
     pub cc: &'static str,
-    pub client_cfg: TcpConfig,
-    pub server_cfg: TcpConfig,
-    /// Configuration of the proxy's connection towards the client (its
-    /// receive buffer is the proxy buffer).
-    pub proxy_wired_cfg: TcpConfig,
+    /// Configuration of the client's and the server's connections (one
+    /// copy a flow, not three: 288 bytes less a flow).
+    pub cfg: TcpConfig,
+    /// Configuration of the proxy's connection towards the client when
+    /// its receive buffer (the proxy buffer) differs; `None`: `cfg`.
+    /// Boxed: a flow rarely has one, and a flow's plan stays small.
+    pub proxy_buffer_cfg: Option<Box<TcpConfig>>,
     pub app: AppPlan,
     pub start: Instant,
     pub client: IpAddr,
@@ -496,7 +498,7 @@ impl TcpClient {
                 port
             }
         };
-        let conn = Connection::connect(self.plan.client_cfg.clone(), now);
+        let conn = Connection::connect(self.plan.cfg.clone(), now);
         let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "client"));
         let key = self.plan.key(port, true);
         let mut end = Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now);
@@ -823,7 +825,7 @@ impl Agent for TcpServer {
             Some(s) => s,
             None if seg.syn() && !seg.has_ack() && !packet.corrupted => {
                 let slot = self.conns.len();
-                let conn = Connection::listen(self.plan.server_cfg.clone());
+                let conn = Connection::listen(self.plan.cfg.clone());
                 let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "server"));
                 let key = self.plan.key(port, false);
                 let end = Endpoint::new(conn, key, self.plan.down_flow, 2 * slot as u64, self.plan.drain, trace, now);
@@ -968,7 +970,7 @@ impl Agent for TcpProxy {
                 let p = &self.plan;
                 let trace = |end| p.traced(slot).then_some((p.name.as_str(), slot as u32, end));
                 let wired = Endpoint::new(
-                    Connection::listen(p.proxy_wired_cfg.clone()),
+                    Connection::listen(p.proxy_buffer_cfg.as_deref().unwrap_or(&p.cfg).clone()),
                     p.key(client_port, false),
                     p.down_flow,
                     4 * slot as u64,
@@ -977,7 +979,7 @@ impl Agent for TcpProxy {
                     now,
                 );
                 let wireless = Endpoint::new(
-                    Connection::connect(p.client_cfg.clone(), now),
+                    Connection::connect(p.cfg.clone(), now),
                     p.key(client_port, true),
                     p.up_flow,
                     4 * slot as u64 + 2,
