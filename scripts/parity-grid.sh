@@ -35,6 +35,8 @@
 #           gets SIZE, or with LOSS 0 the bytes of 25 s at the rate
 #   SCENARIO the base scenario (default: scenarios/emu/compare-bulk.toml)
 #   SEED    seed of the first replication (default: the scenario's)
+#   REALTIME the emulator data plane's SCHED_FIFO priority (squall compare
+#           --realtime; default: none): keeps its timing on a loaded machine
 #
 # Example:
 #   cp target/release/squall /tmp/squall-grid
@@ -114,6 +116,7 @@ for cc in $CCS; do
                 --set "links.0.downlink.0.error.packet=\"$loss%\"" --set "workload.tcp.0.cc=$cc"
                 --set "workload.tcp.0.app.bulk=\"$size\"" --set "duration=\"900 s\"")
             [ -n "${SEED:-}" ] && cmd+=(--seed "$SEED")
+            [ -n "${REALTIME:-}" ] && cmd+=(--realtime "$REALTIME")
             printf '%q ' "${cmd[@]}" >>"$log"
             echo >>"$log"
             echo "== $cc $rate Mbit/s, RTT $rtt ms, loss $loss %, queue $queue packets, $size" >&2

@@ -448,6 +448,16 @@ impl Fabric {
         }
     }
 
+    /// Samples stage `stage`'s queue classes at every change from now on
+    /// ([`Path::record_classes`]); whether a path has that stage.
+    pub fn record_classes(&mut self, stage: &str) -> bool {
+        let mut found = false;
+        for p in &mut self.paths {
+            found |= p.path.record_classes(stage);
+        }
+        found
+    }
+
     /// The earliest time a path or the state schedule needs a call.
     pub fn next_wakeup(&self) -> Option<Instant> {
         let paths = self.paths.iter().filter_map(|p| p.path.next_wakeup());

@@ -70,7 +70,7 @@ pub use path::{Delivery, Path, PathStats};
 pub use queue::{
     AqmConfig, Class, ClassConfig, ClassfulConfig, CodelConfig, FifoConfig, FqCodelConfig, PieConfig, QueueKind,
 };
-pub use stage::{BackgroundStats, ClassStats, DropCounts, StageStats};
+pub use stage::{BackgroundStats, ClassCounts, ClassSample, ClassStats, DropCounts, StageStats};
 pub use state::{Entry, ScheduledState, State, StateSchedule};
 pub use time::{Duration, Instant};
 pub use trace::DeliveryTrace;

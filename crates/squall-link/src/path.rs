@@ -173,6 +173,23 @@ impl Path {
         }
     }
 
+    /// Samples stage `stage`'s queue classes at every change from now on
+    /// (for output vectors; [`crate::ClassSample`]); whether the path has
+    /// that stage.
+    pub fn record_classes(&mut self, stage: &str) -> bool {
+        let Some(s) = self.stages.iter_mut().find(|s| s.name() == stage) else { return false };
+        s.record_classes();
+        true
+    }
+
+    /// Appends the class samples taken since the last call to `out`: in
+    /// time order per stage (stages are advanced one after the other).
+    pub fn drain_class_samples_into(&mut self, out: &mut Vec<crate::ClassSample>) {
+        for s in &mut self.stages {
+            s.drain_class_samples(out);
+        }
+    }
+
     /// Brings every stage up to `now`, stage by stage: a packet a stage
     /// delivers at `t` enters the next one at `t`.
     fn advance(&mut self, now: Instant) {

@@ -656,7 +656,7 @@ fn check_links<'a>(
 /// The checks of the `[[record]]` entries (crate::record): a known source
 /// and a quantity it has, a positive `every`.
 fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
-    use crate::record::{FLOW_QUANTITIES, Quantity, STAGE_QUANTITIES};
+    use crate::record::{CLASS_QUANTITIES, FLOW_QUANTITIES, Quantity, STAGE_QUANTITIES};
     let list = |q: &[&str]| q.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
     for (i, r) in s.record.iter().enumerate() {
         let p = KeyPath::root().key("record").index(i);
@@ -673,7 +673,20 @@ fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
                         c.fail(&p.key("stage"), format!("no stage named `{name}`; the stages are {stage_names}"))
                     );
                 }
-                (STAGE_QUANTITIES, "stage")
+                match &r.class {
+                    Some(class) => {
+                        check_recorded_class(c, s, name, class, &p.key("class"))?;
+                        (CLASS_QUANTITIES, "class")
+                    }
+                    None => (STAGE_QUANTITIES, "stage"),
+                }
+            }
+            (None, Some(_)) if r.class.is_some() => {
+                return Err(c.fail(
+                    &p.key("class"),
+                    "`class` names a class of a stage's queue: give the stage too (stage = \"bottleneck\", class = \
+                     \"voice\"), not a flow",
+                ));
             }
             (None, Some(name)) => {
                 if !s.workload.tcp.iter().any(|f| f.name == *name) {
@@ -717,6 +730,33 @@ fn check_records(c: &Checker, s: &Scenario, stage_names: &str) -> Check {
         {
             check_recorded_rate(c, s, name, &p.key("quantity"))?;
         }
+    }
+    Ok(())
+}
+
+/// A recorded class is one of the stage's `queue.classes`.
+fn check_recorded_class(c: &Checker, s: &Scenario, stage: &str, class: &str, p: &KeyPath) -> Check {
+    let Some(config) = s.stage(stage) else {
+        return Ok(());
+    };
+    let classes = &config.queue.classes;
+    if classes.is_empty() {
+        return Err(c.fail(
+            p,
+            format!(
+                "stage `{stage}` has no classes (its queue has no `classes`); record the stage's own quantities \
+                 without `class`, or give its queue classes"
+            ),
+        ));
+    }
+    if !classes.iter().any(|k| k.name == class) {
+        return Err(c.fail(
+            p,
+            format!(
+                "stage `{stage}` has no class `{class}`; its classes are {}",
+                names(classes.iter().map(|k| k.name.as_str()))
+            ),
+        ));
     }
     Ok(())
 }

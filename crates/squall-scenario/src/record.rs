@@ -11,6 +11,11 @@
 //! quantity = "queue_packets"
 //!
 //! [[record]]
+//! stage = "bottleneck"
+//! class = "voice"
+//! quantity = "queue_bytes"
+//!
+//! [[record]]
 //! flow = "bulk"
 //! quantity = "cwnd"
 //! every = "10 ms"
@@ -19,14 +24,19 @@
 use serde::{Deserialize, Serialize};
 use squall_link::{DropReason, Duration};
 
-/// One `[[record]]` entry: a source (exactly one of `stage`, `flow`), a
-/// quantity and a sampling rule.
+/// One `[[record]]` entry: a source (exactly one of `stage`, `flow`; a
+/// `class` of the stage's queue), a quantity and a sampling rule.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
     /// A stage, by its name (unique in the scenario).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,
+    /// A class of that stage's classful queue (`queue.classes`), by its
+    /// name: the class's own counters, sampled from the model (real and
+    /// background packets together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
     /// A `[[workload.tcp]]` flow, by its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<String>,
@@ -43,7 +53,8 @@ pub struct Record {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Quantity {
     /// Packets inside the stage (its queue and its link: from enqueue to
-    /// delivery or drop, as events.csv tells them).
+    /// delivery or drop, as events.csv tells them); of a class, the
+    /// packets waiting in the class's queue (background ones included).
     QueuePackets,
     /// The same packets' bytes.
     QueueBytes,
@@ -76,6 +87,10 @@ pub enum Quantity {
     /// Those bytes over each sampling interval, bit/s: the throughput over
     /// a window of `every` (which it needs), sampled at the window's end.
     Throughput,
+    /// Packets a class handed to the link so far.
+    Sent,
+    /// Their bytes.
+    SentBytes,
 }
 
 /// The names of a stage's quantities, as `quantity` takes them.
@@ -95,6 +110,22 @@ pub const STAGE_QUANTITIES: &[&str] = &[
     "rate",
     "delivered_bytes",
     "throughput",
+];
+
+/// The names of a class's quantities, as `quantity` takes them (a class
+/// drops in its queue discipline only: errors, ARQ and blackouts are the
+/// stage's).
+pub const CLASS_QUANTITIES: &[&str] = &[
+    "queue_packets",
+    "queue_bytes",
+    "drops",
+    "drops_queue_overflow",
+    "drops_red",
+    "drops_sojourn_limit",
+    "drops_codel",
+    "drops_pie",
+    "sent",
+    "sent_bytes",
 ];
 
 /// The names of a TCP flow's quantities, as `quantity` takes them.
@@ -119,6 +150,8 @@ impl Quantity {
             "delivered_bytes" => Quantity::DeliveredBytes,
             "throughput" => Quantity::Throughput,
             "delivery_rate" => Quantity::DeliveryRate,
+            "sent" => Quantity::Sent,
+            "sent_bytes" => Quantity::SentBytes,
             other => {
                 let reason = other.strip_prefix("drops_")?;
                 Quantity::Drops(Some(DropReason::ALL.into_iter().find(|r| r.as_str() == reason)?))
@@ -144,6 +177,8 @@ impl Quantity {
             Quantity::DeliveredBytes => "delivered_bytes".into(),
             Quantity::Throughput => "throughput".into(),
             Quantity::DeliveryRate => "delivery_rate".into(),
+            Quantity::Sent => "sent".into(),
+            Quantity::SentBytes => "sent_bytes".into(),
         }
     }
 
@@ -157,6 +192,11 @@ impl Quantity {
         STAGE_QUANTITIES.contains(&self.name().as_str())
     }
 
+    /// Whether a class has it.
+    pub fn of_class(self) -> bool {
+        CLASS_QUANTITIES.contains(&self.name().as_str())
+    }
+
     /// Whether it is a rate over each sampling interval (it needs `every`).
     pub fn needs_interval(self) -> bool {
         self == Quantity::Throughput
@@ -167,6 +207,8 @@ impl Quantity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordSource {
     Stage(String),
+    /// A class of a stage's queue: (stage, class).
+    Class(String, String),
     /// A TCP flow by name.
     Flow(String),
 }
@@ -177,8 +219,11 @@ impl Record {
     pub fn resolved(&self) -> Option<(RecordSource, Quantity)> {
         let q = Quantity::parse(&self.quantity)?;
         match (&self.stage, &self.flow) {
+            (Some(s), None) if self.class.is_some() => {
+                q.of_class().then(|| (RecordSource::Class(s.clone(), self.class.clone().unwrap_or_default()), q))
+            }
             (Some(s), None) if q.of_stage() => Some((RecordSource::Stage(s.clone()), q)),
-            (None, Some(f)) if q.of_flow() => Some((RecordSource::Flow(f.clone()), q)),
+            (None, Some(f)) if q.of_flow() && self.class.is_none() => Some((RecordSource::Flow(f.clone()), q)),
             _ => None,
         }
     }
@@ -190,6 +235,16 @@ pub fn records_delivery_rate(records: &[Record], flow: &str) -> bool {
     records
         .iter()
         .any(|r| r.flow.as_deref() == Some(flow) && Quantity::parse(&r.quantity) == Some(Quantity::DeliveryRate))
+}
+
+/// The stages whose queue classes `records` name: an engine asks the
+/// model to sample their classes (squall_link::Path::record_classes).
+pub fn class_stages(records: &[Record]) -> Vec<String> {
+    let mut stages: Vec<String> =
+        records.iter().filter(|r| r.class.is_some()).filter_map(|r| r.stage.clone()).collect();
+    stages.sort();
+    stages.dedup();
+    stages
 }
 
 /// The `[[record]]` entries whose quantity a run in `squall emu` cannot

@@ -122,9 +122,16 @@ impl Simulation {
             }
         }
 
-        let fabric = squall_scenario::fabric::build(scenario, &topology, seed, squall_scenario::fabric::Outside::None)
-            .map_err(|e| SimError::Config(e.source))?;
+        let mut fabric =
+            squall_scenario::fabric::build(scenario, &topology, seed, squall_scenario::fabric::Outside::None)
+                .map_err(|e| SimError::Config(e.source))?;
+        // `[[record]]` entries of a class: the model samples its classes.
+        let class_stages = squall_scenario::record::class_stages(&scenario.record);
+        for stage in &class_stages {
+            fabric.record_classes(stage);
+        }
         let mut net = Network::new(hosts, fabric, options, recorder);
+        net.books.record_classes = !class_stages.is_empty();
         let mut agents = Vec::new();
         for (i, f) in scenario.workload.udp.iter().enumerate() {
             let what = format!("workload.udp `{}`", f.name);

@@ -44,7 +44,7 @@ pub use recorder::{EventFilter, FileRecorder, RunRecorder, tcp_trace_stem};
 pub use replications::{for_each_replication, run_replications, run_replications_with};
 pub use result::*;
 pub use squall_scenario::ports::{tcp_ports, udp_ports};
-pub use vectors::{CwndLife, VECTORS_HEADER, VectorWriter, tcp_source};
+pub use vectors::{CwndLife, VECTORS_HEADER, VectorWriter, class_source, tcp_source};
 
 use squall_link::Instant;
 use squall_scenario::Scenario;

@@ -125,6 +125,11 @@ pub(crate) struct Books {
     pub failure: Option<SimError>,
     /// Events of one drain, reused to avoid an allocation per drain.
     drained: Vec<Event>,
+    /// Whether stages sample their queue classes (`[[record]]` of a
+    /// class): their samples are handed on with the events.
+    pub record_classes: bool,
+    /// Class samples of one drain, reused.
+    class_samples: Vec<squall_link::ClassSample>,
     /// Copies taken from a path ([`Books::take_copies`]), reused.
     copies: Vec<squall_link::PacketId>,
 }
@@ -171,6 +176,8 @@ impl Network {
             violation: None,
             failure: None,
             drained: Vec::new(),
+            record_classes: false,
+            class_samples: Vec::new(),
             copies: Vec::new(),
         };
         Network { fabric, books }
@@ -509,6 +516,15 @@ impl Books {
         }
         events.clear();
         self.drained = events;
+        if self.record_classes {
+            path.drain_class_samples_into(&mut self.class_samples);
+            if let Records::Stream(r) = &mut self.recording
+                && !self.class_samples.is_empty()
+            {
+                r.class_samples(&self.class_samples);
+            }
+            self.class_samples.clear();
+        }
     }
 
     pub fn drain_all(&mut self, paths: &mut [FabricPath]) {

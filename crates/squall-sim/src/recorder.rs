@@ -44,6 +44,11 @@ pub trait RunRecorder: Send {
     /// `trace.samples` follow the `trace.handed` given before), in time
     /// order; only ends that sent data.
     fn tcp_samples(&mut self, trace: &TcpTrace);
+    /// Samples of stages' queue classes (`[[record]]` of a class), in time
+    /// order per stage.
+    fn class_samples(&mut self, samples: &[squall_link::ClassSample]) {
+        let _ = samples;
+    }
     /// `trace` has no more samples.
     fn tcp_trace_done(&mut self, trace: &TcpTrace) {
         let _ = trace;
@@ -208,6 +213,14 @@ impl RunRecorder for FileRecorder {
                 let path = path.clone();
                 return self.fail(&path, err);
             }
+        }
+    }
+
+    fn class_samples(&mut self, samples: &[squall_link::ClassSample]) {
+        if let (Some(v), None) = (self.vectors.as_mut(), &self.error)
+            && let Err(e) = v.class_samples(samples)
+        {
+            self.error = Some(e);
         }
     }
 

@@ -9,6 +9,10 @@
 //! states) and the TCP trace samples (a sender's cwnd, ssthresh, srtt,
 //! rttvar, rto, bytes in flight) — so a run records nothing more in its hot
 //! path, and a run without `[[record]]` has no [`VectorWriter`] at all.
+//! A class of a stage's queue is the exception: events carry no class and
+//! background packets no events, so the model samples the class's own
+//! counters at every change (squall_link::ClassSample), only for the
+//! stages a `[[record]]` entry names with a `class`.
 //! Nothing is kept but each vector's current value: memory stays bounded
 //! however long the run.
 //!
@@ -22,7 +26,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use squall_link::{Duration, Event, EventKind, Inside, Instant, StageConfig, StagePatch};
+use squall_link::{ClassCounts, ClassSample, Duration, Event, EventKind, Inside, Instant, StageConfig, StagePatch};
 use squall_scenario::{Quantity, RecordSource, Scenario};
 
 use crate::result::{TcpSample, TcpTrace};
@@ -153,6 +157,24 @@ impl StageVectors {
     }
 }
 
+/// The value of a class's quantity in `counts`.
+fn class_value(q: Quantity, counts: &ClassCounts) -> f64 {
+    match q {
+        Quantity::QueuePackets => counts.queued_packets as f64,
+        Quantity::QueueBytes => counts.queued_bytes as f64,
+        Quantity::Drops(None) => counts.drops.total() as f64,
+        Quantity::Drops(Some(r)) => counts.drops.get(r) as f64,
+        Quantity::Sent => counts.sent as f64,
+        Quantity::SentBytes => counts.sent_bytes as f64,
+        _ => f64::NAN,
+    }
+}
+
+/// The source name of a class in vectors.csv: STAGE/CLASS.
+pub fn class_source(stage: &str, class: &str) -> String {
+    format!("{stage}/{class}")
+}
+
 /// One TCP connection end's congestion window over its life, for its
 /// time average (seed 004 §5's "average congestion window").
 #[derive(Clone, Debug, PartialEq)]
@@ -207,6 +229,8 @@ pub struct VectorWriter {
     ends: BTreeMap<String, Vec<(Quantity, Sampler)>>,
     /// Per traced end of a flow with `cwnd` recorded: its window's life.
     lives: BTreeMap<String, CwndLife>,
+    /// By (stage, class): the class's recorded quantities.
+    classes: BTreeMap<(String, String), Vec<(Quantity, Sampler)>>,
 }
 
 /// The source name of a TCP connection end in vectors.csv:
@@ -227,8 +251,15 @@ impl VectorWriter {
         let mut out = BufWriter::new(file);
         let mut stages: BTreeMap<String, StageVectors> = BTreeMap::new();
         let mut flows: BTreeMap<String, Vec<(Quantity, Option<Duration>)>> = BTreeMap::new();
+        let mut classes: BTreeMap<(String, String), Vec<(Quantity, Sampler)>> = BTreeMap::new();
         for r in &scenario.record {
             match r.resolved() {
+                // The model's first sample (time 0, every counter 0) starts
+                // an at-change vector.
+                Some((RecordSource::Class(stage, class), q)) => {
+                    let source = class_source(&stage, &class);
+                    classes.entry((stage, class)).or_default().push((q, Sampler::new(&source, q, r.every, None)));
+                }
                 Some((RecordSource::Stage(name), q)) => {
                     let Some(config) = scenario.stage(&name) else {
                         return Err(format!("[[record]] names stage `{name}`, which the scenario does not have"));
@@ -270,7 +301,8 @@ impl VectorWriter {
             Ok::<_, std::io::Error>(())
         })();
         written.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        let w = VectorWriter { path, out, stages, states, flows, ends: BTreeMap::new(), lives: BTreeMap::new() };
+        let w =
+            VectorWriter { path, out, stages, states, flows, ends: BTreeMap::new(), lives: BTreeMap::new(), classes };
         Ok(Some(w))
     }
 
@@ -309,6 +341,29 @@ impl VectorWriter {
             let v = st.value(st.vectors[i].0);
             if let Err(e) = st.vectors[i].1.offer(&mut self.out, t, v) {
                 return Err(format!("cannot write {}: {e}", self.path.display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Samples of stages' classes (in time order per stage; the model's
+    /// own, squall_link::ClassSample): each class recorded takes its own.
+    pub fn class_samples(&mut self, samples: &[ClassSample]) -> Result<(), String> {
+        for s in samples {
+            // Looked up by borrowed names: no allocation per sample.
+            let Some(vectors) = self
+                .classes
+                .iter_mut()
+                .find(|((stage, class), _)| **stage == *s.stage && **class == *s.class)
+                .map(|(_, v)| v)
+            else {
+                continue;
+            };
+            for (q, sampler) in vectors.iter_mut() {
+                let v = Value::Number(class_value(*q, &s.counts));
+                if let Err(e) = sampler.offer(&mut self.out, s.time, v) {
+                    return Err(format!("cannot write {}: {e}", self.path.display()));
+                }
             }
         }
         Ok(())
@@ -374,7 +429,8 @@ impl VectorWriter {
             .stages
             .values_mut()
             .flat_map(|st| st.vectors.iter_mut())
-            .chain(self.ends.values_mut().flat_map(|v| v.iter_mut()));
+            .chain(self.ends.values_mut().flat_map(|v| v.iter_mut()))
+            .chain(self.classes.values_mut().flat_map(|v| v.iter_mut()));
         for (_, sampler) in all {
             sampler.catch_up(out, end, true).map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
         }

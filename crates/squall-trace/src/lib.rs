@@ -7,10 +7,15 @@
 //! - [`EventLogWriter`] / [`EventLogReader`]: the model's events as CSV, one
 //!   row per [`squall_link::Event`], and back.
 
+mod class_log;
 mod event_log;
 mod pcap;
 mod tcp;
 
+pub use class_log::{
+    ClassLogError, ClassLogReader, header as class_log_header, write_header as write_class_header,
+    write_sample as write_class_sample,
+};
 pub use event_log::{EventLogError, EventLogReader, EventLogWriter, HEADER as EVENT_LOG_HEADER, push_seconds};
 pub use pcap::{PcapWriteError, PcapWriter, SNAPLEN, synthesise_headers};
 pub use tcp::{TcpFlags, TcpHeaderInfo};

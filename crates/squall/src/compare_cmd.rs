@@ -84,6 +84,11 @@ pub struct CompareArgs {
     /// engines).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run each emulation's data plane in SCHED_FIFO at this priority
+    /// (1-99), as `squall emu --realtime`: on a loaded machine it keeps
+    /// the emulator's timing at low packet rates.
+    #[arg(long, value_name = "PRIORITY")]
+    pub realtime: Option<i32>,
 }
 
 /// A fraction as the percentage a user would have written: 10%, 2.5%,
@@ -458,7 +463,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     for r in 0..n {
         eprintln!("squall compare: emulated replication {}/{n}", r + 1);
         let dir = out.join(format!("emu/rep-{r}"));
-        emulate(&scenario, scenario.replication_seed(r), &dir)
+        emulate(&scenario, scenario.replication_seed(r), &dir, args.realtime)
             .with_context(|| format!("emulating replication {r} (needs root and network namespaces)"))?;
     }
     let hosts: Vec<RunHost> =

@@ -343,6 +343,8 @@ pub fn run(args: EmuArgs) -> Result<ExitCode> {
             events: !args.common.no_events,
             captures: !args.common.no_pcap,
             deliveries: !args.no_timing,
+            // The model's samples of the classes `[[record]]` names.
+            classes: !squall_scenario::record::class_stages(&scenario.record).is_empty(),
             snaplen: args.snaplen.unwrap_or(SNAPLEN),
             queue: args.record_queue,
             queue_bytes: DEFAULT_QUEUE_BYTES,
@@ -620,7 +622,8 @@ fn write_outputs(
 /// csv with the unit in each column's name and plain numbers.
 /// The `[[record]]` stage vectors of an emulated run, from its events.csv
 /// (the data plane drives the same stage model, whose events the run
-/// recorded), streamed into rep-0/vectors.csv as `squall sim` writes them.
+/// recorded) and, for a class, its classes.csv (the model's per-class
+/// samples), streamed into rep-0/vectors.csv as `squall sim` writes them.
 fn stage_vectors(scenario: &squall_scenario::Scenario, rep: &Path, end: squall_link::Instant) -> Result<()> {
     let events = rep.join("events.csv");
     let file = fs::File::open(&events).with_context(|| format!("cannot read {}", events.display()))?;
@@ -638,6 +641,22 @@ fn stage_vectors(scenario: &squall_scenario::Scenario, rep: &Path, end: squall_l
         }
     }
     vectors.events(&batch).map_err(anyhow::Error::msg)?;
+    // A class's vectors: from the model's own samples (classes.csv).
+    let classes = rep.join("classes.csv");
+    if classes.exists() {
+        let file = fs::File::open(&classes).with_context(|| format!("cannot read {}", classes.display()))?;
+        let reader = squall_trace::ClassLogReader::new(std::io::BufReader::new(file))
+            .with_context(|| format!("cannot read {}", classes.display()))?;
+        let mut samples = Vec::with_capacity(4096);
+        for s in reader {
+            samples.push(s.with_context(|| format!("cannot read {}", classes.display()))?);
+            if samples.len() == samples.capacity() {
+                vectors.class_samples(&samples).map_err(anyhow::Error::msg)?;
+                samples.clear();
+            }
+        }
+        vectors.class_samples(&samples).map_err(anyhow::Error::msg)?;
+    }
     vectors.finish(end).map_err(anyhow::Error::msg)?;
     Ok(())
 }

@@ -243,8 +243,9 @@ pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events:
 /// One emulation replication: `squall emu` in a child process on the
 /// resolved scenario (its own namespaces, cleaned up when it ends), its
 /// files moved into `dir` like a simulated run's (result.json is the
-/// child's summary.json).
-pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> {
+/// child's summary.json). `realtime`: the data plane's SCHED_FIFO
+/// priority (`squall emu --realtime`).
+pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path, realtime: Option<i32>) -> Result<()> {
     fs::create_dir_all(dir)?;
     let resolved = dir.join("scenario.toml");
     fs::write(&resolved, toml::to_string(scenario)?)?;
@@ -258,6 +259,7 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path) -> Result<()> 
         .arg("--files-moved-by-parent")
         // Its own work directory: what a failed attempt left there goes.
         .arg("--force")
+        .args(realtime.map(|p| format!("--realtime={p}")))
         .status()
         .context("cannot start `squall emu`")?;
     if !status.success() {
@@ -337,7 +339,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
         match experiment.sets[job.set].engine {
             Engine::Sim => simulate(scenario, job.replication, job.seed, args.events, &tmp)?,
-            Engine::Emu => emulate(scenario, job.seed, &tmp)?,
+            Engine::Emu => emulate(scenario, job.seed, &tmp, None)?,
         }
         if final_dir.exists() {
             fs::remove_dir_all(&final_dir)?;

@@ -859,6 +859,13 @@ impl Edge {
     }
 
     fn drain_events(&mut self, paths: &mut [FabricPath]) {
+        // Taken even when classes.csv is not written: the stages keep
+        // their samples until then.
+        let mut samples = Vec::new();
+        for p in paths.iter_mut() {
+            p.path.drain_class_samples_into(&mut samples);
+        }
+        self.recorder.class_samples(samples);
         if !self.recorder.records_events() {
             return;
         }

@@ -475,9 +475,14 @@ fn attach_host(
 /// its outside host).
 fn build_model(scenario: &Scenario) -> Result<Model, EmuError> {
     let topology = squall_scenario::Topology::new(scenario)?;
-    let fabric =
+    let mut fabric =
         squall_scenario::fabric::build(scenario, &topology, scenario.seed, squall_scenario::fabric::Outside::Routed)
             .map_err(|e| EmuError::Path { what: e.what, source: e.source })?;
+    // `[[record]]` entries of a class: the model samples its classes
+    // (written to classes.csv when the recording asks for them).
+    for stage in squall_scenario::record::class_stages(&scenario.record) {
+        fabric.record_classes(&stage);
+    }
     Ok(Model { fabric, end: Instant::ZERO + scenario.duration })
 }
 

@@ -1,5 +1,6 @@
-//! What a run records — each host's pcap, the model's events (events.csv)
-//! and each delivery's timing (timing.csv) — streamed to disk while the
+//! What a run records — each host's pcap, the model's events (events.csv),
+//! each delivery's timing (timing.csv) and the samples of the queue
+//! classes a `[[record]]` entry names (classes.csv) — streamed to disk while the
 //! run goes on, by a writer thread fed through a bounded queue (docs/design.md,
 //! "The emulate engine"; seed 000: Seawind kept its logs without disturbing the
 //! timing).
@@ -32,7 +33,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 
 use serde::Serialize;
-use squall_link::{Event, Instant};
+use squall_link::{ClassSample, Event, Instant};
 use squall_trace::{EventLogWriter, PcapWriter, SNAPLEN};
 
 use crate::engine::routing::HostIndex;
@@ -58,6 +59,9 @@ pub struct RecordingOptions {
     pub captures: bool,
     /// Write timing.csv.
     pub deliveries: bool,
+    /// Write classes.csv: the model's samples of the stages' queue
+    /// classes it was asked to sample (squall_link::Path::record_classes).
+    pub classes: bool,
     /// Bytes of each packet kept in the pcaps (the records' original
     /// length stays the packet's); [`SNAPLEN`] for whole packets.
     pub snaplen: u32,
@@ -75,6 +79,7 @@ impl RecordingOptions {
             events: true,
             captures: true,
             deliveries: true,
+            classes: false,
             snaplen: SNAPLEN,
             queue: DEFAULT_QUEUE,
             queue_bytes: DEFAULT_QUEUE_BYTES,
@@ -92,11 +97,18 @@ pub struct RecordCounts {
     pub events: u64,
     /// Rows of timing.csv.
     pub deliveries: u64,
+    /// Rows of classes.csv.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub classes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl RecordCounts {
     pub fn total(&self) -> u64 {
-        self.packets + self.events + self.deliveries
+        self.packets + self.events + self.deliveries + self.classes
     }
 }
 
@@ -140,6 +152,8 @@ enum Record {
         settled: Instant,
     },
     Delivery(DeliveryRecord),
+    /// Class samples of one wake-up, in time order per stage.
+    Classes(Vec<ClassSample>),
 }
 
 impl Record {
@@ -149,6 +163,7 @@ impl Record {
             Record::Capture { .. } => counts.packets += 1,
             Record::Events { events, .. } => counts.events += events.len() as u64,
             Record::Delivery(_) => counts.deliveries += 1,
+            Record::Classes(samples) => counts.classes += samples.len() as u64,
         }
     }
 
@@ -159,6 +174,7 @@ impl Record {
                 Record::Capture { data, .. } => data.capacity(),
                 Record::Events { events, .. } => events.capacity() * std::mem::size_of::<Event>(),
                 Record::Delivery(_) => 0,
+                Record::Classes(samples) => samples.capacity() * std::mem::size_of::<ClassSample>(),
             }
     }
 }
@@ -173,6 +189,7 @@ pub struct Recorder {
     events: bool,
     captures: bool,
     deliveries: bool,
+    classes: bool,
     snaplen: usize,
     /// Records and bytes held in the queue (added here, taken off by the
     /// writer), and their bounds.
@@ -194,6 +211,7 @@ impl Recorder {
             events: false,
             captures: false,
             deliveries: false,
+            classes: false,
             snaplen: 0,
             queued_records: Arc::default(),
             max_records: 0,
@@ -213,7 +231,14 @@ impl Recorder {
             let file = File::create(&path).context(|| format!("create {}", path.display()))?;
             Ok((path, BufWriter::with_capacity(1 << 20, file)))
         };
-        let mut files = Files { events: None, pcaps: Vec::new(), timing: None, hosts: hosts.to_vec(), row: Vec::new() };
+        let mut files = Files {
+            events: None,
+            pcaps: Vec::new(),
+            timing: None,
+            classes: None,
+            hosts: hosts.to_vec(),
+            row: Vec::new(),
+        };
         if options.events {
             // The event log buffers its own writes.
             let (path, file) = create("events.csv")?;
@@ -237,6 +262,12 @@ impl Recorder {
                 .map_err(|source| RecordingError::Io { path: path.clone(), source })?;
             files.timing = Some((path, file));
         }
+        if options.classes {
+            let (path, mut file) = create("classes.csv")?;
+            squall_trace::write_class_header(&mut file)
+                .map_err(|source| RecordingError::Io { path: path.clone(), source })?;
+            files.classes = Some((path, file));
+        }
         // Every batch holds a record at least: the record bound bounds the
         // batches.
         let (sender, receiver) = sync_channel(options.queue.max(1));
@@ -254,6 +285,7 @@ impl Recorder {
             events: options.events,
             captures: options.captures,
             deliveries: options.deliveries,
+            classes: options.classes,
             snaplen: options.snaplen.clamp(1, SNAPLEN) as usize,
             queued_records,
             max_records: options.queue.max(1),
@@ -312,6 +344,18 @@ impl Recorder {
             return;
         }
         self.send(Record::Events { events, settled });
+    }
+
+    pub fn records_classes(&self) -> bool {
+        self.classes
+    }
+
+    /// One wake-up's class samples (in time order per stage).
+    pub fn class_samples(&mut self, samples: Vec<ClassSample>) {
+        if !self.classes || samples.is_empty() {
+            return;
+        }
+        self.send(Record::Classes(samples));
     }
 
     pub fn delivery(&mut self, record: DeliveryRecord) {
@@ -380,6 +424,7 @@ impl Recorder {
             packets: self.dropped.packets + lost.packets,
             events: self.dropped.events + lost.events,
             deliveries: self.dropped.deliveries + lost.deliveries,
+            classes: self.dropped.classes + lost.classes,
         };
         RecordingReport { written, dropped, error }
     }
@@ -390,6 +435,7 @@ struct Files {
     events: Option<(PathBuf, EventLogWriter<File>)>,
     pcaps: Vec<(PathBuf, PcapWriter<BufWriter<File>>)>,
     timing: Option<(PathBuf, BufWriter<File>)>,
+    classes: Option<(PathBuf, BufWriter<File>)>,
     hosts: Vec<String>,
     /// The timing row being put together.
     row: Vec<u8>,
@@ -470,11 +516,13 @@ fn write_records(
                 write_settled(&mut files, &mut pending, Some(settled), &mut written)
             }
             Record::Delivery(r) => write_delivery(&mut files, &r, &mut written),
+            Record::Classes(samples) => write_classes(&mut files, &samples, &mut written),
         };
         if result.is_err() {
             lost.packets += one.packets;
             lost.events += one.events;
             lost.deliveries += one.deliveries;
+            lost.classes += one.classes;
         }
     }
     drop(receiver);
@@ -566,6 +614,15 @@ fn write_delivery(files: &mut Files, r: &DeliveryRecord, written: &mut RecordCou
     Ok(())
 }
 
+fn write_classes(files: &mut Files, samples: &[ClassSample], written: &mut RecordCounts) -> Result<(), RecordingError> {
+    let Some((path, w)) = files.classes.as_mut() else { return Ok(()) };
+    for s in samples {
+        squall_trace::write_class_sample(w, s).map_err(|source| RecordingError::Io { path: path.clone(), source })?;
+        written.classes += 1;
+    }
+    Ok(())
+}
+
 fn flush(files: &mut Files) -> Result<(), RecordingError> {
     if let Some((path, log)) = files.events.as_mut() {
         log.flush().map_err(|source| RecordingError::Events { path: path.clone(), source })?;
@@ -573,7 +630,7 @@ fn flush(files: &mut Files) -> Result<(), RecordingError> {
     for (path, pcap) in files.pcaps.drain(..) {
         pcap.into_inner().flush().map_err(|source| RecordingError::Io { path: path.clone(), source })?;
     }
-    if let Some((path, w)) = files.timing.as_mut() {
+    for (path, w) in [files.timing.as_mut(), files.classes.as_mut()].into_iter().flatten() {
         w.flush().map_err(|source| RecordingError::Io { path: path.clone(), source })?;
     }
     Ok(())

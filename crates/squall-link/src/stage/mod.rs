@@ -11,6 +11,7 @@
 pub(crate) mod any_link;
 mod background;
 mod channel;
+mod class_log;
 mod errors;
 pub(crate) mod link;
 mod netem;
@@ -39,6 +40,8 @@ use crate::rng::{StreamRng, stream};
 use crate::series::{SeriesKey, SeriesPlayer};
 use crate::time::{Duration, Instant};
 use background::Background;
+use class_log::ClassLog;
+pub use class_log::{ClassCounts, ClassSample};
 use link::Link;
 use qdisc::{AnyQueueDisc, Dequeued, Dropped, Enqueued, LinkHint, QueueDisc};
 use vacation::Vacations;
@@ -61,7 +64,8 @@ impl DropCounts {
     pub(crate) fn add(&mut self, reason: DropReason) {
         self.0[reason.index()] += 1;
     }
-    pub(crate) fn add_n(&mut self, reason: DropReason, n: u64) {
+    /// Counts `n` more drops of `reason`.
+    pub fn add_n(&mut self, reason: DropReason, n: u64) {
         self.0[reason.index()] += n;
     }
     fn merge(&mut self, other: &DropCounts) {
@@ -121,11 +125,20 @@ pub struct ClassStats {
     /// per class; not in summary.json, which is written at the end).
     #[serde(skip)]
     pub queued: usize,
+    /// Their bytes (likewise not in summary.json).
+    #[serde(skip)]
+    pub queued_bytes: u64,
+    /// `dropped` by reason (likewise not in summary.json).
+    #[serde(skip)]
+    pub drops: DropCounts,
 }
 
 impl ClassStats {
     pub(crate) fn count_drops(&mut self, drops: &[qdisc::Dropped]) {
         self.dropped += drops.len() as u64;
+        for d in drops {
+            self.drops.add(d.reason);
+        }
     }
 }
 
@@ -271,6 +284,8 @@ pub(crate) struct Stage {
     drops: Vec<Dropped>,
     /// Deliveries since the path last collected them, in time order.
     pub(crate) out: Vec<(Instant, Packet)>,
+    /// Per-class samples, when an engine records this stage's classes.
+    class_log: Option<Box<ClassLog>>,
 }
 
 /// The stream name of one of a stage's random components.
@@ -329,6 +344,33 @@ impl Stage {
             stats: QueueStats::default(),
             drops: Vec::new(),
             out: Vec::new(),
+            class_log: None,
+        }
+    }
+
+    /// Samples the queue's classes at every change from now on
+    /// ([`ClassLog`]); a stage without classes samples nothing.
+    pub(crate) fn record_classes(&mut self) {
+        if self.class_log.is_none() {
+            let mut log = Box::<ClassLog>::default();
+            log.sample(&self.recorder.stage, self.now, &self.qdisc);
+            self.class_log = Some(log);
+        }
+    }
+
+    /// Appends the class samples taken since the last call to `out`, in
+    /// time order.
+    pub(crate) fn drain_class_samples(&mut self, out: &mut Vec<ClassSample>) {
+        if let Some(log) = self.class_log.as_deref_mut() {
+            out.append(&mut log.samples);
+        }
+    }
+
+    /// After any operation on the queue discipline: its classes' changes.
+    #[inline]
+    fn sample_classes(&mut self) {
+        if let Some(log) = self.class_log.as_deref_mut() {
+            log.sample(&self.recorder.stage, self.now, &self.qdisc);
         }
     }
 
@@ -726,8 +768,16 @@ impl Stage {
     }
 
     /// Moves packets from the queue discipline into the link while it has
-    /// room (not during a blackout in hold mode).
+    /// room (not during a blackout in hold mode). Every change of the
+    /// queue discipline is followed by this call: the classes are sampled
+    /// here, before and after.
     fn feed_link(&mut self, log: &mut Vec<Event>) {
+        self.sample_classes();
+        self.feed_link_now(log);
+        self.sample_classes();
+    }
+
+    fn feed_link_now(&mut self, log: &mut Vec<Event>) {
         if self.blackout == Some(BlackoutMode::Hold) || self.vacation.as_deref().is_some_and(Vacations::away) {
             return;
         }
@@ -828,6 +878,9 @@ impl Stage {
                     let background = &self.background;
                     let class_of = |p: &Packet| background.as_ref().filter(|_| p.background && !p.forward)?.class_of(p);
                     self.qdisc.reconfigure(now, &queue, hint, &mut rng, class_of, &mut drops);
+                    if let Some(log) = self.class_log.as_deref_mut() {
+                        log.queue_changed();
+                    }
                     for d in drops.drain(..) {
                         self.drop_packet(d.packet, d.reason, log);
                     }

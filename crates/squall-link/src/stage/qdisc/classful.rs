@@ -12,7 +12,7 @@ use crate::classes::{Matcher, Scheduler};
 use crate::packet::Packet;
 use crate::queue::ClassfulConfig;
 use crate::rng::StreamRng;
-use crate::stage::ClassStats;
+use crate::stage::{ClassCounts, ClassStats};
 use crate::time::Instant;
 
 /// A classifier rule and the class it picks.
@@ -127,7 +127,31 @@ impl Classful {
 
     /// Each class's counters, in class order.
     pub(crate) fn class_stats(&self) -> Vec<ClassStats> {
-        self.classes.iter().map(|c| ClassStats { queued: c.queue.len(), ..c.stats.clone() }).collect()
+        self.classes
+            .iter()
+            .map(|c| ClassStats { queued: c.queue.len(), queued_bytes: c.queue.bytes(), ..c.stats.clone() })
+            .collect()
+    }
+
+    /// Each class's counters now, in class order, appended to `out`.
+    pub(crate) fn class_counts(&self, out: &mut Vec<ClassCounts>) {
+        out.extend(self.classes.iter().map(|c| ClassCounts {
+            queued_packets: c.queue.len() as u64,
+            queued_bytes: c.queue.bytes(),
+            sent: c.stats.sent,
+            sent_bytes: c.stats.sent_bytes,
+            drops: c.stats.drops,
+        }));
+    }
+
+    /// The classes' names, in class order.
+    pub(crate) fn class_names(&self) -> Vec<String> {
+        self.classes.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// Bytes waiting in all classes.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.classes.iter().map(|c| c.queue.bytes()).sum()
     }
 
     /// Whether `config` has the same classes, by name and order, each with

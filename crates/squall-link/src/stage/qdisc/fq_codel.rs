@@ -123,6 +123,11 @@ pub(crate) struct FqCodel {
 }
 
 impl FqCodel {
+    /// Bytes waiting in all flow queues.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.flows.iter().flatten().map(|f| f.queue.bytes()).sum()
+    }
+
     pub(crate) fn new(config: &FqCodelConfig) -> Self {
         FqCodel {
             config: config.clone(),

@@ -111,6 +111,32 @@ impl AnyQueueDisc {
         }
     }
 
+    /// Each class's counters now, in class order, into `out` (emptied
+    /// first; nothing without classes): what a [`crate::ClassSample`] holds.
+    pub(crate) fn class_counts(&self, out: &mut Vec<crate::stage::ClassCounts>) {
+        out.clear();
+        if let AnyQueueDisc::Classful(c) = self {
+            c.class_counts(out);
+        }
+    }
+
+    /// The names of the classes, in class order (empty without classes).
+    pub(crate) fn class_names(&self) -> Vec<String> {
+        match self {
+            AnyQueueDisc::Classful(c) => c.class_names(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Bytes waiting (background packets included).
+    pub(crate) fn bytes(&self) -> u64 {
+        match self {
+            AnyQueueDisc::Fifo(f) => f.bytes(),
+            AnyQueueDisc::FqCodel(f) => f.bytes(),
+            AnyQueueDisc::Classful(c) => c.bytes(),
+        }
+    }
+
     /// The queue discipline `config` describes; `rng(component)` gives the
     /// stage's random stream of that name.
     pub(crate) fn new(config: &QueueKind, rng: &mut dyn FnMut(&str) -> StreamRng) -> Self {
