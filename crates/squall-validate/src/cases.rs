@@ -309,7 +309,7 @@ fn arq(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     ]
 }
 
-/// Case 22: netem's loss models against their definitions. The downlink's
+/// Case 23: netem's loss models against their definitions. The downlink's
 /// four-state chain (p13 = 1%, p31 = 30%, p32 = 20%, p23 = 40%, p14 = 0):
 /// balance equations give π3 = (p13/p31)·π1, π2 = (p32/p23)·π3, so the
 /// loss π3 = r/(1 + r(1 + p32/p23)) with r = 1/30: 0.031746; with p14 = 0
