@@ -391,18 +391,9 @@ fn attach_host(
 ) -> Result<(), EmuError> {
     let name = &routing.names[i];
     let reachable = routing.reachable(i);
-    let peers4: Vec<_> = reachable.iter().map(|&h| routing.addresses[h]).collect();
     let default_route = routing.outside.is_some_and(|o| o != i && routing.next_path(i, o).is_some());
     let host = scenario.hosts.iter().find(|h| &h.name == name);
-    let mut addresses = routing.host_addresses(i);
-    if host.and_then(crate::engine::joined::existing).is_some() && addresses.v6.take().is_some() {
-        // Not built: what squall changes in a namespace it joins is
-        // recorded and restored for IPv4 only.
-        tracing::warn!(
-            "squall emu: host `{name}` joins an existing namespace: its address6 is not set there (IPv6 in a joined \
-             namespace is not supported yet); its flows run over IPv4"
-        );
-    }
+    let addresses = routing.host_addresses(i);
     let peers: Vec<std::net::IpAddr> = reachable
         .iter()
         .flat_map(|&h| routing.host_addresses(h).iter().collect::<Vec<_>>())
@@ -410,8 +401,7 @@ fn attach_host(
         .collect();
     let joined = match host.and_then(crate::engine::joined::existing) {
         Some(ns) => {
-            let (ns, joined) =
-                crate::engine::joined::join(name, ns, routing.addresses[i], &peers4, default_route, record)?;
+            let (ns, joined) = crate::engine::joined::join(name, ns, addresses, &peers, default_route, record)?;
             attached.hosts.namespaces.push(ns);
             attached.hosts.joined.push(joined);
             Some(attached.hosts.joined.len() - 1)
@@ -443,6 +433,9 @@ fn attach_host(
         // Any address beyond the scenario: through squall to the outside host.
         let src = routing.addresses[i].to_string();
         ns.ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
+        if let Some(v6) = addresses.v6 {
+            ns.ip(&["-6", "route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &v6.to_string()])?;
+        }
     }
     if let Some(tun) = tun {
         if attached.offloads.is_none() {

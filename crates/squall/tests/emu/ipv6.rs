@@ -12,7 +12,15 @@ const MOBILE6: &str = "fd00:0:0:1::1";
 /// tcp-10mbit.toml with an IPv6 address on each host, each link's rate
 /// and one-way delay replaced by `rate` and `delay`, written into `dir`.
 fn dual_stack_10mbit(dir: &Path, rate: &str, delay: &str) -> PathBuf {
-    let text = std::fs::read_to_string(scenario("tcp-10mbit.toml")).unwrap();
+    dual_stack("tcp-10mbit.toml", dir, rate, delay)
+}
+
+/// Shipped emulator scenario `base` (fixed 10.0.0.1 and mobile 10.0.1.1
+/// over 10 Mbit/s, 25 ms each way) with an IPv6 address on each host,
+/// each link's rate and one-way delay replaced by `rate` and `delay`,
+/// written into `dir`.
+fn dual_stack(base: &str, dir: &Path, rate: &str, delay: &str) -> PathBuf {
+    let text = std::fs::read_to_string(scenario(base)).unwrap();
     let text = text
         .replacen("address = \"10.0.0.1\"\n", &format!("address = \"10.0.0.1\"\naddress6 = \"{FIXED6}\"\n"), 1)
         .replacen("address = \"10.0.1.1\"\n", &format!("address = \"10.0.1.1\"\naddress6 = \"{MOBILE6}\"\n"), 1)
@@ -217,4 +225,55 @@ fn the_dual_stack_scenario_runs_unchanged() {
         assert!((399..=400).contains(&udp.len()), "{host}.pcap: {} UDP datagrams", udp.len());
         assert!(udp.iter().all(|r| r[0] == "200"), "{host}.pcap: UDP lengths {udp:?}");
     }
+}
+
+/// 1 % loss over IPv6 (tcp-10mbit-loss.toml's downlink, `error = { packet
+/// = "1%" }`, made dual-stack): iperf3 -6 -R sends about 6 000 UDP
+/// datagrams of 1 000 bytes at 4 Mbit/s from its server on fixed to its
+/// client on mobile (under the link's rate: no queue drop), and the client
+/// counts the lost ones itself from their sequence numbers. The count is inside the binomial 95 % interval around 1 %
+/// (60 ± 15.4 of 6 000), and so is the downlink stage's own count of
+/// error drops among every packet it took. A loss model that dropped
+/// IPv6 at 3 % or not at all falls outside both.
+#[test]
+fn one_percent_loss_over_ipv6_shows_as_one_percent() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "iperf3 is required in CI");
+        eprintln!("iperf3 not installed: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dual_stack("tcp-10mbit-loss.toml", dir.path(), "10 Mbit/s", "25 ms");
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&file)
+        .args(["--out", out.to_str().unwrap(), "--serve", "fixed@0s=iperf3 -s -1", "--"])
+        .args(["sh", "-c", "sleep 0.5; iperf3 -6 -u -R -c $SQUALL_FIXED6 -b 4M -l 1000 -k 6000 -J"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 -J output");
+    assert_eq!(report["start"]["connected"][0]["remote_host"], FIXED6, "{}", report["start"]);
+    let sum = &report["end"]["sum"];
+    let (lost, total) = (f(&sum["lost_packets"]), f(&sum["packets"]));
+    let half = common::binomial_half_width(total, 0.01, 1.96);
+    eprintln!("iperf3 -6 -u: {lost} of {total} datagrams lost, expected {:.1} ± {half:.1}", total * 0.01);
+    assert!(total >= 5_900.0, "iperf3 counted {total} datagrams of 6 000");
+    assert!((lost - total * 0.01).abs() <= half, "{lost} of {total} lost over IPv6, outside 1 % ± {half:.1}");
+    // The stage's own count: every packet that entered the downlink
+    // (the datagrams and iperf3's control connection), 1 % of them
+    // dropped for errors.
+    let summary = common::summary(&out);
+    let down = &summary["runs"][0]["stages"][0];
+    assert_eq!(down["name"], "down");
+    let (entered, dropped) = (f(&down["entered"]), f(&down["dropped"]["error"]));
+    let half = common::binomial_half_width(entered, 0.01, 1.96);
+    eprintln!("the down stage: {dropped} of {entered} dropped for errors, expected {:.1} ± {half:.1}", entered * 0.01);
+    assert!((dropped - entered * 0.01).abs() <= half, "the down stage dropped {dropped} of {entered}");
+    assert_eq!(summary["runs"][0]["hosts"]["fixed"]["refused"], serde_json::json!({}));
 }
