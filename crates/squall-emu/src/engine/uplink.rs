@@ -133,7 +133,7 @@ impl Uplink {
         // hosts that can reach the outside host get a route.
         let hosts: Vec<_> =
             (0..routing.names.len()).filter(|&h| h != outside && routing.next_path(h, outside).is_some()).collect();
-        let inside: Vec<_> = hosts.iter().map(|&h| routing.addresses[h]).collect();
+        let inside: Vec<_> = hosts.iter().filter_map(|&h| routing.addresses[h]).collect();
         let inside6: Vec<_> = hosts.iter().filter_map(|&h| routing.addresses6[h]).collect();
         let tun = TunDevice::create_root(&name, mtu, offloads, !inside6.is_empty())?;
         let addresses = inside.iter().map(|&a| IpAddr::V4(a)).chain(inside6.iter().map(|&a| IpAddr::V6(a)));

@@ -277,3 +277,80 @@ fn one_percent_loss_over_ipv6_shows_as_one_percent() {
     assert!((dropped - entered * 0.01).abs() <= half, "the down stage dropped {dropped} of {entered}");
     assert_eq!(summary["runs"][0]["hosts"]["fixed"]["refused"], serde_json::json!({}));
 }
+
+/// An IPv6-only host (issue 34): tcp-10mbit.toml with fixed dual-stack and
+/// mobile given only an `address6`. squall emu runs it: ping -6 crosses
+/// the path (no echo under 2 × (25 ms + 104 bytes at 10 Mbit/s) =
+/// 50.1664 ms, as in [`ping6_shows_the_configured_rtt`]), a bulk transfer
+/// to mobile runs over IPv6 (snd_mss 1428), and mobile's workloads see
+/// SQUALL_ADDR6_MOBILE and, as SQUALL_PEER, fixed's IPv4 address, but no
+/// SQUALL_MOBILE or SQUALL_ADDR_MOBILE (it has no IPv4 address); fixed's
+/// see mobile's IPv6 address as SQUALL_PEER.
+#[test]
+fn an_ipv6_only_host_runs_in_emulation() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenario("tcp-10mbit.toml")).unwrap();
+    let text = text
+        .replacen("address = \"10.0.0.1\"\n", &format!("address = \"10.0.0.1\"\naddress6 = \"{FIXED6}\"\n"), 1)
+        .replacen("address = \"10.0.1.1\"\n", &format!("address6 = \"{MOBILE6}\"\n"), 1);
+    assert!(!text.contains("10.0.1.1\"\n"), "mobile still has an IPv4 address");
+    let file = dir.path().join("v6-only.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&file)
+        .args(["--out", out.to_str().unwrap()])
+        .arg("--serve")
+        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
+        .args(["--run", "mobile@0s=env > mobile.env", "--run", "fixed@0s=env > fixed.env"])
+        .arg("--run")
+        .arg(format!("fixed@0.2s=ping -6 -n -c 10 -i 0.1 {MOBILE6} > ping.txt"))
+        .arg("--run")
+        .arg(format!("fixed@1.5s={SQUALL} tool bulk --client {MOBILE6} --bytes '2 MB' > bulk.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let workloads = out.join("rep-0/workloads");
+    let ping = std::fs::read_to_string(workloads.join("ping.txt")).unwrap();
+    assert!(ping.contains("10 received"), "{ping}");
+    let min: f64 = ping
+        .lines()
+        .find_map(|l| l.strip_prefix("rtt min/avg/max/mdev = ")?.split('/').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no rtt summary in {ping}"));
+    let expected = 2.0 * (25.0 + 104.0 * 8.0 / 10e6 * 1e3);
+    eprintln!("ping -6 to the IPv6-only host: min {min} ms, expected at least {expected} ms");
+    assert!(min >= expected - 0.005, "an echo faster than the link allows: {min} ms");
+    let bulk = std::fs::read_to_string(workloads.join("bulk.json")).unwrap();
+    let bulk: serde_json::Value = serde_json::from_str(bulk.trim()).unwrap_or_else(|e| panic!("{e}: {bulk:?}"));
+    assert_eq!(bulk["bytes"], 2_000_000, "{bulk}");
+    assert_eq!(bulk["final_info"]["snd_mss"], 1428, "not over IPv6: {bulk}");
+    let env = |host: &str| -> Vec<String> {
+        std::fs::read_to_string(workloads.join(format!("{host}.env")))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("SQUALL_") && !l.starts_with("SQUALL_RUN_ID"))
+            .map(String::from)
+            .collect()
+    };
+    let mobile = env("mobile");
+    for want in
+        [format!("SQUALL_ADDR6_MOBILE={MOBILE6}"), "SQUALL_PEER=10.0.0.1".into(), "SQUALL_FIXED=10.0.0.1".into()]
+    {
+        assert!(mobile.contains(&want), "mobile's workload lacks {want}: {mobile:?}");
+    }
+    assert!(
+        !mobile.iter().any(|l| l.starts_with("SQUALL_MOBILE=") || l.starts_with("SQUALL_ADDR_MOBILE=")),
+        "an IPv4 variable for the IPv6-only host: {mobile:?}"
+    );
+    let fixed = env("fixed");
+    assert!(fixed.contains(&format!("SQUALL_PEER={MOBILE6}")), "{fixed:?}");
+    let summary = common::summary(&out);
+    for host in ["fixed", "mobile"] {
+        assert_eq!(summary["runs"][0]["hosts"][host]["refused"], serde_json::json!({}), "{host}");
+    }
+}
