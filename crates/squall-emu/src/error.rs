@@ -20,12 +20,6 @@ pub enum EmuError {
     /// outside host).
     #[error("scenario: {0}")]
     Inline(String),
-    /// A host has no IPv4 address: the emulator's hosts need one.
-    #[error(
-        "scenario: host `{0}` has no IPv4 address; an emulated host needs one (address = \"10.0.0.1\"), beside its \
-         address6 if it has one"
-    )]
-    NoIpv4(String),
     /// The scenario's hosts, links and routes do not make a topology.
     #[error("scenario: {0}")]
     Topology(#[from] squall_scenario::TopologyError),

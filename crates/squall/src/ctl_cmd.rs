@@ -103,8 +103,9 @@ fn hosts(info: &serde_json::Value) -> String {
             .or_else(|| s("interface").map(|i| format!("interface {i}")))
             .or_else(|| s("outside_interface").map(|i| format!("outside, through {i}")))
             .unwrap_or_default();
-        let address6 = s("address6").map(|a| format!(" {a}")).unwrap_or_default();
-        format!("{} {}{address6}, {place}", s("name").unwrap_or_default(), s("address").unwrap_or_default())
+        // An IPv6-only host has no IPv4 address (null).
+        let addresses: Vec<String> = [s("address"), s("address6")].into_iter().flatten().collect();
+        format!("{} {}, {place}", s("name").unwrap_or_default(), addresses.join(" "))
     };
     info["hosts"].as_array().map(|a| a.iter().map(host).collect::<Vec<_>>().join("; ")).unwrap_or_default()
 }

@@ -129,8 +129,9 @@ impl Container {
     }
 
     /// `ip -n NS addr`, `ip -n NS route`, `ip -n NS link` (no counters:
-    /// `-s` is not given) and the sysctl the scenario sets.
-    fn state(&self) -> [String; 4] {
+    /// `-s` is not given), the sysctl the scenario sets and `ip -n NS -6
+    /// route`.
+    fn state(&self) -> [String; 5] {
         let out = |args: &[&str]| {
             let o = Command::new("ip").args(["-n", &self.name]).args(args).output().unwrap();
             assert!(o.status.success());
@@ -139,7 +140,7 @@ impl Container {
             // the kernel's progress, not a change.
             String::from_utf8(o.stdout).unwrap().replace(" tentative ", " ")
         };
-        [out(&["addr"]), out(&["route"]), out(&["link"]), self.ttl()]
+        [out(&["addr"]), out(&["route"]), out(&["link"]), self.ttl(), out(&["-6", "route"])]
     }
 
     fn ttl(&self) -> String {
@@ -182,7 +183,15 @@ fn ip_ok(args: &[&str]) {
 /// makes) and `mobile`, the existing namespace `netns`, whose default TTL
 /// the scenario sets to 77 (a sysctl to put back).
 fn joined_scenario(dir: &Path, netns: &str) -> PathBuf {
+    joined_scenario_v6(dir, netns, false)
+}
+
+/// [`joined_scenario`], with `ipv6` dual-stack: fixed fd00:77::1, mobile
+/// fd00:77:0:1::1.
+fn joined_scenario_v6(dir: &Path, netns: &str, ipv6: bool) -> PathBuf {
     let path = dir.join("joined.toml");
+    let (fixed6, mobile6) =
+        if ipv6 { ("address6 = \"fd00:77::1\"\n", "address6 = \"fd00:77:0:1::1\"\n") } else { ("", "") };
     std::fs::write(
         &path,
         format!(
@@ -192,11 +201,11 @@ duration = "20 s"
 [[hosts]]
 name = "fixed"
 address = "10.0.0.1"
-
+{fixed6}
 [[hosts]]
 name = "mobile"
 address = "10.0.1.1"
-netns = "{netns}"
+{mobile6}netns = "{netns}"
 sysctl = {{ "net.ipv4.ip_default_ttl" = "77" }}
 
 [[links]]
@@ -397,6 +406,117 @@ fn an_existing_namespace_joins_as_a_host_and_is_left_as_it_was() {
         "{stderr}"
     );
     ip_ok(&["-n", &container.name, "route", "del", "10.0.0.1/32"]);
+    assert_eq!(container.state(), before);
+}
+
+/// A joined namespace with an IPv6 host (issue 34): squall sets its
+/// address6 and /128 route on its device there, ping -6 and a bulk
+/// transfer to that address cross the path (an IPv6 segment carries
+/// 1500 − 40 − 20 − 12 = 1428 bytes, RFC 8200 §3, RFC 7323 §3), and after a
+/// normal end and after SIGKILL followed by a next start the namespace's
+/// addresses, routes of both families, links and sysctl are as before. An
+/// IPv6 address or /128 route of the host already there is refused by
+/// name.
+#[test]
+fn an_existing_namespace_carries_ipv6_and_is_left_as_it_was() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let container = Container::new();
+    let before = container.state();
+    let dir = tempfile::tempdir().unwrap();
+    let joined = joined_scenario_v6(dir.path(), &container.name, true);
+    let out = dir.path().join("normal");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&joined)
+        .args(["--out", out.to_str().unwrap(), "--no-events"])
+        .arg("--serve")
+        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
+        .args(["--run", "fixed@0s=ping -6 -n -c 3 -i 0.2 fd00:77:0:1::1", "--run"])
+        .arg(format!("fixed@0.8s={SQUALL} tool bulk --client fd00:77:0:1::1 --bytes '1 MB'"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "the run with a joined IPv6 host failed: {}", String::from_utf8_lossy(&o.stderr));
+    let mut ping = None;
+    let mut bulk = None;
+    for entry in std::fs::read_dir(out.join("rep-0/workloads")).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        if text.contains("rtt min/avg/max") {
+            ping = Some(text);
+        } else if let Ok(v) = serde_json::from_str::<serde_json::Value>(text.trim())
+            && v.get("goodput_bps").is_some()
+        {
+            bulk = Some(v);
+        }
+    }
+    let ping = ping.expect("ping -6's output");
+    assert!(ping.contains("3 received"), "{ping}");
+    let min: f64 = ping.split("= ").nth(1).unwrap().split('/').next().unwrap().parse().unwrap();
+    assert!(min >= 20.0, "ping -6's minimum RTT {min} ms is below the path's 20 ms: {ping}");
+    let bulk = bulk.expect("the bulk client's JSON line");
+    assert_eq!(bulk["final_info"]["snd_mss"], 1428, "not over IPv6: {bulk}");
+    assert_eq!(bulk["bytes"], 1_000_000, "{bulk}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let flows: Vec<&str> =
+        summary["runs"][0]["flows"].as_array().unwrap().iter().filter_map(|f| f["flow"].as_str()).collect();
+    assert!(flows.iter().any(|f| f.starts_with("tcp:[fd00:77::1]:")), "{flows:?}");
+    assert_eq!(container.state(), before, "after a normal end");
+
+    // SIGKILL, then the next start.
+    let mut run = start_joined(&joined, &dir.path().join("kill"), &container, "sleep 30");
+    let killed = run.id();
+    let o = Command::new("ip").args(["-n", &container.name, "-6", "addr", "show", "dev", "squall0"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("fd00:77:0:1::1/128"), "no address6 on squall0");
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(scenario("tcp-10mbit.toml"))
+        .args(["--out", dir.path().join("next").to_str().unwrap(), "--duration", "0.2 s", "--no-pcap", "--no-events"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("changes in namespace {} (host `mobile` of run {killed})", container.name)),
+        "{stderr}"
+    );
+    assert_eq!(container.state(), before, "after SIGKILL and the next start");
+
+    // Clashes of the IPv6 kind.
+    let refused = || {
+        let o = Command::new(SQUALL)
+            .arg("emu")
+            .arg(&joined)
+            .args(["--out", dir.path().join("clash").to_str().unwrap(), "--force", "--duration", "0.2 s"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "the run was not refused");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    ip_ok(&["-n", &container.name, "-6", "addr", "add", "fd00:77:0:1::1/128", "dev", "ctr0", "nodad"]);
+    let stderr = refused();
+    assert!(
+        stderr.contains(&format!(
+            "host `mobile`: namespace {}: address fd00:77:0:1::1 (the host's) is on its interface ctr0 already",
+            container.name
+        )),
+        "{stderr}"
+    );
+    ip_ok(&["-n", &container.name, "-6", "addr", "del", "fd00:77:0:1::1/128", "dev", "ctr0"]);
+    ip_ok(&["-n", &container.name, "-6", "route", "add", "fd00:77::1/128", "dev", "ctr0"]);
+    let stderr = refused();
+    assert!(
+        stderr.contains(&format!(
+            "host `mobile`: namespace {}: it has a route to fd00:77::1/128 (a peer's address) already, through ctr0",
+            container.name
+        )),
+        "{stderr}"
+    );
+    ip_ok(&["-n", &container.name, "-6", "route", "del", "fd00:77::1/128"]);
     assert_eq!(container.state(), before);
 }
 

@@ -9,6 +9,11 @@
 //! SIGKILL (at the next start), after Ctrl-C and SIGTERM with two runs at
 //! once, and never made when the interface is missing or down.
 //!
+//! The same over IPv6 (issue 34): the remote host also has an IPv6 address
+//! on its veth, a scenario host an `address6`, and squall adds a /128
+//! route, an `ip6` table (NAT66) and IPv6 forwarding, all undone as the
+//! IPv4 ones are.
+//!
 //! Needs root, nftables and curl; under CI=true a namespace that cannot be
 //! made is a failure, not a skip. The tests run one at a time: they share
 //! the machine's forwarding setting, and the first one measures time.
@@ -38,6 +43,9 @@ struct Remote {
     ns: String,
     side: String,
     address: String,
+    /// With [`Remote::with_ipv6`]: fd7e:<tag>::2 (fd7e:<tag>::1 on the
+    /// root side).
+    address6: String,
 }
 
 impl Remote {
@@ -49,6 +57,7 @@ impl Remote {
             ns: format!("sqt-{pid}-{tag}"),
             side: format!("sqt{tag}r{}", pid % 1_000_000),
             address: format!("198.18.{tag}.2"),
+            address6: format!("fd7e:{tag}::2"),
         };
         let ok = tools
             && Path::new("/dev/net/tun").exists()
@@ -64,6 +73,19 @@ impl Remote {
             return None;
         }
         Some(remote)
+    }
+
+    /// Gives both ends of the veth an IPv6 address (a /64 of unique local
+    /// addresses, RFC 4193), without duplicate address detection.
+    fn with_ipv6(self) -> Option<Self> {
+        let root = self.address6.replace("::2", "::1");
+        let ok = ip(&["-6", "addr", "add", &format!("{root}/64"), "dev", &self.side, "nodad"])
+            && ip(&["-n", &self.ns, "-6", "addr", "add", &format!("{}/64", self.address6), "dev", "eth0", "nodad"]);
+        if !ok {
+            skip_or_fail("the remote host's IPv6 addresses cannot be set");
+            return None;
+        }
+        Some(self)
     }
 
     fn spawn(&self, cmd: &[&str], dir: &Path) -> Child {
@@ -105,6 +127,12 @@ impl Drop for Remote {
 /// `internet` (10.77.<net>.254 on `interface`) by one link with `delay`
 /// each way and no rate limit; `duration` long.
 fn scenario(dir: &Path, net: u8, interface: &str, delay: &str, duration: &str) -> PathBuf {
+    scenario_v6(dir, net, interface, delay, duration, false)
+}
+
+/// [`scenario`], and with `ipv6` the phone has fd77:<net>::1 too.
+fn scenario_v6(dir: &Path, net: u8, interface: &str, delay: &str, duration: &str, ipv6: bool) -> PathBuf {
+    let address6 = if ipv6 { format!("address6 = \"fd77:{net}::1\"\n") } else { String::new() };
     let text = format!(
         r#"
 name = "outside"
@@ -112,7 +140,7 @@ duration = "{duration}"
 [[hosts]]
 name = "phone"
 address = "10.77.{net}.1"
-[[hosts]]
+{address6}[[hosts]]
 name = "internet"
 address = "10.77.{net}.254"
 outside_interface = "{interface}"
@@ -132,13 +160,57 @@ delay = "{delay}"
 }
 
 /// What squall may change in the root namespace: its links, the nft
-/// ruleset, forwarding, and the saved-sysctl file.
+/// ruleset, forwarding (IPv4, and IPv6's keys on every interface but
+/// squall's own), the IPv6 routes and the saved-sysctl file.
 #[derive(Debug, PartialEq, Eq)]
 struct RootState {
     squall_links: Vec<String>,
     nft: String,
     ip_forward: String,
+    ipv6_keys: Vec<String>,
+    ipv6_routes: String,
     sysctl_state: bool,
+}
+
+/// `DEVICE/KEY = VALUE` for the IPv6 keys forwarding touches, on every
+/// interface but squall's devices (which go with their run).
+fn ipv6_keys() -> Vec<String> {
+    let mut keys = Vec::new();
+    let conf = Path::new("/proc/sys/net/ipv6/conf");
+    for entry in std::fs::read_dir(conf).unwrap().flatten() {
+        let dev = entry.file_name().to_string_lossy().into_owned();
+        if dev.starts_with("squall-") {
+            continue;
+        }
+        for key in ["forwarding", "force_forwarding", "accept_ra"] {
+            if let Ok(v) = std::fs::read_to_string(entry.path().join(key)) {
+                keys.push(format!("{dev}/{key} = {}", v.trim()));
+            }
+        }
+    }
+    keys.sort();
+    keys
+}
+
+/// `ip -6 route`, without the lifetimes of routes learnt from router
+/// advertisements (they count down).
+fn ipv6_routes() -> String {
+    let o = Command::new("ip").args(["-6", "route", "show"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            if w == "expires" {
+                words.next();
+                continue;
+            }
+            out.push_str(w);
+            out.push(' ');
+        }
+        out.push('\n');
+    }
+    out
 }
 
 fn root_state() -> RootState {
@@ -153,12 +225,18 @@ fn root_state() -> RootState {
         squall_links,
         nft: String::from_utf8_lossy(&nft.stdout).into_owned(),
         ip_forward: std::fs::read_to_string(IP_FORWARD).unwrap().trim().to_string(),
+        ipv6_keys: ipv6_keys(),
+        ipv6_routes: ipv6_routes(),
         sysctl_state: Path::new(SYSCTL_STATE).exists(),
     }
 }
 
 fn table_exists(pid: u32) -> bool {
-    Command::new("nft").args(["list", "table", "ip", &format!("squall-{pid}")]).output().unwrap().status.success()
+    table_of_family_exists("ip", pid)
+}
+
+fn table_of_family_exists(family: &str, pid: u32) -> bool {
+    Command::new("nft").args(["list", "table", family, &format!("squall-{pid}")]).output().unwrap().status.success()
 }
 
 fn emu(scenario: &Path, out: &Path, extra: &[&str]) -> Command {
@@ -168,12 +246,14 @@ fn emu(scenario: &Path, out: &Path, extra: &[&str]) -> Command {
 }
 
 /// Starts `squall emu` on `scenario` in the background and waits until
-/// its outside host is set up (its root TUN device exists).
+/// its outside host is set up (its root TUN device and nft table exist,
+/// and it holds forwarding, the last step).
 fn start(scenario: &Path, out: &Path) -> Child {
     let mut child = emu(scenario, out, &[]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let link = PathBuf::from(format!("/sys/class/net/squall-{}", child.id()));
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !(link.exists() && table_exists(child.id())) {
+    let holds = |pid: u32| std::fs::read_to_string(SYSCTL_STATE).is_ok_and(|s| s.contains(&pid.to_string()));
+    while !(link.exists() && table_exists(child.id()) && holds(child.id())) {
         if let Ok(Some(status)) = child.try_wait() {
             let out = child.wait_with_output().unwrap();
             panic!("squall emu ended early ({status}): {}", String::from_utf8_lossy(&out.stderr));
@@ -192,15 +272,34 @@ fn wait(child: Child) -> Output {
 
 #[test]
 fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
+    curl_across_the_path(false);
+}
+
+/// The same over IPv6: the server listens on the remote's IPv6 address
+/// only, the phone has an address6, curl and ping go over IPv6 (NAT66 out
+/// of the outside interface), with the same bounds.
+#[test]
+fn curl_reaches_an_ipv6_server_beyond_the_scenario_across_the_path() {
+    curl_across_the_path(true);
+}
+
+fn curl_across_the_path(ipv6: bool) {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(remote) = Remote::new(61) else { return };
+    let tag = if ipv6 { 68 } else { 61 };
+    let Some(remote) = Remote::new(tag) else { return };
+    let Some(remote) = (if ipv6 { remote.with_ipv6() } else { Some(remote) }) else { return };
     let before = root_state();
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("site");
     std::fs::create_dir(&site).unwrap();
     std::fs::write(site.join("hello.txt"), "hello from beyond the scenario\n").unwrap();
-    let _server = Reaped(remote.spawn(&["python3", "-m", "http.server", "8080", "--bind", &remote.address], &site));
-    let url = format!("http://{}:8080/hello.txt", remote.address);
+    let (server, host) = if ipv6 {
+        (remote.address6.clone(), format!("[{}]", remote.address6))
+    } else {
+        (remote.address.clone(), remote.address.clone())
+    };
+    let _server = Reaped(remote.spawn(&["python3", "-m", "http.server", "8080", "--bind", &server], &site));
+    let url = format!("http://{host}:8080/hello.txt");
     // The server is up when the root namespace (next to it) can fetch.
     let deadline = Instant::now() + Duration::from_secs(10);
     while !Command::new("curl").args(["-sf", "-o", "/dev/null", &url]).status().unwrap().success() {
@@ -221,17 +320,21 @@ fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
     };
     let plain = (0..3).map(|_| plain_fetch()).fold((0.0f64, 0.0f64), |m, (c, t)| (m.0.max(c), m.1.max(t)));
     eprintln!("curl with no squall: slowest time_connect {} s, time_total {} s", plain.0, plain.1);
-    let scenario = scenario(dir.path(), 61, &remote.side, "50 ms", "30 s");
+    let scenario = scenario_v6(dir.path(), tag, &remote.side, "50 ms", "30 s", ipv6);
     let out_dir = dir.path().join("out");
     // Five pings across the path, then three fetches, each on a new
     // connection.
     let fetch = format!(
-        "ping -n -q -c 5 -i 0.2 {address} > ping.txt || exit 1; for i in 1 2 3; do curl -sf -o body.txt -w '%{{time_connect}} %{{time_total}}\\n' {url} || exit 1; done",
-        address = remote.address
+        "ping -n -q -c 5 -i 0.2 {server} > ping.txt || exit 1; for i in 1 2 3; do curl -sf -o body.txt -w '%{{time_connect}} %{{time_total}}\\n' {url} || exit 1; done",
     );
-    // An address this machine routes out of another interface (TEST-NET-3,
-    // by the default route): dropped and counted, never sent.
-    let elsewhere = "curl -s -m 1 http://203.0.113.9/; true";
+    // An address this machine routes out of another interface (TEST-NET-3
+    // or IPv6's documentation prefix, RFC 3849, by the default route):
+    // dropped and counted, never sent.
+    let (elsewhere_address, elsewhere) = if ipv6 {
+        ("2001:db8::9", "curl -s -m 1 http://[2001:db8::9]/; true")
+    } else {
+        ("203.0.113.9", "curl -s -m 1 http://203.0.113.9/; true")
+    };
     let (out, late) = common::timer_latency_during(|| {
         emu(
             &scenario,
@@ -248,7 +351,7 @@ fn curl_reaches_a_server_beyond_the_scenario_across_the_path() {
     let outside = &summary["emu"]["outside"];
     assert_eq!(outside["host"], "internet");
     assert_eq!(outside["interface"], remote.side.as_str());
-    if ip(&["route", "get", "203.0.113.9"]) {
+    if ip(&["route", "get", elsewhere_address]) {
         assert!(stderr.contains("would have left through another interface than"), "{stderr}");
         assert!(f64_of(&outside["leaked"]) >= 1.0, "{outside}");
     }
@@ -326,15 +429,35 @@ fn f64_of(v: &serde_json::Value) -> f64 {
 
 #[test]
 fn a_sigkilled_run_is_cleaned_up_by_the_next_start() {
+    sigkilled_run_is_cleaned_up(false);
+}
+
+/// The same with an IPv6 host: the `ip6` table, the /128 route and the
+/// IPv6 forwarding keys too.
+#[test]
+fn a_sigkilled_dual_stack_run_is_cleaned_up_by_the_next_start() {
+    sigkilled_run_is_cleaned_up(true);
+}
+
+fn sigkilled_run_is_cleaned_up(ipv6: bool) {
     let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some(remote) = Remote::new(62) else { return };
+    let Some(remote) = (if ipv6 { remote.with_ipv6() } else { Some(remote) }) else { return };
     let before = root_state();
     let dir = tempfile::tempdir().unwrap();
-    let scenario = scenario(dir.path(), 62, &remote.side, "10 ms", "60 s");
+    let scenario = scenario_v6(dir.path(), 62, &remote.side, "10 ms", "60 s", ipv6);
     let mut first = start(&scenario, &dir.path().join("first"));
     let pid = first.id();
     assert_eq!(std::fs::read_to_string(IP_FORWARD).unwrap().trim(), "1");
     assert!(std::fs::read_to_string(SYSCTL_STATE).unwrap().contains(&pid.to_string()));
+    if ipv6 {
+        assert!(table_of_family_exists("ip6", pid), "no ip6 table");
+        assert!(ipv6_routes().contains(&format!("fd77:62::1 dev squall-{pid}")), "{}", ipv6_routes());
+        assert_ne!(ipv6_keys(), before.ipv6_keys, "IPv6 forwarding was not switched on");
+    } else {
+        assert!(!table_of_family_exists("ip6", pid), "an ip6 table for an IPv4-only scenario");
+        assert_eq!(ipv6_keys(), before.ipv6_keys, "IPv6 keys changed for an IPv4-only scenario");
+    }
     first.kill().unwrap(); // SIGKILL: no teardown
     first.wait().unwrap();
     assert!(table_exists(pid), "the nft table of a SIGKILLed run stays until the next start");
@@ -347,7 +470,10 @@ fn a_sigkilled_run_is_cleaned_up_by_the_next_start() {
     assert!(!out.status.success());
     assert!(stderr.contains(&format!("removed stale nft table ip squall-{pid}")), "{stderr}");
     assert!(stderr.contains("removed stale sysctl net.ipv4.ip_forward") || before.ip_forward == "1", "{stderr}");
-    assert!(!table_exists(pid));
+    assert!(!table_exists(pid) && !table_of_family_exists("ip6", pid));
+    if ipv6 {
+        assert!(stderr.contains(&format!("removed stale nft table ip6 squall-{pid}")), "{stderr}");
+    }
     assert_eq!(root_state(), before, "the next start did not restore everything");
 }
 
@@ -414,8 +540,9 @@ fn a_missing_or_down_interface_is_refused_by_name() {
         assert!(stderr.contains(expected), "{stderr}");
         assert!(stderr.contains("`internet`"), "{stderr}");
     }
+    let after = root_state();
     ip(&["link", "delete", &down]);
-    assert_eq!(root_state(), before, "a refused run changed something");
+    assert_eq!(after, before, "a refused run changed something");
 }
 
 #[test]

@@ -391,18 +391,9 @@ fn attach_host(
 ) -> Result<(), EmuError> {
     let name = &routing.names[i];
     let reachable = routing.reachable(i);
-    let peers4: Vec<_> = reachable.iter().map(|&h| routing.addresses[h]).collect();
     let default_route = routing.outside.is_some_and(|o| o != i && routing.next_path(i, o).is_some());
     let host = scenario.hosts.iter().find(|h| &h.name == name);
-    let mut addresses = routing.host_addresses(i);
-    if host.and_then(crate::engine::joined::existing).is_some() && addresses.v6.take().is_some() {
-        // Not built: what squall changes in a namespace it joins is
-        // recorded and restored for IPv4 only.
-        tracing::warn!(
-            "squall emu: host `{name}` joins an existing namespace: its address6 is not set there (IPv6 in a joined \
-             namespace is not supported yet); its flows run over IPv4"
-        );
-    }
+    let addresses = routing.host_addresses(i);
     let peers: Vec<std::net::IpAddr> = reachable
         .iter()
         .flat_map(|&h| routing.host_addresses(h).iter().collect::<Vec<_>>())
@@ -410,8 +401,7 @@ fn attach_host(
         .collect();
     let joined = match host.and_then(crate::engine::joined::existing) {
         Some(ns) => {
-            let (ns, joined) =
-                crate::engine::joined::join(name, ns, routing.addresses[i], &peers4, default_route, record)?;
+            let (ns, joined) = crate::engine::joined::join(name, ns, addresses, &peers, default_route, record)?;
             attached.hosts.namespaces.push(ns);
             attached.hosts.joined.push(joined);
             Some(attached.hosts.joined.len() - 1)
@@ -441,8 +431,12 @@ fn attach_host(
     };
     if default_route {
         // Any address beyond the scenario: through squall to the outside host.
-        let src = routing.addresses[i].to_string();
-        ns.ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &src])?;
+        if let Some(v4) = addresses.v4 {
+            ns.ip(&["route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &v4.to_string()])?;
+        }
+        if let Some(v6) = addresses.v6 {
+            ns.ip(&["-6", "route", "add", "default", "dev", crate::naming::TUN_NAME, "src", &v6.to_string()])?;
+        }
     }
     if let Some(tun) = tun {
         if attached.offloads.is_none() {
@@ -487,16 +481,18 @@ fn build_model(scenario: &Scenario) -> Result<Model, EmuError> {
 }
 
 /// The workloads with their environment: SQUALL_FIXED, SQUALL_MOBILE,
-/// SQUALL_RUN_ID, SQUALL_ADDR_<HOST> for every host, and each end host's
-/// peer (the other end host).
+/// SQUALL_RUN_ID, SQUALL_ADDR_<HOST> for every host with an IPv4 address
+/// (and the `6` keys for IPv6 ones), and each end host's peer (the other
+/// end host: its IPv4 address, else its IPv6 one).
 fn plan_workloads(id: RunId, routing: &Routing, options: &EmulationOptions) -> Result<Workloads, EmuError> {
-    let fixed = routing.addresses[routing.fixed()].to_string();
-    let mobile = routing.addresses[routing.mobile()].to_string();
-    let mut env = vec![
-        ("SQUALL_FIXED".to_string(), fixed.clone()),
-        ("SQUALL_MOBILE".to_string(), mobile.clone()),
-        ("SQUALL_RUN_ID".to_string(), id.0.to_string()),
-    ];
+    let mut env = vec![("SQUALL_RUN_ID".to_string(), id.0.to_string())];
+    for (end, key) in [(routing.fixed(), "SQUALL_FIXED"), (routing.mobile(), "SQUALL_MOBILE")] {
+        if let Some(a) = routing.addresses[end] {
+            env.push((key.to_string(), a.to_string()));
+        }
+    }
+    let preferred = |h| routing.preferred_address(h).map(|a| a.to_string()).unwrap_or_default();
+    let (fixed, mobile) = (preferred(routing.fixed()), preferred(routing.mobile()));
     for (end, key) in [(routing.fixed(), "SQUALL_FIXED6"), (routing.mobile(), "SQUALL_MOBILE6")] {
         if let Some(a) = routing.addresses6[end] {
             env.push((key.to_string(), a.to_string()));
@@ -505,7 +501,9 @@ fn plan_workloads(id: RunId, routing: &Routing, options: &EmulationOptions) -> R
     for ((name, addr), addr6) in routing.names.iter().zip(&routing.addresses).zip(&routing.addresses6) {
         let key: String =
             name.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' }).collect();
-        env.push((format!("SQUALL_ADDR_{key}"), addr.to_string()));
+        if let Some(a) = addr {
+            env.push((format!("SQUALL_ADDR_{key}"), a.to_string()));
+        }
         if let Some(a) = addr6 {
             env.push((format!("SQUALL_ADDR6_{key}"), a.to_string()));
         }

@@ -2,9 +2,12 @@
 //! `ip netns` name) or `netns_pid = PID` (the namespace of a process, how
 //! Docker, Podman and systemd-nspawn containers are reached) is joined
 //! rather than made. squall adds its device ([`crate::naming::TUN_NAME`])
-//! there with the host's address and /32 routes to its peers (and a
-//! default route towards the outside host, if any), and sets the host's
-//! sysctls; nothing else in the namespace changes.
+//! there with the host's addresses (IPv4, and IPv6 when it has an
+//! `address6`) and /32 and /128 routes to its peers (and default routes
+//! towards the outside host, if any), and sets the host's sysctls;
+//! nothing else in the namespace changes. The IPv6 keys squall sets for
+//! an address6 are the device's own (`net.ipv6.conf.squall0.*`,
+//! [`crate::sys::device::address_device`]): they go with it.
 //!
 //! Undone on every way out: the TUN device (with its address and routes)
 //! goes when its descriptor closes, which the kernel does even after
@@ -17,13 +20,16 @@
 //! A namespace one run joins is locked (flock(2) on a file named by the
 //! namespace's device and inode, released by the kernel however the run
 //! ends): a second run is refused, and so is a namespace that a live run
-//! made. So is one where squall's device name, the host's address, a /32
-//! route to a peer or the default route it needs is already there.
+//! made. So is one where squall's device name, one of the host's
+//! addresses, a /32 or /128 route to a peer or a default route it needs
+//! is already there.
 
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::PathBuf;
+
+use squall_link::Addresses;
 
 use crate::error::{Context, EmuError};
 use crate::naming::{PREFIX, RunId, TUN_NAME, control_dir};
@@ -123,15 +129,15 @@ fn lock_path((dev, ino): (u64, u64)) -> PathBuf {
     control_dir().join(format!("netns-{dev}-{ino}.lock"))
 }
 
-/// Joins `ns` as host `host` with `address` and routes to `peers` (and a
-/// default route if `default_route`): checks it is free and that nothing
-/// would clash, locks it and records it in `record`. The device itself is
-/// made by the caller.
+/// Joins `ns` as host `host` with `addresses` and routes to `peers` (and
+/// a default route of each family the host has if `default_route`):
+/// checks it is free and that nothing would clash, locks it and records
+/// it in `record`. The device itself is made by the caller.
 pub fn join(
     host: &str,
     ns: NetNs,
-    address: Ipv4Addr,
-    peers: &[Ipv4Addr],
+    addresses: Addresses,
+    peers: &[IpAddr],
     default_route: bool,
     record: &mut RecordFile,
 ) -> Result<(NetNs, JoinedNs), EmuError> {
@@ -159,7 +165,7 @@ pub fn join(
         let holder = lock.holder.map_or_else(|| "another squall run".to_string(), |p| format!("squall run {p}"));
         return Err(refuse(host, &ns, format!("{holder} holds it (one run per namespace)")));
     };
-    check_clashes(host, &ns, address, peers, default_route)?;
+    check_clashes(host, &ns, addresses, peers, default_route)?;
     let entry = JoinedRecord {
         host: host.to_string(),
         netns: ns.name().to_string(),
@@ -197,14 +203,15 @@ fn take_lock(identity: (u64, u64)) -> std::io::Result<Lock> {
     Ok(Lock { held: None, holder: text.trim().parse().ok() })
 }
 
-/// Refuses a namespace where squall's device name, `address`, a /32 route
-/// to one of `peers` or (with `default_route`) a default route is there
-/// already: adding them would fail or take the namespace's own traffic.
+/// Refuses a namespace where squall's device name, one of `addresses`, a
+/// /32 or /128 route to one of `peers` or (with `default_route`) a
+/// default route of a family the host has is there already: adding them
+/// would fail or take the namespace's own traffic.
 fn check_clashes(
     host: &str,
     ns: &NetNs,
-    address: Ipv4Addr,
-    peers: &[Ipv4Addr],
+    addresses: Addresses,
+    peers: &[IpAddr],
     default_route: bool,
 ) -> Result<(), EmuError> {
     let json = |args: &[&str]| -> Result<Vec<serde_json::Value>, EmuError> {
@@ -223,27 +230,40 @@ fn check_clashes(
                 format!("it has an interface named {TUN_NAME} already (squall's device name)"),
             ));
         }
-        let addresses = link["addr_info"].as_array().map(Vec::as_slice).unwrap_or_default();
-        if addresses.iter().any(|a| a["local"].as_str() == Some(address.to_string().as_str())) {
-            return Err(refuse(
-                host,
-                ns,
-                format!("address {address} (the host's) is on its interface {ifname} already; give the host another"),
-            ));
+        let on_link = link["addr_info"].as_array().map(Vec::as_slice).unwrap_or_default();
+        for address in addresses.iter() {
+            if on_link.iter().any(|a| a["local"].as_str() == Some(address.to_string().as_str())) {
+                return Err(refuse(
+                    host,
+                    ns,
+                    format!(
+                        "address {address} (the host's) is on its interface {ifname} already; give the host another"
+                    ),
+                ));
+            }
         }
     }
-    for route in json(&["route", "show"])? {
-        let dst = route["dst"].as_str().unwrap_or_default();
-        let dev = route["dev"].as_str().unwrap_or("?");
-        let clash = if dst == "default" {
-            default_route
-                .then(|| "the default route (squall routes the host's traffic to the outside host)".to_string())
-        } else {
-            let bare = dst.strip_suffix("/32").unwrap_or(dst);
-            peers.iter().find(|p| p.to_string() == bare).map(|p| format!("a route to {p}/32 (a peer's address)"))
-        };
-        if let Some(what) = clash {
-            return Err(refuse(host, ns, format!("it has {what} already, through {dev}")));
+    let families = [("-4", "/32", addresses.v4.is_some(), ""), ("-6", "/128", addresses.v6.is_some(), "IPv6 ")];
+    for (family, host_prefix, has, name) in families {
+        if !has {
+            continue;
+        }
+        for route in json(&[family, "route", "show"])? {
+            let dst = route["dst"].as_str().unwrap_or_default();
+            let dev = route["dev"].as_str().unwrap_or("?");
+            let clash = if dst == "default" {
+                default_route
+                    .then(|| format!("the {name}default route (squall routes the host's traffic to the outside host)"))
+            } else {
+                let bare = dst.strip_suffix(host_prefix).unwrap_or(dst);
+                peers
+                    .iter()
+                    .find(|p| p.to_string() == bare)
+                    .map(|p| format!("a route to {p}{host_prefix} (a peer's address)"))
+            };
+            if let Some(what) = clash {
+                return Err(refuse(host, ns, format!("it has {what} already, through {dev}")));
+            }
         }
     }
     Ok(())

@@ -26,7 +26,9 @@ pub type PathEnds = squall_scenario::TopologyPath;
 #[derive(Clone, Debug)]
 pub struct Routing {
     pub names: Vec<String>,
-    pub addresses: Vec<Ipv4Addr>,
+    /// Each host's IPv4 address, if it has one (`address`; an IPv6-only
+    /// host has none).
+    pub addresses: Vec<Option<Ipv4Addr>>,
     /// Each host's IPv6 address, if it has one (`address6`).
     pub addresses6: Vec<Option<Ipv6Addr>>,
     /// Path index = link * 2 + (0 downlink, 1 uplink).
@@ -39,15 +41,9 @@ pub struct Routing {
 impl Routing {
     pub fn new(scenario: &Scenario) -> Result<Self, EmuError> {
         let topology = Topology::new(scenario)?;
-        let addresses = topology
-            .addresses
-            .iter()
-            .zip(&topology.names)
-            .map(|(a, name)| a.v4.ok_or_else(|| EmuError::NoIpv4(name.clone())))
-            .collect::<Result<_, _>>()?;
         Ok(Routing {
             names: topology.names.clone(),
-            addresses,
+            addresses: topology.addresses.iter().map(|a| a.v4).collect(),
             addresses6: topology.addresses.iter().map(|a| a.v6).collect(),
             paths: topology.paths.clone(),
             outside: scenario.outside_host().map(|(i, _)| i),
@@ -57,7 +53,14 @@ impl Routing {
 
     /// Host `i`'s addresses, of both families.
     pub fn host_addresses(&self, i: HostIndex) -> Addresses {
-        Addresses { v4: Some(self.addresses[i]), v6: self.addresses6[i] }
+        Addresses { v4: self.addresses[i], v6: self.addresses6[i] }
+    }
+
+    /// Host `i`'s address as a program is given it when one is wanted:
+    /// its IPv4 address, else its IPv6 one.
+    pub fn preferred_address(&self, i: HostIndex) -> Option<std::net::IpAddr> {
+        let a = self.host_addresses(i);
+        a.v4.map(std::net::IpAddr::V4).or(a.v6.map(std::net::IpAddr::V6))
     }
 
     /// The path a packet at `from` takes towards `to`.

@@ -574,13 +574,28 @@ impl TunDevice {
     }
 
     /// Creates the TUN device `name` in squall's own (the root) namespace,
-    /// for the outside host ([`crate::engine::uplink`]): no address, IPv6 off on
-    /// it (the kernel would send it router solicitations), up with `mtu`.
-    /// The kernel removes it, with its routes, when squall closes it or
-    /// dies.
-    pub fn create_root(name: &str, mtu: u32, offloads: bool) -> Result<Self, EmuError> {
+    /// for the outside host ([`crate::engine::uplink`]): no address, up
+    /// with `mtu`. Without `ipv6` IPv6 is off on it (the kernel would send
+    /// it router solicitations); with it, IPv6 is on but, as on a host's
+    /// device ([`address_device`]), it makes no link-local address, sends
+    /// no router solicitation and takes no router advertisement. The
+    /// kernel removes it, with its routes, when squall closes it or dies.
+    pub fn create_root(name: &str, mtu: u32, offloads: bool, ipv6: bool) -> Result<Self, EmuError> {
         let (file, offloads) = open_tun(name, offloads)?;
-        let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{name}/disable_ipv6"), "1");
+        if ipv6 {
+            for (key, value) in [
+                ("addr_gen_mode", "1"),
+                ("accept_dad", "0"),
+                ("router_solicitations", "0"),
+                ("accept_ra", "0"),
+                ("disable_ipv6", "0"),
+            ] {
+                let path = format!("/proc/sys/net/ipv6/conf/{name}/{key}");
+                std::fs::write(&path, value).context(|| format!("write {value} to {path}"))?;
+            }
+        } else {
+            let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{name}/disable_ipv6"), "1");
+        }
         crate::sys::netns::ip(&["link", "set", name, "mtu", &mtu.to_string(), "up"])?;
         Ok(TunDevice {
             file,

@@ -216,6 +216,14 @@ pub fn run_engine(dir: &Path, engine: &str, scenario: impl AsRef<OsStr>, extra: 
     serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
 }
 
+/// Half the width of the normal-approximation binomial interval of a
+/// count out of `n` trials of probability `p`: `z`·√(n·p·(1−p)) (z = 1.96
+/// for 95 %, 3.29 for 99.9 %). A count is inside when it differs from
+/// n·p by at most this.
+pub fn binomial_half_width(n: f64, p: f64, z: f64) -> f64 {
+    z * (n * p * (1.0 - p)).sqrt()
+}
+
 /// Runs `f` while another thread measures how late this machine wakes
 /// a sleeping thread (`std::thread::sleep(1 ms)` overshoot, for as long
 /// as `f` runs). A test that needs an upper bound on real time widens the

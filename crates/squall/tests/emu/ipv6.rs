@@ -12,7 +12,15 @@ const MOBILE6: &str = "fd00:0:0:1::1";
 /// tcp-10mbit.toml with an IPv6 address on each host, each link's rate
 /// and one-way delay replaced by `rate` and `delay`, written into `dir`.
 fn dual_stack_10mbit(dir: &Path, rate: &str, delay: &str) -> PathBuf {
-    let text = std::fs::read_to_string(scenario("tcp-10mbit.toml")).unwrap();
+    dual_stack("tcp-10mbit.toml", dir, rate, delay)
+}
+
+/// Shipped emulator scenario `base` (fixed 10.0.0.1 and mobile 10.0.1.1
+/// over 10 Mbit/s, 25 ms each way) with an IPv6 address on each host,
+/// each link's rate and one-way delay replaced by `rate` and `delay`,
+/// written into `dir`.
+fn dual_stack(base: &str, dir: &Path, rate: &str, delay: &str) -> PathBuf {
+    let text = std::fs::read_to_string(scenario(base)).unwrap();
     let text = text
         .replacen("address = \"10.0.0.1\"\n", &format!("address = \"10.0.0.1\"\naddress6 = \"{FIXED6}\"\n"), 1)
         .replacen("address = \"10.0.1.1\"\n", &format!("address = \"10.0.1.1\"\naddress6 = \"{MOBILE6}\"\n"), 1)
@@ -216,5 +224,133 @@ fn the_dual_stack_scenario_runs_unchanged() {
         let udp = tshark_fields(&pcap, "ipv6 && udp", &["frame.len"]);
         assert!((399..=400).contains(&udp.len()), "{host}.pcap: {} UDP datagrams", udp.len());
         assert!(udp.iter().all(|r| r[0] == "200"), "{host}.pcap: UDP lengths {udp:?}");
+    }
+}
+
+/// 1 % loss over IPv6 (tcp-10mbit-loss.toml's downlink, `error = { packet
+/// = "1%" }`, made dual-stack): iperf3 -6 -R sends about 6 000 UDP
+/// datagrams of 1 000 bytes at 4 Mbit/s from its server on fixed to its
+/// client on mobile (under the link's rate: no queue drop), and the client
+/// counts the lost ones itself from their sequence numbers. The count is inside the binomial 95 % interval around 1 %
+/// (60 ± 15.4 of 6 000), and so is the downlink stage's own count of
+/// error drops among every packet it took. A loss model that dropped
+/// IPv6 at 3 % or not at all falls outside both.
+#[test]
+fn one_percent_loss_over_ipv6_shows_as_one_percent() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "iperf3 is required in CI");
+        eprintln!("iperf3 not installed: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dual_stack("tcp-10mbit-loss.toml", dir.path(), "10 Mbit/s", "25 ms");
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&file)
+        .args(["--out", out.to_str().unwrap(), "--serve", "fixed@0s=iperf3 -s -1", "--"])
+        .args(["sh", "-c", "sleep 0.5; iperf3 -6 -u -R -c $SQUALL_FIXED6 -b 4M -l 1000 -k 6000 -J"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 -J output");
+    assert_eq!(report["start"]["connected"][0]["remote_host"], FIXED6, "{}", report["start"]);
+    let sum = &report["end"]["sum"];
+    let (lost, total) = (f(&sum["lost_packets"]), f(&sum["packets"]));
+    let half = common::binomial_half_width(total, 0.01, 1.96);
+    eprintln!("iperf3 -6 -u: {lost} of {total} datagrams lost, expected {:.1} ± {half:.1}", total * 0.01);
+    assert!(total >= 5_900.0, "iperf3 counted {total} datagrams of 6 000");
+    assert!((lost - total * 0.01).abs() <= half, "{lost} of {total} lost over IPv6, outside 1 % ± {half:.1}");
+    // The stage's own count: every packet that entered the downlink
+    // (the datagrams and iperf3's control connection), 1 % of them
+    // dropped for errors.
+    let summary = common::summary(&out);
+    let down = &summary["runs"][0]["stages"][0];
+    assert_eq!(down["name"], "down");
+    let (entered, dropped) = (f(&down["entered"]), f(&down["dropped"]["error"]));
+    let half = common::binomial_half_width(entered, 0.01, 1.96);
+    eprintln!("the down stage: {dropped} of {entered} dropped for errors, expected {:.1} ± {half:.1}", entered * 0.01);
+    assert!((dropped - entered * 0.01).abs() <= half, "the down stage dropped {dropped} of {entered}");
+    assert_eq!(summary["runs"][0]["hosts"]["fixed"]["refused"], serde_json::json!({}));
+}
+
+/// An IPv6-only host (issue 34): tcp-10mbit.toml with fixed dual-stack and
+/// mobile given only an `address6`. squall emu runs it: ping -6 crosses
+/// the path (no echo under 2 × (25 ms + 104 bytes at 10 Mbit/s) =
+/// 50.1664 ms, as in [`ping6_shows_the_configured_rtt`]), a bulk transfer
+/// to mobile runs over IPv6 (snd_mss 1428), and mobile's workloads see
+/// SQUALL_ADDR6_MOBILE and, as SQUALL_PEER, fixed's IPv4 address, but no
+/// SQUALL_MOBILE or SQUALL_ADDR_MOBILE (it has no IPv4 address); fixed's
+/// see mobile's IPv6 address as SQUALL_PEER.
+#[test]
+fn an_ipv6_only_host_runs_in_emulation() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenario("tcp-10mbit.toml")).unwrap();
+    let text = text
+        .replacen("address = \"10.0.0.1\"\n", &format!("address = \"10.0.0.1\"\naddress6 = \"{FIXED6}\"\n"), 1)
+        .replacen("address = \"10.0.1.1\"\n", &format!("address6 = \"{MOBILE6}\"\n"), 1);
+    assert!(!text.contains("10.0.1.1\"\n"), "mobile still has an IPv4 address");
+    let file = dir.path().join("v6-only.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .arg("emu")
+        .arg(&file)
+        .args(["--out", out.to_str().unwrap()])
+        .arg("--serve")
+        .arg(format!("mobile@0s={SQUALL} tool bulk --server"))
+        .args(["--run", "mobile@0s=env > mobile.env", "--run", "fixed@0s=env > fixed.env"])
+        .arg("--run")
+        .arg(format!("fixed@0.2s=ping -6 -n -c 10 -i 0.1 {MOBILE6} > ping.txt"))
+        .arg("--run")
+        .arg(format!("fixed@1.5s={SQUALL} tool bulk --client {MOBILE6} --bytes '2 MB' > bulk.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let workloads = out.join("rep-0/workloads");
+    let ping = std::fs::read_to_string(workloads.join("ping.txt")).unwrap();
+    assert!(ping.contains("10 received"), "{ping}");
+    let min: f64 = ping
+        .lines()
+        .find_map(|l| l.strip_prefix("rtt min/avg/max/mdev = ")?.split('/').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no rtt summary in {ping}"));
+    let expected = 2.0 * (25.0 + 104.0 * 8.0 / 10e6 * 1e3);
+    eprintln!("ping -6 to the IPv6-only host: min {min} ms, expected at least {expected} ms");
+    assert!(min >= expected - 0.005, "an echo faster than the link allows: {min} ms");
+    let bulk = std::fs::read_to_string(workloads.join("bulk.json")).unwrap();
+    let bulk: serde_json::Value = serde_json::from_str(bulk.trim()).unwrap_or_else(|e| panic!("{e}: {bulk:?}"));
+    assert_eq!(bulk["bytes"], 2_000_000, "{bulk}");
+    assert_eq!(bulk["final_info"]["snd_mss"], 1428, "not over IPv6: {bulk}");
+    let env = |host: &str| -> Vec<String> {
+        std::fs::read_to_string(workloads.join(format!("{host}.env")))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("SQUALL_") && !l.starts_with("SQUALL_RUN_ID"))
+            .map(String::from)
+            .collect()
+    };
+    let mobile = env("mobile");
+    for want in
+        [format!("SQUALL_ADDR6_MOBILE={MOBILE6}"), "SQUALL_PEER=10.0.0.1".into(), "SQUALL_FIXED=10.0.0.1".into()]
+    {
+        assert!(mobile.contains(&want), "mobile's workload lacks {want}: {mobile:?}");
+    }
+    assert!(
+        !mobile.iter().any(|l| l.starts_with("SQUALL_MOBILE=") || l.starts_with("SQUALL_ADDR_MOBILE=")),
+        "an IPv4 variable for the IPv6-only host: {mobile:?}"
+    );
+    let fixed = env("fixed");
+    assert!(fixed.contains(&format!("SQUALL_PEER={MOBILE6}")), "{fixed:?}");
+    let summary = common::summary(&out);
+    for host in ["fixed", "mobile"] {
+        assert_eq!(summary["runs"][0]["hosts"][host]["refused"], serde_json::json!({}), "{host}");
     }
 }

@@ -71,14 +71,6 @@ pub enum FlowError {
     /// The flow names a host the scenario does not have.
     #[error("no host `{name}`")]
     NoHost { name: String },
-    /// The flow runs over IPv6 through a host that does not carry it in
-    /// emulation yet (`why`: it joins an existing namespace, or is the
-    /// outside host).
-    #[error(
-        "the flow runs over IPv6 (both hosts have an address6), but host `{name}` {why}, where squall does not \
-         set IPv6 yet; give the flow ip_version = 4 to emulate it over IPv4, or run it with `squall sim`"
-    )]
-    Ipv6 { name: String, why: &'static str },
     /// The two hosts have no address of the flow's family in common (the
     /// scenario check refuses this first).
     #[error("hosts `{from}` and `{to}` have no address of the flow's IP version in common")]
@@ -209,9 +201,7 @@ fn route_change(to: IpAddr, from: IpAddr, attrs: &[String]) -> String {
 /// The addresses (from's, to's) a flow between hosts `from` and `to` runs
 /// over in emulation: the simulator's choice
 /// ([`squall_scenario::topology::flow_addresses`]: `ip_version`, else IPv6
-/// when both have one). IPv6 is refused through a host that joins an
-/// existing namespace or stands for the outside, where squall does not
-/// set IPv6 yet.
+/// when both have one).
 fn flow_addresses(
     scenario: &Scenario,
     from: &str,
@@ -224,18 +214,6 @@ fn flow_addresses(
     let (a, b) = (host(from)?, host(to)?);
     let addresses = squall_scenario::topology::flow_addresses(a.addresses(), b.addresses(), ip_version)
         .ok_or_else(|| FlowError::NoCommonFamily { from: from.to_string(), to: to.to_string() })?;
-    if addresses.0.is_ipv6() {
-        for h in [a, b] {
-            let why = if crate::engine::joined::existing(h).is_some() {
-                "joins an existing namespace (netns, netns_pid)"
-            } else if h.outside_interface.is_some() {
-                "is outside (outside_interface)"
-            } else {
-                continue;
-            };
-            return Err(FlowError::Ipv6 { name: h.name.clone(), why });
-        }
-    }
     Ok(addresses)
 }
 
