@@ -13,7 +13,7 @@ use std::process::Command;
 
 mod common;
 use common::ping::{echoes, ping_link, ping_over_with, within_binomial};
-use common::{SQUALL, namespaces_available};
+use common::{SQUALL, namespaces_available, summary};
 
 /// The lengths of the runs of consecutive unanswered echoes among the
 /// first `count` that ping sent (its replies cross the `--link` downlink
@@ -143,8 +143,7 @@ fn ecn_capable_requests_are_marked_not_dropped_and_tshark_counts_the_marks() {
         let answered = echoes(&String::from_utf8_lossy(&o.stdout)).len();
         let marks = request_ecn(&out.join("rep-0/fixed.pcap"));
         let ce = marks.iter().filter(|&&e| e == 3).count();
-        let summary: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let summary = summary(&out);
         let marked: u64 = summary["runs"][0]["stages"]
             .as_array()
             .unwrap()
@@ -282,8 +281,7 @@ fn iperf3_over_mm_link_with_a_droptail_queue_as_typed_and_as_flags() {
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let report: serde_json::Value = serde_json::from_slice(&o.stdout).expect("iperf3 -J output");
         let received = report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
-        let summary: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let summary = summary(&out);
         let stages = summary["runs"][0]["stages"].as_array().unwrap();
         let trace = stages
             .iter()

@@ -210,40 +210,30 @@ impl Drop for Uplink {
 /// masqueraded; anything else the device would forward elsewhere is
 /// dropped and counted; from IFACE into the device only replies pass.
 fn ruleset(name: &str, interface: &str, inside: &[std::net::Ipv4Addr]) -> String {
-    let elements: Vec<String> = inside.iter().map(|a| a.to_string()).collect();
-    let set =
-        if elements.is_empty() { String::new() } else { format!("        elements = {{ {} }}\n", elements.join(", ")) };
-    format!(
-        r#"table ip {name} {{
-    set scenario {{
-        type ipv4_addr
-{set}    }}
-    counter leaked {{ }}
-    counter refused {{ }}
-    chain forward {{
-        type filter hook forward priority filter; policy accept;
-        iifname "{name}" oifname != "{interface}" counter name leaked drop
-        iifname "{interface}" oifname "{name}" ct state != {{ established, related }} counter name refused drop
-    }}
-    chain postrouting {{
-        type nat hook postrouting priority srcnat; policy accept;
-        oifname "{interface}" ip saddr @scenario masquerade
-    }}
-}}
-"#
-    )
+    family_ruleset(("ip", "ipv4_addr", "ip"), name, interface, inside)
 }
 
 /// The `ip6` table of a run: [`ruleset`]'s rules for the scenario's IPv6
 /// addresses (masquerade is NAT66 here).
 fn ruleset6(name: &str, interface: &str, inside: &[std::net::Ipv6Addr]) -> String {
+    family_ruleset(("ip6", "ipv6_addr", "ip6"), name, interface, inside)
+}
+
+/// [`ruleset`] for one nft family: its table family, the set's element
+/// type and the header whose `saddr` is matched.
+fn family_ruleset(
+    (family, addr_type, header): (&str, &str, &str),
+    name: &str,
+    interface: &str,
+    inside: &[impl std::fmt::Display],
+) -> String {
     let elements: Vec<String> = inside.iter().map(|a| a.to_string()).collect();
     let set =
         if elements.is_empty() { String::new() } else { format!("        elements = {{ {} }}\n", elements.join(", ")) };
     format!(
-        r#"table ip6 {name} {{
+        r#"table {family} {name} {{
     set scenario {{
-        type ipv6_addr
+        type {addr_type}
 {set}    }}
     counter leaked {{ }}
     counter refused {{ }}
@@ -254,7 +244,7 @@ fn ruleset6(name: &str, interface: &str, inside: &[std::net::Ipv6Addr]) -> Strin
     }}
     chain postrouting {{
         type nat hook postrouting priority srcnat; policy accept;
-        oifname "{interface}" ip6 saddr @scenario masquerade
+        oifname "{interface}" {header} saddr @scenario masquerade
     }}
 }}
 "#

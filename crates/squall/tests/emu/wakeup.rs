@@ -19,9 +19,7 @@ fn idle_timing(args: &[&str], seconds: u32) -> serde_json::Value {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    summary["timing"].clone()
+    common::summary(&out)["timing"].clone()
 }
 
 /// An idle run (3 s, no traffic): the loop sleeps to each 10 ms tick, so
