@@ -1,7 +1,7 @@
 """Benchmark (not a test): a 1 000-run sweep on two local Dask workers against the same sweep run serially.
 
     python bench/python/dask_sweep.py [--scenario builtin:seed001-split] [--points 200] [--replications 5]
-                                      [--duration "100 s"] [--chunksize 5]
+                                      [--duration "100 s"] [--chunksize 25]
 
 The sweep is `--points` values of the scenario's `duration` (from
 `--duration`, by default the scenario's own, up a millisecond apart, so
@@ -15,8 +15,10 @@ points through `client.get_executor()`, twice:
 - as it comes: Dask's default settings, one point per task;
 - set for CPU-bound tasks: the worker profiler off (by default it
   samples every thread's stack every 10 ms), memory and system monitors
-  polled every 2 s and 5 s instead of 100 ms and 500 ms, and
-  `--chunksize` points per task (`squall.sweep(..., chunksize=)`).
+  polled every 2 s and 5 s instead of 100 ms and 500 ms, the event
+  loop's tick every 1 s instead of 20 ms, no work stealing (every task
+  is alike), and `--chunksize` points per task
+  (`squall.sweep(..., chunksize=)`).
   Measured on an idle 2-core VM, an idle cluster with the defaults took
   1.35 s of CPU in 8 s (client 0.30, each worker 0.2, each nanny 0.3)
   and 0.15 s with these settings; and each task costs about 8 ms of CPU
@@ -42,6 +44,8 @@ CPU_BOUND = {
     "distributed.worker.profile.enabled": False,
     "distributed.worker.memory.monitor-interval": "2s",
     "distributed.admin.system-monitor.interval": "5s",
+    "distributed.admin.tick.interval": "1s",
+    "distributed.scheduler.work-stealing": False,
 }
 
 
@@ -80,7 +84,7 @@ def main() -> None:
     parser.add_argument("--duration", help="seconds, like \"100 s\" (default: the scenario's)")
     parser.add_argument("--points", type=int, default=200)
     parser.add_argument("--replications", type=int, default=5)
-    parser.add_argument("--chunksize", type=int, default=5, help="points per task on the tuned cluster")
+    parser.add_argument("--chunksize", type=int, default=25, help="points per task on the tuned cluster")
     args = parser.parse_args()
 
     scenario = squall.Scenario.load(args.scenario)
