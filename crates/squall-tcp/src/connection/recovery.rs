@@ -21,6 +21,7 @@ impl Connection {
         let prior_in_flight = if self.cc.is_model_based() { self.packets_in_flight() } else { 0 };
         let sacked = if self.sack_ok { self.take_sack(now, seg) } else { Sacked::default() };
         let una_before = self.snd_una;
+        let was_recovering = self.recovery.is_some() || self.in_loss;
         let mut lost_bytes = 0;
         self.rate.ack_rtt = sacked.oldest_rtt;
         let mut delivered = sacked.bytes;
@@ -47,7 +48,17 @@ impl Connection {
             self.on_tlp_ack(now, ack, ack > una_before);
             let newly_lost = if delivered > 0 { self.rack_detect_loss(now) } else { 0 };
             lost_bytes = newly_lost;
-            if newly_lost > 0 && self.recovery.is_none() && self.snd_una >= self.recover {
+            // Linux's tcp_fastretrans_alert (tcp_input.c): an ACK that ends
+            // recovery (or the Loss state) sets Open (step D), then marks
+            // losses and, by tcp_time_to_recover's "the loss is proven"
+            // (`lost_out`, segments marked lost and not yet delivered),
+            // enters recovery again at once (step E), so a model-based
+            // algorithm, whose `cong_control` runs after, sees one
+            // recovery. For the window-based algorithms the connection
+            // keeps waiting for a new loss (their outputs unchanged until
+            // their parity grid is rerun with the rule).
+            let loss_proven = newly_lost > 0 || (was_recovering && self.cc.is_model_based() && self.lost_out());
+            if loss_proven && self.recovery.is_none() && self.snd_una >= self.recover {
                 self.enter_loss_recovery(now, LossRecovery::Sack);
             }
             self.prr_on_ack(delivered, ack > una_before, newly_lost > 0);
@@ -429,6 +440,8 @@ impl Connection {
         self.stats.fast_retransmits += 1;
         self.cc.on_fast_retransmit(now, flight, mss, self.config.dupack_threshold, kind);
         self.recover = self.snd_max;
+        // Recovery replaces the Loss state (one `icsk_ca_state` in Linux).
+        self.in_loss = false;
         self.timers.stop(Timer::LossProbe);
         self.tlp_pending = false;
         match kind {
@@ -448,6 +461,12 @@ impl Connection {
             }
         }
         self.arm_rto(now);
+    }
+
+    /// Some segment is marked lost and not delivered yet (Linux's
+    /// `tp->lost_out` is not zero): retransmitted or not.
+    pub(super) fn lost_out(&self) -> bool {
+        self.sent.iter().any(|s| s.lost && !s.sacked)
     }
 
     /// RFC 6675 §4 IsLost over the whole scoreboard: a segment is lost when

@@ -1049,4 +1049,36 @@ mod linux {
         assert!(with > 0.9, "ACKs per segment with a growing window: {with}");
         assert!(without < 0.6, "ACKs per segment with delayed ACKs: {without}");
     }
+
+    /// Linux's tcp_fastretrans_alert (tcp_input.c) on an ACK that covers
+    /// the recovery point while a segment sent after it is still marked
+    /// lost: step D sets Open, step E finds the loss proven
+    /// (tcp_time_to_recover: `lost_out`) and enters recovery again, before
+    /// BBR's `cong_control` runs, so BBR sees one recovery (no packet
+    /// conservation again, no window restored). Ten segments at 100 ms,
+    /// segment 0 lost: its third SACK (202) starts recovery with the point
+    /// at segment 12 (10 and 11 went at 200); 0 and 12 go at 204, 13–17
+    /// paced at 215–230. At 310 a SACK of 13–15 marks 12 lost (and the
+    /// retransmission of 0, sent with it); both go again. At 311 the ACK of
+    /// 0–11 covers the point: recovery again at once, to segment 18.
+    #[test]
+    fn bbr_recovery_goes_on_while_a_loss_is_outstanding() {
+        let cfg = TcpConfig { cc: CcKind::Bbr, ..linux() };
+        let mut c = established(cfg, 65_535, 1_000_000, true);
+        let s = seg_start;
+        assert_eq!(data(&send!(c, at(100))).len(), 10);
+        for k in 1..=9u64 {
+            recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
+            send!(c, at(199 + k));
+        }
+        assert_eq!(c.recovery.map(|r| r.point), Some(s(12)));
+        let later: Vec<_> = [215, 220, 230].iter().flat_map(|&t| data(&send!(c, at(t)))).collect();
+        assert_eq!(later.iter().map(|d| d.0).collect::<Vec<_>>(), (13..18).map(s).collect::<Vec<_>>());
+        recv!(c, at(310), ack = s(0), wnd = 65_535, sack = [(s(1), s(12)), (s(13), s(16))]);
+        assert_eq!(data(&send!(c, at(310))), vec![(s(0), 1000), (s(12), 1000)]);
+        recv!(c, at(311), ack = s(12), wnd = 65_535, sack = [(s(13), s(16))]);
+        assert!(c.lost_out(), "segment 12 is marked lost, its retransmission out");
+        assert_eq!(c.recovery.map(|r| r.point), Some(s(18)), "recovery again at once");
+        assert_eq!(c.stats().fast_retransmits, 2);
+    }
 }
