@@ -38,6 +38,10 @@ def functions(path: Path):
 
 
 def main() -> int:
+    if len(sys.argv) < 2 or not Path(sys.argv[1]).is_dir():
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print(f"expected a source directory, got {sys.argv[1:2] or 'nothing'}", file=sys.stderr)
+        return 2
     root = Path(sys.argv[1])
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     found = sorted((f for p in root.rglob("*.rs") for f in functions(p)), key=lambda f: -f[0])

@@ -58,6 +58,10 @@ def main() -> int:
     args = sys.argv[1:]
     parents = "--parents" in args
     args = [a for a in args if a != "--parents"]
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        print("usage: scripts/module-cycles.py [--parents] CRATE_SRC_DIR", file=sys.stderr)
+        print(f"expected one source directory, got {args or 'nothing'}", file=sys.stderr)
+        return 2
     root = Path(args[0])
     files = sorted(root.rglob("*.rs"))
     modules = {module_of(root, f): f for f in files}

@@ -21,6 +21,7 @@ pub mod command;
 pub mod control;
 pub mod dataplane;
 pub mod emulation;
+mod histogram;
 pub mod inline;
 pub mod joined;
 pub mod recording;

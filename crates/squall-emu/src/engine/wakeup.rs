@@ -24,7 +24,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use squall_link::Duration;
 
-use crate::engine::timing::ErrorHistogram;
+use crate::engine::histogram::ErrorHistogram;
 
 /// Overshoots kept for the estimate: the last 512 timed sleeps (about 5 s
 /// of an idle loop's 10 ms ticks, a fraction of a second under traffic).

@@ -8,7 +8,7 @@
 
 use squall_link::{Packet, PacketId, Payload};
 
-use crate::wire::ip::{IpHeader, Refused};
+use crate::wire::ip_header::{IpHeader, Refused};
 use crate::wire::offload::ethernet_header;
 
 /// What a frame is to the bridge.

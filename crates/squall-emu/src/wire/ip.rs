@@ -6,51 +6,10 @@
 
 use std::net::IpAddr;
 
-use squall_link::{Ecn, FlowKey, Packet, PacketId, Payload};
+use squall_link::{Packet, PacketId, Payload};
 
-/// Why a packet read from a device is not carried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Refused {
-    /// Neither IPv4 nor IPv6 (a version nibble other than 4 and 6); in
-    /// bridge mode, a frame that is neither IP nor the link's own ARP or
-    /// neighbour discovery: LLDP, spanning tree and the like.
-    NotIp,
-    /// Shorter than its header, a header length / total length that does
-    /// not fit the bytes, or an IPv6 extension header that runs past the
-    /// packet.
-    Malformed,
-    /// IPv6 traffic of a host's stack that stays on its link (RFC 4291
-    /// §2.5.6, §2.7: a link-local source or destination, a multicast
-    /// destination of interface- or link-local scope: neighbour discovery,
-    /// router solicitations, MLD reports). A namespace host's device is a
-    /// point-to-point link to squall, not the path; such packets have no
-    /// host to go to.
-    LinkLocal,
-    /// No host of the scenario has the destination address, or no link
-    /// leads there.
-    NoRoute,
-}
-
-impl Refused {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refused::NotIp => "not_ip",
-            Refused::Malformed => "malformed",
-            Refused::LinkLocal => "link_local",
-            Refused::NoRoute => "no_route",
-        }
-    }
-}
-
-/// What the model needs of an IP header: total length, 5-tuple, DSCP and
-/// ECN.
-pub(crate) struct IpHeader {
-    pub size: u32,
-    pub flow: FlowKey,
-    pub dscp: u8,
-    pub ecn: Ecn,
-}
+pub(crate) use crate::wire::ip_header::IpHeader;
+pub use crate::wire::ip_header::Refused;
 
 /// Reads the IPv4 or IPv6 header at the start of `bytes`.
 pub(crate) fn read_header(bytes: &[u8]) -> Result<IpHeader, Refused> {
@@ -111,6 +70,7 @@ pub fn destination(bytes: &[u8]) -> Option<IpAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use squall_link::{Ecn, Protocol};
     use std::net::Ipv6Addr;
 
     #[test]
@@ -148,5 +108,46 @@ mod tests {
         // Site-scope multicast and global unicast are the model's.
         assert!(with(global, "ff05::2".parse().unwrap()).is_ok());
         assert_eq!(with(global, "fd00::2".parse().unwrap()).unwrap().size, 48);
+    }
+
+    /// An IPv4 TCP SYN, 44 bytes: 10.0.0.1:5000 to 10.0.1.1:80, ECT(0).
+    fn tcp_syn() -> Vec<u8> {
+        let mut b = vec![0x45, 0x02, 0, 44, 0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, 1, 10, 0, 1, 1];
+        b.extend_from_slice(&[0x13, 0x88, 0x00, 0x50]);
+        b.resize(44, 0);
+        b
+    }
+
+    #[test]
+    fn ipv4_reads_tcp_five_tuple_and_ecn() {
+        let p = parse(PacketId(7), tcp_syn()).unwrap();
+        assert_eq!(p.size, 44);
+        assert_eq!(p.flow.protocol, Protocol::Tcp);
+        assert_eq!((p.flow.src_port, p.flow.dst_port), (5000, 80));
+        assert_eq!(p.flow.dst, std::net::Ipv4Addr::new(10, 0, 1, 1));
+        assert_eq!(p.ecn, Ecn::Ect0);
+    }
+
+    #[test]
+    fn ipv4_refuses_bad_bytes_without_panicking() {
+        assert_eq!(parse(PacketId(0), vec![]), Err(Refused::NotIp));
+        assert_eq!(crate::wire::ipv4::read_header(&[0x60; 40]).err(), Some(Refused::NotIp));
+        assert_eq!(parse(PacketId(0), vec![0x45; 10]), Err(Refused::Malformed));
+        let mut b = tcp_syn();
+        b[3] = 200; // total length past the bytes
+        assert_eq!(parse(PacketId(0), b), Err(Refused::Malformed));
+        let mut b = tcp_syn();
+        b[0] = 0x44; // header length 16
+        assert_eq!(parse(PacketId(0), b), Err(Refused::Malformed));
+        for n in 0..64 {
+            let _ = parse(PacketId(0), vec![0x4f; n]);
+        }
+    }
+
+    #[test]
+    fn ipv4_trailing_bytes_are_cut_to_total_length() {
+        let mut b = tcp_syn();
+        b.extend_from_slice(&[0; 10]);
+        assert_eq!(parse(PacketId(0), b).unwrap().payload.unwrap().len(), 44);
     }
 }

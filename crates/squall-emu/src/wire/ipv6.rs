@@ -8,7 +8,7 @@ use std::net::Ipv6Addr;
 
 use squall_link::{Ecn, FlowKey, Protocol};
 
-use crate::wire::ip::{IpHeader, Refused};
+use crate::wire::ip_header::{IpHeader, Refused};
 
 /// Bytes of the fixed header (RFC 8200 §3).
 pub const HEADER: usize = 40;

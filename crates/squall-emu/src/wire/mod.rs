@@ -13,6 +13,7 @@
 
 pub mod ethernet;
 pub mod ip;
+mod ip_header;
 pub mod ipv4;
 pub mod ipv6;
 pub mod offload;
