@@ -140,7 +140,19 @@ pub struct TcpConfig {
     /// `tcp_delack_timer_handler`, `tcp_send_delayed_ack`: it follows the
     /// gaps between arrivals, doubles when the timer fires, and waits at
     /// most SRTT and 500 ms), with `delayed_ack`'s delay as its floor.
+    /// As in Linux 6.x, data out of order does not enter quick-ACK mode
+    /// (`tcp_data_queue_ofo`); a duplicate segment does.
     pub quick_ack: bool,
+    /// Linux's SACK compression (net/ipv4/tcp_input.c
+    /// `__tcp_ack_snd_check`, `tcp_sack_new_ofo_skb`; tcp_timer.c
+    /// `tcp_compressed_ack_kick`; the sysctls `tcp_comp_sack_delay_ns`
+    /// = 1 ms, `tcp_comp_sack_slack_ns` = 100 µs, `tcp_comp_sack_nr` =
+    /// 44): while data is out of order, the first 3 ACKs for one `rcv_nxt`
+    /// go at once (`TCP_FASTRETRANS_THRESH`); after them an ACK waits
+    /// min(1 ms, 5 % of the receiver's RTT) plus the 100 µs slack, and
+    /// covers what arrived meanwhile (at most 44 ACKs held). Needs SACK
+    /// and delayed ACKs (without them every segment is ACKed at once).
+    pub sack_compression: bool,
     /// Linux's receive-window growth (net/ipv4/tcp_input.c
     /// `tcp_grow_window`, `tcp_rcv_space_adjust`): the offered window is
     /// at most `rcv_ssthresh`, which starts at 64 KiB and grows by two
@@ -224,6 +236,7 @@ impl Default for TcpConfig {
             sack: true,
             delayed_ack: DelayedAck::On(Duration::from_millis(200)),
             quick_ack: false,
+            sack_compression: false,
             grow_window: false,
             timestamps: false,
             loss_detection: LossDetection::DupAck,
@@ -282,7 +295,8 @@ impl TcpConfig {
     /// - delayed ACKs from 40 ms (`TCP_ATO_MIN`) with Linux's adaptive
     ///   timeout, an ACK every second full segment, and quick-ACK mode,
     ///   also for every segment that grows the receive window
-    ///   ([`TcpConfig::grow_window`]);
+    ///   ([`TcpConfig::grow_window`]); SACKs of data out of order
+    ///   compressed ([`TcpConfig::sack_compression`]);
     /// - SACK (RFC 2018), window scaling and timestamps (RFC 7323);
     /// - RACK-TLP loss detection (RFC 8985), PRR (RFC 6937) and Linux's
     ///   per-segment window growth; HyStart for `cubic`;
@@ -295,6 +309,7 @@ impl TcpConfig {
             sack: true,
             delayed_ack: DelayedAck::On(Duration::from_millis(40)),
             quick_ack: true,
+            sack_compression: true,
             grow_window: true,
             timestamps: true,
             loss_detection: LossDetection::Rack,

@@ -54,6 +54,18 @@ use timers::{Timer, TimerTable};
 
 /// Most ACKs sent at once in quick-ACK mode (`TCP_MAX_QUICKACKS`).
 const MAX_QUICKACKS: u32 = 16;
+/// SACK compression (`__tcp_ack_snd_check`): ACKs sent at once for one
+/// `rcv_nxt` before compressing (`TCP_FASTRETRANS_THRESH`), the longest
+/// wait (`tcp_comp_sack_delay_ns`), the timer's slack
+/// (`tcp_comp_sack_slack_ns`: a range timer fires at its end when nothing
+/// else wakes the CPU), and the most ACKs held (`tcp_comp_sack_nr`).
+const COMP_SACK_IMMEDIATE: u32 = 3;
+const COMP_SACK_DELAY: Duration = Duration::from_millis(1);
+const COMP_SACK_SLACK: Duration = Duration::from_micros(100);
+const COMP_SACK_NR: u32 = 44;
+/// SACK blocks an ACK is expected to carry (`TCP_SACK_BLOCKS_EXPECTED`):
+/// data for a block further down sends a held ACK at once.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 /// Added to a loss probe's timeout when one segment is outstanding, for
 /// the peer's delayed ACK (`TCP_RTO_MIN` in tcp_schedule_loss_probe);
 /// otherwise [`rack::TIMEOUT_MIN`].
@@ -338,6 +350,17 @@ pub struct Connection {
     quick_acks: u32,
     last_data_at: Option<Instant>,
     ato: Duration,
+    /// Data arrived since the last ACK (`inet_csk_ack_scheduled`): that
+    /// ACK uses up a quick ACK.
+    ack_scheduled: bool,
+    /// SACK compression: ACKs held (`compressed_ack`), ACKs sent at once
+    /// for `rcv_nxt` = `compressed_ack_rcv_nxt` (`dup_ack_counter`), and
+    /// an ACK built before a segment changed the SACK blocks, to go first
+    /// (`tcp_sack_compress_send_ack`).
+    compressed_acks: u32,
+    sack_dupacks: u32,
+    compressed_ack_rcv_nxt: u64,
+    flushed_ack: Option<Segment>,
     /// Linux's receive-window growth (`rcv_ssthresh`, dynamic
     /// right-sizing), from the first data on, when configured.
     rcv_space: Option<ReceiveSpace>,
@@ -419,6 +442,11 @@ impl Connection {
             rcv_space: None,
             last_data_at: None,
             ato: Duration::ZERO,
+            ack_scheduled: false,
+            compressed_acks: 0,
+            sack_dupacks: 0,
+            compressed_ack_rcv_nxt: 0,
+            flushed_ack: None,
             stats: TcpStats::default(),
             config,
         }

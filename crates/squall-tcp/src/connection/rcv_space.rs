@@ -69,6 +69,11 @@ impl ReceiveSpace {
         self.rcv_ssthresh
     }
 
+    /// The receiver's RTT estimate, once it has one.
+    pub fn rcv_rtt(&self) -> Option<Duration> {
+        self.rcv_rtt
+    }
+
     /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a timestamp
     /// not used before gives an RTT sample `now − echo`; the estimate moves
     /// 1/8 of the way to it (`tcp_rcv_rtt_update` with `win_dep` 0).

@@ -189,7 +189,7 @@ impl Connection {
                 if self.config.quick_ack {
                     // `tcp_send_dupack`: an old segment (the sender's
                     // RTO) enters quick-ACK mode.
-                    self.incr_quickack();
+                    self.enter_quickack_mode();
                 }
             }
             self.ack_now = true;
@@ -209,6 +209,7 @@ impl Connection {
             self.fin_received = true;
             self.rcv_nxt += 1;
             self.ack_now = true;
+            self.ack_scheduled = true;
             match self.state {
                 State::Established => self.state = State::CloseWait,
                 State::FinWait1 => self.state = State::Closing,
@@ -238,14 +239,7 @@ impl Connection {
     pub(super) fn on_data(&mut self, now: Instant, seg: &Segment) {
         self.stats.data_segments_received += 1;
         self.rcv_mss = self.rcv_mss.max(seg.len);
-        if self.config.quick_ack {
-            self.on_data_timing(now);
-            // `tcp_data_queue`: a duplicate or out-of-order segment enters
-            // quick-ACK mode (`tcp_enter_quickack_mode`).
-            if seg.seq != self.rcv_nxt {
-                self.incr_quickack();
-            }
-        }
+        self.ack_scheduled = true;
         if self.config.grow_window {
             let (now_ms, full_sized) = (ts_clock(now), seg.len >= self.rcv_mss);
             let space =
@@ -260,10 +254,19 @@ impl Connection {
         let end = (seg.seq + seg.len as u64).min(right);
         if end <= start {
             self.stats.duplicate_segments += 1;
+            if self.config.quick_ack {
+                // `tcp_data_queue`: data wholly received before (or beyond
+                // the window) enters quick-ACK mode.
+                self.enter_quickack_mode();
+            }
             self.ack_now = true;
             return;
         }
         if start == self.rcv_nxt {
+            if self.config.quick_ack {
+                // `tcp_event_data_recv`, for data in order only.
+                self.on_data_timing(now);
+            }
             let had_holes = !self.ooo.is_empty();
             self.rcv_nxt = end;
             self.stats.bytes_received += end - start;
@@ -300,12 +303,81 @@ impl Connection {
                 }
             }
         } else {
-            // Out of order: keep it and ACK at once (duplicate ACK).
+            // Out of order: keep it and ACK (a duplicate ACK), at once or,
+            // with SACK compression, soon. Linux 6.x does not enter
+            // quick-ACK mode here (`tcp_data_queue_ofo`).
             self.stats.out_of_order_segments += 1;
+            if self.compresses_sacks() && self.compressed_acks > 0 && self.sack_rank(start, end) >= SACK_BLOCKS_EXPECTED
+            {
+                // `tcp_sack_new_ofo_skb`: a block the ACK would not carry
+                // among the first two sends the held ACK, as it was.
+                self.flushed_ack = Some(self.pure_ack(now));
+            }
             self.insert_ooo(start, end);
             self.grow_window(now, seg.len);
-            self.ack_now = true;
+            self.ack_out_of_order(now);
         }
+    }
+
+    /// SACK compression applies: Linux's delayed-ACK engine with SACK
+    /// (`tcp_is_sack`) and delayed ACKs on.
+    pub(super) fn compresses_sacks(&self) -> bool {
+        self.config.sack_compression && self.sack_ok && matches!(self.config.delayed_ack, DelayedAck::On(_))
+    }
+
+    /// Where data `start..end` out of order lands in the ACK's SACK list
+    /// (most recently changed block first, RFC 2018 §4): the rank of the
+    /// block it extends, or the number of blocks for a new one.
+    fn sack_rank(&self, start: u64, end: u64) -> usize {
+        let mut touched: Vec<u64> = self.ooo.iter().map(|b| b.touched).collect();
+        touched.sort_unstable_by(|a, b| b.cmp(a));
+        match self.ooo.iter().find(|b| b.start <= end && start <= b.end) {
+            Some(b) => touched.iter().position(|&t| t == b.touched).unwrap_or(0),
+            None => self.ooo.len(),
+        }
+    }
+
+    /// `__tcp_ack_snd_check` for data out of order: at once in quick-ACK
+    /// mode, with more than a segment in order unacknowledged, without
+    /// SACK compression, or when 44 ACKs are held; else the first 3 ACKs
+    /// for this `rcv_nxt` at once, and after them one ACK held for
+    /// min(1 ms, RTT/20) + 100 µs (`compressed_ack_timer`).
+    fn ack_out_of_order(&mut self, now: Instant) {
+        if !self.compresses_sacks()
+            || self.quick_acks > 0
+            || self.rcv_nxt - self.last_ack_sent >= 2 * self.rcv_mss as u64
+            || self.compressed_acks >= COMP_SACK_NR
+        {
+            self.ack_now = true;
+            return;
+        }
+        if self.compressed_ack_rcv_nxt != self.rcv_nxt {
+            self.compressed_ack_rcv_nxt = self.rcv_nxt;
+            self.sack_dupacks = 0;
+        }
+        if self.sack_dupacks < COMP_SACK_IMMEDIATE {
+            self.sack_dupacks += 1;
+            self.ack_now = true;
+            return;
+        }
+        self.compressed_acks += 1;
+        if !self.timers.is_armed(Timer::CompressedAck) {
+            self.timers.set(Timer::CompressedAck, now + self.compressed_ack_delay());
+        }
+    }
+
+    /// How long a compressed SACK waits: 5 % of the receiver's RTT
+    /// estimate (`rcv_rtt_est`, or SRTT when that is smaller; zero before
+    /// any), at most 1 ms, plus the timer's slack.
+    fn compressed_ack_delay(&self) -> Duration {
+        let mut rtt = self.rcv_space.as_ref().and_then(ReceiveSpace::rcv_rtt).unwrap_or(Duration::ZERO);
+        if let Some(srtt) = self.rtt.srtt()
+            && !srtt.is_zero()
+            && srtt < rtt
+        {
+            rtt = srtt;
+        }
+        COMP_SACK_DELAY.min(Duration::from_nanos(rtt.as_nanos() / 20)) + COMP_SACK_SLACK
     }
 
     /// Linux's receive-window growth on a segment of `len` bytes taken
@@ -368,6 +440,14 @@ impl Connection {
         ato.min(max_ato)
     }
 
+    /// `tcp_enter_quickack_mode`: quick ACKs, and ato back to its floor.
+    pub(super) fn enter_quickack_mode(&mut self) {
+        self.incr_quickack();
+        if let DelayedAck::On(floor) = self.config.delayed_ack {
+            self.ato = floor;
+        }
+    }
+
     /// `tcp_incr_quickack`: up to 16 quick ACKs, at most half the offered
     /// window in full segments (2 if that is none).
     pub(super) fn incr_quickack(&mut self) {
@@ -424,8 +504,10 @@ impl Connection {
         self.timers.stop(Timer::Rto);
         self.timers.stop(Timer::Persist);
         self.timers.stop(Timer::DelayedAck);
+        self.timers.stop(Timer::CompressedAck);
         self.timers.stop(Timer::TimeWait);
         self.ack_now = false;
+        self.flushed_ack = None;
         self.syn_pending = false;
         self.retransmit_now = None;
         self.probe_pending = false;

@@ -27,6 +27,9 @@ impl Connection {
             }
             _ => {}
         }
+        if let Some(ack) = self.flushed_ack.take() {
+            return Some(ack);
+        }
         let pacing_rate = self.cc.pacing_rate().filter(|&r| r > 0);
         if pacing_rate.is_some() {
             self.timers.set_opt(Timer::Pace, self.pacer.next_departure(now));
@@ -58,11 +61,16 @@ impl Connection {
         if !self.ack_now {
             return None;
         }
+        Some(self.pure_ack(now))
+    }
+
+    /// A segment without data that acknowledges what has arrived.
+    pub(super) fn pure_ack(&mut self, now: Instant) -> Segment {
         let mut seg = self.segment(self.snd_max, 0, Flags::ACK);
         self.fill_ack(now, &mut seg);
         self.stats.acks_sent += 1;
         self.stats.segments_sent += 1;
-        Some(seg)
+        seg
     }
 
     pub(super) fn segment(&self, seq: u64, len: u32, flags: Flags) -> Segment {
@@ -96,9 +104,10 @@ impl Connection {
             }
             seg.sack = sack;
         }
-        if self.rcv_nxt > self.last_ack_sent && self.quick_acks > 0 {
-            // `tcp_dec_quickack_mode`: one quick ACK used per ACK of new
-            // data; leaving the mode deflates ato to its floor.
+        if self.ack_scheduled && self.quick_acks > 0 {
+            // `tcp_dec_quickack_mode`: one quick ACK used per ACK of data
+            // that arrived since the last (in order or not); leaving the
+            // mode deflates ato to its floor.
             self.quick_acks -= 1;
             if self.quick_acks == 0
                 && let DelayedAck::On(floor) = self.config.delayed_ack
@@ -108,7 +117,11 @@ impl Connection {
         }
         self.last_ack_sent = self.rcv_nxt;
         self.ack_now = false;
+        self.ack_scheduled = false;
         self.timers.stop(Timer::DelayedAck);
+        // `tcp_event_ack_sent`: any ACK sends what SACK compression held.
+        self.compressed_acks = 0;
+        self.timers.stop(Timer::CompressedAck);
     }
 
     pub(super) fn transmit_syn(&mut self, now: Instant) -> Segment {

@@ -862,8 +862,12 @@ mod linux {
     /// Quick-ACK mode (Linux `tcp_incr_quickack`): the offered window of
     /// 65535 bytes holds 32 two-segment pairs, so the first data starts
     /// min(32, 16) = 16 quick ACKs: one ACK per segment. Then an ACK every
-    /// second full segment, a lone segment waits 40 ms, and data out of
-    /// order starts quick-ACK mode again.
+    /// second full segment, and a lone segment waits 40 ms. Data out of
+    /// order is ACKed at once (the peer has no SACK, so nothing is
+    /// compressed), so is the segment that fills the hole (RFC 5681 §4.2),
+    /// but as in Linux 6.x (`tcp_data_queue_ofo`) quick-ACK mode does not
+    /// start again: the next lone segment waits. (The old rule, quick-ACK
+    /// mode after reordering, fails the last assertion.)
     #[test]
     fn first_segments_are_acked_at_once_then_every_second_or_after_40_ms() {
         let mut server = answered_syn(linux());
@@ -883,13 +887,89 @@ mod linux {
         assert_eq!(server.poll_timeout(), Some(at(170)), "40 ms delayed-ACK timer");
         server.handle_timeout(at(170));
         assert_eq!(send!(server, at(170)).len(), 1);
-        // A gap: k = 20 before 19. Out of order → quick-ACK mode again.
+        // A gap: k = 20 before 19.
         server.handle_segment(at(200), &seg(20));
-        assert_eq!(send!(server, at(200)).len(), 1);
+        assert_eq!(send!(server, at(200)).len(), 1, "a duplicate ACK at once");
         server.handle_segment(at(201), &seg(19));
-        assert_eq!(send!(server, at(201)).len(), 1);
+        assert_eq!(send!(server, at(201)).len(), 1, "the hole filled: at once");
         server.handle_segment(at(202), &seg(21));
-        assert_eq!(send!(server, at(202)).len(), 1, "quick-ACK mode after the reordering");
+        assert!(send!(server, at(202)).is_empty(), "no quick-ACK mode after the reordering");
+    }
+
+    /// SACK compression (tcp_input.c `__tcp_ack_snd_check`,
+    /// `tcp_compressed_ack_kick`). The peer offers SACK and timestamps;
+    /// our SYN-ACK leaves at 0 with TSval 1 (`ts_clock`), the peer's data
+    /// comes every 5 ms from 20 ms echoing it: SRTT 20 ms (the SYN-ACK's
+    /// sample) and a receiver RTT of 20 ms (the first echo), so a held
+    /// ACK waits min(1 ms, 20/20 ms) + 100 µs slack = 1.1 ms. Segments
+    /// 0–19 arrive in order (the first 16 quick-ACKed, then every second;
+    /// 4 segments per 20 ms RTT never grow the window, so no quick ACK
+    /// from that). Segment 20 is lost: 21, 22 and 23 are ACKed at once
+    /// (`TCP_FASTRETRANS_THRESH`), 24 at 141.1 ms, 1.1 ms after it; 25
+    /// and 26 come 0.5 ms apart and share one ACK at 150 + 1.1 ms, with
+    /// the SACK block 21..27. The retransmitted 20 fills the hole: ACKed
+    /// at once. Without compression (`sack_compression = false`, as
+    /// before) 24 is ACKed at its arrival.
+    #[test]
+    fn sack_compression_holds_the_fourth_duplicate_ack_for_a_twentieth_of_the_rtt() {
+        for compress in [true, false] {
+            let cfg = TcpConfig { sack_compression: compress, ..linux() };
+            let mut server = Connection::listen(cfg);
+            let syn = Segment {
+                seq: PEER_ISS,
+                flags: Flags::SYN,
+                window: 65_535,
+                mss: Some(1000),
+                sack_permitted: true,
+                timestamp: Some(Timestamp { value: 500, echo: 0 }),
+                ..Default::default()
+            };
+            server.handle_segment(at(0), &syn);
+            let synack = send!(server, at(0));
+            let tsval = synack[0].timestamp.expect("timestamps on").value;
+            assert_eq!(tsval, 1);
+            let base = PEER_ISS + 1;
+            let seg = |k: u64| Segment {
+                timestamp: Some(Timestamp { value: 600 + k as u32, echo: tsval }),
+                ..peer_data(base + k * 1000, 1000)
+            };
+            let us = |n: u64| Instant::ZERO + Duration::from_micros(n);
+            let mut acks = Vec::new();
+            for k in 0..20u64 {
+                server.handle_segment(at(20 + 5 * k), &seg(k));
+                acks.extend(send!(server, at(20 + 5 * k)));
+            }
+            assert_eq!(acks.len(), 16 + 2, "16 quick ACKs, then one per two segments");
+            assert_eq!(server.rtt.srtt(), Some(ms(20)));
+            let arrive = |server: &mut Connection, t: Instant, k: u64| {
+                server.handle_segment(t, &seg(k));
+                send!(server, t)
+            };
+            for (k, t) in [(21, 125), (22, 130), (23, 135)] {
+                assert_eq!(arrive(&mut server, at(t), k).len(), 1, "segment {k}: a duplicate ACK at once");
+            }
+            let held = arrive(&mut server, at(140), 24);
+            if !compress {
+                assert_eq!(held.len(), 1, "without compression, at once");
+                continue;
+            }
+            assert!(held.is_empty(), "the fourth duplicate ACK is held");
+            assert_eq!(server.poll_timeout(), Some(us(141_100)));
+            server.handle_timeout(us(141_100));
+            let ack = send!(server, us(141_100));
+            assert_eq!(ack.len(), 1);
+            assert_eq!(ack[0].ack, base + 20_000);
+            assert!(arrive(&mut server, at(150), 25).is_empty());
+            assert!(arrive(&mut server, us(150_500), 26).is_empty());
+            assert_eq!(server.poll_timeout(), Some(us(151_100)), "the timer of 25, not restarted by 26");
+            server.handle_timeout(us(151_100));
+            let ack = send!(server, us(151_100));
+            assert_eq!(ack.len(), 1, "one ACK for 25 and 26");
+            assert_eq!(ack[0].sack.as_slice().first(), Some(&(base + 21_000, base + 27_000)));
+            let filled = arrive(&mut server, at(155), 20);
+            assert_eq!(filled.len(), 1);
+            assert_eq!(filled[0].ack, base + 27_000);
+        }
     }
 
     /// Whole transfers through periodic loss, with and without timestamps

@@ -27,10 +27,12 @@ pub(super) enum Timer {
     Reorder,
     /// The tail loss probe's timer (RFC 8985 §7.2).
     LossProbe,
+    /// A held (compressed) SACK is due (Linux's `compressed_ack_timer`).
+    CompressedAck,
 }
 
 impl Timer {
-    const COUNT: usize = 7;
+    const COUNT: usize = 8;
 }
 
 /// When each [`Timer`] fires, if armed.
@@ -97,6 +99,13 @@ impl Connection {
                 // `tcp_delack_timer_handler`: "Delayed ACK missed: inflate
                 // ATO", up to the RTO.
                 self.ato = self.ato.saturating_mul(2).min(self.rtt.rto());
+            }
+        }
+        if self.timers.is_due(Timer::CompressedAck, now) {
+            self.timers.stop(Timer::CompressedAck);
+            // `tcp_compressed_ack_kick`: the held ACK goes.
+            if self.compressed_acks > 0 {
+                self.ack_now = true;
             }
         }
         if self.timers.is_due(Timer::Reorder, now) {
