@@ -26,6 +26,11 @@ pub struct RunRecord {
     pub flows: Vec<FlowStats>,
     /// Jain's index over the run's flows' throughputs.
     pub fairness: f64,
+    /// Whether the run's TCP applications finished: false for a download
+    /// not in by the scenario's duration, a workload cut at the end of
+    /// the run, or one that gave up (wget's exit status 8 when the server
+    /// answered an error): seed 003 §3's failed download.
+    pub completed: bool,
 }
 
 /// A replication set as the report shows it.
@@ -146,6 +151,8 @@ fn group(runs: &[RunRecord]) -> Grouped {
         }
         let m = g.entry((r.set.clone(), r.point, "(all flows)".into())).or_default();
         m.entry("fairness").or_default().push(r.fairness);
+        // Its mean is the share of the replications that completed.
+        m.entry("completed").or_default().push(f64::from(u8::from(r.completed)));
     }
     g
 }
@@ -222,7 +229,7 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
     for (m, _) in METRICS {
         write!(csv, ",{m}").unwrap();
     }
-    csv.push_str(",delay_p50,delay_p99,interarrival_sd,rtt_samples,connections,fairness\n");
+    csv.push_str(",delay_p50,delay_p99,interarrival_sd,rtt_samples,connections,fairness,completed\n");
     for r in runs {
         let pp = point_params(&r.set, r.point);
         for f in &r.flows {
@@ -243,8 +250,14 @@ pub fn write_report(out: &Path, title: &str, sets: &[SetInfo], runs: &[RunRecord
             }
             writeln!(
                 csv,
-                ",{},{},{},{},{},{}",
-                f.delay_p50, f.delay_p99, f.interarrival_sd, f.rtt_samples, f.connections, r.fairness
+                ",{},{},{},{},{},{},{}",
+                f.delay_p50,
+                f.delay_p99,
+                f.interarrival_sd,
+                f.rtt_samples,
+                f.connections,
+                r.fairness,
+                u8::from(r.completed)
             )
             .unwrap();
         }
@@ -687,7 +700,7 @@ mod tests {
             data_segments: 100,
             ..FlowStats::default()
         };
-        RunRecord { set: set.into(), point, replication, seed: 1, flows: vec![flow], fairness: 1.0 }
+        RunRecord { set: set.into(), point, replication, seed: 1, flows: vec![flow], fairness: 1.0, completed: true }
     }
 
     fn set(name: &str, points: &[&[(&str, &str)]]) -> SetInfo {

@@ -139,7 +139,8 @@ pub fn describe(l: &LoopFigures) -> String {
     format!(
         "{:<9} (--early-wakeup {:<5}): departure error p50 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, {} late of {}; \
          late by cause: wake-up {}, preemption {}, slow write {}, busy {}; \
-         data plane {:.1} % of a core (chosen {:.0} us); ping median {:.2} ms, p99 {:.2} ms, avg {:.3} ms",
+         data plane {:.1} % of a core (chosen {:.0} us, ceiling {:.0} us lowered {} times, spins {:.0} % lost); \
+         writes p50 {:.1} us, p99 {:.1} us; ping median {:.2} ms, p99 {:.2} ms, avg {:.3} ms",
         l.label,
         l.early_wakeup,
         t.error_p50 * 1e6,
@@ -153,6 +154,11 @@ pub fn describe(l: &LoopFigures) -> String {
         t.late_causes.overload,
         t.wakeup.dataplane_cpu_share * 100.0,
         t.wakeup.chosen * 1e6,
+        t.wakeup.ceiling * 1e6,
+        t.wakeup.ceiling_lowered,
+        t.wakeup.spin_stolen_share * 100.0,
+        t.writes.p50 * 1e6,
+        t.writes.p99 * 1e6,
         l.ping.median_ms,
         l.ping.p99_ms,
         l.ping.avg_ms

@@ -571,7 +571,9 @@ fn write_outputs(
         eprintln!(
             "squall emu: late mostly because {cause} ({} late: wake-up {}, preemption {}, slow write {}, busy {}); \
              this machine woke the data plane p50 {:.1} us, p99 {:.1} us, max {:.1} us after it asked, over {} sleeps \
-             (early wake-up {}: {:.1} us at the end); `squall bench timing` measures the machine",
+             (early wake-up {}: {:.1} us at the end, {:.0} % of its spins lost to other threads, ceiling lowered {} \
+             times); writes to the devices took p50 {:.1} us, p99 {:.1} us ({} over the threshold); `squall bench \
+             timing` measures the machine",
             t.late,
             t.late_causes.wakeup_latency,
             t.late_causes.preemption,
@@ -582,7 +584,12 @@ fn write_outputs(
             w.overshoot_max * 1e6,
             w.sleeps,
             w.mode,
-            w.chosen * 1e6
+            w.chosen * 1e6,
+            w.spin_stolen_share * 100.0,
+            w.ceiling_lowered,
+            t.writes.p50 * 1e6,
+            t.writes.p99 * 1e6,
+            t.writes.slow
         );
     }
     let written: Vec<&str> = [

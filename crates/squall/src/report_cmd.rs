@@ -219,7 +219,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
                 let flows = analyse_run(&dir, hosts).with_context(|| format!("analysing {}", dir.display()))?;
                 // One row per workload: a web page's connections together.
                 let mut flows = by_workload(flows);
-                mark_unfinished(&dir, &mut flows);
+                let completed = !mark_unfinished(&dir, &mut flows);
                 let throughputs: Vec<f64> = flows.iter().map(|f| f.throughput_bps).collect();
                 if *replication == 0 && detailed.contains(&pi) {
                     details.insert(pi, run_detail(&dir, hosts).with_context(|| format!("reading {}", dir.display()))?);
@@ -241,6 +241,7 @@ pub fn build(out: &Path, format: crate::output::Format) -> Result<usize> {
                     seed: *seed,
                     flows,
                     fairness: jain_index(&throughputs),
+                    completed,
                 });
             }
             let rows = bucket_rows(&bucket_aggregate(&point_counts));
@@ -525,6 +526,17 @@ fn print_summary(sets: &[SetInfo], runs: &[RunRecord]) {
                 );
             }
         }
+    }
+    let failed: Vec<String> =
+        runs.iter().filter(|r| !r.completed).map(|r| format!("{} p{} rep {}", r.set, r.point, r.replication)).collect();
+    if !failed.is_empty() {
+        outln!(
+            "\n{} of {} runs did not complete (a failed download: not in by the duration, cut at the end, or the \
+             client gave up; completed = 0 in results.csv, its elapsed time runs to the duration): {}",
+            failed.len(),
+            runs.len(),
+            failed.join(", ")
+        );
     }
 }
 

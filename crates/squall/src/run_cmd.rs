@@ -263,7 +263,18 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path, realtime: Opti
         .status()
         .context("cannot start `squall emu`")?;
     if !status.success() {
-        bail!("`squall emu {}` failed ({status})", resolved.display());
+        // A workload that exited with an error (wget's status 8 when the
+        // server answered one) makes `squall emu` fail after it wrote the
+        // run's files: the run is a result, a failed download (seed 003
+        // §3), which the report counts (results.csv `completed` = 0).
+        match failed_workload(&work.join("summary.json")) {
+            Some(what) => eprintln!(
+                "squall run: {}: {what}; the run is kept as a failed download (completed = 0 in results.csv)",
+                // The run's final directory, not its `.partial` one.
+                dir.with_extension("").display()
+            ),
+            None => bail!("`squall emu {}` failed ({status})", resolved.display()),
+        }
     }
     for entry in fs::read_dir(work.join("rep-0"))? {
         let entry = entry?;
@@ -276,6 +287,23 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path, realtime: Opti
     }
     fs::remove_dir_all(&work)?;
     Ok(())
+}
+
+/// The first foreground workload that exited with an error, in words,
+/// from an emulated run's summary.json; `None` when the file is missing
+/// or unreadable (the emulation itself failed) or every foreground
+/// workload exited with status 0.
+fn failed_workload(summary: &Path) -> Option<String> {
+    let text = fs::read_to_string(summary).ok()?;
+    let summary: serde_json::Value = serde_json::from_str(&text).ok()?;
+    summary["emu"]["workloads"].as_array()?.iter().filter(|w| w["background"].as_bool() == Some(false)).find_map(|w| {
+        let code = w["exit_code"].as_i64().filter(|c| *c != 0)?;
+        Some(format!(
+            "`{}` on {} exited with status {code}",
+            w["run"].as_str().unwrap_or_default(),
+            w["host"].as_str().unwrap_or_default()
+        ))
+    })
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {

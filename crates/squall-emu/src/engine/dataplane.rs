@@ -37,7 +37,7 @@ pub use crate::engine::command::BackgroundAction;
 use crate::engine::command::{ControlMessage, ControlRequest};
 use crate::engine::recording::{DeliveryRecord, Recorder, RecordingReport};
 use crate::engine::routing::Routing;
-use crate::engine::timing::{TimingRecorder, TimingSummary};
+use crate::engine::timing::{TimingRecorder, TimingSummary, WriteTimes};
 use crate::engine::wakeup::{self, EarlyWakeup, LastWait, LateCauses, WakeupTuner};
 use crate::engine::watch::LiveCounters;
 use crate::sys::device::PacketDevice;
@@ -177,6 +177,8 @@ pub struct Dataplane {
     /// What ended the last wait (why a delivery after it was late).
     last_wait: LastWait,
     late_causes: LateCauses,
+    /// How long the writes to the devices took.
+    writes: WriteTimes,
 }
 
 /// What the loop keeps at the fabric's edge: the hosts' counters, the
@@ -221,7 +223,7 @@ impl Dataplane {
             outbox: Vec::new(),
             live: LiveCounters::default(),
         };
-        let options_early = options.early_wakeup;
+        let (options_early, late_threshold) = (options.early_wakeup, options.late_threshold);
         Dataplane {
             clock,
             timing: TimingRecorder::new(options.late_threshold),
@@ -244,6 +246,7 @@ impl Dataplane {
             wakeup: WakeupTuner::new(options_early),
             last_wait: LastWait::default(),
             late_causes: LateCauses::default(),
+            writes: WriteTimes::new(late_threshold),
         }
     }
 
@@ -404,7 +407,14 @@ impl Dataplane {
                 Err(_) => return,
             }
         }
-        self.spin_reading(deadline);
+        if due {
+            let (start, stolen_before) = (self.clock.now(), self.last_wait.stolen);
+            self.spin_reading(deadline);
+            let spun = self.clock.now().saturating_since(start);
+            self.wakeup.spun(spun, self.last_wait.stolen.saturating_sub(stolen_before));
+        } else {
+            self.spin_reading(deadline);
+        }
     }
 
     /// Reads the devices until `until` or until packets are read; says
@@ -418,7 +428,11 @@ impl Dataplane {
             std::hint::spin_loop();
             let now = self.clock.now();
             // A gap between two readings is time the thread did not run.
-            self.last_wait.longest_spin_gap = self.last_wait.longest_spin_gap.max(now.saturating_since(last));
+            let gap = now.saturating_since(last);
+            self.last_wait.longest_spin_gap = self.last_wait.longest_spin_gap.max(gap);
+            if gap >= wakeup::STOLEN_GAP {
+                self.last_wait.stolen += gap;
+            }
             last = now;
         }
         false
@@ -450,12 +464,22 @@ impl Dataplane {
     /// Every one of them is due by now (`deliver_due`): written together,
     /// none leaves later than it would one by one, and those behind
     /// their time catch up sooner.
+    ///
+    /// A delivery's departure is the instant its write starts: writing to
+    /// a TUN device runs the receiving host's stack in this thread
+    /// (`tun_get_user` → `netif_rx`, drivers/net/tun.c), tens of µs on a
+    /// VM, which is the host's time, not the path's. Each write's
+    /// duration is kept apart ([`WriteTimes`]); the writes to other hosts
+    /// before a delivery's, in the same wake-up, are what delays it when
+    /// writes are slow ([`wakeup::LateCause::SlowWrite`]).
     fn write_outbox(&mut self) {
         let mut outbox = std::mem::take(&mut self.edge.outbox);
         outbox.sort_by_key(|(_, _, host, _)| *host);
         let mut written = Vec::new();
         let mut entries = outbox.drain(..).peekable();
         let mut group = Vec::new();
+        // Time spent in this wake-up's earlier writes.
+        let mut writing = Duration::ZERO;
         while let Some((at, packet, host, captured)) = entries.next() {
             group.clear();
             group.push((at, packet, captured));
@@ -467,29 +491,30 @@ impl Dataplane {
             written.clear();
             written.resize(group.len(), false);
             let device = self.device_of(host);
-            let before = self.clock.now();
+            let departure = self.clock.now();
             self.devices[device].send_batch(&payloads, &mut written);
-            let actual = self.clock.now();
-            let write = actual.saturating_since(before);
+            let write = self.clock.now().saturating_since(departure);
+            self.writes.record(write);
             if written.contains(&false) {
                 let error = self.devices[device].write_error();
                 self.write_failed(host, error.as_ref());
             }
             for ((at, packet, captured), ok) in group.drain(..).zip(&written) {
-                self.delivered(at, (actual, write), packet, host, *ok, captured);
+                self.delivered(at, (departure, writing), packet, host, *ok, captured);
             }
+            writing += write;
         }
         drop(entries);
         self.edge.outbox = outbox;
     }
 
-    /// Counts, times and records a delivery written (`ok`) or not, at
-    /// `actual` by a write that took `write`; its capture unless it was
-    /// `captured` on arrival.
+    /// Counts, times and records a delivery written (`ok`) or not, whose
+    /// write started at `actual` after `writing` spent on the wake-up's
+    /// earlier writes; its capture unless it was `captured` on arrival.
     fn delivered(
         &mut self,
         scheduled: Instant,
-        (actual, write): (Instant, Duration),
+        (actual, writing): (Instant, Duration),
         packet: Packet,
         host: HostIndex,
         ok: bool,
@@ -505,7 +530,9 @@ impl Dataplane {
         }
         let late = self.timing.record(scheduled, actual);
         if late {
-            self.late_causes.count(wakeup::classify(scheduled, actual, self.last_wait, write));
+            let cause = wakeup::classify(scheduled, actual, self.last_wait, writing);
+            self.late_causes.count(cause);
+            self.wakeup.late(cause);
         }
         if late && self.timing.late() == 1 {
             tracing::warn!(
@@ -841,6 +868,7 @@ impl Dataplane {
         let mut timing = self.timing.summary();
         timing.wakeup = self.wakeup.report(crate::sys::sched::thread_cpu_time(), end.saturating_since(Instant::ZERO));
         timing.late_causes = self.late_causes;
+        timing.writes = self.writes.report();
         DataplaneReport { end, timing, hosts: self.edge.hosts, paths, stages, recording: self.edge.recorder.finish() }
     }
 }

@@ -15,9 +15,26 @@
 //! delivery's deadline is worth spinning for: the loop's 10 ms tick, when
 //! nothing is due, sleeps to its end, so an idle run costs next to no CPU.
 //!
+//! Spinning only helps while the thread keeps its CPU. On a shared
+//! machine (two cores, a compiler on each) a thread that spins uses up
+//! its share and the scheduler runs the others in its place for a whole
+//! slice (CFS: a thread that slept is placed ahead on wake-up, one that
+//! ran is not; kernel/sched/fair.c `place_entity`), so the longer the
+//! spin the later the delivery: there a sleeping loop beat `auto` at its
+//! 2 ms cap (`squall bench timing`, load 5–8: p99 1.84 ms against 4.46).
+//! The tuner therefore keeps a ceiling on its choice, moved every
+//! [`PERIOD`] spins by what the spins and the late deliveries showed:
+//! halved when the spins lost more than [`STOLEN_HIGH`] of their time to
+//! other threads or most late deliveries were put down to preemption;
+//! doubled back (to [`CAP`]) after [`RAISE_AFTER`] periods in a row whose
+//! spins kept their CPU (less than [`STOLEN_LOW`] lost) and had no
+//! delivery late for preemption. On an idle machine the ceiling stays at
+//! the cap and the choice is as before.
+//!
 //! [`LateCauses`] says, for each late delivery, what made it late:
-//! the wake-up itself, the thread losing its CPU while it spun, the write
-//! to the device, or the loop being busy with other work.
+//! the wake-up itself, the thread losing its CPU while it spun, the
+//! wake-up's earlier writes to other devices, or the loop being busy with
+//! other work.
 
 use std::str::FromStr;
 
@@ -42,6 +59,22 @@ pub const FLOOR: Duration = Duration::from_micros(50);
 pub const CAP: Duration = Duration::from_millis(2);
 /// Until the first estimate, the fixed default of earlier versions.
 const START: Duration = Duration::from_micros(200);
+/// Spins towards a deadline between two moves of the ceiling.
+pub const PERIOD: usize = 32;
+/// A gap at least this long between two clock readings of a spin is time
+/// the thread did not run (one turn of the spin reads every device, a few
+/// µs).
+pub const STOLEN_GAP: Duration = Duration::from_micros(50);
+/// The share of the spins' time lost to other threads above which the
+/// ceiling is halved ...
+pub const STOLEN_HIGH: f64 = 0.25;
+/// ... and below which (with no delivery late for preemption) a period
+/// is clean: after [`RAISE_AFTER`] clean periods in a row it is doubled.
+pub const STOLEN_LOW: f64 = 0.05;
+/// Clean periods in a row before the ceiling is doubled: it comes down in
+/// one period and goes up in four, so a machine that takes the CPU from a
+/// spin now and then keeps it low.
+pub const RAISE_AFTER: u32 = 4;
 
 /// `--early-wakeup`: `auto` (the default) or a fixed duration.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,6 +120,52 @@ pub struct WakeupTuner {
     /// Every overshoot of the run.
     all: ErrorHistogram,
     worst_ns: u64,
+    /// The most the choice may be: lowered while spinning loses the CPU.
+    ceiling: Duration,
+    /// This period's spins and late deliveries ([`SpinPeriod`]).
+    period: SpinPeriod,
+    /// The run's spins: their time and the part of it lost.
+    spun: Duration,
+    stolen: Duration,
+    /// Times the ceiling was halved.
+    lowered: u64,
+    /// Clean periods since the ceiling last moved or a period was not.
+    clean: u32,
+}
+
+/// What the spins of one period showed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SpinPeriod {
+    spins: usize,
+    spun: Duration,
+    stolen: Duration,
+    late_preemption: u64,
+    late_wakeup: u64,
+}
+
+/// How the ceiling moves at the end of a period.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Move {
+    Lower,
+    Raise,
+    Stay,
+}
+
+impl SpinPeriod {
+    fn stolen_share(&self) -> f64 {
+        if self.spun.is_zero() { 0.0 } else { self.stolen.as_nanos() as f64 / self.spun.as_nanos() as f64 }
+    }
+
+    fn verdict(&self) -> Move {
+        let share = self.stolen_share();
+        if share > STOLEN_HIGH || self.late_preemption > self.late_wakeup {
+            Move::Lower
+        } else if share < STOLEN_LOW && self.late_preemption == 0 {
+            Move::Raise
+        } else {
+            Move::Stay
+        }
+    }
 }
 
 impl WakeupTuner {
@@ -105,6 +184,12 @@ impl WakeupTuner {
             highest: current,
             all: ErrorHistogram::new(),
             worst_ns: 0,
+            ceiling: CAP,
+            period: SpinPeriod::default(),
+            spun: Duration::ZERO,
+            stolen: Duration::ZERO,
+            lowered: 0,
+            clean: 0,
         }
     }
 
@@ -128,10 +213,62 @@ impl WakeupTuner {
         self.since_update += 1;
         if self.mode == EarlyWakeup::Auto && self.since_update >= UPDATE_EVERY {
             self.since_update = 0;
-            self.current = Self::choose(&self.window);
-            self.lowest = self.lowest.min(self.current);
-            self.highest = self.highest.max(self.current);
+            self.update();
         }
+    }
+
+    /// The loop spun `spun` towards a deadline (after its early wake-up),
+    /// of which `stolen` went in gaps of at least [`STOLEN_GAP`]: time
+    /// the thread did not run.
+    pub fn spun(&mut self, spun: Duration, stolen: Duration) {
+        self.spun += spun;
+        self.stolen += stolen;
+        let p = &mut self.period;
+        p.spins += 1;
+        p.spun += spun;
+        p.stolen += stolen;
+        if p.spins < PERIOD {
+            return;
+        }
+        let verdict = p.verdict();
+        self.period = SpinPeriod::default();
+        if self.mode != EarlyWakeup::Auto {
+            return;
+        }
+        match verdict {
+            Move::Lower => {
+                self.ceiling = Duration::from_nanos(self.ceiling.as_nanos() / 2).max(FLOOR);
+                self.lowered += 1;
+                self.clean = 0;
+            }
+            Move::Raise => {
+                self.clean += 1;
+                if self.clean >= RAISE_AFTER {
+                    self.ceiling = (self.ceiling + self.ceiling).min(CAP);
+                    self.clean = 0;
+                }
+            }
+            Move::Stay => self.clean = 0,
+        }
+        self.update();
+    }
+
+    /// A delivery was late for `cause`.
+    pub fn late(&mut self, cause: LateCause) {
+        match cause {
+            LateCause::Preemption => self.period.late_preemption += 1,
+            LateCause::WakeupLatency => self.period.late_wakeup += 1,
+            LateCause::SlowWrite | LateCause::Overload => {}
+        }
+    }
+
+    /// The choice from the overshoots (the first [`WINDOW`] sleeps
+    /// before any: [`START`]), under the ceiling.
+    fn update(&mut self) {
+        let wanted = if self.window.is_empty() { START } else { Self::choose(&self.window) };
+        self.current = wanted.min(self.ceiling);
+        self.lowest = self.lowest.min(self.current);
+        self.highest = self.highest.max(self.current);
     }
 
     /// The p99 of `overshoots` (ns) plus [`MARGIN`], within
@@ -159,6 +296,14 @@ impl WakeupTuner {
             overshoot_max: self.worst_ns as f64 / 1e9,
             dataplane_cpu: cpu.as_secs_f64(),
             dataplane_cpu_share: if wall.is_zero() { 0.0 } else { cpu.as_secs_f64() / wall.as_secs_f64() },
+            ceiling: self.ceiling.as_secs_f64(),
+            ceiling_lowered: self.lowered,
+            spun: self.spun.as_secs_f64(),
+            spin_stolen_share: if self.spun.is_zero() {
+                0.0
+            } else {
+                self.stolen.as_nanos() as f64 / self.spun.as_nanos() as f64
+            },
         }
     }
 }
@@ -183,6 +328,14 @@ pub struct WakeupReport {
     /// RUSAGE_THREAD), and its share of the run's wall time (1 = a core).
     pub dataplane_cpu: f64,
     pub dataplane_cpu_share: f64,
+    /// The ceiling on the choice at the end, and how many times it was
+    /// halved because spinning lost the CPU.
+    pub ceiling: f64,
+    pub ceiling_lowered: u64,
+    /// The spins towards deadlines: their total time, and the share of
+    /// it the thread did not run.
+    pub spun: f64,
+    pub spin_stolen_share: f64,
 }
 
 /// Why a delivery was late.
@@ -195,7 +348,8 @@ pub enum LateCause {
     /// The loop lost its CPU while it spun towards the deadline
     /// (another thread or the hypervisor ran): see `--pin`.
     Preemption,
-    /// Writing the packets to their device took most of the lateness.
+    /// The wake-up's earlier writes (to other hosts' devices) took most
+    /// of the lateness.
     SlowWrite,
     /// The loop was awake and on its CPU but busy with other packets.
     Overload,
@@ -244,18 +398,21 @@ pub struct LastWait {
     /// The longest gap between two clock readings while it spun: time the
     /// thread was not running.
     pub longest_spin_gap: Duration,
+    /// The gaps of at least [`STOLEN_GAP`] in its spin, summed.
+    pub stolen: Duration,
 }
 
-/// Why a delivery due at `scheduled` and written at `actual` is late,
-/// given the loop's last wait and how long the write took.
+/// Why a delivery due at `scheduled` whose write started at `actual` is
+/// late, given the loop's last wait and how long the wake-up's earlier
+/// writes took (`writing`).
 pub fn classify(
     scheduled: squall_link::Instant,
     actual: squall_link::Instant,
     wait: LastWait,
-    write: Duration,
+    writing: Duration,
 ) -> LateCause {
     let late = actual.saturating_since(scheduled);
-    if write.as_nanos() * 2 >= late.as_nanos() {
+    if writing.as_nanos() * 2 >= late.as_nanos() {
         LateCause::SlowWrite
     } else if wait.woke_at.is_some_and(|w| w > scheduled) {
         LateCause::WakeupLatency
@@ -308,12 +465,100 @@ mod tests {
         assert!((r.dataplane_cpu_share - 0.01).abs() < 1e-12);
     }
 
+    /// `PERIOD` spins of `spun` µs each losing `stolen` µs.
+    fn period(t: &mut WakeupTuner, spun: u64, stolen: u64) {
+        for _ in 0..PERIOD {
+            t.spun(us(spun), us(stolen));
+        }
+    }
+
+    #[test]
+    fn spinning_that_loses_the_cpu_lowers_the_ceiling() {
+        let mut t = WakeupTuner::new(EarlyWakeup::Auto);
+        // A machine that wakes threads 1.2 ms late: 1.22 ms early.
+        for _ in 0..WINDOW {
+            t.slept(us(1200));
+        }
+        assert_eq!(t.early(), us(1220));
+        // Spins that keep their CPU (no gap of 50 µs or more): the
+        // ceiling stays at the cap, the choice as before.
+        period(&mut t, 1200, 0);
+        assert_eq!((t.early(), t.ceiling), (us(1220), CAP));
+        // Spins that lose 40 % of their time (> 25 %): the ceiling is
+        // halved, 2 ms -> 1 ms, under the 1.22 ms the overshoots want.
+        period(&mut t, 1000, 400);
+        assert_eq!(t.early(), us(1000));
+        period(&mut t, 1000, 400);
+        assert_eq!(t.early(), us(500));
+        // 10 % lost: between 5 % and 25 %, the ceiling stays.
+        period(&mut t, 500, 50);
+        assert_eq!(t.early(), us(500));
+        // Spins that lose nothing but most late deliveries were
+        // preempted (3 against 1 woken late): halved, 250 µs.
+        for cause in [LateCause::Preemption, LateCause::Preemption, LateCause::Preemption, LateCause::WakeupLatency] {
+            t.late(cause);
+        }
+        // Slow writes and overload do not count for or against.
+        t.late(LateCause::SlowWrite);
+        t.late(LateCause::Overload);
+        period(&mut t, 500, 0);
+        assert_eq!(t.early(), us(250));
+        // Woken late more often than preempted, nothing lost:
+        t.late(LateCause::Preemption);
+        t.late(LateCause::WakeupLatency);
+        t.late(LateCause::WakeupLatency);
+        period(&mut t, 250, 0);
+        // 1 preemption is not more than 2 wake-ups (not lowered), but
+        // one preemption makes the period not clean: it stays.
+        assert_eq!(t.early(), us(250));
+        // Clean periods (1 % lost, under 5 %): the fourth in a row
+        // doubles the ceiling, 500 µs; four more each: 1 ms, then the cap,
+        // under which the overshoots' 1.22 ms is chosen again.
+        for _ in 0..RAISE_AFTER - 1 {
+            period(&mut t, 250, 2);
+        }
+        assert_eq!(t.early(), us(250));
+        period(&mut t, 250, 2);
+        assert_eq!(t.early(), us(500));
+        for _ in 0..RAISE_AFTER {
+            period(&mut t, 500, 0);
+        }
+        assert_eq!(t.early(), us(1000));
+        // A period that is not clean starts the count again.
+        for _ in 0..RAISE_AFTER - 1 {
+            period(&mut t, 1000, 0);
+        }
+        period(&mut t, 1000, 100);
+        assert_eq!(t.early(), us(1000));
+        for _ in 0..RAISE_AFTER {
+            period(&mut t, 1000, 0);
+        }
+        assert_eq!((t.early(), t.ceiling), (us(1220), CAP));
+        // Lowered without end: the floor, 2 ms / 2^6 = 31.25 µs < 50 µs.
+        for _ in 0..10 {
+            period(&mut t, 100, 90);
+        }
+        assert_eq!((t.early(), t.ceiling), (FLOOR, FLOOR));
+        let r = t.report(Duration::ZERO, Duration::from_secs(1));
+        assert_eq!(r.ceiling_lowered, 3 + 10);
+        assert_eq!(r.ceiling, FLOOR.as_secs_f64());
+        // Every spin's time and loss, summed over the periods of 32 spins:
+        // 1200 + 1000·2 + 500·2 + 250 + 250·4 + 500·4 + 1000·8 + 100·10 =
+        // 16 450 µs, lost 400·2 + 50 + 2·4 + 100 + 90·10 = 1 858 µs.
+        let spun = 32.0 * 16_450e-6;
+        assert!((r.spun - spun).abs() < 1e-9, "{}", r.spun);
+        assert!((r.spin_stolen_share - 1858.0 / 16_450.0).abs() < 1e-9, "{}", r.spin_stolen_share);
+    }
+
     #[test]
     fn a_fixed_early_wakeup_stays() {
         let mut t = WakeupTuner::new("300 us".parse().unwrap());
         for _ in 0..WINDOW {
             t.slept(us(1500));
         }
+        assert_eq!(t.early(), us(300));
+        // Spins that lose their CPU do not move a fixed choice either.
+        period(&mut t, 300, 200);
         assert_eq!(t.early(), us(300));
         assert_eq!(t.report(Duration::ZERO, Duration::ZERO).mode, "300 us");
         assert_eq!("auto".parse::<EarlyWakeup>().unwrap(), EarlyWakeup::Auto);
@@ -331,7 +576,7 @@ mod tests {
         assert_eq!(write_took(10), LateCause::Overload);
         let woke = LastWait { woke_at: Some(at(2900)), ..none };
         assert_eq!(classify(at(1000), at(3000), woke, us(10)), LateCause::WakeupLatency);
-        let early = LastWait { woke_at: Some(at(800)), longest_spin_gap: us(1900) };
+        let early = LastWait { woke_at: Some(at(800)), longest_spin_gap: us(1900), ..none };
         assert_eq!(classify(at(1000), at(3000), early, us(10)), LateCause::Preemption);
         let mut c = LateCauses::default();
         assert_eq!(c.dominant(), None);

@@ -313,6 +313,99 @@ fn a_failed_workload_is_named_with_the_end_of_its_stderr() {
     assert!(stderr.contains(&expected), "expected the last five non-blank lines:\n{expected}\nin:\n{stderr}");
 }
 
+/// Issue 34: a client that gives up because the server answered an error
+/// (wget's exit status 8, "server issued an error response", as in the
+/// emulated seed 003 experiment) ends its emulated run as a failed
+/// download, not a failed experiment: `squall run` keeps the run and goes
+/// on, results.csv says `completed` 0 for it, summary.csv counts it (the
+/// completed share of the point is 0) and its TCP flow's elapsed time
+/// runs to the scenario's duration (30 s), as a simulated download not in
+/// by then. The server is Python's http.server answering 500 to every GET
+/// (wget tries again while it is not listening yet: on a loaded machine
+/// Python takes more than a second to start, and a refused connection is
+/// wget's status 4).
+/// Before the fix `squall run` failed: "`squall emu …` failed (exit
+/// status: 1)".
+#[test]
+fn a_download_the_server_refuses_is_a_failed_download_not_a_failed_run() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = dir.path().join("server500.py");
+    std::fs::write(
+        &server,
+        "import http.server, sys\n\
+         class H(http.server.BaseHTTPRequestHandler):\n    \
+             def do_GET(self):\n        \
+                 self.send_response(500)\n        \
+                 self.send_header('Content-Length', '0')\n        \
+                 self.end_headers()\n\
+         http.server.HTTPServer(('10.0.0.1', 8080), H).serve_forever()\n",
+    )
+    .unwrap();
+    let mut text = std::fs::read_to_string(scenario("tcp-10mbit.toml")).unwrap();
+    text.push_str(&format!(
+        "\n[[workload.commands]]\nhost = \"fixed\"\nrun = \"exec /usr/bin/python3 {}\"\nbackground = true\n\
+         [[workload.commands]]\nhost = \"mobile\"\nat = \"1 s\"\n\
+         run = \"wget -nv -O /dev/null --retry-connrefused --waitretry 1 --tries 20 \
+         http://10.0.0.1:8080/index.html\"\n",
+        server.display()
+    ));
+    let scenario_file = dir.path().join("refused.toml");
+    std::fs::write(&scenario_file, text).unwrap();
+    let experiment = dir.path().join("refused-exp.toml");
+    std::fs::write(
+        &experiment,
+        format!(
+            "name = \"refused\"\n[[sets]]\nname = \"refused\"\nscenario = \"{}\"\nengine = \"emu\"\nreplications = 1\n",
+            scenario_file.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .args(["run", experiment.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("exited with status 8; the run is kept as a failed download"), "{stderr}");
+    assert!(stdout.contains("1 of 1 runs did not complete"), "{stdout}");
+    // wget met the server's answer, which the client's capture holds.
+    let rep = out.join("refused/p0/rep-0");
+    let wget = std::fs::read_to_string(rep.join("workloads/1-mobile.stderr")).unwrap();
+    assert!(wget.contains("ERROR 500: Internal Server Error"), "{wget}");
+    let codes = tshark_fields(&rep.join("mobile.pcap"), "http.response", &["http.response.code"]);
+    assert_eq!(codes, vec![vec!["500".to_string()]], "the server's answers");
+    let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let rows = csv_rows(&results);
+    let tcp: Vec<_> = rows.iter().filter(|r| r["label"].contains("> fixed:8080")).collect();
+    assert_eq!(tcp.len(), 1, "{results}");
+    assert_eq!(tcp[0]["completed"], "0", "{results}");
+    // Opened 1 s after the start (the first SYN; a few more seconds when
+    // Python was not listening yet and wget tried again), its elapsed
+    // time runs to 30 s: without the mark it would be the fraction of a
+    // second the connection took.
+    let elapsed: f64 = tcp[0]["elapsed"].parse().unwrap();
+    assert!((24.0..=29.0).contains(&elapsed), "elapsed {elapsed} s: {results}");
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        summary.lines().any(|l| l.contains("(all flows),completed,1,0,")),
+        "the point's completed share (n 1, mean 0):\n{summary}"
+    );
+    assert!(namespaces_of(std::process::id()).is_empty());
+}
+
+/// The rows of a CSV text without quoted commas, as maps from the header.
+fn csv_rows(text: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    lines.map(|l| header.iter().map(|h| h.to_string()).zip(l.split(',').map(String::from)).collect()).collect()
+}
+
 /// Seed 000's case study as an experiment with the emulate engine (real
 /// Linux Reno, shortened): the report has the simulator's structure —
 /// results.csv columns, the Table 2 summary, the time-sequence and queue
