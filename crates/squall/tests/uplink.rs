@@ -391,7 +391,7 @@ fn curl_across_the_path(ipv6: bool) {
         .split('/')
         .map(|x| x.parse::<f64>().unwrap() / 1e3)
         .collect();
-    let (ping_min, ping_avg) = (rtt[0], rtt[1]);
+    let (ping_min, ping_avg, ping_max) = (rtt[0], rtt[1], rtt[2]);
     eprintln!("ping through the outside host: min {ping_min} s, avg {ping_avg} s");
     assert!((0.0999..0.150).contains(&ping_min) && ping_avg < 0.150, "{ping}");
     // curl's handshake is one such round trip, its fetch two (the
@@ -410,8 +410,15 @@ fn curl_across_the_path(ipv6: bool) {
     let error_max = f64_of(&summary["timing"]["error_max"]);
     let crossing = late.p99.max(error_max);
     eprintln!("emulator's departure error max {:.3} ms", error_max * 1e3);
-    let (connect_max, total_max) =
-        (ping_avg + plain_connect + 2.0 * crossing, 2.0 * ping_avg + plain_total + 4.0 * crossing);
+    // A round trip of curl's is bounded by the slowest echo ping saw in
+    // the same run as well as by its average plus late crossings: CI
+    // once saw a fetch above the second bound while every figure it is
+    // made of was small (this VM wakes a sleeping process 64-92 us late
+    // at the median, cyclictest, and a fetch wakes curl and the server
+    // four times more than a ping does); never more than 5 ms above the
+    // configured 100 ms, so a wrong delay still fails.
+    let round_trip = (ping_avg + 2.0 * crossing).max(ping_max.min(0.105));
+    let (connect_max, total_max) = (round_trip + plain_connect, 2.0 * round_trip + plain_total);
     assert!(
         (0.0995..=connect_max).contains(&connect[1]),
         "time_connect median {} s, expected 0.100 s to {connect_max:.4} s",
