@@ -43,13 +43,9 @@ impl Run {
     }
 }
 
-/// `squall sim --link LINE` carrying the UDP flow for `seconds`: its
-/// output directory and the netem stage's rows of events.csv, in order.
-fn simulate(line: &str, seconds: u32) -> (tempfile::TempDir, Vec<BTreeMap<String, String>>) {
-    simulate_at(line, "1 Mbit/s", seconds)
-}
-
-/// As [`simulate`], the UDP flow at `rate` (1200-byte packets).
+/// `squall sim --link LINE` carrying a UDP flow of `rate` (1 200-byte
+/// packets) for `seconds`: its output directory and the netem stage's
+/// rows of events.csv, in order.
 fn simulate_at(line: &str, rate: &str, seconds: u32) -> (tempfile::TempDir, Vec<BTreeMap<String, String>>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
@@ -324,7 +320,11 @@ fn delay_distribution_normal_under_tbf() {
 
 /// Delivery instants of the netem stage's packets, seconds, in order.
 fn deliveries(line: &str, seconds: u32) -> Vec<f64> {
-    let (_dir, rows) = simulate(line, seconds);
+    deliveries_at(line, "1 Mbit/s", seconds)
+}
+
+fn deliveries_at(line: &str, rate: &str, seconds: u32) -> Vec<f64> {
+    let (_dir, rows) = simulate_at(line, rate, seconds);
     rows.into_iter().filter(|r| r["event"] == "deliver").map(|r| r["time"].parse().unwrap()).collect()
 }
 
@@ -620,4 +620,32 @@ fn the_ecn_jitter_scenario_gives_its_quoted_figures() {
     let repeats = jitter.windows(2).filter(|w| (w[0] - w[1]).abs() < 1e-9).count() as u64;
     binomial("jitter repeats", repeats, jitter.len() as u64 - 1, 0.25);
     println!("jitter: n {n}, lag 1 {a1:.4}, lag 2 {a2:.4}, repeats {repeats}");
+}
+
+/// `slot distribution normal 10ms 2ms packets 4` under 1 042 packets a
+/// second (the slots carry 400): once the backlog stands, every slot
+/// carries exactly 4 packets, and the times between slot starts are
+/// draws of netem's normal table with mean 10 ms and deviation 2 ms
+/// (tc-netem(8) `slot distribution`; sch_netem.c `get_slot_next` draws
+/// `tabledist(slot_config.dist_delay, dist_jitter, ...)`). About 2 000
+/// intervals: mean within 4.5·2/√n ms, deviation within 4.5·2/√(2n) ms.
+/// Constant slots (the distribution ignored) would give a deviation of 0.
+#[test]
+fn slot_distribution_draws_its_intervals_and_fills_its_batches() {
+    let d = deliveries_at("slot distribution normal 10ms 2ms packets 4", "10 Mbit/s", 20);
+    let mut instants: Vec<(f64, usize)> = Vec::new();
+    for t in d {
+        match instants.last_mut() {
+            Some((s, n)) if *s == t => *n += 1,
+            _ => instants.push((t, 1)),
+        }
+    }
+    let steady = &instants[10..instants.len() - 1];
+    assert!(steady.iter().all(|&(_, n)| n == 4), "{:?}", steady.iter().find(|s| s.1 != 4));
+    let gaps: Vec<f64> = steady.windows(2).map(|w| (w[1].0 - w[0].0) * 1e3).collect();
+    let n = gaps.len() as f64;
+    assert!(n > 1800.0, "{n} slots");
+    let (m, sd) = (mean(&gaps), deviation(&gaps));
+    assert!((m - 10.0).abs() < 4.5 * 2.0 / n.sqrt(), "mean {m} ms");
+    assert!((sd - 2.0).abs() < 4.5 * 2.0 / (2.0 * n).sqrt(), "deviation {sd} ms");
 }
