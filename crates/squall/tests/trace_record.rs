@@ -220,6 +220,17 @@ fn once_plays_the_trace_once_and_ends_the_run() {
     assert!(last > 59.99, "{last}");
     let e = err(&squall_in(dir.path(), &["sim", "--link", "delay 0ms", "--once"]));
     assert!(e.contains("--once plays a trace once"), "{e}");
+    // Two traces, `--once` (mm-link's `--once UP DOWN`): each plays once and
+    // the run ends at the end of the shorter, whichever direction it is. A
+    // 40 ms uplink trace beside the 100 ms downlink one: the run's last
+    // event is at 40 ms, and the downlink has carried 40 · 1 504 / 1 204 =
+    // 49.97, so 49 packets; swapped, the same at 40 ms.
+    let short: String = (1..=40).map(|m| format!("{m}\n")).collect();
+    std::fs::write(dir.path().join("t.up"), short).unwrap();
+    assert_eq!(run(&["--uplink-trace", "t.up", "--once"], "two"), (49, 0.04));
+    std::fs::write(dir.path().join("long.up"), (1..=200).map(|m| format!("{m}\n")).collect::<String>()).unwrap();
+    std::fs::write(dir.path().join("t.down"), (1..=40).map(|m| format!("{m}\n")).collect::<String>()).unwrap();
+    assert_eq!(run(&["--uplink-trace", "long.up", "--once"], "swapped"), (49, 0.04));
 }
 
 /// Per-packet delays replayed in order: a jitter `{ kind = "empirical",
@@ -341,6 +352,27 @@ fn shipped_traces_are_made_by_squall() {
         let made = std::fs::read(dir.path().join(file)).unwrap();
         assert_eq!(made, std::fs::read(shipped.join(file)).unwrap(), "{file} differs from what squall makes");
     }
+    // delay-ramp.csv: the shell command the README gives (squall trace
+    // generate makes rate traces only).
+    let o = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .args([
+            "-c",
+            "printf '# Propagation delay rising from 20 ms to 80 ms over 3 s and back, looped every 6 s.\\ntime (ms),delay (ms)\\n0,20\\n3000,80\\n6000,20\\n' > delay-ramp.csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let made = std::fs::read(dir.path().join("delay-ramp.csv")).unwrap();
+    assert_eq!(made, std::fs::read(shipped.join("delay-ramp.csv")).unwrap(), "delay-ramp.csv differs");
+    // path-delays.dist: `squall trace maketable` of path-delays.txt's
+    // numbers (ns), the README's `grep -v '^#' path-delays.txt | cut -d' '
+    // -f1 > samples.txt`.
+    let samples: Vec<String> = sequence(&shipped.join("path-delays.txt")).iter().map(u64::to_string).collect();
+    std::fs::write(dir.path().join("samples.txt"), samples.join("\n") + "\n").unwrap();
+    ok(&squall_in(dir.path(), &["trace", "maketable", "samples.txt", "-o", "path-delays.dist"]));
+    let made = std::fs::read(dir.path().join("path-delays.dist")).unwrap();
+    assert_eq!(made, std::fs::read(shipped.join("path-delays.dist")).unwrap(), "path-delays.dist differs");
 }
 
 /// The values of an empirical-distribution file written by `squall trace
