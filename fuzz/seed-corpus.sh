@@ -35,6 +35,10 @@ printf '0\n0110\n\r\n' > $c/loss_sequence/bad.txt
 mkdir -p $c/state_series
 printf '# train\ntime (ms),state\n0,open\n510,closed\n1010,open\n2000,open\n' > $c/state_series/states.csv
 printf 'time (s),state\n0,a\n-5,b\n' > $c/state_series/bad.csv
+mkdir -p $c/maketable_samples
+printf '# delays in ms\n12.5 13\n14\t15.25 # last\n' > $c/maketable_samples/samples.txt
+printf '1\n1\n1\n' > $c/maketable_samples/no-spread.txt
+printf '12.5 13\n14 1e\n' > $c/maketable_samples/bad-word.txt
 
 i=0
 while IFS= read -r line; do

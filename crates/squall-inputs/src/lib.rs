@@ -65,10 +65,13 @@ pub enum Surface {
     LossSequence,
     /// A state series file (`state_series = { file = "states.csv" }`).
     StateSeries,
+    /// Samples `squall trace maketable` builds a netem table from
+    /// ([`squall_scenario::samples`]), and the table it builds.
+    MaketableSamples,
 }
 
 impl Surface {
-    pub const ALL: [Surface; 17] = [
+    pub const ALL: [Surface; 18] = [
         Surface::Scenario,
         Surface::ScenarioSim,
         Surface::SetOverride,
@@ -86,6 +89,7 @@ impl Surface {
         Surface::FlowCdf,
         Surface::LossSequence,
         Surface::StateSeries,
+        Surface::MaketableSamples,
     ];
 
     /// The name of its fuzz target and of its corpus directories.
@@ -108,6 +112,7 @@ impl Surface {
             Surface::FlowCdf => "flow_cdf",
             Surface::LossSequence => "loss_sequence",
             Surface::StateSeries => "state_series",
+            Surface::MaketableSamples => "maketable_samples",
         }
     }
 
@@ -150,6 +155,12 @@ impl Surface {
             Surface::StateSeries => squall_scenario::state_series::parse(data, Path::new("fuzz.csv"))
                 .map(|r| format!("{} rows", r.times_ns.len()))
                 .map_err(|e| e.to_string()),
+            Surface::MaketableSamples => {
+                let samples =
+                    squall_scenario::samples::parse(data, Path::new("fuzz.txt")).map_err(|e| e.to_string())?;
+                let table = squall_link::dist::netem_table::maketable(&samples).map_err(|e| e.to_string())?;
+                Ok(format!("{} samples, {} entries", samples.len(), table.len()))
+            }
         }
     }
 }

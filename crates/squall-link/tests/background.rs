@@ -473,3 +473,51 @@ fn a_background_pattern_is_replayed_in_order() {
     let (random, _) = probes_behind_a_pattern(Order::Random, &probes);
     assert_ne!(random, left);
 }
+
+/// `start = "first_packet"` starts a series at the first real packet, not
+/// at a background one (rattan's `first-packet`: start-up traffic does not
+/// use the series up; squall_link::series::SeriesStart). The stage's rate
+/// is 0 bit/s for the series' first 100 ms, then 12 Mbit/s; a 100 kbit/s
+/// CBR background of 100-byte packets crosses it from 0 s. One real
+/// 1 500-byte packet at 1 s: its series starts then, holds the link until
+/// 1.100 s, and the packet takes 1 ms (behind at most one 67 µs background
+/// packet): it leaves in [1.101, 1.1011] s. Had the first background packet
+/// started the series, the rate would be 12 Mbit/s at 1 s and the packet
+/// would leave by 1.002 s.
+#[test]
+fn a_first_packet_series_ignores_background_packets() {
+    use squall_link::series::{AtEnd, Between, ParameterSeries, SeriesStart};
+    let s = stage(|s| {
+        s.background = vec![cbr("bg", "100 kbit/s", 100)];
+        s.series.rate = Some(Box::new(ParameterSeries {
+            file: None,
+            between: Between::Step,
+            at_end: AtEnd::Hold,
+            start: SeriesStart::FirstPacket,
+            times_ns: vec![0, 100_000_000],
+            values: vec![0.0, 12e6],
+        }));
+    });
+    let mut p = path(vec![s]);
+    let at = Instant::ZERO + ms(1000);
+    // The background runs alone for 1 s.
+    while let Some(t) = p.next_wakeup().filter(|&t| t < at) {
+        assert!(p.poll(t).is_none(), "a background packet left the stage");
+    }
+    p.push(at, packet(1, 1500));
+    let out = drain_until(&mut p, Instant::ZERO + ms(1200));
+    assert_eq!(out.len(), 1);
+    let left = out[0].at.as_nanos();
+    assert!((1_101_000_000..=1_101_100_000).contains(&left), "left at {left} ns");
+}
+
+/// Deliveries until `end` (a background source never lets the path go idle).
+fn drain_until(p: &mut Path, end: Instant) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    while let Some(t) = p.next_wakeup().filter(|&t| t <= end) {
+        while let Some(d) = p.poll(t) {
+            out.push(d);
+        }
+    }
+    out
+}

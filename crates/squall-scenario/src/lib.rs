@@ -30,6 +30,7 @@ pub mod ports;
 mod prefix;
 pub mod record;
 mod resolve;
+pub mod samples;
 pub mod schema;
 pub mod series_file;
 pub mod site;

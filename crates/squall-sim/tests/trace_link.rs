@@ -54,7 +54,9 @@ fn saturating_udp_gets_the_traces_capacity() {
 /// 100-packet queue is larger than the path's 40-packet BDP, so after
 /// slow start the link never idles. Goodput = 1 448/1 500 × 12 Mbit/s =
 /// 11.584 Mbit/s; 30 s, so that slow start and the losses that end it cost
-/// under 2 %. It can never exceed the capacity.
+/// under 0.5 % (issue 30's bound, as tests/trace_emu.rs holds Linux TCP to
+/// in the emulator; seed 1 gives 11.54 Mbit/s, 0.38 % below). It can
+/// never exceed the capacity.
 #[test]
 fn bulk_tcp_fills_a_constant_trace() {
     let dir = tempfile::tempdir().unwrap();
@@ -99,5 +101,5 @@ app = { bulk_for = "30 s" }
     println!("goodput {} bit/s, payload capacity {} bit/s", goodput * 8.0, payload * 8.0);
     assert_eq!(payload * 8.0, 11_584_000.0);
     assert!(goodput <= payload, "goodput {goodput} B/s above the capacity {payload} B/s");
-    assert!(goodput >= 0.98 * payload, "goodput {goodput} B/s, capacity {payload} B/s");
+    assert!(goodput >= 0.995 * payload, "goodput {goodput} B/s, capacity {payload} B/s");
 }

@@ -429,25 +429,7 @@ pub fn run(args: TraceArgs) -> Result<ExitCode> {
 /// The samples `maketable` reads: numbers separated by blanks or lines,
 /// `#` to the line's end a comment. Errors name the file and line.
 fn read_samples(path: &Path) -> Result<Vec<f64>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut values = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        for word in line.split('#').next().unwrap_or("").split_whitespace() {
-            match word.parse::<f64>() {
-                Ok(v) if v.is_finite() => values.push(v),
-                _ => bail!(
-                    "{}:{}: `{}` is not a number; expected samples as plain numbers, like 12.5",
-                    path.display(),
-                    i + 1,
-                    word.chars().take(40).collect::<String>()
-                ),
-            }
-        }
-    }
-    if values.len() < 2 {
-        bail!("{}: {} samples; expected at least two numbers to build a table from", path.display(), values.len());
-    }
-    Ok(values)
+    Ok(squall_scenario::samples::read(path)?)
 }
 
 fn whole_ms(d: Duration, flag: &str) -> Result<u64> {

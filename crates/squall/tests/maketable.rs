@@ -80,3 +80,71 @@ fn maketable_names_the_bad_sample() {
     let o = squall_in(dir.path(), &["trace", "maketable", "one.txt"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected at least two numbers"), "{o:?}");
 }
+
+/// scenarios/netem-table.toml replays traces/path-delays.dist (made by
+/// `squall trace maketable` from traces/path-delays.txt, as
+/// scenarios/traces/README.md says) with the mean and deviation maketable
+/// printed: the delays it gives spread as the measured samples do. For the
+/// samples' p-quantile q_p (read here from path-delays.txt), the share of
+/// the run's delays at or below q_p is p within 4.5 binomial σ (p = 0.1,
+/// 0.25, 0.5, 0.75, 0.9; about 2 000 delays), and the mean is the
+/// samples' within 4.5 σ/√n.
+#[test]
+fn the_shipped_table_scenario_delays_as_the_samples_spread() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut samples: Vec<f64> = std::fs::read_to_string(root.join("scenarios/traces/path-delays.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().next().unwrap().parse::<f64>().unwrap() / 1e9)
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / n;
+    let sd = (samples.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    assert!((mean - 0.378872).abs() < 1e-6 && (sd - 0.448825).abs() < 1e-6, "{mean} {sd}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = root.join("scenarios/netem-table.toml");
+    let o = squall_in(dir.path(), &["sim", scenario.to_str().unwrap(), "--no-pcap", "--out", "run"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(dir.path().join("run/rep-0/events.csv")).unwrap();
+    let mut entered: BTreeMap<String, f64> = BTreeMap::new();
+    let mut delays = Vec::new();
+    for r in csv_rows(&text).into_iter().filter(|r| r["stage"] == "measured-spread") {
+        let t: f64 = r["time"].parse().unwrap();
+        match r["event"].as_str() {
+            "enqueue" => {
+                entered.insert(r["packet"].clone(), t);
+            }
+            "deliver" => delays.push(t - entered[&r["packet"]]),
+            _ => {}
+        }
+    }
+    // Packets sent in the last 2.2 s may not be delivered: keep only those
+    // whose delay could have ended in the run (the ones that entered in
+    // the first 3.8 s), so long delays are not missing.
+    let early: Vec<f64> = {
+        let mut v = Vec::new();
+        for r in csv_rows(&text).into_iter().filter(|r| r["stage"] == "measured-spread" && r["event"] == "deliver") {
+            let d = r["time"].parse::<f64>().unwrap() - entered[&r["packet"]];
+            if entered[&r["packet"]] < 3.8 {
+                v.push(d);
+            }
+        }
+        v
+    };
+    let sent_early = entered.values().filter(|&&t| t < 3.8).count();
+    assert_eq!(early.len(), sent_early, "every packet that entered before 3.8 s is delivered");
+    let m = early.len() as f64;
+    assert!(m > 1200.0, "{m} delays");
+    for p in [0.1, 0.25, 0.5, 0.75, 0.9] {
+        let q = samples[((p * n).ceil() as usize).min(samples.len()) - 1];
+        let share = early.iter().filter(|&&d| d <= q + 1e-6).count() as f64 / m;
+        let half = 4.5 * (p * (1.0 - p) / m).sqrt();
+        assert!((share - p).abs() <= half, "p {p}: {share} of the delays at or below {q} s (± {half})");
+    }
+    let run_mean = early.iter().sum::<f64>() / m;
+    assert!((run_mean - mean).abs() < 4.5 * sd / m.sqrt(), "mean delay {run_mean} s, samples' {mean} s");
+    println!("{} delays of {} delivered, mean {run_mean} s", early.len(), delays.len());
+}

@@ -846,3 +846,66 @@ fn ping_sees_mm_onoff_periods() {
     assert!((share - 0.75).abs() <= 3.5 * (sd + (0.75f64 * 0.25 / 1600.0).sqrt()), "answered {share}");
     assert!((conditional - expected).abs() <= 0.1, "after a loss {conditional}, expected {expected}");
 }
+
+/// A series on the uplink, looped (`at_end = "loop"`), in `squall emu`,
+/// seen by ping: the uplink's delay is 10 ms for the first 500 ms of each
+/// second and 30 ms for the rest (steps; the series' period is its last
+/// row, 1 s), from the first packet that crosses the uplink (ping's first
+/// reply); the downlink's delay is a constant 10 ms. A reply to a request
+/// sent s seconds after the first enters the uplink s seconds after the
+/// first reply did, so it comes back in 10 + (10 or 30) ms as s mod 1 is
+/// below or above 0.5. 60 requests over 3 s: three loops. Echoes within
+/// 5 ms of a step are left out (the step and ping's send time are known to
+/// about a ms); each other RTT is at least its expected value (less ping's
+/// rounding) and their median at most 1 ms above. The series ignored (or
+/// applied to the downlink instead) gives 20 ms throughout; held at its
+/// end instead of looped, 40 ms after the first second. ping runs on the
+/// fixed host: its requests cross the downlink, its replies the uplink.
+#[test]
+fn ping_sees_a_looped_delay_series_on_the_uplink() {
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("up.csv"), "time (ms),delay (ms)\n0,10\n500,30\n1000,30\n").unwrap();
+    let scenario = fixed_mobile(
+        dir.path(),
+        ("emu-uplink-loop", "4 s"),
+        r#"[[links.downlink]]
+name = "down"
+delay = "10 ms"
+[[links.uplink]]
+name = "up"
+delay = "10 ms"
+series.delay = { file = "up.csv", at_end = "loop", start = "first_packet" }
+"#,
+    );
+    let outputs = emu_runs(&scenario, &["fixed@0.2s=ping -D -c 60 -i 0.05 10.0.1.1"]);
+    let ping = std::fs::read_to_string(outputs.join("0-fixed.stdout")).unwrap();
+    let e = echoes(&ping);
+    assert_eq!(e.len(), 60, "{ping}");
+    let sent = |x: &Echo| x.at.unwrap() - x.rtt_ms / 1e3;
+    let first = sent(&e[0]);
+    let mut above: Vec<f64> = Vec::new();
+    let (mut low, mut high) = (0, 0);
+    for x in &e {
+        let phase = (sent(x) - first).rem_euclid(1.0);
+        if phase.min((phase - 0.5).abs()).min(1.0 - phase) < 0.005 {
+            continue;
+        }
+        let expected = if phase < 0.5 { 20.0 } else { 40.0 };
+        if phase < 0.5 && sent(x) - first > 1.0 {
+            low += 1;
+        }
+        if phase >= 0.5 {
+            high += 1;
+        }
+        assert!(x.rtt_ms >= expected - 0.1, "echo {}: {} ms, expected {expected} ms\n{ping}", x.seq, x.rtt_ms);
+        above.push(x.rtt_ms - expected);
+    }
+    above.sort_by(f64::total_cmp);
+    let median = above[above.len() / 2];
+    println!("{} echoes checked ({low} low after the first loop, {high} high): median {median} ms above", above.len());
+    assert!(low >= 15 && high >= 25, "{low} {high}\n{ping}");
+    assert!(median <= 1.0, "RTTs a median {median} ms above the steps\n{ping}");
+}

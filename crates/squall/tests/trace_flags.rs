@@ -53,7 +53,12 @@ fn a_link_one_liner_takes_mahimahi_traces() {
 /// `squall sim --link "delay 20ms" --downlink-trace 12mbit.trace
 /// --downlink-queue=KIND [--downlink-queue-args=ARGS] EXTRA` for `secs`
 /// seconds: the trace stage's resolved queue and its counters.
-fn mm_link_run(kind: &str, args: Option<&str>, extra: &[&str], secs: u32) -> (serde_json::Value, serde_json::Value) {
+fn mm_link_run(
+    kind: &str,
+    args: Option<&str>,
+    extra: &[&str],
+    secs: u32,
+) -> (serde_json::Value, serde_json::Value, serde_json::Value) {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("12mbit.trace");
     std::fs::write(&trace, "1\n").unwrap();
@@ -75,33 +80,45 @@ fn mm_link_run(kind: &str, args: Option<&str>, extra: &[&str], secs: u32) -> (se
     let queue = s["resolved_scenario"]["links"][0]["downlink"][1]["queue"].clone();
     let stage =
         s["runs"][0]["stages"].as_array().unwrap().iter().find(|st| st["name"] == "trace-down").unwrap().clone();
-    (queue, stage)
+    let flow = s["runs"][0]["flows"][0].clone();
+    (queue, stage, flow)
 }
 
 /// 20 Mbit/s of 1 200-byte UDP packets into the 12 Mbit/s trace `1`:
 /// the queue is always full, so it holds exactly its limit, and the trace
 /// still delivers its 4 980 opportunities (5 s less the 20 ms before the
-/// first packet) × 1 504 B / 1 204 B = 6 220.9 packets.
+/// first packet) × 1 504 B / 1 204 B = 6 220.9 packets. Which end drops
+/// shows in the delay (Little's law over the full queue of 20): with tail
+/// drop a delivered packet moves up one place per departure, 1 249.2 a
+/// second (1 504/1 204 per ms), so it waits 20/1 249.2 = 16.0 ms; with
+/// head drop it moves up one place per arrival (a departure or a drop at
+/// the head), 2 083.3 a second, so 20/2 083.3 = 9.6 ms. The flow's mean
+/// delay is that, the 20 ms stage and up to 1 ms to the next opportunity.
 const UDP_OVERLOAD: [&str; 2] = ["--udp", "20 Mbit/s"];
 
 #[test]
 fn mm_link_droptail_limits_the_trace_stages_queue_in_packets() {
-    let (queue, stage) = mm_link_run("droptail", Some("packets=20"), &UDP_OVERLOAD, 5);
+    let (queue, stage, flow) = mm_link_run("droptail", Some("packets=20"), &UDP_OVERLOAD, 5);
     assert_eq!(queue, serde_json::json!({ "packets": 20, "drop": "tail" }));
     assert_eq!(stage["max_queue_len"], 20);
     assert!(stage["dropped"]["queue_overflow"].as_u64().unwrap() > 3000, "{stage}");
     assert!((stage["delivered"].as_f64().unwrap() - 4980.0 * 1504.0 / 1204.0).abs() <= 1.0, "{stage}");
+    let queued = flow["delay_mean"].as_f64().unwrap() - 0.020;
+    assert!((0.0160..0.0170).contains(&queued), "{queued} s in the queue, expected 16.0 ms + up to 1 ms");
 }
 
 /// bytes=24080 is 20 packets of 1 204 B: the same limit, now in bytes and
 /// dropping from the head (mm-link's drophead takes the arrival).
 #[test]
 fn mm_link_drophead_limits_the_trace_stages_queue_in_bytes() {
-    let (queue, stage) = mm_link_run("drophead", Some("bytes=24080"), &UDP_OVERLOAD, 5);
+    let (queue, stage, flow) = mm_link_run("drophead", Some("bytes=24080"), &UDP_OVERLOAD, 5);
     assert_eq!(queue, serde_json::json!({ "bytes": "24080 B", "drop": "head" }));
     assert_eq!(stage["max_queue_len"], 20);
     assert!(stage["dropped"]["queue_overflow"].as_u64().unwrap() > 3000, "{stage}");
     assert!((stage["delivered"].as_f64().unwrap() - 4980.0 * 1504.0 / 1204.0).abs() <= 1.0, "{stage}");
+    // Tail drop here would give 16.4 ms (measured with droptail above).
+    let queued = flow["delay_mean"].as_f64().unwrap() - 0.020;
+    assert!((0.0096..0.0106).contains(&queued), "{queued} s in the queue, expected 9.6 ms + up to 1 ms");
 }
 
 /// A bulk TCP flow (cubic) through the trace `1` (one 1 500-byte packet
@@ -112,11 +129,11 @@ fn mm_link_drophead_limits_the_trace_stages_queue_in_bytes() {
 /// limit.
 #[test]
 fn mm_link_codel_and_pie_control_the_queue_infinite_does_not() {
-    let (queue, stage) = mm_link_run("infinite", None, &["--tcp", "cubic"], 20);
+    let (queue, stage, _) = mm_link_run("infinite", None, &["--tcp", "cubic"], 20);
     assert_eq!(queue, serde_json::json!({ "drop": "tail" }));
     assert!(stage["mean_queue_len"].as_f64().unwrap() > 100.0, "{stage}");
 
-    let (queue, stage) = mm_link_run("codel", Some("packets=1000, target=5, interval=100"), &["--tcp", "cubic"], 20);
+    let (queue, stage, _) = mm_link_run("codel", Some("packets=1000, target=5, interval=100"), &["--tcp", "cubic"], 20);
     assert_eq!(
         queue,
         serde_json::json!({ "packets": 1000, "drop": "tail",
@@ -125,7 +142,8 @@ fn mm_link_codel_and_pie_control_the_queue_infinite_does_not() {
     assert!(stage["mean_queue_len"].as_f64().unwrap() < 10.0, "{stage}");
     assert!(stage["dropped"]["codel"].as_u64().unwrap() > 0 && stage["dropped"].get("queue_overflow").is_none());
 
-    let (queue, stage) = mm_link_run("pie", Some("packets=1000,qdelay_ref=15,max_burst=100"), &["--tcp", "cubic"], 20);
+    let (queue, stage, _) =
+        mm_link_run("pie", Some("packets=1000,qdelay_ref=15,max_burst=100"), &["--tcp", "cubic"], 20);
     assert_eq!(
         queue,
         serde_json::json!({ "packets": 1000, "drop": "tail",
@@ -215,4 +233,39 @@ fn mm_onoff_periods_have_the_means_given() {
     assert!(
         !common::events(&out.join("rep-0/events.csv"), Some("netem-up")).iter().any(|e| e["event"] == "blackout_start")
     );
+}
+
+/// mm-onoff's blackout is on its own stage alone (guide, netem and
+/// Mahimahi users: "a packet already past it when the link goes off is
+/// not dropped"): `mm-onoff downlink 0.5 0.2 mm-delay 100` puts the on/off
+/// stage before a 100 ms delay stage; over 100 s, with about 140 off
+/// periods each finding about 10 packets in the delay stage, the delay
+/// stage drops none and delivers every packet it took (but those still in
+/// it at the end), while the on/off stage drops the packets that meet it
+/// off (the share off, 0.2/0.7, within 3 %). A blackout of every stage
+/// would drop the ~1 400 in the delay stage too.
+#[test]
+fn mm_onoff_blacks_out_its_own_stage_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = Command::new(SQUALL)
+        .args(["sim", "--link", "mm-onoff downlink 0.5 0.2 mm-delay 100", "--udp", "1 Mbit/s", "--no-pcap"])
+        .args(["--set", "duration=\"100 s\"", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = common::summary(&out);
+    let stages = s["runs"][0]["stages"].as_array().unwrap();
+    let names: Vec<&str> = stages.iter().filter_map(|st| st["name"].as_str()).collect();
+    let stage = |name: &str| stages.iter().find(|st| st["name"] == name).unwrap_or_else(|| panic!("{names:?}"));
+    let onoff = stage("mm-onoff-down");
+    let dropped = onoff["dropped"]["blackout"].as_f64().unwrap();
+    let share = dropped / onoff["entered"].as_f64().unwrap();
+    assert!((share - 0.2 / 0.7).abs() < 0.03, "{onoff}");
+    let delay = stages.iter().find(|st| st["direction"] == "downlink" && st["name"] != "mm-onoff-down").unwrap();
+    assert!(delay["dropped"].as_object().is_none_or(|d| d.is_empty()), "{delay}");
+    let (entered, delivered) = (delay["entered"].as_u64().unwrap(), delay["delivered"].as_u64().unwrap());
+    assert!(entered - delivered <= 11, "{delay}");
+    assert_eq!(entered, onoff["delivered"].as_u64().unwrap());
 }

@@ -152,6 +152,33 @@ fn a_capture_becomes_opportunities_from_its_first_record() {
     pcap(&dir.path().join("raw.pcap"), pcap_file::DataLink::RAW, &raw);
     ok(&squall_in(dir.path(), &["trace", "record", "raw.pcap", "--out", "raw.down"]));
     assert_eq!(lines(&dir.path().join("raw.down")), [0, 3]);
+    // Linux cooked captures (`tcpdump -i any`, SLL): the same packets
+    // behind a 16-byte header (packet type, ARPHRD_ETHER, address length 6,
+    // the address, the protocol), the ACK marked outgoing (type 4): the
+    // same lines.
+    let sll = |packet_type: u16, payload: Vec<u8>, protocol: u16| {
+        let mut f = packet_type.to_be_bytes().to_vec();
+        f.extend(1u16.to_be_bytes());
+        f.extend(6u16.to_be_bytes());
+        f.extend([0x02, 0, 0, 0, 0, 1, 0, 0]);
+        f.extend(protocol.to_be_bytes());
+        f.extend(payload);
+        f
+    };
+    let mut cooked = vec![
+        (t0, sll(0, vec![0u8; 28], 0x0806)),
+        (t0 + 500, sll(0, ipv4(to, 1500), 0x0800)),
+        (t0 + 700, sll(4, ipv4([10, 0, 0, 1], 52), 0x0800)),
+        (t0 + 1000, sll(0, ipv4(to, 1500), 0x0800)),
+        (t0 + 2200, sll(0, ipv4(to, 1500), 0x0800)),
+    ];
+    cooked.extend((0..4).map(|_| (t0 + 4000, sll(0, ipv4(to, 400), 0x0800))));
+    pcap(&dir.path().join("any.pcap"), pcap_file::DataLink::LINUX_SLL, &cooked);
+    let said = ok(&squall_in(dir.path(), &["trace", "record", "any.pcap", "--to", "10.0.0.2", "--out", "any.down"]));
+    assert!(said.contains("7 departures (6100 B of IP)"), "{said}");
+    assert_eq!(lines(&dir.path().join("any.down")), [1, 1, 3, 4, 4]);
+    let said = ok(&squall_in(dir.path(), &["trace", "record", "any.pcap", "--out", "any-all.down"]));
+    assert!(said.contains("8 departures (6152 B of IP)"), "{said}");
     // Refused: nothing to the receiver; one packet at 0 (no period);
     // pcapng; an unknown link type.
     let e = err(&squall_in(dir.path(), &["trace", "record", "rx.pcap", "--to", "10.9.9.9", "--out", "x"]));
@@ -193,6 +220,17 @@ fn once_plays_the_trace_once_and_ends_the_run() {
     assert!(last > 59.99, "{last}");
     let e = err(&squall_in(dir.path(), &["sim", "--link", "delay 0ms", "--once"]));
     assert!(e.contains("--once plays a trace once"), "{e}");
+    // Two traces, `--once` (mm-link's `--once UP DOWN`): each plays once and
+    // the run ends at the end of the shorter, whichever direction it is. A
+    // 40 ms uplink trace beside the 100 ms downlink one: the run's last
+    // event is at 40 ms, and the downlink has carried 40 · 1 504 / 1 204 =
+    // 49.97, so 49 packets; swapped, the same at 40 ms.
+    let short: String = (1..=40).map(|m| format!("{m}\n")).collect();
+    std::fs::write(dir.path().join("t.up"), short).unwrap();
+    assert_eq!(run(&["--uplink-trace", "t.up", "--once"], "two"), (49, 0.04));
+    std::fs::write(dir.path().join("long.up"), (1..=200).map(|m| format!("{m}\n")).collect::<String>()).unwrap();
+    std::fs::write(dir.path().join("t.down"), (1..=40).map(|m| format!("{m}\n")).collect::<String>()).unwrap();
+    assert_eq!(run(&["--uplink-trace", "long.up", "--once"], "swapped"), (49, 0.04));
 }
 
 /// Per-packet delays replayed in order: a jitter `{ kind = "empirical",
@@ -314,6 +352,27 @@ fn shipped_traces_are_made_by_squall() {
         let made = std::fs::read(dir.path().join(file)).unwrap();
         assert_eq!(made, std::fs::read(shipped.join(file)).unwrap(), "{file} differs from what squall makes");
     }
+    // delay-ramp.csv: the shell command the README gives (squall trace
+    // generate makes rate traces only).
+    let o = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .args([
+            "-c",
+            "printf '# Propagation delay rising from 20 ms to 80 ms over 3 s and back, looped every 6 s.\\ntime (ms),delay (ms)\\n0,20\\n3000,80\\n6000,20\\n' > delay-ramp.csv",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let made = std::fs::read(dir.path().join("delay-ramp.csv")).unwrap();
+    assert_eq!(made, std::fs::read(shipped.join("delay-ramp.csv")).unwrap(), "delay-ramp.csv differs");
+    // path-delays.dist: `squall trace maketable` of path-delays.txt's
+    // numbers (ns), the README's `grep -v '^#' path-delays.txt | cut -d' '
+    // -f1 > samples.txt`.
+    let samples: Vec<String> = sequence(&shipped.join("path-delays.txt")).iter().map(u64::to_string).collect();
+    std::fs::write(dir.path().join("samples.txt"), samples.join("\n") + "\n").unwrap();
+    ok(&squall_in(dir.path(), &["trace", "maketable", "samples.txt", "-o", "path-delays.dist"]));
+    let made = std::fs::read(dir.path().join("path-delays.dist")).unwrap();
+    assert_eq!(made, std::fs::read(shipped.join("path-delays.dist")).unwrap(), "path-delays.dist differs");
 }
 
 /// The values of an empirical-distribution file written by `squall trace
@@ -473,4 +532,153 @@ fn the_background_pattern_scenario_replays_its_files() {
     let stage = s["runs"][0]["stages"].as_array().unwrap().iter().find(|st| st["name"] == "degrader").unwrap().clone();
     println!("{}", stage["background"]);
     assert_eq!(stage["background"]["generated"].as_u64().unwrap(), arrivals, "{stage}");
+}
+
+/// The rows of a rate series written by squall trace: (ns, bit/s).
+fn series_rows(path: &Path) -> Vec<(u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("time"))
+        .map(|l| {
+            let (t, v) = l.split_once(',').unwrap();
+            (t.parse().unwrap(), v.parse().unwrap())
+        })
+        .collect()
+}
+
+/// `squall trace generate constant|sawtooth|gaussian|markov` against the
+/// definitions the guide's Traces page gives them, one rate per
+/// `--interval` and a last row at `--duration`:
+/// - constant 12.032 Mbit/s: that rate throughout; as Mahimahi, one
+///   12 032-bit opportunity per ms, the lines 1 to 1 000 in 1 s.
+/// - sawtooth 1 -> 10 Mbit/s over 2 s in 100 ms steps: each tooth starts at
+///   --low and rises 9/20 Mbit/s a step (the linear rise held per
+///   interval), 20 steps a tooth; `trace stats` gives the tooth's mean,
+///   1 + 9 · 19/40 = 5.275 Mbit/s.
+/// - gaussian mean 10, sd 2 Mbit/s, 10 000 draws: mean within 4.5 · 2/100
+///   Mbit/s, deviation within 4.5 · 2/√20 000, none below 0; the same
+///   seed the same file, another seed another.
+/// - markov 10 / 1 Mbit/s switching with probability 0.1, 10 000
+///   intervals: only the two rates; switches a binomial 0.1 of the 9 999
+///   steps (4.5σ), runs of mean 1/0.1 = 10 intervals; half the time at
+///   each (σ widened by √((1+λ)/(1−λ)) = 3, λ = 1 − 2·0.1).
+#[test]
+fn generated_rate_traces_follow_their_definitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let generate = |args: &[&str]| {
+        let mut all = vec!["trace", "generate"];
+        all.extend_from_slice(args);
+        ok(&squall_in(dir.path(), &all));
+    };
+    generate(&["constant", "--rate", "12.032 Mbit/s", "--duration", "1 s", "--out", "c.csv"]);
+    let c = series_rows(&dir.path().join("c.csv"));
+    assert_eq!(c.len(), 11);
+    assert!(c.iter().enumerate().all(|(i, &(t, v))| t == i as u64 * 100_000_000 && v == 12_032_000), "{c:?}");
+    generate(&["constant", "--rate", "12.032 Mbit/s", "--duration", "1 s", "--format", "mahimahi", "--out", "c.mahi"]);
+    assert_eq!(lines(&dir.path().join("c.mahi")), (1..=1000).collect::<Vec<u64>>());
+
+    generate(&[
+        "sawtooth",
+        "--low",
+        "1 Mbit/s",
+        "--rate",
+        "10 Mbit/s",
+        "--period",
+        "2 s",
+        "--duration",
+        "6 s",
+        "--out",
+        "s.csv",
+    ]);
+    let s = series_rows(&dir.path().join("s.csv"));
+    assert_eq!(s.len(), 61);
+    for (i, &(_, v)) in s[..60].iter().enumerate() {
+        assert_eq!(v, 1_000_000 + 450_000 * (i as u64 % 20), "step {i}");
+    }
+    let stats = ok(&squall_in(dir.path(), &["trace", "stats", "s.csv"]));
+    assert!(stats.contains("mean 5.275,"), "{stats}");
+
+    let at = |seed: &str, out: &str| {
+        generate(&[
+            "gaussian",
+            "--rate",
+            "10 Mbit/s",
+            "--sd",
+            "2 Mbit/s",
+            "--duration",
+            "1000 s",
+            "--seed",
+            seed,
+            "--out",
+            out,
+        ]);
+        std::fs::read_to_string(dir.path().join(out)).unwrap()
+    };
+    let (g1, g1_again, g2) = (at("5", "g1.csv"), at("5", "g1b.csv"), at("6", "g2.csv"));
+    assert_eq!(g1, g1_again);
+    assert_ne!(g1, g2);
+    let g: Vec<f64> = series_rows(&dir.path().join("g1.csv"))[..10_000].iter().map(|&(_, v)| v as f64 / 1e6).collect();
+    let mean = g.iter().sum::<f64>() / g.len() as f64;
+    let sd = (g.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (g.len() - 1) as f64).sqrt();
+    assert!((mean - 10.0).abs() < 4.5 * 2.0 / 100.0, "mean {mean}");
+    assert!((sd - 2.0).abs() < 4.5 * 2.0 / 20_000f64.sqrt(), "sd {sd}");
+    assert!(g.iter().all(|&v| v >= 0.0));
+
+    generate(&[
+        "markov",
+        "--rates",
+        "10 Mbit/s,1 Mbit/s",
+        "--switch",
+        "0.1",
+        "--duration",
+        "1000 s",
+        "--seed",
+        "3",
+        "--out",
+        "m.csv",
+    ]);
+    let m: Vec<u64> = series_rows(&dir.path().join("m.csv"))[..10_000].iter().map(|&(_, v)| v).collect();
+    assert!(m.iter().all(|&v| v == 10_000_000 || v == 1_000_000));
+    let switches = m.windows(2).filter(|w| w[0] != w[1]).count() as f64;
+    assert!((switches - 999.9).abs() < 4.5 * (9999.0f64 * 0.1 * 0.9).sqrt(), "{switches} switches");
+    let mean_run = m.len() as f64 / (switches + 1.0);
+    assert!((mean_run - 10.0).abs() < 1.5, "mean run {mean_run}");
+    let high = m.iter().filter(|&&v| v == 10_000_000).count() as f64 / m.len() as f64;
+    assert!((high - 0.5).abs() < 4.5 * 3.0 * (0.25f64 / 10_000.0).sqrt(), "{high} at 10 Mbit/s");
+}
+
+/// The Traces page's `convert` round trip, run as printed there: the
+/// stepped 10 -> 1 -> 10 Mbit/s series as Mahimahi, its stats, and back
+/// per 2 s: 20 Mbit / 12 032 bit = 1 662.2 opportunities (1 662 whole,
+/// the rest carried), 2 Mbit / 12 032 = 166.2 (166 plus the carry),
+/// so 1 662 · 12 032 / 2 = 9 998 592 bit/s and 166 · 6 016 = 998 656.
+#[test]
+fn the_traces_page_convert_figures_are_what_convert_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| ok(&squall_in(dir.path(), args));
+    run(&[
+        "trace",
+        "generate",
+        "stepped",
+        "--rates",
+        "10 Mbit/s,1 Mbit/s,10 Mbit/s",
+        "--interval",
+        "2 s",
+        "--duration",
+        "6 s",
+        "--out",
+        "steps.csv",
+    ]);
+    let stats = run(&["trace", "stats", "steps.csv"]);
+    assert!(stats.contains("mean 7.000, p5 1.000, p50 10.000, p95 10.000"), "{stats}");
+    run(&["trace", "convert", "steps.csv", "--out", "steps.mahi"]);
+    let stats = run(&["trace", "stats", "steps.mahi"]);
+    assert!(stats.contains("steps.mahi: 6.000 s"), "{stats}");
+    assert!(stats.contains("mean 6.999, p5 0.963, p50 9.987, p95 10.107"), "{stats}");
+    let per_2s = |lo: u64| lines(&dir.path().join("steps.mahi")).iter().filter(|&&t| t > lo && t <= lo + 2000).count();
+    assert_eq!([per_2s(0), per_2s(2000), per_2s(4000)], [1662, 166, 1662]);
+    run(&["trace", "convert", "steps.mahi", "--out", "back.csv", "--interval", "2 s"]);
+    let back: Vec<u64> = series_rows(&dir.path().join("back.csv")).iter().map(|r| r.1).collect();
+    assert_eq!(back[..3], [9_998_592, 998_656, 9_998_592]);
 }

@@ -6,6 +6,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+pub mod netem_theory;
 pub mod ping;
 
 /// The squall binary under test.
