@@ -543,14 +543,26 @@ fn ping_sees_netem_slots() {
     assert!((20.0..=21.5).contains(&median), "openers' median RTT {median} ms, expected 20 ms");
     assert!(max_rtt <= 22.0, "an RTT of {max_rtt} ms, expected at most 20 ms + 2 ms");
     let sent = |x: &Echo| x.at.unwrap() - x.rtt_ms / 1e3;
+    // A request sent before the last batch left should have left with it.
+    // The batch's leaving is when its replies reached ping, so a departure
+    // the emulator made late by the VM's timer tail (cyclictest p99.9
+    // 3.1 ms here) makes the next batch's first request look up to that
+    // much early: CI saw one batch of 150 at 1.8 ms. At most 2 may be
+    // more than 1 ms early, none more than 3.5 ms; slots that did not hold
+    // requests back would make most batches early by up to 20 ms.
+    let mut early_batches = Vec::new();
     for (i, b) in batches.iter().enumerate() {
         let late = b.iter().map(|x| (sent(x) - sent(&b[0])) * 1e3).fold(0.0, f64::max);
         assert!(late <= 21.0, "batch {i}: a reply sent {late} ms after the slot opened\n{ping}");
         if i > 0 {
             let early = (ends[i - 1] - sent(&b[0])) * 1e3;
-            assert!(early <= 1.0, "batch {i} opened {early} ms before batch {} left\n{ping}", i - 1);
+            assert!(early <= 3.5, "batch {i} opened {early} ms before batch {} left\n{ping}", i - 1);
+            if early > 1.0 {
+                early_batches.push((i, early));
+            }
         }
     }
+    assert!(early_batches.len() <= 2, "batches opened more than 1 ms before the last left: {early_batches:?}\n{ping}");
 }
 
 /// A jitter series in `squall emu`, seen by ping: the downlink's jitter
