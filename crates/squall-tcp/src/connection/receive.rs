@@ -329,10 +329,9 @@ impl Connection {
     /// (most recently changed block first, RFC 2018 §4): the rank of the
     /// block it extends, or the number of blocks for a new one.
     fn sack_rank(&self, start: u64, end: u64) -> usize {
-        let mut touched: Vec<u64> = self.ooo.iter().map(|b| b.touched).collect();
-        touched.sort_unstable_by(|a, b| b.cmp(a));
         match self.ooo.iter().find(|b| b.start <= end && start <= b.end) {
-            Some(b) => touched.iter().position(|&t| t == b.touched).unwrap_or(0),
+            // Blocks changed more recently come before it.
+            Some(b) => self.ooo.iter().filter(|o| o.touched > b.touched).count(),
             None => self.ooo.len(),
         }
     }
