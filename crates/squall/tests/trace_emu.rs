@@ -503,7 +503,8 @@ fn ping_sees_netem_duplicate_and_reorder() {
 /// write of the emulator), between batches at least 20 ms apart (the next
 /// slot opens after the last one left), 1 ms allowed for a late wake-up;
 /// the first of each batch waited the whole slot, so its RTT is 20 ms
-/// (median within 1.5 ms above), and no RTT is above 20 ms + 2 ms. From
+/// (median within 1.5 ms above), and no RTT is above 20 ms + 2 ms (2 of
+/// 300 may be up to 6 ms late: the VM's timer tail). From
 /// ping's times (sent = received − RTT): every reply of a batch was sent
 /// within the 20 ms after its first (+ 1 ms), and each batch's first was
 /// sent after the batch before it left (− 1 ms): the slots' rule, whatever
@@ -541,7 +542,13 @@ fn ping_sees_netem_slots() {
     assert!(min_gap >= 19.0, "batches {min_gap} ms apart, expected at least 20 ms\n{ping}");
     let median = openers[openers.len() / 2];
     assert!((20.0..=21.5).contains(&median), "openers' median RTT {median} ms, expected 20 ms");
-    assert!(max_rtt <= 22.0, "an RTT of {max_rtt} ms, expected at most 20 ms + 2 ms");
+    // The same timer tail delays a reply now and then (the system's CI saw
+    // one RTT of 24.3 ms in 300): at most 2 above 20 ms + 2 ms, none above
+    // 20 ms + 6 ms. Slots opened afresh per packet, or held for a second
+    // slot, would put most RTTs at 30-40 ms.
+    let slow: Vec<f64> = batches.iter().flatten().map(|x| x.rtt_ms).filter(|&r| r > 22.0).collect();
+    assert!(max_rtt <= 26.0, "an RTT of {max_rtt} ms, expected at most 20 ms + 6 ms\n{ping}");
+    assert!(slow.len() <= 2, "RTTs above 20 ms + 2 ms: {slow:?}, expected at most 2\n{ping}");
     let sent = |x: &Echo| x.at.unwrap() - x.rtt_ms / 1e3;
     // A request sent before the last batch left should have left with it.
     // The batch's leaving is when its replies reached ping, so a departure
