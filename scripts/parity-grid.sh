@@ -37,6 +37,9 @@
 #   SEED    seed of the first replication (default: the scenario's)
 #   REALTIME the emulator data plane's SCHED_FIFO priority (squall compare
 #           --realtime; default: none): keeps its timing on a loaded machine
+#   LOCK    a lock file taken around each point's `squall compare` with
+#           flock(1) (default: none), e.g. /tmp/squall-emu.lock: other
+#           emulations wait for one point, not for the whole grid
 #
 # Example:
 #   cp target/release/squall /tmp/squall-grid
@@ -117,6 +120,7 @@ for cc in $CCS; do
                 --set "workload.tcp.0.app.bulk=\"$size\"" --set "duration=\"900 s\"")
             [ -n "${SEED:-}" ] && cmd+=(--seed "$SEED")
             [ -n "${REALTIME:-}" ] && cmd+=(--realtime "$REALTIME")
+            [ -n "${LOCK:-}" ] && cmd=(flock "$LOCK" "${cmd[@]}")
             printf '%q ' "${cmd[@]}" >>"$log"
             echo >>"$log"
             echo "== $cc $rate Mbit/s, RTT $rtt ms, loss $loss %, queue $queue packets, $size" >&2
