@@ -237,7 +237,7 @@ fn experiment(data: &[u8]) -> Result<String, String> {
 }
 
 fn empirical_file(data: &[u8]) -> Result<String, String> {
-    let text = text(data)?;
+    let file = Path::new("fuzz.txt");
     fn sample<Q: squall_link::dist::Quantity + Clone>(values: Vec<Q>) -> Result<usize, String> {
         let n = values.len();
         let d = Distribution::Empirical { file: None, values, order: squall_link::dist::Order::Random };
@@ -248,9 +248,9 @@ fn empirical_file(data: &[u8]) -> Result<String, String> {
         }
         Ok(n)
     }
-    let delays = read_values::<Duration>(text).map_err(|e| e.2).and_then(sample);
-    let sizes = read_values::<Bytes>(text).map_err(|e| e.2).and_then(sample);
-    let ratios = read_values::<f64>(text).map_err(|e| e.2).and_then(sample);
+    let delays = read_values::<Duration>(data, file).map_err(|e| e.to_string()).and_then(sample);
+    let sizes = read_values::<Bytes>(data, file).map_err(|e| e.to_string()).and_then(sample);
+    let ratios = read_values::<f64>(data, file).map_err(|e| e.to_string()).and_then(sample);
     match (delays, sizes, ratios) {
         (Err(a), Err(b), Err(c)) => Err(format!("{a}; {b}; {c}")),
         (a, b, c) => Ok(format!("{a:?} {b:?} {c:?}")),

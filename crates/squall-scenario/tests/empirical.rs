@@ -140,8 +140,9 @@ fn a_flow_size_cdf_file_fills_its_points_or_is_refused_where_it_is_named() {
 /// A per-packet sequence (`order = "sequence"`: the values replayed in
 /// the file's order) is refused like any empirical file, at the key that
 /// names it and the file's line: an empty file, a word that is not a
-/// value, a value without its unit, a negative delay, NaN. The scenario's
-/// key line is 4 (the link with the stage's `jitter`).
+/// value, a value without its unit, a negative delay, NaN, a line longer
+/// than the reader's bound (256 bytes), bytes that are not UTF-8. The
+/// scenario's key line is 4 (the link with the stage's `jitter`).
 #[test]
 fn a_bad_sequence_file_is_refused_at_its_line() {
     let dir = scratch();
@@ -150,24 +151,28 @@ duration = "1 s"
 hosts = [{ name = "a", address = "10.0.0.1" }, { name = "b", address = "10.0.0.2" }]
 links = [{ between = ["a", "b"], downlink = [{ name = "d", jitter = { kind = "empirical", file = "data/seq.txt", order = "sequence" } }], uplink = [{ name = "u" }] }]
 "#;
-    let load = |content: &str| {
+    let load = |content: &[u8]| {
         std::fs::write(dir.path().join("data/seq.txt"), content).unwrap();
         std::fs::write(dir.path().join("s.toml"), scenario).unwrap();
         squall_scenario::load(&dir.path().join("s.toml"))
     };
     // A good one loads, in its order.
-    let s = load("3 ms\n1 ms\n# a comment\n2 ms\n").unwrap();
+    let s = load(b"3 ms\n1 ms\n# a comment\n2 ms\n").unwrap();
     let jitter = s.links[0].downlink[0].jitter.as_ref().unwrap();
     let Distribution::Empirical { values, .. } = jitter else { panic!("{jitter:?}") };
     assert_eq!(values, &[Duration::from_millis(3), Duration::from_millis(1), Duration::from_millis(2)]);
-    for (content, line, why) in [
-        ("", None, "has no values; expected one value per line, like \"12 ms\""),
-        ("# only a comment\n\n", None, "has no values"),
-        ("1 ms\nfast\n", Some(2), "fast"),
-        ("1 ms\n2 ms\n12\n", Some(3), "12"),
-        ("-5 ms\n", Some(1), "-5 ms"),
-        ("1 ms\nNaN ms\n", Some(2), "NaN"),
-    ] {
+    let long = format!("1 ms\n{} ms\n", "9".repeat(300));
+    let cases: [(&[u8], Option<usize>, &str); 8] = [
+        (b"", None, "has no values; expected one value per line, like \"12 ms\""),
+        (b"# only a comment\n\n", None, "has no values"),
+        (b"1 ms\nfast\n", Some(2), "fast"),
+        (b"1 ms\n2 ms\n12\n", Some(3), "12"),
+        (b"-5 ms\n", Some(1), "-5 ms"),
+        (b"1 ms\nNaN ms\n", Some(2), "NaN"),
+        (long.as_bytes(), Some(2), "line longer than 256 bytes; expected one value per line, like \"12 ms\""),
+        (b"1 ms\n\xff ms\n", Some(2), "the line is not UTF-8 text"),
+    ];
+    for (content, line, why) in cases {
         let err = load(content).unwrap_err();
         let msg = err.to_string();
         assert_eq!(err.key_path(), "links[0].downlink[0].jitter.file", "{content:?}: {msg}");

@@ -13,6 +13,7 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::netem_theory::event_probabilities;
+use common::ping::autocorrelation;
 use common::{SQUALL, binomial_half_width, events, summary};
 
 struct Run {
@@ -537,13 +538,6 @@ fn pasted_tc_lines_run_as_their_definitions() {
         println!("`{line}`: {} delivered", r.flow("delivered_packets"));
         check(&r);
     }
-}
-
-/// Lag-`lag` autocorrelation of `x`.
-fn autocorrelation(x: &[f64], lag: usize) -> f64 {
-    let m = mean(x);
-    let den: f64 = x.iter().map(|v| (v - m).powi(2)).sum();
-    x.windows(lag + 1).map(|w| (w[0] - m) * (w[lag] - m)).sum::<f64>() / den
 }
 
 /// `delay 100ms 10ms 25%`: netem's generator reduces its correlated value

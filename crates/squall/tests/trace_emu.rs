@@ -1,6 +1,8 @@
 //! Issue 30's inputs in `squall emu`, each seen by a real tool against an
 //! expectation computed in the test: iperf3 over a Mahimahi trace
-//! measures the trace's capacity (computed from the file); ping sees the
+//! measures the trace's capacity (computed from the file), 1 000
+//! datagrams a second over the trace `1`; mm-link's `--once` ends the run
+//! at the shorter trace's end; ping sees the
 //! rate (also with real TCP), delay (also linear, started by the first
 //! packet, ending the run), jitter, loss and corruption series phase by
 //! phase, a
@@ -14,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::ping::{Echo, echoes, mean_sd, ping_link, ping_over, within_binomial};
+use common::ping::{Echo, batches, echoes, mean_sd, ping_link, ping_over, within_binomial};
 use common::{SQUALL, namespaces_available};
 
 use squall_scenario::mahimahi::MahimahiTrace;
@@ -35,10 +37,19 @@ fn payload_capacity_bps(trace: &Path) -> f64 {
 /// Runs iperf3 UDP at 20 Mbit/s from the fixed host to the mobile host
 /// (`-R`: the server sends) for 6 s after 1 s left out (`-O 1`), over a
 /// downlink that replays `trace` (lines) with a 100-packet queue;
-/// returns iperf3's received bit rate and the capacity from the file.
-fn iperf3_udp_over(trace: &str) -> (f64, f64) {
+/// returns iperf3's received bit rate, its measured intervals (length in
+/// s, datagrams received) and the capacity from the file.
+fn iperf3_udp_over(trace: &str) -> (f64, Vec<(f64, u64)>, f64) {
     let (report, capacity) = iperf3_over(trace, "-u -b 20M -l 1472");
-    (report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap(), capacity)
+    let intervals = report["intervals"]
+        .as_array()
+        .expect("iperf3 -J intervals")
+        .iter()
+        .filter(|i| i["sum"]["omitted"] == false)
+        // The received bytes: `packets` counts what the server sent.
+        .map(|i| (i["sum"]["seconds"].as_f64().unwrap(), i["sum"]["bytes"].as_u64().unwrap() / PAYLOAD as u64))
+        .collect();
+    (report["end"]["sum_received"]["bits_per_second"].as_f64().unwrap(), intervals, capacity)
 }
 
 /// A scenario between hosts `fixed` (10.0.0.1) and `mobile` (10.0.1.1),
@@ -119,16 +130,32 @@ fn iperf3_over_a_mahimahi_trace_measures_its_capacity() {
     // 11.776 Mbit/s of payload. A varying one, looping every second: one
     // opportunity per ms for 500 ms, then one every 2 ms (750 packets/s,
     // 8.832 Mbit/s); 6 s measured is 6 whole loops wherever it starts.
+    // Over the constant trace each of iperf3's six intervals (about 1 s,
+    // its length as iperf3 measured it) receives 1 000 datagrams a second
+    // of its length within 2 (a datagram the machine's late wake-up or
+    // iperf3's own timer moves across an interval's end): the Traces
+    // page's "1 000 datagrams every second".
     let constant = "1\n".to_string();
     let varying: String = (1..=500).chain((502..=1000).step_by(2)).map(|ms| format!("{ms}\n")).collect();
     for (name, trace, expected) in [("constant", constant, 11_776_000.0), ("varying", varying, 8_832_000.0)] {
-        let (received, capacity) = iperf3_udp_over(&trace);
-        println!("{name}: iperf3 received {received} bit/s, capacity from the file {capacity} bit/s");
+        let (received, intervals, capacity) = iperf3_udp_over(&trace);
+        println!(
+            "{name}: iperf3 received {received} bit/s, capacity from the file {capacity} bit/s; intervals {intervals:?}"
+        );
         assert!((capacity - expected).abs() < 1e-6, "{name}: capacity from the file {capacity}, by hand {expected}");
         assert!(
             (received - capacity).abs() <= 0.005 * capacity,
             "{name}: iperf3 received {received} bit/s, capacity {capacity} bit/s"
         );
+        assert_eq!(intervals.len(), 6, "{name}: {intervals:?}");
+        if name == "constant" {
+            for (seconds, datagrams) in &intervals {
+                assert!(
+                    (*datagrams as f64 - 1000.0 * seconds).abs() <= 2.0,
+                    "{datagrams} datagrams in an interval of {seconds} s, expected 1 000 a second: {intervals:?}"
+                );
+            }
+        }
     }
 }
 
@@ -516,16 +543,9 @@ fn ping_sees_netem_slots() {
         return;
     }
     let ping = ping_link("slot 20ms", &[], "-D -c 300 -i 0.005");
-    let mut e = echoes(&ping);
+    let e = echoes(&ping);
     assert_eq!(e.len(), 300, "{ping}");
-    e.sort_by(|a, b| a.at.unwrap().total_cmp(&b.at.unwrap()));
-    let mut batches: Vec<Vec<Echo>> = Vec::new();
-    for x in e {
-        match batches.last_mut() {
-            Some(b) if x.at.unwrap() - b.last().unwrap().at.unwrap() < 0.002 => b.push(x),
-            _ => batches.push(vec![x]),
-        }
-    }
+    let batches = batches(e, 0.002);
     let starts: Vec<f64> = batches.iter().map(|b| b[0].at.unwrap()).collect();
     let ends: Vec<f64> = batches.iter().map(|b| b.last().unwrap().at.unwrap()).collect();
     let gaps: Vec<f64> = (1..batches.len()).map(|i| (starts[i] - ends[i - 1]) * 1e3).collect();
@@ -927,4 +947,56 @@ series.delay = { file = "up.csv", at_end = "loop", start = "first_packet" }
     println!("{} echoes checked ({low} low after the first loop, {high} high): median {median} ms above", above.len());
     assert!(low >= 15 && high >= 25, "{low} {high}\n{ping}");
     assert!(median <= 1.0, "RTTs a median {median} ms above the steps\n{ping}");
+}
+
+/// mm-link's `--once` in `squall emu` (`--downlink-trace t.down
+/// --uplink-trace t.up --once`, mm-link's `--once UP DOWN`): each trace
+/// plays once from the run's start, and the run ends where the shorter
+/// ends: the downlink's 800 ms (lines 1 to 800, one opportunity a ms)
+/// beside the uplink's 1 500 ms. ping's 20 echoes (from the mobile host,
+/// in its first 0.3 s or so) all come back over the two traces; another
+/// workload sleeps 2 s, and the run ends at 0.8 s (squall's "ended by
+/// Duration at", up to 0.1 s later: the emulator checks its end every few
+/// ms), the sleep stopped. Without `--once` the traces loop and the run
+/// ends with the sleep, after 2 s.
+#[test]
+fn once_ends_the_emulation_where_the_shorter_trace_ends() {
+    if !namespaces_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let lines = |n: u32| (1..=n).map(|ms| format!("{ms}\n")).collect::<String>();
+    std::fs::write(dir.path().join("t.down"), lines(800)).unwrap();
+    std::fs::write(dir.path().join("t.up"), lines(1500)).unwrap();
+    let run = |once: bool, name: &str| -> (f64, String, String) {
+        let out = dir.path().join(name);
+        let o = Command::new(SQUALL)
+            .current_dir(dir.path())
+            .args(["emu", "--link", "delay 5ms", "--downlink-trace", "t.down", "--uplink-trace", "t.up"])
+            .args(once.then_some("--once"))
+            .arg("--out")
+            .arg(&out)
+            .args(["--run", "mobile@0s=ping -c 20 -i 0.01 10.0.0.1", "--run", "mobile@0s=sleep 2"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{stderr}");
+        let (by, at) = stderr
+            .split("ended by ")
+            .nth(1)
+            .and_then(|r| r.split_once(" at "))
+            .unwrap_or_else(|| panic!("no end in {stderr}"));
+        let at: f64 = at.split(" s").next().unwrap().parse().unwrap();
+        let ping = std::fs::read_to_string(out.join("rep-0/workloads/0-mobile.stdout")).unwrap();
+        (at, by.to_string(), ping)
+    };
+    let (at, by, ping) = run(true, "once");
+    println!("--once: {} echoes, ended by {by} at {at} s", echoes(&ping).len());
+    assert_eq!(echoes(&ping).len(), 20, "{ping}");
+    assert_eq!(by, "Duration");
+    assert!((0.8..0.9).contains(&at), "the run ended at {at} s, expected the downlink trace's 0.8 s");
+    let (at, by, _) = run(false, "looped");
+    println!("looped: ended by {by} at {at} s");
+    assert_eq!(by, "Workloads");
+    assert!(at >= 2.0, "the looped run ended at {at} s, before the 2 s sleep");
 }

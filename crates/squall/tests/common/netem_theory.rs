@@ -1,7 +1,8 @@
 //! What netem's correlated generator gives, computed from its definition
 //! rather than by running it: the expectation the tests hold squall's
 //! runs of `loss P C`, `duplicate P C`, `corrupt P C` and `reorder P C`
-//! against.
+//! against; and, for `delay MU JITTER C`, the kernel's arithmetic run
+//! ([`netem_delay_autocorrelation`]).
 //!
 //! Linux `net/sched/sch_netem.c` `get_crandom()` makes, per decision,
 //! `x_n = ((2^32 − ρ′)·U_n + ρ′·x_{n−1}) >> 32` with `ρ′ ≈ ρ·2^32`: on
@@ -84,4 +85,35 @@ pub fn event_probabilities(rho: f64, p: f64) -> (f64, f64) {
         joint += (c[j + 1] - c[j]) * ((p - rho * mid) / (1.0 - rho)).clamp(0.0, 1.0);
     }
     (marginal, if marginal > 0.0 { joint / marginal } else { 0.0 })
+}
+
+/// The lag-`lag` autocorrelation of the delays netem gives `delay MU
+/// JITTER RHO` without a table, by running sch_netem.c's arithmetic for
+/// `draws` packets (not its definition worked out: the modulo below has
+/// no closed form worth the trouble): `get_crandom()` in 64-bit integers,
+/// `answer = (value·(2³² − ρ′) + last·ρ′) >> 32` with `ρ′` = tc's
+/// percentage of `u32::MAX` + 1 (`tc/tc_util.c get_percent`,
+/// `get_crandom`'s `rho + 1`), then `tabledist()`'s `(rnd % (2σ)) + μ −
+/// σ` with σ = `jitter_ns`. The 32-bit value is reduced modulo 2σ (20 ms
+/// is 2·10⁷ of 2³² ≈ 4.3·10⁹), which leaves almost nothing of the
+/// correlation. `value` comes from SplitMix64's high half.
+pub fn netem_delay_autocorrelation(rho: f64, jitter_ns: u32, lag: usize, draws: usize) -> f64 {
+    let rho = (rho * f64::from(u32::MAX)).round() as u64 + 1;
+    let modulus = 2 * u64::from(jitter_ns);
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        (z ^ (z >> 31)) >> 32
+    };
+    let mut last = 0u64;
+    let delays: Vec<f64> = (0..draws)
+        .map(|_| {
+            last = (next() * ((1u64 << 32) - rho) + last * rho) >> 32;
+            (last % modulus) as f64
+        })
+        .collect();
+    super::ping::autocorrelation(&delays, lag)
 }

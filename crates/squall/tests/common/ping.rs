@@ -1,6 +1,7 @@
 //! ping over `squall emu`, read back: its replies, its summary line, and
 //! the statistics the emulator tests check them with.
 
+use std::path::Path;
 use std::process::Command;
 
 use super::SQUALL;
@@ -51,16 +52,48 @@ pub fn within_binomial(k: usize, n: usize, p: f64) -> bool {
 /// echo requests cross the uplink and the replies the `--link` downlink.
 pub fn ping_link(link: &str, flags: &[&str], ping: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
+    link_script(link, flags, &format!("ping {ping} $SQUALL_PEER"), &dir.path().join("out")).0
+}
+
+/// `sh -c SCRIPT` on the mobile host over `squall emu --link LINK FLAGS
+/// --out OUT` (`$SQUALL_PEER` is the fixed host's address), run in
+/// `OUT`'s parent directory (where a trace named on the line is read):
+/// the script's output and squall's stderr.
+pub fn link_script(link: &str, flags: &[&str], script: &str, out: &Path) -> (String, String) {
     let o = Command::new(SQUALL)
+        .current_dir(out.parent().unwrap())
         .args(["emu", "--link", link])
         .args(flags)
         .arg("--out")
-        .arg(dir.path().join("out"))
-        .args(["--", "sh", "-c", &format!("ping {ping} $SQUALL_PEER")])
+        .arg(out)
+        .args(["--", "sh", "-c", script])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
+    (String::from_utf8_lossy(&o.stdout).into_owned(), stderr)
+}
+
+/// The replies in order of arrival (`-D` time stamps), in batches: a
+/// reply less than `gap` seconds after the one before is in its batch
+/// (one write of the emulator's).
+pub fn batches(mut e: Vec<Echo>, gap: f64) -> Vec<Vec<Echo>> {
+    e.sort_by(|a, b| a.at.unwrap().total_cmp(&b.at.unwrap()));
+    let mut batches: Vec<Vec<Echo>> = Vec::new();
+    for x in e {
+        match batches.last_mut() {
+            Some(b) if x.at.unwrap() - b.last().unwrap().at.unwrap() < gap => b.push(x),
+            _ => batches.push(vec![x]),
+        }
+    }
+    batches
+}
+
+/// Lag-`lag` autocorrelation of `x`.
+pub fn autocorrelation(x: &[f64], lag: usize) -> f64 {
+    let m = x.iter().sum::<f64>() / x.len() as f64;
+    let den: f64 = x.iter().map(|v| (v - m).powi(2)).sum();
+    x.windows(lag + 1).map(|w| (w[0] - m) * (w[lag] - m)).sum::<f64>() / den
 }
 
 /// ping's `rtt min/avg/max/mdev` over `squall emu --link LINK` (ping
