@@ -75,8 +75,9 @@ impl ReceiveSpace {
     }
 
     /// `tcp_rcv_rtt_measure_ts`: a full-sized segment echoing a timestamp
-    /// not used before gives an RTT sample `now − echo`; the estimate moves
-    /// 1/8 of the way to it (`tcp_rcv_rtt_update` with `win_dep` 0).
+    /// not used before gives an RTT sample `now − echo`; the estimate takes
+    /// a smaller sample at once and moves 1/8 of the way to a larger one
+    /// (`tcp_rcv_rtt_update` with `win_dep` 0, Linux 6.16 and later).
     pub fn on_timestamp_echo(&mut self, now_ms: u32, echo: u32, full_sized: bool) {
         if echo == 0 || echo == self.last_echo {
             return;
@@ -90,9 +91,17 @@ impl ReceiveSpace {
             return;
         }
         let sample = Duration::from_millis(delta as u64);
+        // `tcp_rcv_rtt_update` since Linux 6.16 (commit b879dcb1aeec, "tcp:
+        // always seek minimum rtt in tcp_rcv_rtt_update()"): a smaller
+        // sample is taken at once, a larger one weighs an eighth. With the
+        // average alone a queue that builds in slow start inflated the
+        // estimate, so the window clamp rose later in each round and the
+        // receiver went back to delayed ACKs at each round's start.
         self.rcv_rtt = Some(match self.rcv_rtt {
-            None => sample,
-            Some(est) => Duration::from_nanos(est.as_nanos() - est.as_nanos() / 8 + sample.as_nanos() / 8),
+            Some(est) if sample >= est => {
+                Duration::from_nanos(est.as_nanos() - est.as_nanos() / 8 + sample.as_nanos() / 8)
+            }
+            _ => sample,
         });
     }
 
@@ -171,7 +180,7 @@ mod tests {
     }
 
     #[test]
-    fn receiver_rtt_is_an_eighth_weighted_average_of_echoes() {
+    fn receiver_rtt_latches_a_smaller_echo_and_averages_a_larger_one() {
         let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
         s.on_timestamp_echo(201, 101, true);
         s.on_timestamp_echo(400, 200, true);
@@ -181,5 +190,9 @@ mod tests {
         s.on_timestamp_echo(900, 200, true);
         s.on_timestamp_echo(900, 300, false);
         assert_eq!(s.rcv_rtt, Some(Duration::from_micros(112_500)));
+        // A smaller sample is the estimate at once (Linux 6.16's
+        // `tcp_rcv_rtt_update`), not 7/8·112.5 + 1/8·105 = 111.56 ms.
+        s.on_timestamp_echo(1005, 900, true);
+        assert_eq!(s.rcv_rtt, Some(ms(105)));
     }
 }
