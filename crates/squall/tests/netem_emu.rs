@@ -561,6 +561,37 @@ fn ping_sees_netem_slot_draws_between_min_and_max() {
     assert!(min_gap >= 9.0, "batches {min_gap} ms apart, expected at least 10 ms");
 }
 
+/// `slot distribution normal 20ms 4ms` in `squall emu`, seen by ping -D
+/// as the test above sees `slot 10ms 30ms`: sch_netem.c `get_slot_next`
+/// draws each slot's wait from the distribution table (`tabledist` with
+/// mu 20 ms, sigma 4 ms; iproute2's normal table), so the openers' RTTs
+/// (the first reply of each batch, replies less than 2 ms apart) have mean
+/// 20 ms, within 3.5 standard errors (4/√n) + 0.5 ms, and deviation 4 ms,
+/// within 3.5·4·√(1/2n) + 0.3 ms (a normal's deviation has standard error
+/// σ/√(2n)); at most 2 above 20 + 5·4 + 2 ms (the
+/// VM's timer tail). Slots without the distribution (`slot 20ms`) would
+/// give a deviation of 0.
+#[test]
+fn ping_sees_netem_slot_waits_drawn_from_a_distribution() {
+    if !namespaces_available() {
+        return;
+    }
+    let ping = ping_link("slot distribution normal 20ms 4ms", &[], "-D -c 300 -i 0.005");
+    let e = echoes(&ping);
+    assert_eq!(e.len(), 300, "{ping}");
+    let batches = batches(e, 0.002);
+    let openers: Vec<f64> = batches.iter().map(|b| b[0].rtt_ms).collect();
+    let n = openers.len() as f64;
+    let (avg, sd) = mean_sd(&openers);
+    let least = openers.iter().copied().fold(f64::INFINITY, f64::min);
+    let slow = openers.iter().filter(|&&r| r > 42.0).count();
+    println!("{n} batches; openers' RTT mean {avg:.3} ms, deviation {sd:.3}, least {least} ms, {slow} above 42 ms");
+    assert!(n >= 60.0, "{n} batches\n{ping}");
+    assert!(least >= 0.0 && slow <= 2, "openers from {least} ms, {slow} above 42 ms\n{ping}");
+    assert!((avg - 20.0).abs() <= 3.5 * 4.0 / n.sqrt() + 0.5, "openers' mean {avg} ms, expected 20 ms");
+    assert!((sd - 4.0).abs() <= 3.5 * 4.0 * (1.0 / (2.0 * n)).sqrt() + 0.3, "openers' deviation {sd} ms, expected 4 ms");
+}
+
 /// `slot 20ms packets 4 bytes 4000 limit 10` in `squall emu`: two bursts
 /// of 30 echo requests (`ping -l 30`, sent at once), 84-byte packets then
 /// 1 500-byte ones, 1 s apart; their replies cross the downlink. The
