@@ -589,7 +589,10 @@ fn ping_sees_netem_slot_waits_drawn_from_a_distribution() {
     assert!(n >= 60.0, "{n} batches\n{ping}");
     assert!(least >= 0.0 && slow <= 2, "openers from {least} ms, {slow} above 42 ms\n{ping}");
     assert!((avg - 20.0).abs() <= 3.5 * 4.0 / n.sqrt() + 0.5, "openers' mean {avg} ms, expected 20 ms");
-    assert!((sd - 4.0).abs() <= 3.5 * 4.0 * (1.0 / (2.0 * n)).sqrt() + 0.3, "openers' deviation {sd} ms, expected 4 ms");
+    assert!(
+        (sd - 4.0).abs() <= 3.5 * 4.0 * (1.0 / (2.0 * n)).sqrt() + 0.3,
+        "openers' deviation {sd} ms, expected 4 ms"
+    );
 }
 
 /// `slot 20ms packets 4 bytes 4000 limit 10` in `squall emu`: two bursts
