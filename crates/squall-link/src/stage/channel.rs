@@ -578,12 +578,7 @@ impl Channel {
         } else {
             Order::Fifo
         };
-        if slot == self.slots.len() {
-            self.slots.push(None);
-        }
-        // Written in its slot, not built beside it and moved in (a
-        // `memcpy` of 144 bytes per packet).
-        self.slots[slot] = Some(InFlight {
+        let entry = InFlight {
             packet,
             seq,
             frames,
@@ -596,7 +591,12 @@ impl Channel {
             in_receive_buffer: false,
             complete: false,
             order,
-        });
+        };
+        if slot == self.slots.len() {
+            self.slots.push(Some(entry));
+        } else {
+            self.slots[slot] = Some(entry);
+        }
         self.send_packets += 1;
         self.send_frames += frames;
         self.tx_order.push_back((slot, seq));
