@@ -161,6 +161,42 @@ pub struct TcpConfig {
     /// grows; at most `rcv_buf`); each segment that grows it is ACKed at
     /// once, so a receiver whose window grows ACKs every segment.
     pub grow_window: bool,
+    /// Linux's ACK of pushed data (net/ipv4/tcp_input.c
+    /// `tcp_measure_rcv_mss`, net/ipv4/tcp.c `__tcp_cleanup_rbuf`, as in
+    /// Linux 6.x): a full-sized segment in order with PSH set marks the
+    /// pending ACK pushed (`ICSK_ACK_PUSHED`), and once the application
+    /// has read all the data received, that ACK goes at once instead of
+    /// waiting for a second segment or the delayed-ACK timer. A Linux
+    /// sender ends each of its transmit units with PSH
+    /// ([`TcpConfig::transmit_units`]), so a receiver that reads at once
+    /// ACKs each unit: a lone segment is ACKed when it ends one.
+    pub ack_pushed: bool,
+    /// Linux's transmit units (net/ipv4/tcp_output.c `tcp_tso_autosize`,
+    /// `tcp_update_pacing_rate` in tcp_input.c, `tcp_write_xmit`,
+    /// `tcp_tso_should_defer`), for the window-based algorithms:
+    /// - a unit holds max(rate >> 10 bytes / MSS, 2) segments
+    ///   (`sk_pacing_shift` 10, `tcp_min_tso_segs` 2), the rate being
+    ///   max(cwnd, segments out)·MSS/SRTT at 200 % below half ssthresh and
+    ///   120 % above (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`), and at
+    ///   most 64 KiB (`GSO_LEGACY_MAX_SIZE`); a sender that has no RTT
+    ///   sample yet uses 64 KiB;
+    /// - each unit ends with PSH, as captures of a Linux 6.18 bulk sender
+    ///   show (connection/units.rs has the figures; tcp.c
+    ///   `tcp_sendmsg_locked`'s `tcp_push` when the writer waits for
+    ///   space is our reading of why); a unit the window cut is topped up
+    ///   to a whole unit after the cut, as the captures show the writer
+    ///   doing to the tail it left;
+    /// - when the window lets out only part of a unit, the part waits for
+    ///   the next ACK (`tcp_tso_should_defer`) if data left less than 1 ms
+    ///   ago, the room is below a third of min(cwnd, peer's window), and
+    ///   the ACK of the oldest segment outstanding is due within
+    ///   min(SRTT/2, 1 ms) (its send time plus SRTT); never during
+    ///   recovery or after a timeout.
+    ///
+    /// The minimum-RTT term of `tcp_tso_autosize` (64 KiB >>
+    /// (min RTT in µs >> 9)) is left out: less than a segment from a
+    /// minimum RTT of 3 ms up.
+    pub transmit_units: bool,
     /// Offer the timestamp option (RFC 7323 §3); used when both ends offer
     /// it. Its 12 option bytes (with two NOPs) come out of each segment's
     /// payload, as in Linux (1448 bytes with an MSS of 1460), and every
@@ -238,6 +274,8 @@ impl Default for TcpConfig {
             quick_ack: false,
             sack_compression: false,
             grow_window: false,
+            ack_pushed: false,
+            transmit_units: false,
             timestamps: false,
             loss_detection: LossDetection::DupAck,
             prr: false,
@@ -296,7 +334,11 @@ impl TcpConfig {
     ///   timeout, an ACK every second full segment, and quick-ACK mode,
     ///   also for every segment that grows the receive window
     ///   ([`TcpConfig::grow_window`]); SACKs of data out of order
-    ///   compressed ([`TcpConfig::sack_compression`]);
+    ///   compressed ([`TcpConfig::sack_compression`]); a full segment with
+    ///   PSH ACKed once read ([`TcpConfig::ack_pushed`]);
+    /// - data sent in transmit units of `tcp_tso_autosize` segments, each
+    ///   ending with PSH, a partial unit held for the next ACK
+    ///   ([`TcpConfig::transmit_units`]);
     /// - SACK (RFC 2018), window scaling and timestamps (RFC 7323);
     /// - RACK-TLP loss detection (RFC 8985), PRR (RFC 6937) and Linux's
     ///   per-segment window growth; HyStart for `cubic`;
@@ -311,6 +353,8 @@ impl TcpConfig {
             quick_ack: true,
             sack_compression: true,
             grow_window: true,
+            ack_pushed: true,
+            transmit_units: true,
             timestamps: true,
             loss_detection: LossDetection::Rack,
             prr: true,

@@ -46,6 +46,7 @@ mod receive;
 mod recovery;
 mod send;
 mod timers;
+mod units;
 use pacing::Pacer;
 use rack::Rack;
 use rate::{DeliveryRate, TxState};
@@ -321,6 +322,12 @@ pub struct Connection {
     tlp_retrans: bool,
     /// Proportional rate reduction during SACK recovery (RFC 6937).
     prr: Option<Prr>,
+    /// Transmit units ([`TcpConfig::transmit_units`]): where the unit
+    /// holding `snd_max` ends, whether the window cut it (part sent), and
+    /// when data last left (`tcp_wstamp_ns`).
+    unit_end: u64,
+    unit_cut: bool,
+    last_data_sent: Option<Instant>,
     /// Timestamps (RFC 7323 §3) are in use, and TS.Recent (§4.3).
     ts_ok: bool,
     ts_recent: u32,
@@ -353,6 +360,9 @@ pub struct Connection {
     /// Data arrived since the last ACK (`inet_csk_ack_scheduled`): that
     /// ACK uses up a quick ACK.
     ack_scheduled: bool,
+    /// A full-sized segment with PSH arrived since the last ACK
+    /// (`ICSK_ACK_PUSHED`, [`TcpConfig::ack_pushed`]).
+    ack_pushed: bool,
     /// SACK compression: ACKs held (`compressed_ack`), ACKs sent at once
     /// for `rcv_nxt` = `compressed_ack_rcv_nxt` (`dup_ack_counter`), and
     /// an ACK built before a segment changed the SACK blocks, to go first
@@ -423,6 +433,9 @@ impl Connection {
             tlp_high_seq: None,
             tlp_retrans: false,
             prr: None,
+            unit_end: 0,
+            unit_cut: false,
+            last_data_sent: None,
             ts_ok: false,
             ts_recent: 0,
             irs: 0,
@@ -443,6 +456,7 @@ impl Connection {
             last_data_at: None,
             ato: Duration::ZERO,
             ack_scheduled: false,
+            ack_pushed: false,
             compressed_acks: 0,
             sack_dupacks: 0,
             compressed_ack_rcv_nxt: 0,
@@ -519,6 +533,11 @@ impl Connection {
             // §4.2.3.3's receiver SWS avoidance; Linux's rule).
             let window = self.rcv_window();
             if window > offered && window >= 2 * offered {
+                self.ack_now = true;
+            }
+            // `__tcp_cleanup_rbuf`: this read emptied the receive queue
+            // and pushed data is waiting for its ACK.
+            if self.ack_pushed && self.ack_scheduled && self.readable() == 0 {
                 self.ack_now = true;
             }
         }

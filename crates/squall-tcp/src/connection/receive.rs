@@ -267,6 +267,11 @@ impl Connection {
                 // `tcp_event_data_recv`, for data in order only.
                 self.on_data_timing(now);
             }
+            if self.config.ack_pushed && seg.flags.contains(Flags::PSH) && seg.len >= self.rcv_mss {
+                // `tcp_measure_rcv_mss`: a full segment with PSH likely
+                // ends the sender's write, so the ACK is pushed.
+                self.ack_pushed = true;
+            }
             let had_holes = !self.ooo.is_empty();
             self.rcv_nxt = end;
             self.stats.bytes_received += end - start;

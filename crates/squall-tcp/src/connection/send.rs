@@ -118,6 +118,8 @@ impl Connection {
         self.last_ack_sent = self.rcv_nxt;
         self.ack_now = false;
         self.ack_scheduled = false;
+        // `tcp_event_ack_sent` clears every pending-ACK flag.
+        self.ack_pushed = false;
         self.timers.stop(Timer::DelayedAck);
         // `tcp_event_ack_sent`: any ACK sends what SACK compression held.
         self.compressed_acks = 0;
@@ -321,6 +323,9 @@ impl Connection {
             flags |= Flags::FIN;
         }
         let len = s.data_len() as u32;
+        if len > 0 {
+            self.last_data_sent = Some(now);
+        }
         let mut seg = self.segment(s.start, len, flags);
         self.fill_ack(now, &mut seg);
         self.stats.retransmitted_segments += 1;
@@ -356,14 +361,27 @@ impl Connection {
             let half_window = self.max_snd_wnd > 0 && len >= self.max_snd_wnd / 2;
             let override_small = nothing_outstanding && len > 0;
             if len == 0 || !(full || all || half_window || override_small) {
+                if room < mss {
+                    self.top_up_cut_unit();
+                }
                 return None;
             }
         } else if self.snd_max > self.snd_una && cwnd_room == 0 {
             // A lone FIN waits for room like data does.
             return None;
         }
-        self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let start = self.snd_max;
+        let mut ends_unit = false;
+        if self.sends_units() && len > 0 && !ignore_cwnd {
+            let unit_end = self.unit_end(start);
+            let rest = unit_end - start;
+            if !self.unit_cut && rest > mss && room < rest && self.defers_cut_unit(now, room, base_cwnd) {
+                return None;
+            }
+            ends_unit = start + len >= unit_end;
+            self.unit_cut = !ends_unit;
+        }
+        self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let tx = self.tx_state(now, self.snd_max == self.snd_una);
         let mut flags = Flags::empty_flags();
         let fin = self.fin_queued && start + len == self.app_end;
@@ -375,8 +393,11 @@ impl Connection {
                 _ => {}
             }
         }
-        if len > 0 && start + len == self.app_end {
+        if len > 0 && (start + len == self.app_end || ends_unit) {
             flags |= Flags::PSH;
+        }
+        if len > 0 {
+            self.last_data_sent = Some(now);
         }
         let end = start + len + fin as u64;
         self.sent.push_back(Sent {

@@ -815,9 +815,15 @@ mod linux {
     /// | 9 | 7 | 5 ≤ 5 | min(5 − 5, max(0, 1)) = 0 | — |
     ///
     /// one segment per two delivered while pipe > ssthresh.
+    ///
+    /// Without transmit units: with them the second SACK comes 1 ms after
+    /// segment 10 left, while segment 0's ACK is overdue, so Linux's
+    /// `tcp_tso_should_defer` would hold segment 11 (the deferral has its
+    /// own test below); this test is about PRR.
     #[test]
     fn prr_sends_one_segment_per_two_delivered_in_recovery() {
-        let mut c = established(linux(), 65_535, 1_000_000, true);
+        let cfg = TcpConfig { transmit_units: false, ..linux() };
+        let mut c = established(cfg, 65_535, 1_000_000, true);
         assert_eq!(data(&send!(c, at(100))).len(), 10);
         let s = seg_start;
         let mut sent = vec![];
@@ -1160,5 +1166,148 @@ mod linux {
         assert!(c.lost_out(), "segment 12 is marked lost, its retransmission out");
         assert_eq!(c.recovery.map(|r| r.point), Some(s(18)), "recovery again at once");
         assert_eq!(c.stats().fast_retransmits, 2);
+    }
+
+    /// A passive Linux end past its 16 quick ACKs (the first data's
+    /// quick-ACK mode, see above): segments k = 0..16 taken and ACKed.
+    fn past_quick_acks(cfg: TcpConfig) -> Connection {
+        let mut server = answered_syn(cfg);
+        for k in 0..16 {
+            server.handle_segment(at(100 + k), &peer_data(PEER_ISS + 1 + k * 1000, 1000));
+            assert_eq!(send!(server, at(100 + k)).len(), 1, "quick ACK {k}");
+        }
+        server
+    }
+
+    /// `tcp_measure_rcv_mss` and `__tcp_cleanup_rbuf`: a lone full
+    /// segment with PSH is ACKed as soon as the application has read all
+    /// the data, not after the 40 ms delayed-ACK timer; without PSH, or
+    /// while data is left unread, it waits for the timer as before; the
+    /// RFC profile ignores PSH.
+    #[test]
+    fn a_pushed_full_segment_is_acked_once_read() {
+        let pushed = |k: u64| Segment { flags: Flags::ACK | Flags::PSH, ..peer_data(PEER_ISS + 1 + k * 1000, 1000) };
+        let mut server = past_quick_acks(linux());
+        server.read(u64::MAX);
+        server.handle_segment(at(120), &pushed(16));
+        assert!(send!(server, at(120)).is_empty(), "not before the application reads");
+        assert_eq!(server.read(u64::MAX), 1000);
+        let ack = send!(server, at(120));
+        assert_eq!(ack.len(), 1, "the read sends the pushed ACK");
+        assert_eq!(ack[0].ack, PEER_ISS + 1 + 17 * 1000);
+        // The same segment without PSH waits for the timer.
+        server.handle_segment(at(130), &peer_data(PEER_ISS + 1 + 17 * 1000, 1000));
+        server.read(u64::MAX);
+        assert!(send!(server, at(130)).is_empty());
+        assert_eq!(server.poll_timeout(), Some(at(170)));
+        // A read that leaves data unread does not send it.
+        server.handle_timeout(at(170));
+        assert_eq!(send!(server, at(170)).len(), 1);
+        server.handle_segment(at(180), &pushed(18));
+        assert_eq!(server.read(500), 500);
+        assert!(send!(server, at(180)).is_empty(), "500 bytes still unread");
+        assert_eq!(server.read(u64::MAX), 500);
+        assert_eq!(send!(server, at(180)).len(), 1);
+        // Without the rule (RFC profile's setting) PSH changes nothing.
+        let mut server = past_quick_acks(TcpConfig { ack_pushed: false, ..linux() });
+        server.read(u64::MAX);
+        server.handle_segment(at(120), &pushed(16));
+        server.read(u64::MAX);
+        assert!(send!(server, at(120)).is_empty());
+    }
+
+    /// `tcp_tso_autosize` with `tcp_update_pacing_rate`: after the
+    /// handshake's 100 ms sample, cwnd 10 in slow start paces at 200 % of
+    /// 10·1000 B / 100 ms = 200 000 B/s; >> 10 is 195 bytes, less than a
+    /// segment, so a unit is `tcp_min_tso_segs` = 2 segments and the
+    /// initial window goes as five units, PSH on k = 1, 3, 5, 7, 9. With a
+    /// 1 ms handshake the rate is 20 000 000 B/s, >> 10 = 19 531 bytes:
+    /// units of 19 segments, so none of the first 10 ends one.
+    #[test]
+    fn transmit_units_follow_the_pacing_rate_and_end_with_psh() {
+        let mut c = established(linux(), 65_535, 1_000_000, true);
+        assert_eq!(c.linux_pacing_rate(), Some(200_000));
+        assert_eq!(c.unit_bytes(), 2000);
+        let out = send!(c, at(100));
+        let psh: Vec<bool> = out.iter().filter(|s| s.len > 0).map(|s| s.flags.contains(Flags::PSH)).collect();
+        assert_eq!(psh, (0..10).map(|k| k % 2 == 1).collect::<Vec<_>>());
+
+        let mut c = Connection::connect(TcpConfig { iss: 0, mss: MSS, ..TcpConfig::linux() }, at(0));
+        send!(c, at(0));
+        let synack = Segment {
+            seq: PEER_ISS,
+            ack: 1,
+            flags: Flags::SYN | Flags::ACK,
+            window: 65_535,
+            mss: Some(MSS as u16),
+            sack_permitted: true,
+            ..Default::default()
+        };
+        c.handle_segment(at(1), &synack);
+        c.send(1_000_000).unwrap();
+        assert_eq!(c.linux_pacing_rate(), Some(20_000_000));
+        assert_eq!(c.unit_bytes(), 19_000);
+        let out = send!(c, at(1));
+        assert_eq!(data(&out).len(), 10);
+        assert!(out.iter().all(|s| !s.flags.contains(Flags::PSH)));
+    }
+
+    /// `tcp_tso_should_defer`. Handshake at 10 ms (SRTT 10 ms), ssthresh
+    /// 10 segments (congestion avoidance from the start), units of 2
+    /// segments (120 % of 10·1000 B / 10 ms = 1.2 MB/s, >> 10 = 1171 B).
+    /// The first window, k = 0..9, leaves at 10 ms; each ACK below
+    /// acknowledges one segment, so the window lets out one segment of a
+    /// two-segment unit:
+    ///
+    /// - at 20 ms (k = 0 ACKed) nothing has left for 10 ms: k = 10 goes
+    ///   alone, and the writer tops the unit's tail up to k = 11..12;
+    /// - at 20.5 ms (k = 1) data left 0.5 ms ago, the room (1000) is below
+    ///   a third of the window (10 000 / 3), and the oldest segment out,
+    ///   k = 2, sent at 10 ms, is due at 10 + SRTT (10.06 ms after the
+    ///   10.5 ms sample) = 20.06 ms, within min(SRTT/2, 1 ms) of now: the
+    ///   segment waits;
+    /// - at 21 ms (k = 2) the room is two segments: the unit k = 11..12
+    ///   leaves whole, PSH on k = 12.
+    ///
+    /// At 23 ms instead of 20.5 (more than 1 ms after the last send)
+    /// k = 11 goes at once.
+    #[test]
+    fn a_unit_the_window_cuts_waits_for_the_next_ack() {
+        let start = |cfg: TcpConfig| {
+            let mut c = Connection::connect(cfg, at(0));
+            send!(c, at(0));
+            let synack = Segment {
+                seq: PEER_ISS,
+                ack: 1,
+                flags: Flags::SYN | Flags::ACK,
+                window: 65_535,
+                mss: Some(MSS as u16),
+                sack_permitted: true,
+                ..Default::default()
+            };
+            c.handle_segment(at(10), &synack);
+            c.send(1_000_000).unwrap();
+            assert_eq!(c.unit_bytes(), 2000);
+            assert_eq!(data(&send!(c, at(10))).len(), 10);
+            c
+        };
+        let cfg = TcpConfig { iss: 0, mss: MSS, initial_ssthresh: 10_000, ..TcpConfig::linux() };
+        let s = seg_start;
+        let us = |n: u64| Instant::from_micros(n);
+        let mut c = start(cfg.clone());
+        recv!(c, at(20), ack = s(1), wnd = 65_535);
+        assert_eq!(data(&send!(c, at(20))), vec![(s(10), 1000)]);
+        recv!(c, us(20_500), ack = s(2), wnd = 65_535);
+        assert!(send!(c, us(20_500)).is_empty(), "k = 11 waits for the next ACK");
+        recv!(c, at(21), ack = s(3), wnd = 65_535);
+        let out = send!(c, at(21));
+        assert_eq!(data(&out), vec![(s(11), 1000), (s(12), 1000)]);
+        assert!(!out[0].flags.contains(Flags::PSH) && out[1].flags.contains(Flags::PSH));
+
+        let mut c = start(cfg);
+        recv!(c, at(20), ack = s(1), wnd = 65_535);
+        send!(c, at(20));
+        recv!(c, at(23), ack = s(2), wnd = 65_535);
+        assert_eq!(data(&send!(c, at(23))), vec![(s(11), 1000)]);
     }
 }
