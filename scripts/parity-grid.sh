@@ -37,6 +37,11 @@
 #   SEED    seed of the first replication (default: the scenario's)
 #   REALTIME the emulator data plane's SCHED_FIFO priority (squall compare
 #           --realtime; default: none): keeps its timing on a loaded machine
+#           where the data plane mostly sleeps (10 Mbit/s). Not at 50 Mbit/s
+#           on two CPUs: a data plane that spins most of each second is
+#           stopped by the kernel's RT throttling (kernel.sched_rt_runtime_us,
+#           950 ms of each 1 s) for ~50 ms every second (docs/validation.md,
+#           "Congestion-only points again")
 #   LOCK    a lock file taken around each point's `squall compare` with
 #           flock(1) (default: none), e.g. /tmp/squall-emu.lock: other
 #           emulations wait for one point, not for the whole grid
