@@ -90,7 +90,13 @@ fn data(segs: &[Segment]) -> Vec<(u64, u32)> {
 /// A client that completed the handshake at 100 ms (RTT sample 100 ms:
 /// SRTT 100, RTTVAR 50, RTO max(100 + 200, 200) = 300 ms) with a peer
 /// offering `window` bytes, and has `bytes` queued.
-fn established(mut cfg: TcpConfig, window: u16, bytes: u64, peer_sack: bool) -> Connection {
+fn established(cfg: TcpConfig, window: u16, bytes: u64, peer_sack: bool) -> Connection {
+    established_at(cfg, at(100), window, bytes, peer_sack)
+}
+
+/// [`established`] with the SYN-ACK arriving at `synack_at` (the handshake's
+/// RTT sample).
+fn established_at(mut cfg: TcpConfig, synack_at: Instant, window: u16, bytes: u64, peer_sack: bool) -> Connection {
     cfg.sack = cfg.sack || peer_sack;
     let mut c = Connection::connect(cfg, at(0));
     let syn = send!(c, at(0));
@@ -105,7 +111,7 @@ fn established(mut cfg: TcpConfig, window: u16, bytes: u64, peer_sack: bool) -> 
         sack_permitted: peer_sack,
         ..Default::default()
     };
-    c.handle_segment(at(100), &synack);
+    c.handle_segment(synack_at, &synack);
     assert_eq!(c.state(), State::Established);
     c.send(bytes).unwrap();
     c
@@ -1232,19 +1238,7 @@ mod linux {
         let psh: Vec<bool> = out.iter().filter(|s| s.len > 0).map(|s| s.flags.contains(Flags::PSH)).collect();
         assert_eq!(psh, (0..10).map(|k| k % 2 == 1).collect::<Vec<_>>());
 
-        let mut c = Connection::connect(TcpConfig { iss: 0, mss: MSS, ..TcpConfig::linux() }, at(0));
-        send!(c, at(0));
-        let synack = Segment {
-            seq: PEER_ISS,
-            ack: 1,
-            flags: Flags::SYN | Flags::ACK,
-            window: 65_535,
-            mss: Some(MSS as u16),
-            sack_permitted: true,
-            ..Default::default()
-        };
-        c.handle_segment(at(1), &synack);
-        c.send(1_000_000).unwrap();
+        let mut c = established_at(linux(), at(1), 65_535, 1_000_000, true);
         assert_eq!(c.linux_pacing_rate(), Some(20_000_000));
         assert_eq!(c.unit_bytes(), 19_000);
         let out = send!(c, at(1));
@@ -1274,24 +1268,12 @@ mod linux {
     #[test]
     fn a_unit_the_window_cuts_waits_for_the_next_ack() {
         let start = |cfg: TcpConfig| {
-            let mut c = Connection::connect(cfg, at(0));
-            send!(c, at(0));
-            let synack = Segment {
-                seq: PEER_ISS,
-                ack: 1,
-                flags: Flags::SYN | Flags::ACK,
-                window: 65_535,
-                mss: Some(MSS as u16),
-                sack_permitted: true,
-                ..Default::default()
-            };
-            c.handle_segment(at(10), &synack);
-            c.send(1_000_000).unwrap();
+            let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
             assert_eq!(c.unit_bytes(), 2000);
             assert_eq!(data(&send!(c, at(10))).len(), 10);
             c
         };
-        let cfg = TcpConfig { iss: 0, mss: MSS, initial_ssthresh: 10_000, ..TcpConfig::linux() };
+        let cfg = TcpConfig { initial_ssthresh: 10_000, ..linux() };
         let s = seg_start;
         let us = |n: u64| Instant::from_micros(n);
         let mut c = start(cfg.clone());
