@@ -1228,7 +1228,9 @@ mod linux {
     /// segment, so a unit is `tcp_min_tso_segs` = 2 segments and the
     /// initial window goes as five units, PSH on k = 1, 3, 5, 7, 9. With a
     /// 1 ms handshake the rate is 20 000 000 B/s, >> 10 = 19 531 bytes:
-    /// units of 19 segments, so none of the first 10 ends one.
+    /// units of 19 segments, but `tcp_cwnd_test` lets out at most half the
+    /// window (5 segments) at a time: two units of 5, each a GSO packet
+    /// with PSH (`__tcp_transmit_skb`) on k = 4 and 9.
     #[test]
     fn transmit_units_follow_the_pacing_rate_and_end_with_psh() {
         let mut c = established(linux(), 65_535, 1_000_000, true);
@@ -1242,8 +1244,8 @@ mod linux {
         assert_eq!(c.linux_pacing_rate(), Some(20_000_000));
         assert_eq!(c.unit_bytes(), 19_000);
         let out = send!(c, at(1));
-        assert_eq!(data(&out).len(), 10);
-        assert!(out.iter().all(|s| !s.flags.contains(Flags::PSH)));
+        let psh: Vec<bool> = out.iter().filter(|s| s.len > 0).map(|s| s.flags.contains(Flags::PSH)).collect();
+        assert_eq!(psh, (0..10).map(|k| k == 4 || k == 9).collect::<Vec<_>>());
     }
 
     /// `tcp_tso_should_defer`. Handshake at 10 ms (SRTT 10 ms), ssthresh
@@ -1254,7 +1256,7 @@ mod linux {
     /// two-segment unit:
     ///
     /// - at 20 ms (k = 0 ACKed) nothing has left for 10 ms: k = 10 goes
-    ///   alone, and the writer tops the unit's tail up to k = 11..12;
+    ///   alone, a one-segment unit without PSH;
     /// - at 20.5 ms (k = 1) data left 0.5 ms ago, the room (1000) is below
     ///   a third of the window (10 000 / 3), and the oldest segment out,
     ///   k = 2, sent at 10 ms, is due at 10 + SRTT (10.06 ms after the
@@ -1262,6 +1264,9 @@ mod linux {
     ///   segment waits;
     /// - at 21 ms (k = 2) the room is two segments: the unit k = 11..12
     ///   leaves whole, PSH on k = 12.
+    ///
+    /// k = 10 carries no PSH (`__tcp_transmit_skb` forces it only on
+    /// packets of more than one segment).
     ///
     /// At 23 ms instead of 20.5 (more than 1 ms after the last send)
     /// k = 11 goes at once.
@@ -1278,7 +1283,9 @@ mod linux {
         let us = |n: u64| Instant::from_micros(n);
         let mut c = start(cfg.clone());
         recv!(c, at(20), ack = s(1), wnd = 65_535);
-        assert_eq!(data(&send!(c, at(20))), vec![(s(10), 1000)]);
+        let out = send!(c, at(20));
+        assert_eq!(data(&out), vec![(s(10), 1000)]);
+        assert!(!out[0].flags.contains(Flags::PSH));
         recv!(c, us(20_500), ack = s(2), wnd = 65_535);
         assert!(send!(c, us(20_500)).is_empty(), "k = 11 waits for the next ACK");
         recv!(c, at(21), ack = s(3), wnd = 65_535);
@@ -1291,5 +1298,45 @@ mod linux {
         send!(c, at(20));
         recv!(c, at(23), ack = s(2), wnd = 65_535);
         assert_eq!(data(&send!(c, at(23))), vec![(s(11), 1000)]);
+    }
+    /// A unit the window cuts and does not hold is a unit of its own,
+    /// PSH on its last segment, as Linux's captures at 50 Mbit/s show (PSH
+    /// gaps of 2 and 3 segments between the 4-segment units). Handshake at
+    /// 10 ms (SRTT 10 ms), 35 segments in congestion avoidance (ssthresh
+    /// 10): 120 % of 35·1000 B / 10 ms = 4.2 MB/s, >> 10 = 4101 bytes,
+    /// units of 4 segments; the first window (half of it at most, 17)
+    /// goes as eight units of 4 and one of 3, PSH on k = 3, 7, …, 31, 34.
+    ///
+    /// - at 20 ms the ACK of k = 0..1 leaves room for two segments, and
+    ///   nothing has left for 10 ms (`tcp_tso_should_defer` sends): k = 35
+    ///   and 36 go as one unit, PSH on k = 36;
+    /// - at 20.5 ms (k = 2..3 ACKed) data left 0.5 ms ago, the room
+    ///   (2000) is below a third of min(35 000, 65 535), and the oldest
+    ///   segment out (k = 4, sent at 10 ms) is due at 10 + 10 = 20 ms,
+    ///   before now + min(5, 1) ms: the two segments wait;
+    /// - at 21 ms (k = 4..5) the room is four segments, a whole unit:
+    ///   k = 37..40, PSH on k = 40.
+    #[test]
+    fn a_unit_the_window_cuts_ends_with_psh() {
+        let cfg = TcpConfig { initial_window: 35, initial_ssthresh: 10_000, ..linux() };
+        let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+        assert_eq!(c.unit_bytes(), 4000);
+        let s = seg_start;
+        let pushed = |out: &[Segment]| -> Vec<u64> {
+            out.iter().filter(|x| x.flags.contains(Flags::PSH)).map(|x| (x.seq - 1) / 1000).collect()
+        };
+        let out = send!(c, at(10));
+        assert_eq!(data(&out).len(), 35);
+        assert_eq!(pushed(&out), vec![3, 7, 11, 15, 19, 23, 27, 31, 34]);
+        recv!(c, at(20), ack = s(2), wnd = 65_535);
+        let out = send!(c, at(20));
+        assert_eq!(data(&out), vec![(s(35), 1000), (s(36), 1000)]);
+        assert_eq!(pushed(&out), vec![36]);
+        recv!(c, Instant::from_micros(20_500), ack = s(4), wnd = 65_535);
+        assert!(send!(c, Instant::from_micros(20_500)).is_empty(), "held for the next ACK");
+        recv!(c, at(21), ack = s(6), wnd = 65_535);
+        let out = send!(c, at(21));
+        assert_eq!(data(&out), (37..41).map(|k| (s(k), 1000)).collect::<Vec<_>>());
+        assert_eq!(pushed(&out), vec![40]);
     }
 }
