@@ -1174,6 +1174,55 @@ mod linux {
         assert_eq!(c.stats().fast_retransmits, 2);
     }
 
+    /// Linux 6.18's first receive windows (net/ipv4/tcp_input.c
+    /// `tcp_measure_rcv_mss`, `tcp_grow_window`, `tcp_incr_quickack`;
+    /// include/net/tcp.h `tcp_dec_quickack_mode`). A peer with MSS 1460
+    /// and window scaling sends 10 segments, then 14 more an RTT later,
+    /// each read at once. The first data starts quick-ACK mode with
+    /// min(16, window / 2 MSS) = 16 ACKs. It also sets `scaling_ratio` to
+    /// 1460·256/2304 = 162, so the window clamp becomes 131 072·162/256 =
+    /// 82 944 B: with the segment queued, `rcv_ssthresh` grows from
+    /// 65 536 to 82 944 − 1460 = 81 484 in five steps of 2920 and one of
+    /// 1348. Each growth sets `quick |= 1` (16 → 17) before its ACK takes
+    /// one back, so the count is still 16 after six segments, and 12
+    /// after ten: the next round's segments 10..21 are ACKed one by one
+    /// (HyStart's ACK train at 20 ms RTT: an ACK every 1.2 ms at
+    /// 10 Mbit/s), then every second one. With the clamp at 64 KiB (no
+    /// growth) only 6 would be left.
+    #[test]
+    fn the_first_window_growth_keeps_quick_acks_for_the_second_round() {
+        let mut server = Connection::listen(linux());
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        assert_eq!(send!(server, at(0)).len(), 1, "a SYN-ACK");
+        let seg = |k: u64| peer_data(PEER_ISS + 1 + k * 1460, 1460);
+        let mut acks = Vec::new();
+        let mut take = |server: &mut Connection, now: Instant, k: u64| {
+            server.handle_segment(now, &seg(k));
+            server.read(u64::MAX);
+            if !send!(server, now).is_empty() {
+                acks.push(k);
+            }
+        };
+        for k in 0..10 {
+            take(&mut server, at(100 + k), k);
+        }
+        assert_eq!(server.quick_acks, 12);
+        for k in 10..24 {
+            take(&mut server, at(200 + k), k);
+        }
+        let expected: Vec<u64> = (0..22).chain([23]).collect();
+        assert_eq!(acks, expected);
+        assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::window_cap), Some(81_484));
+    }
+
     /// A passive Linux end past its 16 quick ACKs (the first data's
     /// quick-ACK mode, see above): segments k = 0..16 taken and ACKed.
     fn past_quick_acks(cfg: TcpConfig) -> Connection {
