@@ -154,12 +154,15 @@ pub struct TcpConfig {
     /// and delayed ACKs (without them every segment is ACKed at once).
     pub sack_compression: bool,
     /// Linux's receive-window growth (net/ipv4/tcp_input.c
-    /// `tcp_grow_window`, `tcp_rcv_space_adjust`): the offered window is
-    /// at most `rcv_ssthresh`, which starts at 64 KiB and grows by two
-    /// segments per segment received up to a clamp that follows the data
-    /// delivered per receiver RTT (twice it plus 16 segments, more while it
-    /// grows; at most `rcv_buf`); each segment that grows it is ACKed at
-    /// once, so a receiver whose window grows ACKs every segment.
+    /// `tcp_grow_window`, `tcp_measure_rcv_mss`, `tcp_rcv_space_adjust`,
+    /// `tcp_rcvbuf_grow`, as in Linux 6.18): the offered window is at most
+    /// `rcv_ssthresh`, which starts at 64 KiB and grows by two segments per
+    /// segment received up to a clamp: at the first segment the 128 KiB
+    /// initial buffer in window bytes (times payload over buffer memory,
+    /// about 80 KB for 1448-byte segments), then twice the data delivered
+    /// per receiver RTT, more while that grows (at most `rcv_buf`); each
+    /// segment that grows it is ACKed at once, so a receiver whose window
+    /// grows ACKs every segment.
     pub grow_window: bool,
     /// Linux's ACK of pushed data (net/ipv4/tcp_input.c
     /// `tcp_measure_rcv_mss`, net/ipv4/tcp.c `__tcp_cleanup_rbuf`, as in

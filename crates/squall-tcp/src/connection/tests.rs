@@ -1174,6 +1174,110 @@ mod linux {
         assert_eq!(c.stats().fast_retransmits, 2);
     }
 
+    /// Linux 6.18's first receive windows (net/ipv4/tcp_input.c
+    /// `tcp_measure_rcv_mss`, `tcp_grow_window`, `tcp_incr_quickack`;
+    /// include/net/tcp.h `tcp_dec_quickack_mode`). A peer with MSS 1460
+    /// and window scaling sends 10 segments, then 14 more an RTT later,
+    /// each read at once. The first data starts quick-ACK mode with
+    /// min(16, window / 2 MSS) = 16 ACKs. It also sets `scaling_ratio` to
+    /// 1460·256/2304 = 162, so the window clamp becomes 131 072·162/256 =
+    /// 82 944 B: with the segment queued, `rcv_ssthresh` grows from
+    /// 65 536 to 82 944 − 1460 = 81 484 in five steps of 2920 and one of
+    /// 1348. Each growth sets `quick |= 1` (16 → 17) before its ACK takes
+    /// one back, so the count is still 16 after six segments, and 12
+    /// after ten: the next round's segments 10..21 are ACKed one by one
+    /// (HyStart's ACK train at 20 ms RTT: an ACK every 1.2 ms at
+    /// 10 Mbit/s), then every second one. With the clamp at 64 KiB (no
+    /// growth) only 6 would be left.
+    #[test]
+    fn the_first_window_growth_keeps_quick_acks_for_the_second_round() {
+        let mut server = Connection::listen(linux());
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        assert_eq!(send!(server, at(0)).len(), 1, "a SYN-ACK");
+        let seg = |k: u64| peer_data(PEER_ISS + 1 + k * 1460, 1460);
+        let mut acks = Vec::new();
+        let mut take = |server: &mut Connection, now: Instant, k: u64| {
+            server.handle_segment(now, &seg(k));
+            server.read(u64::MAX);
+            if !send!(server, now).is_empty() {
+                acks.push(k);
+            }
+        };
+        for k in 0..10 {
+            take(&mut server, at(100 + k), k);
+        }
+        assert_eq!(server.quick_acks, 12);
+        for k in 10..24 {
+            take(&mut server, at(200 + k), k);
+        }
+        let expected: Vec<u64> = (0..22).chain([23]).collect();
+        assert_eq!(acks, expected);
+        assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::window_cap), Some(81_484));
+    }
+
+    /// Dynamic right-sizing as Linux 6.18 runs it (tcp_input.c
+    /// `tcp_rcv_space_adjust` from `tcp_recvmsg`, `tcp_rcvbuf_grow`,
+    /// `tcp_grow_window` at the segment's arrival): rounds of 10, 20 and
+    /// 30 segments of 1448 bytes 100 ms apart (segments 1 ms apart), each
+    /// read at once, timestamps giving a receiver RTT of 100 ms. The
+    /// first segment sets the clamp to 81 920 B (ratio 160), the window
+    /// grows to 80 472 B. The second round's first read finds 100 ms since
+    /// the measurement began: 11 segments (15 928 B) against 10, rcvwin
+    /// 2·15 928 + 2·⌊31 856·1448/14 480⌋ = 38 226, below the clamp. The
+    /// third round's first read (segment 30): 20 segments (28 960 B)
+    /// against 11: 57 920 + 2·⌊57 920·13 032/15 928⌋ = 152 698 B, the
+    /// figure a replay of these rules gives for Linux's captures at
+    /// 60 ms. Segment 30 itself was taken before that read, so it does not
+    /// grow the window and waits (a delayed ACK); from segment 31 the
+    /// window grows by 2896 B per segment up to 152 698 − 1448: 25
+    /// segments ACKed one by one (31..=55), then one ACK per two.
+    #[test]
+    fn the_clamp_moves_at_the_read_and_the_next_segment_grows_the_window() {
+        let mut server = Connection::listen(linux());
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            timestamp: Some(Timestamp { value: 1, echo: 0 }),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        let synack = send!(server, at(0));
+        let echo = synack[0].timestamp.expect("timestamps on").value;
+        // Segment k at `now`, echoing `echo`, read at once: ACKed now?
+        let take = |server: &mut Connection, now: Instant, k: u64, echo: u32| {
+            let seg = Segment {
+                timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
+                ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
+            };
+            server.handle_segment(now, &seg);
+            server.read(u64::MAX);
+            !send!(server, now).is_empty()
+        };
+        for k in 0..10 {
+            take(&mut server, at(100 + k), k, echo);
+        }
+        // Each round echoes the ACK the receiver sent at its start: 100 ms.
+        for k in 10..30 {
+            take(&mut server, at(190 + k), k, echo + 100);
+        }
+        assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(80_472));
+        let acked: Vec<u64> = (30..60).filter(|&k| take(&mut server, at(270 + k), k, echo + 200)).collect();
+        let expected: Vec<u64> = (31..=55).chain([57, 59]).collect();
+        assert_eq!(acked, expected);
+        assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(152_698 - 1448));
+    }
+
     /// A passive Linux end past its 16 quick ACKs (the first data's
     /// quick-ACK mode, see above): segments k = 0..16 taken and ACKed.
     fn past_quick_acks(cfg: TcpConfig) -> Connection {
