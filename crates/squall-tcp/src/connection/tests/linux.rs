@@ -1,0 +1,749 @@
+//! The Linux profile ([`TcpConfig::linux`]): each behaviour against a
+//! figure worked out by hand from the RFC or the kernel's formula.
+
+use super::*;
+use crate::congestion::HyStartExit;
+
+/// Linux's settings with the scripted peer's MSS of 1000 bytes.
+fn linux() -> TcpConfig {
+    TcpConfig { mss: MSS, iss: 0, ..TcpConfig::linux() }
+}
+
+/// RFC 6928's IW10, and RFC 7323 timestamps taking 12 bytes of each
+/// segment: with an MSS of 1460 the payload is 1448 and the packet 1500
+/// bytes (Linux's `tcp_current_mss`).
+#[test]
+fn ten_segments_of_1448_bytes_in_the_first_rtt() {
+    let cfg = TcpConfig { iss: 0, ..TcpConfig::linux() };
+    let mut c = Connection::connect(cfg, at(0));
+    let syn = send!(c, at(0));
+    let ts = syn[0].timestamp.expect("the SYN offers timestamps");
+    assert_eq!(syn[0].ip_size(), 60, "MSS, SACK-permitted + timestamps, window scale: 20 option bytes");
+    let synack = Segment {
+        seq: PEER_ISS,
+        ack: 1,
+        flags: Flags::SYN | Flags::ACK,
+        window: 65_535,
+        mss: Some(1460),
+        window_scale: Some(7),
+        sack_permitted: true,
+        timestamp: Some(Timestamp { value: 7000, echo: ts.value }),
+        ..Default::default()
+    };
+    c.handle_segment(at(100), &synack);
+    c.send(1_000_000).unwrap();
+    let out = send!(c, at(100));
+    let sizes: Vec<(u32, u32)> = out.iter().filter(|s| s.len > 0).map(|s| (s.len, s.ip_size())).collect();
+    assert_eq!(sizes, vec![(1448, 1500); 10]);
+    assert!(out.iter().all(|s| s.timestamp.is_some_and(|t| t.echo == 7000)), "every segment echoes TS.Recent");
+    assert_eq!(c.send_mss(), 1448);
+}
+
+/// The kernel's RTO after the SYN-ACK's 100 ms sample: SRTT 100,
+/// rttvar max(2·100, rto_min 200) = 200, RTO 300 ms. The loss probe
+/// (RFC 8985 §7.2) is armed at 2·SRTT + 2 ms = 202 ms after the
+/// flight of 10 segments, before that RTO.
+#[test]
+fn rto_and_probe_timeout_after_the_handshake() {
+    let mut c = established(linux(), 65_535, 100_000, true);
+    assert_eq!(c.snapshot().rto, ms(300));
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    assert_eq!(c.timers.get(Timer::Rto), Some(at(400)));
+    assert_eq!(c.poll_timeout(), Some(at(302)));
+}
+
+/// RACK (RFC 8985 §6.2): ten segments sent at 100 ms; the 8th (k = 7)
+/// is lost. The ACK at 200 of the first seven gives RACK.min_rtt 100.
+/// SACKs of k = 8 (at 201) and k = 8..9 (at 202) are only two
+/// duplicate ACKs: RFC 5681 would wait for the RTO. RACK: k = 7 was
+/// sent no later than the delivered k = 9, so it is lost at 100 +
+/// RACK.rtt (102) + reo_wnd (min_rtt/4 = 25, fewer than 3 SACKed
+/// segments) = 227 ms; the reordering timer is armed for the wait
+/// (25 ms) plus 2 ms at 202: the retransmission leaves at 229 ms.
+#[test]
+fn rack_retransmits_after_the_reordering_window_with_two_dupacks() {
+    let mut c = established(linux(), 65_535, 10_000, true);
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    let s = seg_start;
+    recv!(c, at(200), ack = s(7), wnd = 65_535);
+    assert!(send!(c, at(200)).is_empty());
+    recv!(c, at(201), ack = s(7), wnd = 65_535, sack = [(s(8), s(9))]);
+    recv!(c, at(202), ack = s(7), wnd = 65_535, sack = [(s(8), s(10))]);
+    assert!(send!(c, at(202)).is_empty());
+    assert_eq!(c.stats().dupacks_received, 2);
+    assert_eq!(c.poll_timeout(), Some(at(229)));
+    c.handle_timeout(at(229));
+    assert_eq!(data(&send!(c, at(229))), vec![(s(7), 1000)]);
+    assert_eq!((c.stats().fast_retransmits, c.stats().timeouts), (1, 0));
+    // PRR (RFC 6937) on entering recovery: nothing else in flight
+    // (k = 8, 9 SACKed), so the window is the one retransmission.
+    assert_eq!(c.snapshot().cwnd, 1000);
+    // Recovery ends with everything acknowledged: cwnd = ssthresh =
+    // half of the 17-segment window (10 + 7 in slow start) = 8.
+    recv!(c, at(330), ack = s(10), wnd = 65_535);
+    assert!(c.recovery.is_none());
+    assert_eq!(c.snapshot().cwnd, 8000);
+}
+
+/// The duplicate threshold is RACK's too (RFC 8985 §6.2 step 4; Linux
+/// `tcp_rack_reo_wnd` compares sacked_out with tp->reordering, which
+/// net.ipv4.tcp_reordering sets): on the sequence above with
+/// `dupack_threshold` 2, the second SACKed segment makes reo_wnd zero,
+/// so k = 7 (sent at 100, RACK.rtt 102) is lost at 202 ms, at once,
+/// instead of at 229 ms.
+#[test]
+fn rack_reordering_window_closes_at_the_duplicate_threshold() {
+    let mut cfg = linux();
+    cfg.dupack_threshold = 2;
+    let mut c = established(cfg, 65_535, 10_000, true);
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    let s = seg_start;
+    recv!(c, at(200), ack = s(7), wnd = 65_535);
+    recv!(c, at(201), ack = s(7), wnd = 65_535, sack = [(s(8), s(9))]);
+    assert!(send!(c, at(201)).is_empty(), "one SACKed segment: reo_wnd is still 25 ms");
+    recv!(c, at(202), ack = s(7), wnd = 65_535, sack = [(s(8), s(10))]);
+    assert_eq!(data(&send!(c, at(202))), vec![(s(7), 1000)]);
+    assert_eq!(c.stats().fast_retransmits, 1);
+}
+
+/// PRR (RFC 6937) in a connection: ten segments at 100 ms, the first
+/// lost, the others SACKed one per ms from 200 ms. The first two SACKs
+/// let one new segment each go (k = 10, 11: RFC 3042, as Linux's
+/// in-flight count does). The third finds segment 0 lost (RACK's
+/// reo_wnd is 0 with 3 SACKed): recovery, ssthresh = 10/2 = 5 segments
+/// (Linux halves cwnd), prior_cwnd 10. Then per SACK, with pipe =
+/// the retransmission + unSACKed segments:
+///
+/// | SACK | delivered | pipe | sndcnt | sent |
+/// | --- | --- | --- | --- | --- |
+/// | 3 | 1 | 8 > 5 | ⌈1·5/10⌉ − 0 = 1 | segment 0 again |
+/// | 4 | 2 | 8 | ⌈2·5/10⌉ − 1 = 0 | — |
+/// | 5 | 3 | 7 | ⌈3·5/10⌉ − 1 = 1 | 12 |
+/// | 6 | 4 | 7 | 2 − 2 = 0 | — |
+/// | 7 | 5 | 6 | ⌈5·5/10⌉ − 2 = 1 | 13 |
+/// | 8 | 6 | 6 | 3 − 3 = 0 | — |
+/// | 9 | 7 | 5 ≤ 5 | min(5 − 5, max(0, 1)) = 0 | — |
+///
+/// one segment per two delivered while pipe > ssthresh.
+///
+/// Without transmit units: with them the second SACK comes 1 ms after
+/// segment 10 left, while segment 0's ACK is overdue, so Linux's
+/// `tcp_tso_should_defer` would hold segment 11 (the deferral has its
+/// own test below); this test is about PRR.
+#[test]
+fn prr_sends_one_segment_per_two_delivered_in_recovery() {
+    let cfg = TcpConfig { transmit_units: false, ..linux() };
+    let mut c = established(cfg, 65_535, 1_000_000, true);
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    let s = seg_start;
+    let mut sent = vec![];
+    for k in 1..=9u64 {
+        recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
+        sent.push(data(&send!(c, at(199 + k))));
+    }
+    assert_eq!(sent[0], vec![(s(10), 1000)]);
+    assert_eq!(sent[1], vec![(s(11), 1000)]);
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert_eq!(c.snapshot().ssthresh, 5000);
+    let counts: Vec<usize> = sent[2..].iter().map(Vec::len).collect();
+    assert_eq!(counts, vec![1, 0, 1, 0, 1, 0, 0]);
+    assert_eq!(sent[2], vec![(s(0), 1000)]);
+    assert_eq!((sent[4][0].0, sent[6][0].0), (s(12), s(13)));
+}
+
+/// TLP (RFC 8985 §7): the last two of ten segments are lost. The ACK of
+/// the first eight comes at 200 ms (SRTT 100 ms, RTO 300 ms); the probe
+/// goes at 200 + 2·100 + 2 = 402 ms (RTO would be at 500), resending
+/// the last segment. Its SACK at 502 (an RTT later) lets RACK find the
+/// other one lost at once: retransmitted at 502, no timeout.
+#[test]
+fn tail_loss_probe_recovers_before_the_rto() {
+    let mut c = established(linux(), 65_535, 10_000, true);
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    let s = seg_start;
+    recv!(c, at(200), ack = s(8), wnd = 65_535);
+    assert!(send!(c, at(200)).is_empty());
+    assert_eq!(c.timers.get(Timer::Rto), Some(at(500)));
+    assert_eq!(c.poll_timeout(), Some(at(402)));
+    c.handle_timeout(at(402));
+    assert_eq!(data(&send!(c, at(402))), vec![(s(9), 1000)], "the probe resends the last segment");
+    assert_eq!(c.stats().loss_probes, 1);
+    recv!(c, at(502), ack = s(8), wnd = 65_535, sack = [(s(9), s(10))]);
+    assert_eq!(data(&send!(c, at(502))), vec![(s(8), 1000)]);
+    recv!(c, at(602), ack = s(10), wnd = 65_535);
+    assert!(c.all_acked());
+    assert_eq!(c.stats().timeouts, 0);
+}
+
+/// Quick-ACK mode (Linux `tcp_incr_quickack`): the offered window of
+/// 65535 bytes holds 32 two-segment pairs, so the first data starts
+/// min(32, 16) = 16 quick ACKs: one ACK per segment. Then an ACK every
+/// second full segment, and a lone segment waits 40 ms. Data out of
+/// order is ACKed at once (the peer has no SACK, so nothing is
+/// compressed), so is the segment that fills the hole (RFC 5681 §4.2),
+/// but as in Linux 6.x (`tcp_data_queue_ofo`) quick-ACK mode does not
+/// start again: the next lone segment waits. (The old rule, quick-ACK
+/// mode after reordering, fails the last assertion.)
+#[test]
+fn first_segments_are_acked_at_once_then_every_second_or_after_40_ms() {
+    let mut server = answered_syn(linux());
+    let base = PEER_ISS + 1;
+    let seg = |k: u64| peer_data(base + k * 1000, 1000);
+    for k in 0..16 {
+        server.handle_segment(at(100 + k), &seg(k));
+        let acks = send!(server, at(100 + k));
+        assert_eq!(acks.len(), 1, "segment {k} is ACKed at once");
+    }
+    server.handle_segment(at(120), &seg(16));
+    assert!(send!(server, at(120)).is_empty(), "the 17th waits");
+    server.handle_segment(at(121), &seg(17));
+    assert_eq!(send!(server, at(121)).len(), 1, "two full segments");
+    server.handle_segment(at(130), &seg(18));
+    assert!(send!(server, at(130)).is_empty());
+    assert_eq!(server.poll_timeout(), Some(at(170)), "40 ms delayed-ACK timer");
+    server.handle_timeout(at(170));
+    assert_eq!(send!(server, at(170)).len(), 1);
+    // A gap: k = 20 before 19.
+    server.handle_segment(at(200), &seg(20));
+    assert_eq!(send!(server, at(200)).len(), 1, "a duplicate ACK at once");
+    server.handle_segment(at(201), &seg(19));
+    assert_eq!(send!(server, at(201)).len(), 1, "the hole filled: at once");
+    server.handle_segment(at(202), &seg(21));
+    assert!(send!(server, at(202)).is_empty(), "no quick-ACK mode after the reordering");
+}
+
+/// SACK compression (tcp_input.c `__tcp_ack_snd_check`,
+/// `tcp_compressed_ack_kick`). The peer offers SACK and timestamps;
+/// our SYN-ACK leaves at 0 with TSval 1 (`ts_clock`), the peer's data
+/// comes every 5 ms from 20 ms echoing it: SRTT 20 ms (the SYN-ACK's
+/// sample) and a receiver RTT of 20 ms (the first echo), so a held
+/// ACK waits min(1 ms, 20/20 ms) + 100 µs slack = 1.1 ms. Segments
+/// 0–19 arrive in order (the first 16 quick-ACKed, then every second;
+/// 4 segments per 20 ms RTT never grow the window, so no quick ACK
+/// from that). Segment 20 is lost: 21, 22 and 23 are ACKed at once
+/// (`TCP_FASTRETRANS_THRESH`), 24 at 141.1 ms, 1.1 ms after it; 25
+/// and 26 come 0.5 ms apart and share one ACK at 150 + 1.1 ms, with
+/// the SACK block 21..27. The retransmitted 20 fills the hole: ACKed
+/// at once. Without compression (`sack_compression = false`, as
+/// before) 24 is ACKed at its arrival.
+#[test]
+fn sack_compression_holds_the_fourth_duplicate_ack_for_a_twentieth_of_the_rtt() {
+    for compress in [true, false] {
+        let cfg = TcpConfig { sack_compression: compress, ..linux() };
+        let mut server = Connection::listen(cfg);
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1000),
+            sack_permitted: true,
+            timestamp: Some(Timestamp { value: 500, echo: 0 }),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        let synack = send!(server, at(0));
+        let tsval = synack[0].timestamp.expect("timestamps on").value;
+        assert_eq!(tsval, 1);
+        let base = PEER_ISS + 1;
+        let seg = |k: u64| Segment {
+            timestamp: Some(Timestamp { value: 600 + k as u32, echo: tsval }),
+            ..peer_data(base + k * 1000, 1000)
+        };
+        let us = |n: u64| Instant::ZERO + Duration::from_micros(n);
+        let mut acks = Vec::new();
+        for k in 0..20u64 {
+            server.handle_segment(at(20 + 5 * k), &seg(k));
+            acks.extend(send!(server, at(20 + 5 * k)));
+        }
+        assert_eq!(acks.len(), 16 + 2, "16 quick ACKs, then one per two segments");
+        assert_eq!(server.rtt.srtt(), Some(ms(20)));
+        let arrive = |server: &mut Connection, t: Instant, k: u64| {
+            server.handle_segment(t, &seg(k));
+            send!(server, t)
+        };
+        for (k, t) in [(21, 125), (22, 130), (23, 135)] {
+            assert_eq!(arrive(&mut server, at(t), k).len(), 1, "segment {k}: a duplicate ACK at once");
+        }
+        let held = arrive(&mut server, at(140), 24);
+        if !compress {
+            assert_eq!(held.len(), 1, "without compression, at once");
+            continue;
+        }
+        assert!(held.is_empty(), "the fourth duplicate ACK is held");
+        assert_eq!(server.poll_timeout(), Some(us(141_100)));
+        server.handle_timeout(us(141_100));
+        let ack = send!(server, us(141_100));
+        assert_eq!(ack.len(), 1);
+        assert_eq!(ack[0].ack, base + 20_000);
+        assert!(arrive(&mut server, at(150), 25).is_empty());
+        assert!(arrive(&mut server, us(150_500), 26).is_empty());
+        assert_eq!(server.poll_timeout(), Some(us(151_100)), "the timer of 25, not restarted by 26");
+        server.handle_timeout(us(151_100));
+        let ack = send!(server, us(151_100));
+        assert_eq!(ack.len(), 1, "one ACK for 25 and 26");
+        assert_eq!(ack[0].sack.as_slice().first(), Some(&(base + 21_000, base + 27_000)));
+        let filled = arrive(&mut server, at(155), 20);
+        assert_eq!(filled.len(), 1);
+        assert_eq!(filled[0].ack, base + 27_000);
+    }
+}
+
+/// Whole transfers through periodic loss, with and without timestamps
+/// on the peer, finish (RACK, TLP, PRR and the RTO together do not
+/// livelock) and retransmit.
+#[test]
+fn linux_transfers_complete_through_periodic_loss() {
+    for cc in [CcKind::Reno, CcKind::Cubic] {
+        for timestamps in [true, false] {
+            let cfg = TcpConfig { cc, timestamps, rcv_buf: 20_000, ..linux() };
+            let (client, server, _) =
+                transfer(cfg.clone(), cfg, 300_000, ms(20), |n, _| n % 13 == 0 || n % 29 == 0, 200_000);
+            assert_eq!(server.stats().bytes_received, 300_000, "{cc:?} {timestamps}");
+            assert_eq!(client.stats().bytes_acked, 300_000, "{cc:?} {timestamps}");
+            assert!(client.stats().retransmitted_segments > 0);
+        }
+    }
+}
+
+/// Linux's adaptive ACK timeout (`tcp_event_data_recv`,
+/// `tcp_delack_timer_handler`, `tcp_send_delayed_ack`). The handshake's
+/// 100 ms sample gives SRTT 100 ms and RTO 300 ms. After the 16 quick
+/// ACKs (segments 1 ms apart keep ato at 40 ms), a lone segment at
+/// 130 ms waits the 40 ms floor; the timer firing doubles ato to 80
+/// ms. The next lone segment (at 300, a gap of 170 ms: above ato, below
+/// the RTO, ato unchanged) waits min(80, SRTT 100, 500) = 80 ms. After
+/// that timer ato is min(160, RTO 300) = 160; a segment after a gap of
+/// 350 ms > RTO restarts quick-ACK mode: ACKed at once.
+#[test]
+fn a_missed_delayed_ack_doubles_the_ack_timeout() {
+    let mut server = answered_syn(linux());
+    let base = PEER_ISS + 1;
+    let seg = |k: u64| peer_data(base + k * 1000, 1000);
+    for k in 0..16 {
+        server.handle_segment(at(100 + k), &seg(k));
+        assert_eq!(send!(server, at(100 + k)).len(), 1);
+    }
+    assert_eq!(server.ato, ms(40));
+    server.handle_segment(at(130), &seg(16));
+    assert!(send!(server, at(130)).is_empty());
+    assert_eq!(server.poll_timeout(), Some(at(170)));
+    server.handle_timeout(at(170));
+    assert_eq!(send!(server, at(170)).len(), 1);
+    assert_eq!(server.ato, ms(80));
+    server.handle_segment(at(300), &seg(17));
+    assert!(send!(server, at(300)).is_empty());
+    assert_eq!(server.poll_timeout(), Some(at(380)));
+    server.handle_timeout(at(380));
+    assert_eq!(send!(server, at(380)).len(), 1);
+    assert_eq!(server.ato, ms(160));
+    server.handle_segment(at(730), &seg(18));
+    assert_eq!(send!(server, at(730)).len(), 1, "quick-ACK mode after a silence longer than the RTO");
+}
+
+/// A sender behind a bottleneck: `rate` bytes per second, a FIFO of
+/// `queue` packets, `delay` each way; ACKs come back without queueing.
+/// Returns the client after `until` and the packets the queue dropped.
+fn through_bottleneck(
+    cfg: TcpConfig,
+    rate: u64,
+    queue: usize,
+    delay: Duration,
+    until: Instant,
+) -> (Connection, Connection, u64) {
+    let mut client = Connection::connect(cfg.clone(), Instant::ZERO);
+    client.send(1 << 40).unwrap();
+    let mut server = Connection::listen(cfg);
+    // (arrival time, to server, segment); the bottleneck's departures.
+    let mut wire: Vec<(Instant, bool, Segment)> = Vec::new();
+    let mut departures: VecDeque<Instant> = VecDeque::new();
+    let mut free_at = Instant::ZERO;
+    let mut drops = 0;
+    let mut now = Instant::ZERO;
+    for _ in 0..2_000_000 {
+        wire.sort_by_key(|(t, _, _)| *t);
+        while wire.first().is_some_and(|(t, _, _)| *t <= now) {
+            let (_, to_server, seg) = wire.remove(0);
+            if to_server { server.handle_segment(now, &seg) } else { client.handle_segment(now, &seg) }
+        }
+        for c in [&mut client, &mut server] {
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now);
+            }
+        }
+        server.read(u64::MAX);
+        while departures.front().is_some_and(|&t| t <= now) {
+            departures.pop_front();
+        }
+        while let Some(seg) = client.poll_transmit(now) {
+            if departures.len() >= queue {
+                drops += 1;
+                continue;
+            }
+            let tx = Duration::from_nanos(seg.ip_size() as u64 * 1_000_000_000 / rate);
+            free_at = free_at.max(now) + tx;
+            departures.push_back(free_at);
+            wire.push((free_at + delay, true, seg));
+        }
+        while let Some(seg) = server.poll_transmit(now) {
+            wire.push((now + delay, false, seg));
+        }
+        let next = [wire.iter().map(|x| x.0).min(), client.poll_timeout(), server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("something to do");
+        now = next.max(now);
+        if now >= until {
+            return (client, server, drops);
+        }
+    }
+    panic!("step bound reached at {now}");
+}
+
+/// HyStart (Linux tcp_cubic.c): 10 Mbit/s (1.25 MB/s), 30 ms each way,
+/// 1500-byte packets (1.2 ms each), a 200-packet queue. The pipe holds
+/// 50 packets. The receiver's window grows all through slow start
+/// (`tcp_grow_window`), so it ACKs every segment: ACKs 1.2 ms apart,
+/// within the 2 ms of an ACK train. From the round that starts with
+/// more than 50 packets out the link never idles, the round's ACKs
+/// form one train, and it outlasts half the minimum RTT (61/2 ms) at
+/// the round's 26th ACK: slow start ends at about 100 packets, well
+/// below the 250 of pipe and queue. CUBIC's first epoch then grows 5 %
+/// per RTT (`cnt` ≤ 20 before any loss), which does not fill them in
+/// 2 s. Without HyStart slow start runs on to ~330 packets and
+/// overflows the queue (hundreds of drops by 3 s, the first at 0.51 s).
+#[test]
+fn hystart_leaves_slow_start_before_the_queue_overflows() {
+    let cubic = TcpConfig { cc: CcKind::Cubic, mss: 1460, ..linux() };
+    let (with, _, drops_with) = through_bottleneck(cubic.clone(), 1_250_000, 200, ms(30), at(2000));
+    let AnyCongestionControl::LinuxCubic(cc) = &with.cc else { panic!("cubic") };
+    assert_eq!(cc.hystart_exit(), Some(HyStartExit::AckTrain));
+    assert!((50..=130).contains(&(cc.ssthresh() / 1448)), "ssthresh {} B", cc.ssthresh());
+    let without = TcpConfig { hystart: false, ..cubic };
+    let (plain, _, drops_without) = through_bottleneck(without, 1_250_000, 200, ms(30), at(3000));
+    assert_eq!(drops_with, 0, "no loss with HyStart in the first 2 s");
+    assert!(drops_without > 10, "plain slow start overflows the queue: {drops_without} drops");
+    assert!(plain.stats().retransmitted_segments > 10);
+}
+
+/// Linux's receiver ACKs every segment that grows its window
+/// (`tcp_grow_window`: `icsk_ack.quick |= 1`). Reno through the same
+/// bottleneck for 0.5 s (before slow start overflows the queue): slow
+/// start doubles the data per receiver RTT
+/// every round, so the clamp keeps rising and nearly every segment is
+/// ACKed at once; without the growth model only the first 16 are, then
+/// every second one.
+#[test]
+fn a_receiver_whose_window_grows_acks_every_segment() {
+    let acks_per_segment = |grow_window| {
+        let cfg = TcpConfig { cc: CcKind::Reno, mss: 1460, grow_window, ..linux() };
+        let (_, server, drops) = through_bottleneck(cfg, 1_250_000, 200, ms(30), at(500));
+        assert_eq!(drops, 0);
+        server.stats().acks_sent as f64 / server.stats().data_segments_received as f64
+    };
+    let (with, without) = (acks_per_segment(true), acks_per_segment(false));
+    assert!(with > 0.9, "ACKs per segment with a growing window: {with}");
+    assert!(without < 0.6, "ACKs per segment with delayed ACKs: {without}");
+}
+
+/// Linux's tcp_fastretrans_alert (tcp_input.c) on an ACK that covers
+/// the recovery point while a segment sent after it is still marked
+/// lost: step D sets Open, step E finds the loss proven
+/// (tcp_time_to_recover: `lost_out`) and enters recovery again, before
+/// BBR's `cong_control` runs, so BBR sees one recovery (no packet
+/// conservation again, no window restored). Ten segments at 100 ms,
+/// segment 0 lost: its third SACK (202) starts recovery with the point
+/// at segment 12 (10 and 11 went at 200); 0 and 12 go at 204, 13–17
+/// paced at 215–230. At 310 a SACK of 13–15 marks 12 lost (and the
+/// retransmission of 0, sent with it); both go again. At 311 the ACK of
+/// 0–11 covers the point: recovery again at once, to segment 18.
+#[test]
+fn bbr_recovery_goes_on_while_a_loss_is_outstanding() {
+    let cfg = TcpConfig { cc: CcKind::Bbr, ..linux() };
+    let mut c = established(cfg, 65_535, 1_000_000, true);
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    for k in 1..=9u64 {
+        recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
+        send!(c, at(199 + k));
+    }
+    assert_eq!(c.recovery.map(|r| r.point), Some(s(12)));
+    let later: Vec<_> = [215, 220, 230].iter().flat_map(|&t| data(&send!(c, at(t)))).collect();
+    assert_eq!(later.iter().map(|d| d.0).collect::<Vec<_>>(), (13..18).map(s).collect::<Vec<_>>());
+    recv!(c, at(310), ack = s(0), wnd = 65_535, sack = [(s(1), s(12)), (s(13), s(16))]);
+    assert_eq!(data(&send!(c, at(310))), vec![(s(0), 1000), (s(12), 1000)]);
+    recv!(c, at(311), ack = s(12), wnd = 65_535, sack = [(s(13), s(16))]);
+    assert!(c.lost_out(), "segment 12 is marked lost, its retransmission out");
+    assert_eq!(c.recovery.map(|r| r.point), Some(s(18)), "recovery again at once");
+    assert_eq!(c.stats().fast_retransmits, 2);
+}
+
+/// Linux 6.18's first receive windows (net/ipv4/tcp_input.c
+/// `tcp_measure_rcv_mss`, `tcp_grow_window`, `tcp_incr_quickack`;
+/// include/net/tcp.h `tcp_dec_quickack_mode`). A peer with MSS 1460
+/// and window scaling sends 10 segments, then 14 more an RTT later,
+/// each read at once. The first data starts quick-ACK mode with
+/// min(16, window / 2 MSS) = 16 ACKs. It also sets `scaling_ratio` to
+/// 1460·256/2304 = 162, so the window clamp becomes 131 072·162/256 =
+/// 82 944 B: with the segment queued, `rcv_ssthresh` grows from
+/// 65 536 to 82 944 − 1460 = 81 484 in five steps of 2920 and one of
+/// 1348. Each growth sets `quick |= 1` (16 → 17) before its ACK takes
+/// one back, so the count is still 16 after six segments, and 12
+/// after ten: the next round's segments 10..21 are ACKed one by one
+/// (HyStart's ACK train at 20 ms RTT: an ACK every 1.2 ms at
+/// 10 Mbit/s), then every second one. With the clamp at 64 KiB (no
+/// growth) only 6 would be left.
+#[test]
+fn the_first_window_growth_keeps_quick_acks_for_the_second_round() {
+    let mut server = Connection::listen(linux());
+    let syn = Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(1460),
+        window_scale: Some(7),
+        ..Default::default()
+    };
+    server.handle_segment(at(0), &syn);
+    assert_eq!(send!(server, at(0)).len(), 1, "a SYN-ACK");
+    let seg = |k: u64| peer_data(PEER_ISS + 1 + k * 1460, 1460);
+    let mut acks = Vec::new();
+    let mut take = |server: &mut Connection, now: Instant, k: u64| {
+        server.handle_segment(now, &seg(k));
+        server.read(u64::MAX);
+        if !send!(server, now).is_empty() {
+            acks.push(k);
+        }
+    };
+    for k in 0..10 {
+        take(&mut server, at(100 + k), k);
+    }
+    assert_eq!(server.quick_acks, 12);
+    for k in 10..24 {
+        take(&mut server, at(200 + k), k);
+    }
+    let expected: Vec<u64> = (0..22).chain([23]).collect();
+    assert_eq!(acks, expected);
+    assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::window_cap), Some(81_484));
+}
+
+/// Dynamic right-sizing as Linux 6.18 runs it (tcp_input.c
+/// `tcp_rcv_space_adjust` from `tcp_recvmsg`, `tcp_rcvbuf_grow`,
+/// `tcp_grow_window` at the segment's arrival): rounds of 10, 20 and
+/// 30 segments of 1448 bytes 100 ms apart (segments 1 ms apart), each
+/// read at once, timestamps giving a receiver RTT of 100 ms. The
+/// first segment sets the clamp to 81 920 B (ratio 160), the window
+/// grows to 80 472 B. The second round's first read finds 100 ms since
+/// the measurement began: 11 segments (15 928 B) against 10, rcvwin
+/// 2·15 928 + 2·⌊31 856·1448/14 480⌋ = 38 226, below the clamp. The
+/// third round's first read (segment 30): 20 segments (28 960 B)
+/// against 11: 57 920 + 2·⌊57 920·13 032/15 928⌋ = 152 698 B, the
+/// figure a replay of these rules gives for Linux's captures at
+/// 60 ms. Segment 30 itself was taken before that read, so it does not
+/// grow the window and waits (a delayed ACK); from segment 31 the
+/// window grows by 2896 B per segment up to 152 698 − 1448: 25
+/// segments ACKed one by one (31..=55), then one ACK per two.
+#[test]
+fn the_clamp_moves_at_the_read_and_the_next_segment_grows_the_window() {
+    let mut server = Connection::listen(linux());
+    let syn = Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(1460),
+        window_scale: Some(7),
+        timestamp: Some(Timestamp { value: 1, echo: 0 }),
+        ..Default::default()
+    };
+    server.handle_segment(at(0), &syn);
+    let synack = send!(server, at(0));
+    let echo = synack[0].timestamp.expect("timestamps on").value;
+    // Segment k at `now`, echoing `echo`, read at once: ACKed now?
+    let take = |server: &mut Connection, now: Instant, k: u64, echo: u32| {
+        let seg = Segment {
+            timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
+            ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
+        };
+        server.handle_segment(now, &seg);
+        server.read(u64::MAX);
+        !send!(server, now).is_empty()
+    };
+    for k in 0..10 {
+        take(&mut server, at(100 + k), k, echo);
+    }
+    // Each round echoes the ACK the receiver sent at its start: 100 ms.
+    for k in 10..30 {
+        take(&mut server, at(190 + k), k, echo + 100);
+    }
+    assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(80_472));
+    let acked: Vec<u64> = (30..60).filter(|&k| take(&mut server, at(270 + k), k, echo + 200)).collect();
+    let expected: Vec<u64> = (31..=55).chain([57, 59]).collect();
+    assert_eq!(acked, expected);
+    assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(152_698 - 1448));
+}
+
+/// A passive Linux end past its 16 quick ACKs (the first data's
+/// quick-ACK mode, see above): segments k = 0..16 taken and ACKed.
+fn past_quick_acks(cfg: TcpConfig) -> Connection {
+    let mut server = answered_syn(cfg);
+    for k in 0..16 {
+        server.handle_segment(at(100 + k), &peer_data(PEER_ISS + 1 + k * 1000, 1000));
+        assert_eq!(send!(server, at(100 + k)).len(), 1, "quick ACK {k}");
+    }
+    server
+}
+
+/// `tcp_measure_rcv_mss` and `__tcp_cleanup_rbuf`: a lone full
+/// segment with PSH is ACKed as soon as the application has read all
+/// the data, not after the 40 ms delayed-ACK timer; without PSH, or
+/// while data is left unread, it waits for the timer as before; the
+/// RFC profile ignores PSH.
+#[test]
+fn a_pushed_full_segment_is_acked_once_read() {
+    let pushed = |k: u64| Segment { flags: Flags::ACK | Flags::PSH, ..peer_data(PEER_ISS + 1 + k * 1000, 1000) };
+    let mut server = past_quick_acks(linux());
+    server.read(u64::MAX);
+    server.handle_segment(at(120), &pushed(16));
+    assert!(send!(server, at(120)).is_empty(), "not before the application reads");
+    assert_eq!(server.read(u64::MAX), 1000);
+    let ack = send!(server, at(120));
+    assert_eq!(ack.len(), 1, "the read sends the pushed ACK");
+    assert_eq!(ack[0].ack, PEER_ISS + 1 + 17 * 1000);
+    // The same segment without PSH waits for the timer.
+    server.handle_segment(at(130), &peer_data(PEER_ISS + 1 + 17 * 1000, 1000));
+    server.read(u64::MAX);
+    assert!(send!(server, at(130)).is_empty());
+    assert_eq!(server.poll_timeout(), Some(at(170)));
+    // A read that leaves data unread does not send it.
+    server.handle_timeout(at(170));
+    assert_eq!(send!(server, at(170)).len(), 1);
+    server.handle_segment(at(180), &pushed(18));
+    assert_eq!(server.read(500), 500);
+    assert!(send!(server, at(180)).is_empty(), "500 bytes still unread");
+    assert_eq!(server.read(u64::MAX), 500);
+    assert_eq!(send!(server, at(180)).len(), 1);
+    // Without the rule (RFC profile's setting) PSH changes nothing.
+    let mut server = past_quick_acks(TcpConfig { ack_pushed: false, ..linux() });
+    server.read(u64::MAX);
+    server.handle_segment(at(120), &pushed(16));
+    server.read(u64::MAX);
+    assert!(send!(server, at(120)).is_empty());
+}
+
+/// `tcp_tso_autosize` with `tcp_update_pacing_rate`: after the
+/// handshake's 100 ms sample, cwnd 10 in slow start paces at 200 % of
+/// 10·1000 B / 100 ms = 200 000 B/s; >> 10 is 195 bytes, less than a
+/// segment, so a unit is `tcp_min_tso_segs` = 2 segments and the
+/// initial window goes as five units, PSH on k = 1, 3, 5, 7, 9. With a
+/// 1 ms handshake the rate is 20 000 000 B/s, >> 10 = 19 531 bytes:
+/// units of 19 segments, but `tcp_cwnd_test` lets out at most half the
+/// window (5 segments) at a time: two units of 5, each a GSO packet
+/// with PSH (`__tcp_transmit_skb`) on k = 4 and 9.
+#[test]
+fn transmit_units_follow_the_pacing_rate_and_end_with_psh() {
+    let mut c = established(linux(), 65_535, 1_000_000, true);
+    assert_eq!(c.linux_pacing_rate(), Some(200_000));
+    assert_eq!(c.unit_bytes(), 2000);
+    let out = send!(c, at(100));
+    let psh: Vec<bool> = out.iter().filter(|s| s.len > 0).map(|s| s.flags.contains(Flags::PSH)).collect();
+    assert_eq!(psh, (0..10).map(|k| k % 2 == 1).collect::<Vec<_>>());
+
+    let mut c = established_at(linux(), at(1), 65_535, 1_000_000, true);
+    assert_eq!(c.linux_pacing_rate(), Some(20_000_000));
+    assert_eq!(c.unit_bytes(), 19_000);
+    let out = send!(c, at(1));
+    let psh: Vec<bool> = out.iter().filter(|s| s.len > 0).map(|s| s.flags.contains(Flags::PSH)).collect();
+    assert_eq!(psh, (0..10).map(|k| k == 4 || k == 9).collect::<Vec<_>>());
+}
+
+/// `tcp_tso_should_defer`. Handshake at 10 ms (SRTT 10 ms), ssthresh
+/// 10 segments (congestion avoidance from the start), units of 2
+/// segments (120 % of 10·1000 B / 10 ms = 1.2 MB/s, >> 10 = 1171 B).
+/// The first window, k = 0..9, leaves at 10 ms; each ACK below
+/// acknowledges one segment, so the window lets out one segment of a
+/// two-segment unit:
+///
+/// - at 20 ms (k = 0 ACKed) nothing has left for 10 ms: k = 10 goes
+///   alone, a one-segment unit without PSH;
+/// - at 20.5 ms (k = 1) data left 0.5 ms ago, the room (1000) is below
+///   a third of the window (10 000 / 3), and the oldest segment out,
+///   k = 2, sent at 10 ms, is due at 10 + SRTT (10.06 ms after the
+///   10.5 ms sample) = 20.06 ms, within min(SRTT/2, 1 ms) of now: the
+///   segment waits;
+/// - at 21 ms (k = 2) the room is two segments: the unit k = 11..12
+///   leaves whole, PSH on k = 12.
+///
+/// k = 10 carries no PSH (`__tcp_transmit_skb` forces it only on
+/// packets of more than one segment).
+///
+/// At 23 ms instead of 20.5 (more than 1 ms after the last send)
+/// k = 11 goes at once.
+#[test]
+fn a_unit_the_window_cuts_waits_for_the_next_ack() {
+    let start = |cfg: TcpConfig| {
+        let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+        assert_eq!(c.unit_bytes(), 2000);
+        assert_eq!(data(&send!(c, at(10))).len(), 10);
+        c
+    };
+    let cfg = TcpConfig { initial_ssthresh: 10_000, ..linux() };
+    let s = seg_start;
+    let us = |n: u64| Instant::from_micros(n);
+    let mut c = start(cfg.clone());
+    recv!(c, at(20), ack = s(1), wnd = 65_535);
+    let out = send!(c, at(20));
+    assert_eq!(data(&out), vec![(s(10), 1000)]);
+    assert!(!out[0].flags.contains(Flags::PSH));
+    recv!(c, us(20_500), ack = s(2), wnd = 65_535);
+    assert!(send!(c, us(20_500)).is_empty(), "k = 11 waits for the next ACK");
+    recv!(c, at(21), ack = s(3), wnd = 65_535);
+    let out = send!(c, at(21));
+    assert_eq!(data(&out), vec![(s(11), 1000), (s(12), 1000)]);
+    assert!(!out[0].flags.contains(Flags::PSH) && out[1].flags.contains(Flags::PSH));
+
+    let mut c = start(cfg);
+    recv!(c, at(20), ack = s(1), wnd = 65_535);
+    send!(c, at(20));
+    recv!(c, at(23), ack = s(2), wnd = 65_535);
+    assert_eq!(data(&send!(c, at(23))), vec![(s(11), 1000)]);
+}
+/// A unit the window cuts and does not hold is a unit of its own,
+/// PSH on its last segment, as Linux's captures at 50 Mbit/s show (PSH
+/// gaps of 2 and 3 segments between the 4-segment units). Handshake at
+/// 10 ms (SRTT 10 ms), 35 segments in congestion avoidance (ssthresh
+/// 10): 120 % of 35·1000 B / 10 ms = 4.2 MB/s, >> 10 = 4101 bytes,
+/// units of 4 segments; the first window (half of it at most, 17)
+/// goes as eight units of 4 and one of 3, PSH on k = 3, 7, …, 31, 34.
+///
+/// - at 20 ms the ACK of k = 0..1 leaves room for two segments, and
+///   nothing has left for 10 ms (`tcp_tso_should_defer` sends): k = 35
+///   and 36 go as one unit, PSH on k = 36;
+/// - at 20.5 ms (k = 2..3 ACKed) data left 0.5 ms ago, the room
+///   (2000) is below a third of min(35 000, 65 535), and the oldest
+///   segment out (k = 4, sent at 10 ms) is due at 10 + 10 = 20 ms,
+///   before now + min(5, 1) ms: the two segments wait;
+/// - at 21 ms (k = 4..5) the room is four segments, a whole unit:
+///   k = 37..40, PSH on k = 40.
+#[test]
+fn a_unit_the_window_cuts_ends_with_psh() {
+    let cfg = TcpConfig { initial_window: 35, initial_ssthresh: 10_000, ..linux() };
+    let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+    assert_eq!(c.unit_bytes(), 4000);
+    let s = seg_start;
+    let pushed = |out: &[Segment]| -> Vec<u64> {
+        out.iter().filter(|x| x.flags.contains(Flags::PSH)).map(|x| (x.seq - 1) / 1000).collect()
+    };
+    let out = send!(c, at(10));
+    assert_eq!(data(&out).len(), 35);
+    assert_eq!(pushed(&out), vec![3, 7, 11, 15, 19, 23, 27, 31, 34]);
+    recv!(c, at(20), ack = s(2), wnd = 65_535);
+    let out = send!(c, at(20));
+    assert_eq!(data(&out), vec![(s(35), 1000), (s(36), 1000)]);
+    assert_eq!(pushed(&out), vec![36]);
+    recv!(c, Instant::from_micros(20_500), ack = s(4), wnd = 65_535);
+    assert!(send!(c, Instant::from_micros(20_500)).is_empty(), "held for the next ACK");
+    recv!(c, at(21), ack = s(6), wnd = 65_535);
+    let out = send!(c, at(21));
+    assert_eq!(data(&out), (37..41).map(|k| (s(k), 1000)).collect::<Vec<_>>());
+    assert_eq!(pushed(&out), vec![40]);
+}
