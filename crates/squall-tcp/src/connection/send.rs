@@ -250,9 +250,19 @@ impl Connection {
 
     /// Recovery with RACK (Linux `tcp_xmit_retransmit_queue`): the first
     /// segment marked lost and not retransmitted since, else new data.
+    /// Sending the first unacknowledged segment again restarts the RTO
+    /// (the `skb == rtx_head` rule of `tcp_xmit_retransmit_queue`), so a
+    /// lost retransmission of it that RACK finds gets a whole RTO from its
+    /// new transmission, not from the first one.
     pub(super) fn transmit_rack_recovery(&mut self, now: Instant) -> Option<Segment> {
         let seg = match self.sent.iter().position(|s| s.lost && !s.rack_rtx && !s.sacked) {
-            Some(i) => Some(self.retransmit(now, i)),
+            Some(i) => {
+                let seg = self.retransmit(now, i);
+                if i == 0 {
+                    self.arm_rto(now);
+                }
+                Some(seg)
+            }
             None => self.transmit_new(now, 0, false),
         }?;
         if let Some(prr) = &mut self.prr {

@@ -175,6 +175,43 @@ fn tail_loss_probe_recovers_before_the_rto() {
     assert_eq!(c.stats().timeouts, 0);
 }
 
+/// A lost retransmission of the first unacknowledged segment, found by
+/// RACK, restarts the RTO when it is sent again (net/ipv4/tcp_output.c
+/// `tcp_xmit_retransmit_queue`: `if (skb == rtx_head ...) rearm_timer
+/// = true`, then `tcp_reset_xmit_timer(sk, ICSK_TIME_RETRANS,
+/// icsk_rto, ...)`). Eleven segments; ten go at 100 ms (SRTT 100, RTO
+/// 300 from the handshake), the first is lost. The SACK of k = 1..=9
+/// at 200 (RTT sample 100: SRTT 100, RTO stays 300) makes k = 0 lost
+/// (RACK.rtt 100, reo_wnd 0 with 9 SACKed: deadline 100 + 100 = 200):
+/// recovery, k = 0 again and k = 10 at 200 (PRR: pipe 0 below ssthresh
+/// 5000, sndcnt = min(5000, 9000) = 5000), RTO at 200 + 300 = 500.
+/// That retransmission is lost too. The SACK of k = 10 at 300 (sent at
+/// 200, RTT 100) makes it lost (deadline 200 + 100 + 0 = 300): k = 0
+/// goes a third time at 300 and the RTO moves to 300 + 300 = 600. Its
+/// ACK, delayed by a queue, comes at 550: no timeout. (With the RTO
+/// left at 500, as RFC 6298 §5.1 alone would keep it, it fires 50 ms
+/// before that ACK.)
+#[test]
+fn a_retransmission_of_the_first_segment_restarts_the_rto() {
+    let cfg = TcpConfig { transmit_units: false, ..linux() };
+    let mut c = established(cfg, 65_535, 11_000, true);
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    recv!(c, at(200), ack = s(0), wnd = 65_535, sack = [(s(1), s(10))]);
+    assert_eq!(data(&send!(c, at(200))), vec![(s(0), 1000), (s(10), 1000)]);
+    assert_eq!(c.snapshot().rto, ms(300));
+    assert_eq!(c.timers.get(Timer::Rto), Some(at(500)));
+    recv!(c, at(300), ack = s(0), wnd = 65_535, sack = [(s(1), s(11))]);
+    assert_eq!(data(&send!(c, at(300))), vec![(s(0), 1000)], "the lost retransmission, found by RACK");
+    assert_eq!(c.timers.get(Timer::Rto), Some(at(600)));
+    c.handle_timeout(at(500));
+    assert!(send!(c, at(500)).is_empty());
+    recv!(c, at(550), ack = s(11), wnd = 65_535);
+    assert!(c.all_acked());
+    assert_eq!((c.stats().fast_retransmits, c.stats().timeouts), (1, 0));
+    assert_eq!(c.stats().retransmitted_segments, 2);
+}
+
 /// Quick-ACK mode (Linux `tcp_incr_quickack`): the offered window of
 /// 65535 bytes holds 32 two-segment pairs, so the first data starts
 /// min(32, 16) = 16 quick ACKs: one ACK per segment. Then an ACK every
