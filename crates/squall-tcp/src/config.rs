@@ -154,12 +154,15 @@ pub struct TcpConfig {
     /// and delayed ACKs (without them every segment is ACKed at once).
     pub sack_compression: bool,
     /// Linux's receive-window growth (net/ipv4/tcp_input.c
-    /// `tcp_grow_window`, `tcp_rcv_space_adjust`): the offered window is
-    /// at most `rcv_ssthresh`, which starts at 64 KiB and grows by two
-    /// segments per segment received up to a clamp that follows the data
-    /// delivered per receiver RTT (twice it plus 16 segments, more while it
-    /// grows; at most `rcv_buf`); each segment that grows it is ACKed at
-    /// once, so a receiver whose window grows ACKs every segment.
+    /// `tcp_grow_window`, `tcp_measure_rcv_mss`, `tcp_rcv_space_adjust`,
+    /// `tcp_rcvbuf_grow`, as in Linux 6.18): the offered window is at most
+    /// `rcv_ssthresh`, which starts at 64 KiB and grows by two segments per
+    /// segment received up to a clamp: at the first segment the 128 KiB
+    /// initial buffer in window bytes (times payload over buffer memory,
+    /// about 80 KB for 1448-byte segments), then twice the data delivered
+    /// per receiver RTT, more while that grows (at most `rcv_buf`); each
+    /// segment that grows it is ACKed at once, so a receiver whose window
+    /// grows ACKs every segment.
     pub grow_window: bool,
     /// Linux's ACK of pushed data (net/ipv4/tcp_input.c
     /// `tcp_measure_rcv_mss`, net/ipv4/tcp.c `__tcp_cleanup_rbuf`, as in
@@ -167,25 +170,26 @@ pub struct TcpConfig {
     /// pending ACK pushed (`ICSK_ACK_PUSHED`), and once the application
     /// has read all the data received, that ACK goes at once instead of
     /// waiting for a second segment or the delayed-ACK timer. A Linux
-    /// sender ends each of its transmit units with PSH
-    /// ([`TcpConfig::transmit_units`]), so a receiver that reads at once
-    /// ACKs each unit: a lone segment is ACKed when it ends one.
+    /// sender ends each of its transmit units of more than one segment
+    /// with PSH ([`TcpConfig::transmit_units`]), so a receiver that reads
+    /// at once ACKs each such unit: a lone segment is ACKed when it ends
+    /// one.
     pub ack_pushed: bool,
-    /// Linux's transmit units (net/ipv4/tcp_output.c `tcp_tso_autosize`,
-    /// `tcp_update_pacing_rate` in tcp_input.c, `tcp_write_xmit`,
-    /// `tcp_tso_should_defer`), for the window-based algorithms:
-    /// - a unit holds max(rate >> 10 bytes / MSS, 2) segments
-    ///   (`sk_pacing_shift` 10, `tcp_min_tso_segs` 2), the rate being
-    ///   max(cwnd, segments out)·MSS/SRTT at 200 % below half ssthresh and
-    ///   120 % above (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`), and at
-    ///   most 64 KiB (`GSO_LEGACY_MAX_SIZE`); a sender that has no RTT
-    ///   sample yet uses 64 KiB;
-    /// - each unit ends with PSH, as captures of a Linux 6.18 bulk sender
-    ///   show (connection/units.rs has the figures; tcp.c
-    ///   `tcp_sendmsg_locked`'s `tcp_push` when the writer waits for
-    ///   space is our reading of why); a unit the window cut is topped up
-    ///   to a whole unit after the cut, as the captures show the writer
-    ///   doing to the tail it left;
+    /// Linux's transmit units (net/ipv4/tcp_output.c `tcp_write_xmit`,
+    /// `tcp_tso_autosize`, `tcp_cwnd_test`, `tcp_tso_should_defer`,
+    /// `__tcp_transmit_skb`; `tcp_update_pacing_rate` in tcp_input.c), for
+    /// the window-based algorithms:
+    /// - each send lets out at most one unit at a time: min(the room the
+    ///   windows leave, half the congestion window, max(rate >> 10 bytes
+    ///   / MSS, 2) segments) (`tcp_cwnd_test`, `sk_pacing_shift` 10,
+    ///   `tcp_min_tso_segs` 2), the rate being max(cwnd, segments
+    ///   out)·MSS/SRTT at 200 % below half ssthresh and 120 % above
+    ///   (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`), at most 64 KiB
+    ///   (`GSO_LEGACY_MAX_SIZE`); 64 KiB before an RTT sample;
+    /// - a unit of more than one segment ends with PSH: Linux forces it on
+    ///   every GSO packet (`__tcp_transmit_skb`, since 5.4), so a unit the
+    ///   window cut to two segments ends with PSH too, and a lone segment
+    ///   has none;
     /// - when the window lets out only part of a unit, the part waits for
     ///   the next ACK (`tcp_tso_should_defer`) if data left less than 1 ms
     ///   ago, the room is below a third of min(cwnd, peer's window), and
@@ -193,9 +197,9 @@ pub struct TcpConfig {
     ///   min(SRTT/2, 1 ms) (its send time plus SRTT); never during
     ///   recovery or after a timeout.
     ///
-    /// The minimum-RTT term of `tcp_tso_autosize` (64 KiB >>
-    /// (min RTT in µs >> 9)) is left out: less than a segment from a
-    /// minimum RTT of 3 ms up.
+    /// connection/units.rs names what is left out (the write queue's
+    /// buffer boundaries, an application-limited tail's deferral, the
+    /// minimum-RTT term of `tcp_tso_autosize`).
     pub transmit_units: bool,
     /// Offer the timestamp option (RFC 7323 §3); used when both ends offer
     /// it. Its 12 option bytes (with two NOPs) come out of each segment's
@@ -336,8 +340,9 @@ impl TcpConfig {
     ///   ([`TcpConfig::grow_window`]); SACKs of data out of order
     ///   compressed ([`TcpConfig::sack_compression`]); a full segment with
     ///   PSH ACKed once read ([`TcpConfig::ack_pushed`]);
-    /// - data sent in transmit units of `tcp_tso_autosize` segments, each
-    ///   ending with PSH, a partial unit held for the next ACK
+    /// - data sent in transmit units of at most `tcp_tso_autosize`
+    ///   segments, PSH ending each of more than one segment, a unit the
+    ///   window would cut held for the next ACK
     ///   ([`TcpConfig::transmit_units`]);
     /// - SACK (RFC 2018), window scaling and timestamps (RFC 7323);
     /// - RACK-TLP loss detection (RFC 8985), PRR (RFC 6937) and Linux's

@@ -322,11 +322,9 @@ pub struct Connection {
     tlp_retrans: bool,
     /// Proportional rate reduction during SACK recovery (RFC 6937).
     prr: Option<Prr>,
-    /// Transmit units ([`TcpConfig::transmit_units`]): where the unit
-    /// holding `snd_max` ends, whether the window cut it (part sent), and
-    /// when data last left (`tcp_wstamp_ns`).
-    unit_end: u64,
-    unit_cut: bool,
+    /// Transmit units ([`TcpConfig::transmit_units`]): the unit being
+    /// sent, and when data last left (`tcp_wstamp_ns`).
+    unit: Option<units::Unit>,
     last_data_sent: Option<Instant>,
     /// Timestamps (RFC 7323 §3) are in use, and TS.Recent (§4.3).
     ts_ok: bool,
@@ -433,8 +431,7 @@ impl Connection {
             tlp_high_seq: None,
             tlp_retrans: false,
             prr: None,
-            unit_end: 0,
-            unit_cut: false,
+            unit: None,
             last_data_sent: None,
             ts_ok: false,
             ts_recent: 0,

@@ -195,8 +195,14 @@ pub fn send(options: &ClientOptions) -> io::Result<(BulkResult, Vec<Sample>)> {
         std::thread::spawn(move || {
             let mut samples = Vec::new();
             while !stop.load(Ordering::Relaxed) {
+                // The clock is read before TCP_INFO: a thread preempted
+                // between the two then reports counters no older than
+                // its time, so a slope from this sample to a later one
+                // never overstates the rate (read after, a 1 ms delay
+                // overstated a 4 s steady goodput by 0.025 %).
+                let time = start.elapsed().as_secs_f64();
                 if let Ok(info) = tcp_info::read(fd.as_fd()) {
-                    samples.push(Sample { time: start.elapsed().as_secs_f64(), info });
+                    samples.push(Sample { time, info });
                 }
                 std::thread::sleep(interval);
             }

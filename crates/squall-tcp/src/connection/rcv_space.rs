@@ -1,29 +1,37 @@
 //! Linux's receive-window growth (net/ipv4/tcp_input.c `tcp_grow_window`,
-//! `tcp_rcv_space_adjust`, `tcp_rcv_rtt_measure_ts`; tcp_output.c
-//! `__tcp_select_window`), for the `linux` profile's receiver.
+//! `tcp_measure_rcv_mss`, `tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`,
+//! `tcp_rcv_rtt_measure_ts`; tcp_output.c `__tcp_select_window`), for the
+//! `linux` profile's receiver.
 //!
 //! Linux does not offer its whole buffer at once. The offered window is at
 //! most `rcv_ssthresh`, which starts at 64 KiB and grows by at least two
 //! segments per segment received while there is room below the window
 //! clamp; each such growth puts the receiver in quick-ACK mode for that
 //! segment (`icsk_ack.quick |= 1`), so a receiver whose window is growing
-//! ACKs every segment instead of every second one. The clamp follows the
+//! ACKs every segment instead of every second one. The clamp is the
+//! receive buffer counted in window bytes: at the first segment the
+//! 128 KiB of `tcp_rmem[1]` times the ratio of payload to buffer memory
+//! (`scaling_ratio`), about 80 KB for 1448-byte segments, so the window
+//! grows over the first six segments. After that the clamp follows the
 //! data delivered per receiver RTT (dynamic right-sizing: twice what
-//! arrived in the last RTT plus 16 segments, more while that grows), up to
-//! the receive buffer. What matters for goodput: in slow start, and
-//! whenever the sender's rate beats its previous best, the sender sees
-//! twice the ACKs (smaller bursts, HyStart's ACK trains); once the clamp
-//! stops growing the receiver goes back to delayed ACKs.
+//! arrived in the last RTT, plus twice that times its relative growth, as
+//! the sender may be in slow start), up to the receive buffer. What
+//! matters for goodput: in slow start, and whenever the sender's rate
+//! beats its previous best, the sender sees twice the ACKs (smaller
+//! bursts, HyStart's ACK trains); once the clamp stops growing the
+//! receiver goes back to delayed ACKs.
 
 use squall_link::{Duration, Instant};
 
 /// `rcv_ssthresh` and the window clamp at the start: what Linux 6.x
 /// offers with `tcp_rmem[1]` = 128 KiB (half of it for the window).
 pub const INITIAL_WINDOW: u64 = 64 << 10;
+/// The receive buffer at the start, bytes (`tcp_rmem[1]`).
+const INITIAL_RCVBUF: u64 = 128 << 10;
 /// Segments shorter than this do not grow the window (`tcp_event_data_recv`).
 const MIN_GROWING_SEGMENT: u32 = 128;
-/// The cushion of dynamic right-sizing, segments (`16 * tp->advmss`).
-const DRS_CUSHION_SEGMENTS: u64 = 16;
+/// `TCP_RMEM_TO_WIN_SCALE`: `scaling_ratio` is a fraction of 256.
+const RMEM_TO_WIN_SCALE: u32 = 8;
 /// The initial measure of data per RTT, segments (`TCP_INIT_CWND`).
 const INITIAL_SPACE_SEGMENTS: u64 = 10;
 
@@ -49,12 +57,17 @@ pub struct ReceiveSpace {
 
 impl ReceiveSpace {
     /// A receiver with a buffer of `limit` bytes whose data starts at
-    /// `rcv_nxt` (`tcp_init_buffer_space`), receiving segments of `mss`.
+    /// `rcv_nxt` (`tcp_init_buffer_space`), at its first data segment, of
+    /// `mss` bytes: `tcp_measure_rcv_mss` sets `scaling_ratio` from it and
+    /// the clamp becomes the initial buffer in window bytes
+    /// (`tcp_win_from_space` of `tcp_rmem[1]`).
     pub fn new(now: Instant, limit: u64, rcv_nxt: u64, mss: u32) -> Self {
-        let initial = INITIAL_WINDOW.min(limit);
+        let clamp = ((INITIAL_RCVBUF * scaling_ratio(mss)) >> RMEM_TO_WIN_SCALE).min(limit);
+        // A clamp below `rcv_ssthresh` lowers it (`tcp_measure_rcv_mss`).
+        let initial = INITIAL_WINDOW.min(clamp);
         ReceiveSpace {
             rcv_ssthresh: initial,
-            window_clamp: initial,
+            window_clamp: clamp,
             limit,
             space: (INITIAL_SPACE_SEGMENTS * mss as u64).min(initial),
             mark_seq: rcv_nxt,
@@ -105,21 +118,23 @@ impl ReceiveSpace {
         });
     }
 
-    /// `tcp_rcv_space_adjust`, with the data delivered in order standing
-    /// for what the application copied: once per receiver RTT, a new best
-    /// of data per RTT raises the clamp to twice it plus 16 segments, plus
-    /// twice that times its relative growth (the sender may be in slow
-    /// start), at most the buffer.
-    pub fn on_delivered(&mut self, now: Instant, rcv_nxt: u64, mss: u32) {
+    /// `tcp_rcv_space_adjust` and `tcp_rcvbuf_grow` at the application's
+    /// read, with the data delivered in order standing for what it copied:
+    /// once per receiver RTT, a new best of data per RTT raises the clamp to
+    /// twice it ("DRS is always one RTT late"), plus twice that times its
+    /// growth over the previous best (the sender may be in slow start), at
+    /// most the buffer. Linux 6.18; before 6.16 the clamp also had a
+    /// cushion of 16 segments.
+    pub fn on_delivered(&mut self, now: Instant, rcv_nxt: u64) {
         let Some(rtt) = self.rcv_rtt else { return };
         if now - self.mark_time < rtt {
             return;
         }
         let copied = rcv_nxt - self.mark_seq;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + DRS_CUSHION_SEGMENTS * mss as u64;
-            let grow = rcvwin * (copied - self.space) / self.space.max(1);
-            rcvwin += 2 * grow;
+            let old = self.space.max(1);
+            let mut rcvwin = 2 * copied;
+            rcvwin += 2 * (rcvwin * (copied - old) / old);
             self.window_clamp = self.window_clamp.max(rcvwin.min(self.limit));
             self.space = copied;
         }
@@ -127,14 +142,16 @@ impl ReceiveSpace {
         self.mark_time = now;
     }
 
-    /// `tcp_grow_window`: a segment of `len` bytes grows `rcv_ssthresh` by
-    /// max(2 segments, 2·len) up to the clamp and the free buffer `free`.
+    /// `tcp_grow_window`: a segment of `len` bytes, now queued with the
+    /// rest of the `unread` bytes, grows `rcv_ssthresh` by max(2 segments,
+    /// 2·len) up to the clamp less what is queued (`tcp_space`: the
+    /// buffer's free memory, in window bytes) and the free buffer `free`.
     /// Returns true when it grew: that segment is ACKed at once.
-    pub fn on_segment(&mut self, len: u32, mss: u32, free: u64) -> bool {
+    pub fn on_segment(&mut self, len: u32, mss: u32, unread: u64, free: u64) -> bool {
         if len < MIN_GROWING_SEGMENT {
             return false;
         }
-        let room = self.window_clamp.min(free).saturating_sub(self.rcv_ssthresh);
+        let room = self.window_clamp.saturating_sub(unread).min(free).saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;
         }
@@ -142,6 +159,24 @@ impl ReceiveSpace {
         self.rcv_ssthresh += room.min(incr);
         true
     }
+}
+
+/// `scaling_ratio` (`tcp_measure_rcv_mss`): a segment's payload over the
+/// memory its buffer takes (`skb->truesize`), in 256ths. The buffer of a
+/// full-sized Ethernet segment is a 2 KiB head (payload, headers,
+/// `NET_SKB_PAD` and `skb_shared_info`, rounded up to the allocator's
+/// power of two) plus the 256 bytes of `struct sk_buff` (`SKB_TRUESIZE`):
+/// 2 304 bytes for 1448, a ratio of 160, as Linux 6.18 receiving from a
+/// TUN device advertises (a clamp of 80 KiB: 79·1024 with window scale 10
+/// once a segment is queued).
+fn scaling_ratio(len: u32) -> u64 {
+    /// TCP/IP headers with timestamps, `NET_SKB_PAD`, `skb_shared_info`.
+    const HEAD_OVERHEAD: u64 = 52 + 64 + 320;
+    /// `SKB_DATA_ALIGN(sizeof(struct sk_buff))`.
+    const SKB_OVERHEAD: u64 = 256;
+    let len = u64::from(len.max(1));
+    let truesize = (len + HEAD_OVERHEAD).next_power_of_two() + SKB_OVERHEAD;
+    ((len << RMEM_TO_WIN_SCALE) / truesize).max(1)
 }
 
 #[cfg(test)]
@@ -157,26 +192,46 @@ mod tests {
     #[test]
     fn window_grows_two_segments_per_segment_up_to_the_clamp() {
         let t0 = Instant::ZERO;
-        let mut s = ReceiveSpace::new(t0, 3 << 20, 0, MSS);
-        // At the start the clamp is the initial 64 KiB: no room, no growth.
-        assert!(!s.on_segment(MSS, MSS, 3 << 20));
-        // RTT 100 ms from echoes; 20 segments arrive in the first RTT, more
-        // than the initial 10: clamp = 2·20 + 16 = 56 segments, plus twice
-        // 56·(20 − 10)/10: 168 segments.
+        let limit = 3 << 20;
+        let seg = MSS as u64;
+        let mut s = ReceiveSpace::new(t0, limit, 0, MSS);
+        // The first segment sets the scaling ratio: 1448·256/2304 → 160,
+        // the clamp 131072·160/256 = 81 920 B. With that segment queued,
+        // rcv_ssthresh grows from 65 536 to 81 920 − 1448 = 80 472:
+        // 14 936 B, five steps of 2896 and one of 456.
+        assert_eq!(s.window_clamp, 81_920);
+        let grew = (0..20).take_while(|_| s.on_segment(MSS, MSS, seg, limit)).count();
+        assert_eq!(grew, 6);
+        assert_eq!(s.window_cap(), 80_472);
+        // RTT 100 ms from echoes; 20 segments (28 960 B) in the first RTT,
+        // against the initial 10 (14 480 B): rcvwin = 2·28 960 = 57 920,
+        // plus twice 57 920·(28 960 − 14 480)/14 480: 173 760 B.
         s.on_timestamp_echo(101, 1, true);
         assert_eq!(s.rcv_rtt, Some(ms(100)));
-        s.on_delivered(t0 + ms(100), 20 * MSS as u64, MSS);
-        assert_eq!(s.window_clamp, 168 * MSS as u64);
-        // Each segment now grows rcv_ssthresh by 2 segments (and is
-        // ACKed at once) until it reaches the clamp: (168·1448 − 65536)/2896
-        // = 61.4 → 62 segments.
-        let grew = (0..100).take_while(|_| s.on_segment(MSS, MSS, 3 << 20)).count();
-        assert_eq!(grew, 62);
-        assert_eq!(s.window_cap(), 168 * MSS as u64);
+        s.on_delivered(t0 + ms(100), 20 * seg);
+        assert_eq!(s.window_clamp, 173_760);
+        // Each segment now grows rcv_ssthresh by 2 segments (and is ACKed
+        // at once) up to 173 760 − 1448: (172 312 − 80 472)/2896 = 31.7,
+        // 32 segments.
+        let grew = (0..100).take_while(|_| s.on_segment(MSS, MSS, seg, limit)).count();
+        assert_eq!(grew, 32);
+        assert_eq!(s.window_cap(), 172_312);
         // The same data per RTT again: no new clamp, no quick ACKs.
-        s.on_delivered(t0 + ms(200), 40 * MSS as u64, MSS);
-        assert_eq!(s.window_clamp, 168 * MSS as u64);
-        assert!(!s.on_segment(MSS, MSS, 3 << 20));
+        s.on_delivered(t0 + ms(200), 40 * seg);
+        assert_eq!(s.window_clamp, 173_760);
+        assert!(!s.on_segment(MSS, MSS, seg, limit));
+    }
+
+    #[test]
+    fn scaling_ratio_is_payload_over_buffer_memory() {
+        // 1448 + 436 → a 2 KiB head, + 256: 2304 B; 536 + 436 → 1 KiB, 1280 B.
+        assert_eq!(scaling_ratio(1448), 1448 * 256 / 2304);
+        assert_eq!(scaling_ratio(1448), 160);
+        assert_eq!(scaling_ratio(536), 536 * 256 / 1280);
+        // Small segments: a clamp below 64 KiB lowers rcv_ssthresh with it.
+        let s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, 536);
+        assert_eq!(s.window_clamp, 131_072 * 107 / 256);
+        assert_eq!(s.window_cap(), s.window_clamp);
     }
 
     #[test]

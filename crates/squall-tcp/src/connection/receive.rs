@@ -385,17 +385,20 @@ impl Connection {
     }
 
     /// Linux's receive-window growth on a segment of `len` bytes taken
-    /// in: the clamp follows the data per RTT (`tcp_rcv_space_adjust`),
-    /// and while `rcv_ssthresh` grows (`tcp_grow_window`) the segment is
-    /// ACKed at once (`icsk_ack.quick |= 1`).
+    /// in: while `rcv_ssthresh` grows (`tcp_grow_window`, at the segment's
+    /// arrival) the segment is ACKed at once (`icsk_ack.quick |= 1`); then
+    /// the application's read moves the clamp with the data per RTT
+    /// (`tcp_rcv_space_adjust`, from `tcp_recvmsg`), which the next segment
+    /// sees.
     pub(super) fn grow_window(&mut self, now: Instant, len: u32) {
-        let free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
+        let unread = self.data_end().saturating_sub(self.rcv_read);
+        let free = self.rcv_buf.saturating_sub(unread);
         let (rcv_nxt, mss) = (self.rcv_nxt, self.rcv_mss);
         let Some(space) = self.rcv_space.as_mut() else { return };
-        space.on_delivered(now, rcv_nxt, mss);
-        if space.on_segment(len, mss, free) {
+        if space.on_segment(len, mss, unread, free) {
             self.quick_acks |= 1;
         }
+        space.on_delivered(now, rcv_nxt);
     }
 
     /// Linux's `tcp_event_data_recv` on data arriving at `now`: the first

@@ -361,9 +361,6 @@ impl Connection {
             let half_window = self.max_snd_wnd > 0 && len >= self.max_snd_wnd / 2;
             let override_small = nothing_outstanding && len > 0;
             if len == 0 || !(full || all || half_window || override_small) {
-                if room < mss {
-                    self.top_up_cut_unit();
-                }
                 return None;
             }
         } else if self.snd_max > self.snd_una && cwnd_room == 0 {
@@ -373,13 +370,8 @@ impl Connection {
         let start = self.snd_max;
         let mut ends_unit = false;
         if self.sends_units() && len > 0 && !ignore_cwnd {
-            let unit_end = self.unit_end(start);
-            let rest = unit_end - start;
-            if !self.unit_cut && rest > mss && room < rest && self.defers_cut_unit(now, room, base_cwnd) {
-                return None;
-            }
-            ends_unit = start + len >= unit_end;
-            self.unit_cut = !ends_unit;
+            let unit = self.transmit_unit(now, start, len, room, base_cwnd)?;
+            ends_unit = self.ends_unit(unit, start, len);
         }
         self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let tx = self.tx_state(now, self.snd_max == self.snd_una);

@@ -1174,6 +1174,110 @@ mod linux {
         assert_eq!(c.stats().fast_retransmits, 2);
     }
 
+    /// Linux 6.18's first receive windows (net/ipv4/tcp_input.c
+    /// `tcp_measure_rcv_mss`, `tcp_grow_window`, `tcp_incr_quickack`;
+    /// include/net/tcp.h `tcp_dec_quickack_mode`). A peer with MSS 1460
+    /// and window scaling sends 10 segments, then 14 more an RTT later,
+    /// each read at once. The first data starts quick-ACK mode with
+    /// min(16, window / 2 MSS) = 16 ACKs. It also sets `scaling_ratio` to
+    /// 1460·256/2304 = 162, so the window clamp becomes 131 072·162/256 =
+    /// 82 944 B: with the segment queued, `rcv_ssthresh` grows from
+    /// 65 536 to 82 944 − 1460 = 81 484 in five steps of 2920 and one of
+    /// 1348. Each growth sets `quick |= 1` (16 → 17) before its ACK takes
+    /// one back, so the count is still 16 after six segments, and 12
+    /// after ten: the next round's segments 10..21 are ACKed one by one
+    /// (HyStart's ACK train at 20 ms RTT: an ACK every 1.2 ms at
+    /// 10 Mbit/s), then every second one. With the clamp at 64 KiB (no
+    /// growth) only 6 would be left.
+    #[test]
+    fn the_first_window_growth_keeps_quick_acks_for_the_second_round() {
+        let mut server = Connection::listen(linux());
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        assert_eq!(send!(server, at(0)).len(), 1, "a SYN-ACK");
+        let seg = |k: u64| peer_data(PEER_ISS + 1 + k * 1460, 1460);
+        let mut acks = Vec::new();
+        let mut take = |server: &mut Connection, now: Instant, k: u64| {
+            server.handle_segment(now, &seg(k));
+            server.read(u64::MAX);
+            if !send!(server, now).is_empty() {
+                acks.push(k);
+            }
+        };
+        for k in 0..10 {
+            take(&mut server, at(100 + k), k);
+        }
+        assert_eq!(server.quick_acks, 12);
+        for k in 10..24 {
+            take(&mut server, at(200 + k), k);
+        }
+        let expected: Vec<u64> = (0..22).chain([23]).collect();
+        assert_eq!(acks, expected);
+        assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::window_cap), Some(81_484));
+    }
+
+    /// Dynamic right-sizing as Linux 6.18 runs it (tcp_input.c
+    /// `tcp_rcv_space_adjust` from `tcp_recvmsg`, `tcp_rcvbuf_grow`,
+    /// `tcp_grow_window` at the segment's arrival): rounds of 10, 20 and
+    /// 30 segments of 1448 bytes 100 ms apart (segments 1 ms apart), each
+    /// read at once, timestamps giving a receiver RTT of 100 ms. The
+    /// first segment sets the clamp to 81 920 B (ratio 160), the window
+    /// grows to 80 472 B. The second round's first read finds 100 ms since
+    /// the measurement began: 11 segments (15 928 B) against 10, rcvwin
+    /// 2·15 928 + 2·⌊31 856·1448/14 480⌋ = 38 226, below the clamp. The
+    /// third round's first read (segment 30): 20 segments (28 960 B)
+    /// against 11: 57 920 + 2·⌊57 920·13 032/15 928⌋ = 152 698 B, the
+    /// figure a replay of these rules gives for Linux's captures at
+    /// 60 ms. Segment 30 itself was taken before that read, so it does not
+    /// grow the window and waits (a delayed ACK); from segment 31 the
+    /// window grows by 2896 B per segment up to 152 698 − 1448: 25
+    /// segments ACKed one by one (31..=55), then one ACK per two.
+    #[test]
+    fn the_clamp_moves_at_the_read_and_the_next_segment_grows_the_window() {
+        let mut server = Connection::listen(linux());
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1460),
+            window_scale: Some(7),
+            timestamp: Some(Timestamp { value: 1, echo: 0 }),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        let synack = send!(server, at(0));
+        let echo = synack[0].timestamp.expect("timestamps on").value;
+        // Segment k at `now`, echoing `echo`, read at once: ACKed now?
+        let take = |server: &mut Connection, now: Instant, k: u64, echo: u32| {
+            let seg = Segment {
+                timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
+                ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
+            };
+            server.handle_segment(now, &seg);
+            server.read(u64::MAX);
+            !send!(server, now).is_empty()
+        };
+        for k in 0..10 {
+            take(&mut server, at(100 + k), k, echo);
+        }
+        // Each round echoes the ACK the receiver sent at its start: 100 ms.
+        for k in 10..30 {
+            take(&mut server, at(190 + k), k, echo + 100);
+        }
+        assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(80_472));
+        let acked: Vec<u64> = (30..60).filter(|&k| take(&mut server, at(270 + k), k, echo + 200)).collect();
+        let expected: Vec<u64> = (31..=55).chain([57, 59]).collect();
+        assert_eq!(acked, expected);
+        assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(152_698 - 1448));
+    }
+
     /// A passive Linux end past its 16 quick ACKs (the first data's
     /// quick-ACK mode, see above): segments k = 0..16 taken and ACKed.
     fn past_quick_acks(cfg: TcpConfig) -> Connection {
@@ -1228,7 +1332,9 @@ mod linux {
     /// segment, so a unit is `tcp_min_tso_segs` = 2 segments and the
     /// initial window goes as five units, PSH on k = 1, 3, 5, 7, 9. With a
     /// 1 ms handshake the rate is 20 000 000 B/s, >> 10 = 19 531 bytes:
-    /// units of 19 segments, so none of the first 10 ends one.
+    /// units of 19 segments, but `tcp_cwnd_test` lets out at most half the
+    /// window (5 segments) at a time: two units of 5, each a GSO packet
+    /// with PSH (`__tcp_transmit_skb`) on k = 4 and 9.
     #[test]
     fn transmit_units_follow_the_pacing_rate_and_end_with_psh() {
         let mut c = established(linux(), 65_535, 1_000_000, true);
@@ -1242,8 +1348,8 @@ mod linux {
         assert_eq!(c.linux_pacing_rate(), Some(20_000_000));
         assert_eq!(c.unit_bytes(), 19_000);
         let out = send!(c, at(1));
-        assert_eq!(data(&out).len(), 10);
-        assert!(out.iter().all(|s| !s.flags.contains(Flags::PSH)));
+        let psh: Vec<bool> = out.iter().filter(|s| s.len > 0).map(|s| s.flags.contains(Flags::PSH)).collect();
+        assert_eq!(psh, (0..10).map(|k| k == 4 || k == 9).collect::<Vec<_>>());
     }
 
     /// `tcp_tso_should_defer`. Handshake at 10 ms (SRTT 10 ms), ssthresh
@@ -1254,7 +1360,7 @@ mod linux {
     /// two-segment unit:
     ///
     /// - at 20 ms (k = 0 ACKed) nothing has left for 10 ms: k = 10 goes
-    ///   alone, and the writer tops the unit's tail up to k = 11..12;
+    ///   alone, a one-segment unit without PSH;
     /// - at 20.5 ms (k = 1) data left 0.5 ms ago, the room (1000) is below
     ///   a third of the window (10 000 / 3), and the oldest segment out,
     ///   k = 2, sent at 10 ms, is due at 10 + SRTT (10.06 ms after the
@@ -1262,6 +1368,9 @@ mod linux {
     ///   segment waits;
     /// - at 21 ms (k = 2) the room is two segments: the unit k = 11..12
     ///   leaves whole, PSH on k = 12.
+    ///
+    /// k = 10 carries no PSH (`__tcp_transmit_skb` forces it only on
+    /// packets of more than one segment).
     ///
     /// At 23 ms instead of 20.5 (more than 1 ms after the last send)
     /// k = 11 goes at once.
@@ -1278,7 +1387,9 @@ mod linux {
         let us = |n: u64| Instant::from_micros(n);
         let mut c = start(cfg.clone());
         recv!(c, at(20), ack = s(1), wnd = 65_535);
-        assert_eq!(data(&send!(c, at(20))), vec![(s(10), 1000)]);
+        let out = send!(c, at(20));
+        assert_eq!(data(&out), vec![(s(10), 1000)]);
+        assert!(!out[0].flags.contains(Flags::PSH));
         recv!(c, us(20_500), ack = s(2), wnd = 65_535);
         assert!(send!(c, us(20_500)).is_empty(), "k = 11 waits for the next ACK");
         recv!(c, at(21), ack = s(3), wnd = 65_535);
@@ -1291,5 +1402,45 @@ mod linux {
         send!(c, at(20));
         recv!(c, at(23), ack = s(2), wnd = 65_535);
         assert_eq!(data(&send!(c, at(23))), vec![(s(11), 1000)]);
+    }
+    /// A unit the window cuts and does not hold is a unit of its own,
+    /// PSH on its last segment, as Linux's captures at 50 Mbit/s show (PSH
+    /// gaps of 2 and 3 segments between the 4-segment units). Handshake at
+    /// 10 ms (SRTT 10 ms), 35 segments in congestion avoidance (ssthresh
+    /// 10): 120 % of 35·1000 B / 10 ms = 4.2 MB/s, >> 10 = 4101 bytes,
+    /// units of 4 segments; the first window (half of it at most, 17)
+    /// goes as eight units of 4 and one of 3, PSH on k = 3, 7, …, 31, 34.
+    ///
+    /// - at 20 ms the ACK of k = 0..1 leaves room for two segments, and
+    ///   nothing has left for 10 ms (`tcp_tso_should_defer` sends): k = 35
+    ///   and 36 go as one unit, PSH on k = 36;
+    /// - at 20.5 ms (k = 2..3 ACKed) data left 0.5 ms ago, the room
+    ///   (2000) is below a third of min(35 000, 65 535), and the oldest
+    ///   segment out (k = 4, sent at 10 ms) is due at 10 + 10 = 20 ms,
+    ///   before now + min(5, 1) ms: the two segments wait;
+    /// - at 21 ms (k = 4..5) the room is four segments, a whole unit:
+    ///   k = 37..40, PSH on k = 40.
+    #[test]
+    fn a_unit_the_window_cuts_ends_with_psh() {
+        let cfg = TcpConfig { initial_window: 35, initial_ssthresh: 10_000, ..linux() };
+        let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+        assert_eq!(c.unit_bytes(), 4000);
+        let s = seg_start;
+        let pushed = |out: &[Segment]| -> Vec<u64> {
+            out.iter().filter(|x| x.flags.contains(Flags::PSH)).map(|x| (x.seq - 1) / 1000).collect()
+        };
+        let out = send!(c, at(10));
+        assert_eq!(data(&out).len(), 35);
+        assert_eq!(pushed(&out), vec![3, 7, 11, 15, 19, 23, 27, 31, 34]);
+        recv!(c, at(20), ack = s(2), wnd = 65_535);
+        let out = send!(c, at(20));
+        assert_eq!(data(&out), vec![(s(35), 1000), (s(36), 1000)]);
+        assert_eq!(pushed(&out), vec![36]);
+        recv!(c, Instant::from_micros(20_500), ack = s(4), wnd = 65_535);
+        assert!(send!(c, Instant::from_micros(20_500)).is_empty(), "held for the next ACK");
+        recv!(c, at(21), ack = s(6), wnd = 65_535);
+        let out = send!(c, at(21));
+        assert_eq!(data(&out), (37..41).map(|k| (s(k), 1000)).collect::<Vec<_>>());
+        assert_eq!(pushed(&out), vec![40]);
     }
 }

@@ -1,22 +1,49 @@
 //! Linux's transmit units ([`TcpConfig::transmit_units`]): how much data
-//! one send lets out, where PSH goes, and when a unit the window would cut
-//! waits for the next ACK (net/ipv4/tcp_output.c `tcp_tso_autosize`,
-//! `tcp_write_xmit`, `tcp_tso_should_defer`; net/ipv4/tcp_input.c
-//! `tcp_update_pacing_rate`; net/ipv4/tcp.c `tcp_sendmsg_locked`,
-//! `tcp_push`).
+//! one send lets out at once, where PSH goes, and when a unit the window
+//! would cut waits for the next ACK (Linux 6.18 net/ipv4/tcp_output.c
+//! `tcp_write_xmit`, `tcp_tso_segs`/`tcp_tso_autosize`, `tcp_cwnd_test`,
+//! `tcp_mss_split_point`, `tso_fragment`, `tcp_tso_should_defer`,
+//! `__tcp_transmit_skb`; net/ipv4/tcp_input.c `tcp_update_pacing_rate`).
 //!
-//! Linux sends from a write queue of buffers (skbs), at most
-//! `tcp_tso_autosize` segments at a time (`tcp_write_xmit`). Captures of
-//! a Linux 6.18 bulk sender at 10 Mbit/s show PSH on every second segment
-//! (gaps of 2 segments between PSH: 7 864 of 9 180), at 50 Mbit/s on
-//! every fourth or fifth: the autosize at those rates. Our reading, not
-//! traced further in the kernel: the writer, blocked on a full send
-//! buffer, queues about what each ACK freed and `tcp_push` (from
-//! `tcp_sendmsg_locked`'s wait for space) marks the end of it with PSH.
-//! The model cuts the byte stream into units of the autosize, each ending
-//! with PSH, and follows `tcp_tso_should_defer` (Linux 6.18, with the fix
-//! "tcp: fix tcp_tso_should_defer() vs large RTT") for a unit the window
-//! cuts.
+//! Linux queues a bulk writer's data in buffers (skbs) of up to 64 KiB.
+//! Each pass of `tcp_write_xmit` takes from the head of that queue at most
+//! min(`tcp_cwnd_test`, `tcp_tso_segs`) segments: the room the congestion
+//! window leaves (at most half of it) and the unit `tcp_tso_autosize`
+//! gives, about 1 ms at the pacing rate; `tso_fragment` cuts that much
+//! off, and it goes to the device as one GSO packet. `__tcp_transmit_skb`
+//! forces PSH on every such packet of more than one segment ("tcp: force
+//! a PSH flag on TSO packets", Linux 5.4: "to expedite GRO flush at
+//! receiver"); GSO puts it on the packet's last segment. A one-segment
+//! packet cut from a larger buffer carries none (`tso_fragment` leaves
+//! PSH to the tail). So a capture shows PSH at the end of every burst the
+//! sender let out at once, whatever the window left for it: with 4-segment
+//! units at 50 Mbit/s, an ACK that frees two segments when the deferral
+//! below does not hold sends a 2-segment unit ending with PSH. A capture
+//! of that point (cubic, 20 ms, 42-packet queue; 3–20 s) has 17 835 GSO
+//! packets of two to five segments, each ending with PSH, and PSH gaps of
+//! 2 (1 041) and 3 segments (543) where the model, which topped a cut unit
+//! up to a whole one, had gaps of 6–8 (docs/validation.md, issue 31).
+//!
+//! `tcp_tso_should_defer` holds a unit the window would cut (less room
+//! than the unit, and than the data queued) for the next ACK when data
+//! left less than 1 ms ago, the room is below a third of
+//! min(cwnd, peer's window) (`tcp_tso_win_divisor`) and the ACK of the
+//! oldest segment outstanding is due within min(SRTT/2, 1 ms) (Linux 6.18
+//! with "tcp: fix tcp_tso_should_defer() vs large RTT"); never in recovery
+//! or after a timeout.
+//!
+//! Left out: the write queue's buffers (`tcp_xmit_size_goal`, 45 segments
+//! of 1 448 bytes), with which Linux sends at once the rest of a buffer
+//! that fits the room (`tcp_tso_should_defer`: "Middle in queue won't get
+//! any more data, full sendable already?"), a rest shorter than the unit
+//! first grown from the next buffer (`tcp_grow_skb`), and a one-segment
+//! rest of a buffer the writer pushed carries PSH (modelled, they brought
+//! the PSH gaps closer still but took the retransmissions below Linux's
+//! at three points: docs/validation.md says why); the deferral of an
+//! application-limited tail (Linux holds the last buffer even when it all
+//! fits, waiting for more data; here what the application gave goes); the
+//! minimum-RTT term of `tcp_tso_autosize` (64 KiB >> (min RTT in µs >>
+//! 9): less than a segment from a minimum RTT of 3 ms up).
 
 use super::*;
 
@@ -33,6 +60,15 @@ const PACING_CA_RATIO: u64 = 120;
 const TSO_WIN_DIVISOR: u64 = 3;
 /// `tcp_tso_should_defer` defers only if data left within this time.
 const DEFER_AFTER_SEND: Duration = Duration::from_millis(1);
+
+/// One transmit unit: bytes `start..end` of the stream, let out at `at`
+/// as one GSO packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Unit {
+    start: u64,
+    end: u64,
+    at: Instant,
+}
 
 impl Connection {
     /// Whether this connection sends in transmit units: configured, and a
@@ -55,39 +91,59 @@ impl Connection {
         Some((bytes / (100 * u128::from(srtt.as_nanos()))).min(u128::from(u64::MAX)) as u64)
     }
 
-    /// Bytes in one transmit unit (`tcp_tso_autosize`): the pacing rate
-    /// >> 10 in whole segments, at least 2, at most 64 KiB.
+    /// Bytes in a whole transmit unit (`tcp_tso_segs`, `tcp_tso_autosize`):
+    /// the pacing rate >> 10 in whole segments, at least 2, at most 64 KiB.
     pub(super) fn unit_bytes(&self) -> u64 {
         let mss = self.snd_mss.max(1) as u64;
         let bytes = self.linux_pacing_rate().map_or(GSO_MAX_SIZE, |r| r >> PACING_SHIFT).min(GSO_MAX_SIZE);
         (bytes / mss).max(MIN_TSO_SEGS) * mss
     }
 
-    /// Where the unit that holds `start` ends: a new unit begins at
-    /// `start` when the last one is used up.
-    pub(super) fn unit_end(&mut self, start: u64) -> u64 {
-        if self.unit_end <= start {
-            self.unit_end = start + self.unit_bytes();
+    /// The transmit unit a new segment of `len` bytes at `start` belongs
+    /// to, `room` bytes being what the windows let out now (`cwnd`, the
+    /// congestion window without RFC 3042's allowance): the unit being
+    /// sent at this instant, or a new one (`tcp_write_xmit` taking the
+    /// next piece of the write queue); `None` if the new one waits for
+    /// the next ACK (`tcp_tso_should_defer`).
+    pub(super) fn transmit_unit(&mut self, now: Instant, start: u64, len: u64, room: u64, cwnd: u64) -> Option<Unit> {
+        if let Some(unit) = self.unit.filter(|u| u.at == now && (u.start..u.end).contains(&start)) {
+            return Some(unit);
         }
-        self.unit_end.min(self.app_end)
+        let mss = self.snd_mss.max(1) as u64;
+        // In recovery the caller's room ignores what is in flight:
+        // `tcp_cwnd_test` counts it (PRR's window, the pipe).
+        let room = match self.recovery {
+            Some(rec) => room.min(self.cwnd().saturating_sub(self.in_flight(rec))),
+            None => room,
+        };
+        let whole = self.unit_bytes();
+        let queued = self.app_end - start;
+        if room < whole && room < queued && self.defers_unit(now, room, cwnd) {
+            return None;
+        }
+        // `tcp_cwnd_test`: at most half the window in one unit, "to ensure
+        // we have at least 2 GSO packets in flight".
+        let half = (cwnd / mss / 2).max(1) * mss;
+        // `tcp_mss_split_point`: whole segments of the room.
+        let size = (room.min(half).min(whole) / mss * mss).min(queued).max(len);
+        let unit = Unit { start, end: start + size, at: now };
+        self.unit = Some(unit);
+        Some(unit)
     }
 
-    /// The window stopped new data inside a unit that was partly sent:
-    /// the writer fills the tail it left up to a whole unit again.
-    pub(super) fn top_up_cut_unit(&mut self) {
-        if self.unit_cut {
-            self.unit_cut = false;
-            self.unit_end = self.snd_max + self.unit_bytes();
-        }
+    /// Whether the segment `start..start + len` of `unit` gets PSH: it
+    /// ends a unit of more than one segment (`__tcp_transmit_skb`).
+    pub(super) fn ends_unit(&self, unit: Unit, start: u64, len: u64) -> bool {
+        start + len >= unit.end && unit.end - unit.start > self.snd_mss as u64
     }
 
-    /// `tcp_tso_should_defer` for the unit from `snd_max`, of which only
-    /// `room` bytes fit the windows now: hold it for the next ACK if data
-    /// left within 1 ms, the room is below a third of min(cwnd, peer's
-    /// window), and the ACK of the oldest segment outstanding is due
-    /// (its send time plus SRTT) within min(SRTT/2, 1 ms). Never in
-    /// recovery or the Loss state.
-    pub(super) fn defers_cut_unit(&self, now: Instant, room: u64, cwnd: u64) -> bool {
+    /// `tcp_tso_should_defer` for a unit of which only `room` bytes fit
+    /// the windows now: hold it for the next ACK if data left within
+    /// 1 ms, the room is below a third of min(cwnd, peer's window), and
+    /// the ACK of the oldest segment outstanding is due (its send time
+    /// plus SRTT) within min(SRTT/2, 1 ms). Never in recovery or the Loss
+    /// state.
+    pub(super) fn defers_unit(&self, now: Instant, room: u64, cwnd: u64) -> bool {
         if self.recovery.is_some() || self.in_loss {
             return false;
         }
