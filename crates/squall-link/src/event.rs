@@ -187,6 +187,7 @@ pub enum Recording {
 }
 
 impl Recording {
+    #[inline]
     pub fn keeps(self, kind: &EventKind) -> bool {
         match self {
             Recording::All => true,

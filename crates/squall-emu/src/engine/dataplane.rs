@@ -487,7 +487,7 @@ impl Dataplane {
                 group.push((at, packet, captured));
             }
             let payloads: Vec<&Payload> =
-                group.iter().map(|(_, p, _)| p.payload.as_ref().unwrap_or(&NO_BYTES)).collect();
+                group.iter().map(|(_, p, _)| p.payload.as_deref().unwrap_or(&NO_BYTES)).collect();
             written.clear();
             written.resize(group.len(), false);
             let device = self.device_of(host);
@@ -622,7 +622,7 @@ impl Dataplane {
             };
             if !self.inline_filter.carries(&packet) {
                 self.edge.hosts[side].passed += 1;
-                let bytes = packet.payload.as_ref().map(Payload::bytes).unwrap_or_default();
+                let bytes = packet.payload.as_deref().map(Payload::bytes).unwrap_or_default();
                 return self.pass_across(device, &bytes);
             }
             let Some((from, to)) = sides.ends(device, &packet) else {

@@ -176,7 +176,7 @@ impl InlineSides {
         // The Ethernet header, read in place: a segment of a super-frame
         // shares its headers with the frame as read, so no segment's bytes
         // are made for it.
-        let header = match packet.payload.as_ref() {
+        let header = match packet.payload.as_deref() {
             Some(squall_link::Payload::Owned(bytes)) => bytes.as_slice(),
             Some(squall_link::Payload::Segment(s)) => s.of.frame(),
             None => &[],

@@ -82,7 +82,7 @@ mod tests {
         let Frame::Ip { packet, l3 } = parse(PacketId(1), frame.clone()).unwrap() else { panic!("not IP") };
         assert_eq!((l3, packet.size), (18, 28));
         assert_eq!((packet.flow.src_port, packet.flow.dst_port), (5000, 53));
-        assert_eq!(packet.payload.map(Payload::into_vec), Some(frame.clone()));
+        assert_eq!(packet.payload.map(|p| p.into_vec()), Some(frame.clone()));
     }
 
     #[test]

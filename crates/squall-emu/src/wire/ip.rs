@@ -49,7 +49,7 @@ pub(crate) fn packet(id: PacketId, h: IpHeader, bytes: Payload) -> Packet {
         flow: h.flow,
         dscp: h.dscp,
         ecn: h.ecn,
-        payload: Some(bytes),
+        payload: Some(Box::new(bytes)),
         l3: 0,
         corrupted: false,
         background: false,

@@ -184,13 +184,27 @@ pub(crate) struct Recorder {
 }
 
 impl Recorder {
+    /// Records `kind` ([`Recorder::log_tag`]). Inline, and the packet's tag
+    /// taken only for an event the recording keeps: a stage logs several
+    /// events per packet, and most runs keep only the drops.
+    #[inline]
     pub(crate) fn log(&self, log: &mut Vec<Event>, now: Instant, kind: EventKind, packet: Option<&Packet>) {
-        self.log_tag(log, now, kind, packet.map(PacketTag::of));
+        if self.recording.keeps(&kind) {
+            self.push(log, now, kind, packet.map(PacketTag::of));
+        }
     }
 
     /// Records `kind`; nothing for background (virtual) packets.
+    #[inline]
     pub(crate) fn log_tag(&self, log: &mut Vec<Event>, now: Instant, kind: EventKind, packet: Option<PacketTag>) {
-        if self.recording.keeps(&kind) && !packet.is_some_and(|p| p.background) {
+        if self.recording.keeps(&kind) {
+            self.push(log, now, kind, packet);
+        }
+    }
+
+    /// Appends an event the recording keeps.
+    fn push(&self, log: &mut Vec<Event>, now: Instant, kind: EventKind, packet: Option<PacketTag>) {
+        if !packet.is_some_and(|p| p.background) {
             log.push(Event {
                 time: now,
                 stage: self.stage.clone(),
