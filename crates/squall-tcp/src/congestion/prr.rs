@@ -9,11 +9,12 @@
 //!   ssthresh/prior_cwnd: sndcnt = ⌈prr_delivered·ssthresh/prior_cwnd⌉ −
 //!   prr_out (RFC 6937 §3's proportional part, with Linux's cwnd at the
 //!   start of recovery in place of RecoverFS);
-//! - otherwise slow start back toward ssthresh, at most one segment more
-//!   than was delivered, and only when the cumulative ACK advanced without a
-//!   new loss (RFC 6937's slow-start reduction bound):
-//!   sndcnt = min(ssthresh − pipe, max(prr_out − prr_delivered, delivered)
-//!   + 1 SMSS);
+//! - otherwise slow start back toward ssthresh: what was delivered and not
+//!   yet sent again, or at least this ACK's delivery, one segment more when
+//!   the cumulative ACK advanced without a new loss (RFC 6937's slow-start
+//!   reduction bound; Linux 6.18's `tcp_cwnd_reduction`):
+//!   sndcnt = min(ssthresh − pipe, max(prr_delivered − prr_out, delivered)
+//!   [+ 1 SMSS]);
 //! - on the first ACK of recovery at least one segment (the fast
 //!   retransmit).
 //!
@@ -58,7 +59,7 @@ impl Prr {
             let share = (self.delivered as u128 * self.ssthresh as u128).div_ceil(self.prior_cwnd as u128) as u64;
             (share.div_ceil(mss) * mss).saturating_sub(self.out)
         } else {
-            let mut n = self.out.saturating_sub(self.delivered).max(delivered);
+            let mut n = self.delivered.saturating_sub(self.out).max(delivered);
             if una_advanced && !newly_lost {
                 n += mss;
             }
@@ -110,17 +111,19 @@ mod tests {
     }
 
     #[test]
-    fn below_ssthresh_it_slow_starts_by_at_most_one_extra_segment() {
+    fn below_ssthresh_it_catches_up_on_what_was_delivered() {
         // Pipe 6 segments below ssthresh 10 after heavy losses: an ACK that
-        // advances snd_una and delivers 2 segments allows 2 + 1 = 3.
+        // advances snd_una and delivers 2 segments (1 sent so far) allows
+        // max(2 − 1, 2) + 1 = 3.
         let mut prr = Prr::new(20_000, 10_000);
         prr.on_send(1000);
         prr.on_ack(2000, 6000, MSS, true, false);
         assert_eq!(prr.window(), 9000);
-        // Without the cumulative ACK moving: 2 only; capped by ssthresh −
-        // pipe.
+        // Without the cumulative ACK moving: prr_delivered − prr_out =
+        // 4 − 1 = 3 (more than the 2 delivered), no extra segment.
         prr.on_ack(2000, 6000, MSS, false, false);
-        assert_eq!(prr.window(), 8000);
+        assert_eq!(prr.window(), 9000);
+        // Capped by ssthresh − pipe.
         prr.on_ack(2000, 9500, MSS, true, false);
         assert_eq!(prr.window(), 10_000);
     }

@@ -52,12 +52,14 @@ impl Connection {
             // recovery (or the Loss state) sets Open (step D), then marks
             // losses and, by tcp_time_to_recover's "the loss is proven"
             // (`lost_out`, segments marked lost and not yet delivered),
-            // enters recovery again at once (step E), so a model-based
+            // enters recovery again at once (step E): a model-based
             // algorithm, whose `cong_control` runs after, sees one
-            // recovery. For the window-based algorithms the connection
-            // keeps waiting for a new loss (their outputs unchanged until
-            // their parity grid is rerun with the rule).
-            let loss_proven = newly_lost > 0 || (was_recovering && self.cc.is_model_based() && self.lost_out());
+            // recovery; a window-based one takes a new ssthresh from the
+            // window just set to the old one (tcp_enter_recovery ->
+            // tcp_init_cwnd_reduction) and PRR goes on from there, never
+            // an Open state whose window test counts the SACKed and lost
+            // segments still outstanding.
+            let loss_proven = newly_lost > 0 || (was_recovering && self.lost_out());
             if loss_proven && self.recovery.is_none() && self.snd_una >= self.recover {
                 self.enter_loss_recovery(now, LossRecovery::Sack);
             }

@@ -784,3 +784,50 @@ fn a_unit_the_window_cuts_ends_with_psh() {
     assert_eq!(data(&out), (37..41).map(|k| (s(k), 1000)).collect::<Vec<_>>());
     assert_eq!(pushed(&out), vec![40]);
 }
+
+/// The same rule for a window-based algorithm (tcp_input.c
+/// `tcp_fastretrans_alert`: step D's `tcp_end_cwnd_reduction` sets
+/// cwnd = ssthresh and `tcp_try_undo_recovery` sets Open; step E's
+/// `tcp_time_to_recover` finds `lost_out` and `tcp_enter_recovery` takes
+/// a new ssthresh at once). Cubic, ten segments at 100 ms, segment 0
+/// lost: the third SACK (202) starts recovery with the point at segment
+/// 11 (10 went at 200 by limited transmit); ssthresh = 10·717/1024 = 7
+/// (tcp_cubic.c `cubictcp_recalc_ssthresh`). PRR (`tcp_cwnd_reduction`)
+/// sends 0 again at 202 and 11–15 at 204–208, one per SACK: after 208
+/// prr_delivered 7, prr_out 6. The retransmission of 0 and segment 11 are
+/// lost: at 306 a SACK of 10 and 12–13 (3 delivered) marks both lost
+/// (sent before 13, RACK's reordering window 0 in recovery); in flight
+/// 14, 15 = 2, delta 7 − 2 = 5, sndcnt min(5, max(10 − 6, 3)) = 4: 0, 11,
+/// 16, 17 go. At 307 the SACK of 14–15: in flight 0, 11, 16, 17 = 4,
+/// sndcnt min(3, max(12 − 10, 2)) = 2: 18, 19 go. At 406 the ACK of 0–10
+/// covers the point while 11, retransmitted at 306, is still marked lost.
+/// Linux: cwnd = ssthresh = 7, then a new recovery to segment 20 with
+/// prior_cwnd 7 and ssthresh 7·717/1024 = 4; in flight 11, 16–19 = 5 >
+/// 4, so sndcnt = ⌈4·1/7⌉ − 0 = 1: cwnd 6, new segment 20 goes. Waiting
+/// for a new loss instead leaves the connection Open with cwnd 7 against
+/// 9 segments outstanding (11–19, SACKed ones counted), sending nothing
+/// until the cumulative ACK that opens a burst.
+#[test]
+fn cubic_recovery_starts_again_while_a_loss_is_outstanding() {
+    let cfg = TcpConfig { cc: CcKind::Cubic, ..linux() };
+    let mut c = established(cfg, 65_535, 1_000_000, true);
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    for k in 1..=9u64 {
+        recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
+        send!(c, at(199 + k));
+    }
+    assert_eq!(c.recovery.map(|r| r.point), Some(s(11)));
+    assert_eq!(c.snapshot().ssthresh, 7 * MSS as u64);
+    recv!(c, at(306), ack = s(0), wnd = 65_535, sack = [(s(1), s(11)), (s(12), s(14))]);
+    let resent: Vec<_> = data(&send!(c, at(306))).iter().map(|d| d.0).collect();
+    assert_eq!(resent, [s(0), s(11), s(16), s(17)]);
+    recv!(c, at(307), ack = s(0), wnd = 65_535, sack = [(s(1), s(11)), (s(12), s(16))]);
+    assert_eq!(data(&send!(c, at(307))), vec![(s(18), 1000), (s(19), 1000)]);
+    recv!(c, at(406), ack = s(11), wnd = 65_535, sack = [(s(12), s(16))]);
+    assert_eq!(c.recovery.map(|r| r.point), Some(s(20)), "recovery again at once");
+    assert_eq!(c.stats().fast_retransmits, 2);
+    assert_eq!(c.snapshot().ssthresh, 4 * MSS as u64);
+    assert_eq!(data(&send!(c, at(406))), vec![(s(20), 1000)]);
+    assert_eq!(c.snapshot().cwnd, 6 * MSS as u64);
+}
