@@ -502,20 +502,21 @@ impl Connection {
     }
 
     /// Bytes in flight during SACK recovery: RFC 6675's pipe, or with RACK
-    /// Linux's `tcp_packets_in_flight` (outstanding, less SACKed and lost,
-    /// plus retransmissions in flight).
+    /// Linux's count ([`Self::linux_bytes_in_flight`]).
     pub(super) fn in_flight(&self, rec: Recovery) -> u64 {
         if !self.rack_on() {
             return self.pipe(rec.high_rxt);
         }
-        self.sent
-            .iter()
-            .filter(|s| !s.sacked)
-            .map(|s| {
-                let len = s.end - s.start;
-                (if s.lost { 0 } else { len }) + (if s.lost && s.rack_rtx { len } else { 0 })
-            })
-            .sum()
+        self.linux_bytes_in_flight()
+    }
+
+    /// Linux's `tcp_packets_in_flight` (include/net/tcp.h), in bytes:
+    /// packets_out − (sacked_out + lost_out) + retrans_out, what is
+    /// outstanding less what is SACKed and what is marked lost, plus the
+    /// lost segments retransmitted since. Every state counts it, Open and
+    /// Disorder as well as Recovery.
+    pub(super) fn linux_bytes_in_flight(&self) -> u64 {
+        self.sent.iter().filter(|s| !s.sacked && (!s.lost || s.rack_rtx)).map(|s| s.end - s.start).sum()
     }
 
     /// The congestion window in force: PRR's during its recovery, the

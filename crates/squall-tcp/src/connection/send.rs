@@ -209,7 +209,14 @@ impl Connection {
             self.snd_nxt = s.end;
             return Some(self.retransmit(now, i));
         }
-        let outstanding = self.snd_max - self.snd_una;
+        // The window test outside recovery. RFC 5681 counts FlightSize,
+        // everything outstanding (RFC 3042 adds its allowance in
+        // `transmit_new`). With RACK, Linux's `tcp_cwnd_test`
+        // (net/ipv4/tcp_output.c, called by `tcp_write_xmit`) counts
+        // `tcp_packets_in_flight`, which leaves SACKed segments out: in the
+        // Disorder state every segment SACKed lets a new one go (Linux's
+        // limited transmit), also on an ACK that moves SND.UNA.
+        let outstanding = if self.rack_on() { self.linux_bytes_in_flight() } else { self.snd_max - self.snd_una };
         self.transmit_new(now, outstanding, false)
     }
 
@@ -296,9 +303,15 @@ impl Connection {
 
     /// RFC 3042 §2: on the first and second duplicate ACK outside loss
     /// recovery, up to one more segment each beyond the congestion window
-    /// (the window itself is unchanged).
+    /// (the window itself is unchanged). None with RACK: its window test
+    /// leaves SACKed segments out of the count, which is how Linux does
+    /// limited transmit (see `transmit_data`).
     pub(super) fn limited_transmit_allowance(&self) -> u64 {
-        if !self.config.limited_transmit || self.recovery.is_some() || self.dupacks >= self.config.dupack_threshold {
+        if !self.config.limited_transmit
+            || self.rack_on()
+            || self.recovery.is_some()
+            || self.dupacks >= self.config.dupack_threshold
+        {
             return 0;
         }
         self.dupacks.min(2) as u64 * self.snd_mss as u64

@@ -151,6 +151,43 @@ fn prr_sends_one_segment_per_two_delivered_in_recovery() {
     assert_eq!((sent[4][0].0, sent[6][0].0), (s(12), s(13)));
 }
 
+/// Outside recovery Linux's window test counts what is in flight, not
+/// what is outstanding (net/ipv4/tcp_output.c `tcp_write_xmit` →
+/// `tcp_cwnd_test`: room = cwnd − `tcp_packets_in_flight`, include/net/
+/// tcp.h: packets_out − (sacked_out + lost_out) + retrans_out). Ten
+/// segments at 100 ms; k = 1 is lost. At 200 the receiver, holding k = 0
+/// for a delayed ACK, answers k = 2 at once: ACK of k = 0 with a SACK of
+/// k = 2. That ACK moves SND.UNA (no duplicate, no RFC 3042 allowance)
+/// and delivers two segments: slow start takes cwnd from 10 to 12
+/// (`tcp_cong_avoid` gets acked_sacked = 2). Linux, in Disorder
+/// (`tcp_try_keep_open`: sacked_out > 0), counts 9 out − 1 SACKed = 8 in
+/// flight: room 12 − 8 = 4, segments 10–13 go (counting the SACKed one
+/// too, the room would be 12 − 9 = 3). At 202 the SACK of k = 3 (a
+/// duplicate ACK, cwnd unchanged: `tcp_may_raise_cwnd` needs
+/// FLAG_DATA_ACKED): 13 out − 2 SACKed = 11, room 1, segment 14 goes
+/// (RFC 3042 would give 13 outstanding against 12 + 1 segments: none).
+/// k = 1 is not lost yet: RACK's deadline is 100 + 102 + 25 = 227 ms.
+///
+/// Without transmit units, whose deferral would hold the segments the
+/// room cuts from a unit (its own tests are below); this test is about the
+/// window.
+#[test]
+fn sacked_segments_leave_room_for_new_ones_outside_recovery() {
+    let cfg = TcpConfig { transmit_units: false, ..linux() };
+    let mut c = established(cfg, 65_535, 1_000_000, true);
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    recv!(c, at(200), ack = s(1), wnd = 65_535, sack = [(s(2), s(3))]);
+    assert_eq!(c.snapshot().cwnd, 12 * MSS as u64);
+    let sent: Vec<_> = data(&send!(c, at(200))).iter().map(|d| d.0).collect();
+    assert_eq!(sent, [s(10), s(11), s(12), s(13)]);
+    recv!(c, at(202), ack = s(1), wnd = 65_535, sack = [(s(2), s(4))]);
+    assert_eq!(c.snapshot().cwnd, 12 * MSS as u64);
+    assert_eq!(data(&send!(c, at(202))), vec![(s(14), 1000)]);
+    assert!(c.recovery.is_none());
+    assert_eq!(c.stats().fast_retransmits, 0);
+}
+
 /// TLP (RFC 8985 §7): the last two of ten segments are lost. The ACK of
 /// the first eight comes at 200 ms (SRTT 100 ms, RTO 300 ms); the probe
 /// goes at 200 + 2·100 + 2 = 402 ms (RTO would be at 500), resending
