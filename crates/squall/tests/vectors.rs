@@ -326,13 +326,18 @@ fn throughput_without_a_window_and_the_rate_of_a_stage_without_one_are_refused()
 /// saturated 2 Mbit/s link is the link's rate of segments times the MSS:
 /// 2 Mbit/s / 1 500 B per packet = 166.7 packets/s, each of MSS payload
 /// bytes (1 448: the linux profile's timestamps take 12 of 1 460), so
-/// 1.9307 Mbit/s. No kept sample is above it by more than 0.5% (a sample's
-/// interval is at least the minimum RTT, tcp_rate.c) but the last: the ACK
-/// of the transfer's short final segment (300 KB leave 264 bytes), which
-/// tcp_rate.c counts as one packet and `tcp_compute_delivery_rate`
-/// (tcp.c) as a whole MSS, though it took a fifth of a segment's time:
-/// at most one segment's time (6 ms) over the minimum RTT (46 ms: 40 ms
-/// of propagation and one segment) above it. From 0.3 s to
+/// 1.9307 Mbit/s. No kept sample is above it by more than one segment
+/// over the sample's interval, which is at least the minimum RTT (46 ms:
+/// 40 ms of propagation and one segment; tcp_rate.c `tcp_rate_gen`
+/// discards shorter ones): the packets a sample counts all crossed the
+/// link within its interval, at most one more than the interval holds
+/// segment times (6 ms), so at most 6/46 = 13 % above it. Two kinds of
+/// sample come near that: the ACK that fills a hole after a loss (the
+/// retransmission, sent at the interval's start, counted with everything
+/// SACKed since), and the last, the ACK of the transfer's short final
+/// segment (300 KB leave 264 bytes), which tcp_rate.c counts as one packet
+/// and `tcp_compute_delivery_rate` (tcp.c) as a whole MSS though it took
+/// a fifth of a segment's time. From 0.3 s to
 /// the transfer's end the rate in force is within 0.5% of it for most of
 /// the time (below it while a drop at the 20-packet queue is repaired).
 /// Recording it leaves the flow's sending unchanged (its trace file is
@@ -354,11 +359,9 @@ fn a_flow_delivery_rate_is_the_bottleneck_rate_of_payload() {
         .map(|(t, v)| (t.parse().unwrap(), v.parse().unwrap()))
         .collect();
     let expected = 2e6 / 1500.0 * 1448.0;
-    let (last, before) = rows.split_last().unwrap();
-    assert!(before.iter().all(|r| r.1 <= expected * 1.005), "{rows:?}");
-    assert!(last.1 <= expected * (1.0 + 6.0 / 46.0), "{rows:?}");
+    assert!(rows.iter().all(|r| r.1 <= expected * (1.0 + 6.0 / 46.0)), "{rows:?}");
     // The last sample: the ACK of the transfer's last segments.
-    let end = last.0;
+    let end = rows.last().unwrap().0;
     let (from, mut near) = (0.3, 0.0);
     for w in rows.windows(2).filter(|w| w[1].0 > from && w[0].0 < end) {
         let held = w[1].0.min(end) - w[0].0.max(from);
