@@ -1,69 +1,103 @@
 #!/usr/bin/env bash
 # Speed before and after a change, side by side in one run (issue 29's
-# "do not slow down"): `cargo bench -p squall-link` and `squall bench tcp`,
-# alternating before/after so that a drift of the machine hits both alike.
+# "do not slow down"): `squall bench tcp` and `cargo bench -p squall-link`,
+# interleaved so that a drift of the machine hits both sides alike.
 #
-#   scripts/bench-before-after.sh BEFORE_COMMIT [ROUNDS]
+#   scripts/bench-before-after.sh BEFORE_COMMIT [LINK_ROUNDS [TCP_ROUNDS]]
 #
 # BEFORE_COMMIT (e.g. 88e0c71) is exported with `git archive` into
-# /tmp/squall-before-COMMIT and built there with a target/ hard-linked
-# from this tree's (only what differs is rebuilt); the working tree is
-# "after". ROUNDS (default 3) rounds each run both sides once, before
-# first in odd rounds and after first in even ones. Outputs, one file a
-# side and round, go to /tmp/bench-before-after/: link-{before,after}-R.txt
-# (criterion's report lines: each benchmark's time interval) and
-# tcp-{before,after}-R.txt (`squall bench tcp`'s table). Run it on an idle
-# machine; it takes about 10 minutes a round on 2 cores.
+# /tmp/squall-before-COMMIT and built there with its own target directory;
+# the working tree is "after". `squall bench tcp --runs 5` runs TCP_ROUNDS
+# times a side (default 100; 0.2 s each), before and after alternating in
+# each round; the link model's criterion benchmarks run LINK_ROUNDS rounds
+# (default 4; about 5 minutes a round on 2 cores). Each invocation takes
+# /tmp/squall-cpu.lock exclusively, so builds and runs that take it shared
+# do not overlap a measurement. Prints, per benchmark, the median of the
+# per-round ratios after/before (> 1: after is faster) and their quartiles.
+# Raw figures: /tmp/bench-before-after/{tcp,link}.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 before=$(git rev-parse --short "$1")
-rounds=${2:-3}
+link_rounds=${2:-4}
+tcp_rounds=${3:-100}
 after_dir=$(pwd)
 before_dir=/tmp/squall-before-$before
 out=/tmp/bench-before-after
+lock=/tmp/squall-cpu.lock
 mkdir -p "$out"
 if [ ! -d "$before_dir" ]; then
     mkdir -p "$before_dir"
     git archive "$before" | tar -x -C "$before_dir"
-    if [ -d target ]; then
-        # Hard links save the copy, but cargo rewrites some files in place
-        # (build-script outputs, fingerprints): those directories are
-        # copied for real, or the before tree's build would write into
-        # this tree's (a squall built in the exported tree, where git
-        # finds no repository, left SQUALL_COMMIT=unknown in this tree's
-        # build-script output, and `squall --version` said so).
-        cp -al target "$before_dir/target"
-        for d in "$before_dir"/target/release "$before_dir"/target/debug; do
-            [ -d "$d" ] || continue
-            for sub in .fingerprint build; do
-                [ -d "$d/$sub" ] || continue
-                cp -a "$d/$sub" "$d/$sub.copy" && rm -rf "${d:?}/$sub" && mv "$d/$sub.copy" "$d/$sub"
-            done
-        done
-    fi
 fi
-for dir in "$before_dir" "$after_dir"; do
-    (cd "$dir" && cargo build --release -p squall && cargo bench -p squall-link --no-run)
+# Each side's binaries, copied out of its target directory: the squall
+# binary and the three criterion benchmarks of squall-link.
+for side in before after; do
+    dir=$before_dir
+    [ "$side" = after ] && dir=$after_dir
+    mkdir -p "$out/$side"
+    (cd "$dir" && flock -s "$lock" cargo build --release -p squall --bin squall)
+    cp "$dir/target/release/squall" "$out/$side/squall"
+    (cd "$dir" && flock -s "$lock" cargo bench -p squall-link --no-run --message-format json 2>/dev/null) |
+        python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["kind"] == ["bench"] and m.get("executable"):
+        shutil.copy(m["executable"], sys.argv[1] + "/" + m["target"]["name"])
+' "$out/$side"
 done
-run_side() { # side dir round
-    local side=$1 dir=$2 r=$3
-    echo "round $r: $side" >&2
-    (cd "$dir" && cargo bench -p squall-link 2>/dev/null | grep -E '^[a-z].*|time:' >"$out/link-$side-$r.txt")
-    (cd "$dir" && target/release/squall bench tcp >"$out/tcp-$side-$r.txt")
-}
-for r in $(seq 1 "$rounds"); do
-    if [ $((r % 2)) -eq 1 ]; then
-        run_side before "$before_dir" "$r"
-        run_side after "$after_dir" "$r"
-    else
-        run_side after "$after_dir" "$r"
-        run_side before "$before_dir" "$r"
-    fi
+# squall bench tcp: segments per wall-clock second, the median of 5 runs.
+: >"$out/tcp.tsv"
+for r in $(seq 1 "$tcp_rounds"); do
+    order="before after"
+    [ $((r % 2)) -eq 0 ] && order="after before"
+    for side in $order; do
+        flock "$lock" "$out/$side/squall" bench tcp --runs 5 --json "$out/tcp.json" >/dev/null
+        python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sys.argv[2], sys.argv[3], "bench_tcp_segments_per_s", d["median_segments_per_wall_second"], sep="\t")
+' "$out/tcp.json" "$r" "$side" >>"$out/tcp.tsv"
+    done
 done
-echo "squall bench tcp, each round (before, then after):"
-for r in $(seq 1 "$rounds"); do
-    echo "--- round $r"
-    paste -d'|' "$out/tcp-before-$r.txt" "$out/tcp-after-$r.txt" | sed 's/|/    ||    /'
+# cargo bench -p squall-link: criterion's middle estimate, as a rate
+# (1 / time) so that > 1 means faster as for bench tcp.
+: >"$out/link.tsv"
+for r in $(seq 1 "$link_rounds"); do
+    order="before after"
+    [ $((r % 2)) -eq 0 ] && order="after before"
+    for side in $order; do
+        for b in "$out/$side"/*; do
+            [ "$(basename "$b")" = squall ] && continue
+            mkdir -p "$out/criterion-$side"
+            (cd "$out/criterion-$side" && flock "$lock" "$b" --bench --noplot --warm-up-time 1 --measurement-time 3 2>/dev/null) |
+                python3 -c '
+import re, sys
+unit = {"ps": 1e-12, "ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+name = None
+for line in sys.stdin:
+    s = line.strip()
+    m = re.match(r"^(?:(\S+)\s+)?time:\s+\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", s)
+    if m:
+        print(sys.argv[1], sys.argv[2], m.group(1) or name, 1.0 / (float(m.group(2)) * unit[m.group(3)]), sep="\t")
+    elif s and " " not in s:
+        name = s
+' "$r" "$side" >>"$out/link.tsv"
+        done
+    done
 done
-echo "cargo bench -p squall-link: time intervals per benchmark in $out/link-*.txt"
+python3 - "$out/tcp.tsv" "$out/link.tsv" <<'EOF'
+import collections, statistics as st, sys
+print("| benchmark | rounds | after/before, median of per-round ratios | quartiles |")
+print("| --- | --- | --- | --- |")
+for f in sys.argv[1:]:
+    by = collections.defaultdict(dict)
+    for line in open(f):
+        r, side, name, rate = line.rstrip("\n").split("\t")
+        by[(name, r)][side] = float(rate)
+    for name in sorted({n for n, _ in by}):
+        rs = sorted(v["after"] / v["before"] for (n, _), v in by.items() if n == name and len(v) == 2)
+        q = lambda p: rs[min(len(rs) - 1, int(p * len(rs)))]
+        print(f"| {name} | {len(rs)} | {st.median(rs):.3f} | {q(0.25):.3f}–{q(0.75):.3f} |")
+EOF
