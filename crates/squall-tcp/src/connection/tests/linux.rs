@@ -9,6 +9,20 @@ fn linux() -> TcpConfig {
     TcpConfig { mss: MSS, iss: 0, ..TcpConfig::linux() }
 }
 
+/// Ten segments at 100 ms, the first lost: at 199 + k ms (k = 1..=9) an
+/// ACK of nothing new SACKs segments 1..=k, and the connection sends what
+/// it may after each. Returns what each of those nine sends let out.
+fn first_of_ten_lost(c: &mut Connection) -> Vec<Vec<(u64, u32)>> {
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    (1..=9u64)
+        .map(|k| {
+            recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
+            data(&send!(c, at(199 + k)))
+        })
+        .collect()
+}
+
 /// RFC 6928's IW10, and RFC 7323 timestamps taking 12 bytes of each
 /// segment: with an MSS of 1460 the payload is 1448 and the packet 1500
 /// bytes (Linux's `tcp_current_mss`).
@@ -134,13 +148,8 @@ fn rack_reordering_window_closes_at_the_duplicate_threshold() {
 fn prr_sends_one_segment_per_two_delivered_in_recovery() {
     let cfg = TcpConfig { transmit_units: false, ..linux() };
     let mut c = established(cfg, 65_535, 1_000_000, true);
-    assert_eq!(data(&send!(c, at(100))).len(), 10);
     let s = seg_start;
-    let mut sent = vec![];
-    for k in 1..=9u64 {
-        recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
-        sent.push(data(&send!(c, at(199 + k))));
-    }
+    let sent = first_of_ten_lost(&mut c);
     assert_eq!(sent[0], vec![(s(10), 1000)]);
     assert_eq!(sent[1], vec![(s(11), 1000)]);
     assert_eq!(c.stats().fast_retransmits, 1);
@@ -370,11 +379,7 @@ fn linux_transfers_complete_through_periodic_loss() {
     for cc in [CcKind::Reno, CcKind::Cubic] {
         for timestamps in [true, false] {
             let cfg = TcpConfig { cc, timestamps, rcv_buf: 20_000, ..linux() };
-            let (client, server, _) =
-                transfer(cfg.clone(), cfg, 300_000, ms(20), |n, _| n % 13 == 0 || n % 29 == 0, 200_000);
-            assert_eq!(server.stats().bytes_received, 300_000, "{cc:?} {timestamps}");
-            assert_eq!(client.stats().bytes_acked, 300_000, "{cc:?} {timestamps}");
-            assert!(client.stats().retransmitted_segments > 0);
+            completes_through_periodic_loss(cfg, &format!("{cc:?} {timestamps}"));
         }
     }
 }
@@ -536,11 +541,7 @@ fn bbr_recovery_goes_on_while_a_loss_is_outstanding() {
     let cfg = TcpConfig { cc: CcKind::Bbr, ..linux() };
     let mut c = established(cfg, 65_535, 1_000_000, true);
     let s = seg_start;
-    assert_eq!(data(&send!(c, at(100))).len(), 10);
-    for k in 1..=9u64 {
-        recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
-        send!(c, at(199 + k));
-    }
+    first_of_ten_lost(&mut c);
     assert_eq!(c.recovery.map(|r| r.point), Some(s(12)));
     let later: Vec<_> = [215, 220, 230].iter().flat_map(|&t| data(&send!(c, at(t)))).collect();
     assert_eq!(later.iter().map(|d| d.0).collect::<Vec<_>>(), (13..18).map(s).collect::<Vec<_>>());
@@ -849,11 +850,7 @@ fn cubic_recovery_starts_again_while_a_loss_is_outstanding() {
     let cfg = TcpConfig { cc: CcKind::Cubic, ..linux() };
     let mut c = established(cfg, 65_535, 1_000_000, true);
     let s = seg_start;
-    assert_eq!(data(&send!(c, at(100))).len(), 10);
-    for k in 1..=9u64 {
-        recv!(c, at(199 + k), ack = s(0), wnd = 65_535, sack = [(s(1), s(k + 1))]);
-        send!(c, at(199 + k));
-    }
+    first_of_ten_lost(&mut c);
     assert_eq!(c.recovery.map(|r| r.point), Some(s(11)));
     assert_eq!(c.snapshot().ssthresh, 7 * MSS as u64);
     recv!(c, at(306), ack = s(0), wnd = 65_535, sack = [(s(1), s(11)), (s(12), s(14))]);
