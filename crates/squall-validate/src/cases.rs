@@ -447,15 +447,19 @@ fn rate_series(_: &Scenario, runs: &[RunResult]) -> Vec<Check> {
     // 10 Mbit/s at 4 s and 8 s) keeps its 100-packet queue busy, so its
     // goodput is the rate times the payload's share of a packet,
     // 1460/1500 (a timestamp option makes it 1448/1500, 0.8 % less),
-    // within 10 %; each window starts 1 s after a step (slow start, the
-    // queue of the step before).
+    // within 10 %; each window starts 1 s after a step (the queue of the
+    // step before), the first 1.5 s after the start: goodput counts
+    // in-order delivery, so a hole filled inside a window counts data that
+    // crossed the link before it (slow start's last recovery ends at
+    // 1.04 s with the `linux` rules of a1d539c, and [1 s, 4 s) came out
+    // 3.8 % above the link's payload rate).
     let tcp = |from: f64, to: f64| {
         m(&|r| r.tcp_flows.iter().find(|f| f.name == "bulk").map_or(0.0, |f| tcp_cases::steady_goodput(f, from, to)))
             * 8.0
     };
     let payload = 1460.0 / 1500.0;
     let mut checks = vec![
-        Check::within_relative("TCP goodput in [1 s, 4 s), bit/s", 10e6 * payload, tcp(1.0, 4.0), None, 0.1),
+        Check::within_relative("TCP goodput in [1.5 s, 4 s), bit/s", 10e6 * payload, tcp(1.5, 4.0), None, 0.1),
         Check::within_relative("TCP goodput in [5 s, 8 s), bit/s", 1e6 * payload, tcp(5.0, 8.0), None, 0.1),
         Check::within_relative("TCP goodput in [9 s, 11.5 s), bit/s", 10e6 * payload, tcp(9.0, 11.5), None, 0.1),
     ];
