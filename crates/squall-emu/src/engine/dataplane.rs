@@ -296,10 +296,19 @@ impl Dataplane {
         {
             tracing::warn!("squall emu: the data plane could not be pinned to CPU {cpu} ({e})");
         }
-        if let Some(priority) = self.options.realtime_priority
-            && let Err(e) = crate::sys::sched::enter_realtime_class(priority)
-        {
-            tracing::warn!("squall emu: the data plane runs without real-time priority ({e}); timing may suffer");
+        if let Some(priority) = self.options.realtime_priority {
+            match crate::sys::sched::enter_realtime_class(priority) {
+                Err(e) => {
+                    tracing::warn!(
+                        "squall emu: the data plane runs without real-time priority ({e}); timing may suffer"
+                    )
+                }
+                Ok(()) => {
+                    if let Some(w) = crate::sys::sched::rt_throttle_warning_here() {
+                        tracing::warn!("squall emu: --realtime {priority}: {w}");
+                    }
+                }
+            }
         }
         let mut draining = false;
         loop {

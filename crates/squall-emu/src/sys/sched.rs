@@ -23,6 +23,36 @@ pub fn enter_realtime_class(priority: i32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The kernel's real-time throttling as the warning a `--realtime` run
+/// prints, or `None` when it is off: a SCHED_FIFO thread may run
+/// `runtime_us` of each `period_us` (`kernel.sched_rt_runtime_us` and
+/// `sched_rt_period_us`; -1 is unlimited; kernel/sched/rt.c), and a data
+/// plane that spins nearly all the time is stopped for the rest of each
+/// period, every CPU at once (50 ms stalls once a second with the default
+/// 950 000 of 1 000 000).
+pub fn rt_throttle_warning(runtime_us: i64, period_us: i64) -> Option<String> {
+    if runtime_us < 0 || runtime_us >= period_us {
+        return None;
+    }
+    let stall_ms = (period_us - runtime_us) as f64 / 1e3;
+    let period_ms = period_us as f64 / 1e3;
+    Some(format!(
+        "the kernel throttles real-time threads to {runtime_us} µs of each {period_us} µs \
+         (kernel.sched_rt_runtime_us): a data plane that spins nearly all the time (high packet rates) \
+         is stopped for up to {stall_ms} ms every {period_ms} ms; `sysctl -w kernel.sched_rt_runtime_us=-1` \
+         lifts the limit (at the risk of a spinning thread starving others), or run without --realtime"
+    ))
+}
+
+/// [`rt_throttle_warning`] for this machine's settings (/proc/sys/kernel);
+/// `None` if they cannot be read.
+pub fn rt_throttle_warning_here() -> Option<String> {
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{name}")).ok().and_then(|s| s.trim().parse::<i64>().ok())
+    };
+    rt_throttle_warning(read("sched_rt_runtime_us")?, read("sched_rt_period_us")?)
+}
+
 /// The CPUs this thread may run on (its affinity), in order; empty if the
 /// kernel does not say.
 pub fn usable_cpus() -> Vec<usize> {
@@ -47,4 +77,20 @@ pub fn thread_cpu_time() -> squall_link::Duration {
         };
         squall_link::Duration::from_micros(us(u.user_time()) + us(u.system_time()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rt_throttle_warning;
+
+    #[test]
+    fn throttling_is_reported_with_the_stall_it_causes() {
+        // Linux's defaults: 950 ms of each second, so 50 ms stalls.
+        let w = rt_throttle_warning(950_000, 1_000_000).expect("throttled");
+        assert!(w.contains("950000 µs of each 1000000 µs") && w.contains("up to 50 ms every 1000 ms"), "{w}");
+        assert!(w.contains("kernel.sched_rt_runtime_us=-1"), "{w}");
+        // Unlimited (-1) or the whole period: no throttling.
+        assert_eq!(rt_throttle_warning(-1, 1_000_000), None);
+        assert_eq!(rt_throttle_warning(1_000_000, 1_000_000), None);
+    }
 }
