@@ -78,7 +78,7 @@ pub fn run_detail(dir: &Path, hosts: &[RunHost]) -> Result<RunDetail, AnalysisEr
         }
     }
     read_events(dir, &position, &mut detail)?;
-    detail.tcp = read_tcp_trace_files(dir);
+    detail.tcp = read_tcp_trace_files(dir)?;
     Ok(detail)
 }
 
@@ -170,8 +170,12 @@ fn read_events(
 const UNSET: f64 = 2_147_483_647.0;
 
 /// TCP variables over time: any `tcp*.csv` or `*tcpinfo*.csv` with a
-/// `time` column; each other numeric column becomes a series.
-pub fn read_tcp_trace_files(dir: &Path) -> Vec<(String, Vec<Series>)> {
+/// `time` column; each other numeric column becomes a series (an empty
+/// cell, as an unset ssthresh, leaves the column out at that time); a file
+/// without a `time` column is not a trace. A file that cannot be read, or
+/// a row that is not CSV or whose time is not a number, is an error naming
+/// the file and line: nothing of a trace is dropped unsaid.
+pub fn read_tcp_trace_files(dir: &Path) -> Result<Vec<(String, Vec<Series>)>, AnalysisError> {
     let mut out = Vec::new();
     // The simulator writes traces beside events.csv; emulation workloads
     // (squall tool bulk --info-csv) write them in workloads/.
@@ -187,12 +191,20 @@ pub fn read_tcp_trace_files(dir: &Path) -> Vec<(String, Vec<Series>)> {
         .collect();
     files.sort();
     for path in files {
-        let Ok(mut reader) = csv::Reader::from_path(&path) else { continue };
-        let Ok(header) = reader.headers().cloned() else { continue };
+        let file = path.display().to_string();
+        let bad = |line: u64, message: String| AnalysisError::TcpTrace { file: file.clone(), line, message };
+        let mut reader = csv::Reader::from_path(&path)
+            .map_err(|e| AnalysisError::Open { file: file.clone(), source: std::io::Error::other(e) })?;
+        let header = reader.headers().cloned().map_err(|e| bad(1, format!("cannot read the header: {e}")))?;
+        // A workload's own CSV that happens to be named tcp*.csv is not a
+        // trace: a trace's header has a time column.
         let Some(time_col) = header.iter().position(|h| h == "time" || h == "time_s") else { continue };
         let mut columns: Vec<Vec<(f64, f64)>> = vec![Vec::new(); header.len()];
-        for row in reader.records().flatten() {
-            let Some(t) = row.get(time_col).and_then(|v| v.parse::<f64>().ok()) else { continue };
+        for row in reader.records() {
+            let row = row.map_err(|e| bad(e.position().map_or(0, |p| p.line()), format!("not a CSV row: {e}")))?;
+            let line = row.position().map_or(0, |p| p.line());
+            let cell = row.get(time_col).unwrap_or("");
+            let t = cell.parse::<f64>().map_err(|_| bad(line, format!("time `{cell}` is not a number")))?;
             for (i, v) in row.iter().enumerate() {
                 // Linux reports an unset ssthresh as 2^31-1: leave it out.
                 if let (true, Ok(v)) = (i != time_col, v.parse::<f64>())
@@ -211,5 +223,47 @@ pub fn read_tcp_trace_files(dir: &Path) -> Vec<(String, Vec<Series>)> {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("tcp").to_string();
         out.push((name, series));
     }
-    out
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir_with(name: &str, text: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(name), text).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_trace_gives_one_series_per_column_and_leaves_unset_cells_out() {
+        // The simulator's layout: ssthresh unset (empty) at first, then set.
+        let dir = dir_with("tcp-bulk-0-client.csv", "time,cwnd,ssthresh\n0.0,14600,\n0.5,29200,20000\n");
+        let traces = read_tcp_trace_files(dir.path()).unwrap();
+        assert_eq!(traces.len(), 1);
+        let (name, series) = &traces[0];
+        assert_eq!(name, "tcp-bulk-0-client.csv");
+        let cwnd = series.iter().find(|s| s.name == "cwnd").unwrap();
+        assert_eq!(cwnd.points, vec![(0.0, 14600.0), (0.5, 29200.0)]);
+        let ssthresh = series.iter().find(|s| s.name == "ssthresh").unwrap();
+        assert_eq!(ssthresh.points, vec![(0.5, 20000.0)]);
+    }
+
+    #[test]
+    fn a_bad_row_is_an_error_naming_the_file_and_line() {
+        let dir = dir_with("tcp-x.csv", "time,cwnd\n0.0,10\nsoon,20\n");
+        let e = read_tcp_trace_files(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("tcp-x.csv:3:") && e.contains("time `soon` is not a number"), "{e}");
+        // A row with a missing field is not CSV of that header.
+        let dir = dir_with("tcp-y.csv", "time,cwnd\n0.0,10\n0.1\n");
+        let e = read_tcp_trace_files(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("tcp-y.csv:3:") && e.contains("not a CSV row"), "{e}");
+    }
+
+    #[test]
+    fn a_csv_without_a_time_column_is_not_a_trace() {
+        let dir = dir_with("tcp-notes.csv", "host,bytes\na,1\n");
+        assert!(read_tcp_trace_files(dir.path()).unwrap().is_empty());
+    }
 }

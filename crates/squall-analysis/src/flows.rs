@@ -123,6 +123,10 @@ pub enum AnalysisError {
     /// A vectors.csv row that is not `time_s,source,name,value`.
     #[error("{file}:{line}: {message}")]
     Vectors { file: String, line: u64, message: String },
+    /// A TCP trace file (`tcp-*.csv`, `*tcpinfo*.csv`) that cannot be read
+    /// as CSV with a `time` column, or a row whose time is not a number.
+    #[error("{file}:{line}: {message}")]
+    TcpTrace { file: String, line: u64, message: String },
 }
 
 /// Header bytes of a UDP datagram of `flow`: its IP header (20 IPv4, 40

@@ -165,7 +165,7 @@ pub fn run_figures(
             svg: series_plot("queue length per stage", "time (s)", "packets in stage", &series, &t.shades),
         });
     }
-    let traces = tcp_series(dir);
+    let traces = tcp_series(dir)?;
     if traces.len() > MAX_TCP_FILES {
         notes.push(format!("TCP traces of {} of {} connection ends drawn.", MAX_TCP_FILES, traces.len()));
     }

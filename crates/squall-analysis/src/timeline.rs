@@ -393,7 +393,7 @@ pub fn capacity(
 /// beside events.csv, `*tcpinfo*.csv` in workloads/): per file, one
 /// series per numeric column (thinned by [`crate::plot::thin`] when
 /// drawn).
-pub fn tcp_series(dir: &Path) -> Vec<(String, Vec<Series>)> {
+pub fn tcp_series(dir: &Path) -> Result<Vec<(String, Vec<Series>)>, crate::flows::AnalysisError> {
     crate::detail::read_tcp_trace_files(dir)
 }
 
