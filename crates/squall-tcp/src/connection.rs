@@ -323,8 +323,10 @@ pub struct Connection {
     /// Proportional rate reduction during SACK recovery (RFC 6937).
     prr: Option<Prr>,
     /// Transmit units ([`TcpConfig::transmit_units`]): the unit being
-    /// sent, and when data last left (`tcp_wstamp_ns`).
+    /// sent, where the writer's buffer at the head of the write queue
+    /// ends, and when data last left (`tcp_wstamp_ns`).
     unit: Option<units::Unit>,
+    buffer_end: u64,
     last_data_sent: Option<Instant>,
     /// Timestamps (RFC 7323 §3) are in use, and TS.Recent (§4.3).
     ts_ok: bool,
@@ -432,6 +434,7 @@ impl Connection {
             tlp_retrans: false,
             prr: None,
             unit: None,
+            buffer_end: 0,
             last_data_sent: None,
             ts_ok: false,
             ts_recent: 0,

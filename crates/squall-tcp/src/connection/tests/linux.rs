@@ -823,6 +823,41 @@ fn a_unit_the_window_cuts_ends_with_psh() {
     assert_eq!(pushed(&out), vec![40]);
 }
 
+/// `tcp_tso_should_defer` sends at once when the rest of the writer's
+/// buffer at the head of the write queue fits the room ("Middle in queue
+/// won't get any more data, full sendable already?"), the rest first
+/// grown to the unit from the next buffer (`tcp_write_xmit`'s
+/// `tcp_grow_skb`). Peer window 65 535: buffers of min(65 215, 65 535 /
+/// 2) = 32 767 bytes, 32 segments (`tcp_xmit_size_goal`,
+/// `tcp_bound_to_half_wnd`): k = 0..31, 32..63. Handshake at 10 ms (SRTT
+/// 10 ms), 30 segments in congestion avoidance: 120 % of 30·1000 B / 10
+/// ms = 3.6 MB/s, >> 10 = 3515 bytes, units of 3 segments.
+///
+/// - at 20 ms the ACK of k = 0 leaves room for one segment and nothing
+///   has left for 10 ms: k = 30 goes alone, no PSH;
+/// - at 20.5 ms (k = 1..2 ACKed) the room is two segments, data left
+///   0.5 ms ago, 2000 < 30 000 / 3, and the ACK of k = 3 (sent at 10 ms)
+///   is due at 20 ms, within min(5, 1) ms: the ACK-soon rule alone would
+///   hold them (as k = 11 in `a_unit_the_window_cuts_waits_for_the_next_ack`),
+///   but the buffer has one segment left, k = 31, which fits: grown by k
+///   = 32 from the next buffer, the unit k = 31..32 goes, PSH on 32.
+#[test]
+fn the_rest_of_a_buffer_that_fits_goes_at_once() {
+    let cfg = TcpConfig { initial_window: 30, initial_ssthresh: 10_000, ..linux() };
+    let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+    assert_eq!(c.unit_bytes(), 3000);
+    assert_eq!(data(&send!(c, at(10))).len(), 30);
+    let s = seg_start;
+    recv!(c, at(20), ack = s(1), wnd = 65_535);
+    let out = send!(c, at(20));
+    assert_eq!(data(&out), vec![(s(30), 1000)]);
+    assert!(!out[0].flags.contains(Flags::PSH));
+    recv!(c, Instant::from_micros(20_500), ack = s(3), wnd = 65_535);
+    let out = send!(c, Instant::from_micros(20_500));
+    assert_eq!(data(&out), vec![(s(31), 1000), (s(32), 1000)]);
+    assert!(!out[0].flags.contains(Flags::PSH) && out[1].flags.contains(Flags::PSH));
+}
+
 /// The same rule for a window-based algorithm (tcp_input.c
 /// `tcp_fastretrans_alert`: step D's `tcp_end_cwnd_reduction` sets
 /// cwnd = ssthresh and `tcp_try_undo_recovery` sets Open; step E's
