@@ -72,6 +72,16 @@ const SACK_BLOCKS_EXPECTED: usize = 2;
 /// otherwise [`rack::TIMEOUT_MIN`].
 const TLP_DELAYED_ACK_ALLOWANCE: Duration = Duration::from_millis(200);
 
+/// How much later than its segment's arrival the application reads it
+/// when the receive path sent that segment's ACK at once: Linux wakes the
+/// reader (`tcp_data_ready`) after `__tcp_ack_snd_check`, and the reader's
+/// `lock_sock` waits for that softirq to end (tcp_input.c
+/// `tcp_rcv_established`). The ACK's cost is some microseconds on the
+/// emulator's hosts (their ACKs leave 12–43 µs after the data); the model
+/// keeps 1 µs, enough to order the read after the ACK where the
+/// simulator's exact times would make a tie (`receive.rs` `read_adjust`).
+const ACK_BEFORE_READ: Duration = Duration::from_micros(1);
+
 /// MSS assumed when the peer's SYN has no MSS option (RFC 9293 §3.7.1).
 const DEFAULT_MSS: u32 = 536;
 

@@ -286,7 +286,7 @@ impl Connection {
                 }
                 self.ooo.remove(0);
             }
-            self.grow_window(now, seg.len);
+            self.grow_window(seg.len);
             if had_holes {
                 // Filling all or part of a gap: ACK at once (RFC 5681 §4.2,
                 // seed 004 §4.2.2).
@@ -307,6 +307,7 @@ impl Connection {
                     }
                 }
             }
+            self.read_adjust(now, self.ack_now);
         } else {
             // Out of order: keep it and ACK (a duplicate ACK), at once or,
             // with SACK compression, soon. Linux 6.x does not enter
@@ -319,7 +320,11 @@ impl Connection {
                 self.flushed_ack = Some(self.pure_ack(now));
             }
             self.insert_ooo(start, end);
-            self.grow_window(now, seg.len);
+            self.grow_window(seg.len);
+            // Nothing new to read here, and Linux runs no
+            // `tcp_rcv_space_adjust`; the measurement runs as it did before
+            // the read had its own time.
+            self.read_adjust(now, false);
             self.ack_out_of_order(now);
         }
     }
@@ -390,15 +395,33 @@ impl Connection {
     /// the application's read moves the clamp with the data per RTT
     /// (`tcp_rcv_space_adjust`, from `tcp_recvmsg`), which the next segment
     /// sees.
-    pub(super) fn grow_window(&mut self, now: Instant, len: u32) {
+    pub(super) fn grow_window(&mut self, len: u32) {
         let unread = self.data_end().saturating_sub(self.rcv_read);
         let free = self.rcv_buf.saturating_sub(unread);
-        let (rcv_nxt, mss) = (self.rcv_nxt, self.rcv_mss);
+        let mss = self.rcv_mss;
         let Some(space) = self.rcv_space.as_mut() else { return };
         if space.on_segment(len, mss, unread, free) {
             self.quick_acks |= 1;
         }
-        space.on_delivered(now, rcv_nxt);
+    }
+
+    /// The application's read of data that arrived in order at `now`,
+    /// with `tcp_rcv_space_adjust` (Linux 6.18 refreshes `tcp_mstamp` there,
+    /// tcp_input.c). The read takes the socket after the receive path has
+    /// finished with the segment (`lock_sock` waits for the softirq, which
+    /// wakes the reader with `tcp_data_ready` only after
+    /// `__tcp_ack_snd_check` in `tcp_rcv_established`), so when that path
+    /// sent the segment's ACK at once (`ack_sent`) the read comes
+    /// [`ACK_BEFORE_READ`] later than the arrival; a segment whose ACK waits
+    /// is read at its arrival. Without that order a measurement that began
+    /// at a read after an ACK and ends at a read of a segment exactly one
+    /// receiver RTT (whole milliseconds of timestamps) of link time later
+    /// is a tie in the simulator, which Linux's reads do not make.
+    pub(super) fn read_adjust(&mut self, now: Instant, ack_sent: bool) {
+        let rcv_nxt = self.rcv_nxt;
+        let Some(space) = self.rcv_space.as_mut() else { return };
+        let read_at = if ack_sent { now + ACK_BEFORE_READ } else { now };
+        space.on_delivered(read_at, rcv_nxt);
     }
 
     /// Linux's `tcp_event_data_recv` on data arriving at `now`: the first

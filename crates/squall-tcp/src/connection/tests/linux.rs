@@ -602,24 +602,13 @@ fn the_first_window_growth_keeps_quick_acks_for_the_second_round() {
     assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::window_cap), Some(81_484));
 }
 
-/// Dynamic right-sizing as Linux 6.18 runs it (tcp_input.c
-/// `tcp_rcv_space_adjust` from `tcp_recvmsg`, `tcp_rcvbuf_grow`,
-/// `tcp_grow_window` at the segment's arrival): rounds of 10, 20 and
-/// 30 segments of 1448 bytes 100 ms apart (segments 1 ms apart), each
-/// read at once, timestamps giving a receiver RTT of 100 ms. The
-/// first segment sets the clamp to 81 920 B (ratio 160), the window
-/// grows to 80 472 B. The second round's first read finds 100 ms since
-/// the measurement began: 11 segments (15 928 B) against 10, rcvwin
-/// 2·15 928 + 2·⌊31 856·1448/14 480⌋ = 38 226, below the clamp. The
-/// third round's first read (segment 30): 20 segments (28 960 B)
-/// against 11: 57 920 + 2·⌊57 920·13 032/15 928⌋ = 152 698 B, the
-/// figure a replay of these rules gives for Linux's captures at
-/// 60 ms. Segment 30 itself was taken before that read, so it does not
-/// grow the window and waits (a delayed ACK); from segment 31 the
-/// window grows by 2896 B per segment up to 152 698 − 1448: 25
-/// segments ACKed one by one (31..=55), then one ACK per two.
-#[test]
-fn the_clamp_moves_at_the_read_and_the_next_segment_grows_the_window() {
+/// Dynamic right-sizing's rounds (tests below): a passive end with
+/// timestamps takes rounds of 10 and 20 segments of 1448 bytes at 100 ms
+/// and 200 ms (segments 1 ms apart), then 40 more from `third` ms, each
+/// read at once, each round echoing the ACK the receiver sent at its
+/// start (a receiver RTT of 100 ms). Returns the third round's segments
+/// ACKed at once and the window cap it ends with.
+fn drs_third_round(third: u64) -> (Vec<u64>, Option<u64>) {
     let mut server = Connection::listen(linux());
     let syn = Segment {
         seq: PEER_ISS,
@@ -646,15 +635,63 @@ fn the_clamp_moves_at_the_read_and_the_next_segment_grows_the_window() {
     for k in 0..10 {
         take(&mut server, at(100 + k), k, echo);
     }
-    // Each round echoes the ACK the receiver sent at its start: 100 ms.
     for k in 10..30 {
         take(&mut server, at(190 + k), k, echo + 100);
     }
     assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(80_472));
-    let acked: Vec<u64> = (30..60).filter(|&k| take(&mut server, at(270 + k), k, echo + 200)).collect();
-    let expected: Vec<u64> = (31..=55).chain([57, 59]).collect();
+    let acked = (30..70).filter(|&k| take(&mut server, at(third - 30 + k), k, echo + 200)).collect();
+    (acked, server.rcv_space.as_ref().map(|s| s.window_cap()))
+}
+
+/// Dynamic right-sizing as Linux 6.18 runs it (tcp_input.c
+/// `tcp_rcv_space_adjust` from `tcp_recvmsg`, `tcp_rcvbuf_grow`,
+/// `tcp_grow_window` at the segment's arrival), rounds of
+/// [`drs_third_round`] with the third from 301 ms. The first segment sets
+/// the clamp to 81 920 B (ratio 160), the window grows to 80 472 B. The
+/// second round's first read (segment 10, 200 ms) finds 100 ms since the
+/// measurement began: 11 segments (15 928 B) against 10, rcvwin
+/// 2·15 928 + 2·⌊31 856·1448/14 480⌋ = 38 226, below the clamp. The third round's
+/// first read (segment 30, 301 ms; the 101 ms sample moves the receiver's
+/// RTT to 100.125 ms): 20 segments (28 960 B) against 11: 57 920 +
+/// 2·⌊57 920·13 032/15 928⌋ = 152 698 B, the figure a replay of these
+/// rules gives for Linux's captures at 60 ms. Segment 30 itself was taken
+/// before that read, so it does not grow the window and waits (a delayed
+/// ACK); from segment 31 the window grows by 2896 B per segment up to
+/// 152 698 − 1448: 25 segments ACKed one by one (31..=55), then one ACK
+/// per two.
+#[test]
+fn the_clamp_moves_at_the_read_and_the_next_segment_grows_the_window() {
+    let (acked, cap) = drs_third_round(301);
+    let expected: Vec<u64> = (31..=55).chain((57..70).step_by(2)).collect();
     assert_eq!(acked, expected);
-    assert_eq!(server.rcv_space.as_ref().map(|s| s.window_cap()), Some(152_698 - 1448));
+    assert_eq!(cap, Some(152_698 - 1448));
+}
+
+/// The read follows the receive path's ACK (tcp_input.c
+/// `tcp_rcv_established`: `__tcp_ack_snd_check`, then `tcp_data_ready`
+/// wakes the reader; Linux 6.18's `tcp_rcv_space_adjust` refreshes
+/// `tcp_mstamp` at the read). Rounds of [`drs_third_round`] with the
+/// third from 300 ms, exactly one receiver RTT (100 ms) after the
+/// second's first segment: that segment (10) was ACKed at once (a quick
+/// ACK), so the measurement began at its read, 1 µs after 200 ms.
+/// Segment 30 waits for its ACK and is read at 300 ms: 1 µs short of the
+/// RTT, no adjustment. Segment 31 is ACKed at once (two segments
+/// unacknowledged) and read 1 µs after 301 ms: 21 segments (30 408 B)
+/// against 11: rcvwin 60 816 + 2·⌊60 816·14 480/15 928⌋ = 171 390 B.
+/// From segment 32 the window grows by 2896 B per segment up to
+/// 171 390 − 1448 = 169 942: ⌈89 470/2896⌉ = 31 segments ACKed one by
+/// one (32..=62), then one per two. Linux's receivers at 10 Mbit/s and
+/// 20 ms, where 20 segments take 24.000 ms of link time and the
+/// receiver's RTT is 24 ms, offered a last window of 166·1024 after
+/// the same 31 growths in 12 of 14 runs. A read at the arrival in both
+/// cases made a tie that adjusted at segment 30 (20 segments: 152 698
+/// B, 25 growths, 31..=55).
+#[test]
+fn a_read_after_an_ack_at_once_ends_the_receivers_rtt_later() {
+    let (acked, cap) = drs_third_round(300);
+    let expected: Vec<u64> = (31..=62).chain((64..70).step_by(2)).collect();
+    assert_eq!(acked, expected);
+    assert_eq!(cap, Some(171_390 - 1448));
 }
 
 /// A passive Linux end past its 16 quick ACKs (the first data's
