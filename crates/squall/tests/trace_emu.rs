@@ -737,7 +737,11 @@ delay = "5 ms"
 /// over 10, 0, 5, 30 ms (each packet keeps its own delay: `reorder =
 /// true`), the uplink delays 5 ms; ping's requests are the only packets
 /// crossing the downlink, so echo k's RTT is 5 ms + the file's delay k
-/// (looping): 15, 5, 10, 35, 15, ... ms, each within 1.5 ms above.
+/// (looping): 15, 5, 10, 35, 15, ... ms, each within 1.5 ms above but
+/// for at most 2 of the 40, which the machine may make later (one echo
+/// 36.8 ms for 35 in a full-suite run beside a helper's builds), still
+/// less than the 5 ms between two delays of the file: a delay out of
+/// sequence fails.
 #[test]
 fn ping_sees_a_delay_sequence_in_order() {
     if !namespaces_available() {
@@ -761,13 +765,16 @@ delay = "5 ms"
     let ping = std::fs::read_to_string(workloads.join("0-fixed.stdout")).unwrap();
     let e = echoes(&ping);
     assert_eq!(e.len(), 40, "{ping}");
+    let mut late = 0;
     for Echo { seq, rtt_ms, .. } in e {
         let expected = 5.0 + [10.0, 0.0, 5.0, 30.0][((seq - 1) % 4) as usize];
         assert!(
-            rtt_ms >= expected - 0.01 && rtt_ms <= expected + 1.5,
+            rtt_ms >= expected - 0.01 && rtt_ms < expected + 4.5,
             "echo {seq}: {rtt_ms} ms, expected {expected} ms\n{ping}"
         );
+        late += usize::from(rtt_ms > expected + 1.5);
     }
+    assert!(late <= 2, "{late} echoes more than 1.5 ms above their delay, expected at most 2\n{ping}");
 }
 
 /// A background-load pattern replayed in `squall emu` (the degrader's
