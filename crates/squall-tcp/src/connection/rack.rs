@@ -9,11 +9,9 @@
 //! reordering window has passed since its own transmission; until then
 //! the reordering timer waits for the earliest such moment.
 
-use std::collections::VecDeque;
-
 use squall_link::{Duration, Instant};
 
-use super::Sent;
+use super::RtxQueue;
 
 /// Linux's `TCP_TIMEOUT_MIN`: two jiffies added to the reordering timer.
 pub(super) const TIMEOUT_MIN: Duration = Duration::from_millis(2);
@@ -67,15 +65,11 @@ impl Rack {
     /// retransmitted since is skipped; a lost retransmission is marked
     /// again. Returns the bytes newly marked lost and, if some segments
     /// are not due yet, how long until the last of them is.
-    pub(super) fn detect_loss(
-        &self,
-        now: Instant,
-        sent: &mut VecDeque<Sent>,
-        reo_wnd: Duration,
-    ) -> (u64, Option<Duration>) {
+    pub(super) fn detect_loss(&self, now: Instant, sent: &mut RtxQueue, reo_wnd: Duration) -> (u64, Option<Duration>) {
         let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
         let (mut lost, mut wait) = (0, None::<Duration>);
-        for s in sent.iter_mut() {
+        for i in 0..sent.len() {
+            let s = &sent[i];
             if s.sacked || s.syn || (s.lost && !s.rack_rtx) {
                 continue;
             }
@@ -84,9 +78,11 @@ impl Rack {
             }
             let deadline = s.last_sent + self.rtt + reo_wnd;
             if deadline <= now {
-                s.lost = true;
-                s.rack_rtx = false;
                 lost += s.end - s.start;
+                sent.update(i, |s| {
+                    s.lost = true;
+                    s.rack_rtx = false;
+                });
             } else {
                 let left = deadline - now;
                 wait = Some(wait.map_or(left, |w| w.max(left)));

@@ -152,15 +152,13 @@ impl Connection {
         if !self.state.is_synchronized() {
             // SYN or SYN-ACK lost: send it again.
             self.syn_pending = true;
-            if let Some(s) = self.sent.front_mut() {
-                s.timer_retransmitted = true;
-            }
+            self.sent.update(0, |s| s.timer_retransmitted = true);
             return;
         }
         let flight = self.snd_max - self.snd_una;
         if self.samples_rate() {
             // `tcp_enter_loss` marks everything outstanding lost.
-            self.rate.lost += self.sent.iter().filter(|s| !s.sacked && !s.lost).count() as u64;
+            self.rate.lost += self.sent.unsacked_unlost();
             self.in_loss = true;
         }
         self.cc.on_timeout(now, flight, self.snd_mss, repeat);
@@ -177,9 +175,7 @@ impl Connection {
         // Go back to the first unacknowledged segment (BSD, Fall and Floyd
         // 1996); SACKed segments are skipped.
         self.snd_nxt = self.snd_una;
-        if let Some(s) = self.sent.front_mut() {
-            s.timer_retransmitted = true;
-        }
+        self.sent.update(0, |s| s.timer_retransmitted = true);
     }
 
     pub(super) fn arm_rto(&mut self, now: Instant) {

@@ -1,6 +1,8 @@
 //! The Linux profile ([`TcpConfig::linux`]): each behaviour against a
 //! figure worked out by hand from the RFC or the kernel's formula.
 
+use std::collections::VecDeque;
+
 use super::*;
 use crate::congestion::HyStartExit;
 
