@@ -65,7 +65,54 @@ impl Rack {
     /// retransmitted since is skipped; a lost retransmission is marked
     /// again. Returns the bytes newly marked lost and, if some segments
     /// are not due yet, how long until the last of them is.
+    ///
+    /// Linux walks its list of segments in the order they were last sent
+    /// and stops at the first one sent after RACK.xmit_ts. The model's
+    /// queue is in sequence order, in which first transmissions are
+    /// sent in time order and a segment is last sent no earlier than
+    /// first: once a segment was first sent after RACK.xmit_ts, so was
+    /// every segment after it, last transmission included, and the walk
+    /// stops there too.
     pub(super) fn detect_loss(&self, now: Instant, sent: &mut RtxQueue, reo_wnd: Duration) -> (u64, Option<Duration>) {
+        let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
+        let (mut lost, mut wait) = (0, None::<Duration>);
+        for i in 0..sent.len() {
+            let s = &sent[i];
+            if !sent_after(xmit_ts, self.end_seq, s.first_sent, s.end) {
+                break;
+            }
+            if s.sacked || s.syn || (s.lost && !s.rack_rtx) {
+                continue;
+            }
+            if !sent_after(xmit_ts, self.end_seq, s.last_sent, s.end) {
+                continue;
+            }
+            let deadline = s.last_sent + self.rtt + reo_wnd;
+            if deadline <= now {
+                lost += s.end - s.start;
+                sent.update(i, |s| {
+                    s.lost = true;
+                    s.rack_rtx = false;
+                });
+            } else {
+                let left = deadline - now;
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+            }
+        }
+        (lost, wait)
+    }
+}
+
+/// The walk over the whole queue that `detect_loss` stops early, kept as
+/// its reference (the property test `rtx_counts` compares them).
+#[cfg(test)]
+impl Rack {
+    pub(super) fn detect_loss_scan(
+        &self,
+        now: Instant,
+        sent: &mut RtxQueue,
+        reo_wnd: Duration,
+    ) -> (u64, Option<Duration>) {
         let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
         let (mut lost, mut wait) = (0, None::<Duration>);
         for i in 0..sent.len() {

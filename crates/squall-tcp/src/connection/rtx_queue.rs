@@ -82,7 +82,10 @@ impl Deref for RtxQueue {
 }
 
 impl RtxQueue {
+    /// Appends `s`, sent first no earlier than the last segment (RACK's
+    /// walk stops on that order, `Rack::detect_loss`).
     pub(super) fn push_back(&mut self, s: Sent) {
+        debug_assert!(self.segments.back().is_none_or(|b| b.first_sent <= s.first_sent && b.end <= s.start));
         self.counts.tally(&s, self.high_rxt, true);
         self.segments.push_back(s);
     }
@@ -101,6 +104,11 @@ impl RtxQueue {
         let out = change(s);
         debug_assert!(s.start < s.end, "a segment keeps some sequence space");
         self.counts.tally(s, self.high_rxt, true);
+        debug_assert!(
+            (i == 0 || self.segments[i - 1].first_sent <= self.segments[i].first_sent)
+                && self.segments.get(i + 1).is_none_or(|n| self.segments[i].first_sent <= n.first_sent),
+            "first transmissions stay in sequence order"
+        );
         out
     }
 

@@ -73,8 +73,18 @@ fn config() -> impl Strategy<Value = TcpConfig> {
 }
 
 /// The point of the step: every count the queue keeps equals the walk it
-/// replaced.
-fn check(c: &Connection) -> Result<(), TestCaseError> {
+/// replaced, and RACK's walk that stops early marks what the whole walk
+/// marks (on copies, at `now` and with each reordering window).
+fn check(c: &Connection, now: Instant) -> Result<(), TestCaseError> {
+    for reo_wnd in [Duration::ZERO, c.rack.reo_wnd(c.rtt.srtt(), false, 0, 3)] {
+        let (mut early, mut whole) = (c.sent.clone(), c.sent.clone());
+        let marked = |q: &RtxQueue| q.iter().map(|s| (s.lost, s.rack_rtx)).collect::<Vec<_>>();
+        prop_assert_eq!(
+            c.rack.detect_loss(now, &mut early, reo_wnd),
+            c.rack.detect_loss_scan(now, &mut whole, reo_wnd)
+        );
+        prop_assert_eq!(marked(&early), marked(&whole));
+    }
     prop_assert_eq!(c.sent.counts(), c.sent.recount());
     prop_assert_eq!(c.packets_in_flight(), c.packets_in_flight_scan());
     prop_assert_eq!(c.sent.bytes_in_flight(), c.linux_bytes_in_flight_scan());
@@ -169,8 +179,8 @@ fn run(cfg: TcpConfig, steps: &[Step]) -> Result<(), TestCaseError> {
             }
             Step::Deliver { .. } | Step::Ack { .. } => {}
         }
-        check(&sender)?;
-        check(&receiver)?;
+        check(&sender, now)?;
+        check(&receiver, now)?;
     }
     Ok(())
 }
