@@ -47,6 +47,13 @@ impl Rack {
         }
     }
 
+    /// A segment last sent at `sent_at` went out less than RACK.rtt before
+    /// `now` (`tcp_rack_skb_timeout(tp, skb, 0) > 0`): a timeout leaves it
+    /// unmarked (`tcp_timeout_mark_lost`).
+    pub(super) fn sent_within_rtt(&self, now: Instant, sent_at: Instant) -> bool {
+        now - sent_at < self.rtt
+    }
+
     /// RACK.reo_wnd (`tcp_rack_reo_wnd`; RFC 8985 §6.2 step 4): without
     /// reordering seen (the model never sees any: it has no DSACK), zero
     /// during recovery or once `sacked` segments reach the duplicate

@@ -44,8 +44,15 @@ impl Connection {
                 self.on_duplicate_ack(now, sacked.bytes > 0);
             }
         }
+        if self.in_loss && self.snd_una >= self.recover {
+            // Linux's `tcp_process_loss`: everything outstanding at the
+            // timeout is acknowledged, the Loss state ends (Open), before
+            // RACK looks for losses (`tcp_fastretrans_alert`).
+            self.in_loss = false;
+        }
         if self.rack_on() {
             self.on_tlp_ack(now, ack, ack > una_before);
+            let retransmitted_before = self.sent.lost_retransmitted();
             let newly_lost = if delivered > 0 { self.rack_detect_loss(now) } else { 0 };
             lost_bytes = newly_lost;
             // Linux's tcp_fastretrans_alert (tcp_input.c): an ACK that ends
@@ -60,7 +67,13 @@ impl Connection {
             // an Open state whose window test counts the SACKed and lost
             // segments still outstanding.
             let loss_proven = newly_lost > 0 || (was_recovering && self.lost_out());
-            if loss_proven && self.recovery.is_none() && self.snd_una >= self.recover {
+            // In the Loss state a retransmission RACK finds lost
+            // (FLAG_LOST_RETRANS, `tcp_identify_packet_loss`) starts
+            // Recovery at once: `tcp_fastretrans_alert` falls through from
+            // TCP_CA_Loss to `tcp_time_to_recover` and
+            // `tcp_enter_recovery`.
+            let lost_retransmission = self.in_loss && self.sent.lost_retransmitted() < retransmitted_before;
+            if (loss_proven && self.recovery.is_none() && self.snd_una >= self.recover) || lost_retransmission {
                 self.enter_loss_recovery(now, LossRecovery::Sack);
             }
             self.prr_on_ack(delivered, ack > una_before, newly_lost > 0);
@@ -178,9 +191,6 @@ impl Connection {
             self.rate.on_rtt(r);
         }
         let (acked_sacked, sample) = self.rate.generate(now, lost);
-        if self.in_loss && self.snd_una >= self.recover {
-            self.in_loss = false;
-        }
         if let Some(s) = sample {
             let (kept, kept_interval) = self.delivery_rate;
             let at_least_kept = u128::from(s.delivered) * u128::from(kept_interval.as_nanos())
@@ -489,6 +499,34 @@ impl Connection {
         self.sent.lost_out() > 0
     }
 
+    /// Linux's `tcp_timeout_mark_lost` (tcp_input.c, from `tcp_enter_loss`)
+    /// at `now`: every segment not SACKed is marked lost, a lost one whose
+    /// retransmission is in flight too (that retransmission is lost with
+    /// it: `tcp_mark_skb_lost` clears TCPCB_SACKED_RETRANS), but for those
+    /// sent within the last RACK.rtt, the first segment excepted. A
+    /// retransmission of a segment not marked lost (a loss probe's) keeps
+    /// counting in flight, as TCPCB_SACKED_RETRANS stays on a segment that
+    /// becomes lost. Returns the segments `tcp_sum_lost` counts: not lost
+    /// before, or lost and retransmitted.
+    pub(super) fn timeout_mark_lost(&mut self, now: Instant) -> u64 {
+        let mut marked = 0;
+        for i in 0..self.sent.len() {
+            let s = &self.sent[i];
+            if s.sacked || (s.lost && !s.rack_rtx) || (i > 0 && self.rack.sent_within_rtt(now, s.last_sent)) {
+                continue;
+            }
+            marked += 1;
+            self.sent.update(i, |s| {
+                if s.lost {
+                    s.rack_rtx = false;
+                } else {
+                    s.lost = true;
+                }
+            });
+        }
+        marked
+    }
+
     /// RFC 6675 §4 IsLost over the whole scoreboard: a segment is lost when
     /// DupThresh segments, or more than (DupThresh − 1)·SMSS bytes, above it
     /// are SACKed.
@@ -551,9 +589,11 @@ impl Connection {
     /// segments not due yet (`tcp_rack_mark_lost`: the wait rounded up to
     /// whole milliseconds plus two). Returns the bytes newly marked lost.
     pub(super) fn rack_detect_loss(&mut self, now: Instant) -> u64 {
+        // Zero from Recovery on, the Loss state included
+        // (`icsk_ca_state >= TCP_CA_Recovery`).
         let reo_wnd = self.rack.reo_wnd(
             self.rtt.srtt(),
-            self.recovery.is_some(),
+            self.recovery.is_some() || self.in_loss,
             self.sent.sacked_out(),
             self.config.dupack_threshold as u64,
         );
@@ -600,15 +640,17 @@ impl Connection {
 
     /// Arms the tail loss probe (RFC 8985 §7.2; Linux tcp_output.c
     /// `tcp_schedule_loss_probe`): in Linux's Open state (no recovery,
-    /// nothing SACKed: RACK handles holes) with data outstanding and no
-    /// probe out, PTO = 2·SRTT plus 200 ms when one segment is out
-    /// (the peer's delayed ACK) or 2 ms otherwise (1 s without an RTT
-    /// sample), but never after the RTO would fire. `advancing_rto` when
-    /// the RTO is being restarted now (an ACK of new data).
+    /// not the Loss state, nothing SACKed: RACK handles holes) with data
+    /// outstanding and no probe out, PTO = 2·SRTT plus 200 ms when one
+    /// segment is out (the peer's delayed ACK) or 2 ms otherwise (1 s
+    /// without an RTT sample), but never after the RTO would fire.
+    /// `advancing_rto` when the RTO is being restarted now (an ACK of new
+    /// data).
     pub(super) fn schedule_tlp(&mut self, now: Instant, advancing_rto: bool) {
         self.timers.stop(Timer::LossProbe);
         if !self.rack_on()
             || self.recovery.is_some()
+            || self.in_loss
             || self.snd_una >= self.snd_max
             || self.tlp_high_seq.is_some()
             || !self.state.is_synchronized()

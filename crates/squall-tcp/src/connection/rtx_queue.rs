@@ -152,6 +152,12 @@ impl RtxQueue {
         self.counts.lost
     }
 
+    /// Segments marked lost, not SACKed, and retransmitted since (Linux's
+    /// `retrans_out` for lost segments).
+    pub(super) fn lost_retransmitted(&self) -> u64 {
+        self.counts.lost_rtx
+    }
+
     /// Segments marked lost, not SACKed, and not retransmitted since.
     pub(super) fn lost_unrepaired(&self) -> u64 {
         self.counts.lost - self.counts.lost_rtx

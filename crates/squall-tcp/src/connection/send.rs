@@ -197,7 +197,11 @@ impl Connection {
         {
             return self.transmit_sack_recovery(now);
         }
-        // Going back after a timeout (or Tahoe's fast retransmit).
+        if self.in_loss && self.rack_on() && self.sent.lost_unrepaired() > 0 {
+            return self.transmit_lost_after_timeout(now);
+        }
+        // Going back after a timeout (the RFC profile) or Tahoe's fast
+        // retransmit.
         while self.snd_nxt < self.snd_max {
             let Some(i) = self.index_of(self.snd_nxt) else {
                 // Not a segment boundary (cannot happen): resume new data.
@@ -284,6 +288,27 @@ impl Connection {
         }?;
         if let Some(prr) = &mut self.prr {
             prr.on_send(seg.len.max(1) as u64);
+        }
+        Some(seg)
+    }
+
+    /// The Linux profile's Loss state, after a timeout (Linux
+    /// `tcp_xmit_retransmit_queue`): the first segment marked lost and not
+    /// retransmitted since goes again, SACKed segments skipped, while the
+    /// window holds a segment beyond what is in flight
+    /// (`tcp_packets_in_flight`: SACKed segments and lost ones not yet
+    /// retransmitted are not). Sending the first unacknowledged segment
+    /// restarts the RTO (`skb == rtx_head`). Once every lost segment is
+    /// out, new data goes under the same count (`transmit_data`).
+    pub(super) fn transmit_lost_after_timeout(&mut self, now: Instant) -> Option<Segment> {
+        let cwnd = self.cc.window().min(self.config.max_window);
+        if cwnd < self.linux_bytes_in_flight() + self.snd_mss as u64 {
+            return None;
+        }
+        let i = self.sent.iter().position(|s| s.lost && !s.rack_rtx && !s.sacked)?;
+        let seg = self.retransmit(now, i);
+        if i == 0 {
+            self.arm_rto(now);
         }
         Some(seg)
     }
