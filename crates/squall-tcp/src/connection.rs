@@ -25,8 +25,6 @@
 //!
 //! Sequence numbers are 64-bit and never wrap in the model.
 
-use std::collections::VecDeque;
-
 use squall_link::{Duration, Instant};
 
 use crate::config::{DelayedAck, LossDetection, RtoVariant, TcpConfig};
@@ -44,6 +42,7 @@ mod rate;
 mod rcv_space;
 mod receive;
 mod recovery;
+mod rtx_queue;
 mod send;
 mod timers;
 mod units;
@@ -51,6 +50,7 @@ use pacing::Pacer;
 use rack::Rack;
 use rate::{DeliveryRate, TxState};
 use rcv_space::ReceiveSpace;
+use rtx_queue::RtxQueue;
 use timers::{Timer, TimerTable};
 
 /// Most ACKs sent at once in quick-ACK mode (`TCP_MAX_QUICKACKS`).
@@ -222,10 +222,10 @@ impl Sent {
 struct Recovery {
     kind: LossRecovery,
     /// Highest sequence number sent when recovery began (RFC 6582
-    /// "recover", RFC 6675 "RecoveryPoint").
+    /// "recover", RFC 6675 "RecoveryPoint"). RFC 6675's HighRxt, the end
+    /// of the highest range retransmitted, is kept by the retransmission
+    /// queue ([`RtxQueue::high_rxt`]), which counts pipe with it.
     point: u64,
-    /// RFC 6675 HighRxt: end of the highest retransmitted range.
-    high_rxt: u64,
     /// The first partial ACK has restarted the timer (RFC 6582 §3.2 step 5).
     partial_seen: bool,
 }
@@ -286,7 +286,7 @@ pub struct Connection {
     app_end: u64,
     /// `close()` called: send a FIN after the data.
     fin_queued: bool,
-    sent: VecDeque<Sent>,
+    sent: RtxQueue,
     cc: AnyCongestionControl,
     rtt: RttEstimator,
     dupacks: u32,
@@ -418,7 +418,7 @@ impl Connection {
             sack_ok: false,
             app_end: iss + 1,
             fin_queued: false,
-            sent: VecDeque::new(),
+            sent: RtxQueue::default(),
             cc,
             rtt,
             dupacks: 0,
@@ -521,7 +521,7 @@ impl Connection {
             // `tcp_rate_check_app_limited`, at the application's write.
             let unsent_below_mss = self.app_end.saturating_sub(self.snd_max) < self.snd_mss as u64;
             let cwnd = self.cc.window() / self.snd_mss.max(1) as u64;
-            let lost_unrepaired = self.sent.iter().any(|s| s.lost && !s.rack_rtx && !s.sacked);
+            let lost_unrepaired = self.sent.lost_unrepaired() > 0;
             self.rate.check_app_limited(unsent_below_mss, self.packets_in_flight(), cwnd, lost_unrepaired);
         }
         self.app_end += bytes;
@@ -635,7 +635,7 @@ impl Connection {
 
     pub fn snapshot(&self) -> CcSnapshot {
         let in_flight = match self.recovery {
-            Some(r) if r.kind == LossRecovery::Sack => self.in_flight(r),
+            Some(r) if r.kind == LossRecovery::Sack => self.in_flight(),
             _ => self.snd_max - self.snd_una,
         };
         CcSnapshot {

@@ -747,7 +747,8 @@ impl CongestionControl for Bbr {
     fn on_partial_ack(&mut self, _now: Instant, _acked: u64, _mss: u32) {}
     fn on_recovery_end(&mut self, _now: Instant, _flight: u64, _mss: u32, _recovery: LossRecovery) {}
     /// `tcp_enter_loss`: ssthresh (`bbr_ssthresh`, which saves the
-    /// window), a window of one packet beyond the nothing in flight, and
+    /// window), a window of one packet (one beyond what is still in flight
+    /// in the Linux profile, [`Self::set_loss_window`]), and
     /// `bbr_set_state(TCP_CA_Loss)`.
     fn on_timeout(&mut self, now: Instant, _flight: u64, _mss: u32, repeat: bool) {
         if !repeat {
@@ -756,6 +757,9 @@ impl CongestionControl for Bbr {
         let _ = now;
         self.cwnd = 1;
         self.enter_loss();
+    }
+    fn set_loss_window(&mut self, segments: u64) {
+        self.cwnd = segments.clamp(1, self.clamp);
     }
     fn pacing_rate(&self) -> Option<u64> {
         Some(self.pacing_rate)

@@ -366,6 +366,10 @@ impl CongestionControl for LinuxCubic {
             h.reset();
         }
     }
+
+    fn set_loss_window(&mut self, segments: u64) {
+        self.cwnd = segments.clamp(1, self.clamp);
+    }
 }
 
 #[cfg(test)]

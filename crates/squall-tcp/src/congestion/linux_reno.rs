@@ -147,6 +147,10 @@ impl CongestionControl for LinuxReno {
         self.cwnd = 1;
         self.cwnd_cnt = 0;
     }
+
+    fn set_loss_window(&mut self, segments: u64) {
+        self.cwnd = segments.clamp(1, self.clamp);
+    }
 }
 
 #[cfg(test)]

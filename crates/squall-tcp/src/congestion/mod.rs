@@ -169,10 +169,17 @@ pub trait CongestionControl {
     fn on_partial_ack(&mut self, now: Instant, acked: u64, mss: u32);
     /// Fast recovery is over (the ACK covered the recovery point).
     fn on_recovery_end(&mut self, now: Instant, flight_size: u64, mss: u32, recovery: LossRecovery);
-    /// The retransmission timer expired. `repeat` is true when the segment
-    /// had already been retransmitted by the timer (ssthresh is then held,
-    /// RFC 5681 §3.1).
+    /// The retransmission timer expired. `repeat` is true when ssthresh is
+    /// held: the segment had already been retransmitted by the timer (RFC
+    /// 5681 §3.1), or, in the Linux profile, the timeout came in Recovery,
+    /// whose reduction is "made inside this window" (`tcp_enter_loss`).
     fn on_timeout(&mut self, now: Instant, flight_size: u64, mss: u32, repeat: bool);
+    /// After [`Self::on_timeout`] in the Linux profile: Linux's
+    /// `tcp_enter_loss` sets the window to the packets still in flight
+    /// plus one (`tcp_snd_cwnd_set(tp, tcp_packets_in_flight(tp) + 1)`),
+    /// `segments` here. The algorithms with the RFCs' window growth keep
+    /// RFC 5681's loss window of one segment.
+    fn set_loss_window(&mut self, _segments: u64) {}
     /// Pacing rate in bytes per second, if the algorithm paces.
     fn pacing_rate(&self) -> Option<u64> {
         None
@@ -295,6 +302,9 @@ impl CongestionControl for AnyCongestionControl {
     }
     fn on_timeout(&mut self, now: Instant, flight_size: u64, mss: u32, repeat: bool) {
         dispatch!(self, c => c.on_timeout(now, flight_size, mss, repeat))
+    }
+    fn set_loss_window(&mut self, segments: u64) {
+        dispatch!(self, c => c.set_loss_window(segments))
     }
     fn pacing_rate(&self) -> Option<u64> {
         dispatch!(self, c => c.pacing_rate())

@@ -181,6 +181,9 @@ impl CongestionControl for Vegas {
         self.resume = true;
         self.reno.on_timeout(now, flight_size, mss, repeat);
     }
+    fn set_loss_window(&mut self, segments: u64) {
+        self.reno.set_loss_window(segments);
+    }
 }
 
 #[cfg(test)]

@@ -9,11 +9,9 @@
 //! reordering window has passed since its own transmission; until then
 //! the reordering timer waits for the earliest such moment.
 
-use std::collections::VecDeque;
-
 use squall_link::{Duration, Instant};
 
-use super::Sent;
+use super::RtxQueue;
 
 /// Linux's `TCP_TIMEOUT_MIN`: two jiffies added to the reordering timer.
 pub(super) const TIMEOUT_MIN: Duration = Duration::from_millis(2);
@@ -49,6 +47,13 @@ impl Rack {
         }
     }
 
+    /// A segment last sent at `sent_at` went out less than RACK.rtt before
+    /// `now` (`tcp_rack_skb_timeout(tp, skb, 0) > 0`): a timeout leaves it
+    /// unmarked (`tcp_timeout_mark_lost`).
+    pub(super) fn sent_within_rtt(&self, now: Instant, sent_at: Instant) -> bool {
+        now - sent_at < self.rtt
+    }
+
     /// RACK.reo_wnd (`tcp_rack_reo_wnd`; RFC 8985 §6.2 step 4): without
     /// reordering seen (the model never sees any: it has no DSACK), zero
     /// during recovery or once `sacked` segments reach the duplicate
@@ -67,15 +72,22 @@ impl Rack {
     /// retransmitted since is skipped; a lost retransmission is marked
     /// again. Returns the bytes newly marked lost and, if some segments
     /// are not due yet, how long until the last of them is.
-    pub(super) fn detect_loss(
-        &self,
-        now: Instant,
-        sent: &mut VecDeque<Sent>,
-        reo_wnd: Duration,
-    ) -> (u64, Option<Duration>) {
+    ///
+    /// Linux walks its list of segments in the order they were last sent
+    /// and stops at the first one sent after RACK.xmit_ts. The model's
+    /// queue is in sequence order, in which first transmissions are
+    /// sent in time order and a segment is last sent no earlier than
+    /// first: once a segment was first sent after RACK.xmit_ts, so was
+    /// every segment after it, last transmission included, and the walk
+    /// stops there too.
+    pub(super) fn detect_loss(&self, now: Instant, sent: &mut RtxQueue, reo_wnd: Duration) -> (u64, Option<Duration>) {
         let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
         let (mut lost, mut wait) = (0, None::<Duration>);
-        for s in sent.iter_mut() {
+        for i in 0..sent.len() {
+            let s = &sent[i];
+            if !sent_after(xmit_ts, self.end_seq, s.first_sent, s.end) {
+                break;
+            }
             if s.sacked || s.syn || (s.lost && !s.rack_rtx) {
                 continue;
             }
@@ -84,9 +96,47 @@ impl Rack {
             }
             let deadline = s.last_sent + self.rtt + reo_wnd;
             if deadline <= now {
-                s.lost = true;
-                s.rack_rtx = false;
                 lost += s.end - s.start;
+                sent.update(i, |s| {
+                    s.lost = true;
+                    s.rack_rtx = false;
+                });
+            } else {
+                let left = deadline - now;
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+            }
+        }
+        (lost, wait)
+    }
+}
+
+/// The walk over the whole queue that `detect_loss` stops early, kept as
+/// its reference (the property test `rtx_counts` compares them).
+#[cfg(test)]
+impl Rack {
+    pub(super) fn detect_loss_scan(
+        &self,
+        now: Instant,
+        sent: &mut RtxQueue,
+        reo_wnd: Duration,
+    ) -> (u64, Option<Duration>) {
+        let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
+        let (mut lost, mut wait) = (0, None::<Duration>);
+        for i in 0..sent.len() {
+            let s = &sent[i];
+            if s.sacked || s.syn || (s.lost && !s.rack_rtx) {
+                continue;
+            }
+            if !sent_after(xmit_ts, self.end_seq, s.last_sent, s.end) {
+                continue;
+            }
+            let deadline = s.last_sent + self.rtt + reo_wnd;
+            if deadline <= now {
+                lost += s.end - s.start;
+                sent.update(i, |s| {
+                    s.lost = true;
+                    s.rack_rtx = false;
+                });
             } else {
                 let left = deadline - now;
                 wait = Some(wait.map_or(left, |w| w.max(left)));

@@ -44,8 +44,15 @@ impl Connection {
                 self.on_duplicate_ack(now, sacked.bytes > 0);
             }
         }
+        if self.in_loss && self.snd_una >= self.recover {
+            // Linux's `tcp_process_loss`: everything outstanding at the
+            // timeout is acknowledged, the Loss state ends (Open), before
+            // RACK looks for losses (`tcp_fastretrans_alert`).
+            self.in_loss = false;
+        }
         if self.rack_on() {
             self.on_tlp_ack(now, ack, ack > una_before);
+            let retransmitted_before = self.sent.lost_retransmitted();
             let newly_lost = if delivered > 0 { self.rack_detect_loss(now) } else { 0 };
             lost_bytes = newly_lost;
             // Linux's tcp_fastretrans_alert (tcp_input.c): an ACK that ends
@@ -60,7 +67,13 @@ impl Connection {
             // an Open state whose window test counts the SACKed and lost
             // segments still outstanding.
             let loss_proven = newly_lost > 0 || (was_recovering && self.lost_out());
-            if loss_proven && self.recovery.is_none() && self.snd_una >= self.recover {
+            // In the Loss state a retransmission RACK finds lost
+            // (FLAG_LOST_RETRANS, `tcp_identify_packet_loss`) starts
+            // Recovery at once: `tcp_fastretrans_alert` falls through from
+            // TCP_CA_Loss to `tcp_time_to_recover` and
+            // `tcp_enter_recovery`.
+            let lost_retransmission = self.in_loss && self.sent.lost_retransmitted() < retransmitted_before;
+            if (loss_proven && self.recovery.is_none() && self.snd_una >= self.recover) || lost_retransmission {
                 self.enter_loss_recovery(now, LossRecovery::Sack);
             }
             self.prr_on_ack(delivered, ack > una_before, newly_lost > 0);
@@ -178,9 +191,6 @@ impl Connection {
             self.rate.on_rtt(r);
         }
         let (acked_sacked, sample) = self.rate.generate(now, lost);
-        if self.in_loss && self.snd_una >= self.recover {
-            self.in_loss = false;
-        }
         if let Some(s) = sample {
             let (kept, kept_interval) = self.delivery_rate;
             let at_least_kept = u128::from(s.delivered) * u128::from(kept_interval.as_nanos())
@@ -209,12 +219,27 @@ impl Connection {
     /// outstanding, less SACKed and lost, plus retransmissions in flight;
     /// after a timeout, what lies beyond the go-back point is lost.
     pub(super) fn packets_in_flight(&self) -> u64 {
-        let resend_from = (self.snd_nxt < self.snd_max).then_some(self.snd_nxt);
-        self.sent
-            .iter()
-            .filter(|s| !s.sacked && resend_from.is_none_or(|n| s.start < n))
-            .map(|s| if s.lost { s.rack_rtx as u64 } else { 1 })
-            .sum()
+        if self.snd_nxt >= self.snd_max {
+            return self.sent.packets_in_flight();
+        }
+        // Going back: the queue's count less the segments from SND.NXT
+        // on, or the segments below SND.NXT alone, whichever is shorter
+        // to walk.
+        let in_flight = |s: &Sent| {
+            if s.sacked {
+                0
+            } else if s.lost {
+                s.rack_rtx as u64
+            } else {
+                1
+            }
+        };
+        let resend_from = self.sent.partition_point(|s| s.start < self.snd_nxt);
+        if resend_from < self.sent.len() / 2 {
+            self.sent.range(..resend_from).map(in_flight).sum()
+        } else {
+            self.sent.packets_in_flight() - self.sent.range(resend_from..).map(in_flight).sum::<u64>()
+        }
     }
 
     /// Marks SACKed segments (and tells RACK, RFC 8985 §6.2 step 2).
@@ -229,11 +254,15 @@ impl Connection {
                 continue;
             }
             let first = self.sent.partition_point(|s| s.end <= left);
-            for s in self.sent.range_mut(first..) {
+            for i in first..self.sent.len() {
+                let s = &self.sent[i];
                 if s.start >= right {
                     break;
                 }
-                if !s.sacked && s.start >= left && s.end <= right {
+                if s.sacked || s.start < left || s.end > right {
+                    continue;
+                }
+                self.sent.update(i, |s| {
                     s.sacked = true;
                     out.bytes += s.end - s.start;
                     if out.newest.is_none_or(|(t, _, _)| s.last_sent > t) {
@@ -246,7 +275,7 @@ impl Connection {
                     if let Some(rate) = rate.as_deref_mut() {
                         rate.on_delivered(&mut s.tx, s.last_sent, s.end, true);
                     }
-                }
+                });
             }
         }
         out.oldest_rtt = oldest_sent.map(|t| now - t);
@@ -325,7 +354,7 @@ impl Connection {
     fn take_acked(&mut self, now: Instant, ack: u64, newest: Option<(Instant, u64, Instant)>) -> Acked {
         let mut out = Acked { newest, ..Acked::default() };
         let model_based = self.samples_rate();
-        while let Some(front) = self.sent.front_mut() {
+        while let Some(front) = self.sent.front() {
             if front.end <= ack {
                 let mut s = self.sent.pop_front().expect("front exists");
                 if !s.sacked {
@@ -356,7 +385,7 @@ impl Connection {
                     let part = ack - front.start;
                     out.newly_delivered += part;
                     out.data_acked += part;
-                    front.start = ack;
+                    self.sent.update(0, |s| s.start = ack);
                 }
                 break;
             }
@@ -394,9 +423,8 @@ impl Connection {
                 }
             }
             LossRecovery::Sack => {
-                if let Some(r) = &mut self.recovery {
-                    r.high_rxt = r.high_rxt.max(self.snd_una);
-                }
+                let high_rxt = self.sent.high_rxt().max(self.snd_una);
+                self.sent.set_high_rxt(high_rxt);
             }
             LossRecovery::None => self.recovery = None,
         }
@@ -452,8 +480,8 @@ impl Connection {
                 self.snd_nxt = self.snd_una;
             }
             _ => {
-                self.recovery =
-                    Some(Recovery { kind, point: self.snd_max, high_rxt: self.snd_una, partial_seen: false });
+                self.recovery = Some(Recovery { kind, point: self.snd_max, partial_seen: false });
+                self.sent.set_high_rxt(self.snd_una);
                 if !(kind == LossRecovery::Sack && self.rack_on()) {
                     self.retransmit_now = Some(self.snd_una);
                 }
@@ -468,7 +496,35 @@ impl Connection {
     /// Some segment is marked lost and not delivered yet (Linux's
     /// `tp->lost_out` is not zero): retransmitted or not.
     pub(super) fn lost_out(&self) -> bool {
-        self.sent.iter().any(|s| s.lost && !s.sacked)
+        self.sent.lost_out() > 0
+    }
+
+    /// Linux's `tcp_timeout_mark_lost` (tcp_input.c, from `tcp_enter_loss`)
+    /// at `now`: every segment not SACKed is marked lost, a lost one whose
+    /// retransmission is in flight too (that retransmission is lost with
+    /// it: `tcp_mark_skb_lost` clears TCPCB_SACKED_RETRANS), but for those
+    /// sent within the last RACK.rtt, the first segment excepted. A
+    /// retransmission of a segment not marked lost (a loss probe's) keeps
+    /// counting in flight, as TCPCB_SACKED_RETRANS stays on a segment that
+    /// becomes lost. Returns the segments `tcp_sum_lost` counts: not lost
+    /// before, or lost and retransmitted.
+    pub(super) fn timeout_mark_lost(&mut self, now: Instant) -> u64 {
+        let mut marked = 0;
+        for i in 0..self.sent.len() {
+            let s = &self.sent[i];
+            if s.sacked || (s.lost && !s.rack_rtx) || (i > 0 && self.rack.sent_within_rtt(now, s.last_sent)) {
+                continue;
+            }
+            marked += 1;
+            self.sent.update(i, |s| {
+                if s.lost {
+                    s.rack_rtx = false;
+                } else {
+                    s.lost = true;
+                }
+            });
+        }
+        marked
     }
 
     /// RFC 6675 §4 IsLost over the whole scoreboard: a segment is lost when
@@ -478,34 +534,28 @@ impl Connection {
         let threshold = self.config.dupack_threshold as u64;
         let byte_limit = (threshold - 1) * self.snd_mss as u64;
         let (mut segments, mut bytes) = (0u64, 0u64);
-        for s in self.sent.iter_mut().rev() {
+        for i in (0..self.sent.len()).rev() {
+            let s = &self.sent[i];
             if s.sacked {
                 segments += 1;
                 bytes += s.end - s.start;
-            } else if segments >= threshold || bytes > byte_limit {
-                s.lost = true;
+            } else if !s.lost && (segments >= threshold || bytes > byte_limit) {
+                self.sent.update(i, |s| s.lost = true);
             }
         }
     }
 
     /// RFC 6675 §4 SetPipe: unSACKed bytes not deemed lost, plus bytes
     /// retransmitted (below HighRxt).
-    pub(super) fn pipe(&self, high_rxt: u64) -> u64 {
-        self.sent
-            .iter()
-            .filter(|s| !s.sacked)
-            .map(|s| {
-                let len = s.end - s.start;
-                (if s.lost { 0 } else { len }) + (if s.end <= high_rxt && s.retransmitted { len } else { 0 })
-            })
-            .sum()
+    pub(super) fn pipe(&self) -> u64 {
+        self.sent.pipe()
     }
 
     /// Bytes in flight during SACK recovery: RFC 6675's pipe, or with RACK
     /// Linux's count ([`Self::linux_bytes_in_flight`]).
-    pub(super) fn in_flight(&self, rec: Recovery) -> u64 {
+    pub(super) fn in_flight(&self) -> u64 {
         if !self.rack_on() {
-            return self.pipe(rec.high_rxt);
+            return self.pipe();
         }
         self.linux_bytes_in_flight()
     }
@@ -516,7 +566,8 @@ impl Connection {
     /// lost segments retransmitted since. Every state counts it, Open and
     /// Disorder as well as Recovery.
     pub(super) fn linux_bytes_in_flight(&self) -> u64 {
-        self.sent.iter().filter(|s| !s.sacked && (!s.lost || s.rack_rtx)).map(|s| s.end - s.start).sum()
+        debug_assert_eq!(self.sent.bytes(), self.snd_max - self.snd_una, "the queue holds SND.UNA..SND.MAX");
+        self.sent.bytes_in_flight()
     }
 
     /// The congestion window in force: PRR's during its recovery, the
@@ -538,11 +589,12 @@ impl Connection {
     /// segments not due yet (`tcp_rack_mark_lost`: the wait rounded up to
     /// whole milliseconds plus two). Returns the bytes newly marked lost.
     pub(super) fn rack_detect_loss(&mut self, now: Instant) -> u64 {
-        let sacked_segments = self.sent.iter().filter(|s| s.sacked).count() as u64;
+        // Zero from Recovery on, the Loss state included
+        // (`icsk_ca_state >= TCP_CA_Recovery`).
         let reo_wnd = self.rack.reo_wnd(
             self.rtt.srtt(),
-            self.recovery.is_some(),
-            sacked_segments,
+            self.recovery.is_some() || self.in_loss,
+            self.sent.sacked_out(),
             self.config.dupack_threshold as u64,
         );
         let (lost, wait) = self.rack.detect_loss(now, &mut self.sent, reo_wnd);
@@ -576,11 +628,10 @@ impl Connection {
     /// RFC 6937 on an ACK during SACK recovery that delivered `delivered`
     /// bytes.
     pub(super) fn prr_on_ack(&mut self, delivered: u64, una_advanced: bool, newly_lost: bool) {
-        let Some(rec) = self.recovery else { return };
-        if self.prr.is_none() {
+        if self.recovery.is_none() || self.prr.is_none() {
             return;
         }
-        let in_flight = self.in_flight(rec);
+        let in_flight = self.in_flight();
         let mss = self.snd_mss;
         if let Some(prr) = &mut self.prr {
             prr.on_ack(delivered, in_flight, mss, una_advanced, newly_lost);
@@ -589,19 +640,21 @@ impl Connection {
 
     /// Arms the tail loss probe (RFC 8985 §7.2; Linux tcp_output.c
     /// `tcp_schedule_loss_probe`): in Linux's Open state (no recovery,
-    /// nothing SACKed: RACK handles holes) with data outstanding and no
-    /// probe out, PTO = 2·SRTT plus 200 ms when one segment is out
-    /// (the peer's delayed ACK) or 2 ms otherwise (1 s without an RTT
-    /// sample), but never after the RTO would fire. `advancing_rto` when
-    /// the RTO is being restarted now (an ACK of new data).
+    /// not the Loss state, nothing SACKed: RACK handles holes) with data
+    /// outstanding and no probe out, PTO = 2·SRTT plus 200 ms when one
+    /// segment is out (the peer's delayed ACK) or 2 ms otherwise (1 s
+    /// without an RTT sample), but never after the RTO would fire.
+    /// `advancing_rto` when the RTO is being restarted now (an ACK of new
+    /// data).
     pub(super) fn schedule_tlp(&mut self, now: Instant, advancing_rto: bool) {
         self.timers.stop(Timer::LossProbe);
         if !self.rack_on()
             || self.recovery.is_some()
+            || self.in_loss
             || self.snd_una >= self.snd_max
             || self.tlp_high_seq.is_some()
             || !self.state.is_synchronized()
-            || self.sent.iter().any(|s| s.sacked)
+            || self.sent.sacked_out() > 0
         {
             return;
         }
@@ -658,4 +711,50 @@ struct Acked {
     oldest_rtt: Option<Duration>,
     any_retransmitted: bool,
     newest: Option<(Instant, u64, Instant)>,
+}
+
+/// The walks over the retransmission queue that its counts replaced, kept
+/// as their reference: the property test `rtx_counts` checks that each
+/// count equals its walk after every step of random transfers.
+#[cfg(test)]
+impl Connection {
+    pub(super) fn packets_in_flight_scan(&self) -> u64 {
+        let resend_from = (self.snd_nxt < self.snd_max).then_some(self.snd_nxt);
+        self.sent
+            .iter()
+            .filter(|s| !s.sacked && resend_from.is_none_or(|n| s.start < n))
+            .map(|s| if s.lost { s.rack_rtx as u64 } else { 1 })
+            .sum()
+    }
+
+    pub(super) fn linux_bytes_in_flight_scan(&self) -> u64 {
+        self.sent.iter().filter(|s| !s.sacked && (!s.lost || s.rack_rtx)).map(|s| s.end - s.start).sum()
+    }
+
+    pub(super) fn pipe_scan(&self, high_rxt: u64) -> u64 {
+        self.sent
+            .iter()
+            .filter(|s| !s.sacked)
+            .map(|s| {
+                let len = s.end - s.start;
+                (if s.lost { 0 } else { len }) + (if s.end <= high_rxt && s.retransmitted { len } else { 0 })
+            })
+            .sum()
+    }
+
+    pub(super) fn sacked_out_scan(&self) -> u64 {
+        self.sent.iter().filter(|s| s.sacked).count() as u64
+    }
+
+    pub(super) fn lost_out_scan(&self) -> u64 {
+        self.sent.iter().filter(|s| s.lost && !s.sacked).count() as u64
+    }
+
+    pub(super) fn lost_unrepaired_scan(&self) -> u64 {
+        self.sent.iter().filter(|s| s.lost && !s.rack_rtx && !s.sacked).count() as u64
+    }
+
+    pub(super) fn unsacked_unlost_scan(&self) -> u64 {
+        self.sent.iter().filter(|s| !s.sacked && !s.lost).count() as u64
+    }
 }

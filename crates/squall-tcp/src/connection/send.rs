@@ -153,14 +153,19 @@ impl Connection {
             self.ack_now = false;
         }
         seg.window = window as u16;
-        if let Some(s) = self.sent.front_mut() {
-            if self.syn_transmitted {
-                s.retransmitted = true;
+        if !self.sent.is_empty() {
+            let again = self.syn_transmitted;
+            self.sent.update(0, |s| {
+                if again {
+                    s.retransmitted = true;
+                } else {
+                    s.first_sent = now;
+                }
+                s.last_sent = now;
+            });
+            if again {
                 self.stats.retransmitted_segments += 1;
-            } else {
-                s.first_sent = now;
             }
-            s.last_sent = now;
         }
         self.syn_transmitted = true;
         self.stats.segments_sent += 1;
@@ -181,17 +186,22 @@ impl Connection {
         if let Some(seq) = self.retransmit_now.take()
             && let Some(i) = self.index_of(seq)
         {
-            if let Some(r) = &mut self.recovery {
-                r.high_rxt = r.high_rxt.max(self.sent[i].end);
+            if self.recovery.is_some() {
+                let high_rxt = self.sent.high_rxt().max(self.sent[i].end);
+                self.sent.set_high_rxt(high_rxt);
             }
             return Some(self.retransmit(now, i));
         }
         if let Some(rec) = self.recovery
             && rec.kind == LossRecovery::Sack
         {
-            return self.transmit_sack_recovery(now, rec);
+            return self.transmit_sack_recovery(now);
         }
-        // Going back after a timeout (or Tahoe's fast retransmit).
+        if self.in_loss && self.rack_on() && self.sent.lost_unrepaired() > 0 {
+            return self.transmit_lost_after_timeout(now);
+        }
+        // Going back after a timeout (the RFC profile) or Tahoe's fast
+        // retransmit.
         while self.snd_nxt < self.snd_max {
             let Some(i) = self.index_of(self.snd_nxt) else {
                 // Not a segment boundary (cannot happen): resume new data.
@@ -221,8 +231,8 @@ impl Connection {
     }
 
     /// RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, send NextSeg.
-    pub(super) fn transmit_sack_recovery(&mut self, now: Instant, rec: Recovery) -> Option<Segment> {
-        let pipe = self.in_flight(rec);
+    pub(super) fn transmit_sack_recovery(&mut self, now: Instant) -> Option<Segment> {
+        let pipe = self.in_flight();
         let cwnd = self.cwnd();
         if cwnd < pipe + self.snd_mss as u64 {
             return None;
@@ -230,12 +240,13 @@ impl Connection {
         if self.rack_on() {
             return self.transmit_rack_recovery(now);
         }
+        let high_rxt = self.sent.high_rxt();
         let highest_sacked = self.sent.iter().rev().find(|s| s.sacked).map_or(self.snd_una, |s| s.end);
         // (1) the first lost, unSACKed segment above HighRxt.
-        let lost = self.sent.iter().position(|s| s.start >= rec.high_rxt && !s.sacked && s.lost);
+        let lost = self.sent.iter().position(|s| s.start >= high_rxt && !s.sacked && s.lost);
         // (2) new data.
         // (3) an unSACKed segment above HighRxt below the highest SACK.
-        let rule3 = || self.sent.iter().position(|s| s.start >= rec.high_rxt && !s.sacked && s.end <= highest_sacked);
+        let rule3 = || self.sent.iter().position(|s| s.start >= high_rxt && !s.sacked && s.end <= highest_sacked);
         let pick = match lost {
             Some(i) => Some(i),
             None if self.has_new_data() => None,
@@ -243,9 +254,7 @@ impl Connection {
         };
         match pick {
             Some(i) => {
-                if let Some(r) = &mut self.recovery {
-                    r.high_rxt = self.sent[i].end;
-                }
+                self.sent.set_high_rxt(self.sent[i].end);
                 Some(self.retransmit(now, i))
             }
             None => {
@@ -262,7 +271,12 @@ impl Connection {
     /// lost retransmission of it that RACK finds gets a whole RTO from its
     /// new transmission, not from the first one.
     pub(super) fn transmit_rack_recovery(&mut self, now: Instant) -> Option<Segment> {
-        let seg = match self.sent.iter().position(|s| s.lost && !s.rack_rtx && !s.sacked) {
+        let unrepaired = if self.sent.lost_unrepaired() > 0 {
+            self.sent.iter().position(|s| s.lost && !s.rack_rtx && !s.sacked)
+        } else {
+            None
+        };
+        let seg = match unrepaired {
             Some(i) => {
                 let seg = self.retransmit(now, i);
                 if i == 0 {
@@ -274,6 +288,27 @@ impl Connection {
         }?;
         if let Some(prr) = &mut self.prr {
             prr.on_send(seg.len.max(1) as u64);
+        }
+        Some(seg)
+    }
+
+    /// The Linux profile's Loss state, after a timeout (Linux
+    /// `tcp_xmit_retransmit_queue`): the first segment marked lost and not
+    /// retransmitted since goes again, SACKed segments skipped, while the
+    /// window holds a segment beyond what is in flight
+    /// (`tcp_packets_in_flight`: SACKed segments and lost ones not yet
+    /// retransmitted are not). Sending the first unacknowledged segment
+    /// restarts the RTO (`skb == rtx_head`). Once every lost segment is
+    /// out, new data goes under the same count (`transmit_data`).
+    pub(super) fn transmit_lost_after_timeout(&mut self, now: Instant) -> Option<Segment> {
+        let cwnd = self.cc.window().min(self.config.max_window);
+        if cwnd < self.linux_bytes_in_flight() + self.snd_mss as u64 {
+            return None;
+        }
+        let i = self.sent.iter().position(|s| s.lost && !s.rack_rtx && !s.sacked)?;
+        let seg = self.retransmit(now, i);
+        if i == 0 {
+            self.arm_rto(now);
         }
         Some(seg)
     }
@@ -333,14 +368,15 @@ impl Connection {
     pub(super) fn retransmit(&mut self, now: Instant, i: usize) -> Segment {
         let (delivered, delivered_time) = (self.delivered, self.delivered_time);
         let tx = self.tx_state(now, false);
-        let s = &mut self.sent[i];
-        s.tx = tx;
-        s.retransmitted = true;
-        s.rack_rtx = true;
-        s.last_sent = now;
-        s.delivered = delivered;
-        s.delivered_time = delivered_time;
-        let s = *s;
+        let s = self.sent.update(i, |s| {
+            s.tx = tx;
+            s.retransmitted = true;
+            s.rack_rtx = true;
+            s.last_sent = now;
+            s.delivered = delivered;
+            s.delivered_time = delivered_time;
+            *s
+        });
         let mut flags = Flags::empty_flags();
         if s.fin {
             flags |= Flags::FIN;

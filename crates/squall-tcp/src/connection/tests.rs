@@ -703,3 +703,6 @@ fn lost_syn_and_syn_ack_are_retransmitted() {
 /// The Linux profile ([`TcpConfig::linux`]): each behaviour against a
 /// figure worked out by hand from the RFC or the kernel's formula.
 mod linux;
+
+/// The retransmission queue's counts against the walks they replaced.
+mod rtx_counts;

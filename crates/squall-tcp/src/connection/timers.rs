@@ -152,18 +152,36 @@ impl Connection {
         if !self.state.is_synchronized() {
             // SYN or SYN-ACK lost: send it again.
             self.syn_pending = true;
-            if let Some(s) = self.sent.front_mut() {
-                s.timer_retransmitted = true;
-            }
+            self.sent.update(0, |s| s.timer_retransmitted = true);
             return;
         }
         let flight = self.snd_max - self.snd_una;
-        if self.samples_rate() {
+        // The Linux profile runs Linux's `tcp_enter_loss`: the segments
+        // not SACKed are marked lost (`tcp_timeout_mark_lost`); ssthresh
+        // is not reduced again by a timeout in Recovery ("if it has not
+        // yet been made inside this window": Recovery's `high_seq` is
+        // above SND.UNA); the window is what is still in flight plus one;
+        // and the first segment goes again at once (`tcp_retransmit_timer`),
+        // the others as `tcp_xmit_retransmit_queue` lets them
+        // (`transmit_data`). The RFC profile goes back to SND.UNA.
+        let linux = self.rack_on();
+        let ssthresh_held = repeat || (linux && self.recovery.is_some());
+        if linux {
+            let marked = self.timeout_mark_lost(now);
+            if self.samples_rate() {
+                self.rate.lost += marked;
+            }
+        } else if self.samples_rate() {
             // `tcp_enter_loss` marks everything outstanding lost.
-            self.rate.lost += self.sent.iter().filter(|s| !s.sacked && !s.lost).count() as u64;
+            self.rate.lost += self.sent.unsacked_unlost();
+        }
+        if linux || self.samples_rate() {
             self.in_loss = true;
         }
-        self.cc.on_timeout(now, flight, self.snd_mss, repeat);
+        self.cc.on_timeout(now, flight, self.snd_mss, ssthresh_held);
+        if linux {
+            self.cc.set_loss_window(self.packets_in_flight() + 1);
+        }
         self.recovery = None;
         self.prr = None;
         self.timers.stop(Timer::Reorder);
@@ -174,12 +192,14 @@ impl Connection {
         self.dupacks = 0;
         self.limited_sent = 0;
         self.recover = self.snd_max;
-        // Go back to the first unacknowledged segment (BSD, Fall and Floyd
-        // 1996); SACKed segments are skipped.
-        self.snd_nxt = self.snd_una;
-        if let Some(s) = self.sent.front_mut() {
-            s.timer_retransmitted = true;
+        if linux {
+            self.retransmit_now = Some(self.snd_una);
+        } else {
+            // Go back to the first unacknowledged segment (BSD, Fall and
+            // Floyd 1996); SACKed segments are skipped.
+            self.snd_nxt = self.snd_una;
         }
+        self.sent.update(0, |s| s.timer_retransmitted = true);
     }
 
     pub(super) fn arm_rto(&mut self, now: Instant) {

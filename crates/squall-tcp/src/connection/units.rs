@@ -133,7 +133,7 @@ impl Connection {
         // In recovery the caller's room ignores what is in flight:
         // `tcp_cwnd_test` counts it (PRR's window, the pipe).
         let room = match self.recovery {
-            Some(rec) => room.min(self.cwnd().saturating_sub(self.in_flight(rec))),
+            Some(_) => room.min(self.cwnd().saturating_sub(self.in_flight())),
             None => room,
         };
         let whole = self.unit_bytes();

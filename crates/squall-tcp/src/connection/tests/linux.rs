@@ -1,6 +1,8 @@
 //! The Linux profile ([`TcpConfig::linux`]): each behaviour against a
 //! figure worked out by hand from the RFC or the kernel's formula.
 
+use std::collections::VecDeque;
+
 use super::*;
 use crate::congestion::HyStartExit;
 
@@ -936,4 +938,157 @@ fn cubic_recovery_starts_again_while_a_loss_is_outstanding() {
     assert_eq!(c.snapshot().ssthresh, 4 * MSS as u64);
     assert_eq!(data(&send!(c, at(406))), vec![(s(20), 1000)]);
     assert_eq!(c.snapshot().cwnd, 6 * MSS as u64);
+}
+
+/// The Loss state after a timeout, worked from Linux 6.18
+/// (net/ipv4/tcp_input.c `tcp_enter_loss`, `tcp_timeout_mark_lost`,
+/// `tcp_process_loss`; net/ipv4/tcp_output.c `tcp_xmit_retransmit_queue`,
+/// `tcp_cwnd_test`; include/net/tcp.h `tcp_packets_in_flight` =
+/// packets_out − (sacked_out + lost_out) + retrans_out). Reno, 14
+/// segments k = 0..=13, MSS 1000, RTT 100 ms, no transmit units.
+///
+/// - 100: k = 0..=9 go (IW 10).
+/// - 200: ACK of nothing, SACK of k = 3..=6. RACK.rtt 100, reo_wnd 0
+///   (4 SACKed ≥ 3): k = 0..=2 lost. Recovery, ssthresh 10/2 = 5; PRR:
+///   in flight 10 − 4 − 3 = 3 below ssthresh, sndcnt = min(5 − 3, 4) = 2:
+///   k = 0 and 1 go again, the RTO is at 200 + 300 = 500. Those two and
+///   k = 7..=9 are lost.
+/// - 500, the RTO, in Recovery (no F-RTO: `new_recovery` is false and
+///   `icsk_retransmits` 0): every segment not SACKed is marked lost (all
+///   were sent over RACK.rtt ago), the retransmissions of k = 0 and 1
+///   with them: lost_out 6, retrans_out 0, in flight 0. ssthresh stays 5
+///   (Recovery's high_seq, k = 10, is above SND.UNA); cwnd = 0 + 1 = 1;
+///   k = 0 goes again.
+/// - 600, ACK of k = 0 with the SACK: slow start, cwnd 2; in flight 0:
+///   `tcp_xmit_retransmit_queue` sends k = 1 and 2.
+/// - 700, ACK of k = 1 (k = 2's retransmission still on its way): cwnd 3;
+///   in flight 1 (k = 2, lost and retransmitted), room 2: k = 3..=6 are
+///   SACKed and skipped, k = 7 and 8 go. (Counting the SACKed segments
+///   between SND.UNA and the next to send, as a go-back does, 5
+///   segments would be out against 3: nothing would go.)
+/// - 701, ACK of k = 2, through k = 6: cwnd 4 (one segment delivered;
+///   k = 3..=6 were counted when SACKed); in flight 2 (k = 7, 8): k = 9
+///   goes, then new data under the same count: k = 10.
+/// - 800, ACK of k = 7: cwnd 5 = ssthresh; in flight 3 (k = 8, 9, 10):
+///   every lost segment is out (retrans_out 2 ≥ lost_out 2), new k = 11
+///   and 12. Nothing is SACKed any more, but no loss probe is armed in
+///   the Loss state (`tcp_schedule_loss_probe` wants Open or CWR).
+/// - 801, ACK of k = 8: congestion avoidance, cwnd 5; in flight 4: k = 13.
+/// - 802, ACK of k = 9: SND.UNA reaches high_seq (k = 10): Loss ends.
+#[test]
+fn the_loss_state_skips_sacked_segments_and_counts_what_is_in_flight() {
+    let cfg = TcpConfig { cc: CcKind::Reno, transmit_units: false, ..linux() };
+    let mut c = established(cfg, 65_535, 14_000, true);
+    let s = seg_start;
+    let sent_at = |c: &mut Connection, t: u64| data(&send!(c, at(t))).iter().map(|d| d.0).collect::<Vec<_>>();
+    assert_eq!(sent_at(&mut c, 100), (0..10).map(s).collect::<Vec<_>>());
+    recv!(c, at(200), ack = s(0), wnd = 65_535, sack = [(s(3), s(7))]);
+    assert_eq!(sent_at(&mut c, 200), [s(0), s(1)]);
+    assert_eq!(c.snapshot().ssthresh, 5 * MSS as u64);
+    assert_eq!(c.timers.get(Timer::Rto), Some(at(500)));
+    c.handle_timeout(at(500));
+    assert_eq!(c.stats().timeouts, 1);
+    assert_eq!(sent_at(&mut c, 500), [s(0)]);
+    assert_eq!((c.snapshot().cwnd, c.snapshot().ssthresh), (MSS as u64, 5 * MSS as u64));
+    recv!(c, at(600), ack = s(1), wnd = 65_535, sack = [(s(3), s(7))]);
+    assert_eq!(sent_at(&mut c, 600), [s(1), s(2)]);
+    recv!(c, at(700), ack = s(2), wnd = 65_535, sack = [(s(3), s(7))]);
+    assert_eq!(c.snapshot().cwnd, 3 * MSS as u64);
+    assert_eq!(sent_at(&mut c, 700), [s(7), s(8)]);
+    recv!(c, at(701), ack = s(7), wnd = 65_535);
+    assert_eq!(c.snapshot().cwnd, 4 * MSS as u64);
+    assert_eq!(sent_at(&mut c, 701), [s(9), s(10)]);
+    recv!(c, at(800), ack = s(8), wnd = 65_535);
+    assert_eq!(sent_at(&mut c, 800), [s(11), s(12)]);
+    assert_eq!(c.timers.get(Timer::LossProbe), None);
+    recv!(c, at(801), ack = s(9), wnd = 65_535);
+    assert_eq!(c.snapshot().cwnd, 5 * MSS as u64);
+    assert_eq!(sent_at(&mut c, 801), [s(13)]);
+    assert!(c.in_loss);
+    recv!(c, at(802), ack = s(10), wnd = 65_535);
+    assert!(!c.in_loss && c.recovery.is_none(), "the Loss state ends at high_seq");
+    assert_eq!((c.stats().timeouts, c.stats().fast_retransmits), (1, 1));
+}
+
+/// A timeout leaves what was sent within the last RACK.rtt in flight, and
+/// the window counts it (tcp_input.c `tcp_timeout_mark_lost`: `skb !=
+/// head && tcp_rack_skb_timeout(tp, skb, 0) > 0` is skipped;
+/// `tcp_enter_loss`: cwnd = `tcp_packets_in_flight` + 1). Reno: k =
+/// 0..=9 at 100, all ACKed at 200 (RACK.rtt 100, cwnd 20): k = 10..=14
+/// go at 200 and are lost. The loss probe at 200 + 2·100 + 2 = 402
+/// resends k = 14 and moves the RTO to 402 + 300 = 702. At 690 the
+/// application writes one more segment, k = 15. At 702, the RTO: k =
+/// 10..=13 and the probe's k = 14 were sent over 100 ms ago and are
+/// marked lost, k = 15 (12 ms ago) is not; k = 14 keeps its
+/// retransmission flag (`tcp_mark_skb_lost` only clears it on a segment
+/// already lost), so packets_out 6 − lost_out 5 + retrans_out 1 = 2 are
+/// in flight: cwnd 3, ssthresh 20/2 = 10, and k = 10 goes again (in
+/// flight 3, nothing more). At 802 the ACK of k = 10 (RACK.rtt 100;
+/// reo_wnd 0 from Recovery on, the Loss state included:
+/// `tcp_rack_reo_wnd`) finds the probe's k = 14 (due at 502) and k = 15
+/// (sent at 690, before k = 10's retransmission: due at 790, where
+/// Open's reo_wnd of min_rtt/4 would make it 815) lost. A retransmission
+/// lost (FLAG_LOST_RETRANS): Recovery starts at once (F-RTO, which Linux
+/// would run for a timeout in Open, is not modelled; this fall-through
+/// comes after it in `tcp_fastretrans_alert`). PRR: ssthresh 2, in
+/// flight 0, delivered 1, newly lost 2: sndcnt = min(2 − 0, max(1, 1)) =
+/// 1, k = 11 goes.
+#[test]
+fn a_timeout_leaves_the_segments_sent_within_rack_rtt_in_flight() {
+    let cfg = TcpConfig { cc: CcKind::Reno, transmit_units: false, ..linux() };
+    let mut c = established(cfg, 65_535, 15_000, true);
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    recv!(c, at(200), ack = s(10), wnd = 65_535);
+    assert_eq!(data(&send!(c, at(200))).len(), 5);
+    assert_eq!(c.poll_timeout(), Some(at(402)));
+    c.handle_timeout(at(402));
+    assert_eq!(data(&send!(c, at(402))), vec![(s(14), 1000)], "the probe");
+    assert_eq!(c.timers.get(Timer::Rto), Some(at(702)));
+    c.send(1000).unwrap();
+    assert_eq!(data(&send!(c, at(690))), vec![(s(15), 1000)]);
+    assert_eq!(c.poll_timeout(), Some(at(702)));
+    c.handle_timeout(at(702));
+    assert_eq!(c.stats().timeouts, 1);
+    let marks: Vec<(bool, bool)> = c.sent.iter().map(|x| (x.lost, x.rack_rtx)).collect();
+    assert_eq!(marks, [(true, false), (true, false), (true, false), (true, false), (true, true), (false, false)]);
+    assert_eq!((c.snapshot().cwnd, c.snapshot().ssthresh), (3 * MSS as u64, 10 * MSS as u64));
+    assert_eq!(data(&send!(c, at(702))), vec![(s(10), 1000)]);
+    recv!(c, at(802), ack = s(11), wnd = 65_535);
+    assert!(!c.in_loss);
+    assert_eq!(c.recovery.map(|r| r.point), Some(s(16)));
+    assert!(c.sent.iter().all(|x| x.lost && !x.rack_rtx), "k = 11..=15 lost");
+    assert_eq!(data(&send!(c, at(802))), vec![(s(11), 1000)]);
+}
+
+/// In the Loss state a retransmission that RACK finds lost starts
+/// Recovery at once (tcp_input.c `tcp_identify_packet_loss` sets
+/// FLAG_LOST_RETRANS, and `tcp_fastretrans_alert` falls through from
+/// TCP_CA_Loss to `tcp_time_to_recover` and `tcp_enter_recovery`),
+/// whatever high_seq. The start of
+/// [`the_loss_state_skips_sacked_segments_and_counts_what_is_in_flight`]
+/// to 600, where k = 1 and 2 go again with cwnd 2. The retransmission of
+/// k = 1 is lost, k = 2's arrives: at 700 the ACK still asks for k = 1
+/// and SACKs k = 2..=6. RACK: k = 2 sent at 600 and delivered, RACK.rtt
+/// 100, reo_wnd 0 (state ≥ Recovery): k = 1, sent at 600 before it, is
+/// due at 700 and lost again. Recovery: ssthresh max(2/2, 2) = 2, PRR
+/// with prior_cwnd 2; in flight 9 − 5 SACKed − 4 lost = 0, delivered 1:
+/// sndcnt = min(2 − 0, max(1 − 0, 1)) = 1, k = 1 goes a third time.
+#[test]
+fn a_lost_retransmission_in_the_loss_state_starts_recovery() {
+    let cfg = TcpConfig { cc: CcKind::Reno, transmit_units: false, ..linux() };
+    let mut c = established(cfg, 65_535, 14_000, true);
+    let s = seg_start;
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    recv!(c, at(200), ack = s(0), wnd = 65_535, sack = [(s(3), s(7))]);
+    assert_eq!(data(&send!(c, at(200))).len(), 2);
+    c.handle_timeout(at(500));
+    assert_eq!(data(&send!(c, at(500))), vec![(s(0), 1000)]);
+    recv!(c, at(600), ack = s(1), wnd = 65_535, sack = [(s(3), s(7))]);
+    assert_eq!(data(&send!(c, at(600))), vec![(s(1), 1000), (s(2), 1000)]);
+    recv!(c, at(700), ack = s(1), wnd = 65_535, sack = [(s(2), s(7))]);
+    assert!(!c.in_loss);
+    assert_eq!(c.recovery.map(|r| r.point), Some(s(10)));
+    assert_eq!((c.stats().fast_retransmits, c.snapshot().ssthresh), (2, 2 * MSS as u64));
+    assert_eq!(data(&send!(c, at(700))), vec![(s(1), 1000)]);
 }
