@@ -101,6 +101,42 @@ fn rack_retransmits_after_the_reordering_window_with_two_dupacks() {
     assert_eq!(c.snapshot().cwnd, 8000);
 }
 
+/// The ACK that ends recovery also grows the window (Linux 6.18
+/// tcp_input.c `tcp_ack`: `tcp_fastretrans_alert` leaves Recovery first,
+/// `tcp_try_undo_recovery` setting Open and `tcp_end_cwnd_reduction`
+/// cwnd = ssthresh; then `tcp_cong_control`, the state no longer reducing
+/// the window, calls `tcp_cong_avoid` with the ACK's delivered segments).
+/// The sequence above: recovery ends at 330 with the ACK of the
+/// retransmitted k = 7 (k = 8, 9 were SACKed), one segment delivered:
+/// cwnd = ssthresh = 8, then `tcp_cong_avoid_ai(w = 8, acked = 1)`:
+/// snd_cwnd_cnt = 1 (it was zeroed when recovery began,
+/// `tcp_init_cwnd_reduction`). Eight new segments go; ACKs of one
+/// segment each then count 2, 3, …: the seventh makes it 8 = w and cwnd
+/// 9. Without that first count the seventh leaves cwnd at 8 (7 < 8).
+#[test]
+fn the_ack_that_ends_recovery_counts_toward_the_next_increase() {
+    let mut c = established(linux(), 65_535, 10_000, true);
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    let s = seg_start;
+    recv!(c, at(200), ack = s(7), wnd = 65_535);
+    recv!(c, at(201), ack = s(7), wnd = 65_535, sack = [(s(8), s(9))]);
+    recv!(c, at(202), ack = s(7), wnd = 65_535, sack = [(s(8), s(10))]);
+    c.handle_timeout(at(229));
+    assert_eq!(data(&send!(c, at(229))), vec![(s(7), 1000)]);
+    recv!(c, at(330), ack = s(10), wnd = 65_535);
+    assert!(c.recovery.is_none());
+    assert_eq!(c.snapshot().cwnd, 8000);
+    c.send(20_000).unwrap();
+    assert_eq!(data(&send!(c, at(330))).len(), 8);
+    for k in 1..=6u64 {
+        recv!(c, at(430 + k), ack = s(10 + k), wnd = 65_535);
+        send!(c, at(430 + k));
+    }
+    assert_eq!(c.snapshot().cwnd, 8000, "six segments after the recovery's one: 7 < 8");
+    recv!(c, at(437), ack = s(17), wnd = 65_535);
+    assert_eq!(c.snapshot().cwnd, 9000, "the seventh: 1 + 7 = 8 = w");
+}
+
 /// The duplicate threshold is RACK's too (RFC 8985 §6.2 step 4; Linux
 /// `tcp_rack_reo_wnd` compares sacked_out with tp->reordering, which
 /// net.ipv4.tcp_reordering sets): on the sequence above with
