@@ -933,6 +933,30 @@ fn the_rest_of_a_buffer_that_fits_goes_at_once() {
     assert!(!out[0].flags.contains(Flags::PSH) && out[1].flags.contains(Flags::PSH));
 }
 
+/// A one-segment unit that ends the writer's buffer carries the buffer's
+/// PSH (tcp.c `tcp_sendmsg_locked` marks a buffer with `tcp_mark_push`;
+/// tcp_output.c `tso_fragment` leaves the mark on the tail, the part not
+/// yet sent). Buffers k = 0..31, 32..63 as above, 30 segments in
+/// congestion avoidance at 10 ms. At 20 ms the ACK of k = 0 leaves room
+/// for one segment: k = 30 goes alone, no PSH (not a buffer's end). At 22
+/// ms the ACK of k = 1: room for one again, data last left 2 ms ago (no
+/// deferral): k = 31, the buffer's last segment, goes alone with PSH.
+#[test]
+fn a_one_segment_unit_that_ends_a_buffer_carries_psh() {
+    let cfg = TcpConfig { initial_window: 30, initial_ssthresh: 10_000, ..linux() };
+    let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+    assert_eq!(data(&send!(c, at(10))).len(), 30);
+    let s = seg_start;
+    recv!(c, at(20), ack = s(1), wnd = 65_535);
+    let out = send!(c, at(20));
+    assert_eq!(data(&out), vec![(s(30), 1000)]);
+    assert!(!out[0].flags.contains(Flags::PSH));
+    recv!(c, at(22), ack = s(2), wnd = 65_535);
+    let out = send!(c, at(22));
+    assert_eq!(data(&out), vec![(s(31), 1000)]);
+    assert!(out[0].flags.contains(Flags::PSH), "k = 31 ends the buffer k = 0..31");
+}
+
 /// The same rule for a window-based algorithm (tcp_input.c
 /// `tcp_fastretrans_alert`: step D's `tcp_end_cwnd_reduction` sets
 /// cwnd = ssthresh and `tcp_try_undo_recovery` sets Open; step E's
