@@ -27,7 +27,7 @@
 
 use squall_link::{Duration, Instant};
 
-use crate::config::{DelayedAck, LossDetection, RtoVariant, TcpConfig};
+use crate::config::{DelayedAck, LossDetection, RtoVariant, TcpConfig, WindowGrowth};
 use crate::congestion::{
     AckSample, AnyCongestionControl, CaState, CongestionControl, LossRecovery, ModelAck, Prr, RateSample,
 };

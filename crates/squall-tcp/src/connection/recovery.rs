@@ -318,22 +318,35 @@ impl Connection {
         }
         self.dupacks = 0;
         self.limited_sent = 0;
+        let sample = AckSample {
+            bytes_acked: acked,
+            delivered: delivered_now,
+            rtt: ack_rtt,
+            srtt: self.rtt.srtt(),
+            flight_size: flight_before,
+            mss: self.snd_mss,
+            rate,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_max,
+        };
         match self.recovery {
-            None => {
-                let sample = AckSample {
-                    bytes_acked: acked,
-                    delivered: delivered_now,
-                    rtt: ack_rtt,
-                    srtt: self.rtt.srtt(),
-                    flight_size: flight_before,
-                    mss: self.snd_mss,
-                    rate,
-                    snd_una: self.snd_una,
-                    snd_nxt: self.snd_max,
-                };
-                self.cc.on_ack(now, &sample);
+            None => self.cc.on_ack(now, &sample),
+            Some(rec) => {
+                self.recovery_on_new_ack(now, rec, ack, acked);
+                if self.recovery.is_none()
+                    && rec.kind == LossRecovery::Sack
+                    && self.config.window_growth == WindowGrowth::Linux
+                {
+                    // Linux 6.18 tcp_input.c `tcp_ack`: `tcp_fastretrans_alert`
+                    // leaves Recovery on this ACK (`tcp_try_undo_recovery`
+                    // sets Open, `tcp_end_cwnd_reduction` cwnd = ssthresh)
+                    // before `tcp_cong_control`, which, the state no longer
+                    // reducing the window, grows it with the ACK's delivered
+                    // segments (`tcp_may_raise_cwnd`, `tcp_cong_avoid`): the
+                    // repaired hole counts toward the next increase.
+                    self.cc.on_ack(now, &sample);
+                }
             }
-            Some(rec) => self.recovery_on_new_ack(now, rec, ack, acked),
         }
         if self.sack_ok && !self.rack_on() {
             self.mark_lost();

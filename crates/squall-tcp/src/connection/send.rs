@@ -430,7 +430,7 @@ impl Connection {
         let mut ends_unit = false;
         if self.sends_units() && len > 0 && !ignore_cwnd {
             let unit = self.transmit_unit(now, start, len, room, base_cwnd)?;
-            ends_unit = self.ends_unit(unit, start, len);
+            ends_unit = self.ends_unit(unit, start, len) || self.ends_buffer(unit, start, len);
         }
         self.limited_sent += len.saturating_sub(base_cwnd.saturating_sub(outstanding));
         let tx = self.tx_state(now, self.snd_max == self.snd_una);

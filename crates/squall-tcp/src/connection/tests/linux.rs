@@ -101,6 +101,42 @@ fn rack_retransmits_after_the_reordering_window_with_two_dupacks() {
     assert_eq!(c.snapshot().cwnd, 8000);
 }
 
+/// The ACK that ends recovery also grows the window (Linux 6.18
+/// tcp_input.c `tcp_ack`: `tcp_fastretrans_alert` leaves Recovery first,
+/// `tcp_try_undo_recovery` setting Open and `tcp_end_cwnd_reduction`
+/// cwnd = ssthresh; then `tcp_cong_control`, the state no longer reducing
+/// the window, calls `tcp_cong_avoid` with the ACK's delivered segments).
+/// The sequence above: recovery ends at 330 with the ACK of the
+/// retransmitted k = 7 (k = 8, 9 were SACKed), one segment delivered:
+/// cwnd = ssthresh = 8, then `tcp_cong_avoid_ai(w = 8, acked = 1)`:
+/// snd_cwnd_cnt = 1 (it was zeroed when recovery began,
+/// `tcp_init_cwnd_reduction`). Eight new segments go; ACKs of one
+/// segment each then count 2, 3, …: the seventh makes it 8 = w and cwnd
+/// 9. Without that first count the seventh leaves cwnd at 8 (7 < 8).
+#[test]
+fn the_ack_that_ends_recovery_counts_toward_the_next_increase() {
+    let mut c = established(linux(), 65_535, 10_000, true);
+    assert_eq!(data(&send!(c, at(100))).len(), 10);
+    let s = seg_start;
+    recv!(c, at(200), ack = s(7), wnd = 65_535);
+    recv!(c, at(201), ack = s(7), wnd = 65_535, sack = [(s(8), s(9))]);
+    recv!(c, at(202), ack = s(7), wnd = 65_535, sack = [(s(8), s(10))]);
+    c.handle_timeout(at(229));
+    assert_eq!(data(&send!(c, at(229))), vec![(s(7), 1000)]);
+    recv!(c, at(330), ack = s(10), wnd = 65_535);
+    assert!(c.recovery.is_none());
+    assert_eq!(c.snapshot().cwnd, 8000);
+    c.send(20_000).unwrap();
+    assert_eq!(data(&send!(c, at(330))).len(), 8);
+    for k in 1..=6u64 {
+        recv!(c, at(430 + k), ack = s(10 + k), wnd = 65_535);
+        send!(c, at(430 + k));
+    }
+    assert_eq!(c.snapshot().cwnd, 8000, "six segments after the recovery's one: 7 < 8");
+    recv!(c, at(437), ack = s(17), wnd = 65_535);
+    assert_eq!(c.snapshot().cwnd, 9000, "the seventh: 1 + 7 = 8 = w");
+}
+
 /// The duplicate threshold is RACK's too (RFC 8985 §6.2 step 4; Linux
 /// `tcp_rack_reo_wnd` compares sacked_out with tp->reordering, which
 /// net.ipv4.tcp_reordering sets): on the sequence above with
@@ -895,6 +931,30 @@ fn the_rest_of_a_buffer_that_fits_goes_at_once() {
     let out = send!(c, Instant::from_micros(20_500));
     assert_eq!(data(&out), vec![(s(31), 1000), (s(32), 1000)]);
     assert!(!out[0].flags.contains(Flags::PSH) && out[1].flags.contains(Flags::PSH));
+}
+
+/// A one-segment unit that ends the writer's buffer carries the buffer's
+/// PSH (tcp.c `tcp_sendmsg_locked` marks a buffer with `tcp_mark_push`;
+/// tcp_output.c `tso_fragment` leaves the mark on the tail, the part not
+/// yet sent). Buffers k = 0..31, 32..63 as above, 30 segments in
+/// congestion avoidance at 10 ms. At 20 ms the ACK of k = 0 leaves room
+/// for one segment: k = 30 goes alone, no PSH (not a buffer's end). At 22
+/// ms the ACK of k = 1: room for one again, data last left 2 ms ago (no
+/// deferral): k = 31, the buffer's last segment, goes alone with PSH.
+#[test]
+fn a_one_segment_unit_that_ends_a_buffer_carries_psh() {
+    let cfg = TcpConfig { initial_window: 30, initial_ssthresh: 10_000, ..linux() };
+    let mut c = established_at(cfg, at(10), 65_535, 1_000_000, true);
+    assert_eq!(data(&send!(c, at(10))).len(), 30);
+    let s = seg_start;
+    recv!(c, at(20), ack = s(1), wnd = 65_535);
+    let out = send!(c, at(20));
+    assert_eq!(data(&out), vec![(s(30), 1000)]);
+    assert!(!out[0].flags.contains(Flags::PSH));
+    recv!(c, at(22), ack = s(2), wnd = 65_535);
+    let out = send!(c, at(22));
+    assert_eq!(data(&out), vec![(s(31), 1000)]);
+    assert!(out[0].flags.contains(Flags::PSH), "k = 31 ends the buffer k = 0..31");
 }
 
 /// The same rule for a window-based algorithm (tcp_input.c
