@@ -81,11 +81,20 @@ impl Rack {
     /// every segment after it, last transmission included, and the walk
     /// stops there too.
     pub(super) fn detect_loss(&self, now: Instant, sent: &mut RtxQueue, reo_wnd: Duration) -> (u64, Option<Duration>) {
+        self.walk(now, sent, reo_wnd, true)
+    }
+
+    /// The walk of [`Self::detect_loss`]; `stop_early` stops it at the
+    /// first segment first sent after RACK.xmit_ts (without it, the walk
+    /// over the whole queue that the property test `rtx_counts` compares
+    /// with).
+    #[inline]
+    fn walk(&self, now: Instant, sent: &mut RtxQueue, reo_wnd: Duration, stop_early: bool) -> (u64, Option<Duration>) {
         let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
         let (mut lost, mut wait) = (0, None::<Duration>);
         for i in 0..sent.len() {
             let s = &sent[i];
-            if !sent_after(xmit_ts, self.end_seq, s.first_sent, s.end) {
+            if stop_early && !sent_after(xmit_ts, self.end_seq, s.first_sent, s.end) {
                 break;
             }
             if s.sacked || s.syn || (s.lost && !s.rack_rtx) {
@@ -108,41 +117,17 @@ impl Rack {
         }
         (lost, wait)
     }
-}
 
-/// The walk over the whole queue that `detect_loss` stops early, kept as
-/// its reference (the property test `rtx_counts` compares them).
-#[cfg(test)]
-impl Rack {
+    /// The walk over the whole queue that `detect_loss` stops early, kept as
+    /// its reference (the property test `rtx_counts` compares them).
+    #[cfg(test)]
     pub(super) fn detect_loss_scan(
         &self,
         now: Instant,
         sent: &mut RtxQueue,
         reo_wnd: Duration,
     ) -> (u64, Option<Duration>) {
-        let Some(xmit_ts) = self.xmit_ts else { return (0, None) };
-        let (mut lost, mut wait) = (0, None::<Duration>);
-        for i in 0..sent.len() {
-            let s = &sent[i];
-            if s.sacked || s.syn || (s.lost && !s.rack_rtx) {
-                continue;
-            }
-            if !sent_after(xmit_ts, self.end_seq, s.last_sent, s.end) {
-                continue;
-            }
-            let deadline = s.last_sent + self.rtt + reo_wnd;
-            if deadline <= now {
-                lost += s.end - s.start;
-                sent.update(i, |s| {
-                    s.lost = true;
-                    s.rack_rtx = false;
-                });
-            } else {
-                let left = deadline - now;
-                wait = Some(wait.map_or(left, |w| w.max(left)));
-            }
-        }
-        (lost, wait)
+        self.walk(now, sent, reo_wnd, false)
     }
 }
 
