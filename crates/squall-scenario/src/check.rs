@@ -552,6 +552,16 @@ fn check_hosts<'a>(c: &Checker, s: &'a Scenario) -> Result<BTreeMap<&'a str, usi
         if let Some(processing) = &h.processing {
             c.dist(&processing.delay, &p.key("processing").key("delay"))?;
         }
+        if let Some(phase) = h.clock_phase
+            && phase >= Duration::from_millis(1)
+        {
+            return Err(c.fail(
+                &p.key("clock_phase"),
+                format!(
+                    "{phase} is not a phase of the millisecond timestamp clock: give a duration below 1 ms, like \"0.4 ms\""
+                ),
+            ));
+        }
         if let Some(name) = &h.netns {
             check_netns_name(name).map_err(|message| c.fail(&p.key("netns"), message))?;
             if let Some(first) = s.hosts[..i].iter().position(|o| o.netns.as_ref() == Some(name)) {

@@ -137,6 +137,7 @@ fn two_hosts(downlink: Vec<StageConfig>, uplink: Vec<StageConfig>, description: 
                 netns_pid: None,
                 processing: None,
                 ephemeral_ports: None,
+                clock_phase: None,
                 group: None,
             },
             Host {
@@ -149,6 +150,7 @@ fn two_hosts(downlink: Vec<StageConfig>, uplink: Vec<StageConfig>, description: 
                 netns_pid: None,
                 processing: None,
                 ephemeral_ports: None,
+                clock_phase: None,
                 group: None,
             },
         ],

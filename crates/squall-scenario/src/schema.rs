@@ -328,6 +328,15 @@ pub struct Host {
     /// `net.ipv4.ip_local_port_range`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_ports: Option<EphemeralPorts>,
+    /// Where the host's millisecond TCP timestamp clock ticks, in the
+    /// simulator (squall-tcp's `TcpConfig::clock_phase`): the clock reads
+    /// ⌊(t + `clock_phase`) / 1 ms⌋, so `clock_phase = "0.4 ms"` ticks
+    /// 0.6 ms past every whole millisecond of the run. Below 1 ms. Absent:
+    /// drawn from the replication's seed, uniform below 1 ms, since a real
+    /// host's clock ticks at no particular moment of the network's events.
+    /// In emulation the kernel's clock ticks where it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_phase: Option<Duration>,
     /// The `[[host_groups]]` entry the host belongs to (crate::pattern):
     /// a `count` or `arrivals` flow may name the group as its `from` or
     /// `to`.
@@ -388,6 +397,7 @@ impl Host {
             netns_pid: None,
             processing: None,
             ephemeral_ports,
+            clock_phase: None,
             group: Some(group.to_string()),
         }
     }

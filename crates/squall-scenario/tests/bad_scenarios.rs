@@ -1049,6 +1049,32 @@ fn ephemeral_ports_not_a_range() {
     }
 }
 
+/// A host's timestamp clock phase is a duration below 1 ms (issue 31).
+#[test]
+fn clock_phase_bad_values_name_their_key() {
+    let host = |value: &str| {
+        format!(
+            "name = \"x\"\nduration = \"1 s\"\nlinks = []\n[[hosts]]\nname = \"a\"\naddress = \"10.0.0.1\"\n\
+             clock_phase = {value}\n"
+        )
+    };
+    let ok = squall_scenario::parse("ok.toml", &host("\"0.4 ms\""), std::path::Path::new(".")).unwrap();
+    assert_eq!(ok.hosts[0].clock_phase, Some(squall_link::Duration::from_micros(400)));
+    for (bad, kind, says) in [
+        ("\"1 ms\"", ErrorKind::Check, "1 ms is not a phase of the millisecond timestamp clock"),
+        ("\"2.5 ms\"", ErrorKind::Check, "give a duration below 1 ms, like \"0.4 ms\""),
+        ("\"-0.2 ms\"", ErrorKind::Schema, "\"-0.2 ms\""),
+        ("\"0.4\"", ErrorKind::Schema, "like \"200 ms\""),
+        ("0.4", ErrorKind::Schema, "expected"),
+    ] {
+        let err = parse_err(&host(bad));
+        println!("{err}");
+        assert_eq!((err.kind(), err.line(), err.key_path()), (kind, Some(7), "hosts[0].clock_phase"), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains(says), "{says:?} missing from: {msg}");
+    }
+}
+
 /// Each bad `arrivals` value is refused at its key (issue 35).
 #[test]
 fn arrivals_bad_values_name_their_key() {

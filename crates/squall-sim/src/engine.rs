@@ -22,7 +22,7 @@ use crate::network::{Network, Records};
 use crate::recorder::RunRecorder;
 use crate::result::{HostCapture, RunResult};
 use crate::scheduler::Wake;
-use crate::tcp::{AppPlan, ResponseSize, ServerLimits, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
+use crate::tcp::{AppPlan, ClockPhases, ResponseSize, ServerLimits, TcpClient, TcpPart, TcpPlan, TcpProxy, TcpServer};
 use crate::udp::{UdpSink, UdpSource};
 use crate::{RunOptions, SimError};
 use squall_scenario::ports::{tcp_ports, udp_ports};
@@ -97,6 +97,18 @@ impl Simulation {
             .zip(&topology.addresses)
             .zip(&scenario.hosts)
             .map(|((n, a), h)| Host::new(n.clone(), *a, h.ephemeral_ports.unwrap_or(EphemeralPorts::LINUX)))
+            .collect();
+        // Each host's timestamp clock phase: its own, or drawn from the
+        // stream "host/NAME/clock" (uniform below 1 ms).
+        let clock_phases: Vec<squall_link::Duration> = scenario
+            .hosts
+            .iter()
+            .map(|h| {
+                h.clock_phase.unwrap_or_else(|| {
+                    let mut rng = stream(seed, &format!("host/{}/clock", h.name));
+                    squall_link::Duration::from_nanos(rand::Rng::next_u64(&mut rng) % 1_000_000)
+                })
+            })
             .collect();
         let host = |name: &str, what: &str| {
             host_ids
@@ -293,6 +305,11 @@ impl Simulation {
                     cc: tcp_cc(f.cc).name(),
                     cfg,
                     proxy_buffer_cfg,
+                    clocks: ClockPhases {
+                        client: clock_phases[from.index()],
+                        server: clock_phases[to.index()],
+                        proxy: proxy.map_or(squall_link::Duration::ZERO, |p| clock_phases[p.index()]),
+                    },
                     app: app_plan(f, start, seed, end),
                     start: Instant::ZERO + start,
                     client: addresses.0,

@@ -129,6 +129,10 @@ pub(crate) struct TcpPlan {
     /// its receive buffer (the proxy buffer) differs; `None`: `cfg`.
     /// Boxed: a flow rarely has one, and a flow's plan stays small.
     pub proxy_buffer_cfg: Option<Box<TcpConfig>>,
+    /// The timestamp clock phases (`TcpConfig::clock_phase`) of the
+    /// client's, the server's and the proxy's hosts (`[[hosts]]`
+    /// `clock_phase`); `cfg`'s own is unused.
+    pub clocks: ClockPhases,
     pub app: AppPlan,
     pub start: Instant,
     pub client: IpAddr,
@@ -147,6 +151,20 @@ pub(crate) struct TcpPlan {
     pub up_flow: u32,
     pub down_flow: u32,
     pub record_traces: bool,
+}
+
+/// Where the timestamp clocks of a flow's hosts tick.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ClockPhases {
+    pub client: squall_link::Duration,
+    pub server: squall_link::Duration,
+    /// Zero without a proxy.
+    pub proxy: squall_link::Duration,
+}
+
+/// `config` on a host whose clock has `phase`.
+fn on_clock(config: &TcpConfig, phase: squall_link::Duration) -> TcpConfig {
+    TcpConfig { clock_phase: phase, ..config.clone() }
 }
 
 /// TCP variables are traced for this many connections of a flow at most
@@ -498,7 +516,7 @@ impl TcpClient {
                 port
             }
         };
-        let conn = Connection::connect(self.plan.cfg.clone(), now);
+        let conn = Connection::connect(on_clock(&self.plan.cfg, self.plan.clocks.client), now);
         let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "client"));
         let key = self.plan.key(port, true);
         let mut end = Endpoint::new(conn, key, self.plan.up_flow, 2 * slot as u64, self.plan.drain, trace, now);
@@ -825,7 +843,7 @@ impl Agent for TcpServer {
             Some(s) => s,
             None if seg.syn() && !seg.has_ack() && !packet.corrupted => {
                 let slot = self.conns.len();
-                let conn = Connection::listen(self.plan.cfg.clone());
+                let conn = Connection::listen(on_clock(&self.plan.cfg, self.plan.clocks.server));
                 let trace = self.plan.traced(slot).then_some((self.plan.name.as_str(), slot as u32, "server"));
                 let key = self.plan.key(port, false);
                 let end = Endpoint::new(conn, key, self.plan.down_flow, 2 * slot as u64, self.plan.drain, trace, now);
@@ -970,7 +988,7 @@ impl Agent for TcpProxy {
                 let p = &self.plan;
                 let trace = |end| p.traced(slot).then_some((p.name.as_str(), slot as u32, end));
                 let wired = Endpoint::new(
-                    Connection::listen(p.proxy_buffer_cfg.as_deref().unwrap_or(&p.cfg).clone()),
+                    Connection::listen(on_clock(p.proxy_buffer_cfg.as_deref().unwrap_or(&p.cfg), p.clocks.proxy)),
                     p.key(client_port, false),
                     p.down_flow,
                     4 * slot as u64,
@@ -979,7 +997,7 @@ impl Agent for TcpProxy {
                     now,
                 );
                 let wireless = Endpoint::new(
-                    Connection::connect(p.cfg.clone(), now),
+                    Connection::connect(on_clock(&p.cfg, p.clocks.proxy), now),
                     p.key(client_port, true),
                     p.up_flow,
                     4 * slot as u64 + 2,

@@ -101,3 +101,68 @@ fn bbr_fills_a_clean_path_with_a_short_queue_where_cubic_fills_the_buffer() {
     assert!(b < 13.0, "bbr mean queue {b:.1} packets");
     assert!(c > 50.0, "cubic mean queue {c:.1} packets");
 }
+
+/// Where host `host`'s timestamp clock may tick, from what it sent: a
+/// segment leaving at t with TSval v says ⌊(t + φ)/1 ms⌋ + 1 = v (the
+/// clock's definition, RFC 7323 §5.4; the simulator's clock has no
+/// offset), so (v − 1) ms − t ≤ φ < v ms − t. Returns the intersection
+/// over every segment the host sent, [low, high) in ns.
+fn phase_interval(r: &RunResult, host: &str) -> (i64, i64) {
+    let capture = r.captures.iter().find(|c| c.host == host).expect("host captured");
+    let (mut low, mut high) = (i64::MIN, i64::MAX);
+    for ((t, dir, _), seg) in capture.packets.iter().zip(&capture.tcp) {
+        let (squall_sim::CaptureDirection::Sent, Some(seg)) = (dir, seg) else { continue };
+        let Some(ts) = seg.timestamp else { continue };
+        let l = (ts.value as i64 - 1) * 1_000_000 - t.as_nanos() as i64;
+        (low, high) = (low.max(l), high.min(l + 1_000_000));
+    }
+    assert!(low < high, "{host}'s TSvals fit no phase: [{low}, {high})");
+    (low, high)
+}
+
+/// The hosts' timestamp clocks (`[[hosts]] clock_phase`): a phase given
+/// is where the host's TSvals tick in its capture; without the key each
+/// host's phase is drawn from the seed, uniform below 1 ms, one per host.
+/// Expectation: the clock's definition (above), and for 40 seeds the
+/// uniform distribution (Kolmogorov–Smirnov at 5 %, critical value
+/// 1.36/√40 = 0.215).
+#[test]
+fn hosts_timestamp_clocks_tick_at_their_phase() {
+    let mut s = path("0%", "profile = \"linux\"\ncc = \"cubic\"", 2);
+    let options = RunOptions { record_events: false, record_packets: false, record_captures: true };
+    let run = |s: &Scenario, seed| run_bounded(s, seed, options, BOUND).expect("run succeeds");
+    // Given: 0.85 ms at a, 0.4 ms at b.
+    s.hosts[0].clock_phase = Some(squall_link::Duration::from_micros(850));
+    s.hosts[1].clock_phase = Some(squall_link::Duration::from_micros(400));
+    let r = run(&s, 1);
+    for (host, want) in [("a", 850_000), ("b", 400_000)] {
+        let (low, high) = phase_interval(&r, host);
+        assert!((low..high).contains(&want) && high - low < 100_000, "{host}: [{low}, {high}) ns");
+    }
+    // Drawn: one per host and seed.
+    s.hosts[0].clock_phase = None;
+    s.hosts[1].clock_phase = None;
+    let mut drawn: Vec<f64> = Vec::new();
+    let mut same = 0;
+    for seed in 1..=40 {
+        let r = run(&s, seed);
+        let (a, b) = (phase_interval(&r, "a"), phase_interval(&r, "b"));
+        for (low, high) in [a, b] {
+            assert!(low >= 0 && high <= 1_000_000 && high - low < 100_000, "seed {seed}: [{low}, {high}) ns");
+        }
+        // Independent phases are within 0.1 ms of each other (around
+        // the circle) in a fifth of the seeds; one phase for both, always.
+        let apart = (a.0 - b.0).rem_euclid(1_000_000);
+        same += usize::from(apart.min(1_000_000 - apart) < 100_000);
+        drawn.push((b.0 + b.1) as f64 / 2e6);
+    }
+    assert!(same <= 16, "{same} of 40 seeds gave both hosts phases within 0.1 ms");
+    drawn.sort_by(f64::total_cmp);
+    let ks = drawn
+        .iter()
+        .enumerate()
+        .map(|(i, x)| ((i + 1) as f64 / 40.0 - x).abs().max((x - i as f64 / 40.0).abs()))
+        .fold(0.0, f64::max);
+    eprintln!("drawn phases of b (ms): {drawn:.3?}; KS {ks:.3}");
+    assert!(ks < 0.215, "KS distance {ks:.3} from the uniform distribution");
+}

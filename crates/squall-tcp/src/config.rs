@@ -207,6 +207,15 @@ pub struct TcpConfig {
     /// ACK echoes a timestamp, which gives RTT samples even for
     /// retransmitted data (RFC 7323 §4).
     pub timestamps: bool,
+    /// Where the host's millisecond timestamp clock ticks: its value is
+    /// ⌊(t + `clock_phase`) / 1 ms⌋ (RFC 7323 §5.4; Linux's
+    /// `tcp_time_stamp_ms`, `TCP_TS_HZ` = 1000), so it ticks at
+    /// `1 ms − clock_phase` past every whole millisecond of the run. A
+    /// real host's clock ticks at no particular moment of a network's
+    /// events; the receiver's RTT estimate (`tcp_rcv_rtt_measure_ts`), and
+    /// with it the window clamp and how many segments it ACKs one by one,
+    /// depend on where. Below 1 ms.
+    pub clock_phase: Duration,
     pub loss_detection: LossDetection,
     /// Proportional rate reduction during SACK loss recovery (RFC 6937;
     /// Linux net/ipv4/tcp_input.c `tcp_cwnd_reduction`) instead of RFC 6675's
@@ -281,6 +290,7 @@ impl Default for TcpConfig {
             ack_pushed: false,
             transmit_units: false,
             timestamps: false,
+            clock_phase: Duration::ZERO,
             loss_detection: LossDetection::DupAck,
             prr: false,
             window_growth: WindowGrowth::Rfc5681,
@@ -430,6 +440,9 @@ impl TcpConfig {
             && t.is_zero()
         {
             return fail("delayed_ack", "the delayed-ACK timer must be positive (or turn delayed ACKs off)");
+        }
+        if self.clock_phase >= Duration::from_millis(1) {
+            return fail("clock_phase", "must be below 1 ms (a phase of the millisecond timestamp clock)");
         }
         if self.persist_min.is_zero() || self.persist_min > self.persist_max {
             return fail("persist_min", "must be positive and at most persist_max");

@@ -271,6 +271,12 @@ fn tcp_workloads(
         for note in &linux.notes {
             say(&format!("{what}: {note}"));
         }
+        for host in scenario.hosts.iter().filter(|h| h.clock_phase.is_some() && (h.name == f.from || h.name == f.to)) {
+            say(&format!(
+                "{what}: host `{}` keeps the kernel's timestamp clock; `clock_phase` is not applied",
+                host.name
+            ));
+        }
         // Both hosts take the flow's sysctls; for a site, Apache's host
         // also takes its congestion control (the bulk tool sets its own).
         let mut needs: Vec<(&String, &str, String)> = [&f.from, &f.to]

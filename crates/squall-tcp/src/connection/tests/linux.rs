@@ -1152,3 +1152,49 @@ fn a_lost_retransmission_in_the_loss_state_starts_recovery() {
     assert_eq!((c.stats().fast_retransmits, c.snapshot().ssthresh), (2, 2 * MSS as u64));
     assert_eq!(data(&send!(c, at(700))), vec![(s(1), 1000)]);
 }
+
+/// The timestamp clock's phase ([`TcpConfig::clock_phase`]): the clock
+/// reads ⌊(t + phase)/1 ms⌋ + 1 (RFC 7323 §5.4, Linux's millisecond
+/// `tcp_time_stamp_ms`), so with 0.4 ms it ticks 0.6 ms past each
+/// millisecond: an ACK sent at 24.3 ms carries 25, one at 24.6 ms 26.
+/// The receiver's RTT comes in those ticks (`tcp_rcv_rtt_measure_ts`):
+/// the SYN-ACK leaves at 0 with TSval 1 whatever the phase below 1 ms;
+/// data echoing it arrives at 24.3 ms: 25 − 1 = 24 ms with phase 0 or
+/// 0.4 ms, 26 − 1 = 25 ms with 0.8 ms (24.3 + 0.8 = 25.1).
+#[test]
+fn the_timestamp_clock_ticks_at_its_phase() {
+    let us = |n: u64| Instant::ZERO + Duration::from_micros(n);
+    for (phase_us, tsvals, rcv_rtt_ms) in [(0, [25, 25], 24), (400, [25, 26], 24), (800, [26, 26], 25)] {
+        let cfg = TcpConfig { clock_phase: Duration::from_micros(phase_us), ..linux() };
+        let mut server = Connection::listen(cfg);
+        let syn = Segment {
+            seq: PEER_ISS,
+            flags: Flags::SYN,
+            window: 65_535,
+            mss: Some(1000),
+            sack_permitted: true,
+            timestamp: Some(Timestamp { value: 500, echo: 0 }),
+            ..Default::default()
+        };
+        server.handle_segment(at(0), &syn);
+        let synack = send!(server, at(0));
+        assert_eq!(synack[0].timestamp.expect("timestamps on").value, 1, "phase {phase_us} µs");
+        let base = PEER_ISS + 1;
+        let seg = |k: u64| Segment {
+            timestamp: Some(Timestamp { value: 600 + k as u32, echo: 1 }),
+            ..peer_data(base + k * 1000, 1000)
+        };
+        let mut got = Vec::new();
+        for (k, t) in [24_300, 24_600].into_iter().enumerate() {
+            server.handle_segment(us(t), &seg(k as u64));
+            let acks = send!(server, us(t));
+            assert_eq!(acks.len(), 1, "quick ACK of segment {k}");
+            got.push(acks[0].timestamp.expect("timestamps on").value);
+        }
+        assert_eq!(got, tsvals, "phase {phase_us} µs");
+        let rcv_rtt = server.rcv_space.as_ref().and_then(|s| s.rcv_rtt());
+        assert_eq!(rcv_rtt, Some(ms(rcv_rtt_ms)), "phase {phase_us} µs");
+    }
+    let bad = TcpConfig { clock_phase: Duration::from_millis(1), ..linux() };
+    assert_eq!(bad.validate().map_err(|e| e.field), Err("clock_phase"));
+}
