@@ -29,6 +29,10 @@
 #           F times the bandwidth-delay product in 1500-byte packets
 #           (rounded up), e.g. "0.5bdp 2bdp"
 #   REPS    replications per point and engine (default: 5)
+#   SIM_REPS the simulator's replications per point, if more than REPS
+#           (squall compare --sim-replications; default: REPS): its runs
+#           are cheap, and the hosts' clock phases and random losses vary
+#           from run to run
 #   SIZES   transfer size per point, "RTT/LOSS=SIZE;…" (default below:
 #           each transfer lasts ~15–40 s at the expected goodput, so that
 #           slow start does not dominate the mean); a point not listed
@@ -123,6 +127,7 @@ for cc in $CCS; do
                 --set "links.0.downlink.0.queue.packets=$queue"
                 --set "links.0.downlink.0.error.packet=\"$loss%\"" --set "workload.tcp.0.cc=$cc"
                 --set "workload.tcp.0.app.bulk=\"$size\"" --set "duration=\"900 s\"")
+            [ -n "${SIM_REPS:-}" ] && cmd+=(--sim-replications "$SIM_REPS")
             [ -n "${SEED:-}" ] && cmd+=(--seed "$SEED")
             [ -n "${REALTIME:-}" ] && cmd+=(--realtime "$REALTIME")
             [ -n "${LOCK:-}" ] && cmd=(flock "$LOCK" "${cmd[@]}")
@@ -166,8 +171,8 @@ done
 {
     echo "# Parity grid: simulator (linux profile) against real Linux TCP"
     echo
-    echo "Tail-drop queue, random loss on the data direction (0: none), $REPS replications"
-    echo "per engine; each metric's sim and emu mean ± 95 % CI half-width (goodput Mbit/s,"
+    echo "Tail-drop queue, random loss on the data direction (0: none), ${SIM_REPS:-$REPS} replications"
+    echo "in the simulator and $REPS in the emulator; each metric's sim and emu mean ± 95 % CI half-width (goodput Mbit/s,"
     echo "retransmitted segments % of data segments, mean RTT ms, elapsed s) and difference"
     echo "(emu − sim)/emu; a point passes when every |difference| ≤ 10 %."
     echo "Commands: commands.txt. squall: $SQUALL ($("$SQUALL" --version 2>/dev/null || echo unknown))."

@@ -26,8 +26,8 @@ use crate::run_cmd::{emulate, simulate};
 use crate::sim_cmd::{self, Loaded, ScenarioArgs};
 
 const AFTER_HELP: &str = "\
-The scenario runs N times in the simulator (squall's TCP and UDP models, virtual time) and N times in the \
-emulator (`squall emu` in a child process per replication: real Linux TCP and real UDP sockets in network \
+The scenario runs N times in the simulator (squall's TCP and UDP models, virtual time; --sim-replications for \
+more) and N times in the emulator (`squall emu` in a child process per replication: real Linux TCP and real UDP sockets in network \
 namespaces, through the same link model in real time; needs root). Replication i has seed S + i in both. \
 Both engines' runs are analysed from their pcaps by the same code, and each [[workload.tcp]] and \
 [[workload.udp]] entry is matched by name (its hosts, protocol and server port in each engine).
@@ -60,6 +60,13 @@ pub struct CompareArgs {
     /// Replications in each engine (at least 2 for confidence intervals).
     #[arg(long, default_value_t = 3)]
     pub replications: u32,
+    /// Replications in the simulator, if more than --replications: its
+    /// runs cost little, and more of them narrow its interval and sample
+    /// what varies from run to run (random losses, the hosts' clock
+    /// phases) better than the emulator's few. Replication i has seed
+    /// S + i in both engines; the emulator runs the first --replications.
+    #[arg(long, value_name = "N")]
+    pub sim_replications: Option<u32>,
     /// Output directory (default: out/SCENARIO-NAME-compare).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -89,6 +96,16 @@ pub struct CompareArgs {
     /// the emulator's timing at low packet rates.
     #[arg(long, value_name = "PRIORITY")]
     pub realtime: Option<i32>,
+}
+
+/// "3 replication(s) in each engine", or "40 replications in the
+/// simulator, 10 in the emulator".
+fn replication_counts(sim: u32, emu: u32) -> String {
+    if sim == emu {
+        format!("{emu} replication(s) in each engine")
+    } else {
+        format!("{sim} replications in the simulator, {emu} in the emulator")
+    }
 }
 
 /// A fraction as the percentage a user would have written: 10%, 2.5%,
@@ -277,9 +294,10 @@ fn is_open_loop(f: &squall_scenario::TcpFlow) -> bool {
 /// The FCT/slowdown tables by size bucket of both engines' runs (the
 /// flows of `count` and `arrivals` entries), side by side: the text table
 /// and DIR/fct_buckets.csv's text; `None` without such flows.
-fn bucket_comparison(out: &Path, replications: u32) -> Result<Option<(String, String)>> {
+fn bucket_comparison(out: &Path, sim_replications: u32, replications: u32) -> Result<Option<(String, String)>> {
     let rows_of = |engine: &str| -> Result<Vec<BucketRow>> {
-        let counts = (0..replications)
+        let n = if engine == "sim" { sim_replications } else { replications };
+        let counts = (0..n)
             .map(|r| crate::report_cmd::run_tcp_counts(&out.join(format!("{engine}/rep-{r}/result.json"))))
             .collect::<Result<Vec<_>>>()?;
         Ok(bucket_rows(&crate::report_cmd::bucket_aggregate(&counts)))
@@ -429,6 +447,14 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     if args.replications == 0 {
         bail!("--replications must be at least 1");
     }
+    let n_sim = args.sim_replications.unwrap_or(args.replications);
+    if n_sim < args.replications {
+        bail!(
+            "--sim-replications {n_sim} is below --replications {}: the simulator runs at least the emulator's \
+             replications (give more, or leave it out)",
+            args.replications
+        );
+    }
     let scenario_args = ScenarioArgs {
         scenario: Some(args.scenario.clone()),
         link: None,
@@ -451,15 +477,17 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     crate::output::prepare_out_dir(&out, args.force)?;
     crate::output::write_atomic(&out.join("scenario.toml"), toml::to_string(&scenario)?)?;
     eprintln!(
-        "squall compare: {} ({source}), {n} replication(s) in each engine from seed {}",
-        scenario.name, scenario.seed
+        "squall compare: {} ({source}), {} from seed {}",
+        scenario.name,
+        replication_counts(n_sim, n),
+        scenario.seed
     );
-    for r in 0..n {
+    for r in 0..n_sim {
         let dir = out.join(format!("sim/rep-{r}"));
         simulate(&scenario, r, scenario.replication_seed(r), EventLog::All, &dir)
             .with_context(|| format!("simulating replication {r}"))?;
     }
-    eprintln!("squall compare: {n} simulated run(s) done; emulating (real time, one at a time)");
+    eprintln!("squall compare: {n_sim} simulated run(s) done; emulating (real time, one at a time)");
     for r in 0..n {
         eprintln!("squall compare: emulated replication {}/{n}", r + 1);
         let dir = out.join(format!("emu/rep-{r}"));
@@ -468,10 +496,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     }
     let hosts: Vec<RunHost> =
         scenario.hosts.iter().map(|h| RunHost { name: h.name.clone(), addresses: h.addresses() }).collect();
-    let mut notes = analyse(Engine::Sim, &out.join("sim"), n, &hosts, &mut flows)?;
+    let mut notes = analyse(Engine::Sim, &out.join("sim"), n_sim, &hosts, &mut flows)?;
     notes.extend(analyse(Engine::Emu, &out.join("emu"), n, &hosts, &mut flows)?);
     let rows = parity(&flows, &tolerances);
-    let buckets = bucket_comparison(&out, n)?;
+    let buckets = bucket_comparison(&out, n_sim, n)?;
     if let Some((_, csv)) = &buckets {
         crate::output::write_atomic(&out.join("fct_buckets.csv"), csv)?;
     }
@@ -503,10 +531,11 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         .join(", ");
     let mut lines = vec![
         format!(
-            "Scenario {} ({source}); {n} replication(s) in each engine, seeds {}..={} (the same in both).",
+            "Scenario {} ({source}); {}, seeds {}..={} (the emulator's the first {n} of them).",
             scenario.name,
+            replication_counts(n_sim, n),
             scenario.seed,
-            scenario.replication_seed(n - 1)
+            scenario.replication_seed(n_sim - 1)
         ),
         format!(
             "sim: squall's TCP and UDP models in virtual time. emu: real Linux TCP (kernel {}) and UDP sockets in \

@@ -106,25 +106,37 @@ fn compare_runs_both_engines_and_writes_a_consistent_report() {
     let tmp = tempfile::tempdir().unwrap();
     let file = scenario(tmp.path(), "5 MB");
     let out = tmp.path().join("out");
-    let run = compare(&[file.to_str().unwrap(), "--replications", "2", "--out", out.to_str().unwrap()]);
+    // Four simulated runs (seeds 1–4), two emulated (1–2).
+    let run = compare(&[
+        file.to_str().unwrap(),
+        "--replications",
+        "2",
+        "--sim-replications",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     for f in ["compare.csv", "compare.html", "scenario.toml"] {
         assert!(out.join(f).exists(), "{f} missing");
     }
-    for engine in ["sim", "emu"] {
-        for r in 0..2 {
+    for (engine, runs) in [("sim", 4), ("emu", 2)] {
+        for r in 0..runs {
             for host in ["fixed", "mobile"] {
                 assert!(out.join(format!("{engine}/rep-{r}/{host}.pcap")).exists(), "{engine} rep-{r} {host}.pcap");
             }
         }
+        assert!(!out.join(format!("{engine}/rep-{runs}")).exists(), "{engine} ran {runs} replications");
     }
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("4 replications in the simulator, 2 in the emulator from seed 1"), "{stderr}");
     let rows = read_csv(&out.join("compare.csv"));
     let metrics: Vec<&str> = rows.iter().map(|r| r["metric"].as_str()).collect();
     assert_eq!(metrics, ["goodput_bps", "retransmitted_pct", "rtt_mean", "elapsed"]);
     let mut failed = 0;
     for row in &rows {
         assert_eq!(row["flow"], "download");
-        assert_eq!((row["sim_n"].as_str(), row["emu_n"].as_str()), ("2", "2"), "{row:?}");
+        assert_eq!((row["sim_n"].as_str(), row["emu_n"].as_str()), ("4", "2"), "{row:?}");
         let (sim, emu) = (num(row, "sim_mean"), num(row, "emu_mean"));
         assert!(sim.is_finite() && emu.is_finite(), "{row:?}");
         for engine in ["sim", "emu"] {
@@ -271,6 +283,8 @@ fn bad_input_is_refused_with_the_file_and_the_key() {
     assert!(e.contains("no metric `speed`"), "{e}");
     let e = refused(&good, &["--replications", "0"]);
     assert!(e.contains("--replications"), "{e}");
+    let e = refused(&good, &["--replications", "3", "--sim-replications", "2"]);
+    assert!(e.contains("--sim-replications 2 is below --replications 3"), "{e}");
     let e = refused(&good, &["--set", "links.0.downlink.0.rate=fast"]);
     assert!(e.contains("rate"), "{e}");
 
