@@ -240,14 +240,6 @@ struct Sacked {
     oldest_rtt: Option<Duration>,
 }
 
-/// The timestamp clock (RFC 7323 §5.4) of a host whose clock is `phase`
-/// into its millisecond at time zero ([`TcpConfig::clock_phase`]):
-/// milliseconds, as Linux's `TCP_TS_HZ`, plus one so that no TSval is 0
-/// (Linux ignores a zero echo).
-fn ts_clock(now: Instant, phase: Duration) -> u32 {
-    (((now.as_nanos() + phase.as_nanos()) / 1_000_000) as u32).wrapping_add(1)
-}
-
 /// A block of data received out of order, with when it last grew.
 #[derive(Clone, Copy, Debug)]
 struct OooBlock {
@@ -391,6 +383,14 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// This end's timestamp clock at `now` (RFC 7323 §5.4): milliseconds,
+    /// as Linux's `TCP_TS_HZ`, ticking where the host's clock does
+    /// ([`TcpConfig::clock_phase`]: that far into its millisecond at time
+    /// zero), plus one so that no TSval is 0 (Linux ignores a zero echo).
+    fn ts_clock(&self, now: Instant) -> u32 {
+        (((now.as_nanos() + self.config.clock_phase.as_nanos()) / 1_000_000) as u32).wrapping_add(1)
+    }
+
     fn new(config: TcpConfig, state: State) -> Self {
         let iss = config.iss;
         let rtt = RttEstimator::new(

@@ -241,7 +241,7 @@ impl Connection {
         self.rcv_mss = self.rcv_mss.max(seg.len);
         self.ack_scheduled = true;
         if self.config.grow_window {
-            let (now_ms, full_sized) = (ts_clock(now, self.config.clock_phase), seg.len >= self.rcv_mss);
+            let (now_ms, full_sized) = (self.ts_clock(now), seg.len >= self.rcv_mss);
             let space =
                 self.rcv_space.get_or_insert_with(|| ReceiveSpace::new(now, self.rcv_buf, self.rcv_nxt, self.rcv_mss));
             if let Some(ts) = seg.timestamp.filter(|_| self.ts_ok) {

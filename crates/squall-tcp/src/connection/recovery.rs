@@ -294,7 +294,7 @@ impl Connection {
         // as Linux rounds it).
         let ts_rtt = ts
             .filter(|t| t.echo != 0)
-            .map(|t| Duration::from_millis(ts_clock(now, self.config.clock_phase).wrapping_sub(t.echo).max(1) as u64));
+            .map(|t| Duration::from_millis(self.ts_clock(now).wrapping_sub(t.echo).max(1) as u64));
         let estimator_sample = if self.config.rto_variant == RtoVariant::Linux {
             let seq = if taken.any_retransmitted { None } else { taken.oldest_rtt };
             seq.or(sacked.oldest_rtt).or(ts_rtt)

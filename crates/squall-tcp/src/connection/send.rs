@@ -91,7 +91,7 @@ impl Connection {
         seg.window = field as u16;
         self.rcv_adv = self.rcv_adv.max(self.rcv_nxt + (field << self.rcv_shift));
         if self.ts_ok {
-            seg.timestamp = Some(Timestamp { value: ts_clock(now, self.config.clock_phase), echo: self.ts_recent });
+            seg.timestamp = Some(Timestamp { value: self.ts_clock(now), echo: self.ts_recent });
         }
         if self.sack_ok && !self.ooo.is_empty() {
             // Most recently changed block first (RFC 2018 §4).
@@ -141,7 +141,7 @@ impl Connection {
         }
         if self.config.timestamps && (!listener_side || self.ts_ok) {
             let echo = if listener_side { self.ts_recent } else { 0 };
-            seg.timestamp = Some(Timestamp { value: ts_clock(now, self.config.clock_phase), echo });
+            seg.timestamp = Some(Timestamp { value: self.ts_clock(now), echo });
         }
         // The window of a SYN is not scaled.
         let window = self.rcv_buf.min(65_535);
