@@ -333,6 +333,25 @@ fn first_segments_are_acked_at_once_then_every_second_or_after_40_ms() {
     assert!(send!(server, at(202)).is_empty(), "no quick-ACK mode after the reordering");
 }
 
+/// A passive end with `cfg` that took the scripted peer's SYN at 0
+/// (MSS 1000, SACK-permitted, TSval 500) and sent its SYN-ACK; returns it
+/// and the SYN-ACK's TSval.
+fn accepted_with_sack_and_timestamps(cfg: TcpConfig) -> (Connection, u32) {
+    let mut server = Connection::listen(cfg);
+    let syn = Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(1000),
+        sack_permitted: true,
+        timestamp: Some(Timestamp { value: 500, echo: 0 }),
+        ..Default::default()
+    };
+    server.handle_segment(at(0), &syn);
+    let synack = send!(server, at(0));
+    (server, synack[0].timestamp.expect("timestamps on").value)
+}
+
 /// SACK compression (tcp_input.c `__tcp_ack_snd_check`,
 /// `tcp_compressed_ack_kick`). The peer offers SACK and timestamps;
 /// our SYN-ACK leaves at 0 with TSval 1 (`ts_clock`), the peer's data
@@ -351,19 +370,7 @@ fn first_segments_are_acked_at_once_then_every_second_or_after_40_ms() {
 fn sack_compression_holds_the_fourth_duplicate_ack_for_a_twentieth_of_the_rtt() {
     for compress in [true, false] {
         let cfg = TcpConfig { sack_compression: compress, ..linux() };
-        let mut server = Connection::listen(cfg);
-        let syn = Segment {
-            seq: PEER_ISS,
-            flags: Flags::SYN,
-            window: 65_535,
-            mss: Some(1000),
-            sack_permitted: true,
-            timestamp: Some(Timestamp { value: 500, echo: 0 }),
-            ..Default::default()
-        };
-        server.handle_segment(at(0), &syn);
-        let synack = send!(server, at(0));
-        let tsval = synack[0].timestamp.expect("timestamps on").value;
+        let (mut server, tsval) = accepted_with_sack_and_timestamps(cfg);
         assert_eq!(tsval, 1);
         let base = PEER_ISS + 1;
         let seg = |k: u64| Segment {
@@ -1166,19 +1173,8 @@ fn the_timestamp_clock_ticks_at_its_phase() {
     let us = |n: u64| Instant::ZERO + Duration::from_micros(n);
     for (phase_us, tsvals, rcv_rtt_ms) in [(0, [25, 25], 24), (400, [25, 26], 24), (800, [26, 26], 25)] {
         let cfg = TcpConfig { clock_phase: Duration::from_micros(phase_us), ..linux() };
-        let mut server = Connection::listen(cfg);
-        let syn = Segment {
-            seq: PEER_ISS,
-            flags: Flags::SYN,
-            window: 65_535,
-            mss: Some(1000),
-            sack_permitted: true,
-            timestamp: Some(Timestamp { value: 500, echo: 0 }),
-            ..Default::default()
-        };
-        server.handle_segment(at(0), &syn);
-        let synack = send!(server, at(0));
-        assert_eq!(synack[0].timestamp.expect("timestamps on").value, 1, "phase {phase_us} µs");
+        let (mut server, tsval) = accepted_with_sack_and_timestamps(cfg);
+        assert_eq!(tsval, 1, "phase {phase_us} µs");
         let base = PEER_ISS + 1;
         let seg = |k: u64| Segment {
             timestamp: Some(Timestamp { value: 600 + k as u32, echo: 1 }),
