@@ -46,6 +46,11 @@
 #           stopped by the kernel's RT throttling (kernel.sched_rt_runtime_us,
 #           950 ms of each 1 s) for ~50 ms every second (docs/validation.md,
 #           "Congestion-only points again")
+#   LATE    the emulator's late threshold (squall compare --late-threshold;
+#           default: squall emu's, 1 ms): a delivery later than this flags
+#           the run, which the "emu runs on time" column counts. At 10
+#           Mbit/s 0.8 ms of lateness can end cubic's HyStart ACK train
+#           (docs/validation.md, "Cubic 200 ms 0.1 %: one late ACK")
 #   LOCK    a lock file taken around each point's `squall compare` with
 #           flock(1) (default: none), e.g. /tmp/squall-emu.lock: other
 #           emulations wait for one point, not for the whole grid
@@ -130,6 +135,7 @@ for cc in $CCS; do
             [ -n "${SIM_REPS:-}" ] && cmd+=(--sim-replications "$SIM_REPS")
             [ -n "${SEED:-}" ] && cmd+=(--seed "$SEED")
             [ -n "${REALTIME:-}" ] && cmd+=(--realtime "$REALTIME")
+            [ -n "${LATE:-}" ] && cmd+=(--late-threshold "$LATE")
             [ -n "${LOCK:-}" ] && cmd=(flock "$LOCK" "${cmd[@]}")
             printf '%q ' "${cmd[@]}" >>"$log"
             echo >>"$log"

@@ -240,12 +240,22 @@ pub(crate) fn simulate(scenario: &Scenario, replication: u32, seed: u64, events:
     Ok(())
 }
 
+/// The data-plane options a child `squall emu` is given (none: its
+/// defaults).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct EmuChildOptions {
+    /// `squall emu --realtime`: the data plane's SCHED_FIFO priority.
+    pub realtime: Option<i32>,
+    /// `squall emu --late-threshold`: a delivery later than this flags
+    /// the run.
+    pub late_threshold: Option<squall_link::Duration>,
+}
+
 /// One emulation replication: `squall emu` in a child process on the
 /// resolved scenario (its own namespaces, cleaned up when it ends), its
 /// files moved into `dir` like a simulated run's (result.json is the
-/// child's summary.json). `realtime`: the data plane's SCHED_FIFO
-/// priority (`squall emu --realtime`).
-pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path, realtime: Option<i32>) -> Result<()> {
+/// child's summary.json), with `squall emu`'s data-plane options.
+pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path, options: &EmuChildOptions) -> Result<()> {
     fs::create_dir_all(dir)?;
     let resolved = dir.join("scenario.toml");
     fs::write(&resolved, toml::to_string(scenario)?)?;
@@ -259,7 +269,8 @@ pub(crate) fn emulate(scenario: &Scenario, seed: u64, dir: &Path, realtime: Opti
         .arg("--files-moved-by-parent")
         // Its own work directory: what a failed attempt left there goes.
         .arg("--force")
-        .args(realtime.map(|p| format!("--realtime={p}")))
+        .args(options.realtime.map(|p| format!("--realtime={p}")))
+        .args(options.late_threshold.map(|t| format!("--late-threshold={t}")))
         .status()
         .context("cannot start `squall emu`")?;
     if !status.success() {
@@ -367,7 +378,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         }
         match experiment.sets[job.set].engine {
             Engine::Sim => simulate(scenario, job.replication, job.seed, args.events, &tmp)?,
-            Engine::Emu => emulate(scenario, job.seed, &tmp, None)?,
+            Engine::Emu => emulate(scenario, job.seed, &tmp, &EmuChildOptions::default())?,
         }
         if final_dir.exists() {
             fs::remove_dir_all(&final_dir)?;

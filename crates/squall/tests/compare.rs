@@ -217,6 +217,39 @@ fn a_metric_outside_its_tolerance_exits_non_zero() {
     no_namespaces_left(&out, 1);
 }
 
+/// `--late-threshold` reaches every emulated run: at 1 ns every delivery
+/// is late (the data plane cannot write a packet within a nanosecond of
+/// its time), so the run is flagged and compare says so; result.json
+/// records the threshold it was given.
+#[test]
+fn the_late_threshold_is_the_emulated_runs_own() {
+    let _lock = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if !namespaces_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let file = scenario(tmp.path(), "1 MB");
+    let out = tmp.path().join("out");
+    let run = compare(&[
+        file.to_str().unwrap(),
+        "--replications",
+        "1",
+        "--late-threshold",
+        "1 ns",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("warning: 1 emulated run(s) did not keep timing"), "{stderr}");
+    let text = std::fs::read_to_string(out.join("emu/rep-0/result.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let timing = &v["runs"][0]["timing"];
+    assert_eq!(timing["late_threshold"].as_f64(), Some(1e-9), "{timing}");
+    assert_eq!(timing["on_time"].as_bool(), Some(false), "{timing}");
+    assert_eq!(timing["late"], timing["deliveries"], "{timing}");
+    no_namespaces_left(&out, 1);
+}
+
 /// Runs `squall compare` on `text` (a scenario) and returns its stderr,
 /// checking it failed with status 2 and made no output directory.
 fn refused(text: &str, extra: &[&str]) -> String {
@@ -283,6 +316,8 @@ fn bad_input_is_refused_with_the_file_and_the_key() {
     assert!(e.contains("no metric `speed`"), "{e}");
     let e = refused(&good, &["--replications", "0"]);
     assert!(e.contains("--replications"), "{e}");
+    let e = refused(&good, &["--late-threshold", "soon"]);
+    assert!(e.contains("--late-threshold"), "{e}");
     let e = refused(&good, &["--replications", "3", "--sim-replications", "2"]);
     assert!(e.contains("--sim-replications 2 is below --replications 3"), "{e}");
     let e = refused(&good, &["--set", "links.0.downlink.0.rate=fast"]);
