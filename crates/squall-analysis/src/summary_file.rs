@@ -62,6 +62,12 @@ pub struct ReplicationSummary<F, T> {
     /// absent without such an entry.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tcp_counts: Vec<CountSummary>,
+    /// Where each host's millisecond TCP timestamp clock ticks past the
+    /// whole millisecond, seconds, for the hosts with a TCP connection end
+    /// (the simulator's `[[hosts]] clock_phase`, given or drawn from the
+    /// seed); absent without TCP.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub clock_phases: BTreeMap<String, f64>,
     /// The rows of flows.csv (not in summary.json).
     #[serde(skip)]
     pub count_flows: Vec<CountFlow>,

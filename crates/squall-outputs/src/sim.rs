@@ -128,6 +128,7 @@ fn replication_summary(
         tcp_flows: run.tcp_flows,
         stages: run.stages.iter().map(stage_summary).collect(),
         cwnd_average,
+        clock_phases: run.clock_phases.iter().map(|(h, phase)| (h.clone(), phase.as_secs_f64())).collect(),
     }
 }
 

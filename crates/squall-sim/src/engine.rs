@@ -64,6 +64,9 @@ pub(crate) struct Simulation {
     wakeups: u64,
     instant: Instant,
     at_instant: u64,
+    /// The timestamp clock phase of each host with a TCP connection end
+    /// (a client, a server or a split-TCP proxy), by host name.
+    clock_phases: std::collections::BTreeMap<String, squall_link::Duration>,
 }
 
 fn scenario_error(message: impl Into<String>) -> SimError {
@@ -110,6 +113,7 @@ impl Simulation {
                 })
             })
             .collect();
+        let mut tcp_clocks = std::collections::BTreeMap::new();
         let host = |name: &str, what: &str| {
             host_ids
                 .get(name)
@@ -305,10 +309,15 @@ impl Simulation {
                     cc: tcp_cc(f.cc).name(),
                     cfg,
                     proxy_buffer_cfg,
-                    clocks: ClockPhases {
-                        client: clock_phases[from.index()],
-                        server: clock_phases[to.index()],
-                        proxy: proxy.map_or(squall_link::Duration::ZERO, |p| clock_phases[p.index()]),
+                    clocks: {
+                        for h in [Some(from), Some(to), proxy].into_iter().flatten() {
+                            tcp_clocks.insert(scenario.hosts[h.index()].name.clone(), clock_phases[h.index()]);
+                        }
+                        ClockPhases {
+                            client: clock_phases[from.index()],
+                            server: clock_phases[to.index()],
+                            proxy: proxy.map_or(squall_link::Duration::ZERO, |p| clock_phases[p.index()]),
+                        }
                     },
                     app: app_plan(f, start, seed, end),
                     start: Instant::ZERO + start,
@@ -367,6 +376,7 @@ impl Simulation {
             wakeups: 0,
             instant: Instant::ZERO,
             at_instant: 0,
+            clock_phases: tcp_clocks,
         })
     }
 
@@ -581,6 +591,7 @@ impl Simulation {
             captures,
             tcp_flows,
             tcp_traces,
+            clock_phases: std::mem::take(&mut self.clock_phases),
         };
         Ok((result, recorder))
     }

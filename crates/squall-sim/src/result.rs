@@ -28,6 +28,11 @@ pub struct RunResult {
     /// (recorded with the events).
     #[serde(skip)]
     pub tcp_traces: Vec<TcpTrace>,
+    /// Where the millisecond TCP timestamp clock of each host with a TCP
+    /// connection end ticks (`[[hosts]] clock_phase`, or drawn from the
+    /// seed), by host name.
+    #[serde(skip)]
+    pub clock_phases: BTreeMap<String, squall_link::Duration>,
 }
 
 /// Per-flow results (seed 001 §4 measures, for UDP).

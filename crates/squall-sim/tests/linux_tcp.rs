@@ -147,8 +147,11 @@ fn hosts_timestamp_clocks_tick_at_their_phase() {
     for seed in 1..=40 {
         let r = run(&s, seed);
         let (a, b) = (phase_interval(&r, "a"), phase_interval(&r, "b"));
-        for (low, high) in [a, b] {
+        for (host, (low, high)) in [("a", a), ("b", b)] {
             assert!(low >= 0 && high <= 1_000_000 && high - low < 100_000, "seed {seed}: [{low}, {high}) ns");
+            // The result names the phase the capture shows.
+            let told = r.clock_phases[host].as_nanos() as i64;
+            assert!((low..high).contains(&told), "seed {seed}, {host}: told {told} ns, seen [{low}, {high})");
         }
         // Independent phases are within 0.1 ms of each other (around
         // the circle) in a fifth of the seeds; one phase for both, always.

@@ -275,6 +275,21 @@ fn a_netem_link_takes_a_workload_and_set() {
     assert_eq!(flow["cc"], "cubic");
     let goodput = flow["goodput_bps"].as_f64().unwrap();
     assert!(goodput > 1e6 && goodput < 10e6, "{goodput}");
+    // Each TCP end's timestamp clock phase: drawn below 1 ms, or as set;
+    // none without TCP.
+    let hosts: Vec<String> = tcp["resolved_scenario"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["name"].as_str().unwrap().into())
+        .collect();
+    let phases = tcp["runs"][0]["clock_phases"].as_object().unwrap();
+    assert_eq!(phases.keys().cloned().collect::<Vec<_>>(), hosts, "{phases:?}");
+    assert!(phases.values().all(|p| (0.0..0.001).contains(&p.as_f64().unwrap())), "{phases:?}");
+    let given = run(&["--tcp", "cubic", "--set", "hosts.1.clock_phase=\"0.25 ms\""]);
+    assert_eq!(given["runs"][0]["clock_phases"][&hosts[1]].as_f64(), Some(0.00025), "{given}");
+    assert_eq!(given["runs"][0]["clock_phases"][&hosts[0]], phases[&hosts[0]], "the other host's phase is its seed's");
+    assert!(udp["runs"][0].get("clock_phases").is_none(), "{}", udp["runs"][0]);
     let bad =
         std::process::Command::new(squall).args(["sim", "--link", "rate 1mbit", "--tcp", "westwood"]).output().unwrap();
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected tahoe, reno, newreno, sack, cubic, vegas or bbr"));
