@@ -110,6 +110,30 @@ queue_of() {
     esac
 }
 
+# Bytes of SIZE ("20 MB", "500 kB", "1.5 GB", "1000 B").
+bytes_of() {
+    awk -v s="$1" 'BEGIN {
+        n = split(s, w, " "); m = (n > 1) ? w[2] : "B"
+        f = (m == "GB") ? 1e9 : (m == "MB") ? 1e6 : (m == "kB") ? 1e3 : 1
+        printf "%.0f\n", w[1] * f }'
+}
+
+# Each run writes two captures (fixed.pcap, mobile.pcap) that carry the
+# transfer once each, in both engines: about 2 x SIZE per run (a 50
+# Mbit/s point of 10 + 10 runs wrote 4.5 GB). A point is not started when
+# the disk has less than that free: a full disk stops every program that
+# writes there, a shell's included.
+runs_per_point=$((REPS + ${SIM_REPS:-$REPS}))
+check_space() {
+    local size=$1 dir=$2 need free
+    need=$(awk -v b="$(bytes_of "$size")" -v r="$runs_per_point" 'BEGIN { printf "%.0f", 2 * b * r }')
+    free=$(df -Pk "$out" | awk 'NR == 2 { printf "%.0f", $4 * 1024 }')
+    if [ "$free" -lt "$need" ]; then
+        echo "$0: $dir needs about $(awk -v n="$need" 'BEGIN { printf "%.1f", n / 1e9 }') GB for its captures (2 x $size x $runs_per_point runs), and $out's disk has $(awk -v n="$free" 'BEGIN { printf "%.1f", n / 1e9 }') GB free: stopping here (free space, or set fewer REPS)" >&2
+        exit 1
+    fi
+}
+
 log="$out/commands.txt"
 : >"$log"
 rows="$out/rows.tsv"
@@ -123,6 +147,7 @@ for cc in $CCS; do
             size=$(size_of "$point" "$rate" "$loss")
             queue=$(queue_of "$qspec" "$rate" "$rtt")
             dir="$out/${rate}mbit-${rtt}ms-${loss}pct-${queue}p-$cc"
+            check_space "$size" "$dir"
             # Half the RTT each way; the duration only bounds a run, the
             # transfer ends it.
             half=$(awk -v r="$rtt" 'BEGIN { printf "%g", r / 2 }')
