@@ -303,21 +303,19 @@ impl Simulation {
                     None => None,
                     Some(b) => Some(Box::new(config(b.bytes(mss))?)),
                 };
+                for h in [Some(from), Some(to), proxy].into_iter().flatten() {
+                    tcp_clocks.insert(scenario.hosts[h.index()].name.clone(), clock_phases[h.index()]);
+                }
                 let plan = Arc::new(TcpPlan {
                     index: tcp_plans.len(),
                     name: f.name.clone(),
                     cc: tcp_cc(f.cc).name(),
                     cfg,
                     proxy_buffer_cfg,
-                    clocks: {
-                        for h in [Some(from), Some(to), proxy].into_iter().flatten() {
-                            tcp_clocks.insert(scenario.hosts[h.index()].name.clone(), clock_phases[h.index()]);
-                        }
-                        ClockPhases {
-                            client: clock_phases[from.index()],
-                            server: clock_phases[to.index()],
-                            proxy: proxy.map_or(squall_link::Duration::ZERO, |p| clock_phases[p.index()]),
-                        }
+                    clocks: ClockPhases {
+                        client: clock_phases[from.index()],
+                        server: clock_phases[to.index()],
+                        proxy: proxy.map_or(squall_link::Duration::ZERO, |p| clock_phases[p.index()]),
                     },
                     app: app_plan(f, start, seed, end),
                     start: Instant::ZERO + start,
