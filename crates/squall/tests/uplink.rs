@@ -425,7 +425,12 @@ fn curl_across_the_path(ipv6: bool) {
     // four times more than a ping does); never more than 5 ms above the
     // configured 100 ms, so a wrong delay still fails.
     let round_trip = (ping_avg + 2.0 * crossing).max(ping_max.min(0.105));
-    let (connect_max, total_max) = (round_trip + plain_connect, 2.0 * round_trip + plain_total);
+    // Beyond the plain fetch's own time, a fetch across the path wakes the
+    // server and curl from a 100 ms sleep at each end of each round trip,
+    // which the fetch next to the server does not: four wake-ups at the
+    // machine's overshoot p99 (the full suite saw time_total 0.16 ms above
+    // the bound without them, server and curl 0.7 ms slower than beside it).
+    let (connect_max, total_max) = (round_trip + plain_connect, 2.0 * round_trip + plain_total + 4.0 * late.p99);
     assert!(
         (0.0995..=connect_max).contains(&connect[1]),
         "time_connect median {} s, expected 0.100 s to {connect_max:.4} s",
