@@ -99,8 +99,16 @@ impl Connection {
             blocks.sort_by_key(|b| std::cmp::Reverse(b.touched));
             let mut sack = SackBlocks::default();
             let room = if self.ts_ok { MAX_SACK_BLOCKS_WITH_TIMESTAMPS } else { MAX_SACK_BLOCKS };
+            // A FIN held out of order is part of its block: Linux queues
+            // the segment with an `end_seq` that counts the FIN
+            // (`tcp_data_queue_ofo`) and builds its SACK blocks from those
+            // (`tcp_sack_new_ofo_skb`), so the sender sees its last segment
+            // SACKed whole and RACK can mark the hole before it lost
+            // (RFC 8985 §6.2) instead of waiting for TLP and the RTO.
+            let held_fin = self.fin_at.filter(|_| !self.fin_received);
             for b in blocks.into_iter().take(room) {
-                sack.push((b.start, b.end));
+                let end = if held_fin == Some(b.end) { b.end + 1 } else { b.end };
+                sack.push((b.start, end));
             }
             seg.sack = sack;
         }

@@ -1194,3 +1194,41 @@ fn the_timestamp_clock_ticks_at_its_phase() {
     let bad = TcpConfig { clock_phase: Duration::from_millis(1), ..linux() };
     assert_eq!(bad.validate().map_err(|e| e.field), Err("clock_phase"));
 }
+
+/// A FIN held out of order is part of its SACK block: Linux queues the
+/// segment with an `end_seq` that counts the FIN (`tcp_v4_fill_cb`: seq +
+/// SYN + FIN + len; `tcp_data_queue_ofo` passes it to
+/// `tcp_sack_new_ofo_skb`). With segment 1 lost, segment 2 carrying the
+/// FIN (1448 bytes from base + 2896) is SACKed up to base + 4345, so the
+/// sender sees it delivered whole (its FIN counted) and RACK can mark
+/// segment 1 lost; a block ending at base + 4344 leaves it unSACKed and
+/// the sender waits for the probe and the RTO. Once segment 1 arrives
+/// the FIN is taken: the ACK is base + 4345 with no block.
+#[test]
+fn a_fin_held_out_of_order_is_in_its_sack_block() {
+    let mut server = Connection::listen(TcpConfig { mss: 1460, ..linux() });
+    let syn = Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(1460),
+        window_scale: Some(7),
+        sack_permitted: true,
+        ..Default::default()
+    };
+    server.handle_segment(at(0), &syn);
+    send!(server, at(0));
+    let base = PEER_ISS + 1;
+    server.handle_segment(at(100), &peer_data(base, 1448));
+    send!(server, at(100));
+    let last = Segment { flags: Flags::ACK | Flags::PSH | Flags::FIN, ..peer_data(base + 2896, 1448) };
+    server.handle_segment(at(101), &last);
+    let ack = send!(server, at(101));
+    assert_eq!(ack.len(), 1);
+    assert_eq!(ack[0].ack, base + 1448);
+    assert_eq!(ack[0].sack.as_slice(), &[(base + 2896, base + 4345)]);
+    server.handle_segment(at(102), &peer_data(base + 1448, 1448));
+    let ack = send!(server, at(102));
+    assert_eq!(ack.last().map(|a| a.ack), Some(base + 4345));
+    assert!(ack.last().is_some_and(|a| a.sack.as_slice().is_empty()));
+}
