@@ -82,6 +82,21 @@ impl ReceiveSpace {
         self.rcv_ssthresh
     }
 
+    /// The receive buffer in window bytes now (`tcp_full_space`: the
+    /// window clamp follows `sk_rcvbuf` in `tcp_rcvbuf_grow`).
+    pub fn buffer(&self) -> u64 {
+        self.window_clamp
+    }
+
+    /// `tcp_rcvbuf_grow` from `tcp_data_queue_ofo` (Linux 6.16 and later):
+    /// with data held out of order up to `span` bytes past `rcv_nxt`, the
+    /// buffer grows to twice the data per RTT measured so far plus that
+    /// span (the measure itself unchanged, so no slow-start term).
+    pub fn on_out_of_order(&mut self, span: u64) {
+        let rcvwin = 2 * self.space + span;
+        self.window_clamp = self.window_clamp.max(rcvwin.min(self.limit));
+    }
+
     /// The receiver's RTT estimate, once it has one.
     pub fn rcv_rtt(&self) -> Option<Duration> {
         self.rcv_rtt
@@ -125,7 +140,7 @@ impl ReceiveSpace {
     /// growth over the previous best (the sender may be in slow start), at
     /// most the buffer. Linux 6.18; before 6.16 the clamp also had a
     /// cushion of 16 segments.
-    pub fn on_delivered(&mut self, now: Instant, rcv_nxt: u64) {
+    pub fn on_delivered(&mut self, now: Instant, rcv_nxt: u64, ooo_span: u64) {
         let Some(rtt) = self.rcv_rtt else { return };
         if now - self.mark_time < rtt {
             return;
@@ -135,6 +150,8 @@ impl ReceiveSpace {
             let old = self.space.max(1);
             let mut rcvwin = 2 * copied;
             rcvwin += 2 * (rcvwin * (copied - old) / old);
+            // Room for what is held out of order (`ooo_last_skb`).
+            rcvwin += ooo_span;
             self.window_clamp = self.window_clamp.max(rcvwin.min(self.limit));
             self.space = copied;
         }
@@ -208,7 +225,7 @@ mod tests {
         // plus twice 57 920·(28 960 − 14 480)/14 480: 173 760 B.
         s.on_timestamp_echo(101, 1, true);
         assert_eq!(s.rcv_rtt, Some(ms(100)));
-        s.on_delivered(t0 + ms(100), 20 * seg);
+        s.on_delivered(t0 + ms(100), 20 * seg, 0);
         assert_eq!(s.window_clamp, 173_760);
         // Each segment now grows rcv_ssthresh by 2 segments (and is ACKed
         // at once) up to 173 760 − 1448: (172 312 − 80 472)/2896 = 31.7,
@@ -217,9 +234,28 @@ mod tests {
         assert_eq!(grew, 32);
         assert_eq!(s.window_cap(), 172_312);
         // The same data per RTT again: no new clamp, no quick ACKs.
-        s.on_delivered(t0 + ms(200), 40 * seg);
+        s.on_delivered(t0 + ms(200), 40 * seg, 0);
         assert_eq!(s.window_clamp, 173_760);
         assert!(!s.on_segment(MSS, MSS, seg, limit));
+    }
+
+    #[test]
+    fn data_held_out_of_order_grows_the_buffer() {
+        // `tcp_rcvbuf_grow` from `tcp_data_queue_ofo`: 2·space + the span
+        // held, space still the initial 10·1448 = 14 480: 28 960 + 60 000
+        // = 88 960 B over the clamp of 81 920; a span of 40 000 (68 960)
+        // leaves it. At a read `tcp_rcv_space_adjust` adds the span too:
+        // 20 segments in 100 ms give 152 698 (the test above) + 10 000.
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        s.on_out_of_order(40_000);
+        assert_eq!(s.buffer(), 81_920);
+        s.on_out_of_order(60_000);
+        assert_eq!(s.buffer(), 88_960);
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        s.on_timestamp_echo(101, 1, true);
+        s.on_delivered(Instant::ZERO + ms(100), 11 * MSS as u64, 0);
+        s.on_delivered(Instant::ZERO + ms(200), 31 * MSS as u64, 10_000);
+        assert_eq!(s.buffer(), 152_698 + 10_000);
     }
 
     #[test]

@@ -319,8 +319,18 @@ impl Connection {
                 // among the first two sends the held ACK, as it was.
                 self.flushed_ack = Some(self.pure_ack(now));
             }
+            // `tcp_data_queue_ofo`: with SACK, `tcp_grow_window` runs before
+            // `skb_set_owner_r` charges the segment (without SACK the
+            // window does not grow, to force duplicate ACKs); then
+            // `tcp_rcvbuf_grow` makes room for what is held.
+            if self.sack_ok {
+                self.grow_window(seg.len);
+            }
             self.insert_ooo(start, end);
-            self.grow_window(seg.len);
+            let span = self.ooo_span();
+            if let Some(space) = self.rcv_space.as_mut() {
+                space.on_out_of_order(span);
+            }
             // Nothing new to read here, and Linux runs no
             // `tcp_rcv_space_adjust`; the measurement runs as it did before
             // the read had its own time.
@@ -396,11 +406,11 @@ impl Connection {
     /// (`tcp_rcv_space_adjust`, from `tcp_recvmsg`), which the next segment
     /// sees.
     pub(super) fn grow_window(&mut self, len: u32) {
-        let unread = self.data_end().saturating_sub(self.rcv_read);
-        let free = self.rcv_buf.saturating_sub(unread);
+        let queued = self.queued();
+        let free = self.rcv_buf.saturating_sub(queued);
         let mss = self.rcv_mss;
         let Some(space) = self.rcv_space.as_mut() else { return };
-        if space.on_segment(len, mss, unread, free) {
+        if space.on_segment(len, mss, queued, free) {
             self.quick_acks |= 1;
         }
     }
@@ -418,10 +428,24 @@ impl Connection {
     /// receiver RTT (whole milliseconds of timestamps) of link time later
     /// is a tie in the simulator, which Linux's reads do not make.
     pub(super) fn read_adjust(&mut self, now: Instant, ack_sent: bool) {
-        let rcv_nxt = self.rcv_nxt;
+        let (rcv_nxt, span) = (self.rcv_nxt, self.ooo_span());
         let Some(space) = self.rcv_space.as_mut() else { return };
         let read_at = if ack_sent { now + ACK_BEFORE_READ } else { now };
-        space.on_delivered(read_at, rcv_nxt);
+        space.on_delivered(read_at, rcv_nxt, span);
+    }
+
+    /// Bytes the receive buffer holds: received in order and not read, and
+    /// out of order (`sk_rmem_alloc` counts both queues: `tcp_queue_rcv`
+    /// and `tcp_data_queue_ofo` charge each segment with
+    /// `skb_set_owner_r`).
+    pub(super) fn queued(&self) -> u64 {
+        self.data_end().saturating_sub(self.rcv_read) + self.ooo.iter().map(|b| b.end - b.start).sum::<u64>()
+    }
+
+    /// From `rcv_nxt` to the end of the last data held out of order, zero
+    /// with none (`ooo_last_skb->end_seq − rcv_nxt` in `tcp_rcvbuf_grow`).
+    pub(super) fn ooo_span(&self) -> u64 {
+        self.ooo.last().map_or(0, |b| b.end.saturating_sub(self.rcv_nxt))
     }
 
     /// Linux's `tcp_event_data_recv` on data arriving at `now`: the first
@@ -511,10 +535,27 @@ impl Connection {
     /// The receive window to offer now: the free buffer, but grown only by
     /// at least min(buffer/2, MSS) at a time, and never shrinking the right
     /// edge (RFC 9293 §3.8.6.2.2).
+    ///
+    /// Linux (`__tcp_select_window`, Linux 6.18) offers at most
+    /// `rcv_ssthresh` of its free space `tcp_space()`: the buffer less
+    /// everything it holds, data out of order included (`sk_rmem_alloc`),
+    /// so while a hole is open the window shrinks as the data beyond it
+    /// arrives (the right edge stays where it was). Free space below half
+    /// the buffer is rounded down to the window scale's unit, and below a
+    /// segment or a sixteenth of the buffer it is none (that branch also
+    /// ends quick-ACK mode in Linux, `icsk_ack.quick = 0`: not modelled).
     pub(super) fn rcv_window(&self) -> u64 {
         let mut free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
         if let Some(space) = &self.rcv_space {
-            // Linux offers at most `rcv_ssthresh` (`__tcp_select_window`).
+            let full = space.buffer();
+            free = full.saturating_sub(self.queued());
+            if free < full / 2 {
+                let unit = 1u64 << self.rcv_shift;
+                free = free / unit * unit;
+                if free < full / 16 || free < (self.rcv_mss as u64).min(full) {
+                    free = 0;
+                }
+            }
             free = free.min(space.window_cap());
         }
         let offered = self.rcv_adv.saturating_sub(self.rcv_nxt);

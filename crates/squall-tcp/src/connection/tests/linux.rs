@@ -1232,3 +1232,67 @@ fn a_fin_held_out_of_order_is_in_its_sack_block() {
     assert_eq!(ack.last().map(|a| a.ack), Some(base + 4345));
     assert!(ack.last().is_some_and(|a| a.sack.as_slice().is_empty()));
 }
+
+/// Out-of-order data takes room in Linux's receive buffer (Linux 6.18:
+/// include/net/tcp.h `tcp_space` is `sk_rcvbuf − sk_rmem_alloc`, which
+/// `tcp_data_queue_ofo` charges with `skb_set_owner_r`; tcp_output.c
+/// `__tcp_select_window` offers min(`tcp_space`, `rcv_ssthresh`) and
+/// `tcp_select_window` never moves the right edge back). A passive end
+/// with SACK and timestamps takes 1448-byte segments, each read at once;
+/// the clamp is 81 920 B (ratio 160), the window scale 6 (3 MiB).
+/// Segment 0 grows `rcv_ssthresh` from 65 536 by 2896 to 68 432, and the
+/// ACK offers 68 416 (1069·64). Segments 1 and 4 are lost; 2, 3, 5, 6, 7
+/// arrive out of order. `tcp_grow_window` runs for each (SACK) before the
+/// segment is charged, room = min(clamp, 81 920 − held) − rcv_ssthresh:
+/// 2: 13 488 → 71 328; 3: 80 472 − 71 328 → 74 224; 5: 79 024 − 74 224 →
+/// 77 120; 6: 77 576 − 77 120 = 456 → 77 576; 7: 76 128, none. The
+/// offers: min(81 920 − held, rcv_ssthresh) = 71 328 (1114·64 = 71 296),
+/// 74 224 (74 176), 77 120 (77 120), then 76 128 and 74 680, below the
+/// offered 77 120: it stays (right edge 1448 + 77 120). Without the
+/// rule the window grew to the clamp, 81 920, by segment 7. The
+/// retransmitted 1 joins 2 and 3 (rcv_nxt 5792) and is ACKed at once,
+/// before the read: 3 segments unread and 3 held, free 81 920 − 8688 =
+/// 73 232, less than the 72 776 left of the right edge plus a segment:
+/// the offer stays 72 776 (1138·64 = 72 832, rounded up). Once read,
+/// free is 81 920 − 4344: the window to offer is rcv_ssthresh, 77 576.
+/// `tcp_rcvbuf_grow` at each segment held wants 2·14 480 + at most
+/// 8688 < 81 920: the clamp stays.
+#[test]
+fn data_held_out_of_order_takes_room_from_the_window() {
+    let mut server = Connection::listen(linux());
+    let syn = Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(1460),
+        window_scale: Some(7),
+        sack_permitted: true,
+        timestamp: Some(Timestamp { value: 1, echo: 0 }),
+        ..Default::default()
+    };
+    server.handle_segment(at(0), &syn);
+    let synack = send!(server, at(0));
+    let echo = synack[0].timestamp.expect("timestamps on").value;
+    let seg = |k: u64| Segment {
+        timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
+        ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
+    };
+    // Segment k at `now`, ACKed at once, then read: the ACK's window.
+    let take = |server: &mut Connection, now: Instant, k: u64| {
+        server.handle_segment(now, &seg(k));
+        let ack = send!(server, now);
+        server.read(u64::MAX);
+        assert_eq!(ack.len(), 1, "segment {k} ACKed at once");
+        (ack[0].window as u64) << 6
+    };
+    let cap = |server: &Connection| server.rcv_space.as_ref().map(ReceiveSpace::window_cap);
+    assert_eq!(take(&mut server, at(100), 0), 68_416);
+    assert_eq!(cap(&server), Some(68_432));
+    let offers: Vec<u64> = [2, 3, 5, 6, 7].iter().map(|&k| take(&mut server, at(100 + k), k)).collect();
+    assert_eq!(offers, [71_296, 74_176, 77_120, 77_120, 77_120]);
+    assert_eq!(cap(&server), Some(77_576));
+    assert_eq!(server.rcv_adv - (PEER_ISS + 1), 1448 + 77_120);
+    assert_eq!(take(&mut server, at(300), 1), 72_832);
+    assert_eq!(server.rcv_window(), 77_576);
+    assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::buffer), Some(81_920));
+}
