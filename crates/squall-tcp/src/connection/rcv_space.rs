@@ -140,12 +140,18 @@ impl ReceiveSpace {
     /// growth over the previous best (the sender may be in slow start), at
     /// most the buffer. Linux 6.18; before 6.16 the clamp also had a
     /// cushion of 16 segments.
-    pub fn on_delivered(&mut self, now: Instant, rcv_nxt: u64, ooo_span: u64) {
+    ///
+    /// The read has taken the data up to `read_to` of the `rcv_nxt`
+    /// received in order: what is left (`inq`) does not count (Linux 6.16
+    /// and later, `copied -= inq`). `ooo_span`: how far past `rcv_nxt`
+    /// data is held out of order.
+    pub fn on_delivered(&mut self, now: Instant, read_to: u64, rcv_nxt: u64, ooo_span: u64) {
         let Some(rtt) = self.rcv_rtt else { return };
         if now - self.mark_time < rtt {
             return;
         }
-        let copied = rcv_nxt - self.mark_seq;
+        let inq = rcv_nxt.saturating_sub(read_to);
+        let copied = (read_to - self.mark_seq).saturating_sub(inq);
         if copied > self.space {
             let old = self.space.max(1);
             let mut rcvwin = 2 * copied;
@@ -155,7 +161,7 @@ impl ReceiveSpace {
             self.window_clamp = self.window_clamp.max(rcvwin.min(self.limit));
             self.space = copied;
         }
-        self.mark_seq = rcv_nxt;
+        self.mark_seq = read_to;
         self.mark_time = now;
     }
 
@@ -225,7 +231,7 @@ mod tests {
         // plus twice 57 920·(28 960 − 14 480)/14 480: 173 760 B.
         s.on_timestamp_echo(101, 1, true);
         assert_eq!(s.rcv_rtt, Some(ms(100)));
-        s.on_delivered(t0 + ms(100), 20 * seg, 0);
+        s.on_delivered(t0 + ms(100), 20 * seg, 20 * seg, 0);
         assert_eq!(s.window_clamp, 173_760);
         // Each segment now grows rcv_ssthresh by 2 segments (and is ACKed
         // at once) up to 173 760 − 1448: (172 312 − 80 472)/2896 = 31.7,
@@ -234,7 +240,7 @@ mod tests {
         assert_eq!(grew, 32);
         assert_eq!(s.window_cap(), 172_312);
         // The same data per RTT again: no new clamp, no quick ACKs.
-        s.on_delivered(t0 + ms(200), 40 * seg, 0);
+        s.on_delivered(t0 + ms(200), 40 * seg, 40 * seg, 0);
         assert_eq!(s.window_clamp, 173_760);
         assert!(!s.on_segment(MSS, MSS, seg, limit));
     }
@@ -253,9 +259,35 @@ mod tests {
         assert_eq!(s.buffer(), 88_960);
         let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
         s.on_timestamp_echo(101, 1, true);
-        s.on_delivered(Instant::ZERO + ms(100), 11 * MSS as u64, 0);
-        s.on_delivered(Instant::ZERO + ms(200), 31 * MSS as u64, 10_000);
+        s.on_delivered(Instant::ZERO + ms(100), 11 * MSS as u64, 11 * MSS as u64, 0);
+        s.on_delivered(Instant::ZERO + ms(200), 31 * MSS as u64, 31 * MSS as u64, 10_000);
         assert_eq!(s.buffer(), 152_698 + 10_000);
+    }
+
+    #[test]
+    fn a_read_that_fills_a_hole_counts_only_its_first_segment() {
+        // `tcp_rcv_space_adjust` after the first skb of the read, less what
+        // is still queued (Linux 6.16+: `copied -= inq`). RTT 100 ms; at
+        // 100 ms 11 segments were read (15 928 B > 14 480: space 15 928,
+        // rcvwin 38 226 under the clamp). At 200 ms segment 29 fills a
+        // hole and releases 30 more (rcv_nxt 60 segments): after it
+        // copied = 19 segments − 30 queued < 0: no growth, and the measure
+        // starts again after segment 29. Without `inq` the 19 segments
+        // (27 512 B) would make rcvwin 55 024 + 2·⌊55 024·11 584/15 928⌋
+        // = 135 058; counting all 49 segments (70 952 B) 141 904 +
+        // 2·⌊141 904·55 024/15 928⌋ = 1 122 330 (the model before). At
+        // 300 ms, 80 segments read: 50
+        // since the mark (72 400 B): 144 800 + 2·⌊144 800·56 472/15 928⌋
+        // = 1 171 562.
+        let seg = MSS as u64;
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        s.on_timestamp_echo(101, 1, true);
+        s.on_delivered(Instant::ZERO + ms(100), 11 * seg, 11 * seg, 0);
+        assert_eq!((s.space, s.buffer()), (15_928, 81_920));
+        s.on_delivered(Instant::ZERO + ms(200), 30 * seg, 60 * seg, 0);
+        assert_eq!((s.space, s.buffer(), s.mark_seq), (15_928, 81_920, 30 * seg));
+        s.on_delivered(Instant::ZERO + ms(300), 80 * seg, 80 * seg, 0);
+        assert_eq!(s.buffer(), 1_171_562);
     }
 
     #[test]

@@ -307,7 +307,9 @@ impl Connection {
                     }
                 }
             }
-            self.read_adjust(now, self.ack_now);
+            // The read takes this segment first: `tcp_recvmsg` runs
+            // `tcp_rcv_space_adjust` after each skb it copies.
+            self.read_adjust(now, self.ack_now, end);
         } else {
             // Out of order: keep it and ACK (a duplicate ACK), at once or,
             // with SACK compression, soon. Linux 6.x does not enter
@@ -334,7 +336,8 @@ impl Connection {
             // Nothing new to read here, and Linux runs no
             // `tcp_rcv_space_adjust`; the measurement runs as it did before
             // the read had its own time.
-            self.read_adjust(now, false);
+            let rcv_nxt = self.rcv_nxt;
+            self.read_adjust(now, false, rcv_nxt);
             self.ack_out_of_order(now);
         }
     }
@@ -427,11 +430,17 @@ impl Connection {
     /// at a read after an ACK and ends at a read of a segment exactly one
     /// receiver RTT (whole milliseconds of timestamps) of link time later
     /// is a tie in the simulator, which Linux's reads do not make.
-    pub(super) fn read_adjust(&mut self, now: Instant, ack_sent: bool) {
+    ///
+    /// `first_end` is where the read's first skb ends: `tcp_recvmsg` runs
+    /// `tcp_rcv_space_adjust` after each skb, and Linux 6.16 and later
+    /// count only what was read less what is still queued (`copied -=
+    /// inq`), so when a segment fills a hole the measure ends after that
+    /// segment with the data it released still queued.
+    pub(super) fn read_adjust(&mut self, now: Instant, ack_sent: bool, first_end: u64) {
         let (rcv_nxt, span) = (self.rcv_nxt, self.ooo_span());
         let Some(space) = self.rcv_space.as_mut() else { return };
         let read_at = if ack_sent { now + ACK_BEFORE_READ } else { now };
-        space.on_delivered(read_at, rcv_nxt, span);
+        space.on_delivered(read_at, first_end.min(rcv_nxt), rcv_nxt, span);
     }
 
     /// Bytes the receive buffer holds: received in order and not read, and
