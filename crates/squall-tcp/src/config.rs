@@ -115,6 +115,11 @@ pub enum DelayedAck {
     On(Duration),
 }
 
+/// The window scale Linux 6.18 announces with its default `tcp_rmem[2]`
+/// of 32 MiB (33 554 432, as this machine's
+/// /proc/sys/net/ipv4/tcp_rmem reads): ilog2 25 − 15.
+pub const LINUX_WINDOW_SCALE: u8 = 10;
+
 /// Settings of one connection end.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpConfig {
@@ -127,6 +132,12 @@ pub struct TcpConfig {
     /// Offer window scaling (RFC 7323 §2); used when both ends offer it.
     /// Without it the window is at most 65535 bytes.
     pub window_scaling: bool,
+    /// The smallest window scale this end announces (RFC 7323 §2.3); it
+    /// is larger when `rcv_buf` needs it, and with `None` just that. Linux derives it from its
+    /// largest buffer in memory, not in window bytes: `ilog2` of
+    /// `tcp_rmem[2]` less 15 (`tcp_select_initial_window`), 10 with Linux
+    /// 6.18's 32 MiB default.
+    pub window_scale: Option<u8>,
     /// Offer SACK (RFC 2018); used when both ends offer it.
     pub sack: bool,
     pub delayed_ack: DelayedAck,
@@ -287,6 +298,7 @@ impl Default for TcpConfig {
             quick_ack: false,
             sack_compression: false,
             grow_window: false,
+            window_scale: None,
             ack_pushed: false,
             transmit_units: false,
             timestamps: false,
@@ -368,6 +380,7 @@ impl TcpConfig {
             quick_ack: true,
             sack_compression: true,
             grow_window: true,
+            window_scale: Some(LINUX_WINDOW_SCALE),
             ack_pushed: true,
             transmit_units: true,
             timestamps: true,
@@ -415,6 +428,11 @@ impl TcpConfig {
         if self.rcv_buf > (65_535u64 << 14) {
             return fail("rcv_buf", "must be at most 65535·2^14 bytes (window scale 14, RFC 7323)");
         }
+        if let Some(shift) = self.window_scale {
+            if shift > 14 {
+                return fail("window_scale", "must be at most 14 (RFC 7323 §2.3)");
+            }
+        }
         if self.initial_window == 0 {
             return fail("initial_window", "must be at least 1 segment");
         }
@@ -450,10 +468,11 @@ impl TcpConfig {
         Ok(())
     }
 
-    /// The window scale this end announces: the smallest shift that lets
-    /// the 16-bit field hold the whole receive buffer (RFC 7323 §2.3).
+    /// The window scale this end announces: the smallest shift, at least
+    /// `window_scale`, that lets the 16-bit field hold the whole receive
+    /// buffer (RFC 7323 §2.3).
     pub fn window_shift(&self) -> u8 {
-        let mut shift = 0u8;
+        let mut shift = self.window_scale.unwrap_or(0).min(14);
         while shift < 14 && (self.rcv_buf >> shift) > 65_535 {
             shift += 1;
         }

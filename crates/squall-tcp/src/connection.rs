@@ -49,7 +49,7 @@ mod units;
 use pacing::Pacer;
 use rack::Rack;
 use rate::{DeliveryRate, TxState};
-use rcv_space::ReceiveSpace;
+use rcv_space::{INITIAL_WINDOW, ReceiveSpace};
 use rtx_queue::RtxQueue;
 use timers::{Timer, TimerTable};
 
@@ -378,6 +378,9 @@ pub struct Connection {
     /// Linux's receive-window growth (`rcv_ssthresh`, dynamic
     /// right-sizing), from the first data on, when configured.
     rcv_space: Option<ReceiveSpace>,
+    /// The window this end's SYN offered, where Linux's `rcv_ssthresh`
+    /// starts (`grow_window` profiles only).
+    syn_window: u64,
 
     stats: TcpStats,
 }
@@ -465,6 +468,7 @@ impl Connection {
             ack_now: false,
             quick_acks: 0,
             rcv_space: None,
+            syn_window: INITIAL_WINDOW,
             last_data_at: None,
             ato: Duration::ZERO,
             ack_scheduled: false,

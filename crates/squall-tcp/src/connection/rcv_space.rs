@@ -61,10 +61,14 @@ impl ReceiveSpace {
     /// `mss` bytes: `tcp_measure_rcv_mss` sets `scaling_ratio` from it and
     /// the clamp becomes the initial buffer in window bytes
     /// (`tcp_win_from_space` of `tcp_rmem[1]`).
-    pub fn new(now: Instant, limit: u64, rcv_nxt: u64, mss: u32) -> Self {
+    ///
+    /// `rcv_ssthresh` starts at `initial`, the window the SYN offered
+    /// (`tcp_connect_init`, `tcp_openreq_init_rwin`: `rcv_ssthresh` =
+    /// `rcv_wnd`).
+    pub fn new(now: Instant, limit: u64, rcv_nxt: u64, mss: u32, initial: u64) -> Self {
         let clamp = ((INITIAL_RCVBUF * scaling_ratio(mss)) >> RMEM_TO_WIN_SCALE).min(limit);
         // A clamp below `rcv_ssthresh` lowers it (`tcp_measure_rcv_mss`).
-        let initial = INITIAL_WINDOW.min(clamp);
+        let initial = initial.min(clamp);
         ReceiveSpace {
             rcv_ssthresh: initial,
             window_clamp: clamp,
@@ -217,7 +221,7 @@ mod tests {
         let t0 = Instant::ZERO;
         let limit = 3 << 20;
         let seg = MSS as u64;
-        let mut s = ReceiveSpace::new(t0, limit, 0, MSS);
+        let mut s = ReceiveSpace::new(t0, limit, 0, MSS, INITIAL_WINDOW);
         // The first segment sets the scaling ratio: 1448·256/2304 → 160,
         // the clamp 131072·160/256 = 81 920 B. With that segment queued,
         // rcv_ssthresh grows from 65 536 to 81 920 − 1448 = 80 472:
@@ -252,12 +256,12 @@ mod tests {
         // = 88 960 B over the clamp of 81 920; a span of 40 000 (68 960)
         // leaves it. At a read `tcp_rcv_space_adjust` adds the span too:
         // 20 segments in 100 ms give 152 698 (the test above) + 10 000.
-        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS, INITIAL_WINDOW);
         s.on_out_of_order(40_000);
         assert_eq!(s.buffer(), 81_920);
         s.on_out_of_order(60_000);
         assert_eq!(s.buffer(), 88_960);
-        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS, INITIAL_WINDOW);
         s.on_timestamp_echo(101, 1, true);
         s.on_delivered(Instant::ZERO + ms(100), 11 * MSS as u64, 11 * MSS as u64, 0);
         s.on_delivered(Instant::ZERO + ms(200), 31 * MSS as u64, 31 * MSS as u64, 10_000);
@@ -280,7 +284,7 @@ mod tests {
         // since the mark (72 400 B): 144 800 + 2·⌊144 800·56 472/15 928⌋
         // = 1 171 562.
         let seg = MSS as u64;
-        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS, INITIAL_WINDOW);
         s.on_timestamp_echo(101, 1, true);
         s.on_delivered(Instant::ZERO + ms(100), 11 * seg, 11 * seg, 0);
         assert_eq!((s.space, s.buffer()), (15_928, 81_920));
@@ -297,14 +301,14 @@ mod tests {
         assert_eq!(scaling_ratio(1448), 160);
         assert_eq!(scaling_ratio(536), 536 * 256 / 1280);
         // Small segments: a clamp below 64 KiB lowers rcv_ssthresh with it.
-        let s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, 536);
+        let s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, 536, INITIAL_WINDOW);
         assert_eq!(s.window_clamp, 131_072 * 107 / 256);
         assert_eq!(s.window_cap(), s.window_clamp);
     }
 
     #[test]
     fn receiver_rtt_latches_a_smaller_echo_and_averages_a_larger_one() {
-        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS);
+        let mut s = ReceiveSpace::new(Instant::ZERO, 3 << 20, 0, MSS, INITIAL_WINDOW);
         s.on_timestamp_echo(201, 101, true);
         s.on_timestamp_echo(400, 200, true);
         // 100 ms, then 7/8·100 + 1/8·200 = 112.5 ms.

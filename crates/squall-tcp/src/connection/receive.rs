@@ -242,8 +242,9 @@ impl Connection {
         self.ack_scheduled = true;
         if self.config.grow_window {
             let (now_ms, full_sized) = (self.ts_clock(now), seg.len >= self.rcv_mss);
-            let space =
-                self.rcv_space.get_or_insert_with(|| ReceiveSpace::new(now, self.rcv_buf, self.rcv_nxt, self.rcv_mss));
+            let space = self.rcv_space.get_or_insert_with(|| {
+                ReceiveSpace::new(now, self.rcv_buf, self.rcv_nxt, self.rcv_mss, self.syn_window)
+            });
             if let Some(ts) = seg.timestamp.filter(|_| self.ts_ok) {
                 space.on_timestamp_echo(now_ms, ts.echo, full_sized);
             }
@@ -333,11 +334,9 @@ impl Connection {
             if let Some(space) = self.rcv_space.as_mut() {
                 space.on_out_of_order(span);
             }
-            // Nothing new to read here, and Linux runs no
-            // `tcp_rcv_space_adjust`; the measurement runs as it did before
-            // the read had its own time.
-            let rcv_nxt = self.rcv_nxt;
-            self.read_adjust(now, false, rcv_nxt);
+            // Nothing new to read: the reader is not woken
+            // (`tcp_data_queue_ofo` calls no `tcp_data_ready`), so no
+            // `tcp_rcv_space_adjust` ends the measurement here.
             self.ack_out_of_order(now);
         }
     }
@@ -553,21 +552,29 @@ impl Connection {
     /// the buffer is rounded down to the window scale's unit, and below a
     /// segment or a sixteenth of the buffer it is none (that branch also
     /// ends quick-ACK mode in Linux, `icsk_ack.quick = 0`: not modelled).
+    ///
+    /// With window scaling Linux has no step of a segment: `rcv_ssthresh`
+    /// above the free space is aligned up to the scale's unit ("we ALIGN
+    /// up ... rcv_ssthresh is not a hard limit"), and a new window is
+    /// offered whenever it is larger than what is left of the last.
     pub(super) fn rcv_window(&self) -> u64 {
-        let mut free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
+        let offered = self.rcv_adv.saturating_sub(self.rcv_nxt);
         if let Some(space) = &self.rcv_space {
+            let unit = 1u64 << self.rcv_shift;
             let full = space.buffer();
-            free = full.saturating_sub(self.queued());
+            let mut free = full.saturating_sub(self.queued());
             if free < full / 2 {
-                let unit = 1u64 << self.rcv_shift;
                 free = free / unit * unit;
                 if free < full / 16 || free < (self.rcv_mss as u64).min(full) {
                     free = 0;
                 }
             }
-            free = free.min(space.window_cap());
+            if free > space.window_cap() {
+                free = space.window_cap().div_ceil(unit) * unit;
+            }
+            return free.max(offered);
         }
-        let offered = self.rcv_adv.saturating_sub(self.rcv_nxt);
+        let free = self.rcv_buf.saturating_sub(self.data_end().saturating_sub(self.rcv_read));
         let step = (self.rcv_buf / 2).min(self.rcv_mss as u64).max(1);
         if free >= offered + step { free } else { offered }
     }

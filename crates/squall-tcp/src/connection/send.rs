@@ -152,7 +152,19 @@ impl Connection {
             seg.timestamp = Some(Timestamp { value: self.ts_clock(now), echo });
         }
         // The window of a SYN is not scaled.
-        let window = self.rcv_buf.min(65_535);
+        let mut window = self.rcv_buf.min(65_535);
+        if self.config.grow_window {
+            // Linux offers its initial `rcv_wnd`: 64 KiB of window from the
+            // initial buffer, rounded down to whole segments of the MSS it
+            // expects (`tcp_select_initial_window`), 1448 B on a SYN-ACK
+            // with timestamps agreed, the MSS announced (1460) on a SYN:
+            // 65 160 and 64 240 as Linux 6.18 sends them. `rcv_ssthresh`
+            // starts there.
+            let mss = if listener_side { self.rcv_mss } else { self.config.mss }.max(1) as u64;
+            let initial = INITIAL_WINDOW.min(self.rcv_buf);
+            window = if initial > mss { initial / mss * mss } else { initial };
+            self.syn_window = window;
+        }
         if listener_side {
             seg.flags |= Flags::ACK;
             seg.ack = self.rcv_nxt;

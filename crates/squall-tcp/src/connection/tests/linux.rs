@@ -1236,30 +1236,34 @@ fn a_fin_held_out_of_order_is_in_its_sack_block() {
 /// Out-of-order data takes room in Linux's receive buffer (Linux 6.18:
 /// include/net/tcp.h `tcp_space` is `sk_rcvbuf − sk_rmem_alloc`, which
 /// `tcp_data_queue_ofo` charges with `skb_set_owner_r`; tcp_output.c
-/// `__tcp_select_window` offers min(`tcp_space`, `rcv_ssthresh`) and
-/// `tcp_select_window` never moves the right edge back). A passive end
-/// with SACK and timestamps takes 1448-byte segments, each read at once;
-/// the clamp is 81 920 B (ratio 160), the window scale 6 (3 MiB).
-/// Segment 0 grows `rcv_ssthresh` from 65 536 by 2896 to 68 432, and the
-/// ACK offers 68 416 (1069·64). Segments 1 and 4 are lost; 2, 3, 5, 6, 7
-/// arrive out of order. `tcp_grow_window` runs for each (SACK) before the
-/// segment is charged, room = min(clamp, 81 920 − held) − rcv_ssthresh:
-/// 2: 13 488 → 71 328; 3: 80 472 − 71 328 → 74 224; 5: 79 024 − 74 224 →
-/// 77 120; 6: 77 576 − 77 120 = 456 → 77 576; 7: 76 128, none. The
-/// offers: min(81 920 − held, rcv_ssthresh) = 71 328 (1114·64 = 71 296),
-/// 74 224 (74 176), 77 120 (77 120), then 76 128 and 74 680, below the
-/// offered 77 120: it stays (right edge 1448 + 77 120). Without the
-/// rule the window grew to the clamp, 81 920, by segment 7. The
-/// retransmitted 1 joins 2 and 3 (rcv_nxt 5792) and is ACKed at once,
-/// before the read: 3 segments unread and 3 held, free 81 920 − 8688 =
-/// 73 232, less than the 72 776 left of the right edge plus a segment:
-/// the offer stays 72 776 (1138·64 = 72 832, rounded up). Once read,
-/// free is 81 920 − 4344: the window to offer is rcv_ssthresh, 77 576.
-/// `tcp_rcvbuf_grow` at each segment held wants 2·14 480 + at most
-/// 8688 < 81 920: the clamp stays.
+/// `__tcp_select_window` offers min(`tcp_space`, `rcv_ssthresh`), the
+/// latter aligned up to the window scale's unit, and `tcp_select_window`
+/// never moves the right edge back). A passive end with SACK and
+/// timestamps takes 1448-byte segments, each read at once; the clamp is
+/// 81 920 B (ratio 160), the window scale 10 (Linux 6.18's 32 MiB
+/// `tcp_rmem[2]`), `rcv_ssthresh` starts at the SYN-ACK's 65 160
+/// (45·1448). Segment 0 grows it by 2896 to 68 056, and the ACK offers
+/// 68 608 (67·1024, aligned up; Linux's first ACK in the emulated BBR
+/// runs offers the same). Segments 1 and 4 are lost; 2, 3, 5, 6, 7
+/// arrive out of order. `tcp_grow_window` runs for each (SACK) before
+/// the segment is charged, room = min(clamp, 81 920 − held) −
+/// rcv_ssthresh: 2: 13 864 → 70 952; 3: 80 472 − 70 952 → 73 848; 5:
+/// 79 024 − 73 848 → 76 744; 6: 77 576 − 76 744 = 832 → 77 576; 7:
+/// 76 128, none. The offers: rcv_ssthresh aligned up while the free
+/// space 81 920 − held is above it: 71 680, 74 752, 76 800; then the
+/// free space 76 128 and 74 680, below the offered 76 800: it stays
+/// (right edge 1448 + 76 800). Without the rule the window grew to
+/// 80 896, by segment 7. The retransmitted 1 joins 2 and 3 (rcv_nxt
+/// 5792) and is ACKed at once, before the read: 3 segments unread and 3
+/// held, free 81 920 − 8688 = 73 232, more than the 72 456 left of the
+/// right edge: 71 units of 1024, 72 704. Once read, free is 81 920 −
+/// 4344 = 77 576, rcv_ssthresh: the window to offer. `tcp_rcvbuf_grow`
+/// at each segment held wants 2·14 480 + at most 8688 < 81 920, and the
+/// read of segment 1 at 300 ms measures nothing (what it released is
+/// still queued: `copied -= inq`): the clamp stays.
 #[test]
 fn data_held_out_of_order_takes_room_from_the_window() {
-    let mut server = Connection::listen(linux());
+    let mut server = Connection::listen(TcpConfig { mss: 1460, ..linux() });
     let syn = Segment {
         seq: PEER_ISS,
         flags: Flags::SYN,
@@ -1283,16 +1287,74 @@ fn data_held_out_of_order_takes_room_from_the_window() {
         let ack = send!(server, now);
         server.read(u64::MAX);
         assert_eq!(ack.len(), 1, "segment {k} ACKed at once");
-        (ack[0].window as u64) << 6
+        (ack[0].window as u64) << 10
     };
     let cap = |server: &Connection| server.rcv_space.as_ref().map(ReceiveSpace::window_cap);
-    assert_eq!(take(&mut server, at(100), 0), 68_416);
-    assert_eq!(cap(&server), Some(68_432));
+    assert_eq!(synack[0].window, 65_160);
+    assert_eq!(synack[0].window_scale, Some(10));
+    assert_eq!(take(&mut server, at(100), 0), 68_608);
+    assert_eq!(cap(&server), Some(68_056));
     let offers: Vec<u64> = [2, 3, 5, 6, 7].iter().map(|&k| take(&mut server, at(100 + k), k)).collect();
-    assert_eq!(offers, [71_296, 74_176, 77_120, 77_120, 77_120]);
+    assert_eq!(offers, [71_680, 74_752, 76_800, 76_800, 76_800]);
     assert_eq!(cap(&server), Some(77_576));
-    assert_eq!(server.rcv_adv - (PEER_ISS + 1), 1448 + 77_120);
-    assert_eq!(take(&mut server, at(300), 1), 72_832);
+    assert_eq!(server.rcv_adv - (PEER_ISS + 1), 1448 + 76_800);
+    assert_eq!(take(&mut server, at(300), 1), 72_704);
     assert_eq!(server.rcv_window(), 77_576);
     assert_eq!(server.rcv_space.as_ref().map(ReceiveSpace::buffer), Some(81_920));
+}
+
+/// Data out of order wakes no reader (`tcp_data_queue_ofo` calls no
+/// `tcp_data_ready`), so no `tcp_rcv_space_adjust` ends the receiver's
+/// measurement there. The SYN-ACK leaves at 1 ms (TSval 2: whole
+/// milliseconds plus one); segment 0 echoes it at 101 ms (102): RTT 100 ms, the measurement starts (rcv_nxt,
+/// 101 ms). Segment 1 is lost; 2..=5 arrive at 202..=205 ms, the
+/// retransmitted 1 at 250 ms fills the hole and the read that takes it
+/// ends the measurement (149 ms ≥ 100) with nothing counted: what it
+/// released is still queued (`copied -= inq`); it starts again after
+/// segment 1 at 250 ms. Segments 6..=20 arrive at 303..=317 ms and
+/// 351 ms, each read at once: at 351 ms (101 ms on) 19 segments were
+/// read since segment 1 (27 512 B > 14 480): rcvwin = 2·27 512 +
+/// 2·⌊55 024·13 032/14 480⌋ = 154 066, the new clamp. Had segment 2 at
+/// 202 ms ended the measurement (101 ms after the start, 1448 B), the
+/// read at 303 ms would have ended the next one with 6 segments (no
+/// growth), and at 351 ms only 48 ms would have passed: the clamp
+/// would still be 81 920.
+#[test]
+fn data_out_of_order_does_not_end_the_receivers_measurement() {
+    let mut server = Connection::listen(TcpConfig { mss: 1460, ..linux() });
+    let syn = Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(1460),
+        window_scale: Some(7),
+        sack_permitted: true,
+        timestamp: Some(Timestamp { value: 1, echo: 0 }),
+        ..Default::default()
+    };
+    server.handle_segment(at(1), &syn);
+    let synack = send!(server, at(1));
+    let echo = synack[0].timestamp.expect("timestamps on").value;
+    assert_eq!(echo, 2);
+    let take = |server: &mut Connection, now: Instant, k: u64| {
+        let seg = Segment {
+            timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
+            ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
+        };
+        server.handle_segment(now, &seg);
+        send!(server, now);
+        server.read(u64::MAX);
+    };
+    let buffer = |server: &Connection| server.rcv_space.as_ref().map(ReceiveSpace::buffer);
+    take(&mut server, at(101), 0);
+    for k in 2..=5 {
+        take(&mut server, at(200 + k), k);
+    }
+    take(&mut server, at(250), 1);
+    for k in 6..=19 {
+        take(&mut server, at(297 + k), k);
+    }
+    assert_eq!(buffer(&server), Some(81_920));
+    take(&mut server, at(351), 20);
+    assert_eq!(buffer(&server), Some(154_066));
 }
