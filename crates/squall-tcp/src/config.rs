@@ -428,10 +428,10 @@ impl TcpConfig {
         if self.rcv_buf > (65_535u64 << 14) {
             return fail("rcv_buf", "must be at most 65535·2^14 bytes (window scale 14, RFC 7323)");
         }
-        if let Some(shift) = self.window_scale {
-            if shift > 14 {
-                return fail("window_scale", "must be at most 14 (RFC 7323 §2.3)");
-            }
+        if let Some(shift) = self.window_scale
+            && shift > 14
+        {
+            return fail("window_scale", "must be at most 14 (RFC 7323 §2.3)");
         }
         if self.initial_window == 0 {
             return fail("initial_window", "must be at least 1 segment");
