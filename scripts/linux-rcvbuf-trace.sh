@@ -29,9 +29,18 @@ events="tcp/tcp_probe tcp/tcp_rcvbuf_grow tcp/tcp_rcv_space_adjust sock/sk_data_
 for e in $events; do
     [ -d "$T/events/$e" ] || { echo "$0: this kernel has no tracepoint $e" >&2; exit 2; }
 done
+# The tracefs settings changed here are put back on exit (the ring buffer's
+# size, its clock, the events and their filters): a 256 MiB buffer per CPU
+# left behind is memory the machine does not get back.
+old_clock=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$T/trace_clock")
+old_size=$(cat "$T/buffer_size_kb")
+old_size=${old_size%% *}
 stop() {
     echo 0 >"$T/tracing_on"
     for e in $events; do echo 0 >"$T/events/$e/enable"; echo 0 >"$T/events/$e/filter"; done
+    echo >"$T/trace"
+    echo "$old_clock" >"$T/trace_clock"
+    echo "$old_size" >"$T/buffer_size_kb"
 }
 trap stop EXIT
 echo 0 >"$T/tracing_on"
@@ -50,5 +59,4 @@ status=0
 echo 0 >"$T/tracing_on"
 mkdir -p "$out"
 cat "$T/trace" >"$out/ktrace.txt"
-echo >"$T/trace"
 exit "$status"
