@@ -6,8 +6,8 @@ order with SACK: before skb_set_owner_r), tcp_rcvbuf_grow at ofo arrival and at
 reads, __tcp_select_window / tcp_select_window at each ACK.
 VERB="-v" in sys.argv
 OFO=0 turns the out-of-order accounting off (the model before).
-Usage: replay2.py mobile.pcap [-v]"""
-import subprocess, sys, os
+Usage: scripts/rcv-window-replay-holes.py mobile.pcap [-v]"""
+import importlib.util, sys, os
 MSS=1448; TRUE=2304; RATIO=160; WS=10; CAP=33554432
 LAG=float(os.environ.get('LAG','0'))
 INQ=os.environ.get('INQ','1')=='1'
@@ -15,14 +15,11 @@ OFO=os.environ.get('OFO','1')=='1'
 def win(space): return (space*RATIO)>>8
 def space_from_win(w): return (w<<8)//RATIO
 def align(x): return -(-x//(1<<WS))<<WS
-def rows(p):
-    out=subprocess.run(['tshark','-r',p,'-T','fields','-e','frame.time_epoch','-e','ip.src','-e','tcp.seq','-e','tcp.ack','-e','tcp.len','-e','tcp.options.timestamp.tsval','-e','tcp.options.timestamp.tsecr','-e','tcp.window_size_value','-o','tcp.relative_sequence_numbers:TRUE'],capture_output=True,text=True).stdout
-    r=[]
-    for l in out.splitlines():
-        f=l.split('\t')
-        if len(f)<8 or not f[2]: continue
-        r.append((float(f[0]),f[1],int(f[2]),int(f[3] or 0),int(f[4] or 0),int(f[5] or 0),int(f[6] or 0),int(f[7] or 0)))
-    return r
+# The receiver capture's TCP rows, as the in-order replay reads them.
+_spec = importlib.util.spec_from_file_location("rcv_window_replay", os.path.join(os.path.dirname(os.path.abspath(__file__)), "rcv-window-replay.py"))
+_replay = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_replay)
+rows = _replay.rows
 def main(p, verbose):
     R=rows(p); t0=R[0][0]
     acks=[(x[0]-t0,x[5]) for x in R if x[1]=='10.0.1.1']

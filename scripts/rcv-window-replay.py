@@ -91,7 +91,8 @@ def main(p, nmax=200, verbose=True):
     # The phase of the receiver's millisecond clock at the first data segment.
     print(p, 'clock phase at the first data segment', round((c + first * 1000) % 1, 3),
           'ACK windows predicted', ok, 'mismatched', bad)
-if len(sys.argv) < 2:
-    sys.exit(__doc__)
-args = [a for a in sys.argv[1:] if a != '-q']
-main(args[0], int(args[1]) if len(args) > 1 else 200, '-q' not in sys.argv)
+if __name__ == '__main__':
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    args = [a for a in sys.argv[1:] if a != '-q']
+    main(args[0], int(args[1]) if len(args) > 1 else 200, '-q' not in sys.argv)

@@ -333,21 +333,41 @@ fn first_segments_are_acked_at_once_then_every_second_or_after_40_ms() {
     assert!(send!(server, at(202)).is_empty(), "no quick-ACK mode after the reordering");
 }
 
+/// The scripted peer's SYN offering SACK, with MSS `mss`, window scale
+/// `window_scale` and, with `tsval`, timestamps.
+fn peer_sack_syn(mss: u16, window_scale: Option<u8>, tsval: Option<u32>) -> Segment {
+    Segment {
+        seq: PEER_ISS,
+        flags: Flags::SYN,
+        window: 65_535,
+        mss: Some(mss),
+        window_scale,
+        sack_permitted: true,
+        timestamp: tsval.map(|value| Timestamp { value, echo: 0 }),
+        ..Default::default()
+    }
+}
+
+/// The peer's data segment `k` (1448 bytes after its SYN) with TSval
+/// 2 + k echoing `echo`, arriving at `now`; returns what `server` sends
+/// at once, then reads everything.
+fn take_segment(server: &mut Connection, now: Instant, echo: u32, k: u64) -> Vec<Segment> {
+    let seg = Segment {
+        timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
+        ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
+    };
+    server.handle_segment(now, &seg);
+    let sent = send!(server, now);
+    server.read(u64::MAX);
+    sent
+}
+
 /// A passive end with `cfg` that took the scripted peer's SYN at 0
 /// (MSS 1000, SACK-permitted, TSval 500) and sent its SYN-ACK; returns it
 /// and the SYN-ACK's TSval.
 fn accepted_with_sack_and_timestamps(cfg: TcpConfig) -> (Connection, u32) {
     let mut server = Connection::listen(cfg);
-    let syn = Segment {
-        seq: PEER_ISS,
-        flags: Flags::SYN,
-        window: 65_535,
-        mss: Some(1000),
-        sack_permitted: true,
-        timestamp: Some(Timestamp { value: 500, echo: 0 }),
-        ..Default::default()
-    };
-    server.handle_segment(at(0), &syn);
+    server.handle_segment(at(0), &peer_sack_syn(1000, None, Some(500)));
     let synack = send!(server, at(0));
     (server, synack[0].timestamp.expect("timestamps on").value)
 }
@@ -1207,16 +1227,7 @@ fn the_timestamp_clock_ticks_at_its_phase() {
 #[test]
 fn a_fin_held_out_of_order_is_in_its_sack_block() {
     let mut server = Connection::listen(TcpConfig { mss: 1460, ..linux() });
-    let syn = Segment {
-        seq: PEER_ISS,
-        flags: Flags::SYN,
-        window: 65_535,
-        mss: Some(1460),
-        window_scale: Some(7),
-        sack_permitted: true,
-        ..Default::default()
-    };
-    server.handle_segment(at(0), &syn);
+    server.handle_segment(at(0), &peer_sack_syn(1460, Some(7), None));
     send!(server, at(0));
     let base = PEER_ISS + 1;
     server.handle_segment(at(100), &peer_data(base, 1448));
@@ -1264,28 +1275,12 @@ fn a_fin_held_out_of_order_is_in_its_sack_block() {
 #[test]
 fn data_held_out_of_order_takes_room_from_the_window() {
     let mut server = Connection::listen(TcpConfig { mss: 1460, ..linux() });
-    let syn = Segment {
-        seq: PEER_ISS,
-        flags: Flags::SYN,
-        window: 65_535,
-        mss: Some(1460),
-        window_scale: Some(7),
-        sack_permitted: true,
-        timestamp: Some(Timestamp { value: 1, echo: 0 }),
-        ..Default::default()
-    };
-    server.handle_segment(at(0), &syn);
+    server.handle_segment(at(0), &peer_sack_syn(1460, Some(7), Some(1)));
     let synack = send!(server, at(0));
     let echo = synack[0].timestamp.expect("timestamps on").value;
-    let seg = |k: u64| Segment {
-        timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
-        ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
-    };
     // Segment k at `now`, ACKed at once, then read: the ACK's window.
     let take = |server: &mut Connection, now: Instant, k: u64| {
-        server.handle_segment(now, &seg(k));
-        let ack = send!(server, now);
-        server.read(u64::MAX);
+        let ack = take_segment(server, now, echo, k);
         assert_eq!(ack.len(), 1, "segment {k} ACKed at once");
         (ack[0].window as u64) << 10
     };
@@ -1322,28 +1317,12 @@ fn data_held_out_of_order_takes_room_from_the_window() {
 #[test]
 fn data_out_of_order_does_not_end_the_receivers_measurement() {
     let mut server = Connection::listen(TcpConfig { mss: 1460, ..linux() });
-    let syn = Segment {
-        seq: PEER_ISS,
-        flags: Flags::SYN,
-        window: 65_535,
-        mss: Some(1460),
-        window_scale: Some(7),
-        sack_permitted: true,
-        timestamp: Some(Timestamp { value: 1, echo: 0 }),
-        ..Default::default()
-    };
-    server.handle_segment(at(1), &syn);
+    server.handle_segment(at(1), &peer_sack_syn(1460, Some(7), Some(1)));
     let synack = send!(server, at(1));
     let echo = synack[0].timestamp.expect("timestamps on").value;
     assert_eq!(echo, 2);
     let take = |server: &mut Connection, now: Instant, k: u64| {
-        let seg = Segment {
-            timestamp: Some(Timestamp { value: 2 + k as u32, echo }),
-            ..peer_data(PEER_ISS + 1 + k * 1448, 1448)
-        };
-        server.handle_segment(now, &seg);
-        send!(server, now);
-        server.read(u64::MAX);
+        take_segment(server, now, echo, k);
     };
     let buffer = |server: &Connection| server.rcv_space.as_ref().map(ReceiveSpace::buffer);
     take(&mut server, at(101), 0);
