@@ -10,7 +10,11 @@ network namespace while the transfer runs, e.g. for `squall emu`:
 
 OUT.csv: t (CLOCK_MONOTONIC s), bw_Bps (bbr_bw: the max filter of
 delivery-rate samples, bytes/s), min_rtt_us, pacing_gain and cwnd_gain
-(<<8), cwnd (packets), app_limited, unacked, state.
+(<<8), cwnd (packets), app_limited, unacked, state (the socket's), then
+tcp_info's ca_state (0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss),
+sacked, lost, retrans (packets now) and total_retrans: the packets in
+flight as BBR counts them (tcp_packets_in_flight) are unacked - sacked -
+lost + retrans.
 """
 import socket
 import struct
@@ -40,7 +44,8 @@ nl = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_INET_DIAG)
 requests = [request(socket.AF_INET6), request(socket.AF_INET)]
 end = time.monotonic() + seconds
 with open(path, "w") as out:
-    out.write("t,bw_Bps,min_rtt_us,pacing_gain,cwnd_gain,cwnd,app_limited,unacked,state\n")
+    out.write("t,bw_Bps,min_rtt_us,pacing_gain,cwnd_gain,cwnd,app_limited,unacked,state,"
+              "ca_state,sacked,lost,retrans,total_retrans\n")
     while time.monotonic() < end:
         for req in requests:
             nl.send(req)
@@ -66,13 +71,17 @@ with open(path, "w") as out:
                             if atype == INET_DIAG_BBRINFO:
                                 bbr = struct.unpack_from("=IIIII", msg, a + 4)
                             elif atype == INET_DIAG_INFO:
-                                # struct tcp_info: byte 7 bit 0
+                                # struct tcp_info (include/uapi/linux/tcp.h):
+                                # byte 1 ca_state, byte 7 bit 0
                                 # delivery_rate_app_limited, unacked at 24,
-                                # snd_cwnd at 80.
-                                info = (struct.unpack_from("=I", msg, a + 4 + 80)[0], msg[a + 4 + 7] & 1,
-                                        struct.unpack_from("=I", msg, a + 4 + 24)[0])
+                                # sacked 28, lost 32, retrans 36, snd_cwnd
+                                # 80, total_retrans 100.
+                                u32 = lambda o: struct.unpack_from("=I", msg, a + 4 + o)[0]
+                                info = (u32(80), msg[a + 4 + 7] & 1, u32(24), msg[a + 4 + 1], u32(28), u32(32),
+                                        u32(36), u32(100))
                             a += (alen + 3) & ~3
                         if bbr and info:
                             out.write(f"{time.monotonic():.6f},{bbr[0] | (bbr[1] << 32)},{bbr[2]},{bbr[3]},{bbr[4]},"
-                                      f"{info[0]},{info[1]},{info[2]},{msg[1]}\n")
+                                      f"{info[0]},{info[1]},{info[2]},{msg[1]},{info[3]},{info[4]},{info[5]},"
+                                      f"{info[6]},{info[7]}\n")
                     off += (length + 3) & ~3

@@ -18,7 +18,8 @@ use std::process::Command;
 mod common;
 use common::netem_theory::netem_delay_autocorrelation;
 use common::ping::{
-    Echo, autocorrelation, batches, echoes, link_script, mean_sd, ping_link, ping_over_with, within_binomial,
+    Echo, autocorrelation, batches, echoes, link_script, mean_sd, ping_link, ping_over_with, timer_tail,
+    within_binomial,
 };
 use common::{SQUALL, namespaces_available, summary};
 
@@ -523,14 +524,19 @@ fn ping_sees_netems_delay_correlation_leave_rtts_uncorrelated() {
 /// draws each wait uniformly in [MIN, MAX) (`min_delay + (u32 · (max −
 /// min)) >> 32`), and a reply that comes after the slot in force began
 /// opens the next one that draw after it, so the first reply of each
-/// batch (replies less than 2 ms apart) waited one draw: its RTT is
+/// batch waited one draw: its RTT is
 /// uniform in [10, 30) ms. Over the batches (about 100), those openers'
 /// mean is within 3.5 standard errors (5.774/√n) + 0.5 ms of 20 ms and
 /// their deviation within 3.5·5.774·√(0.8/4n) + 0.3 ms of 5.774 ms; none
-/// is below 10 ms, at most 2 above 30 + 2 ms and none above 30 + 6 ms
+/// is below 10 ms, at most the timer tail (`timer_tail`, 2 %) above
+/// 30 + 2 ms and none above 30 + 6 ms
 /// (the VM's timer tail, as in `ping_sees_netem_slots`); successive
-/// batches leave at least 10 − 1 ms apart. `slot 10ms` (MAX ignored)
-/// would give a deviation of 0, `slot 30ms` a mean of 30.
+/// batches leave at least 10 − 1 ms apart. Replies less than 5 ms (MIN/2)
+/// apart are one batch: a batch leaves in one write, and the next slot
+/// opens at least MIN after it, so a batch member the VM delivered a few
+/// ms late stays in its batch (CI saw one 2.5 ms late, which a 2 ms
+/// split made an opener of 4.6 ms). `slot 10ms` (MAX ignored) would give
+/// a deviation of 0, `slot 30ms` a mean of 30.
 #[test]
 fn ping_sees_netem_slot_draws_between_min_and_max() {
     if !namespaces_available() {
@@ -539,7 +545,7 @@ fn ping_sees_netem_slot_draws_between_min_and_max() {
     let ping = ping_link("slot 10ms 30ms", &[], "-D -c 300 -i 0.005");
     let e = echoes(&ping);
     assert_eq!(e.len(), 300, "{ping}");
-    let batches = batches(e, 0.002);
+    let batches = batches(e, 0.005);
     let openers: Vec<f64> = batches.iter().map(|b| b[0].rtt_ms).collect();
     let gaps: Vec<f64> =
         batches.windows(2).map(|w| (w[1][0].at.unwrap() - w[0].last().unwrap().at.unwrap()) * 1e3).collect();
@@ -555,7 +561,8 @@ fn ping_sees_netem_slot_draws_between_min_and_max() {
     );
     assert!(n >= 60.0, "{n} batches\n{ping}");
     assert!(least >= 10.0 - 0.01, "a slot opened after {least} ms, below MIN\n{ping}");
-    assert!(most <= 36.0 && slow <= 2, "openers after {most} ms, {slow} above 32 ms\n{ping}");
+    let tail = timer_tail(openers.len());
+    assert!(most <= 36.0 && slow <= tail, "openers after {most} ms, {slow} above 32 ms (at most {tail})\n{ping}");
     assert!((avg - 20.0).abs() <= 3.5 * sigma / n.sqrt() + 0.5, "openers' mean {avg} ms, expected 20 ms");
     assert!((sd - sigma).abs() <= 3.5 * sigma * (0.8 / (4.0 * n)).sqrt() + 0.3, "openers' deviation {sd} ms");
     assert!(min_gap >= 9.0, "batches {min_gap} ms apart, expected at least 10 ms");
@@ -565,10 +572,11 @@ fn ping_sees_netem_slot_draws_between_min_and_max() {
 /// as the test above sees `slot 10ms 30ms`: sch_netem.c `get_slot_next`
 /// draws each slot's wait from the distribution table (`tabledist` with
 /// mu 20 ms, sigma 4 ms; iproute2's normal table), so the openers' RTTs
-/// (the first reply of each batch, replies less than 2 ms apart) have mean
+/// (the first reply of each batch, replies less than 5 ms apart: a wait
+/// that short is 3.75 σ below the mean) have mean
 /// 20 ms, within 3.5 standard errors (4/√n) + 0.5 ms, and deviation 4 ms,
 /// within 3.5·4·√(1/2n) + 0.3 ms (a normal's deviation has standard error
-/// σ/√(2n)); at most 2 above 20 + 5·4 + 2 ms (the
+/// σ/√(2n)); at most `timer_tail` (2 %) above 20 + 5·4 + 2 ms (the
 /// VM's timer tail). Slots without the distribution (`slot 20ms`) would
 /// give a deviation of 0.
 #[test]
@@ -579,7 +587,7 @@ fn ping_sees_netem_slot_waits_drawn_from_a_distribution() {
     let ping = ping_link("slot distribution normal 20ms 4ms", &[], "-D -c 300 -i 0.005");
     let e = echoes(&ping);
     assert_eq!(e.len(), 300, "{ping}");
-    let batches = batches(e, 0.002);
+    let batches = batches(e, 0.005);
     let openers: Vec<f64> = batches.iter().map(|b| b[0].rtt_ms).collect();
     let n = openers.len() as f64;
     let (avg, sd) = mean_sd(&openers);
@@ -587,7 +595,8 @@ fn ping_sees_netem_slot_waits_drawn_from_a_distribution() {
     let slow = openers.iter().filter(|&&r| r > 42.0).count();
     println!("{n} batches; openers' RTT mean {avg:.3} ms, deviation {sd:.3}, least {least} ms, {slow} above 42 ms");
     assert!(n >= 60.0, "{n} batches\n{ping}");
-    assert!(least >= 0.0 && slow <= 2, "openers from {least} ms, {slow} above 42 ms\n{ping}");
+    let tail = timer_tail(openers.len());
+    assert!(least >= 0.0 && slow <= tail, "openers from {least} ms, {slow} above 42 ms (at most {tail})\n{ping}");
     assert!((avg - 20.0).abs() <= 3.5 * 4.0 / n.sqrt() + 0.5, "openers' mean {avg} ms, expected 20 ms");
     assert!(
         (sd - 4.0).abs() <= 3.5 * 4.0 * (1.0 / (2.0 * n)).sqrt() + 0.3,

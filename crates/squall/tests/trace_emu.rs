@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::ping::{Echo, batches, echoes, mean_sd, ping_link, ping_over, within_binomial};
-use common::{SQUALL, namespaces_available};
+use common::ping::{Echo, batches, echoes, mean_sd, ping_link, ping_over, timer_tail, within_binomial};
+use common::{SQUALL, namespaces_available, timer_latency_during};
 
 use squall_scenario::mahimahi::MahimahiTrace;
 
@@ -465,15 +465,19 @@ delay = "5 ms"
 /// flight; the run warned of a departure 1.07 ms late.) Over 200 echoes, ping's avg is within 3.5
 /// standard errors (0.577 ms) + 0.3 ms of it, its mdev within 3.5 × 0.48
 /// ms + 0.3 ms of 8.165 ms (the deviation's standard error for a
-/// triangular sum, kurtosis 2.4: σ √((κ − 1)/4n)).
+/// triangular sum, kurtosis 2.4: σ √((κ − 1)/4n)). No RTT is below 20 ms
+/// or above 60 ms + the baseline's excess + 2 ms + the longest sleep
+/// overshoot measured meanwhile (a late wake-up, `timer_latency_during`;
+/// seen on this VM: one echo 2 to 5 ms late in about one run of three).
 #[test]
 fn ping_sees_netem_jitter() {
     if !namespaces_available() {
         return;
     }
     let [_, base, _, _] = ping_over("delay 20ms", 50);
-    let [min, avg, max, mdev] = ping_over("delay 20ms 10ms", 200);
-    assert!(min >= 20.0 - 0.01 && max <= 60.0 + (base - 40.0) + 2.0, "min {min}, max {max}");
+    let ([min, avg, max, mdev], late) = timer_latency_during(|| ping_over("delay 20ms 10ms", 200));
+    let allowed = 60.0 + (base - 40.0) + 2.0 + late.max * 1e3;
+    assert!(min >= 20.0 - 0.01 && max <= allowed, "min {min}, max {max}, allowed up to {allowed:.3} ms");
     assert!((avg - base).abs() <= 3.5 * 0.577 + 0.3, "avg {avg} ms, expected {base} ms (40 ms + the machine's)");
     assert!((mdev - 8.165).abs() <= 3.5 * 0.48 + 0.3, "mdev {mdev} ms, expected 8.165 ms");
 }
@@ -488,7 +492,10 @@ fn ping_sees_netem_jitter() {
 /// - `delay 10ms reorder 25%`: each reply is sent at once with
 ///   probability 0.25 (tc's `gap` 1), so it comes back in the uplink's
 ///   10 ms instead of 20 ms: the echoes under 15 ms are Binomial(300,
-///   0.25);
+///   0.25); none under 10 ms, and between 15 and 20 ms at most the timer
+///   tail (`timer_tail`, 2 %: 6):
+///   an early reply the VM's timer tail made 5 ms late (a run of this
+///   test saw one);
 /// - `delay 10ms reorder 100% gap 5`: netem sends every 5th packet at
 ///   once (its counter, `q->counter < q->gap - 1`): exactly the replies
 ///   to echoes 5, 10, 15, ... come back under 15 ms.
@@ -510,7 +517,10 @@ fn ping_sees_netem_duplicate_and_reorder() {
     let early = e.iter().filter(|e| e.rtt_ms < 15.0).count();
     println!("reorder 25%: {} replies, {early} early", e.len());
     assert_eq!(e.len(), 300, "{ping}");
-    assert!(e.iter().all(|e| e.rtt_ms >= 10.0 - 0.01 && (e.rtt_ms < 15.0 || e.rtt_ms >= 20.0 - 0.01)), "{ping}");
+    assert!(e.iter().all(|e| e.rtt_ms >= 10.0 - 0.01), "{ping}");
+    let between = e.iter().filter(|e| e.rtt_ms >= 15.0 && e.rtt_ms < 20.0 - 0.01).count();
+    let tail = timer_tail(300);
+    assert!(between <= tail, "{between} replies between 15 and 20 ms, at most {tail} expected\n{ping}");
     assert!(within_binomial(early, 300, 0.25), "{early} early replies of 300, expected 75 ± 26");
 
     let ping = ping_link("delay 10ms reorder 100% gap 5", &["--uplink", "delay 10ms"], "-c 100 -i 0.01");
@@ -526,15 +536,23 @@ fn ping_sees_netem_duplicate_and_reorder() {
 /// packet that finds no slot in force opens one and waits its 20 ms; the
 /// packets that arrive meanwhile leave with it (sch_netem.c
 /// `get_slot_next` and `netem_dequeue`). With an echo every 5 ms, the
-/// replies come in batches: within a batch less than 2 ms apart (one
-/// write of the emulator), between batches at least 20 ms apart (the next
-/// slot opens after the last one left), 1 ms allowed for a late wake-up;
+/// replies come in batches: within a batch one write of the emulator
+/// (split at gaps of 10 ms, half a slot, so a member the VM delivered a
+/// few ms late stays in its batch), between batches at least 20 ms apart
+/// (the next slot opens after the last one left), 1 ms allowed for a
+/// late wake-up;
 /// the first of each batch waited the whole slot, so its RTT is 20 ms
-/// (median within 1.5 ms above), and no RTT is above 20 ms + 2 ms (2 of
-/// 300 may be up to 6 ms late: the VM's timer tail). From
+/// (median within 1.5 ms above), and no RTT is above 20 ms + 2 ms but
+/// for the VM's timer tail: at most `timer_tail` (2 %, 6 of 300), none above
+/// 20 ms + 6 ms + the longest sleep overshoot measured meanwhile.
+/// (`squall bench timing` here, 2026-12-01: a sleeping data plane's
+/// departures p99.9 2.45 ms late, deliveries 3.7 and 4.4 ms late in 300
+/// pings; a run of this test saw 3 of 300 RTTs above 22 ms, at most
+/// 25.3.) From
 /// ping's times (sent = received − RTT): every reply of a batch was sent
 /// within the 20 ms after its first (+ 1 ms), and each batch's first was
-/// sent after the batch before it left (− 1 ms): the slots' rule, whatever
+/// sent after the batch before it left (− 1 ms; 2 % of batches may miss
+/// that by the same tail): the slots' rule, whatever
 /// ping's pace on a loaded machine (about 10 ms, not 5, seen: 150 batches
 /// of 2).
 #[test]
@@ -542,10 +560,11 @@ fn ping_sees_netem_slots() {
     if !namespaces_available() {
         return;
     }
-    let ping = ping_link("slot 20ms", &[], "-D -c 300 -i 0.005");
+    let (ping, late) = timer_latency_during(|| ping_link("slot 20ms", &[], "-D -c 300 -i 0.005"));
+    let late_ms = late.max * 1e3;
     let e = echoes(&ping);
     assert_eq!(e.len(), 300, "{ping}");
-    let batches = batches(e, 0.002);
+    let batches = batches(e, 0.010);
     let starts: Vec<f64> = batches.iter().map(|b| b[0].at.unwrap()).collect();
     let ends: Vec<f64> = batches.iter().map(|b| b.last().unwrap().at.unwrap()).collect();
     let gaps: Vec<f64> = (1..batches.len()).map(|i| (starts[i] - ends[i - 1]) * 1e3).collect();
@@ -562,20 +581,21 @@ fn ping_sees_netem_slots() {
     assert!(min_gap >= 19.0, "batches {min_gap} ms apart, expected at least 20 ms\n{ping}");
     let median = openers[openers.len() / 2];
     assert!((20.0..=21.5).contains(&median), "openers' median RTT {median} ms, expected 20 ms");
-    // The same timer tail delays a reply now and then (the system's CI saw
-    // one RTT of 24.3 ms in 300): at most 2 above 20 ms + 2 ms, none above
-    // 20 ms + 6 ms. Slots opened afresh per packet, or held for a second
-    // slot, would put most RTTs at 30-40 ms.
+    // The same timer tail delays a reply now and then: at most 2 % above
+    // 20 ms + 2 ms, none above 20 ms + 6 ms + the overshoot. Slots opened
+    // afresh per packet, or held for a second slot, would put most RTTs
+    // at 30-40 ms.
     let slow: Vec<f64> = batches.iter().flatten().map(|x| x.rtt_ms).filter(|&r| r > 22.0).collect();
-    assert!(max_rtt <= 26.0, "an RTT of {max_rtt} ms, expected at most 20 ms + 6 ms\n{ping}");
-    assert!(slow.len() <= 2, "RTTs above 20 ms + 2 ms: {slow:?}, expected at most 2\n{ping}");
+    assert!(max_rtt <= 26.0 + late_ms, "an RTT of {max_rtt} ms, expected at most 20 ms + 6 ms + {late_ms:.3}\n{ping}");
+    let tail = timer_tail(300);
+    assert!(slow.len() <= tail, "RTTs above 20 ms + 2 ms: {slow:?}, expected at most {tail} of 300\n{ping}");
     let sent = |x: &Echo| x.at.unwrap() - x.rtt_ms / 1e3;
     // A request sent before the last batch left should have left with it.
     // The batch's leaving is when its replies reached ping, so a departure
     // the emulator made late by the VM's timer tail (cyclictest p99.9
     // 3.1 ms here) makes the next batch's first request look up to that
-    // much early: CI saw one batch of 150 at 1.8 ms. At most 2 may be
-    // more than 1 ms early, none more than 3.5 ms; slots that did not hold
+    // much early: CI saw one batch of 150 at 1.8 ms. At most 2 % may be
+    // more than 1 ms early, none more than 3.5 ms + the overshoot; slots that did not hold
     // requests back would make most batches early by up to 20 ms.
     let mut early_batches = Vec::new();
     for (i, b) in batches.iter().enumerate() {
@@ -583,13 +603,17 @@ fn ping_sees_netem_slots() {
         assert!(late <= 21.0, "batch {i}: a reply sent {late} ms after the slot opened\n{ping}");
         if i > 0 {
             let early = (ends[i - 1] - sent(&b[0])) * 1e3;
-            assert!(early <= 3.5, "batch {i} opened {early} ms before batch {} left\n{ping}", i - 1);
+            assert!(early <= 3.5 + late_ms, "batch {i} opened {early} ms before batch {} left\n{ping}", i - 1);
             if early > 1.0 {
                 early_batches.push((i, early));
             }
         }
     }
-    assert!(early_batches.len() <= 2, "batches opened more than 1 ms before the last left: {early_batches:?}\n{ping}");
+    let tail = timer_tail(batches.len());
+    assert!(
+        early_batches.len() <= tail,
+        "batches opened more than 1 ms before the last left: {early_batches:?}, at most {tail} expected\n{ping}"
+    );
 }
 
 /// A jitter series in `squall emu`, seen by ping: the downlink's jitter
@@ -598,10 +622,13 @@ fn ping_sees_netem_slots() {
 /// 0.2 + 0.02 (k − 1) s of the run, so 50 ms after the one before no echo
 /// waits for another. An RTT is 20 ms + U[0, J]: mean 20 + J/2, deviation
 /// J/√12 (5.774 and 1.732 ms). What the machine adds is measured by the
-/// first phase (J = 0) and added to the others' expected means; each
-/// phase's mean within 3.5 standard errors + 0.3 ms, its deviation within
-/// 3.5 × its standard error (uniform, kurtosis 1.8: σ √(0.8/4n)) + 0.3 ms,
-/// every RTT within [20, 20 + J + 3] ms. Echoes within 0.15 s of a step,
+/// first phase (J = 0): its mean is added to the others' expected means
+/// and its variance to their expected variances (independent of the
+/// draw); each later phase's mean within 3.5 standard errors + 0.3 ms,
+/// its deviation within 3.5 × its standard error (uniform, kurtosis 1.8:
+/// σ √(0.8/4n)) + 0.3 ms, every RTT of every phase within [20, 20 + J +
+/// 3] ms + the longest sleep overshoot measured meanwhile (one late
+/// wake-up, `timer_latency_during`). Echoes within 0.15 s of a step,
 /// and those of ping's first 0.15 s, are left out (seen on a loaded VM:
 /// the first echo 3.6 ms late, as the run warned of a delivery 3.15 ms
 /// late at 0.22 s).
@@ -624,7 +651,8 @@ name = "up"
 delay = "10 ms"
 "#,
     );
-    let workloads = emu_runs(&scenario, &["fixed@0.2s=ping -c 200 -i 0.02 -s 56 10.0.1.1"]);
+    let (workloads, late) =
+        timer_latency_during(|| emu_runs(&scenario, &["fixed@0.2s=ping -c 200 -i 0.02 -s 56 10.0.1.1"]));
     let ping = std::fs::read_to_string(workloads.join("0-fixed.stdout")).unwrap();
     let mut phases: [Vec<f64>; 3] = Default::default();
     for Echo { seq, rtt_ms, .. } in echoes(&ping) {
@@ -634,19 +662,23 @@ delay = "10 ms"
         }
         phases[usize::from(sent >= 1.5) + usize::from(sent >= 3.0)].push(rtt_ms);
     }
-    let (base, _) = mean_sd(&phases[0]);
+    let (base, base_sd) = mean_sd(&phases[0]);
     for (phase, j) in [0.0, 20.0, 6.0].into_iter().enumerate() {
         let rtts = &phases[phase];
         let n = rtts.len() as f64;
         assert!(rtts.len() >= 40, "phase {phase}: {n} echoes\n{ping}");
         let (mean, sd) = mean_sd(rtts);
         let (lo, hi) = rtts.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
-        let sigma = j / 12f64.sqrt();
+        let sigma = (j * j / 12.0 + base_sd * base_sd).sqrt();
         let expected = base + j / 2.0;
+        let top = 20.0 + j + 3.0 + late.max * 1e3;
         println!(
-            "J = {j} ms: {n} echoes, RTT {lo}..{hi} ms, mean {mean:.3} (expected {expected:.3}), sd {sd:.3} (expected {sigma:.3})"
+            "J = {j} ms: {n} echoes, RTT {lo}..{hi} ms (allowed to {top:.3}), mean {mean:.3} (expected {expected:.3}), sd {sd:.3} (expected {sigma:.3})"
         );
-        assert!(lo >= 20.0 - 0.01 && hi <= 20.0 + j + 3.0, "J = {j} ms: RTTs from {lo} to {hi} ms");
+        assert!(lo >= 20.0 - 0.01 && hi <= top, "J = {j} ms: RTTs from {lo} to {hi} ms\n{ping}");
+        if phase == 0 {
+            continue;
+        }
         assert!(
             (mean - expected).abs() <= 3.5 * sigma / n.sqrt() + 0.3,
             "J = {j} ms: mean {mean} ms, expected {expected}"
@@ -738,10 +770,10 @@ delay = "5 ms"
 /// true`), the uplink delays 5 ms; ping's requests are the only packets
 /// crossing the downlink, so echo k's RTT is 5 ms + the file's delay k
 /// (looping): 15, 5, 10, 35, 15, ... ms, each within 1.5 ms above but
-/// for at most 2 of the 40, which the machine may make later (one echo
-/// 36.8 ms for 35 in a full-suite run beside a helper's builds), still
-/// less than the 5 ms between two delays of the file: a delay out of
-/// sequence fails.
+/// for the machine's timer tail (`timer_tail`: 1 of the 40), which it
+/// may make later (one echo 36.8 ms for 35 in a full-suite run beside a
+/// helper's builds), still less than the 5 ms between two delays of the
+/// file: a delay out of sequence fails.
 #[test]
 fn ping_sees_a_delay_sequence_in_order() {
     if !namespaces_available() {
@@ -774,7 +806,8 @@ delay = "5 ms"
         );
         late += usize::from(rtt_ms > expected + 1.5);
     }
-    assert!(late <= 2, "{late} echoes more than 1.5 ms above their delay, expected at most 2\n{ping}");
+    let tail = timer_tail(40);
+    assert!(late <= tail, "{late} echoes more than 1.5 ms above their delay, expected at most {tail}\n{ping}");
 }
 
 /// A background-load pattern replayed in `squall emu` (the degrader's
@@ -790,10 +823,10 @@ delay = "5 ms"
 /// within 3.5 standard errors + 0.5 ms (a grid of 1 ms steps: 3.3 to
 /// 3.9 ms); the idle phases' median is within 1 ms of the 10 ms of
 /// delay. A loaded RTT is at most 10 + 12 ms plus the echo's own
-/// transmission and the machine's lateness: at most 2 of them above 24 ms
-/// (this kind of 2-core VM's timers: `cyclictest` p99 1.19 ms, p99.9
-/// 3.1 ms), and none above 27 ms, below the 34 ms that two bursts served
-/// back to back would give.
+/// transmission and the machine's lateness: at most its timer tail
+/// (`timer_tail`, 2 %) above 24 ms (this kind of 2-core VM's timers:
+/// `cyclictest` p99 1.19 ms, p99.9 3.1 ms), and none above 27 ms, below
+/// the 34 ms that two bursts served back to back would give.
 #[test]
 fn ping_sees_a_background_pattern_phase_by_phase() {
     if !namespaces_available() {
@@ -846,7 +879,8 @@ delay = "5 ms"
         "loaded mean {mean} ms, idle {idle_mean} ms: {} ms more, expected 3.6 ms",
         mean - idle_mean
     );
-    assert!(late <= 2, "{late} loaded RTTs above 22 ms + 2 ms, expected at most 2\n{ping}");
+    let tail = timer_tail(loaded.len());
+    assert!(late <= tail, "{late} loaded RTTs above 22 ms + 2 ms, expected at most {tail}\n{ping}");
     assert!(max <= 27.0, "a loaded RTT of {max} ms, expected at most 22 ms + 5 ms");
 }
 

@@ -184,7 +184,17 @@ pub fn namespaces_of(run: impl std::fmt::Display) -> Vec<String> {
 /// Whether network namespaces and TUN devices can be made here; panics
 /// under CI=true if not (CI runs as root: a skip there would hide a
 /// broken set-up).
+///
+/// It also makes the calling test the only one of its test binary that
+/// emulates until it ends: libtest runs two tests at once on this 2-core
+/// machine, and two emulations with their pings, iperf3s and tsharks on
+/// two cores wake each other's data planes late (CI saw a slot batch
+/// split by a departure 2.5 ms late, tests/netem_emu.rs). The turn is a
+/// process-wide lock whose guard lives in a thread-local of the test's
+/// thread (libtest gives each test its own), so it is released when the
+/// test returns or panics; a second call on the same thread keeps it.
 pub fn namespaces_available() -> bool {
+    take_emulation_turn();
     // Tests run as threads of one process: each probe needs its own name.
     static PROBE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = PROBE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -200,6 +210,25 @@ pub fn namespaces_available() -> bool {
         eprintln!("skipping: network namespaces cannot be made here (need root, iproute2 and /dev/net/tun)");
     }
     made
+}
+
+/// Waits until no other test of this binary holds the emulation turn and
+/// holds it for the rest of the calling thread (see
+/// [`namespaces_available`]).
+fn take_emulation_turn() {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    thread_local! {
+        static HELD: std::cell::RefCell<Option<std::sync::MutexGuard<'static, ()>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    HELD.with(|held| {
+        let mut held = held.borrow_mut();
+        if held.is_none() {
+            // A test that panicked while holding it leaves it poisoned;
+            // the lock guards no data, so the next test goes on.
+            *held = Some(TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+        }
+    });
 }
 
 /// Runs `squall ENGINE SCENARIO --out DIR/ENGINE EXTRA…`, checks that it
