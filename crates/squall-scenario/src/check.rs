@@ -552,6 +552,9 @@ fn check_hosts<'a>(c: &Checker, s: &'a Scenario) -> Result<BTreeMap<&'a str, usi
         if let Some(processing) = &h.processing {
             c.dist(&processing.delay, &p.key("processing").key("delay"))?;
         }
+        if let Some(delay) = &h.stack_delay {
+            c.dist(delay, &p.key("stack_delay"))?;
+        }
         if let Some(phase) = h.clock_phase
             && phase >= Duration::from_millis(1)
         {

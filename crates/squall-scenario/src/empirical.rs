@@ -120,6 +120,13 @@ pub(crate) fn resolve(s: &mut Scenario, base_dir: &Path, src: &Source) -> Result
             }
         }
     }
+    for (i, host) in s.hosts.iter_mut().enumerate() {
+        let p = root.key("hosts").index(i);
+        if let Some(processing) = &mut host.processing {
+            fill_one(&mut processing.delay, &p.key("processing").key("delay"), base_dir, src)?;
+        }
+        fill(&mut host.stack_delay, &p.key("stack_delay"), base_dir, src)?;
+    }
     for (i, state) in s.states.iter_mut().enumerate() {
         let p = root.key("states").index(i);
         fill(&mut state.hold, &p.key("hold"), base_dir, src)?;

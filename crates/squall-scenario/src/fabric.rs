@@ -1,8 +1,9 @@
 //! The [`Fabric`] of a scenario, built once the scenario is checked, the
-//! same for both engines: a path per link direction that has stages, a
-//! path of one stage per host processing delay, the route table of the
-//! [`Topology`] and the state schedule, all seeded from the replication's
-//! seed.
+//! same for both engines but where they differ ([`Engine`]): a path per
+//! link direction that has stages, a path per host input and output with
+//! its processing delay (and in the simulator its stack's), the route
+//! table of the [`Topology`] and the state schedule, all seeded from the
+//! replication's seed.
 
 use squall_link::fabric::{Fabric, FabricPath, PathId, PathRole, Routes};
 use squall_link::{ConfigError, Direction, Path, PathConfig, StageConfig, StateSchedule};
@@ -18,17 +19,19 @@ pub struct FabricError {
     pub source: ConfigError,
 }
 
-/// Whether the fabric routes addresses beyond the scenario to its outside
-/// host (`outside_interface`): the emulator does, the simulator has no
-/// outside world.
+/// The engine a fabric is for, where the two differ: the emulator routes
+/// addresses beyond the scenario to its outside host
+/// (`outside_interface`), and its hosts are real stacks with a
+/// turnaround of their own; the simulator has no outside world, and
+/// models a host's stack by its `stack_delay`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outside {
-    Routed,
-    None,
+pub enum Engine {
+    Simulator,
+    Emulator,
 }
 
-/// The fabric of `scenario` for the replication with `seed`.
-pub fn build(scenario: &Scenario, topology: &Topology, seed: u64, outside: Outside) -> Result<Fabric, FabricError> {
+/// The fabric of `scenario` for the replication with `seed`, in `engine`.
+pub fn build(scenario: &Scenario, topology: &Topology, seed: u64, engine: Engine) -> Result<Fabric, FabricError> {
     let mut paths = Vec::new();
     // The fabric's path of each topology path that has stages.
     let mut ids = Vec::with_capacity(topology.paths.len());
@@ -50,39 +53,56 @@ pub fn build(scenario: &Scenario, topology: &Topology, seed: u64, outside: Outsi
         }
     }
     for (i, h) in scenario.hosts.iter().enumerate() {
-        let Some(processing) = &h.processing else { continue };
-        paths.push(processing_path(processing, &h.name, i, seed)?);
+        paths.extend(host_paths(h, i, seed, engine)?);
     }
-    let outside = match outside {
-        Outside::Routed => scenario.outside_host().map(|(i, _)| i),
-        Outside::None => None,
+    let outside = match engine {
+        Engine::Emulator => scenario.outside_host().map(|(i, _)| i),
+        Engine::Simulator => None,
     };
     let next = topology.route_table().clone().rename(|p| ids[p as usize].map(|id| id.0));
     let routes = Routes::new(topology.addresses.clone(), outside, next);
     Ok(Fabric::new(paths, routes, StateSchedule::new(scenario.schedule(), seed)))
 }
 
-/// A host's processing delay (`hosts[i].processing`) as a path of one
-/// stage named `HOST.processing`: no queue limit and no rate (nothing
-/// waits for a server), a propagation delay drawn per packet from
-/// `delay` on the stage's own random stream, and `reorder = false`, so a
-/// packet leaves no earlier than the one of its flow before it.
-fn processing_path(
-    processing: &crate::Processing,
-    host: &str,
-    index: usize,
-    seed: u64,
-) -> Result<FabricPath, FabricError> {
-    let (role, direction, at) = match processing.at {
-        ProcessingAt::Input => (PathRole::Input, Direction::Downlink, "input"),
-        ProcessingAt::Output => (PathRole::Output, Direction::Uplink, "output"),
+/// A host's paths: at its input its processing delay (`processing`, `at
+/// = "input"`, a stage named `HOST.processing`) and then, in the
+/// simulator, its stack's (`stack_delay`, `HOST.stack`); at its output its
+/// processing delay (`at = "output"`). Each stage has no queue limit and no
+/// rate (nothing waits for a server), a propagation delay drawn per packet
+/// on the stage's own random stream, and `reorder = false`, so a packet
+/// leaves no earlier than the one of its flow before it.
+fn host_paths(host: &crate::Host, index: usize, seed: u64, engine: Engine) -> Result<Vec<FabricPath>, FabricError> {
+    let name = &host.name;
+    let delay_stage = |stage: &str, delay: &squall_link::Distribution<squall_link::Duration>| {
+        let mut config = StageConfig::named(&format!("{name}.{stage}"));
+        config.jitter = Some(delay.clone());
+        config
     };
-    let mut stage = StageConfig::named(&format!("{host}.processing"));
-    stage.jitter = Some(processing.delay.clone());
-    let label = format!("host `{host}`'s processing delay ({at})");
-    let path = Path::new(&PathConfig { direction, stages: vec![stage] }, seed)
-        .map_err(|source| FabricError { what: label.clone(), source })?;
-    Ok(FabricPath { path, to: index, role, label })
+    let (mut input, mut output) = (Vec::new(), Vec::new());
+    if let Some(p) = &host.processing {
+        match p.at {
+            ProcessingAt::Input => input.push(delay_stage("processing", &p.delay)),
+            ProcessingAt::Output => output.push(delay_stage("processing", &p.delay)),
+        }
+    }
+    if let (Some(delay), Engine::Simulator) = (&host.stack_delay, engine) {
+        input.push(delay_stage("stack", delay));
+    }
+    let mut paths = Vec::new();
+    for (stages, role, direction, at) in [
+        (input, PathRole::Input, Direction::Downlink, "input"),
+        (output, PathRole::Output, Direction::Uplink, "output"),
+    ] {
+        if stages.is_empty() {
+            continue;
+        }
+        let what: Vec<&str> = stages.iter().map(|s| s.name.rsplit('.').next().unwrap_or("")).collect();
+        let label = format!("host `{name}`'s {} delay ({at})", what.join(" and "));
+        let path = Path::new(&PathConfig { direction, stages }, seed)
+            .map_err(|source| FabricError { what: label.clone(), source })?;
+        paths.push(FabricPath { path, to: index, role, label });
+    }
+    Ok(paths)
 }
 
 #[cfg(test)]
@@ -146,9 +166,9 @@ delay = "1 ms"
         }
     }
 
-    fn fabric(text: &str, outside: Outside) -> Fabric {
+    fn fabric(text: &str, engine: Engine) -> Fabric {
         let s = crate::parse("t.toml", text, std::path::Path::new(".")).unwrap();
-        build(&s, &Topology::new(&s).unwrap(), 1, outside).unwrap()
+        build(&s, &Topology::new(&s).unwrap(), 1, engine).unwrap()
     }
 
     fn packet(src: [u8; 4], dst: [u8; 4]) -> Packet {
@@ -171,7 +191,7 @@ delay = "1 ms"
 
     #[test]
     fn a_packet_is_forwarded_at_an_intermediate_host() {
-        let mut f = fabric(THREE_HOSTS, Outside::None);
+        let mut f = fabric(THREE_HOSTS, Engine::Simulator);
         let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
         let first = f.first_path(0, &p).unwrap();
         assert_eq!(f.path(first).label, "links[0] downlink (server -> router)");
@@ -205,7 +225,7 @@ delay = "1 ms"
             "address = \"10.0.0.2\"\nprocessing = { delay = \"5 ms\", at = \"input\" }",
             1,
         );
-        let mut f = fabric(&text, Outside::None);
+        let mut f = fabric(&text, Engine::Simulator);
         let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
         let first = f.first_path(0, &p).unwrap();
         let mut log = Log::default();
@@ -222,14 +242,47 @@ delay = "1 ms"
         assert_eq!(log.arrivals[1], (115, 1, true));
     }
 
+    /// A stack delay follows the processing delay at the host's input, in
+    /// the simulator only: 10 ms, 5 + 2 ms at the router, 30 ms; the
+    /// emulator's hosts are real stacks, so there only the 5 ms.
+    #[test]
+    fn a_stack_delay_adds_to_the_input_in_the_simulator_only() {
+        let text = THREE_HOSTS.replacen(
+            "address = \"10.0.0.2\"",
+            "address = \"10.0.0.2\"\nprocessing = { delay = \"5 ms\" }\nstack_delay = \"2 ms\"",
+            1,
+        );
+        for (engine, arrival, stages) in [(Engine::Simulator, 47, 2), (Engine::Emulator, 45, 1)] {
+            let mut f = fabric(&text, engine);
+            let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
+            let first = f.first_path(0, &p).unwrap();
+            let mut log = Log::default();
+            f.send(Instant::ZERO, 0, p, first, &mut log);
+            run(&mut f, &mut log, Instant::from_millis(100));
+            assert_eq!(log.arrivals, vec![(arrival, 2, false)], "{engine:?}");
+            let input = f.paths().iter().find(|p| p.role == PathRole::Input).expect("the router's input path");
+            assert_eq!(input.path.stage_names().count(), stages, "{engine:?}: {}", input.label);
+        }
+        // Alone, in the simulator: 10 ms, 2 ms, 30 ms.
+        let text = THREE_HOSTS.replacen("address = \"10.0.0.2\"", "address = \"10.0.0.2\"\nstack_delay = \"2 ms\"", 1);
+        let mut f = fabric(&text, Engine::Simulator);
+        let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
+        let first = f.first_path(0, &p).unwrap();
+        let mut log = Log::default();
+        f.send(Instant::ZERO, 0, p, first, &mut log);
+        run(&mut f, &mut log, Instant::from_millis(100));
+        assert_eq!(log.arrivals, vec![(42, 2, false)]);
+        assert!(fabric(&text, Engine::Emulator).paths().iter().all(|p| p.role != PathRole::Input));
+    }
+
     #[test]
     fn addresses_beyond_the_scenario_go_to_the_outside_host() {
         let text =
             THREE_HOSTS.replacen("address = \"10.0.0.1\"", "address = \"10.0.0.1\"\noutside_interface = \"eth0\"", 1);
         let internet = packet([10, 0, 1, 1], [8, 8, 8, 8]);
         // The simulator has no outside world: no route.
-        assert_eq!(fabric(&text, Outside::None).first_path(2, &internet), None);
-        let mut f = fabric(&text, Outside::Routed);
+        assert_eq!(fabric(&text, Engine::Simulator).first_path(2, &internet), None);
+        let mut f = fabric(&text, Engine::Emulator);
         // From the mobile host, the Internet is up the air link, then the WAN.
         let first = f.first_path(2, &internet).unwrap();
         assert_eq!(f.path(first).label, "links[1] uplink (mobile -> router)");
@@ -247,7 +300,7 @@ delay = "1 ms"
         let text = format!(
             "{THREE_HOSTS}\n[[states]]\nname = \"slow\"\nat = \"20 ms\"\nset.air-down = {{ delay = \"100 ms\" }}\n"
         );
-        let mut f = fabric(&text, Outside::None);
+        let mut f = fabric(&text, Engine::Simulator);
         let mut log = Log::default();
         assert_eq!(f.next_wakeup(), Some(Instant::from_millis(20)));
         assert_eq!(f.enter_due_states(Instant::from_millis(19), &mut log), Ok(0));

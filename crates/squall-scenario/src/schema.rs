@@ -319,9 +319,27 @@ pub struct Host {
     pub netns_pid: Option<u32>,
     /// A processing delay per packet at this host (seed 004's router and
     /// host processing delay), without a stage of its own:
-    /// `processing = { delay = "50 us", at = "input" }`. Simulator only.
+    /// `processing = { delay = "50 us", at = "input" }`. Both engines apply
+    /// it (`squall emu` in its data plane, as the packet reaches or leaves
+    /// the host's device).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processing: Option<Processing>,
+    /// Simulator only: how long the host's own network stack takes with
+    /// each packet it receives before its TCP, UDP or forwarding sees it
+    /// (a real host's driver, softirq and socket path, which makes a Linux
+    /// receiver's ACK leave 6–330 µs after the segment: docs/validation.md,
+    /// "BBR at 200 ms: the hosts' turnaround"), a time or a distribution
+    /// drawn per packet, in order within a flow as `processing`. The
+    /// emulator's hosts are real stacks with a turnaround of their own:
+    /// `squall emu` does not apply it, and says so. Absent: none, the
+    /// host answers at the instant a packet arrives.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "constant_or_table::option::deserialize",
+        serialize_with = "constant_or_table::option::serialize"
+    )]
+    pub stack_delay: Option<Distribution<Duration>>,
     /// The local ports the simulator hands a TCP connection that names no
     /// port of its own (`ephemeral_ports = "40000-40009"`); absent: Linux's
     /// default, [`EphemeralPorts::LINUX`]. In emulation, the host's
@@ -396,6 +414,7 @@ impl Host {
             netns: None,
             netns_pid: None,
             processing: None,
+            stack_delay: None,
             ephemeral_ports,
             clock_phase: None,
             group: Some(group.to_string()),

@@ -139,7 +139,7 @@ impl Simulation {
         }
 
         let mut fabric =
-            squall_scenario::fabric::build(scenario, &topology, seed, squall_scenario::fabric::Outside::None)
+            squall_scenario::fabric::build(scenario, &topology, seed, squall_scenario::fabric::Engine::Simulator)
                 .map_err(|e| SimError::Config(e.source))?;
         // `[[record]]` entries of a class: the model samples its classes.
         let class_stages = squall_scenario::record::class_stages(&scenario.record);

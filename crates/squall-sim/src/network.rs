@@ -671,7 +671,8 @@ mod tests {
         let scenario = squall_scenario::parse("t.toml", text, std::path::Path::new(".")).unwrap();
         let topology = squall_scenario::Topology::new(&scenario).unwrap();
         let fabric =
-            squall_scenario::fabric::build(&scenario, &topology, 1, squall_scenario::fabric::Outside::None).unwrap();
+            squall_scenario::fabric::build(&scenario, &topology, 1, squall_scenario::fabric::Engine::Simulator)
+                .unwrap();
         let mut net = Network::new(
             vec![Host::new(
                 "h".into(),

@@ -11,7 +11,13 @@ const BOUND: u64 = 50_000_000;
 /// B every `interval` from `a` to `b` through `r`; `processing` goes on
 /// the router `r`.
 fn scenario(processing: &str, interval: &str, count: u32) -> Scenario {
-    let text = format!(
+    let text = text(processing, interval, count);
+    squall_scenario::parse("processing.toml", &text, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`scenario`]'s file.
+fn text(processing: &str, interval: &str, count: u32) -> String {
+    format!(
         r#"
 name = "processing"
 duration = "200 s"
@@ -50,8 +56,7 @@ size = "100 B"
 interval = "{interval}"
 count = {count}
 "#
-    );
-    squall_scenario::parse("processing.toml", &text, std::path::Path::new(".")).unwrap_or_else(|e| panic!("{e}"))
+    )
 }
 
 fn run(s: &Scenario) -> RunResult {
@@ -138,4 +143,64 @@ fn processing_keeps_a_flows_order() {
     // Stretched: the mean exceeds the draws' 10 ms.
     let mean = extra.iter().sum::<f64>() / extra.len() as f64;
     assert!(mean > 10.5, "mean {mean} ms");
+}
+
+/// A stack delay (`[[hosts]] stack_delay`, the simulator's model of a real
+/// stack's turnaround) at the receiving host `b`, from a file of three
+/// values (10, 30, 50 µs) beside the scenario, drawn per packet: each
+/// one-way delay is 20 ms + one of them (probes 10 ms apart never wait
+/// for each other), each value a Binomial(3 000, 1/3) share within 3.5
+/// standard errors (1 000 ± 90). The router's processing delay from the
+/// same file adds one more draw before it. Before the loader read a host's
+/// distribution files, both were refused as empty.
+#[test]
+fn a_stack_delay_from_a_file_delays_what_the_host_receives() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("turnaround.txt"), "# µs\n10 us\n30 us\n50 us\n").unwrap();
+    let text = text("", "10 ms", 3000);
+    let file = dir.path().join("stack.toml");
+    let with_b = text.replacen(
+        "address = \"10.0.1.1\"",
+        "address = \"10.0.1.1\"\nstack_delay = { kind = \"empirical\", file = \"turnaround.txt\" }",
+        1,
+    );
+    assert_ne!(with_b, text, "the receiver's address line");
+    std::fs::write(&file, &with_b).unwrap();
+    let s = squall_scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let extra_us: Vec<f64> = processing_ms(&run(&s)).iter().map(|d| d * 1e3).collect();
+    assert_eq!(extra_us.len(), 3000);
+    for v in [10.0, 30.0, 50.0] {
+        let n = extra_us.iter().filter(|d| (*d - v).abs() < 1e-3).count();
+        assert!((n as f64 - 1000.0).abs() <= 3.5 * (3000.0f64 / 3.0 * 2.0 / 3.0).sqrt(), "{n} delays of {v} µs");
+    }
+    assert!(extra_us.iter().all(|d| [10.0, 30.0, 50.0].iter().any(|v| (d - v).abs() < 1e-3)), "{:?}", &extra_us[..5]);
+
+    let both = with_b.replacen(
+        "address = \"10.0.0.254\"",
+        "address = \"10.0.0.254\"\nprocessing = { delay = { kind = \"empirical\", file = \"turnaround.txt\" } }",
+        1,
+    );
+    std::fs::write(&file, &both).unwrap();
+    let s = squall_scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    let extra_us: Vec<f64> = processing_ms(&run(&s)).iter().map(|d| d * 1e3).collect();
+    assert!(extra_us.iter().all(|d| (20.0 - 1e-3..=100.0 + 1e-3).contains(d)), "{:?}", &extra_us[..5]);
+    let mean = extra_us.iter().sum::<f64>() / extra_us.len() as f64;
+    // Two independent draws of mean 30 µs (σ of one 16.33 µs): 60 ± 3.5 · 16.33 · √2 / √3000.
+    assert!((mean - 60.0).abs() <= 3.5 * 16.33 * 2f64.sqrt() / 3000f64.sqrt(), "mean extra {mean} µs");
+}
+
+/// A bad stack delay is refused at its key: a uniform with low above high.
+#[test]
+fn a_bad_stack_delay_is_refused_at_its_key() {
+    let bad = text("", "10 ms", 10).replacen(
+        "address = \"10.0.1.1\"",
+        "address = \"10.0.1.1\"\nstack_delay = { kind = \"uniform\", low = \"50 us\", high = \"10 us\" }",
+        1,
+    );
+    let e = squall_scenario::parse("stack.toml", &bad, std::path::Path::new(".")).unwrap_err().to_string();
+    assert!(e.contains("hosts[2].stack_delay") && e.contains("low <= high"), "{e}");
+    let bad =
+        text("", "10 ms", 10).replacen("address = \"10.0.1.1\"", "address = \"10.0.1.1\"\nstack_delay = \"soon\"", 1);
+    let e = squall_scenario::parse("stack.toml", &bad, std::path::Path::new(".")).unwrap_err().to_string();
+    assert!(e.contains("stack_delay"), "{e}");
 }

@@ -825,8 +825,10 @@ delay = "5 ms"
 /// delay. A loaded RTT is at most 10 + 12 ms plus the echo's own
 /// transmission and the machine's lateness: at most its timer tail
 /// (`timer_tail`, 2 %) above 24 ms (this kind of 2-core VM's timers:
-/// `cyclictest` p99 1.19 ms, p99.9 3.1 ms), and none above 27 ms, below
-/// the 34 ms that two bursts served back to back would give.
+/// `cyclictest` p99 1.19 ms, p99.9 3.1 ms), and none above 27 ms + the
+/// longest sleep overshoot measured meanwhile (CI saw 28.9 ms), at most
+/// 33.5 ms: below the 34 ms that two bursts served back to back would
+/// give.
 #[test]
 fn ping_sees_a_background_pattern_phase_by_phase() {
     if !namespaces_available() {
@@ -849,7 +851,8 @@ name = "up"
 delay = "5 ms"
 "#,
     );
-    let workloads = emu_runs(&scenario, &["fixed@0.2s=ping -c 300 -i 0.011 -s 56 10.0.1.1"]);
+    let (workloads, overshoot) =
+        timer_latency_during(|| emu_runs(&scenario, &["fixed@0.2s=ping -c 300 -i 0.011 -s 56 10.0.1.1"]));
     let ping = std::fs::read_to_string(workloads.join("0-fixed.stdout")).unwrap();
     let (mut loaded, mut idle) = (Vec::new(), Vec::new());
     for Echo { seq, rtt_ms, .. } in echoes(&ping) {
@@ -881,7 +884,8 @@ delay = "5 ms"
     );
     let tail = timer_tail(loaded.len());
     assert!(late <= tail, "{late} loaded RTTs above 22 ms + 2 ms, expected at most {tail}\n{ping}");
-    assert!(max <= 27.0, "a loaded RTT of {max} ms, expected at most 22 ms + 5 ms");
+    let most = (27.0 + overshoot.max * 1e3).min(33.5);
+    assert!(max <= most, "a loaded RTT of {max} ms, expected at most 22 ms + 5 ms + the overshoot: {most:.3} ms");
 }
 
 /// mm-onoff in `squall emu` (`--onoff "downlink 0.06 0.02"`), seen by ping

@@ -470,7 +470,7 @@ fn attach_host(
 fn build_model(scenario: &Scenario) -> Result<Model, EmuError> {
     let topology = squall_scenario::Topology::new(scenario)?;
     let mut fabric =
-        squall_scenario::fabric::build(scenario, &topology, scenario.seed, squall_scenario::fabric::Outside::Routed)
+        squall_scenario::fabric::build(scenario, &topology, scenario.seed, squall_scenario::fabric::Engine::Emulator)
             .map_err(|e| EmuError::Path { what: e.what, source: e.source })?;
     // `[[record]]` entries of a class: the model samples its classes
     // (written to classes.csv when the recording asks for them).

@@ -130,10 +130,23 @@ impl WorkloadPlan {
                 interactive: false,
             })
             .collect();
+        for host in scenario.hosts.iter().filter(|h| h.stack_delay.is_some()) {
+            say(&stack_delay_note(&host.name));
+        }
         let (tcp, sysctls) = tcp_workloads(scenario, workload_dir, say)?;
         let udp = udp_workloads(scenario, resolved)?;
         Ok(WorkloadPlan { commands, tcp, udp, sysctls })
     }
+}
+
+/// What `squall emu` says of a host's `stack_delay`: the simulator's model
+/// of a real stack's turnaround, which the emulator's real host has of its
+/// own.
+fn stack_delay_note(host: &str) -> String {
+    format!(
+        "host `{host}` is a real Linux stack with a turnaround of its own; `stack_delay` (the simulator's model \
+         of it) is not applied"
+    )
 }
 
 /// Adds `sysctls` (a [`WorkloadPlan`]'s) to their hosts' `sysctl` tables
@@ -783,6 +796,32 @@ mod tests {
         // A key Linux cannot take keeps its note.
         let l = LinuxTcp::of(&flow("profile = \"linux\"\nrto = \"seed001\"\ndelayed_ack = \"100 ms\"")).unwrap();
         assert_eq!(l.notes.len(), 2, "{:?}", l.notes);
+    }
+
+    /// A host's `stack_delay` is said once, by name, and nothing else of
+    /// the plan changes.
+    #[test]
+    fn a_stack_delay_is_said_and_not_applied() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/emu/compare-bulk.toml");
+        let mut plain = squall_scenario::load(&file).unwrap();
+        for h in &mut plain.hosts {
+            h.stack_delay = None;
+        }
+        let mut scenario = plain.clone();
+        scenario.hosts[1].stack_delay =
+            Some(squall_link::Distribution::constant(squall_link::Duration::from_micros(30)));
+        let dir = tempfile::tempdir().unwrap();
+        let mut said = Vec::new();
+        let plan =
+            WorkloadPlan::of(&scenario, Path::new("resolved.toml"), dir.path(), &mut |s| said.push(s.to_string()))
+                .unwrap();
+        let mobile = &scenario.hosts[1].name;
+        assert_eq!(said.iter().filter(|s| s.contains("stack_delay")).count(), 1, "{said:?}");
+        assert!(said.contains(&stack_delay_note(mobile)), "{said:?}");
+        let before = WorkloadPlan::of(&plain, Path::new("resolved.toml"), dir.path(), &mut |_| {}).unwrap();
+        let runs = |p: &WorkloadPlan| p.tcp.iter().map(|c| (c.host.clone(), c.run.clone())).collect::<Vec<_>>();
+        assert_eq!(runs(&plan), runs(&before));
+        assert_eq!(plan.sysctls, before.sysctls);
     }
 
     /// Seed 003's site (`profile = "rfc"`, `initial_window = 2`, `min_rto
