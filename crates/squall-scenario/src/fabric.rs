@@ -73,10 +73,10 @@ pub fn build(scenario: &Scenario, topology: &Topology, seed: u64, engine: Engine
 /// leaves no earlier than the one of its flow before it.
 fn host_paths(host: &crate::Host, index: usize, seed: u64, engine: Engine) -> Result<Vec<FabricPath>, FabricError> {
     let name = &host.name;
-    let delay_stage = |stage: &str, delay: &squall_link::Distribution<squall_link::Duration>| {
-        let mut config = StageConfig::named(&format!("{name}.{stage}"));
+    let delay_stage = |kind: &'static str, delay: &squall_link::Distribution<squall_link::Duration>| {
+        let mut config = StageConfig::named(&format!("{name}.{kind}"));
         config.jitter = Some(delay.clone());
-        config
+        (kind, config)
     };
     let (mut input, mut output) = (Vec::new(), Vec::new());
     if let Some(p) = &host.processing {
@@ -96,8 +96,8 @@ fn host_paths(host: &crate::Host, index: usize, seed: u64, engine: Engine) -> Re
         if stages.is_empty() {
             continue;
         }
-        let what: Vec<&str> = stages.iter().map(|s| s.name.rsplit('.').next().unwrap_or("")).collect();
-        let label = format!("host `{name}`'s {} delay ({at})", what.join(" and "));
+        let (kinds, stages): (Vec<&str>, Vec<StageConfig>) = stages.into_iter().unzip();
+        let label = format!("host `{name}`'s {} delay ({at})", kinds.join(" and "));
         let path = Path::new(&PathConfig { direction, stages }, seed)
             .map_err(|source| FabricError { what: label.clone(), source })?;
         paths.push(FabricPath { path, to: index, role, label });
@@ -171,6 +171,17 @@ delay = "1 ms"
         build(&s, &Topology::new(&s).unwrap(), 1, engine).unwrap()
     }
 
+    /// Sends a packet from the server (10.0.0.1) to the mobile host
+    /// (10.0.1.1) at 0 and runs `f` to 100 ms; returns the server's first
+    /// path.
+    fn server_to_mobile(f: &mut Fabric, log: &mut Log) -> PathId {
+        let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
+        let first = f.first_path(0, &p).unwrap();
+        f.send(Instant::ZERO, 0, p, first, log);
+        run(f, log, Instant::from_millis(100));
+        first
+    }
+
     fn packet(src: [u8; 4], dst: [u8; 4]) -> Packet {
         let flow = FlowKey {
             protocol: Protocol::Udp,
@@ -226,11 +237,8 @@ delay = "1 ms"
             1,
         );
         let mut f = fabric(&text, Engine::Simulator);
-        let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
-        let first = f.first_path(0, &p).unwrap();
         let mut log = Log::default();
-        f.send(Instant::ZERO, 0, p, first, &mut log);
-        run(&mut f, &mut log, Instant::from_millis(100));
+        let first = server_to_mobile(&mut f, &mut log);
         // 10 ms, 5 ms at the router, 30 ms.
         assert_eq!(log.arrivals, vec![(45, 2, false)]);
         assert_eq!(log.steps[1], "10 ms: reached 1 local=false delayed=true");
@@ -254,11 +262,8 @@ delay = "1 ms"
         );
         for (engine, arrival, stages) in [(Engine::Simulator, 47, 2), (Engine::Emulator, 45, 1)] {
             let mut f = fabric(&text, engine);
-            let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
-            let first = f.first_path(0, &p).unwrap();
             let mut log = Log::default();
-            f.send(Instant::ZERO, 0, p, first, &mut log);
-            run(&mut f, &mut log, Instant::from_millis(100));
+            server_to_mobile(&mut f, &mut log);
             assert_eq!(log.arrivals, vec![(arrival, 2, false)], "{engine:?}");
             let input = f.paths().iter().find(|p| p.role == PathRole::Input).expect("the router's input path");
             assert_eq!(input.path.stage_names().count(), stages, "{engine:?}: {}", input.label);
@@ -266,11 +271,8 @@ delay = "1 ms"
         // Alone, in the simulator: 10 ms, 2 ms, 30 ms.
         let text = THREE_HOSTS.replacen("address = \"10.0.0.2\"", "address = \"10.0.0.2\"\nstack_delay = \"2 ms\"", 1);
         let mut f = fabric(&text, Engine::Simulator);
-        let p = packet([10, 0, 0, 1], [10, 0, 1, 1]);
-        let first = f.first_path(0, &p).unwrap();
         let mut log = Log::default();
-        f.send(Instant::ZERO, 0, p, first, &mut log);
-        run(&mut f, &mut log, Instant::from_millis(100));
+        server_to_mobile(&mut f, &mut log);
         assert_eq!(log.arrivals, vec![(42, 2, false)]);
         assert!(fabric(&text, Engine::Emulator).paths().iter().all(|p| p.role != PathRole::Input));
     }
