@@ -60,15 +60,7 @@ impl Connection {
         if ack_ok {
             self.ack_syn(now);
             self.state = State::Established;
-            // The handshake's ACK goes alone, before any data queued:
-            // RFC 9293 §3.10.7.3 ("form an ACK segment ... and send it"),
-            // Linux's `tcp_rcv_synsent_state_process` (`tcp_send_ack`
-            // unless a write is already pending on the socket, which a
-            // blocking `connect` rules out) and ns-3's
-            // `TcpSocketBase::ProcessSynSent`. It is a packet of its own
-            // on the link, so it takes its own loss draw there as Linux's
-            // does in `squall emu`.
-            self.flushed_ack = Some(self.pure_ack(now));
+            self.ack_now = true;
         } else {
             // Simultaneous open.
             self.state = State::SynReceived;

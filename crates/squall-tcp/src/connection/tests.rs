@@ -114,10 +114,6 @@ fn established_at(mut cfg: TcpConfig, synack_at: Instant, window: u16, bytes: u6
     c.handle_segment(synack_at, &synack);
     assert_eq!(c.state(), State::Established);
     c.send(bytes).unwrap();
-    // The handshake's ACK leaves alone, before the data queued
-    // (RFC 9293 §3.10.7.3, Linux's `tcp_rcv_synsent_state_process`).
-    let ack = c.poll_transmit(synack_at).expect("the handshake's ACK");
-    assert_eq!((ack.flags, ack.seq, ack.ack, ack.len), (Flags::ACK, 1, PEER_ISS + 1, 0));
     c
 }
 
