@@ -316,10 +316,21 @@ async fn chart_series(c: &Client, key: &str) -> Vec<(f64, f64)> {
     times.into_iter().zip(bps).collect()
 }
 
+/// The chart's number of samples and its last sample's time, read in one
+/// script: the page redraws on every sample, and two WebDriver calls could
+/// read the count before a sample and the time after it (CI saw 0 points
+/// with an end past 1 s).
 async fn chart_end(c: &Client) -> (usize, f64) {
-    let chart = c.find(Locator::Id("live-chart")).await.unwrap();
-    let points = chart.attr("data-points").await.unwrap().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let end = chart.attr("data-t-end").await.unwrap().and_then(|p| p.parse().ok()).unwrap_or(0.0);
+    let read = c
+        .execute(
+            "const d = document.getElementById('live-chart').dataset; \
+             return [d.points || '0', d.tEnd || '0'];",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let points = read[0].as_str().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let end = read[1].as_str().and_then(|p| p.parse().ok()).unwrap_or(0.0);
     (points, end)
 }
 
