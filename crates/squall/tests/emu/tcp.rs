@@ -19,8 +19,18 @@ fn tcp_fills_a_10_mbit_link_with_the_right_rtt() {
     for cc in ["reno", "cubic"] {
         let (run, late) = common::timer_latency_during(|| bulk("tcp-10mbit.toml", cc, "6 MB", &[]));
         assert_steady_goodput(cc, &run, expected, 6e6, late);
+        // Never below the floor (less a millisecond), and above it by at
+        // most a millisecond plus one of the machine's late wake-ups
+        // (sleep overshoot p99, measured meanwhile): on a loaded machine
+        // the first exchange can be delivered late, and then the smallest
+        // sample is a full segment's (seen: 51.6 ms against 50.09 with an
+        // overshoot p99 of 6.3 ms and the first 0.2 s flagged late).
         let min_rtt_ms = f(&run.client["final_info"]["min_rtt_us"]) / 1e3;
-        assert!((min_rtt_ms - rtt_floor_ms).abs() < 1.0, "{cc}: min RTT {min_rtt_ms} ms vs {rtt_floor_ms} ms");
+        assert!(
+            min_rtt_ms > rtt_floor_ms - 1.0 && min_rtt_ms < rtt_floor_ms + 1.0 + late.p99 * 1e3,
+            "{cc}: min RTT {min_rtt_ms} ms vs {rtt_floor_ms} ms (overshoot p99 {} ms)",
+            late.p99 * 1e3
+        );
         assert_eq!(run.summary["engine"], "emu");
         // Timing is reported, not asserted tightly: a loaded 2-core CI
         // machine delays some deliveries (`squall bench emu` measures it).
